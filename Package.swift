@@ -1,0 +1,61 @@
+// swift-tools-version: 6.2
+// Cellar: an embedded object database for Swift.
+import PackageDescription
+
+/// Every target of ours is built in Swift 6 language mode with warnings as errors.
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "Cellar",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "CellarStorage", targets: ["CellarStorage"]),
+        .executable(name: "cellar", targets: ["cellar"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
+    ],
+    targets: [
+        // libzstd from the system (Debian: libzstd-dev, Homebrew: zstd).
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
+        ),
+        // The storage engine: log, copy-on-write B+tree, transactions, recovery.
+        .target(
+            name: "CellarStorage",
+            dependencies: [.product(name: "Atomics", package: "swift-atomics")],
+            swiftSettings: strict
+        ),
+        // The command-line tool: demo, inspect and verify a store.
+        .executableTarget(
+            name: "cellar",
+            dependencies: ["CellarStorage"],
+            swiftSettings: strict
+        ),
+        // Shared by the tests and the crash child: seeded workloads, an in-memory model, the
+        // fault-injecting file.
+        .target(
+            name: "CellarTestSupport",
+            dependencies: ["CellarStorage"],
+            path: "Tests/CellarTestSupport",
+            swiftSettings: strict
+        ),
+        // A child process for the kill -9 test: commits and reports acknowledged commits.
+        .executableTarget(
+            name: "CellarCrashChild",
+            dependencies: ["CellarStorage", "CellarTestSupport"],
+            path: "Tests/CellarCrashChild",
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "CellarStorageTests",
+            dependencies: ["CellarStorage", "CellarTestSupport", "CellarCrashChild"],
+            swiftSettings: strict
+        ),
+    ]
+)

@@ -1,0 +1,193 @@
+/// Copy-on-write changes to a tree: the path from the root to the leaf is copied into dirty nodes
+/// (committed nodes are never changed), then the leaf changes; an overfull node splits and pushes
+/// a separator into its parent, an underfull one merges with a neighbour when the two fit in one.
+extension WriteTransaction {
+    /// What a split hands up to the parent: the right half and its smallest key.
+    struct Split {
+        var key: [UInt8]
+        var right: UInt64
+    }
+
+    @inline(__always)
+    func dirtyNode(_ ref: UInt64) -> DirtyNode { dirty[Int(ref & ~dirtyTag)]! }
+
+    func register(_ node: DirtyNode) -> UInt64 {
+        dirty.append(node)
+        return UInt64(dirty.count - 1) | dirtyTag
+    }
+
+    private func release(_ ref: UInt64, of tree: TreeState) {
+        if ref & dirtyTag != 0 {
+            dirty[Int(ref & ~dirtyTag)] = nil
+        } else {
+            tree.bytesDelta -= Int64(base.generation.recordLength(at: ref))
+        }
+    }
+
+    /// The dirty version of the node at `ref`, copying it first when it is committed.
+    private func makeDirty(_ ref: UInt64, of tree: TreeState) throws -> UInt64 {
+        if ref & dirtyTag != 0 { return ref }
+        let view = try base.generation.node(at: ref, below: limit, limit: base.committedLength)
+        tree.bytesDelta -= Int64(base.generation.recordLength(at: ref))
+        return register(DirtyNode(copying: view, capacity: nodeSize * 2))
+    }
+
+    /// Forgets the out-of-line value of leaf entry `index` (its record becomes garbage).
+    private func releaseValue(of leaf: NodeView, at index: Int, tree: TreeState) {
+        if case .outOfLine(let ref, let length) = leaf.value(index) {
+            if ref & dirtyTag != 0 {
+                pending[Int(ref & ~dirtyTag)] = nil
+            } else {
+                tree.bytesDelta -= Int64(LogRecord.paddedLength(body: length))
+            }
+        }
+    }
+
+    // MARK: Put
+
+    func put(state tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
+        guard key.count <= StorageLimits.maxKeySize else {
+            throw StorageError.tooLarge(what: "key", size: key.count, limit: StorageLimits.maxKeySize)
+        }
+        guard value.count <= StorageLimits.maxValueSize else {
+            throw StorageError.tooLarge(what: "value", size: value.count, limit: StorageLimits.maxValueSize)
+        }
+        noteMutation()
+        tree.modified = true
+        if tree.root == 0 {
+            tree.root = register(DirtyNode(isLeaf: true, capacity: nodeSize * 2))
+        } else {
+            tree.root = try makeDirty(tree.root, of: tree)
+        }
+        if let split = try insert(into: tree.root, tree: tree, key: key, value: value) {
+            let root = DirtyNode(isLeaf: false, capacity: nodeSize * 2)
+            root.insertBranch(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: tree.root)
+            split.key.withUnsafeBytes { root.insertBranch(at: 1, key: $0, child: split.right) }
+            tree.root = register(root)
+        }
+    }
+
+    /// Inserts into the dirty subtree at `ref`; returns the split when the node had to split.
+    private func insert(into ref: UInt64, tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Split? {
+        let node = dirtyNode(ref)
+        let keyBase = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        if node.isLeaf {
+            let (index, found) = node.view.lowerBound(keyBase, key.count)
+            if found {
+                releaseValue(of: node.view, at: index, tree: tree)
+                node.remove(at: index)
+            } else {
+                tree.count += 1
+            }
+            if value.count <= inlineLimit {
+                node.insertLeaf(at: index, key: key, value: value)
+            } else {
+                pending.append(PendingValue(copying: value))
+                node.insertLeaf(at: index, key: key, outOfLine: UInt64(pending.count - 1) | dirtyTag, length: value.count)
+            }
+            return splitIfNeeded(node, inserted: index)
+        }
+        let index = node.view.childIndex(keyBase, key.count)
+        let child = node.view.child(index)
+        let dirtyChild = try makeDirty(child, of: tree)
+        if dirtyChild != child { node.setChild(index, dirtyChild) }
+        guard let split = try insert(into: dirtyChild, tree: tree, key: key, value: value) else { return nil }
+        split.key.withUnsafeBytes { node.insertBranch(at: index + 1, key: $0, child: split.right) }
+        return splitIfNeeded(node, inserted: index + 1)
+    }
+
+    private func splitIfNeeded(_ node: DirtyNode, inserted: Int) -> Split? {
+        guard node.encodedSize > nodeSize, node.count >= 2 else { return nil }
+        let at = node.splitIndex(inserted: inserted)
+        let right = node.splitOff(from: at, capacity: nodeSize * 2)
+        let key = Array(right.view.keyBuffer(0))
+        return Split(key: key, right: register(right))
+    }
+
+    // MARK: Delete
+
+    func delete(state tree: TreeState, key: UnsafeRawBufferPointer) throws -> Bool {
+        // Look first, so that deleting a missing key copies nothing.
+        guard tree.root != 0, try get(root: tree.root, key: key) != nil else { return false }
+        noteMutation()
+        tree.modified = true
+        tree.root = try makeDirty(tree.root, of: tree)
+        _ = try remove(from: tree.root, tree: tree, key: key)
+        tree.count -= 1
+        // Shrink the root: an empty leaf means an empty tree, a branch with one child is replaced by it.
+        while tree.root != 0 {
+            let root = dirtyNode(tree.root)
+            if root.isLeaf {
+                if root.count == 0 { release(tree.root, of: tree); tree.root = 0 }
+                break
+            }
+            guard root.count == 1 else { break }
+            let only = root.view.child(0)
+            release(tree.root, of: tree)
+            tree.root = try makeDirty(only, of: tree)
+        }
+        return true
+    }
+
+    /// Removes `key` (known to be present) from the dirty subtree at `ref`; returns whether the
+    /// node is now underfull.
+    private func remove(from ref: UInt64, tree: TreeState, key: UnsafeRawBufferPointer) throws -> Bool {
+        let node = dirtyNode(ref)
+        let keyBase = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        if node.isLeaf {
+            let (index, found) = node.view.lowerBound(keyBase, key.count)
+            precondition(found, "delete lost its key between lookup and removal")
+            releaseValue(of: node.view, at: index, tree: tree)
+            node.remove(at: index)
+            return node.encodedSize < nodeSize / 4
+        }
+        let index = node.view.childIndex(keyBase, key.count)
+        let child = node.view.child(index)
+        let dirtyChild = try makeDirty(child, of: tree)
+        if dirtyChild != child { node.setChild(index, dirtyChild) }
+        if try remove(from: dirtyChild, tree: tree, key: key) {
+            try rebalance(node, childAt: index, tree: tree)
+        }
+        return node.encodedSize < nodeSize / 4
+    }
+
+    /// Child `index` of `parent` is underfull: drop it when empty, or merge it with a neighbour
+    /// when both fit in one node. Otherwise it stays as it is (underfull nodes are allowed).
+    private func rebalance(_ parent: DirtyNode, childAt index: Int, tree: TreeState) throws {
+        let childRef = parent.view.child(index)
+        let child = dirtyNode(childRef)
+        if child.count == 0 {
+            release(childRef, of: tree)
+            parent.remove(at: index)
+            return
+        }
+        if index + 1 < parent.count {
+            try merge(parent, left: index, tree: tree)
+        } else if index > 0 {
+            try merge(parent, left: index - 1, tree: tree)
+        }
+    }
+
+    /// Merges child `left + 1` of `parent` into child `left` when they fit in one node.
+    private func merge(_ parent: DirtyNode, left: Int, tree: TreeState) throws {
+        let leftRef = parent.view.child(left)
+        let rightRef = parent.view.child(left + 1)
+        let rightView = try node(rightRef, below: limit)
+        let leftView = try node(leftRef, below: limit)
+        guard leftView.compactSize + rightView.compactSize - 8 <= nodeSize else { return }
+        let dirtyLeft = try makeDirty(leftRef, of: tree)
+        let leftNode = dirtyNode(dirtyLeft)
+        if leftNode.isLeaf || rightView.count == 0 {
+            leftNode.appendEntries(of: rightView, from: 0, to: rightView.count)
+        } else {
+            // The right node's first key stands for "everything below entry 1"; inside the merged
+            // node it needs the real separator, which the parent holds.
+            let separator = Array(parent.view.keyBuffer(left + 1))
+            separator.withUnsafeBytes { leftNode.insertBranch(at: leftNode.count, key: $0, child: rightView.child(0)) }
+            leftNode.appendEntries(of: rightView, from: 1, to: rightView.count)
+        }
+        parent.setChild(left, dirtyLeft)
+        release(rightRef, of: tree)
+        parent.remove(at: left + 1)
+    }
+}

@@ -1,0 +1,289 @@
+/// A position in a tree, moved in key order: `first`, `last`, `next`, `previous`, `seek`.
+///
+/// The key and value it exposes point into the map (or the write transaction's buffers) and are
+/// valid until the cursor moves or the transaction changes or ends; copy them to keep them. In a
+/// write transaction a cursor survives changes to the tree: it finds its place again by its key.
+///
+/// ```swift
+/// let cursor = try txn.cursor(tree)
+/// var more = try cursor.seek(Array("user:".utf8))
+/// while more, cursor.key.starts(with: "user:".utf8) { …; more = try cursor.next() }
+/// ```
+public final class Cursor {
+    private struct Level {
+        var ref: UInt64
+        var below: UInt64
+        var node: NodeView
+        var index: Int
+    }
+
+    private let source: any NodeSource
+    private let tree: TreeState
+    private var path: [Level] = []
+    private var seenMutations: Int
+    /// The current key, kept only in a write transaction, to find the place again after a change.
+    private var savedKey: [UInt8] = []
+    /// Whether the cursor is on an entry.
+    public private(set) var isValid = false
+
+    init(source: any NodeSource, tree: TreeState) {
+        self.source = source
+        self.tree = tree
+        self.seenMutations = source.mutationCount
+        path.reserveCapacity(8)
+    }
+
+    /// The current key. Only valid while `isValid`.
+    public var key: UnsafeRawBufferPointer {
+        precondition(isValid, "the cursor is not on an entry")
+        precondition(source.mutationCount == seenMutations,
+                     "the transaction changed since the cursor moved: move it (next, previous, seek) before reading its key")
+        let level = path[path.count - 1]
+        return level.node.keyBuffer(level.index)
+    }
+
+    /// The current value. Only valid while `isValid`.
+    public func value() throws -> UnsafeRawBufferPointer {
+        precondition(isValid, "the cursor is not on an entry")
+        try ensureCurrent()
+        let level = path[path.count - 1]
+        return try source.value(of: level.node, at: level.index, below: source.childBound(of: level.ref))
+    }
+
+    /// Moves to the smallest key; false when the tree is empty.
+    @discardableResult
+    public func first() throws -> Bool {
+        try descend(from: tree.root, edge: .first)
+        return try settleForward()
+    }
+
+    /// Moves to the largest key; false when the tree is empty.
+    @discardableResult
+    public func last() throws -> Bool {
+        try descend(from: tree.root, edge: .last)
+        return try settleBackward()
+    }
+
+    /// Moves to the first key ≥ `key`; false when there is none.
+    @discardableResult
+    public func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        path.removeAll(keepingCapacity: true)
+        seenMutations = source.mutationCount
+        var ref = tree.root
+        guard ref != 0 else { isValid = false; return false }
+        let keyBase = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        var below = source.limit
+        while true {
+            let node = try source.node(ref, below: below)
+            if node.isLeaf {
+                path.append(Level(ref: ref, below: below, node: node, index: node.lowerBound(keyBase, key.count).index))
+                return try settleForward()
+            }
+            let index = node.childIndex(keyBase, key.count)
+            path.append(Level(ref: ref, below: below, node: node, index: index))
+            try checkDepth()
+            below = source.childBound(of: ref)
+            ref = node.child(index)
+        }
+    }
+
+    /// Moves to the first key ≥ `key`; false when there is none.
+    @discardableResult
+    public func seek(_ key: [UInt8]) throws -> Bool {
+        try key.withUnsafeBytes { try seek($0) }
+    }
+
+    /// Moves to the next key; false (and invalid) past the last.
+    @discardableResult
+    public func next() throws -> Bool {
+        guard isValid else { return false }
+        if source.mutationCount != seenMutations {
+            let saved = savedKey
+            guard try seek(saved) else { return false }
+            if !keyEquals(saved) { return true }  // the old key is gone: we already stand on its successor
+        }
+        path[path.count - 1].index += 1
+        return try settleForward()
+    }
+
+    /// Moves to the previous key; false (and invalid) before the first.
+    @discardableResult
+    public func previous() throws -> Bool {
+        guard isValid else { return false }
+        if source.mutationCount != seenMutations {
+            let saved = savedKey
+            if try !seek(saved) { return try last() }
+        }
+        path[path.count - 1].index -= 1
+        return try settleBackward()
+    }
+
+    // MARK: - Internals
+
+    private enum Edge { case first, last }
+
+    private func keyEquals(_ bytes: [UInt8]) -> Bool {
+        let current = key
+        return bytes.withUnsafeBytes { b in
+            KeyCompare.compare(current.baseAddress ?? b.baseAddress!, current.count, b.baseAddress ?? current.baseAddress!, b.count) == 0
+        }
+    }
+
+    private func checkDepth() throws {
+        if path.count > 64 {
+            throw StorageError.fileCorrupt(offset: path[path.count - 1].ref, reason: "tree deeper than 64 levels")
+        }
+    }
+
+    /// Replaces the path with the leftmost or rightmost path below `root`.
+    private func descend(from root: UInt64, edge: Edge) throws {
+        path.removeAll(keepingCapacity: true)
+        seenMutations = source.mutationCount
+        guard root != 0 else { return }
+        try pushEdge(ref: root, below: source.limit, edge: edge)
+    }
+
+    private func pushEdge(ref start: UInt64, below start2: UInt64, edge: Edge) throws {
+        var ref = start
+        var below = start2
+        while true {
+            let node = try source.node(ref, below: below)
+            let index = edge == .first ? 0 : node.count - 1
+            path.append(Level(ref: ref, below: below, node: node, index: index))
+            try checkDepth()
+            if node.isLeaf { return }
+            below = source.childBound(of: ref)
+            ref = node.child(index)
+        }
+    }
+
+    /// After the leaf index moved forward (or was set): if it ran off its leaf, climbs to the next
+    /// subtree and descends to its first leaf. Sets `isValid`.
+    private func settleForward() throws -> Bool {
+        while let leaf = path.last, leaf.index >= leaf.node.count {
+            path.removeLast()
+            // Climb until a branch has a next child.
+            while let top = path.last, top.index + 1 >= top.node.count { path.removeLast() }
+            guard !path.isEmpty else { return invalidate() }
+            path[path.count - 1].index += 1
+            let top = path[path.count - 1]
+            try pushEdge(ref: top.node.child(top.index), below: source.childBound(of: top.ref), edge: .first)
+        }
+        return validate()
+    }
+
+    /// Like `settleForward`, backwards.
+    private func settleBackward() throws -> Bool {
+        while let leaf = path.last, leaf.index < 0 {
+            path.removeLast()
+            while let top = path.last, top.index == 0 { path.removeLast() }
+            guard !path.isEmpty else { return invalidate() }
+            path[path.count - 1].index -= 1
+            let top = path[path.count - 1]
+            try pushEdge(ref: top.node.child(top.index), below: source.childBound(of: top.ref), edge: .last)
+        }
+        return validate()
+    }
+
+    private func validate() -> Bool {
+        guard !path.isEmpty else { return invalidate() }
+        isValid = true
+        if source.isMutable { savedKey = Array(key) }
+        return true
+    }
+
+    private func invalidate() -> Bool {
+        isValid = false
+        path.removeAll(keepingCapacity: true)
+        return false
+    }
+
+    private func ensureCurrent() throws {
+        if source.mutationCount != seenMutations {
+            let saved = savedKey
+            guard try seek(saved), keyEquals(saved) else {
+                isValid = false
+                throw StorageError.illegalArgument("the cursor's entry was removed by a change in this transaction")
+            }
+        }
+    }
+}
+
+/// A range of keys for scans: bounds inclusive or exclusive, either side open.
+public struct KeyRange: Sendable {
+    public var lower: [UInt8]?
+    public var lowerInclusive: Bool
+    public var upper: [UInt8]?
+    public var upperInclusive: Bool
+
+    public init(lower: [UInt8]? = nil, lowerInclusive: Bool = true, upper: [UInt8]? = nil, upperInclusive: Bool = false) {
+        self.lower = lower
+        self.lowerInclusive = lowerInclusive
+        self.upper = upper
+        self.upperInclusive = upperInclusive
+    }
+
+    /// Every key.
+    public static let all = KeyRange()
+
+    /// Every key that starts with `prefix`.
+    public static func prefix(_ prefix: [UInt8]) -> KeyRange {
+        // The smallest key above every key with the prefix: drop trailing 0xFF bytes, increment the last.
+        var upper = prefix
+        while let last = upper.last, last == 0xFF { upper.removeLast() }
+        if upper.isEmpty { return KeyRange(lower: prefix) }
+        upper[upper.count - 1] += 1
+        return KeyRange(lower: prefix, upper: upper)
+    }
+
+    func admitsFromBelow(_ key: UnsafeRawBufferPointer) -> Bool {
+        guard let lower else { return true }
+        let c = compare(key, lower)
+        return lowerInclusive ? c >= 0 : c > 0
+    }
+
+    func admitsFromAbove(_ key: UnsafeRawBufferPointer) -> Bool {
+        guard let upper else { return true }
+        let c = compare(key, upper)
+        return upperInclusive ? c <= 0 : c < 0
+    }
+
+    private func compare(_ key: UnsafeRawBufferPointer, _ bound: [UInt8]) -> Int {
+        bound.withUnsafeBytes { b in
+            let dummy = UnsafeRawPointer(bitPattern: 1)!
+            return KeyCompare.compare(key.baseAddress ?? dummy, key.count, b.baseAddress ?? dummy, b.count)
+        }
+    }
+}
+
+extension Cursor {
+    /// Visits the entries in `range` in key order (or reverse order), until `body` returns false.
+    public func scan(_ range: KeyRange = .all, reverse: Bool = false,
+                     _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
+        var more: Bool
+        if !reverse {
+            if let lower = range.lower {
+                more = try seek(lower)
+                if more && !range.admitsFromBelow(key) { more = try next() }
+            } else {
+                more = try first()
+            }
+            while more, range.admitsFromAbove(key) {
+                guard try body(key, value()) else { return }
+                more = try next()
+            }
+        } else {
+            if let upper = range.upper {
+                more = try seek(upper)
+                if !more { more = try last() }
+                while more && !range.admitsFromAbove(key) { more = try previous() }
+            } else {
+                more = try last()
+            }
+            while more, range.admitsFromBelow(key) {
+                guard try body(key, value()) else { return }
+                more = try previous()
+            }
+        }
+    }
+}

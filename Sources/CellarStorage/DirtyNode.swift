@@ -1,0 +1,196 @@
+/// A node a write transaction is changing, in the same layout as `NodeView` reads, inside a buffer
+/// it owns: slots grow up from the header, entries grow down from the end, and a removed entry
+/// leaves garbage that is squeezed out when room runs short. At commit it is written compactly,
+/// entries in key order, with dirty child references replaced by the offsets of their records.
+final class DirtyNode {
+    private(set) var buffer: UnsafeMutableRawPointer
+    private(set) var capacity: Int
+    private(set) var count: Int
+    private var heapTop: Int
+    private var garbage = 0
+    let isLeaf: Bool
+
+    init(isLeaf: Bool, capacity: Int) {
+        self.isLeaf = isLeaf
+        self.capacity = max(capacity, 64)
+        self.buffer = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 16)
+        self.count = 0
+        self.heapTop = self.capacity
+        writeHeader()
+    }
+
+    /// A dirty copy of a committed node.
+    convenience init(copying node: NodeView, capacity: Int) {
+        self.init(isLeaf: node.isLeaf, capacity: max(capacity, node.compactSize))
+        appendEntries(of: node, from: 0, to: node.count)
+    }
+
+    deinit { buffer.deallocate() }
+
+    @inline(__always)
+    var view: NodeView { NodeView(body: UnsafeRawPointer(buffer)) }
+
+    /// The size of this node's body when written: header, slots and live entries.
+    var encodedSize: Int { 8 + 4 * count + (capacity - heapTop - garbage) }
+
+    private func writeHeader() {
+        buffer.storeLE(UInt32(isLeaf ? NodeView.leafKind : NodeView.branchKind), at: 0)
+        buffer.storeLE(UInt32(count), at: 4)
+    }
+
+    @inline(__always)
+    private func slot(_ i: Int) -> Int { Int(buffer.loadLE(UInt32.self, at: 8 &+ 4 &* i)) }
+
+    /// Makes room for one more slot and an entry of `size` bytes; returns where the entry goes.
+    private func reserve(_ size: Int) -> Int {
+        if heapTop - (8 + 4 * (count + 1)) < size {
+            rebuild(capacity: max(capacity, encodedSize + 4 + size + capacity / 2))
+        }
+        heapTop -= size
+        return heapTop
+    }
+
+    /// Rewrites the buffer compactly (dropping garbage), possibly larger.
+    private func rebuild(capacity newCapacity: Int) {
+        let old = buffer
+        let oldView = view
+        let newBuffer = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
+        var top = newCapacity
+        for i in 0..<count {
+            let size = oldView.entrySize(i)
+            top -= size
+            (newBuffer + top).copyMemory(from: oldView.entry(i), byteCount: size)
+            newBuffer.storeLE(UInt32(top), at: 8 + 4 * i)
+        }
+        newBuffer.copyMemory(from: old, byteCount: 8)
+        old.deallocate()
+        buffer = newBuffer
+        capacity = newCapacity
+        heapTop = top
+        garbage = 0
+    }
+
+    /// Opens a slot at `index` pointing at `entryOffset`.
+    private func insertSlot(at index: Int, entryOffset: Int) {
+        let slots = buffer + 8
+        if index < count {
+            (slots + 4 * (index + 1)).copyMemory(from: slots + 4 * index, byteCount: 4 * (count - index))
+        }
+        slots.storeLE(UInt32(entryOffset), at: 4 * index)
+        count += 1
+        buffer.storeLE(UInt32(count), at: 4)
+    }
+
+    /// Inserts a leaf entry with an inline value.
+    func insertLeaf(at index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        let at = reserve(8 + key.count + value.count)
+        let e = buffer + at
+        e.storeLE(UInt32(key.count), at: 0)
+        e.storeLE(UInt32(value.count), at: 4)
+        if key.count > 0 { (e + 8).copyMemory(from: key.baseAddress!, byteCount: key.count) }
+        if value.count > 0 { (e + 8 + key.count).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+        insertSlot(at: index, entryOffset: at)
+    }
+
+    /// Inserts a leaf entry whose value lives in a record of its own.
+    func insertLeaf(at index: Int, key: UnsafeRawBufferPointer, outOfLine ref: UInt64, length: Int) {
+        let at = reserve(16 + key.count)
+        let e = buffer + at
+        e.storeLE(UInt32(key.count), at: 0)
+        e.storeLE(UInt32(length) | NodeView.outOfLineBit, at: 4)
+        if key.count > 0 { (e + 8).copyMemory(from: key.baseAddress!, byteCount: key.count) }
+        (e + 8 + key.count).storeLE(ref, at: 0)
+        insertSlot(at: index, entryOffset: at)
+    }
+
+    /// Inserts a branch entry.
+    func insertBranch(at index: Int, key: UnsafeRawBufferPointer, child: UInt64) {
+        let at = reserve(12 + key.count)
+        let e = buffer + at
+        e.storeLE(child, at: 0)
+        e.storeLE(UInt32(key.count), at: 8)
+        if key.count > 0 { (e + 12).copyMemory(from: key.baseAddress!, byteCount: key.count) }
+        insertSlot(at: index, entryOffset: at)
+    }
+
+    /// Points branch entry `index` at another child.
+    func setChild(_ index: Int, _ child: UInt64) {
+        (buffer + slot(index)).storeLE(child, at: 0)
+    }
+
+    /// Points out-of-line leaf value `index` at another record (same length).
+    func setOutOfLineRef(_ index: Int, _ ref: UInt64) {
+        let e = buffer + slot(index)
+        let keyLength = Int(e.loadLE(UInt32.self, at: 0))
+        (e + 8 + keyLength).storeLE(ref, at: 0)
+    }
+
+    func remove(at index: Int) {
+        garbage += view.entrySize(index)
+        let slots = buffer + 8
+        if index < count - 1 {
+            (slots + 4 * index).copyMemory(from: slots + 4 * (index + 1), byteCount: 4 * (count - index - 1))
+        }
+        count -= 1
+        buffer.storeLE(UInt32(count), at: 4)
+        if count == 0 { heapTop = capacity; garbage = 0 }
+    }
+
+    /// Appends entries `from..<to` of `node` (which must be of the same kind and sort after ours).
+    func appendEntries(of node: NodeView, from: Int, to: Int) {
+        for i in from..<to {
+            let size = node.entrySize(i)
+            let at = reserve(size)
+            (buffer + at).copyMemory(from: node.entry(i), byteCount: size)
+            insertSlot(at: count, entryOffset: at)
+        }
+    }
+
+    /// Moves entries `from..<count` into a new node and returns it.
+    func splitOff(from index: Int, capacity newCapacity: Int) -> DirtyNode {
+        let right = DirtyNode(isLeaf: isLeaf, capacity: newCapacity)
+        right.appendEntries(of: view, from: index, to: count)
+        let v = view
+        for i in index..<count { garbage += v.entrySize(i) }
+        count = index
+        buffer.storeLE(UInt32(count), at: 4)
+        return right
+    }
+
+    /// Where to split an overfull node: about half its bytes on each side, but when `inserted`
+    /// (the entry just added) is the last one, keep everything else on the left so that keys
+    /// added in order fill nodes instead of leaving them half empty.
+    func splitIndex(inserted: Int) -> Int {
+        if inserted == count - 1 && count >= 2 { return count - 1 }
+        let v = view
+        let half = (encodedSize - 8) / 2
+        var bytes = 0
+        for i in 0..<count {
+            bytes += 4 + v.entrySize(i)
+            if bytes >= half { return min(max(i + 1, 1), count - 1) }
+        }
+        return count - 1
+    }
+
+    /// Writes this node's body compactly at `destination` (which has `encodedSize` bytes), with
+    /// each child or out-of-line reference passed through `resolve` (dirty references become the
+    /// offsets their records were written at).
+    func encode(into destination: UnsafeMutableRawPointer, resolve: (UInt64) -> UInt64) {
+        let v = view
+        destination.copyMemory(from: buffer, byteCount: 8)
+        var at = 8 + 4 * count
+        for i in 0..<count {
+            let size = v.entrySize(i)
+            let e = destination + at
+            e.copyMemory(from: v.entry(i), byteCount: size)
+            destination.storeLE(UInt32(at), at: 8 + 4 * i)
+            if !isLeaf {
+                e.storeLE(resolve(e.loadLE(UInt64.self, at: 0)), at: 0)
+            } else if e.loadLE(UInt32.self, at: 4) & NodeView.outOfLineBit != 0 {
+                let keyLength = Int(e.loadLE(UInt32.self, at: 0))
+                (e + 8 + keyLength).storeLE(resolve((e + 8 + keyLength).loadLE(UInt64.self, at: 0)), at: 0)
+            }
+            at += size
+        }
+    }
+}

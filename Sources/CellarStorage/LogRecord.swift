@@ -1,0 +1,105 @@
+/// A record in the log. Everything after the file header is a sequence of records, each 8-byte
+/// aligned and self-checked:
+///
+/// ```
+/// 0   8  XXH64 of bytes 8..<length, seed = record offset ^ salt
+/// 8   4  length of the whole record including this header, a multiple of 8
+/// 12  1  kind (1 node, 2 value, 3 commit)
+/// 13  3  zero
+/// 16  …  body
+/// ```
+/// One write transaction appends one *frame*: its node and value records followed by one commit
+/// record. A frame without its commit record is not part of the store.
+enum RecordKind: UInt8 {
+    case node = 1
+    case value = 2
+    case commit = 3
+}
+
+enum LogRecord {
+    static let headerSize = 16
+    /// Records are at most 2 GiB (their length field is 32 bits; we keep the top bit free).
+    static let maxLength = Int(Int32.max) & ~7
+
+    @inline(__always)
+    static func paddedLength(body: Int) -> Int { (headerSize + body + 7) & ~7 }
+
+    /// Writes the header of a record whose body has already been written at `record + 16`, padding
+    /// it with zeros up to `length`, and seals it with its checksum.
+    static func seal(_ record: UnsafeMutableRawPointer, bodyLength: Int, kind: RecordKind,
+                     fileOffset: UInt64, salt: UInt64) {
+        let length = paddedLength(body: bodyLength)
+        let padStart = headerSize + bodyLength
+        if length > padStart { (record + padStart).initializeMemory(as: UInt8.self, repeating: 0, count: length - padStart) }
+        record.storeLE(UInt32(length), at: 8)
+        record.storeLE(UInt32(kind.rawValue), at: 12)
+        let sum = Checksum.xxh64(UnsafeRawBufferPointer(start: record + 8, count: length - 8), seed: fileOffset ^ salt)
+        record.storeLE(sum, at: 0)
+    }
+
+    /// Checks the record that starts at `offset` in a region of `available` readable bytes: bounds,
+    /// alignment, kind and checksum. Returns its length and kind, or nil when it does not verify.
+    static func verify(_ base: UnsafeRawPointer, offset: UInt64, available: UInt64, salt: UInt64) -> (length: Int, kind: RecordKind)? {
+        guard offset & 7 == 0, offset + UInt64(headerSize) <= available else { return nil }
+        let record = base + Int(offset)
+        let length = Int(record.loadLE(UInt32.self, at: 8))
+        guard length >= headerSize, length & 7 == 0, UInt64(length) <= available - offset,
+              record.loadLE(UInt32.self, at: 12) <= 3,
+              let kind = RecordKind(rawValue: record.load(fromByteOffset: 12, as: UInt8.self))
+        else { return nil }
+        let sum = Checksum.xxh64(UnsafeRawBufferPointer(start: record + 8, count: length - 8), seed: offset ^ salt)
+        guard sum == record.loadLE(UInt64.self, at: 0) else { return nil }
+        return (length, kind)
+    }
+}
+
+/// The last record of a frame. Its presence (verified) is what makes a transaction committed.
+///
+/// ```
+/// 16  8  transaction id (each commit is the previous one + 1)
+/// 24  8  offset of the catalog tree's root node (0: no trees)
+/// 32  8  offset where this frame starts
+/// 40  8  offset of the previous commit record (0 for the first)
+/// 48  8  live bytes: bytes of records reachable from this commit
+/// 56  8  time of commit, ms since 1970
+/// 64  4  flags: bit 0 = durable (synced before the next frame was written)
+/// 68  4  zero
+/// ```
+struct CommitRecord: Equatable {
+    static let bodySize = 56
+    static let length = LogRecord.paddedLength(body: bodySize)
+    static let durableFlag: UInt32 = 1
+
+    var txnId: UInt64
+    var catalogRoot: UInt64
+    var frameStart: UInt64
+    var previousCommit: UInt64
+    var liveBytes: UInt64
+    var timeMs: UInt64
+    var flags: UInt32
+
+    func write(to record: UnsafeMutableRawPointer, fileOffset: UInt64, salt: UInt64) {
+        let body = record + LogRecord.headerSize
+        body.storeLE(txnId, at: 0)
+        body.storeLE(catalogRoot, at: 8)
+        body.storeLE(frameStart, at: 16)
+        body.storeLE(previousCommit, at: 24)
+        body.storeLE(liveBytes, at: 32)
+        body.storeLE(timeMs, at: 40)
+        body.storeLE(flags, at: 48)
+        body.storeLE(UInt32(0), at: 52)
+        LogRecord.seal(record, bodyLength: Self.bodySize, kind: .commit, fileOffset: fileOffset, salt: salt)
+    }
+
+    /// Reads a commit record that `LogRecord.verify` has accepted.
+    static func read(_ record: UnsafeRawPointer) -> CommitRecord {
+        let body = record + LogRecord.headerSize
+        return CommitRecord(txnId: body.loadLE(UInt64.self, at: 0),
+                            catalogRoot: body.loadLE(UInt64.self, at: 8),
+                            frameStart: body.loadLE(UInt64.self, at: 16),
+                            previousCommit: body.loadLE(UInt64.self, at: 24),
+                            liveBytes: body.loadLE(UInt64.self, at: 32),
+                            timeMs: body.loadLE(UInt64.self, at: 40),
+                            flags: body.loadLE(UInt32.self, at: 48))
+    }
+}

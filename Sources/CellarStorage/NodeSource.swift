@@ -1,0 +1,55 @@
+/// Marks a reference to a node or a value that lives in a write transaction's memory rather than
+/// in the file (file offsets never reach 2^63).
+let dirtyTag: UInt64 = 1 << 63
+
+/// Where tree reads get their nodes: a read transaction from its snapshot's map, a write transaction
+/// from its dirty nodes and, below them, the map of its base snapshot.
+protocol NodeSource: AnyObject {
+    /// Everything below this offset is committed in the source's base snapshot.
+    var limit: UInt64 { get }
+    /// Increases whenever the trees change; cursors re-seek when it moved under them.
+    var mutationCount: Int { get }
+    /// Whether trees can change under a cursor (a write transaction).
+    var isMutable: Bool { get }
+    /// The node at `ref`. `below` bounds a committed node's offset (see `MapGeneration.node`).
+    func node(_ ref: UInt64, below: UInt64) throws -> NodeView
+    /// The bytes of an out-of-line value.
+    func outOfLineValue(_ ref: UInt64, length: Int, below: UInt64) throws -> UnsafeRawBufferPointer
+}
+
+extension NodeSource {
+    /// The bound for the children of the node at `ref`: its own offset when committed (children
+    /// are written first, so they lie below it), the source's limit when dirty.
+    @inline(__always)
+    func childBound(of ref: UInt64) -> UInt64 { ref & dirtyTag != 0 ? limit : ref }
+
+    /// Finds `key` in the tree rooted at `root`; returns its value's bytes.
+    func get(root: UInt64, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        guard root != 0 else { return nil }
+        let keyBase = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        var ref = root
+        var below = limit
+        var depth = 0
+        while true {
+            let node = try self.node(ref, below: below)
+            below = childBound(of: ref)
+            if node.isLeaf {
+                let (index, found) = node.lowerBound(keyBase, key.count)
+                guard found else { return nil }
+                return try value(of: node, at: index, below: below)
+            }
+            ref = node.child(node.childIndex(keyBase, key.count))
+            depth += 1
+            if depth > 64 { throw StorageError.fileCorrupt(offset: ref, reason: "tree deeper than 64 levels") }
+        }
+    }
+
+    /// The value of leaf entry `index`.
+    @inline(__always)
+    func value(of leaf: NodeView, at index: Int, below: UInt64) throws -> UnsafeRawBufferPointer {
+        switch leaf.value(index) {
+        case .inline(let bytes): return bytes
+        case .outOfLine(let ref, let length): return try outOfLineValue(ref, length: length, below: below)
+        }
+    }
+}

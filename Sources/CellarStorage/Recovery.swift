@@ -1,0 +1,89 @@
+/// What open learns from the log: the newest complete commit and where the next frame goes.
+struct RecoveredState {
+    var txnId: UInt64 = 0
+    var commitOffset: UInt64 = 0
+    var catalogRoot: UInt64 = 0
+    var liveBytes: UInt64 = 0
+    /// Where the next frame starts: just past the newest complete commit.
+    var end = UInt64(FileHeader.size)
+    /// The file was longer than `end` (a torn or unfinished frame): the caller cuts it off.
+    var hasTail = false
+}
+
+/// Finds the newest complete commit.
+///
+/// 1. Of the two superblock slots, the valid one with the higher sequence whose commit record
+///    verifies is the starting point; with neither, the start of the log.
+/// 2. From there, frames are read forward: each record must verify (checksum seeded with its
+///    offset), and a commit record must continue the chain (transaction id + 1, its frame start,
+///    the previous commit's offset). Each such commit becomes the newest.
+/// 3. The first record that does not verify ends the log. If a *durable* commit record still
+///    verifies beyond that point, the bad bytes lie inside synced data: that is corruption, not a
+///    torn write, and open throws `fileCorrupt` with the offset instead of dropping commits.
+///    Otherwise the tail is a torn or unfinished frame, and is cut off.
+enum Recovery {
+    static func recover(base: UnsafeRawPointer, fileSize: UInt64, header: FileHeader) throws -> RecoveredState {
+        let salt = header.salt
+        var state = RecoveredState()
+        var candidates: [Superblock] = []
+        for slot in FileHeader.superblockOffsets where slot + UInt64(Superblock.size) <= fileSize {
+            let bytes = UnsafeRawBufferPointer(start: base + Int(slot), count: Superblock.size)
+            if let block = Superblock.decode(bytes, slotOffset: slot, salt: salt) { candidates.append(block) }
+        }
+        for block in candidates.sorted(by: { $0.sequence > $1.sequence }) {
+            if let (length, kind) = LogRecord.verify(base, offset: block.commitOffset, available: fileSize, salt: salt),
+               kind == .commit, block.end == block.commitOffset + UInt64(length) {
+                let commit = CommitRecord.read(base + Int(block.commitOffset))
+                guard commit.txnId == block.txnId else { continue }
+                state = RecoveredState(txnId: commit.txnId, commitOffset: block.commitOffset,
+                                       catalogRoot: commit.catalogRoot, liveBytes: commit.liveBytes, end: block.end)
+                break
+            }
+        }
+
+        // Walk forward frame by frame.
+        var position = state.end
+        while let (length, kind) = LogRecord.verify(base, offset: position, available: fileSize, salt: salt) {
+            if kind == .commit {
+                let commit = CommitRecord.read(base + Int(position))
+                guard commit.txnId == state.txnId + 1, commit.frameStart == state.end,
+                      commit.previousCommit == state.commitOffset, commit.catalogRoot < position
+                else { break }
+                state.txnId = commit.txnId
+                state.commitOffset = position
+                state.catalogRoot = commit.catalogRoot
+                state.liveBytes = commit.liveBytes
+                state.end = position + UInt64(length)
+            }
+            position += UInt64(length)
+        }
+        if state.end < fileSize {
+            if let corrupt = firstDurableCommit(after: state.end, base: base, fileSize: fileSize, salt: salt, newerThan: state.txnId) {
+                throw StorageError.fileCorrupt(
+                    offset: position,
+                    reason: "a record of a synced transaction fails its check (a later durable commit at offset \(corrupt) is intact)")
+            }
+            state.hasTail = true
+        }
+        return state
+    }
+
+    /// Looks for a durable commit record past `start` (at any 8-byte boundary) at least two
+    /// transactions newer than the last good one: proof that the frame after the last good commit
+    /// was synced once (a durable frame is only written after the one before it was synced).
+    private static func firstDurableCommit(after start: UInt64, base: UnsafeRawPointer, fileSize: UInt64, salt: UInt64, newerThan txnId: UInt64) -> UInt64? {
+        var offset = (start + 7) & ~7
+        while offset + UInt64(CommitRecord.length) <= fileSize {
+            let record = base + Int(offset)
+            // Cheap filter before the checksum: the exact length and kind of a commit record.
+            if record.loadLE(UInt32.self, at: 8) == UInt32(CommitRecord.length),
+               record.loadLE(UInt32.self, at: 12) == UInt32(RecordKind.commit.rawValue),
+               let (_, kind) = LogRecord.verify(base, offset: offset, available: fileSize, salt: salt), kind == .commit {
+                let commit = CommitRecord.read(record)
+                if commit.flags & CommitRecord.durableFlag != 0 && commit.txnId > txnId + 1 { return offset }
+            }
+            offset += 8
+        }
+        return nil
+    }
+}

@@ -1,0 +1,299 @@
+import Atomics
+import Dispatch
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A store on disk: a directory holding one append-only data file (`data.cellar`) and a lock
+/// file (`lock`). Keys and values are bytes in named B+trees.
+///
+/// One process writes (the others get `StorageError.storeLocked`); within it one write transaction
+/// at a time, and any number of readers on any threads, each on a snapshot, never blocked.
+///
+/// ```swift
+/// let engine = try StorageEngine(directory: "/tmp/my-store")
+/// try engine.write { txn in
+///     let tree = try txn.tree("greetings")!
+///     try txn.put(tree, key: Array("hello".utf8), value: Array("world".utf8))
+/// }
+/// let value = try engine.read { txn in try txn.tree("greetings").flatMap { try txn.get($0, key: Array("hello".utf8)) } }
+/// ```
+public final class StorageEngine: @unchecked Sendable {
+    // Thread safety: `current` is atomic; everything under "writer state" is only touched while the
+    // writer semaphore is held (by a write transaction, by close); the rest is immutable.
+    public static let dataFileName = "data.cellar"
+    public static let lockFileName = "lock"
+
+    /// The directory of the store.
+    public let directory: String
+    public let options: StorageOptions
+    /// The store's identity, created with it and kept forever.
+    public let uuid: StoreUUID
+    let file: any StorageFile
+    let salt: UInt64
+    private let lockDescriptor: Int32
+    private let current: ManagedAtomic<Snapshot>
+    private let writer = DispatchSemaphore(value: 1)
+    private let closedFlag = ManagedAtomic<Bool>(false)
+
+    // Writer state.
+    private var end: UInt64
+    private var failure: String?
+    private var commitsSinceSuperblock = 0
+    private var superblockSequence: UInt64 = 0
+    private var lastSuperblockTxn: UInt64 = 0
+    private let frame = FrameBuffer()
+    private var activeWriter: ObjectIdentifier?
+
+    /// Opens the store in `directory`, creating it (and the directory) when missing, unless read-only.
+    public init(directory: String, options: StorageOptions = StorageOptions()) throws {
+        guard options.nodeSize >= 256, options.nodeSize <= 1 << 20 else {
+            throw StorageError.illegalArgument("nodeSize must be between 256 and 1 MiB, got \(options.nodeSize)")
+        }
+        guard options.initialMapSize > 0, options.superblockInterval > 0 else {
+            throw StorageError.illegalArgument("initialMapSize and superblockInterval must be positive")
+        }
+        self.directory = directory
+        self.options = options
+        let dataPath = directory + "/" + Self.dataFileName
+
+        if options.readOnly {
+            lockDescriptor = -1
+        } else {
+            try Syscall.makeDirectory(directory)
+            lockDescriptor = try Self.lock(directory + "/" + Self.lockFileName)
+        }
+        var opened: (any StorageFile)?
+        do {
+            let open = options.openFile ?? { path, create, readOnly in
+                try PosixFile(path: path, create: create, readOnly: readOnly, mode: mode_t(options.fileMode))
+            }
+            let file = try open(dataPath, !options.readOnly, options.readOnly)
+            opened = file
+            var size = try file.size()
+            var header: FileHeader
+            if size < UInt64(FileHeader.size), !options.readOnly,
+               (try? Self.readHeader(file, size: size)) == nil {
+                // No complete header: the store was never created (a crash during creation). Nothing
+                // can have been committed in it, so it is created anew.
+                header = try Self.createHeader(file, directory: directory)
+                size = UInt64(FileHeader.size)
+            } else {
+                header = try Self.readHeader(file, size: size)
+                if size < UInt64(FileHeader.size) {
+                    throw StorageError.fileCorrupt(offset: size, reason: "the file ends inside its header")
+                }
+            }
+            let region = try file.map(length: Self.mapLength(for: size, minimum: options.initialMapSize))
+            let generation = MapGeneration(region: region, salt: header.salt)
+            let recovered = try Recovery.recover(base: region.base, fileSize: size, header: header)
+            if recovered.hasTail && !options.readOnly {
+                try file.truncate(to: recovered.end)
+                try file.sync()
+            }
+            self.file = file
+            self.uuid = header.uuid
+            self.salt = header.salt
+            self.end = recovered.end
+            self.lastSuperblockTxn = recovered.txnId
+            self.current = ManagedAtomic(Snapshot(
+                txnId: recovered.txnId, catalogRoot: recovered.catalogRoot, committedLength: recovered.end,
+                commitOffset: recovered.commitOffset, liveBytes: recovered.liveBytes, generation: generation))
+        } catch {
+            opened?.close()
+            if lockDescriptor >= 0 { Syscall.close(lockDescriptor) }
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    // MARK: Transactions
+
+    /// A read transaction on the newest commit. One atomic load; never blocks.
+    public func beginRead() throws -> ReadTransaction {
+        guard !closedFlag.load(ordering: .relaxed) else { throw StorageError.closed }
+        return ReadTransaction(snapshot: current.load(ordering: .acquiring))
+    }
+
+    /// Runs `body` in a read transaction on the newest commit.
+    public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
+        try body(beginRead())
+    }
+
+    /// Starts the write transaction, waiting until the previous one has ended. Calling it again on
+    /// the same thread before ending the first deadlocks, as with any non-reentrant lock.
+    public func beginWrite() throws -> WriteTransaction {
+        guard !options.readOnly else { throw StorageError.readOnly }
+        guard !closedFlag.load(ordering: .relaxed) else { throw StorageError.closed }
+        writer.wait()
+        guard !closedFlag.load(ordering: .relaxed) else { writer.signal(); throw StorageError.closed }
+        if let failure {
+            writer.signal()
+            throw StorageError.commitsRefused(reason: failure)
+        }
+        let txn = WriteTransaction(engine: self, base: current.load(ordering: .acquiring), nodeSize: options.nodeSize)
+        activeWriter = ObjectIdentifier(txn)
+        return txn
+    }
+
+    /// Runs `body` in the write transaction and commits; when `body` throws, nothing is changed.
+    public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
+        let txn = try beginWrite()
+        do {
+            let result = try body(txn)
+            try txn.commit()
+            return result
+        } catch {
+            txn.abort()
+            throw error
+        }
+    }
+
+    /// Called exactly once by every write transaction when it ends.
+    func endWrite(_ txn: WriteTransaction) {
+        precondition(activeWriter == ObjectIdentifier(txn), "a write transaction ended twice")
+        activeWriter = nil
+        writer.signal()
+    }
+
+    // MARK: Commit
+
+    /// Appends `txn`'s frame, syncs it (in `.full` durability) and publishes the new snapshot.
+    func commit(_ txn: WriteTransaction) throws {
+        if let failure { throw StorageError.commitsRefused(reason: failure) }
+        guard txn.hasChanges else { return }
+        let base = txn.base
+        let durable = options.durability == .full
+        frame.reset()
+        let commit = try txn.buildFrame(into: frame, frameStart: end, salt: salt, previousCommit: base.commitOffset,
+                                        durable: durable, timeMs: Self.nowMs())
+        let newEnd = end + UInt64(frame.count)
+        let commitOffset = newEnd - UInt64(CommitRecord.length)
+        // Map first: once the frame is on disk the commit must not fail for want of a mapping.
+        var generation = base.generation
+        if newEnd > UInt64(generation.region.length) {
+            generation = MapGeneration(region: try file.map(length: Self.mapLength(for: newEnd, minimum: options.initialMapSize)), salt: salt)
+        }
+        var written = 0
+        while written < frame.count {
+            let chunk = min(frame.count - written, 64 << 20)
+            try file.write(UnsafeRawBufferPointer(start: frame.base + written, count: chunk), at: end + UInt64(written))
+            written += chunk
+        }
+        if durable {
+            do {
+                try file.sync()
+            } catch {
+                failure = "a sync failed (\(error)); whether the last commit is on disk is unknown"
+                throw error
+            }
+        }
+        end = newEnd
+        current.store(Snapshot(txnId: commit.txnId, catalogRoot: commit.catalogRoot, committedLength: newEnd,
+                               commitOffset: commitOffset, liveBytes: commit.liveBytes, generation: generation),
+                      ordering: .releasing)
+        commitsSinceSuperblock += 1
+        if commitsSinceSuperblock >= options.superblockInterval {
+            try checkpoint(durableAlready: durable)
+        }
+    }
+
+    /// Points a superblock slot at the newest commit. The commit must be on disk first: in `.full`
+    /// it is; in `.none` this syncs. The slot itself is not synced: a torn slot fails its checksum
+    /// and open uses the other one (or reads the log from the start).
+    private func checkpoint(durableAlready: Bool) throws {
+        let snapshot = current.load(ordering: .acquiring)
+        guard snapshot.txnId != lastSuperblockTxn, snapshot.commitOffset != 0 else { return }
+        if !durableAlready {
+            do {
+                try file.sync()
+            } catch {
+                failure = "a sync failed (\(error)); commits since the last sync may be lost"
+                throw error
+            }
+        }
+        commitsSinceSuperblock = 0
+        superblockSequence += 1
+        let slot = FileHeader.superblockOffsets[Int(superblockSequence % 2)]
+        let block = Superblock(sequence: superblockSequence, commitOffset: snapshot.commitOffset,
+                               txnId: snapshot.txnId, end: snapshot.committedLength)
+        // The commit is durable already; a failed superblock write only makes the next open read more.
+        try? block.encode(slotOffset: slot, salt: salt).withUnsafeBytes { try file.write($0, at: slot) }
+        lastSuperblockTxn = snapshot.txnId
+    }
+
+    // MARK: Information and close
+
+    /// The id of the newest commit (0 for a store without commits).
+    public var lastTransactionId: UInt64 { current.load(ordering: .acquiring).txnId }
+
+    /// Bytes of the data file in use: everything up to the newest commit.
+    public var fileSize: UInt64 { current.load(ordering: .acquiring).committedLength }
+
+    /// Bytes of records reachable from the newest commit; the rest of the file is garbage.
+    public var liveBytes: UInt64 { current.load(ordering: .acquiring).liveBytes }
+
+    /// Closes the store: waits for the write transaction to end, syncs and records a superblock
+    /// (so the next open is quick), releases the lock. Open read transactions keep working on their
+    /// snapshots. Idempotent.
+    public func close() {
+        guard !options.readOnly || !closedFlag.load(ordering: .relaxed) else { return }
+        guard closedFlag.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        if !options.readOnly {
+            writer.wait()
+            if failure == nil {
+                if (try? file.sync()) != nil { try? checkpoint(durableAlready: true); try? file.sync() }
+            }
+            writer.signal()
+        }
+        file.close()
+        if lockDescriptor >= 0 { Syscall.close(lockDescriptor) }
+    }
+
+    // MARK: Helpers
+
+    private static func lock(_ path: String) throws -> Int32 {
+        let fd = try Syscall.open(path, flags: O_RDWR | O_CREAT, mode: 0o644)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let code = Syscall.errno()
+            if code == EINTR { continue }
+            Syscall.close(fd)
+            if code == EWOULDBLOCK { throw StorageError.storeLocked(path: path) }
+            throw StorageError.io(operation: "flock", errno: code, path: path)
+        }
+        return fd
+    }
+
+    private static func readHeader(_ file: any StorageFile, size: UInt64) throws -> FileHeader {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let n = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+        return try bytes.withUnsafeBytes { try FileHeader.decode(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+    }
+
+    private static func createHeader(_ file: any StorageFile, directory: String) throws -> FileHeader {
+        var rng = SystemRandomNumberGenerator()
+        let header = FileHeader(uuid: .random(), salt: rng.next(), createdMs: nowMs())
+        var bytes = [UInt8](repeating: 0, count: FileHeader.size)
+        bytes.withUnsafeMutableBytes { header.encode(into: $0) }
+        try file.truncate(to: 0)
+        try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+        try file.sync()
+        try Syscall.syncDirectory(directory)
+        return header
+    }
+
+    /// A mapping length for a file of `size` bytes: room to double, in whole megabytes.
+    static func mapLength(for size: UInt64, minimum: Int) -> Int {
+        let wanted = max(UInt64(minimum), size * 2)
+        return Int((wanted + (1 << 20) - 1) & ~((1 << 20) - 1))
+    }
+
+    static func nowMs() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return UInt64(now.tv_sec) * 1000 + UInt64(now.tv_nsec) / 1_000_000
+    }
+}

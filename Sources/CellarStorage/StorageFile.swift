@@ -1,0 +1,118 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The seam between the engine and its data file. Each requirement is one system call with that
+/// call's own semantics (a write may be short, any call may fail with `EINTR`), so that a test can
+/// swap in `FaultInjectingFile` and reach the engine's retry loops, its error paths and its crash
+/// recovery. The loops themselves are in the extension below.
+package protocol StorageFile: AnyObject, Sendable {
+    var path: String { get }
+    func size() throws -> UInt64
+    /// One `pread`: returns the bytes read, fewer than asked only at end of file or when interrupted.
+    func readOnce(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int
+    /// One `pwrite`: returns the bytes written, which may be fewer than asked.
+    func writeOnce(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws -> Int
+    /// One data sync (`fdatasync`; `F_FULLFSYNC` on Apple platforms).
+    func syncOnce() throws
+    func truncate(to length: UInt64) throws
+    /// Maps `length` bytes read-only from offset 0. The mapping may be longer than the file;
+    /// callers never touch bytes past the committed length.
+    func map(length: Int) throws -> MappedRegion
+    func close()
+}
+
+extension StorageFile {
+    /// Writes all of `buffer` at `offset`, looping on short writes and `EINTR`.
+    package func write(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws {
+        var done = 0
+        while done < buffer.count {
+            let n: Int
+            do {
+                n = try writeOnce(UnsafeRawBufferPointer(rebasing: buffer[done...]), at: offset + UInt64(done))
+            } catch StorageError.io(_, let code, _) where code == EINTR {
+                continue
+            }
+            if n <= 0 { throw StorageError.io(operation: "pwrite", errno: EIO, path: path) }
+            done += n
+        }
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`, looping on short reads and `EINTR`; returns
+    /// fewer bytes only at end of file.
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n: Int
+            do {
+                n = try readOnce(into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), at: offset + UInt64(done))
+            } catch StorageError.io(_, let code, _) where code == EINTR {
+                continue
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    /// Makes everything written so far durable, retrying only on `EINTR`. Any other failure is
+    /// final: after a failed sync nothing is known to be on disk, and a retry would prove nothing.
+    package func sync() throws {
+        while true {
+            do {
+                return try syncOnce()
+            } catch StorageError.io(_, let code, _) where code == EINTR {
+                continue
+            }
+        }
+    }
+}
+
+/// A read-only shared mapping of the data file. Unmapped when the last reference goes away, so a
+/// reader holding a snapshot keeps its mapping alive while the writer has moved to a larger one.
+package final class MappedRegion: @unchecked Sendable {
+    // Immutable after init; the bytes it points at are only appended to, never changed in place.
+    package let base: UnsafeRawPointer
+    package let length: Int
+
+    package init(fd: Int32, length: Int, path: String) throws {
+        let pointer = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0)
+        guard let pointer, pointer != MAP_FAILED else {
+            throw StorageError.io(operation: "mmap", errno: Syscall.errno(), path: path)
+        }
+        self.base = UnsafeRawPointer(pointer)
+        self.length = length
+    }
+
+    deinit {
+        munmap(UnsafeMutableRawPointer(mutating: base), length)
+    }
+}
+
+/// The real file: `pread`/`pwrite`/`fdatasync`/`mmap` on a descriptor.
+package final class PosixFile: StorageFile, @unchecked Sendable {
+    // The descriptor is set once; the engine serializes writes under its writer lock.
+    package let path: String
+    private let fd: Int32
+
+    package init(path: String, create: Bool, readOnly: Bool, mode: mode_t = 0o644) throws {
+        self.path = path
+        var flags = readOnly ? O_RDONLY : O_RDWR
+        if create && !readOnly { flags |= O_CREAT }
+        self.fd = try Syscall.open(path, flags: flags, mode: mode)
+    }
+
+    package func size() throws -> UInt64 { try Syscall.size(fd, path: path) }
+    package func readOnce(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+        try Syscall.preadOnce(fd, buffer, at: offset, path: path)
+    }
+    package func writeOnce(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws -> Int {
+        try Syscall.pwriteOnce(fd, buffer, at: offset, path: path)
+    }
+    package func syncOnce() throws { try Syscall.dataSyncOnce(fd, path: path) }
+    package func truncate(to length: UInt64) throws { try Syscall.truncate(fd, to: length, path: path) }
+    package func map(length: Int) throws -> MappedRegion { try MappedRegion(fd: fd, length: length, path: path) }
+    package func close() { Syscall.close(fd) }
+}

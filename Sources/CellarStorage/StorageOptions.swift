@@ -1,0 +1,38 @@
+/// How a store is opened.
+public struct StorageOptions: Sendable {
+    /// When a commit is on disk.
+    public enum Durability: Sendable, Equatable {
+        /// `commit` returns after one data sync (`fdatasync`; `F_FULLFSYNC` on Apple platforms):
+        /// a commit that returned survives `kill -9` and power loss.
+        case full
+        /// No sync per commit: the operating system writes the data when it likes. A process crash
+        /// loses nothing; power loss or an OS crash may lose the latest commits, never leaving a
+        /// broken store. The engine still syncs every `superblockInterval` commits and at close.
+        case none
+    }
+
+    public var durability: Durability
+    /// Open without the write lock; no writes. A missing store is an error.
+    public var readOnly: Bool
+    /// Permissions of a newly created data file.
+    public var fileMode: UInt16
+    /// Bytes mapped at open; the map grows (by new, larger mappings) as the file does. No limit.
+    public var initialMapSize: Int
+    /// Target size of a B+tree node in bytes; nodes split above it.
+    public var nodeSize: Int
+    /// Commits between two superblock updates (which let open skip reading the whole log).
+    public var superblockInterval: Int
+    /// The test seam: opens the data file. Nil means the real `PosixFile`.
+    package var openFile: (@Sendable (_ path: String, _ create: Bool, _ readOnly: Bool) throws -> any StorageFile)?
+
+    public init(durability: Durability = .full, readOnly: Bool = false, fileMode: UInt16 = 0o644,
+                initialMapSize: Int = 64 << 20, nodeSize: Int = 4096, superblockInterval: Int = 256) {
+        self.durability = durability
+        self.readOnly = readOnly
+        self.fileMode = fileMode
+        self.initialMapSize = initialMapSize
+        self.nodeSize = nodeSize
+        self.superblockInterval = superblockInterval
+        self.openFile = nil
+    }
+}

@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Thin wrappers over the system calls the engine uses; a failure becomes `StorageError.io` naming
+/// the call and the path. The `…Once` calls make exactly one system call: the loops over short
+/// transfers and `EINTR` live in `StorageFile`'s extension, above the seam, so tests reach them.
+enum Syscall {
+    static func errno() -> Int32 {
+        #if canImport(Glibc)
+        return Glibc.errno
+        #else
+        return Darwin.errno
+        #endif
+    }
+
+    static func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
+        while true {
+            let fd = path.withCString { cPath in
+                #if canImport(Glibc)
+                Glibc.open(cPath, flags | O_CLOEXEC, mode)
+                #else
+                Darwin.open(cPath, flags | O_CLOEXEC, mode)
+                #endif
+            }
+            if fd >= 0 { return fd }
+            let code = errno()
+            if code == EINTR { continue }
+            throw StorageError.io(operation: "open", errno: code, path: path)
+        }
+    }
+
+    /// One `pwrite`: may write fewer bytes than asked; throws `.io` with the errno (EINTR too).
+    static func pwriteOnce(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at offset: UInt64, path: String) throws -> Int {
+        let n = pwrite(fd, buffer.baseAddress, buffer.count, off_t(offset))
+        if n < 0 { throw StorageError.io(operation: "pwrite", errno: errno(), path: path) }
+        return n
+    }
+
+    /// One `pread`: may read fewer bytes than asked (0 at end of file); throws `.io` with the errno.
+    static func preadOnce(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, path: String) throws -> Int {
+        let n = pread(fd, buffer.baseAddress, buffer.count, off_t(offset))
+        if n < 0 { throw StorageError.io(operation: "pread", errno: errno(), path: path) }
+        return n
+    }
+
+    /// One data sync: `fdatasync` on Linux, `F_FULLFSYNC` on Apple platforms (plain `fsync` there
+    /// does not flush the drive's cache). Throws `.io` with the errno (EINTR too).
+    static func dataSyncOnce(_ fd: Int32, path: String) throws {
+        #if canImport(Darwin)
+        var result = fcntl(fd, F_FULLFSYNC)
+        if result != 0 { result = fsync(fd) }  // some file systems do not support F_FULLFSYNC
+        #else
+        let result = fdatasync(fd)
+        #endif
+        if result != 0 { throw StorageError.io(operation: "fdatasync", errno: errno(), path: path) }
+    }
+
+    /// A full `fsync` (data and metadata), looping on EINTR; used for directories.
+    static func fullSync(_ fd: Int32, path: String) throws {
+        while true {
+            #if canImport(Darwin)
+            var result = fcntl(fd, F_FULLFSYNC)
+            if result != 0 { result = fsync(fd) }
+            #else
+            let result = fsync(fd)
+            #endif
+            if result == 0 { return }
+            let code = errno()
+            if code == EINTR { continue }
+            throw StorageError.io(operation: "fsync", errno: code, path: path)
+        }
+    }
+
+    static func truncate(_ fd: Int32, to length: UInt64, path: String) throws {
+        while ftruncate(fd, off_t(length)) != 0 {
+            let code = errno()
+            if code == EINTR { continue }
+            throw StorageError.io(operation: "ftruncate", errno: code, path: path)
+        }
+    }
+
+    static func size(_ fd: Int32, path: String) throws -> UInt64 {
+        var info = stat()
+        while fstat(fd, &info) != 0 {
+            let code = errno()
+            if code == EINTR { continue }
+            throw StorageError.io(operation: "fstat", errno: code, path: path)
+        }
+        return UInt64(info.st_size)
+    }
+
+    static func close(_ fd: Int32) {
+        // close is not retried on EINTR: on Linux the descriptor is released either way.
+        #if canImport(Glibc)
+        _ = Glibc.close(fd)
+        #else
+        _ = Darwin.close(fd)
+        #endif
+    }
+
+    /// Syncs a directory so that a file created or renamed in it survives power loss.
+    static func syncDirectory(_ path: String) throws {
+        let fd = try open(path, flags: O_RDONLY)
+        defer { close(fd) }
+        try fullSync(fd, path: path)
+    }
+
+    static func makeDirectory(_ path: String) throws {
+        if mkdir(path, 0o755) != 0 {
+            let code = errno()
+            if code != EEXIST { throw StorageError.io(operation: "mkdir", errno: code, path: path) }
+        }
+    }
+
+    static func fileExists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+}

@@ -1,0 +1,68 @@
+/// The state of one named tree inside a transaction: its root and how many entries and live bytes
+/// it holds. A write transaction keeps one per tree it opened and updates it as it goes.
+final class TreeState {
+    let name: String
+    /// Root reference: 0 for an empty tree, a file offset, or a dirty node's tagged index.
+    var root: UInt64
+    var count: Int
+    /// Bytes of this tree's records in the file (nodes and out-of-line values) as of the base commit.
+    var bytes: Int64
+    /// How this transaction changed `bytes` (negative: records it replaced; positive: written at commit).
+    var bytesDelta: Int64 = 0
+    /// Changed in this transaction (must be written and recorded in the catalog at commit).
+    var modified = false
+    var dropped = false
+
+    init(name: String, root: UInt64, count: Int, bytes: Int64) {
+        self.name = name
+        self.root = root
+        self.count = count
+        self.bytes = bytes
+    }
+}
+
+/// A handle on a named tree, valid in the transaction that returned it.
+///
+/// Get one from `ReadTransaction.tree(_:)` or `WriteTransaction.tree(_:create:)`.
+public struct Tree {
+    /// The tree's name.
+    public var name: String { state.name }
+    let state: TreeState
+    let owner: ObjectIdentifier
+}
+
+/// The catalog tree maps each tree's name (its UTF-8 bytes) to this 24-byte value.
+enum CatalogEntry {
+    static let size = 24
+
+    static func encode(root: UInt64, count: Int, bytes: Int64) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: size)
+        out.withUnsafeMutableBytes { b in
+            b.baseAddress!.storeLE(root, at: 0)
+            b.baseAddress!.storeLE(UInt64(count), at: 8)
+            b.baseAddress!.storeLE(UInt64(bitPattern: bytes), at: 16)
+        }
+        return out
+    }
+
+    static func decode(_ value: UnsafeRawBufferPointer, name: String, at offset: UInt64) throws -> (root: UInt64, count: Int, bytes: Int64) {
+        guard value.count == size else {
+            throw StorageError.fileCorrupt(offset: offset, reason: "catalog entry for \"\(name)\" has \(value.count) bytes, expected \(size)")
+        }
+        let count = value.loadLE(UInt64.self, at: 8)
+        guard count <= UInt64(Int.max) else {
+            throw StorageError.fileCorrupt(offset: offset, reason: "catalog entry for \"\(name)\" has an impossible count")
+        }
+        return (value.loadLE(UInt64.self, at: 0), Int(count), Int64(bitPattern: value.loadLE(UInt64.self, at: 16)))
+    }
+}
+
+/// Limits on what the engine stores.
+public enum StorageLimits {
+    /// The largest key, in bytes.
+    public static let maxKeySize = 1 << 20
+    /// The largest value, in bytes.
+    public static let maxValueSize = (1 << 30) - 64
+    /// The longest tree name, in UTF-8 bytes.
+    public static let maxTreeNameSize = 1024
+}

@@ -1,0 +1,217 @@
+/// The one write transaction of a store: changes trees, sees its own changes, and either commits
+/// them all (one frame appended to the log, one sync in `.full` durability) or none.
+///
+/// Only one is open at a time per store; `StorageEngine.beginWrite` waits for the previous one to
+/// end. Readers are never blocked by it. Not thread-safe: use it from one thread at a time.
+///
+/// ```swift
+/// try engine.write { txn in
+///     let users = try txn.tree("users")!
+///     try txn.put(users, key: [0, 0, 0, 1], value: Array("Ada".utf8))
+/// }
+/// ```
+public final class WriteTransaction: NodeSource {
+    let engine: StorageEngine
+    let base: Snapshot
+    let nodeSize: Int
+    /// Values at most this long are stored inside their leaf; longer ones in a record of their own.
+    let inlineLimit: Int
+
+    var dirty: [DirtyNode?] = []
+    var pending: [PendingValue?] = []
+    /// The trees this transaction opened, by name.
+    var trees: [String: TreeState] = [:]
+    let catalog: TreeState
+    /// Live bytes of trees dropped in this transaction (subtracted from the total at commit).
+    var droppedBytes: Int64 = 0
+    private(set) var mutationCount = 0
+    private(set) var isOpen = true
+
+    init(engine: StorageEngine, base: Snapshot, nodeSize: Int) {
+        self.engine = engine
+        self.base = base
+        self.nodeSize = nodeSize
+        self.inlineLimit = nodeSize / 4
+        self.catalog = TreeState(name: "", root: base.catalogRoot, count: 0, bytes: 0)
+    }
+
+    deinit {
+        if isOpen { engine.endWrite(self) }
+    }
+
+    /// The id this transaction's commit will have.
+    public var transactionId: UInt64 { base.txnId + 1 }
+
+    // MARK: NodeSource
+
+    var limit: UInt64 { base.commitOffset }
+    var isMutable: Bool { true }
+
+    @inline(__always)
+    func node(_ ref: UInt64, below: UInt64) throws -> NodeView {
+        if ref & dirtyTag != 0 { return dirty[Int(ref & ~dirtyTag)]!.view }
+        return try base.generation.node(at: ref, below: below, limit: base.committedLength)
+    }
+
+    func outOfLineValue(_ ref: UInt64, length: Int, below: UInt64) throws -> UnsafeRawBufferPointer {
+        if ref & dirtyTag != 0 { return pending[Int(ref & ~dirtyTag)]!.bytes }
+        return try base.generation.value(at: ref, length: length, below: below, limit: base.committedLength)
+    }
+
+    // MARK: Trees
+
+    /// The tree named `name`; created (empty) when missing and `create` is true, else nil.
+    public func tree(_ name: String, create: Bool = true) throws -> Tree? {
+        try checkOpen()
+        if let state = trees[name] { return Tree(state: state, owner: ObjectIdentifier(self)) }
+        let nameBytes = Array(name.utf8)
+        guard nameBytes.count <= StorageLimits.maxTreeNameSize else {
+            throw StorageError.tooLarge(what: "tree name", size: nameBytes.count, limit: StorageLimits.maxTreeNameSize)
+        }
+        let state: TreeState
+        if let value = try nameBytes.withUnsafeBytes({ try get(root: catalog.root, key: $0) }) {
+            let entry = try CatalogEntry.decode(value, name: name, at: base.catalogRoot)
+            state = TreeState(name: name, root: entry.root, count: entry.count, bytes: entry.bytes)
+        } else {
+            guard create else { return nil }
+            state = TreeState(name: name, root: 0, count: 0, bytes: 0)
+            state.modified = true
+            // Record it in the catalog now, so that `treeNames` sees it; the root is filled in at commit.
+            try nameBytes.withUnsafeBytes { name in
+                try CatalogEntry.encode(root: 0, count: 0, bytes: 0).withUnsafeBytes { try put(state: catalog, key: name, value: $0) }
+            }
+        }
+        trees[name] = state
+        return Tree(state: state, owner: ObjectIdentifier(self))
+    }
+
+    /// Removes the tree named `name` and everything in it; false when there was none.
+    @discardableResult
+    public func dropTree(_ name: String) throws -> Bool {
+        guard let tree = try tree(name, create: false) else { return false }
+        let state = tree.state
+        droppedBytes += state.bytes
+        state.dropped = true
+        state.root = 0
+        state.count = 0
+        trees[name] = nil
+        _ = try Array(name.utf8).withUnsafeBytes { try delete(state: catalog, key: $0) }
+        mutationCount += 1
+        return true
+    }
+
+    /// The names of all trees, including those created and without those dropped in this transaction.
+    public func treeNames() throws -> [String] {
+        try checkOpen()
+        var names: [String] = []
+        try Cursor(source: self, tree: catalog).scan { key, _ in
+            names.append(String(decoding: key, as: UTF8.self))
+            return true
+        }
+        return names
+    }
+
+    // MARK: Reads
+
+    /// The value stored under `key` (this transaction's own changes included); nil when absent.
+    /// The bytes are valid until the next change in this transaction.
+    public func get(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        try check(tree)
+        return try get(root: tree.state.root, key: key)
+    }
+
+    /// A copy of the value stored under `key`; nil when absent.
+    public func get(_ tree: Tree, key: [UInt8]) throws -> [UInt8]? {
+        try key.withUnsafeBytes { try get(tree, key: $0).map { Array($0) } }
+    }
+
+    /// The number of entries in `tree`.
+    public func count(_ tree: Tree) throws -> Int {
+        try check(tree)
+        return tree.state.count
+    }
+
+    /// A cursor over `tree` that sees this transaction's changes.
+    public func cursor(_ tree: Tree) throws -> Cursor {
+        try check(tree)
+        return Cursor(source: self, tree: tree.state)
+    }
+
+    // MARK: Writes
+
+    /// Stores `value` under `key`, replacing what was there.
+    public func put(_ tree: Tree, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
+        try check(tree)
+        try put(state: tree.state, key: key, value: value)
+    }
+
+    /// Stores `value` under `key`, replacing what was there.
+    public func put(_ tree: Tree, key: [UInt8], value: [UInt8]) throws {
+        try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try put(tree, key: k, value: v) } }
+    }
+
+    /// Removes `key`; false when it was not there.
+    @discardableResult
+    public func delete(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> Bool {
+        try check(tree)
+        return try delete(state: tree.state, key: key)
+    }
+
+    /// Removes `key`; false when it was not there.
+    @discardableResult
+    public func delete(_ tree: Tree, key: [UInt8]) throws -> Bool {
+        try key.withUnsafeBytes { try delete(tree, key: $0) }
+    }
+
+    // MARK: End
+
+    /// Makes every change of this transaction durable (in `.full` durability) and visible to new
+    /// readers, as one commit. When it throws, nothing of this transaction is visible; after a
+    /// failed sync the store refuses further commits until it is reopened.
+    public func commit() throws {
+        try checkOpen()
+        defer { finish() }
+        try engine.commit(self)
+    }
+
+    /// Discards every change of this transaction.
+    public func abort() {
+        guard isOpen else { return }
+        finish()
+    }
+
+    private func finish() {
+        isOpen = false
+        dirty = []
+        pending = []
+        trees = [:]
+        engine.endWrite(self)
+    }
+
+    func checkOpen() throws {
+        guard isOpen else { throw StorageError.transactionClosed }
+    }
+
+    private func check(_ tree: Tree) throws {
+        try checkOpen()
+        guard tree.owner == ObjectIdentifier(self) else {
+            throw StorageError.illegalArgument("tree \"\(tree.name)\" was opened in another transaction")
+        }
+        guard !tree.state.dropped else { throw StorageError.treeNotFound(tree.name) }
+    }
+
+    func noteMutation() { mutationCount &+= 1 }
+}
+
+/// A value longer than the inline limit, held in memory until its transaction commits.
+final class PendingValue {
+    let bytes: UnsafeRawBufferPointer
+
+    init(copying source: UnsafeRawBufferPointer) {
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(source.count, 1), alignment: 8)
+        if source.count > 0 { storage.baseAddress!.copyMemory(from: source.baseAddress!, byteCount: source.count) }
+        bytes = UnsafeRawBufferPointer(start: storage.baseAddress, count: source.count)
+    }
+
+    deinit { UnsafeMutableRawPointer(mutating: bytes.baseAddress!).deallocate() }
+}

@@ -1,0 +1,95 @@
+import CellarStorage
+
+/// What a store should hold: trees of keys and values, kept in memory, to compare with the engine.
+public struct Model: Equatable, Sendable {
+    public var trees: [String: [[UInt8]: [UInt8]]] = [:]
+
+    public init() {}
+
+    /// Reads everything the engine holds into a model (every value is read, so every checksum on
+    /// the way is verified).
+    public init(reading txn: ReadTransaction) throws {
+        for name in try txn.treeNames() {
+            let tree = try txn.tree(name)!
+            var entries: [[UInt8]: [UInt8]] = [:]
+            try txn.cursor(tree).scan { key, value in
+                entries[Array(key)] = Array(value)
+                return true
+            }
+            trees[name] = entries
+        }
+    }
+}
+
+/// One change in a workload.
+public enum Operation: Sendable, Equatable {
+    case put(tree: String, key: [UInt8], value: [UInt8])
+    case delete(tree: String, key: [UInt8])
+    case drop(tree: String)
+}
+
+extension Model {
+    public mutating func apply(_ operations: [Operation]) {
+        for operation in operations {
+            switch operation {
+            case .put(let tree, let key, let value): trees[tree, default: [:]][key] = value
+            case .delete(let tree, let key): trees[tree]?[key] = nil
+            case .drop(let tree): trees[tree] = nil
+            }
+        }
+    }
+}
+
+/// Applies operations to a write transaction.
+public func apply(_ operations: [Operation], to txn: WriteTransaction) throws {
+    for operation in operations {
+        switch operation {
+        case .put(let tree, let key, let value):
+            try txn.put(txn.tree(tree)!, key: key, value: value)
+        case .delete(let tree, let key):
+            if let handle = try txn.tree(tree, create: false) { try txn.delete(handle, key: key) }
+        case .drop(let tree):
+            try txn.dropTree(tree)
+        }
+    }
+}
+
+/// The deterministic workload of the crash and fault-injection tests: transaction `k` of a seed is
+/// always the same few puts and deletes over a few trees, with values from empty to several KiB
+/// (some out of line), so that any prefix of commits has a known content.
+public enum CrashWorkload {
+    public static func transaction(_ k: Int, seed: UInt64) -> [Operation] {
+        var rng = SplitMix64(seed: seed &+ UInt64(k) &* 0x9E37_79B9)
+        var operations: [Operation] = []
+        let count = Int(rng.next() % 6) + 1
+        for _ in 0..<count {
+            let tree = "t\(rng.next() % 3)"
+            let key = bigEndianKey(rng.next() % 200)
+            if rng.next() % 4 == 0 {
+                operations.append(.delete(tree: tree, key: key))
+            } else {
+                let size = rng.next() % 8 == 0 ? Int(rng.next() % 6000) : Int(rng.next() % 120)
+                let fill = UInt8(truncatingIfNeeded: k)
+                operations.append(.put(tree: tree, key: key, value: [UInt8](repeating: fill, count: size) + bigEndianKey(UInt64(k))))
+            }
+        }
+        if rng.next() % 97 == 0 { operations.append(.drop(tree: "t\(rng.next() % 3)")) }
+        return operations
+    }
+
+    /// The model after the first `commits` transactions.
+    public static func model(after commits: Int, seed: UInt64) -> Model {
+        var model = Model()
+        for k in stride(from: 1, through: commits, by: 1) { model.apply(transaction(k, seed: seed)) }
+        return model
+    }
+
+    public static func apply(_ operations: [Operation], to txn: WriteTransaction) throws {
+        try CellarTestSupport.apply(operations, to: txn)
+    }
+}
+
+/// `value` as 8 big-endian bytes: keys that sort like the numbers.
+public func bigEndianKey(_ value: UInt64) -> [UInt8] {
+    withUnsafeBytes(of: value.bigEndian) { Array($0) }
+}
