@@ -1,0 +1,50 @@
+// swift-tools-version: 6.1
+// Benchmarks for Cellar, kept out of the main package so that building or testing Cellar never
+// pulls in the benchmark framework or LMDB.
+//
+//   swift run -c release --package-path Benchmarks engine-bench --n 100000 --runs 3
+//   swift package --package-path Benchmarks benchmark --target EngineMicro
+import PackageDescription
+
+// `.package(path: "../")` takes its identity from the name of the checkout's folder, which differs
+// from machine to machine: compute it.
+let root = Context.packageDirectory.split(separator: "/").dropLast().last.map(String.init)!
+
+let package = Package(
+    name: "CellarBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: "../"),
+        // Without the trait, resolution asks for a package that is not on the mirror.
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // LMDB from the system, the reference engine (Debian: liblmdb-dev, Homebrew: lmdb).
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+        ),
+        // Cellar's storage engine and LMDB side by side on the same steps, in one process.
+        .executableTarget(
+            name: "engine-bench",
+            dependencies: [
+                .product(name: "CellarStorage", package: root),
+                "CLMDB",
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // package-benchmark micro-benchmarks. The plugin only picks up executable targets whose
+        // folder sits directly in a folder named `Benchmarks`: this package's own folder.
+        .executableTarget(
+            name: "EngineMicro",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "CellarStorage", package: root),
+            ],
+            path: "EngineMicro",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ]
+)

@@ -1,0 +1,48 @@
+// swift-tools-version: 6.2
+// Fuzz targets for CellarStorage: a package of its own, so that the sanitizer builds (and their
+// build directory) never touch the root package. See README.md.
+import PackageDescription
+
+/// The root package's identity is the name of the folder it is checked out in, which differs
+/// between machines (CI clones into a folder of its own): take it from this package's path.
+let root = Context.packageDirectory.split(separator: "/").dropLast().last.map(String.init)!
+
+/// Swift 6 language mode with warnings as errors, as in the root package.
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "CellarFuzz",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "FuzzOpenStore", targets: ["FuzzOpenStore"]),
+        .executable(name: "FuzzNode", targets: ["FuzzNode"]),
+        .executable(name: "MakeCorpus", targets: ["MakeCorpus"]),
+    ],
+    dependencies: [
+        .package(path: "../"),
+    ],
+    targets: [
+        // libFuzzer: the input is the whole data file of a store, opened read-only and read.
+        .executableTarget(
+            name: "FuzzOpenStore",
+            dependencies: [.product(name: "CellarStorage", package: root)],
+            swiftSettings: strict
+        ),
+        // libFuzzer: the input is a B+tree node body, checked by Diagnostics.checkNode.
+        .executableTarget(
+            name: "FuzzNode",
+            dependencies: [.product(name: "CellarStorage", package: root)],
+            swiftSettings: strict
+        ),
+        // Writes the seed corpus (corpus/open-store, corpus/node) with the public API. Built
+        // without sanitizers, in its own scratch path.
+        .executableTarget(
+            name: "MakeCorpus",
+            dependencies: [.product(name: "CellarStorage", package: root)],
+            swiftSettings: strict
+        ),
+    ]
+)

@@ -1,0 +1,19 @@
+// libFuzzer target: the input is the body of a B+tree node record (the bytes after its 16-byte
+// record header), handed to `Diagnostics.checkNode`, the check every node read from disk passes
+// before it is used. A thrown error is the expected answer to a malformed body; a crash, a trap or
+// an AddressSanitizer report (a read outside the input) is a bug in CellarStorage.
+//
+// libFuzzer passes a heap copy of exactly `size` bytes, so ASan catches any read past the body.
+import CellarStorage
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let body = UnsafeRawBufferPointer(start: data, count: size)
+    if let summary = try? Diagnostics.checkNode(body) {
+        // A valid body holds its 8-byte header and one 4-byte slot per entry. (Nothing bounds
+        // `payloadBytes` by the size: slots of a valid node may point at the same entry.)
+        precondition(size >= 8 && summary.entries <= (size - 8) / 4,
+                     "checkNode accepted \(summary.entries) entries in a \(size)-byte body")
+    }
+    return 0
+}

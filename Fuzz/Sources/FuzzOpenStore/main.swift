@@ -1,0 +1,126 @@
+// libFuzzer target: the input is the whole content of a store's data file.
+//
+// Each run writes the bytes to `data.cellar` in a scratch directory of this process, opens the
+// store read-only (a read-only open neither writes nor locks) and, if it opens, reads everything
+// it can reach: every tree named in the catalog, every entry forwards and backwards, and a few
+// point lookups. Any thrown error is a correct answer to a bad file; a crash, a trap or an
+// AddressSanitizer report is a bug in CellarStorage.
+//
+// Nothing here runs at top level: libFuzzer supplies `main`, so top-level code in this file would
+// never run. Per-process state lives in static properties, which are initialized lazily.
+import CellarStorage
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+enum Scratch {
+    /// A directory of this process under `$TMPDIR` (or /tmp), made on first use.
+    static let directory: String = {
+        var base = "/tmp"
+        if let tmp = getenv("TMPDIR"), tmp.pointee != 0 { base = String(cString: tmp) }
+        let path = "\(base)/cellar-fuzz-open-store.\(getpid())"
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            fatalError("FuzzOpenStore: cannot create \(path): errno \(errno)")
+        }
+        // Best effort: remove the scratch files when libFuzzer exits normally.
+        atexit {
+            unlink(Scratch.dataPath)
+            rmdir(Scratch.directory)
+        }
+        return path
+    }()
+
+    static let dataPath = directory + "/" + StorageEngine.dataFileName
+
+    /// Replaces the data file's content with `bytes`.
+    static func writeDataFile(_ bytes: UnsafeRawBufferPointer) {
+        let fd = open(dataPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard fd >= 0 else { fatalError("FuzzOpenStore: cannot open \(dataPath): errno \(errno)") }
+        defer { close(fd) }
+        var done = 0
+        while done < bytes.count {
+            let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { fatalError("FuzzOpenStore: cannot write \(dataPath): errno \(errno)") }
+            done += n
+        }
+    }
+}
+
+/// Keeps the bytes read from being unused (debug builds do not drop them anyway).
+@inline(never)
+func consume(_ value: UInt64) {
+    withExtendedLifetime(value) {}
+}
+
+/// Adds up every byte of `bytes`, so that each one is actually read (and checked by ASan, or
+/// faults if it is outside the mapped file).
+@inline(__always)
+func touch(_ bytes: UnsafeRawBufferPointer, into sum: inout UInt64) {
+    for byte in bytes { sum = sum &* 31 &+ UInt64(byte) }
+    sum &+= UInt64(bytes.count)
+}
+
+/// Reads everything reachable in the store opened on `dataPath`. Throws what the engine throws.
+func readEverything(_ engine: StorageEngine, probe: [UInt8]) throws {
+    var sum: UInt64 = 0
+    try engine.read { txn in
+        for name in try txn.treeNames() {
+            // A name that is not valid UTF-8 comes back with replacement characters and is then not
+            // found under its decoded spelling: that is not a bug.
+            guard let tree = try txn.tree(name) else { continue }
+            sum &+= UInt64(try txn.count(tree))
+            var firstKey: [UInt8]?
+            var lastKey: [UInt8]?
+            try txn.cursor(tree).scan { key, value in
+                touch(key, into: &sum)
+                touch(value, into: &sum)
+                if firstKey == nil { firstKey = Array(key) }
+                lastKey = Array(key)
+                return true
+            }
+            // Backwards too: `previous` walks the tree by a path of its own.
+            try txn.cursor(tree).scan(reverse: true) { key, value in
+                touch(key, into: &sum)
+                touch(value, into: &sum)
+                return true
+            }
+            // Point lookups: present keys, and a key taken from the input.
+            for key in [firstKey, lastKey, probe].compactMap({ $0 }) {
+                if let value = try txn.get(tree, key: key) { sum &+= UInt64(value.count) }
+            }
+            // A bounded range scan, which starts with a seek.
+            var seen = 0
+            try txn.cursor(tree).scan(KeyRange(lower: firstKey ?? probe, lowerInclusive: false)) { key, value in
+                touch(key, into: &sum)
+                touch(value, into: &sum)
+                seen += 1
+                return seen < 8
+            }
+        }
+    }
+    consume(sum)
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let input = UnsafeRawBufferPointer(start: data, count: size)
+    Scratch.writeDataFile(input)
+    let engine: StorageEngine
+    do {
+        engine = try StorageEngine(directory: Scratch.directory, options: StorageOptions(readOnly: true))
+    } catch {
+        return 0
+    }
+    defer { engine.close() }
+    // A lookup key that the fuzzer controls: the last (up to) 16 bytes of the input.
+    let probe = Array(input.suffix(16))
+    do {
+        try readEverything(engine, probe: probe)
+    } catch {
+        // A corrupt store is reported by throwing; that is the expected answer.
+    }
+    return 0
+}

@@ -1,0 +1,273 @@
+// Writes the seed corpus of the fuzz targets with CellarStorage's public API:
+//
+//   corpus/open-store/  whole data files of small stores (FuzzOpenStore)
+//   corpus/node/        node bodies taken out of those files (FuzzNode)
+//
+// Usage: MakeCorpus [CORPUS_DIR]   (default: the corpus/ folder beside Sources/ of this package)
+// Both subfolders are emptied and written anew. The stores use small nodes (256 or 512 bytes) so
+// that a few KB of data already make trees of several levels, values longer than a quarter of
+// a node (stored out of line) and superblocks (interval 2). The output is not byte-for-byte
+// reproducible: each store gets a random UUID and salt, and commit times.
+import CellarStorage
+import Foundation
+
+// MARK: Workloads
+
+/// SplitMix64: a small deterministic generator, so the key and value mix is the same every run.
+struct SplitMix64 {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+}
+
+func key(_ prefix: String, _ i: Int) -> [UInt8] {
+    Array("\(prefix)-\(String(i, radix: 10).leftPadded(to: 4))".utf8)
+}
+
+func value(_ rng: inout SplitMix64, length: Int) -> [UInt8] {
+    (0..<length).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+/// A store with no commits: only the file header.
+func makeEmpty(_ dir: String) throws {
+    let engine = try StorageEngine(directory: dir, options: StorageOptions(nodeSize: 256, superblockInterval: 2))
+    engine.close()
+}
+
+/// One commit: one tree of a few dozen entries, three of them with out-of-line values.
+func makeOneCommit(_ dir: String) throws {
+    var rng = SplitMix64(state: 1)
+    let engine = try StorageEngine(directory: dir, options: StorageOptions(nodeSize: 256, superblockInterval: 2))
+    defer { engine.close() }
+    try engine.write { txn in
+        let items = try txn.tree("items")!
+        for i in 0..<40 {
+            // 256-byte nodes: values over 64 bytes go out of line.
+            let length = i % 13 == 5 ? 100 + i : 4 + rng.below(24)
+            try txn.put(items, key: key("item", i), value: value(&rng, length: length))
+        }
+    }
+}
+
+/// Several commits over three trees: inserts, overwrites, deletes, a dropped tree, a tree with a
+/// non-ASCII name and an empty value. Superblocks every 2 commits. Returns the committed file
+/// size before the last commit (where the last frame starts).
+@discardableResult
+func makeSeveralCommits(_ dir: String) throws -> UInt64 {
+    var rng = SplitMix64(state: 2)
+    let engine = try StorageEngine(directory: dir, options: StorageOptions(nodeSize: 256, superblockInterval: 2))
+    defer { engine.close() }
+    try engine.write { txn in
+        let alpha = try txn.tree("alpha")!
+        let beta = try txn.tree("beta")!
+        for i in 0..<30 { try txn.put(alpha, key: key("a", i), value: value(&rng, length: 8 + rng.below(16))) }
+        for i in 0..<10 { try txn.put(beta, key: key("b", i), value: value(&rng, length: i == 3 ? 90 : 12)) }
+    }
+    try engine.write { txn in
+        let alpha = try txn.tree("alpha")!
+        for i in stride(from: 0, to: 30, by: 3) { try txn.delete(alpha, key: key("a", i)) }
+        try txn.put(alpha, key: key("a", 7), value: value(&rng, length: 120))
+        try txn.put(alpha, key: [], value: [])
+    }
+    try engine.write { txn in
+        let gamma = try txn.tree("gamma")!
+        for i in 0..<20 { try txn.put(gamma, key: key("g", i * 7), value: value(&rng, length: 20)) }
+        let beta = try txn.tree("beta")!
+        try txn.delete(beta, key: key("b", 3))
+    }
+    try engine.write { txn in
+        let names = try txn.tree("été ☃")!
+        try txn.put(names, key: Array("clé".utf8), value: Array("valeur".utf8))
+        let alpha = try txn.tree("alpha")!
+        for i in 30..<45 { try txn.put(alpha, key: key("a", i), value: value(&rng, length: 10)) }
+    }
+    try engine.write { txn in
+        _ = try txn.dropTree("gamma")
+        let beta = try txn.tree("beta")!
+        for i in 0..<10 { try txn.delete(beta, key: key("b", i)) }
+    }
+    let beforeLast = engine.fileSize
+    try engine.write { txn in
+        let alpha = try txn.tree("alpha")!
+        for i in 0..<12 { try txn.put(alpha, key: key("a", 100 + i), value: value(&rng, length: i % 4 == 0 ? 70 : 16)) }
+        try txn.delete(alpha, key: key("a", 31))
+    }
+    return beforeLast
+}
+
+/// 512-byte nodes and a few hundred keys: three levels in one tree.
+func makeLevels(_ dir: String) throws {
+    var rng = SplitMix64(state: 3)
+    let engine = try StorageEngine(directory: dir, options: StorageOptions(nodeSize: 512, superblockInterval: 2))
+    defer { engine.close() }
+    for round in 0..<2 {
+        try engine.write { txn in
+            let big = try txn.tree("big")!
+            for _ in 0..<200 {
+                let n = rng.below(1000)
+                let length = n % 50 == 0 ? 140 : 2 + rng.below(12)  // > 128 bytes: out of line
+                try txn.put(big, key: key("k\(round)", n), value: value(&rng, length: length))
+            }
+        }
+    }
+    try engine.write { txn in
+        let big = try txn.tree("big")!
+        for i in 0..<300 { try txn.delete(big, key: key("k0", i)) }
+    }
+}
+
+/// 256-byte nodes and many short entries in one commit: a tree of three levels (a root branch
+/// over branches over leaves).
+func makeDeep(_ dir: String) throws {
+    var rng = SplitMix64(state: 5)
+    let engine = try StorageEngine(directory: dir, options: StorageOptions(nodeSize: 256, superblockInterval: 2))
+    defer { engine.close() }
+    try engine.write { txn in
+        let deep = try txn.tree("deep")!
+        for i in 0..<700 { try txn.put(deep, key: key("d", i), value: value(&rng, length: 1 + rng.below(6))) }
+    }
+}
+
+/// Commits without sync (`durability: .none`): commit records without the durable flag.
+func makeNoSync(_ dir: String) throws {
+    var rng = SplitMix64(state: 4)
+    let engine = try StorageEngine(directory: dir, options: StorageOptions(durability: .none, nodeSize: 256, superblockInterval: 2))
+    defer { engine.close() }
+    for round in 0..<3 {
+        try engine.write { txn in
+            let log = try txn.tree("log")!
+            for i in 0..<12 { try txn.put(log, key: key("r\(round)", i), value: value(&rng, length: 6 + rng.below(10))) }
+        }
+    }
+}
+
+// MARK: Files
+
+
+
+func readFile(_ path: String) throws -> [UInt8] {
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw CocoaError(.fileReadUnknown, userInfo: [NSFilePathErrorKey: path])
+    }
+    return [UInt8](data)
+}
+
+func writeFile(_ path: String, _ bytes: [UInt8]) throws {
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+}
+
+/// The bodies of the node records (kind 1) of a data file, in file order: after the 4096-byte
+/// header, records of u64 checksum, u32 length (with the 16-byte header), u8 kind, 3 zero bytes,
+/// then the body.
+func nodeBodies(_ file: [UInt8]) -> [[UInt8]] {
+    nodeRecords(file).map(\.body)
+}
+
+func nodeRecords(_ file: [UInt8]) -> [(offset: Int, body: [UInt8])] {
+    var bodies: [(offset: Int, body: [UInt8])] = []
+    var offset = 4096
+    while offset + 16 <= file.count {
+        let length = (0..<4).reduce(0) { $0 | Int(file[offset + 8 + $1]) << (8 * $1) }
+        guard length >= 16, length % 8 == 0, offset + length <= file.count else { break }
+        if file[offset + 12] == 1 { bodies.append((offset, Array(file[offset + 16 ..< offset + length]))) }
+        offset += length
+    }
+    return bodies
+}
+
+/// Up to `count` elements spread evenly over `items`.
+func spread<T>(_ items: [T], count: Int) -> [T] {
+    guard items.count > count else { return items }
+    return (0..<count).map { items[$0 * items.count / count] }
+}
+
+// MARK: Main
+
+let corpus = CommandLine.arguments.count > 1
+    ? CommandLine.arguments[1]
+    : URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("corpus").path
+let openStoreDir = corpus + "/open-store"
+let nodeDir = corpus + "/node"
+let work = NSTemporaryDirectory() + "cellar-make-corpus-\(ProcessInfo.processInfo.processIdentifier)"
+
+do {
+    try? FileManager.default.removeItem(atPath: work)
+    defer { try? FileManager.default.removeItem(atPath: work) }
+    try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    for dir in [openStoreDir, nodeDir] {
+        try? FileManager.default.removeItem(atPath: dir)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+    func dataFile(_ name: String) -> String { "\(work)/\(name)/\(StorageEngine.dataFileName)" }
+
+    try makeEmpty("\(work)/empty")
+    try makeOneCommit("\(work)/one-commit")
+    let lastFrame = try makeSeveralCommits("\(work)/several-commits")
+    try makeLevels("\(work)/levels-512")
+    try makeNoSync("\(work)/no-sync")
+    try makeDeep("\(work)/deep-256")
+
+    var stores: [(name: String, bytes: [UInt8])] = []
+    for name in ["empty", "one-commit", "several-commits", "levels-512", "no-sync", "deep-256"] {
+        stores.append((name, try readFile(dataFile(name))))
+    }
+    // Torn: the several-commits store cut in the middle of its last frame.
+    let several = stores[2].bytes
+    let cut = (Int(lastFrame) + several.count) / 2
+    stores.append(("truncated-mid-frame", Array(several[..<cut])))
+    // Corrupt: one byte flipped in the middle of the one-commit store's log.
+    var flipped = stores[1].bytes
+    flipped[(4096 + flipped.count) / 2] ^= 0x10
+    stores.append(("flipped-byte", flipped))
+
+    for store in stores {
+        try writeFile("\(openStoreDir)/\(store.name)", store.bytes)
+        print("open-store/\(store.name): \(store.bytes.count) bytes")
+    }
+
+    // Node bodies from the intact stores, leaves and branches, spread over the files.
+    var leaves: [[UInt8]] = []
+    var branches: [[UInt8]] = []
+    for store in stores where ["one-commit", "several-commits", "levels-512", "no-sync", "deep-256"].contains(store.name) {
+        for body in nodeBodies(store.bytes) {
+            if body.first == 1 { leaves.append(body) } else { branches.append(body) }
+        }
+    }
+    var nodes = spread(leaves, count: 8).enumerated().map { ("leaf-\($0.offset + 1)", $0.element) }
+    nodes += spread(branches, count: 6).enumerated().map { ("branch-\($0.offset + 1)", $0.element) }
+    nodes.append(("empty-leaf", [1, 0, 0, 0, 0, 0, 0, 0]))
+    // How many branches sit over other branches (trees of three levels or more): child 0 of a
+    // branch is the u64 at the start of its entry 0, whose offset is slot 0 (body bytes 8..<12).
+    func le(_ bytes: [UInt8], _ at: Int, _ width: Int) -> Int {
+        (0..<width).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) }
+    }
+    var upperBranches = 0
+    for store in stores where store.name != "truncated-mid-frame" && store.name != "flipped-byte" {
+        let kinds = Dictionary(uniqueKeysWithValues: nodeRecords(store.bytes).map { ($0.offset, $0.body[0]) })
+        for (_, body) in nodeRecords(store.bytes) where body[0] == 2 {
+            if kinds[le(body, le(body, 8, 4), 8)] == 2 { upperBranches += 1 }
+        }
+    }
+    print("branches over branches: \(upperBranches)")
+    for (name, body) in nodes {
+        try writeFile("\(nodeDir)/\(name)", body)
+        print("node/\(name): \(body.count) bytes")
+    }
+    print("found \(leaves.count) leaves and \(branches.count) branches; wrote \(stores.count) stores and \(nodes.count) nodes to \(corpus)")
+} catch {
+    FileHandle.standardError.write(Data("MakeCorpus: \(error)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,262 @@
+import CellarStorage
+import CellarTestSupport
+import Testing
+
+/// The B+tree against an in-memory model: random operations, then every read path compared.
+@Suite("B+tree against an in-memory model")
+struct BTreeModelTests {
+    /// A sorted view of one tree of the model.
+    static func sorted(_ entries: [[UInt8]: [UInt8]]) -> [([UInt8], [UInt8])] {
+        entries.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { ($0.key, $0.value) }
+    }
+
+    static func scan(_ cursor: Cursor, _ range: KeyRange = .all, reverse: Bool = false) throws -> [([UInt8], [UInt8])] {
+        var out: [([UInt8], [UInt8])] = []
+        try cursor.scan(range, reverse: reverse) { key, value in
+            out.append((Array(key), Array(value)))
+            return true
+        }
+        return out
+    }
+
+    static func same(_ a: [([UInt8], [UInt8])], _ b: [([UInt8], [UInt8])]) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+    }
+
+    static func randomKey(_ rng: inout SplitMix64, space: UInt64) -> [UInt8] {
+        // Mostly 8-byte keys, some short, some long with a shared prefix (to exercise the compare).
+        let n = rng.next() % space
+        switch rng.next() % 8 {
+        case 0: return Array(bigEndianKey(n).suffix(Int(rng.next() % 3)))
+        case 1: return Array(repeating: 0x61, count: 20) + bigEndianKey(n)
+        default: return bigEndianKey(n)
+        }
+    }
+
+    static func randomValue(_ rng: inout SplitMix64) -> [UInt8] {
+        let size: Int
+        switch rng.next() % 50 {
+        case 0: size = Int(rng.next() % 20_000)   // out of line
+        case 1, 2, 3: size = 0
+        default: size = Int(rng.next() % 300)
+        }
+        let fill = UInt8(truncatingIfNeeded: rng.next())
+        return [UInt8](repeating: fill, count: size)
+    }
+
+    /// Compares every read path of `txn`'s tree with the model: count, gets, seeks, scans both ways,
+    /// ranges, prefixes.
+    static func check(_ txn: ReadTransaction, _ model: [[UInt8]: [UInt8]], rng: inout SplitMix64, seed: UInt64, space: UInt64) throws {
+        let expected = sorted(model)
+        guard let tree = try txn.tree("t") else {
+            #expect(model.isEmpty, "tree missing but model has \(model.count) entries (seed \(seed))")
+            return
+        }
+        #expect(try txn.count(tree) == model.count, "count (seed \(seed))")
+        #expect(same(try scan(txn.cursor(tree)), expected), "forward scan (seed \(seed))")
+        #expect(same(try scan(txn.cursor(tree), reverse: true), expected.reversed()), "reverse scan (seed \(seed))")
+        for _ in 0..<40 {
+            let key = Self.randomKey(&rng, space: space)
+            #expect(try txn.get(tree, key: key) == model[key], "get (seed \(seed))")
+            let cursor = try txn.cursor(tree)
+            let found = try cursor.seek(key)
+            let want = expected.first { !$0.0.lexicographicallyPrecedes(key) }
+            #expect(found == (want != nil), "seek found (seed \(seed))")
+            if found, let want { #expect(Array(cursor.key) == want.0, "seek key (seed \(seed))") }
+        }
+        for _ in 0..<6 {
+            var a = Self.randomKey(&rng, space: space)
+            var b = Self.randomKey(&rng, space: space)
+            if b.lexicographicallyPrecedes(a) { swap(&a, &b) }
+            let lowerInclusive = rng.next() % 2 == 0
+            let upperInclusive = rng.next() % 2 == 0
+            let range = KeyRange(lower: a, lowerInclusive: lowerInclusive, upper: b, upperInclusive: upperInclusive)
+            let inRange = expected.filter { entry in
+                let aboveLower = lowerInclusive ? !entry.0.lexicographicallyPrecedes(a) : a.lexicographicallyPrecedes(entry.0)
+                let belowUpper = upperInclusive ? !b.lexicographicallyPrecedes(entry.0) : entry.0.lexicographicallyPrecedes(b)
+                return aboveLower && belowUpper
+            }
+            #expect(same(try scan(txn.cursor(tree), range), inRange), "range scan (seed \(seed))")
+            #expect(same(try scan(txn.cursor(tree), range, reverse: true), inRange.reversed()), "reverse range scan (seed \(seed))")
+            let prefix = Array(a.prefix(Int(rng.next() % 8)))
+            let withPrefix = expected.filter { $0.0.starts(with: prefix) }
+            #expect(same(try scan(txn.cursor(tree), .prefix(prefix)), withPrefix), "prefix scan (seed \(seed))")
+            #expect(same(try scan(txn.cursor(tree), .prefix(prefix), reverse: true), withPrefix.reversed()), "reverse prefix scan (seed \(seed))")
+        }
+    }
+
+    @Test("random puts, deletes, aborts and reopens match the model", arguments: [512, 4096])
+    func randomOperations(nodeSize: Int) throws {
+        let seed = SplitMix64.testSeed()
+        var rng = SplitMix64(seed: seed)
+        let directory = TestDirectory("model")
+        defer { directory.remove() }
+        let options = StorageOptions(initialMapSize: 1 << 20, nodeSize: nodeSize, superblockInterval: 5)
+        var engine = try StorageEngine(directory: directory.path, options: options)
+        var model: [[UInt8]: [UInt8]] = [:]
+        let space: UInt64 = 3000
+        for round in 0..<60 {
+            let txn = try engine.beginWrite()
+            let tree = try txn.tree("t")!
+            var scratch = model
+            for _ in 0..<Int(rng.next() % 400) {
+                let key = Self.randomKey(&rng, space: space)
+                if rng.next() % 3 == 0 {
+                    let removed = try txn.delete(tree, key: key)
+                    #expect(removed == (scratch[key] != nil), "delete result (seed \(seed))")
+                    scratch[key] = nil
+                } else {
+                    let value = Self.randomValue(&rng)
+                    try txn.put(tree, key: key, value: value)
+                    scratch[key] = value
+                }
+                // Read-your-writes.
+                if rng.next() % 10 == 0 {
+                    let probe = Self.randomKey(&rng, space: space)
+                    #expect(try txn.get(tree, key: probe) == scratch[probe], "read-your-writes (seed \(seed))")
+                }
+            }
+            #expect(try txn.count(tree) == scratch.count, "count inside the transaction (seed \(seed))")
+            if rng.next() % 7 == 0 {
+                txn.abort()
+            } else {
+                try txn.commit()
+                model = scratch
+            }
+            try engine.read { try Self.check($0, model, rng: &rng, seed: seed, space: space) }
+            if round % 15 == 14 {
+                engine.close()
+                engine = try StorageEngine(directory: directory.path, options: options)
+                try engine.read { try Self.check($0, model, rng: &rng, seed: seed, space: space) }
+            }
+        }
+        engine.close()
+    }
+
+    @Test("200,000 keys in random order, then deleted down to an empty tree")
+    func twoHundredThousandKeys() throws {
+        let seed = SplitMix64.testSeed()
+        var rng = SplitMix64(seed: seed)
+        let directory = TestDirectory("200k")
+        defer { directory.remove() }
+        let engine = try StorageEngine(directory: directory.path, options: StorageOptions(durability: .none, initialMapSize: 1 << 20, nodeSize: 1024))
+        defer { engine.close() }
+        let n = 200_000
+        var order = Array(0..<UInt64(n))
+        order.shuffle(using: &rng)
+        // Insert in 4 commits.
+        for part in 0..<4 {
+            try engine.write { txn in
+                let tree = try txn.tree("t")!
+                for i in order[(part * n / 4)..<((part + 1) * n / 4)] {
+                    try txn.put(tree, key: bigEndianKey(i), value: bigEndianKey(i &* 31))
+                }
+            }
+        }
+        try engine.read { txn in
+            let tree = try txn.tree("t")!
+            #expect(try txn.count(tree) == n)
+            var expected: UInt64 = 0
+            try txn.cursor(tree).scan { key, value in
+                #expect(Array(key) == bigEndianKey(expected), "key order (seed \(seed))")
+                #expect(Array(value) == bigEndianKey(expected &* 31), "value (seed \(seed))")
+                expected += 1
+                return true
+            }
+            #expect(expected == UInt64(n))
+        }
+        // Delete in random order, checking along the way.
+        order.shuffle(using: &rng)
+        for part in 0..<8 {
+            let slice = order[(part * n / 8)..<((part + 1) * n / 8)]
+            try engine.write { txn in
+                let tree = try txn.tree("t")!
+                for i in slice { #expect(try txn.delete(tree, key: bigEndianKey(i)), "delete (seed \(seed))") }
+            }
+            let remaining = Set(order[((part + 1) * n / 8)...])
+            try engine.read { txn in
+                let tree = try txn.tree("t")!
+                #expect(try txn.count(tree) == remaining.count)
+                var seen = 0
+                var previous: [UInt8]?
+                try txn.cursor(tree).scan { key, _ in
+                    seen += 1
+                    if let previous { #expect(previous.lexicographicallyPrecedes(Array(key))) }
+                    previous = Array(key)
+                    return true
+                }
+                #expect(seen == remaining.count, "scan after deletes (seed \(seed))")
+                for i in slice.prefix(50) { #expect(try txn.get(tree, key: bigEndianKey(i)) == nil) }
+                for i in remaining.prefix(50) { #expect(try txn.get(tree, key: bigEndianKey(i)) == bigEndianKey(i &* 31)) }
+            }
+        }
+        try engine.read { txn in
+            let tree = try txn.tree("t")!
+            #expect(try txn.count(tree) == 0)
+            #expect(try txn.cursor(tree).first() == false)
+            #expect(try txn.cursor(tree).last() == false)
+        }
+        // An empty tree holds no bytes: everything it had is garbage.
+        #expect(engine.liveBytes < 1024, "live bytes after deleting everything: \(engine.liveBytes)")
+    }
+
+    @Test("keys and values from 0 bytes to 1 MiB round-trip, through commit and reopen")
+    func sizesFromZeroToOneMebibyte() throws {
+        let directory = TestDirectory("sizes")
+        defer { directory.remove() }
+        let sizes = [0, 1, 7, 8, 15, 16, 17, 31, 255, 1023, 1024, 1025, 4095, 4096, 65_536, 300_000, 1 << 20]
+        func key(_ size: Int, _ tag: UInt8) -> [UInt8] { (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7) } + [tag] }
+        func bytes(_ size: Int, _ tag: UInt8) -> [UInt8] { (0..<size).map { UInt8(truncatingIfNeeded: $0 &+ Int(tag)) } }
+        var options = StorageOptions(initialMapSize: 1 << 20)
+        options.nodeSize = 4096
+        do {
+            let engine = try StorageEngine(directory: directory.path, options: options)
+            try engine.write { txn in
+                let values = try txn.tree("values")!
+                let keys = try txn.tree("keys")!
+                for (i, size) in sizes.enumerated() {
+                    try txn.put(values, key: bigEndianKey(UInt64(i)), value: bytes(size, UInt8(i)))
+                    try txn.put(keys, key: Array(key(size, UInt8(i)).dropLast()), value: bytes(i, 1))
+                }
+                // Read-your-writes for the big ones before commit.
+                #expect(try txn.get(values, key: bigEndianKey(UInt64(sizes.count - 1))) == bytes(1 << 20, UInt8(sizes.count - 1)))
+            }
+            engine.close()
+        }
+        let engine = try StorageEngine(directory: directory.path, options: options)
+        defer { engine.close() }
+        try engine.read { txn in
+            let values = try txn.tree("values")!
+            let keys = try txn.tree("keys")!
+            for (i, size) in sizes.enumerated() {
+                #expect(try txn.get(values, key: bigEndianKey(UInt64(i))) == bytes(size, UInt8(i)), "value of \(size) bytes")
+                #expect(try txn.get(keys, key: Array(key(size, UInt8(i)).dropLast())) == bytes(i, 1), "key of \(size) bytes")
+            }
+            #expect(try txn.count(keys) == sizes.count)
+            var scanned = 0
+            try txn.cursor(keys).scan { _, _ in scanned += 1; return true }
+            #expect(scanned == sizes.count)
+        }
+        // Replacing and deleting big values leaves them as garbage, not live.
+        let before = engine.liveBytes
+        try engine.write { txn in
+            let values = try txn.tree("values")!
+            try txn.delete(values, key: bigEndianKey(UInt64(sizes.count - 1)))
+        }
+        #expect(engine.liveBytes < before - (1 << 20) + 4096)
+    }
+
+    @Test("limits: a key or value over the limit is refused with tooLarge")
+    func limits() throws {
+        let directory = TestDirectory("limits")
+        defer { directory.remove() }
+        let engine = try StorageEngine(directory: directory.path)
+        defer { engine.close() }
+        let txn = try engine.beginWrite()
+        let tree = try txn.tree("t")!
+        #expect(throws: StorageError.tooLarge(what: "key", size: StorageLimits.maxKeySize + 1, limit: StorageLimits.maxKeySize)) {
+            try txn.put(tree, key: [UInt8](repeating: 1, count: StorageLimits.maxKeySize + 1), value: [])
+        }
+        txn.abort()
+    }
+}

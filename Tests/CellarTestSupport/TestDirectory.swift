@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A fresh directory for one test, on disk (not tmpfs where avoidable), removed by `remove()`.
+public struct TestDirectory: Sendable {
+    public let path: String
+
+    public init(_ label: String = "test") {
+        var template = Array("/tmp/cellar-\(label)-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(made != nil, "mkdtemp failed")
+        path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
+    }
+
+    /// A path inside the directory.
+    public func sub(_ name: String) -> String { path + "/" + name }
+
+    public func remove() {
+        _ = system("rm -rf '\(path)'")
+    }
+
+    /// Writes `bytes` as the whole content of `file`.
+    public static func write(_ bytes: [UInt8], to file: String) {
+        let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        precondition(fd >= 0, "open \(file) failed")
+        bytes.withUnsafeBytes { b in
+            var done = 0
+            while done < b.count {
+                let n = systemWrite(fd, b.baseAddress! + done, b.count - done)
+                precondition(n > 0, "write failed")
+                done += n
+            }
+        }
+        close(fd)
+    }
+
+    /// The whole content of `file`.
+    public static func read(_ file: String) -> [UInt8] {
+        let fd = open(file, O_RDONLY)
+        precondition(fd >= 0, "open \(file) failed")
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress!, $0.count) }
+            if n <= 0 { break }
+            out += chunk[0..<n]
+        }
+        return out
+    }
+}
+
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    return Glibc.write(fd, buffer, count)
+    #else
+    return Darwin.write(fd, buffer, count)
+    #endif
+}
+
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    return Glibc.read(fd, buffer, count)
+    #else
+    return Darwin.read(fd, buffer, count)
+    #endif
+}
