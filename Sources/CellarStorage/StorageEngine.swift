@@ -255,11 +255,20 @@ public final class StorageEngine: @unchecked Sendable {
 
     // MARK: Helpers
 
+    /// Takes the store's write lock. A lock that is busy is tried again for a moment before
+    /// `storeLocked` is thrown: when any thread of this process forks (to run a command, say), the
+    /// child shares our descriptors until it execs, and may briefly hold a lock we just released.
     private static func lock(_ path: String) throws -> Int32 {
         let fd = try Syscall.open(path, flags: O_RDWR | O_CREAT, mode: 0o644)
+        var attempts = 0
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let code = Syscall.errno()
             if code == EINTR { continue }
+            if code == EWOULDBLOCK && attempts < 20 {
+                attempts += 1
+                usleep(10_000)
+                continue
+            }
             Syscall.close(fd)
             if code == EWOULDBLOCK { throw StorageError.storeLocked(path: path) }
             throw StorageError.io(operation: "flock", errno: code, path: path)

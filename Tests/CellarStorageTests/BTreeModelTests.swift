@@ -146,14 +146,14 @@ struct BTreeModelTests {
         order.shuffle(using: &rng)
         // Insert in 4 commits.
         for part in 0..<4 {
-            try engine.write { txn in
+            try engine.write { txn throws in
                 let tree = try txn.tree("t")!
                 for i in order[(part * n / 4)..<((part + 1) * n / 4)] {
                     try txn.put(tree, key: bigEndianKey(i), value: bigEndianKey(i &* 31))
                 }
             }
         }
-        try engine.read { txn in
+        try engine.read { txn throws in
             let tree = try txn.tree("t")!
             #expect(try txn.count(tree) == n)
             var expected: UInt64 = 0
@@ -169,12 +169,12 @@ struct BTreeModelTests {
         order.shuffle(using: &rng)
         for part in 0..<8 {
             let slice = order[(part * n / 8)..<((part + 1) * n / 8)]
-            try engine.write { txn in
+            try engine.write { txn throws in
                 let tree = try txn.tree("t")!
                 for i in slice { #expect(try txn.delete(tree, key: bigEndianKey(i)), "delete (seed \(seed))") }
             }
             let remaining = Set(order[((part + 1) * n / 8)...])
-            try engine.read { txn in
+            try engine.read { txn throws in
                 let tree = try txn.tree("t")!
                 #expect(try txn.count(tree) == remaining.count)
                 var seen = 0
@@ -190,7 +190,7 @@ struct BTreeModelTests {
                 for i in remaining.prefix(50) { #expect(try txn.get(tree, key: bigEndianKey(i)) == bigEndianKey(i &* 31)) }
             }
         }
-        try engine.read { txn in
+        try engine.read { txn throws in
             let tree = try txn.tree("t")!
             #expect(try txn.count(tree) == 0)
             #expect(try txn.cursor(tree).first() == false)
@@ -211,7 +211,7 @@ struct BTreeModelTests {
         options.nodeSize = 4096
         do {
             let engine = try StorageEngine(directory: directory.path, options: options)
-            try engine.write { txn in
+            try engine.write { txn throws in
                 let values = try txn.tree("values")!
                 let keys = try txn.tree("keys")!
                 for (i, size) in sizes.enumerated() {
@@ -225,7 +225,7 @@ struct BTreeModelTests {
         }
         let engine = try StorageEngine(directory: directory.path, options: options)
         defer { engine.close() }
-        try engine.read { txn in
+        try engine.read { txn throws in
             let values = try txn.tree("values")!
             let keys = try txn.tree("keys")!
             for (i, size) in sizes.enumerated() {
@@ -239,7 +239,7 @@ struct BTreeModelTests {
         }
         // Replacing and deleting big values leaves them as garbage, not live.
         let before = engine.liveBytes
-        try engine.write { txn in
+        try engine.write { txn throws in
             let values = try txn.tree("values")!
             try txn.delete(values, key: bigEndianKey(UInt64(sizes.count - 1)))
         }

@@ -18,8 +18,28 @@ public struct TestDirectory: Sendable {
     /// A path inside the directory.
     public func sub(_ name: String) -> String { path + "/" + name }
 
+    /// Removes the directory and everything in it (in this process: no `system`, whose fork would
+    /// briefly share every open descriptor, store locks included, with a child).
     public func remove() {
-        _ = system("rm -rf '\(path)'")
+        Self.removeTree(path)
+    }
+
+    private static func removeTree(_ path: String) {
+        if let dir = opendir(path) {
+            while let entry = readdir(dir) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name == "." || name == ".." { continue }
+                let child = path + "/" + name
+                var info = stat()
+                if lstat(child, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
+                    removeTree(child)
+                } else {
+                    unlink(child)
+                }
+            }
+            closedir(dir)
+        }
+        rmdir(path)
     }
 
     /// Writes `bytes` as the whole content of `file`.
