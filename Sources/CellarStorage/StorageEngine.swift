@@ -73,17 +73,22 @@ public final class StorageEngine: @unchecked Sendable {
             let file = try open(dataPath, !options.readOnly, options.readOnly)
             opened = file
             var size = try file.size()
-            var header: FileHeader
-            if size < UInt64(FileHeader.size), !options.readOnly,
-               (try? Self.readHeader(file, size: size)) == nil {
-                // No complete header: the store was never created (a crash during creation). Nothing
-                // can have been committed in it, so it is created anew.
+            let header: FileHeader
+            if size <= UInt64(FileHeader.size), (try? Self.readHeader(file, size: size)) == nil {
+                // No valid header and no room for a commit: the store was never completely created
+                // (a crash during creation), so nothing can have been committed in it.
+                guard !options.readOnly else {
+                    throw StorageError.fileCorrupt(offset: 0, reason: "the store was never completely created (no valid header)")
+                }
                 header = try Self.createHeader(file, directory: directory)
                 size = UInt64(FileHeader.size)
             } else {
                 header = try Self.readHeader(file, size: size)
-                if size < UInt64(FileHeader.size) {
-                    throw StorageError.fileCorrupt(offset: size, reason: "the file ends inside its header")
+                if size < UInt64(FileHeader.size) && !options.readOnly {
+                    // A valid header whose superblock area was never written: complete it.
+                    try file.truncate(to: UInt64(FileHeader.size))
+                    try file.sync()
+                    size = UInt64(FileHeader.size)
                 }
             }
             let region = try file.map(length: Self.mapLength(for: size, minimum: options.initialMapSize))

@@ -60,8 +60,10 @@ public func apply(_ operations: [Operation], to txn: WriteTransaction) throws {
 public enum CrashWorkload {
     public static func transaction(_ k: Int, seed: UInt64) -> [Operation] {
         var rng = SplitMix64(seed: seed &+ UInt64(k) &* 0x9E37_79B9)
-        var operations: [Operation] = []
-        let count = Int(rng.next() % 6) + 1
+        // The first operation is always a put, so that every transaction commits something (a
+        // transaction that changes nothing makes no commit).
+        var operations: [Operation] = [.put(tree: "t\(rng.next() % 3)", key: bigEndianKey(1000 + UInt64(k % 50)), value: bigEndianKey(UInt64(k)))]
+        let count = Int(rng.next() % 6)
         for _ in 0..<count {
             let tree = "t\(rng.next() % 3)"
             let key = bigEndianKey(rng.next() % 200)
@@ -92,4 +94,27 @@ public enum CrashWorkload {
 /// `value` as 8 big-endian bytes: keys that sort like the numbers.
 public func bigEndianKey(_ value: UInt64) -> [UInt8] {
     withUnsafeBytes(of: value.bigEndian) { Array($0) }
+}
+
+extension Model: CustomStringConvertible {
+    /// A short summary (trees and entry counts), never the bytes: test failures stay readable.
+    public var description: String {
+        let trees = trees.keys.sorted().map { "\($0): \(self.trees[$0]!.count)" }.joined(separator: ", ")
+        return "Model(\(trees))"
+    }
+
+    /// The first difference from `other`, in words; nil when equal.
+    public func difference(from other: Model) -> String? {
+        for name in Set(trees.keys).union(other.trees.keys).sorted() {
+            guard let mine = trees[name] else { return "tree \(name) only in the other" }
+            guard let theirs = other.trees[name] else { return "tree \(name) only in this one" }
+            for key in Set(mine.keys).union(theirs.keys).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                let a = mine[key], b = theirs[key]
+                if a != b {
+                    return "tree \(name), key \(key): \(a.map { "\($0.count) bytes ending \(Array($0.suffix(9)))" } ?? "absent") vs \(b.map { "\($0.count) bytes ending \(Array($0.suffix(9)))" } ?? "absent")"
+                }
+            }
+        }
+        return nil
+    }
 }

@@ -99,7 +99,7 @@ struct EngineBench {
         do {
             try run(Options.parse(Array(CommandLine.arguments.dropFirst())))
         } catch {
-            fputs("engine-bench: FAILED: \(error)\n", stderr)
+            log("engine-bench: FAILED: \(error)")
             exit(1)
         }
     }
@@ -193,7 +193,8 @@ struct EngineBench {
     }
 
     static func log(_ line: String) {
-        fputs(line + "\n", stderr)
+        var text = line + "\n"
+        text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
     }
 }
 
@@ -221,22 +222,25 @@ func scratchParent(_ explicit: String?) throws -> (path: String, fs: String) {
     return (fallback, fileSystemName(fallback))
 }
 
+/// The type of the file system holding `path`, from the longest matching mount point in /proc/mounts.
 func fileSystemName(_ path: String) -> String {
-    #if os(Linux)
-    var s = statfs()
-    guard statfs(path, &s) == 0 else { return "unknown" }
-    switch UInt64(bitPattern: Int64(s.f_type)) {
-    case 0xEF53: return "ext4"
-    case 0x0102_1994: return "tmpfs"
-    case 0x8584_58F6: return "ramfs"
-    case 0x5846_5342: return "xfs"
-    case 0x9123_683E: return "btrfs"
-    case 0x794C_7630: return "overlayfs"
-    case let t: return "fs type 0x" + String(t, radix: 16)
+    guard let resolved = realpath(path, nil) else { return "unknown" }
+    let full = String(cString: resolved)
+    free(resolved)
+    guard let f = fopen("/proc/mounts", "r") else { return "unknown" }
+    defer { fclose(f) }
+    var best = (length: -1, type: "unknown")
+    var line: UnsafeMutablePointer<CChar>?
+    var capacity = 0
+    while getline(&line, &capacity, f) > 0 {
+        let fields = String(cString: line!).split(separator: " ")
+        guard fields.count >= 3 else { continue }
+        let mount = fields[1].replacingOccurrences(of: "\\040", with: " ")
+        let matches = mount == "/" || full == mount || full.hasPrefix(mount + "/")
+        if matches && mount.count > best.length { best = (mount.count, String(fields[2])) }
     }
-    #else
-    return "unknown"
-    #endif
+    free(line)
+    return best.type
 }
 
 @discardableResult

@@ -168,7 +168,11 @@ final class LMDBEngine: EngineUnderTest {
     private var env: OpaquePointer?
     private var dbi: MDB_dbi = 0
 
-    static var version: String { String(cString: mdb_version(nil, nil, nil)) }
+    static var version: String {
+        var major: Int32 = 0, minor: Int32 = 0, patch: Int32 = 0
+        _ = mdb_version(&major, &minor, &patch)
+        return "\(major).\(minor).\(patch)"
+    }
 
     /// Env flags 0 (a durable commit syncs the data, then writes the meta page with O_DSYNC),
     /// map size 16 GiB, one named DBI.

@@ -1,0 +1,208 @@
+import CellarStorage
+import CellarTestSupport
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Testing
+
+/// I/O errors and crashes at every point the engine writes or syncs, each followed by a reopen on
+/// the real file and a comparison with the model: every acknowledged commit there, no partial one.
+@Suite("Fault injection")
+struct FaultInjectionTests {
+    static let commits = 12
+
+    /// Opens an engine whose data file is `file`.
+    static func open(_ directory: TestDirectory, _ file: @escaping @Sendable () throws -> FaultInjectingFile,
+                     durability: StorageOptions.Durability = .full) throws -> StorageEngine {
+        var options = StorageOptions(durability: durability, initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 3)
+        options.openFile = { _, _, _ in try file() }
+        return try StorageEngine(directory: directory.path, options: options)
+    }
+
+    /// What the store must hold after the first `count` of `sequence`.
+    static func model(_ sequence: [[Operation]], prefix count: Int) -> Model {
+        var model = Model()
+        for operations in sequence.prefix(count) { model.apply(operations) }
+        return model
+    }
+
+    /// Reopens `directory` on the real file and checks it holds a prefix of `sequence` of at least
+    /// `acknowledged` commits and at most `sequence.count`.
+    static func checkReopened(_ directory: TestDirectory, sequence: [[Operation]], acknowledged: Int, context: String) throws {
+        let engine = try StorageEngine(directory: directory.path, options: StorageOptions(initialMapSize: 1 << 20))
+        defer { engine.close() }
+        let t = Int(engine.lastTransactionId)
+        #expect(t >= acknowledged && t <= sequence.count, "\(context): reopened at commit \(t), acknowledged \(acknowledged), attempted \(sequence.count)")
+        let content = try engine.read { try Model(reading: $0) }
+        let expected = model(sequence, prefix: t)
+        #expect(content == expected, "\(context): content differs from the model at commit \(t): \(content.difference(from: expected) ?? "")")
+        // The store still takes commits.
+        try engine.write { txn in try txn.put(txn.tree("after")!, key: [1], value: [1]) }
+    }
+
+    enum WriteFault: CaseIterable { case eio, enospc, shortThenEIO }
+
+    @Test("the Nth write fails (EIO, ENOSPC, short then EIO) for N = 1, 2, 3 … until the workload succeeds",
+          arguments: WriteFault.allCases)
+    func failingWrites(kind: WriteFault) throws {
+        var n = 1
+        while true {
+            let directory = TestDirectory("failwrite")
+            defer { directory.remove() }
+            let fault: FaultInjectingFile.Fault = switch kind {
+            case .eio: .failWrite(number: n, errno: EIO)
+            case .enospc: .failWrite(number: n, errno: ENOSPC)
+            case .shortThenEIO: .shortWriteThenFail(number: n, errno: EIO)
+            }
+            let path = directory.sub(StorageEngine.dataFileName)
+            let box = FileBox()
+            var sequence: [[Operation]] = []
+            var acknowledged = 0
+            var failures = 0
+            do {
+                let engine = try Self.open(directory, { try box.make(path: path, fault: fault) })
+                for k in 1...Self.commits {
+                    let operations = CrashWorkload.transaction(k, seed: 7)
+                    do {
+                        try engine.write { txn in try CrashWorkload.apply(operations, to: txn) }
+                        sequence.append(operations)
+                        acknowledged += 1
+                    } catch StorageError.io {
+                        // A failed write is not a commit; the store goes on.
+                        failures += 1
+                    }
+                }
+                engine.close()
+            } catch StorageError.io {
+                // The fault hit creation: nothing was acknowledged.
+                failures += 1
+            }
+            #expect(acknowledged >= Self.commits - 1 || acknowledged == 0, "N=\(n): after one failed write the engine must go on committing")
+            try Self.checkReopened(directory, sequence: sequence, acknowledged: acknowledged, context: "\(kind) N=\(n)")
+            // Done once N is past the last write the workload makes. (A failure can also go unseen:
+            // a failed superblock write is not an error, the commit it names is already durable.)
+            if (box.file?.counts.writes ?? 0) < n { break }
+            _ = failures
+            n += 1
+        }
+        #expect(n > 10, "the workload should make more than 10 writes")
+    }
+
+    @Test("the Nth sync fails: the store refuses further commits, and a reopen has everything acknowledged")
+    func failingSyncs() throws {
+        var n = 1
+        while true {
+            let directory = TestDirectory("failsync")
+            defer { directory.remove() }
+            let path = directory.sub(StorageEngine.dataFileName)
+            let box = FileBox()
+            var sequence: [[Operation]] = []
+            var acknowledged = 0
+            var failed = false
+            var syncsBeforeClose = Int.max
+            do {
+                let engine = try Self.open(directory, { [n] in try box.make(path: path, fault: .failSync(number: n, errno: EIO)) })
+                for k in 1...Self.commits {
+                    let operations = CrashWorkload.transaction(k, seed: 11)
+                    do {
+                        try engine.write { txn in try CrashWorkload.apply(operations, to: txn) }
+                        sequence.append(operations)
+                        acknowledged += 1
+                    } catch StorageError.io {
+                        // Unknown whether it is on disk: the sequence may include it.
+                        sequence.append(operations)
+                        failed = true
+                        // Every later commit is refused.
+                        #expect(throws: StorageError.self) { try engine.write { txn in try txn.put(txn.tree("x")!, key: [1], value: [1]) } }
+                        do {
+                            _ = try engine.beginWrite()
+                            Issue.record("N=\(n): a write transaction began after a failed sync")
+                        } catch StorageError.commitsRefused {
+                        } catch {
+                            Issue.record("N=\(n): expected commitsRefused, got \(error)")
+                        }
+                        break
+                    }
+                }
+                syncsBeforeClose = box.file?.counts.syncs ?? 0
+                // close syncs too; a failure there is not reported (every commit was synced already).
+                engine.close()
+            } catch StorageError.io {
+                failed = true  // the sync at creation
+            }
+            try Self.checkReopened(directory, sequence: sequence, acknowledged: acknowledged, context: "sync N=\(n)")
+            if (box.file?.counts.syncs ?? 0) < n { break }
+            #expect(failed || n > syncsBeforeClose, "sync \(n) failed but nobody was told")
+            n += 1
+        }
+        #expect(n > Self.commits)
+    }
+
+    @Test("short writes and EINTR everywhere: the engine loops and loses nothing")
+    func shortWritesAndInterrupts() throws {
+        let directory = TestDirectory("short")
+        defer { directory.remove() }
+        let path = directory.sub(StorageEngine.dataFileName)
+        let box = FileBox()
+        var sequence: [[Operation]] = []
+        let engine = try Self.open(directory, { try box.make(path: path, fault: .shortAndInterrupted) })
+        for k in 1...Self.commits {
+            let operations = CrashWorkload.transaction(k, seed: 13)
+            try engine.write { txn in try CrashWorkload.apply(operations, to: txn) }
+            sequence.append(operations)
+        }
+        engine.close()
+        try Self.checkReopened(directory, sequence: sequence, acknowledged: Self.commits, context: "short writes")
+    }
+
+    @Test("a crash at every sync point, unsynced writes kept, dropped, garbled or half kept",
+          arguments: FaultInjectingFile.CrashMode.allCases, [StorageOptions.Durability.full, .none])
+    func crashAtEverySync(mode: FaultInjectingFile.CrashMode, durability: StorageOptions.Durability) throws {
+        var n = 1
+        while true {
+            let directory = TestDirectory("crash")
+            defer { directory.remove() }
+            let path = directory.sub(StorageEngine.dataFileName)
+            let box = FileBox()
+            var sequence: [[Operation]] = []
+            var acknowledged = 0
+            do {
+                let engine = try Self.open(directory, { [n] in try box.make(path: path, fault: .crashAtSync(number: n), mode: mode, seed: UInt64(n)) },
+                                           durability: durability)
+                defer { engine.close() }
+                for k in 1...Self.commits {
+                    let operations = CrashWorkload.transaction(k, seed: 17)
+                    sequence.append(operations)
+                    try engine.write { txn in try CrashWorkload.apply(operations, to: txn) }
+                    acknowledged += 1
+                }
+            } catch is FaultInjectingFile.Crashed {
+            } catch StorageError.commitsRefused {
+            }
+            guard let image = box.file?.crashImage else { break }  // N is past the last sync
+            // Power comes back: the disk holds the crash image.
+            let after = TestDirectory("crash-after")
+            defer { after.remove() }
+            TestDirectory.write(image, to: after.sub(StorageEngine.dataFileName))
+            try Self.checkReopened(after, sequence: sequence,
+                                   acknowledged: durability == .full ? acknowledged : 0,
+                                   context: "crash at sync \(n), \(mode), \(durability)")
+            n += 1
+        }
+        #expect(n > 2)
+    }
+}
+
+/// Holds the file the engine opened, so the test can look at it afterwards.
+final class FileBox: @unchecked Sendable {
+    // Set once, on the test's thread, by the engine's open.
+    var file: FaultInjectingFile?
+
+    func make(path: String, fault: FaultInjectingFile.Fault, mode: FaultInjectingFile.CrashMode = .dropAll, seed: UInt64 = 1) throws -> FaultInjectingFile {
+        let made = try FaultInjectingFile(path: path, create: true, readOnly: false, fault: fault, crashMode: mode, seed: seed)
+        file = made
+        return made
+    }
+}
