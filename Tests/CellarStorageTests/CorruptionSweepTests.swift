@@ -1,0 +1,107 @@
+import CellarStorage
+import CellarTestSupport
+import Testing
+
+/// Truncation and bit flips across the whole file: the store opens at an earlier commit with
+/// exactly that commit's content, or throws a `StorageError`. Never a crash, never wrong data.
+@Suite("Corruption sweeps")
+struct CorruptionSweepTests {
+    static let seed: UInt64 = 23
+    static let commits = 40
+
+    /// A store of `commits` commits of the crash workload (small nodes: many records), its bytes,
+    /// and the model after each commit.
+    static func makeStore() throws -> (bytes: [UInt8], models: [Model]) {
+        let directory = TestDirectory("sweep-source")
+        defer { directory.remove() }
+        let engine = try StorageEngine(directory: directory.path, options: StorageOptions(initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 8))
+        var models = [Model()]
+        for k in 1...commits {
+            let operations = CrashWorkload.transaction(k, seed: seed)
+            try engine.write { txn in try CrashWorkload.apply(operations, to: txn) }
+            var next = models[k - 1]
+            next.apply(operations)
+            models.append(next)
+        }
+        engine.close()
+        return (TestDirectory.read(directory.sub(StorageEngine.dataFileName)), models)
+    }
+
+    enum Outcome { case opened(commit: Int), refused }
+
+    /// Opens `bytes` as a store and reads everything; checks the content against the model of the
+    /// commit it opened at.
+    static func open(_ bytes: [UInt8], in directory: TestDirectory, models: [Model], readOnly: Bool, context: String) -> Outcome {
+        TestDirectory.write(bytes, to: directory.sub(StorageEngine.dataFileName))
+        do {
+            let engine = try StorageEngine(directory: directory.path, options: StorageOptions(readOnly: readOnly, initialMapSize: 1 << 20))
+            defer { engine.close() }
+            let t = Int(engine.lastTransactionId)
+            guard t <= commits else {
+                Issue.record("\(context): opened at commit \(t), past the last one")
+                return .refused
+            }
+            let content = try engine.read { try Model(reading: $0) }
+            #expect(content == models[t], "\(context): content at commit \(t) is wrong: \(content.difference(from: models[t]) ?? "")")
+            if !readOnly {
+                // A writable open cut the torn tail; the store takes a new commit and keeps it.
+                try engine.write { txn in try txn.put(txn.tree("after")!, key: [1], value: [2]) }
+                #expect(engine.lastTransactionId == UInt64(t + 1), "\(context): commit after recovery")
+            }
+            return .opened(commit: t)
+        } catch is StorageError {
+            return .refused
+        } catch {
+            Issue.record("\(context): unexpected error \(error)")
+            return .refused
+        }
+    }
+
+    @Test("truncating the file at every offset of its last 8 KiB gives an earlier commit, whole")
+    func truncateEveryOffset() throws {
+        let (bytes, models) = try Self.makeStore()
+        let directory = TestDirectory("sweep-truncate")
+        defer { directory.remove() }
+        var opened = 0, refused = 0, earliest = Self.commits
+        for cut in max(4096, bytes.count - 8192)...bytes.count {
+            // Every 64th cut opens writable: recovery cuts the tail and the store goes on.
+            let outcome = Self.open(Array(bytes[0..<cut]), in: directory, models: models, readOnly: cut % 64 != 0, context: "cut at \(cut)")
+            switch outcome {
+            case .opened(let t):
+                opened += 1
+                earliest = min(earliest, t)
+                if cut == bytes.count { #expect(t == Self.commits) }
+            case .refused:
+                refused += 1
+            }
+        }
+        // A cut never makes the store unreadable: the commits before it are intact.
+        #expect(refused == 0, "\(refused) truncations made the store unopenable")
+        #expect(earliest < Self.commits)
+        print("truncation sweep: \(opened) opened, \(refused) refused, earliest commit \(earliest), file \(bytes.count) bytes")
+    }
+
+    @Test("flipping single bits across the header, superblocks, nodes, values and commit records")
+    func flipBits() throws {
+        let (bytes, models) = try Self.makeStore()
+        let directory = TestDirectory("sweep-flip")
+        defer { directory.remove() }
+        // Every byte of the header and both superblock slots; every 5th byte of the log.
+        var positions = Array(0..<64) + Array(512..<576) + Array(1024..<1088)
+        positions += stride(from: 4096, to: bytes.count, by: 5)
+        var opened = 0, refused = 0, openedEarlier = 0
+        for (i, position) in positions.enumerated() {
+            var flipped = bytes
+            flipped[position] ^= UInt8(1 << (i % 8))
+            switch Self.open(flipped, in: directory, models: models, readOnly: true, context: "bit \(i % 8) of byte \(position)") {
+            case .opened(let t):
+                opened += 1
+                if t < Self.commits { openedEarlier += 1 }
+            case .refused:
+                refused += 1
+            }
+        }
+        #expect(refused > 0, "no flip was ever detected: the sweep is not reaching the data")
+        print("bit-flip sweep: \(positions.count) flips, \(opened) opened (\(openedEarlier) at an earlier commit), \(refused) refused with an error")
+    }
+}

@@ -1,0 +1,107 @@
+import CellarStorage
+import CellarTestSupport
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Testing
+
+/// `kill -9` at random moments: a child process commits the crash workload and reports each
+/// acknowledged commit through a pipe; the parent kills it, reopens the store, and checks that
+/// every acknowledged commit is there and the content is exactly that of some commit at or after it.
+@Suite("kill -9")
+struct KillTests {
+    /// The crash child sits next to the test binary in the build folder.
+    static var childPath: String {
+        let me = CommandLine.arguments[0]
+        let folder = me.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return (folder.isEmpty ? "." : folder) + "/CellarCrashChild"
+    }
+
+    /// Starts the child; returns its pid and the read end of its stdout pipe (non-blocking).
+    static func spawn(_ arguments: [String]) throws -> (pid: pid_t, output: Int32) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw Failure("pipe failed") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_addclose(&actions, fds[0])
+        let argv = ([childPath] + arguments).map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, childPath, &actions, nil, argv, environ)
+        close(fds[1])
+        guard result == 0 else { close(fds[0]); throw Failure("posix_spawn \(childPath) failed: \(result)") }
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+        return (pid, fds[0])
+    }
+
+    /// Reads what the child wrote so far; returns the highest acknowledged commit in it.
+    static func drain(_ fd: Int32, into buffer: inout [UInt8]) -> Int? {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if n <= 0 { break }
+            buffer += chunk[0..<n]
+        }
+        var highest: Int?
+        for line in String(decoding: buffer, as: UTF8.self).split(separator: "\n") where line.hasPrefix("ack ") {
+            if let k = Int(line.dropFirst(4)) { highest = max(highest ?? 0, k) }
+        }
+        return highest
+    }
+
+    @Test("60 kills (40 in .full, 20 in .none) at random moments lose no acknowledged commit and leave no partial one",
+          arguments: [(StorageOptions.Durability.full, 40), (.none, 20)])
+    func killNine(durability: StorageOptions.Durability, kills: Int) throws {
+        let seed = SplitMix64.testSeed()
+        var rng = SplitMix64(seed: seed)
+        let directory = TestDirectory("kill")
+        defer { directory.remove() }
+        var model = Model()
+        var modelAt = 0
+        var acknowledged = 0
+        var killedWhileCommitting = 0
+        for round in 0..<kills {
+            let child = try Self.spawn([directory.path, String(seed), durability == .full ? "full" : "none"])
+            // Let it run 5 to 120 ms, collecting acknowledgements, then kill it.
+            let runFor = 5_000 + Int(rng.next() % 115_000)
+            var output: [UInt8] = []
+            var waited = 0
+            while waited < runFor {
+                usleep(2_000)
+                waited += 2_000
+                if let k = Self.drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
+            }
+            kill(child.pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(child.pid, &status, 0)
+            if let k = Self.drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
+            close(child.output)
+            // Reopen and compare.
+            let engine = try StorageEngine(directory: directory.path, options: StorageOptions(initialMapSize: 1 << 20))
+            let t = Int(engine.lastTransactionId)
+            #expect(t >= acknowledged, "round \(round): reopened at commit \(t) but \(acknowledged) were acknowledged (seed \(seed))")
+            if t > acknowledged { killedWhileCommitting += 1 }
+            while modelAt < t {
+                modelAt += 1
+                model.apply(CrashWorkload.transaction(modelAt, seed: seed))
+            }
+            let content = try engine.read { try Model(reading: $0) }
+            #expect(content == model, "round \(round): content at commit \(t) differs: \(content.difference(from: model) ?? "") (seed \(seed))")
+            engine.close()
+            // The child continues from the store's last commit; commits past our acknowledgements
+            // (made just before the kill) count as acknowledged from now on.
+            acknowledged = t
+        }
+        #expect(modelAt > kills, "the children committed too little to test anything: \(modelAt) commits in \(kills) rounds")
+        print("kill -9 (\(durability)): \(kills) kills, \(modelAt) commits, \(killedWhileCommitting) reopened past the last acknowledgement")
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}
