@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the system packages Cellar builds against, when they are missing:
+#   libzstd-dev (always), liblmdb-dev (with --bench: the Benchmarks package compares against LMDB).
+# Debian/Ubuntu through apt-get (as root, or with sudo); macOS through Homebrew.
+set -euo pipefail
+
+want=(libzstd-dev)
+if [[ "${1:-}" == "--bench" ]]; then want+=(liblmdb-dev); fi
+
+if [[ "$(uname -s)" == "Darwin" ]]; then
+    brew list zstd >/dev/null 2>&1 || brew install zstd
+    exit 0
+fi
+
+missing=()
+for package in "${want[@]}"; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "installing ${missing[*]} ..." >&2
+if [[ $(id -u) -eq 0 ]]; then sudo=(); else sudo=(sudo); fi
+"${sudo[@]}" apt-get update -qq >/dev/null
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
