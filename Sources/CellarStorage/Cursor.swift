@@ -18,6 +18,8 @@ public final class Cursor {
     }
 
     private let source: any NodeSource
+    /// Whether the source can change (a write transaction); read cursors skip every check for it.
+    private let mutable: Bool
     private let tree: TreeState
     private var path: [Level] = []
     private var seenMutations: Int
@@ -28,6 +30,7 @@ public final class Cursor {
 
     init(source: any NodeSource, tree: TreeState) {
         self.source = source
+        self.mutable = source.isMutable
         self.tree = tree
         self.seenMutations = source.mutationCount
         path.reserveCapacity(8)
@@ -36,8 +39,10 @@ public final class Cursor {
     /// The current key. Only valid while `isValid`.
     public var key: UnsafeRawBufferPointer {
         precondition(isValid, "the cursor is not on an entry")
-        precondition(source.mutationCount == seenMutations,
-                     "the transaction changed since the cursor moved: move it (next, previous, seek) before reading its key")
+        if mutable {
+            precondition(source.mutationCount == seenMutations,
+                         "the transaction changed since the cursor moved: move it (next, previous, seek) before reading its key")
+        }
         let level = path[path.count - 1]
         return level.node.keyBuffer(level.index)
     }
@@ -45,9 +50,14 @@ public final class Cursor {
     /// The current value. Only valid while `isValid`.
     public func value() throws -> UnsafeRawBufferPointer {
         precondition(isValid, "the cursor is not on an entry")
-        try ensureCurrent()
+        if mutable { try ensureCurrent() }
         let level = path[path.count - 1]
-        return try source.value(of: level.node, at: level.index, below: source.childBound(of: level.ref))
+        switch level.node.value(level.index) {
+        case .inline(let bytes):
+            return bytes
+        case .outOfLine(let ref, let length):
+            return try source.outOfLineValue(ref, length: length, below: source.childBound(of: level.ref))
+        }
     }
 
     /// Moves to the smallest key; false when the tree is empty.
@@ -97,12 +107,15 @@ public final class Cursor {
     @discardableResult
     public func next() throws -> Bool {
         guard isValid else { return false }
-        if source.mutationCount != seenMutations {
+        if mutable && source.mutationCount != seenMutations {
             let saved = savedKey
             guard try seek(saved) else { return false }
             if !keyEquals(saved) { return true }  // the old key is gone: we already stand on its successor
         }
-        path[path.count - 1].index += 1
+        let last = path.count - 1
+        path[last].index += 1
+        // The common case: the next entry is in the same leaf.
+        if !mutable && path[last].index < path[last].node.count { return true }
         return try settleForward()
     }
 
@@ -110,11 +123,13 @@ public final class Cursor {
     @discardableResult
     public func previous() throws -> Bool {
         guard isValid else { return false }
-        if source.mutationCount != seenMutations {
+        if mutable && source.mutationCount != seenMutations {
             let saved = savedKey
             if try !seek(saved) { return try last() }
         }
-        path[path.count - 1].index -= 1
+        let last = path.count - 1
+        path[last].index -= 1
+        if !mutable && path[last].index >= 0 { return true }
         return try settleBackward()
     }
 
@@ -188,7 +203,7 @@ public final class Cursor {
     private func validate() -> Bool {
         guard !path.isEmpty else { return invalidate() }
         isValid = true
-        if source.isMutable { savedKey = Array(key) }
+        if mutable { savedKey = Array(key) }
         return true
     }
 
