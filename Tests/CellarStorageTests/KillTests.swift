@@ -31,7 +31,12 @@ struct KillTests {
         let argv = ([childPath] + arguments).map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, childPath, &actions, nil, argv, environ)
+        #if canImport(Darwin)
+        let environment = _NSGetEnviron().pointee
+        #else
+        let environment = environ
+        #endif
+        let result = posix_spawn(&pid, childPath, &actions, nil, argv, environment)
         close(fds[1])
         guard result == 0 else { close(fds[0]); throw Failure("posix_spawn \(childPath) failed: \(result)") }
         _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)

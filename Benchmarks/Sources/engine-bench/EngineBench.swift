@@ -56,6 +56,7 @@ struct Options {
     var runs = 1
     var tsv = false
     var directory: String?
+    var engines = ["cellar", "lmdb"]
 
     static func parse(_ arguments: [String]) throws -> Options {
         var options = Options()
@@ -80,8 +81,14 @@ struct Options {
                 }
             case "--dir":
                 options.directory = try value(arg)
+            case "--engines":
+                let list = try value(arg).split(separator: ",").map(String.init)
+                guard !list.isEmpty, list.allSatisfy({ $0 == "cellar" || $0 == "lmdb" }) else {
+                    throw BenchError("--engines takes cellar, lmdb or cellar,lmdb")
+                }
+                options.engines = list
             case "-h", "--help":
-                print("usage: engine-bench [--n N] [--runs R] [--format human|tsv] [--dir PARENT]")
+                print("usage: engine-bench [--n N] [--runs R] [--format human|tsv] [--dir PARENT] [--engines cellar,lmdb]")
                 exit(0)
             default:
                 throw BenchError("unknown argument \(arg)")
@@ -93,8 +100,6 @@ struct Options {
 
 @main
 struct EngineBench {
-    static let engines = ["cellar", "lmdb"]
-
     static func main() {
         do {
             try run(Options.parse(Array(CommandLine.arguments.dropFirst())))
@@ -115,7 +120,7 @@ struct EngineBench {
         var sizeAfterA: [String: [UInt64]] = [:]
         for run in 0..<options.runs {
             // Alternate which engine goes first, so neither always runs on a colder or warmer machine.
-            let order = run % 2 == 0 ? engines : engines.reversed()
+            let order = run % 2 == 0 ? options.engines : options.engines.reversed()
             for name in order {
                 let folder = try makeTemporaryFolder(in: parent.path)
                 defer { removeTree(folder) }
@@ -140,8 +145,16 @@ struct EngineBench {
         func rate(_ engine: String, _ step: Step) -> Double {
             Double(count(step, workload)) / median(seconds[engine]![step]!)
         }
+        guard options.engines.count == 2 else {
+            // One engine (profiling): its medians only.
+            let name = options.engines[0]
+            for step in Step.allCases {
+                print("\(name)\t\(step.rawValue)\t\(n)\t\(String(format: "%.1f", rate(name, step)))\t\(String(format: "%.6f", median(seconds[name]![step]!)))")
+            }
+            return
+        }
         if options.tsv {
-            for name in engines {
+            for name in options.engines {
                 for step in Step.allCases {
                     let s = median(seconds[name]![step]!)
                     print("\(name)\t\(step.rawValue)\t\(n)\t\(String(format: "%.1f", rate(name, step)))\t\(String(format: "%.6f", s))")

@@ -98,7 +98,7 @@ func readEverything(_ engine: StorageEngine, probe: [UInt8]) throws {
             }
             // Point lookups: present keys, and a key taken from the input.
             for key in [firstKey, lastKey, probe].compactMap({ $0 }) {
-                if let value = try txn.get(tree, key: key) { touch(value, into: &sum) }
+                if let value = try key.withUnsafeBytes({ try txn.get(tree, key: $0) }) { touch(value, into: &sum) }
             }
             // A short range scan, which starts with a seek.
             var seen = 0

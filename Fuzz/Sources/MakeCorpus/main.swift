@@ -136,7 +136,7 @@ func makeDeep(_ dir: String) throws {
     defer { engine.close() }
     try engine.write { txn in
         let deep = try txn.tree("deep")!
-        for i in 0..<700 { try txn.put(deep, key: key("d", i), value: value(&rng, length: 1 + rng.below(6))) }
+        for i in 0..<250 { try txn.put(deep, key: key("d", i), value: value(&rng, length: 1 + rng.below(6))) }
     }
 }
 
@@ -254,14 +254,12 @@ do {
     func le(_ bytes: [UInt8], _ at: Int, _ width: Int) -> Int {
         (0..<width).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) }
     }
-    var upperBranches = 0
     for store in stores where store.name != "truncated-mid-frame" && store.name != "flipped-byte" {
-        let kinds = Dictionary(uniqueKeysWithValues: nodeRecords(store.bytes).map { ($0.offset, $0.body[0]) })
-        for (_, body) in nodeRecords(store.bytes) where body[0] == 2 {
-            if kinds[le(body, le(body, 8, 4), 8)] == 2 { upperBranches += 1 }
-        }
+        let records = nodeRecords(store.bytes)
+        let kinds = Dictionary(uniqueKeysWithValues: records.map { ($0.offset, $0.body[0]) })
+        let upper = records.filter { $0.body[0] == 2 && kinds[le($0.body, le($0.body, 8, 4), 8)] == 2 }.count
+        print("\(store.name): \(records.count) node records, \(upper) branches over branches")
     }
-    print("branches over branches: \(upperBranches)")
     for (name, body) in nodes {
         try writeFile("\(nodeDir)/\(name)", body)
         print("node/\(name): \(body.count) bytes")
