@@ -15,8 +15,8 @@ protocol EngineUnderTest: AnyObject {
     func randomGets(_ w: Workload) throws -> Double
     /// c. visit every entry in key order with a cursor, summing from each value.
     func scan(_ w: Workload) throws -> Double
-    /// f. `w.commits` write transactions of one put each, committed durably.
-    func durableCommits(_ w: Workload) throws -> Double
+    /// f. One write transaction putting key `i`'s new value, committed durably (i = 1...w.commits).
+    func durableCommit(_ i: Int, _ w: Workload) throws -> Double
     /// Untimed: every key holds exactly its final value, and nothing else is stored.
     func verify(_ w: Workload) throws
     /// Bytes of the data file.
@@ -131,14 +131,12 @@ final class CellarEngine: EngineUnderTest {
         return seconds
     }
 
-    func durableCommits(_ w: Workload) throws -> Double {
+    func durableCommit(_ i: Int, _ w: Workload) throws -> Double {
         let start = now()
-        for i in 1...w.commits {
-            try engine.write { txn in
-                let tree = try txn.tree(Self.treeName)!
-                var key = UInt64(i).bigEndian
-                try withUnsafeBytes(of: &key) { try txn.put(tree, key: $0, value: w.updatedValue(i)) }
-            }
+        try engine.write { txn in
+            let tree = try txn.tree(Self.treeName)!
+            var key = UInt64(i).bigEndian
+            try withUnsafeBytes(of: &key) { try txn.put(tree, key: $0, value: w.updatedValue(i)) }
         }
         return now() - start
     }
@@ -275,19 +273,17 @@ final class LMDBEngine: EngineUnderTest {
         return seconds
     }
 
-    func durableCommits(_ w: Workload) throws -> Double {
+    func durableCommit(_ i: Int, _ w: Workload) throws -> Double {
         let start = now()
-        for i in 1...w.commits {
-            let txn = try beginTxn(readOnly: false)
-            var key = UInt64(i).bigEndian
-            let rc = withUnsafeMutableBytes(of: &key) { k -> Int32 in
-                var mk = MDB_val(mv_size: 8, mv_data: k.baseAddress)
-                var mv = MDB_val(mv_size: Workload.valueSize, mv_data: UnsafeMutableRawPointer(mutating: w.updatedValue(i).baseAddress))
-                return mdb_put(txn, dbi, &mk, &mv, 0)
-            }
-            if rc != 0 { mdb_txn_abort(txn); try Self.check(rc, "mdb_put") }
-            try commit(txn)
+        let txn = try beginTxn(readOnly: false)
+        var key = UInt64(i).bigEndian
+        let rc = withUnsafeMutableBytes(of: &key) { k -> Int32 in
+            var mk = MDB_val(mv_size: 8, mv_data: k.baseAddress)
+            var mv = MDB_val(mv_size: Workload.valueSize, mv_data: UnsafeMutableRawPointer(mutating: w.updatedValue(i).baseAddress))
+            return mdb_put(txn, dbi, &mk, &mv, 0)
         }
+        if rc != 0 { mdb_txn_abort(txn); try Self.check(rc, "mdb_put") }
+        try commit(txn)
         return now() - start
     }
 
