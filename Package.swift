@@ -55,6 +55,7 @@ let package = Package(
         .testTarget(
             name: "CellarStorageTests",
             dependencies: ["CellarStorage", "CellarTestSupport", "CellarCrashChild"],
+            exclude: ["Fixtures"],
             swiftSettings: strict
         ),
     ]

@@ -77,7 +77,7 @@ extension WriteTransaction {
                 releaseValue(of: node.view, at: index, tree: tree)
                 node.remove(at: index)
             } else {
-                tree.count += 1
+                tree.count &+= 1
             }
             if value.count <= inlineLimit {
                 node.insertLeaf(at: index, key: key, value: value)
@@ -113,7 +113,7 @@ extension WriteTransaction {
         tree.modified = true
         tree.root = try makeDirty(tree.root, of: tree)
         _ = try remove(from: tree.root, tree: tree, key: key)
-        tree.count -= 1
+        tree.count &-= 1
         // Shrink the root: an empty leaf means an empty tree, a branch with one child is replaced by it.
         while tree.root != 0 {
             let root = dirtyNode(tree.root)

@@ -54,14 +54,15 @@ extension WriteTransaction {
         var writer = FrameWriter(txn: self, frame: frame, frameStart: frameStart, salt: salt)
         for tree in trees.values.sorted(by: { $0.name < $1.name }) where tree.modified {
             let root = writer.write(tree.root, of: tree)
-            let entry = CatalogEntry.encode(root: root, count: tree.count, bytes: tree.bytes + tree.bytesDelta)
+            let entry = CatalogEntry.encode(root: root, count: tree.count, bytes: tree.bytes &+ tree.bytesDelta)
             try Array(tree.name.utf8).withUnsafeBytes { name in
                 try entry.withUnsafeBytes { try put(state: catalog, key: name, value: $0) }
             }
         }
         let catalogRoot = writer.write(catalog.root, of: catalog)
-        var live = Int64(base.liveBytes) + catalog.bytesDelta - droppedBytes
-        for tree in trees.values { live += tree.bytesDelta }
+        // Wrapping: the counts come from the file, and a corrupt one must not trap.
+        var live = Int64(truncatingIfNeeded: base.liveBytes) &+ catalog.bytesDelta &- droppedBytes
+        for tree in trees.values { live = live &+ tree.bytesDelta }
         let commit = CommitRecord(txnId: base.txnId + 1, catalogRoot: catalogRoot, frameStart: frameStart,
                                   previousCommit: previousCommit, liveBytes: UInt64(max(live, 0)),
                                   timeMs: timeMs, flags: durable ? CommitRecord.durableFlag : 0)

@@ -20,7 +20,8 @@ public enum KeyCompare {
         while i &+ 16 <= n {
             let va = a.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
             let vb = b.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
-            if va != vb {
+            // `any(.!=)` is one vector compare and a mask test; `va != vb` compiles to a scalar loop.
+            if any(va .!= vb) {
                 let a0 = UInt64(bigEndian: a.loadUnaligned(fromByteOffset: i, as: UInt64.self))
                 let b0 = UInt64(bigEndian: b.loadUnaligned(fromByteOffset: i, as: UInt64.self))
                 if a0 != b0 { return a0 < b0 ? -1 : 1 }

@@ -40,7 +40,8 @@ enum LogRecord {
     /// Checks the record that starts at `offset` in a region of `available` readable bytes: bounds,
     /// alignment, kind and checksum. Returns its length and kind, or nil when it does not verify.
     static func verify(_ base: UnsafeRawPointer, offset: UInt64, available: UInt64, salt: UInt64) -> (length: Int, kind: RecordKind)? {
-        guard offset & 7 == 0, offset + UInt64(headerSize) <= available else { return nil }
+        // No addition with `offset`: it may come from a corrupt superblock or reference.
+        guard offset & 7 == 0, offset <= available, UInt64(headerSize) <= available - offset else { return nil }
         let record = base + Int(offset)
         let length = Int(record.loadLE(UInt32.self, at: 8))
         guard length >= headerSize, length & 7 == 0, UInt64(length) <= available - offset,

@@ -90,7 +90,7 @@ public final class WriteTransaction: NodeSource {
     public func dropTree(_ name: String) throws -> Bool {
         guard let tree = try tree(name, create: false) else { return false }
         let state = tree.state
-        droppedBytes += state.bytes
+        droppedBytes = droppedBytes &+ state.bytes
         state.dropped = true
         state.root = 0
         state.count = 0
