@@ -25,10 +25,16 @@ let package = Package(
         .package(path: "../"),
     ],
     targets: [
-        // libFuzzer: the input is the whole data file of a store, opened read-only and read.
+        // Recomputes the checksums of a data file (so that mutations get past them).
+        .target(
+            name: "FuzzSupport",
+            swiftSettings: strict
+        ),
+        // libFuzzer: the input is the whole data file of a store, opened read-only and read; then
+        // the same with its checksums recomputed.
         .executableTarget(
             name: "FuzzOpenStore",
-            dependencies: [.product(name: "CellarStorage", package: root)],
+            dependencies: ["FuzzSupport", .product(name: "CellarStorage", package: root)],
             swiftSettings: strict
         ),
         // libFuzzer: the input is a B+tree node body, checked by Diagnostics.checkNode.
@@ -41,7 +47,7 @@ let package = Package(
         // without sanitizers, in its own scratch path.
         .executableTarget(
             name: "MakeCorpus",
-            dependencies: [.product(name: "CellarStorage", package: root)],
+            dependencies: ["FuzzSupport", .product(name: "CellarStorage", package: root)],
             swiftSettings: strict
         ),
     ]

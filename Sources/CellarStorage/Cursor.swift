@@ -17,33 +17,55 @@ public final class Cursor {
         var index: Int
     }
 
+    /// Mutable state, behind a pointer: the cursor's hot loops then pay no runtime exclusivity
+    /// checks (which a class's stored `var`s cost on every access).
+    private struct State {
+        var depth = 0
+        var isValid = false
+        var seenMutations = 0
+    }
+
+    private static let maxDepth = 64
+
     private let source: any NodeSource
     /// Whether the source can change (a write transaction); read cursors skip every check for it.
     private let mutable: Bool
     private let tree: TreeState
-    private var path: [Level] = []
-    private var seenMutations: Int
+    /// The path from the root to the current leaf: `levels[0 ..< state.depth]`.
+    private let levels: UnsafeMutablePointer<Level>
+    private let state: UnsafeMutablePointer<State>
     /// The current key, kept only in a write transaction, to find the place again after a change.
     private var savedKey: [UInt8] = []
-    /// Whether the cursor is on an entry.
-    public private(set) var isValid = false
 
     init(source: any NodeSource, tree: TreeState) {
         self.source = source
         self.mutable = source.isMutable
         self.tree = tree
-        self.seenMutations = source.mutationCount
-        path.reserveCapacity(8)
+        levels = .allocate(capacity: Self.maxDepth)
+        state = .allocate(capacity: 1)
+        state.initialize(to: State(seenMutations: source.mutationCount))
     }
+
+    deinit {
+        levels.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    /// Whether the cursor is on an entry.
+    public var isValid: Bool { state.pointee.isValid }
+
+    @inline(__always)
+    private var leaf: Level { levels[state.pointee.depth - 1] }
 
     /// The current key. Only valid while `isValid`.
     public var key: UnsafeRawBufferPointer {
         precondition(isValid, "the cursor is not on an entry")
         if mutable {
-            precondition(source.mutationCount == seenMutations,
+            precondition(source.mutationCount == state.pointee.seenMutations,
                          "the transaction changed since the cursor moved: move it (next, previous, seek) before reading its key")
         }
-        let level = path[path.count - 1]
+        let level = leaf
         return level.node.keyBuffer(level.index)
     }
 
@@ -51,12 +73,17 @@ public final class Cursor {
     public func value() throws -> UnsafeRawBufferPointer {
         precondition(isValid, "the cursor is not on an entry")
         if mutable { try ensureCurrent() }
-        let level = path[path.count - 1]
-        switch level.node.value(level.index) {
+        let level = leaf
+        return try value(of: level.node, at: level.index, ref: level.ref)
+    }
+
+    @inline(__always)
+    private func value(of node: NodeView, at index: Int, ref: UInt64) throws -> UnsafeRawBufferPointer {
+        switch node.value(index) {
         case .inline(let bytes):
             return bytes
-        case .outOfLine(let ref, let length):
-            return try source.outOfLineValue(ref, length: length, below: source.childBound(of: level.ref))
+        case .outOfLine(let valueRef, let length):
+            return try source.outOfLineValue(valueRef, length: length, below: source.childBound(of: ref))
         }
     }
 
@@ -77,21 +104,20 @@ public final class Cursor {
     /// Moves to the first key ≥ `key`; false when there is none.
     @discardableResult
     public func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
-        path.removeAll(keepingCapacity: true)
-        seenMutations = source.mutationCount
+        state.pointee.depth = 0
+        state.pointee.seenMutations = source.mutationCount
         var ref = tree.root
-        guard ref != 0 else { isValid = false; return false }
+        guard ref != 0 else { return invalidate() }
         let keyBase = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
         var below = source.limit
         while true {
             let node = try source.node(ref, below: below)
             if node.isLeaf {
-                path.append(Level(ref: ref, below: below, node: node, index: node.lowerBound(keyBase, key.count).index))
+                try push(Level(ref: ref, below: below, node: node, index: node.lowerBound(keyBase, key.count).index))
                 return try settleForward()
             }
             let index = node.childIndex(keyBase, key.count)
-            path.append(Level(ref: ref, below: below, node: node, index: index))
-            try checkDepth()
+            try push(Level(ref: ref, below: below, node: node, index: index))
             below = source.childBound(of: ref)
             ref = node.child(index)
         }
@@ -107,15 +133,15 @@ public final class Cursor {
     @discardableResult
     public func next() throws -> Bool {
         guard isValid else { return false }
-        if mutable && source.mutationCount != seenMutations {
+        if mutable && source.mutationCount != state.pointee.seenMutations {
             let saved = savedKey
             guard try seek(saved) else { return false }
             if !keyEquals(saved) { return true }  // the old key is gone: we already stand on its successor
         }
-        let last = path.count - 1
-        path[last].index += 1
+        let top = levels + (state.pointee.depth - 1)
+        top.pointee.index += 1
         // The common case: the next entry is in the same leaf.
-        if !mutable && path[last].index < path[last].node.count { return true }
+        if !mutable && top.pointee.index < top.pointee.node.count { return true }
         return try settleForward()
     }
 
@@ -123,13 +149,13 @@ public final class Cursor {
     @discardableResult
     public func previous() throws -> Bool {
         guard isValid else { return false }
-        if mutable && source.mutationCount != seenMutations {
+        if mutable && source.mutationCount != state.pointee.seenMutations {
             let saved = savedKey
             if try !seek(saved) { return try last() }
         }
-        let last = path.count - 1
-        path[last].index -= 1
-        if !mutable && path[last].index >= 0 { return true }
+        let top = levels + (state.pointee.depth - 1)
+        top.pointee.index -= 1
+        if !mutable && top.pointee.index >= 0 { return true }
         return try settleBackward()
     }
 
@@ -140,20 +166,25 @@ public final class Cursor {
     private func keyEquals(_ bytes: [UInt8]) -> Bool {
         let current = key
         return bytes.withUnsafeBytes { b in
-            KeyCompare.compare(current.baseAddress ?? b.baseAddress!, current.count, b.baseAddress ?? current.baseAddress!, b.count) == 0
+            let dummy = UnsafeRawPointer(bitPattern: 1)!
+            return KeyCompare.compare(current.baseAddress ?? dummy, current.count, b.baseAddress ?? dummy, b.count) == 0
         }
     }
 
-    private func checkDepth() throws {
-        if path.count > 64 {
-            throw StorageError.fileCorrupt(offset: path[path.count - 1].ref, reason: "tree deeper than 64 levels")
+    @inline(__always)
+    private func push(_ level: Level) throws {
+        let depth = state.pointee.depth
+        guard depth < Self.maxDepth else {
+            throw StorageError.fileCorrupt(offset: level.ref, reason: "tree deeper than \(Self.maxDepth) levels")
         }
+        (levels + depth).initialize(to: level)
+        state.pointee.depth = depth + 1
     }
 
     /// Replaces the path with the leftmost or rightmost path below `root`.
     private func descend(from root: UInt64, edge: Edge) throws {
-        path.removeAll(keepingCapacity: true)
-        seenMutations = source.mutationCount
+        state.pointee.depth = 0
+        state.pointee.seenMutations = source.mutationCount
         guard root != 0 else { return }
         try pushEdge(ref: root, below: source.limit, edge: edge)
     }
@@ -164,8 +195,7 @@ public final class Cursor {
         while true {
             let node = try source.node(ref, below: below)
             let index = edge == .first ? 0 : node.count - 1
-            path.append(Level(ref: ref, below: below, node: node, index: index))
-            try checkDepth()
+            try push(Level(ref: ref, below: below, node: node, index: index))
             if node.isLeaf { return }
             below = source.childBound(of: ref)
             ref = node.child(index)
@@ -175,53 +205,91 @@ public final class Cursor {
     /// After the leaf index moved forward (or was set): if it ran off its leaf, climbs to the next
     /// subtree and descends to its first leaf. Sets `isValid`.
     private func settleForward() throws -> Bool {
-        while let leaf = path.last, leaf.index >= leaf.node.count {
-            path.removeLast()
+        while state.pointee.depth > 0, leaf.index >= leaf.node.count {
+            state.pointee.depth -= 1
             // Climb until a branch has a next child.
-            while let top = path.last, top.index + 1 >= top.node.count { path.removeLast() }
-            guard !path.isEmpty else { return invalidate() }
-            path[path.count - 1].index += 1
-            let top = path[path.count - 1]
-            try pushEdge(ref: top.node.child(top.index), below: source.childBound(of: top.ref), edge: .first)
+            while state.pointee.depth > 0, leaf.index + 1 >= leaf.node.count { state.pointee.depth -= 1 }
+            guard state.pointee.depth > 0 else { return invalidate() }
+            let top = levels + (state.pointee.depth - 1)
+            top.pointee.index += 1
+            try pushEdge(ref: top.pointee.node.child(top.pointee.index), below: source.childBound(of: top.pointee.ref), edge: .first)
         }
         return validate()
     }
 
     /// Like `settleForward`, backwards.
     private func settleBackward() throws -> Bool {
-        while let leaf = path.last, leaf.index < 0 {
-            path.removeLast()
-            while let top = path.last, top.index == 0 { path.removeLast() }
-            guard !path.isEmpty else { return invalidate() }
-            path[path.count - 1].index -= 1
-            let top = path[path.count - 1]
-            try pushEdge(ref: top.node.child(top.index), below: source.childBound(of: top.ref), edge: .last)
+        while state.pointee.depth > 0, leaf.index < 0 {
+            state.pointee.depth -= 1
+            while state.pointee.depth > 0, leaf.index == 0 { state.pointee.depth -= 1 }
+            guard state.pointee.depth > 0 else { return invalidate() }
+            let top = levels + (state.pointee.depth - 1)
+            top.pointee.index -= 1
+            try pushEdge(ref: top.pointee.node.child(top.pointee.index), below: source.childBound(of: top.pointee.ref), edge: .last)
         }
         return validate()
     }
 
     private func validate() -> Bool {
-        guard !path.isEmpty else { return invalidate() }
-        isValid = true
+        guard state.pointee.depth > 0 else { return invalidate() }
+        state.pointee.isValid = true
         if mutable { savedKey = Array(key) }
         return true
     }
 
     private func invalidate() -> Bool {
-        isValid = false
-        path.removeAll(keepingCapacity: true)
+        state.pointee.isValid = false
+        state.pointee.depth = 0
         return false
     }
 
     private func ensureCurrent() throws {
-        if source.mutationCount != seenMutations {
+        if source.mutationCount != state.pointee.seenMutations {
             let saved = savedKey
             guard try seek(saved), keyEquals(saved) else {
-                isValid = false
+                state.pointee.isValid = false
                 throw StorageError.illegalArgument("the cursor's entry was removed by a change in this transaction")
             }
         }
     }
+
+    /// Visits the rest of the current leaf from the current entry, in order (read cursors only);
+    /// leaves the cursor on the leaf's last entry, or on the entry `body` stopped at. Returns
+    /// whether to go on.
+    fileprivate func visitLeafForward(_ range: KeyRange, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
+        let top = levels + (state.pointee.depth - 1)
+        let node = top.pointee.node
+        let ref = top.pointee.ref
+        let checkUpper = range.upper != nil
+        var i = top.pointee.index
+        while i < node.count {
+            let key = node.keyBuffer(i)
+            if checkUpper && !range.admitsFromAbove(key) { top.pointee.index = i; return false }
+            guard try body(key, value(of: node, at: i, ref: ref)) else { top.pointee.index = i; return false }
+            i += 1
+        }
+        top.pointee.index = node.count - 1
+        return true
+    }
+
+    /// Like `visitLeafForward`, backwards.
+    fileprivate func visitLeafBackward(_ range: KeyRange, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
+        let top = levels + (state.pointee.depth - 1)
+        let node = top.pointee.node
+        let ref = top.pointee.ref
+        let checkLower = range.lower != nil
+        var i = top.pointee.index
+        while i >= 0 {
+            let key = node.keyBuffer(i)
+            if checkLower && !range.admitsFromBelow(key) { top.pointee.index = i; return false }
+            guard try body(key, value(of: node, at: i, ref: ref)) else { top.pointee.index = i; return false }
+            i -= 1
+        }
+        top.pointee.index = 0
+        return true
+    }
+
+    fileprivate var isReadOnly: Bool { !mutable }
 }
 
 /// A range of keys for scans: bounds inclusive or exclusive, either side open.
@@ -283,8 +351,12 @@ extension Cursor {
             } else {
                 more = try first()
             }
-            while more, range.admitsFromAbove(key) {
-                guard try body(key, value()) else { return }
+            while more {
+                if isReadOnly {
+                    guard try visitLeafForward(range, body) else { return }
+                } else {
+                    guard range.admitsFromAbove(key), try body(key, value()) else { return }
+                }
                 more = try next()
             }
         } else {
@@ -295,8 +367,12 @@ extension Cursor {
             } else {
                 more = try last()
             }
-            while more, range.admitsFromBelow(key) {
-                guard try body(key, value()) else { return }
+            while more {
+                if isReadOnly {
+                    guard try visitLeafBackward(range, body) else { return }
+                } else {
+                    guard range.admitsFromBelow(key), try body(key, value()) else { return }
+                }
                 more = try previous()
             }
         }

@@ -1,41 +1,64 @@
-/// A growable buffer in which a commit's frame is assembled before it is written with `pwrite`.
-/// The engine keeps one and reuses it, so a small commit allocates nothing.
-final class FrameBuffer {
+/// Where a commit's frame is assembled and written: records are built in a buffer of 4 MiB and
+/// written out with `pwrite` whenever it fills, so a large transaction never holds its whole frame
+/// in memory and a small one allocates nothing (the engine keeps one stream and reuses it).
+final class FrameStream {
+    static let chunk = 4 << 20
+
     private(set) var base: UnsafeMutableRawPointer
     private(set) var capacity: Int
+    /// Bytes in the buffer, not yet written.
     private(set) var count = 0
+    /// Where the frame starts in the file.
+    private(set) var frameStart: UInt64 = 0
+    /// Bytes of the frame already written.
+    private(set) var flushed: UInt64 = 0
+    private var file: (any StorageFile)?
 
-    init(capacity: Int = 1 << 16) {
-        self.capacity = capacity
-        self.base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+    init() {
+        capacity = Self.chunk
+        base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
     }
 
     deinit { base.deallocate() }
 
-    /// Empties the buffer, giving memory back when a large commit made it big.
-    func reset() {
-        count = 0
-        if capacity > 64 << 20 {
+    /// Starts a frame at `frameStart` of `file`.
+    func begin(file: any StorageFile, at frameStart: UInt64) {
+        if capacity > Self.chunk {
             base.deallocate()
-            capacity = 1 << 16
+            capacity = Self.chunk
             base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
         }
+        self.file = file
+        self.frameStart = frameStart
+        count = 0
+        flushed = 0
     }
 
-    /// Appends room for a record of `length` bytes; returns where it starts in the buffer.
-    func appendRecord(length: Int) -> Int {
+    /// The file offset of the next record.
+    var end: UInt64 { frameStart + flushed + UInt64(count) }
+
+    /// Reserves a record of `length` bytes; returns where to build it and its file offset. The
+    /// records before it are written out first when the buffer is full.
+    func appendRecord(length: Int) throws -> (record: UnsafeMutableRawPointer, offset: UInt64) {
         if count + length > capacity {
-            var newCapacity = capacity * 2
-            while newCapacity < count + length { newCapacity *= 2 }
-            let grown = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
-            grown.copyMemory(from: base, byteCount: count)
-            base.deallocate()
-            base = grown
-            capacity = newCapacity
+            try flush()
+            if length > capacity {
+                base.deallocate()
+                capacity = (length + Self.chunk - 1) / Self.chunk * Self.chunk
+                base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+            }
         }
         let at = count
         count += length
-        return at
+        return (base + at, frameStart + flushed + UInt64(at))
+    }
+
+    /// Writes the buffered records.
+    func flush() throws {
+        guard count > 0, let file else { return }
+        try file.write(UnsafeRawBufferPointer(start: base, count: count), at: frameStart + flushed)
+        flushed += UInt64(count)
+        count = 0
     }
 }
 
@@ -48,50 +71,43 @@ extension WriteTransaction {
         droppedBytes != 0 || catalog.modified || trees.values.contains { $0.modified }
     }
 
-    /// Assembles the frame into `frame`, whose first byte will land at `frameStart`.
-    func buildFrame(into frame: FrameBuffer, frameStart: UInt64, salt: UInt64,
-                    previousCommit: UInt64, durable: Bool, timeMs: UInt64) throws -> CommitRecord {
-        var writer = FrameWriter(txn: self, frame: frame, frameStart: frameStart, salt: salt)
+    /// Writes every record of the frame but the commit record through `frame`; returns the
+    /// catalog's root and the live bytes the commit record will carry.
+    func writeFrame(to frame: FrameStream, salt: UInt64) throws -> (catalogRoot: UInt64, liveBytes: UInt64) {
+        var writer = FrameWriter(txn: self, frame: frame, salt: salt)
         for tree in trees.values.sorted(by: { $0.name < $1.name }) where tree.modified {
-            let root = writer.write(tree.root, of: tree)
+            let root = try writer.write(tree.root, of: tree)
             let entry = CatalogEntry.encode(root: root, count: tree.count, bytes: tree.bytes &+ tree.bytesDelta)
             try Array(tree.name.utf8).withUnsafeBytes { name in
                 try entry.withUnsafeBytes { try put(state: catalog, key: name, value: $0) }
             }
         }
-        let catalogRoot = writer.write(catalog.root, of: catalog)
+        let catalogRoot = try writer.write(catalog.root, of: catalog)
         // Wrapping: the counts come from the file, and a corrupt one must not trap.
         var live = Int64(truncatingIfNeeded: base.liveBytes) &+ catalog.bytesDelta &- droppedBytes
         for tree in trees.values { live = live &+ tree.bytesDelta }
-        let commit = CommitRecord(txnId: base.txnId + 1, catalogRoot: catalogRoot, frameStart: frameStart,
-                                  previousCommit: previousCommit, liveBytes: UInt64(max(live, 0)),
-                                  timeMs: timeMs, flags: durable ? CommitRecord.durableFlag : 0)
-        let at = frame.appendRecord(length: CommitRecord.length)
-        commit.write(to: frame.base + at, fileOffset: frameStart + UInt64(at), salt: salt)
-        return commit
+        return (catalogRoot, UInt64(max(live, 0)))
     }
 }
 
 /// Walks dirty nodes bottom-up, writing each as a node record and remembering where it went.
 private struct FrameWriter {
     let txn: WriteTransaction
-    let frame: FrameBuffer
-    let frameStart: UInt64
+    let frame: FrameStream
     let salt: UInt64
     var nodeOffsets: [UInt64]
     var valueOffsets: [UInt64]
 
-    init(txn: WriteTransaction, frame: FrameBuffer, frameStart: UInt64, salt: UInt64) {
+    init(txn: WriteTransaction, frame: FrameStream, salt: UInt64) {
         self.txn = txn
         self.frame = frame
-        self.frameStart = frameStart
         self.salt = salt
         self.nodeOffsets = []
         self.valueOffsets = []
     }
 
     /// Writes the dirty subtree at `ref` (nothing when it is committed already); returns its offset.
-    mutating func write(_ ref: UInt64, of tree: TreeState) -> UInt64 {
+    mutating func write(_ ref: UInt64, of tree: TreeState) throws -> UInt64 {
         guard ref & dirtyTag != 0 else { return ref }
         if nodeOffsets.count < txn.dirty.count { nodeOffsets += repeatElement(0, count: txn.dirty.count - nodeOffsets.count) }
         if valueOffsets.count < txn.pending.count { valueOffsets += repeatElement(0, count: txn.pending.count - valueOffsets.count) }
@@ -100,15 +116,14 @@ private struct FrameWriter {
         for i in 0..<view.count {
             if !view.isLeaf {
                 let child = view.child(i)
-                if child & dirtyTag != 0 { nodeOffsets[Int(child & ~dirtyTag)] = write(child, of: tree) }
+                if child & dirtyTag != 0 { nodeOffsets[Int(child & ~dirtyTag)] = try write(child, of: tree) }
             } else if case .outOfLine(let valueRef, _) = view.value(i), valueRef & dirtyTag != 0 {
-                valueOffsets[Int(valueRef & ~dirtyTag)] = writeValue(valueRef, of: tree)
+                valueOffsets[Int(valueRef & ~dirtyTag)] = try writeValue(valueRef, of: tree)
             }
         }
         let bodyLength = node.encodedSize
         let length = LogRecord.paddedLength(body: bodyLength)
-        let at = frame.appendRecord(length: length)
-        let record = frame.base + at
+        let (record, offset) = try frame.appendRecord(length: length)
         let isLeaf = node.isLeaf
         let nodes = nodeOffsets
         let values = valueOffsets
@@ -116,19 +131,16 @@ private struct FrameWriter {
             guard ref & dirtyTag != 0 else { return ref }
             return isLeaf ? values[Int(ref & ~dirtyTag)] : nodes[Int(ref & ~dirtyTag)]
         }
-        let offset = frameStart + UInt64(at)
         LogRecord.seal(record, bodyLength: bodyLength, kind: .node, fileOffset: offset, salt: salt)
         tree.bytesDelta += Int64(length)
         return offset
     }
 
-    private mutating func writeValue(_ ref: UInt64, of tree: TreeState) -> UInt64 {
+    private mutating func writeValue(_ ref: UInt64, of tree: TreeState) throws -> UInt64 {
         let bytes = txn.pending[Int(ref & ~dirtyTag)]!.bytes
         let length = LogRecord.paddedLength(body: bytes.count)
-        let at = frame.appendRecord(length: length)
-        let record = frame.base + at
+        let (record, offset) = try frame.appendRecord(length: length)
         if bytes.count > 0 { (record + LogRecord.headerSize).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
-        let offset = frameStart + UInt64(at)
         LogRecord.seal(record, bodyLength: bytes.count, kind: .value, fileOffset: offset, salt: salt)
         tree.bytesDelta += Int64(length)
         return offset

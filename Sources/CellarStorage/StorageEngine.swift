@@ -44,7 +44,9 @@ public final class StorageEngine: @unchecked Sendable {
     private var commitsSinceSuperblock = 0
     private var superblockSequence: UInt64 = 0
     private var lastSuperblockTxn: UInt64 = 0
-    private let frame = FrameBuffer()
+    private let frame = FrameStream()
+    /// The file's physical size: the log, then zeros written ahead of it (see `extendAhead`).
+    private var physicalSize: UInt64 = 0
     private var activeWriter: ObjectIdentifier?
 
     /// Opens the store in `directory`, creating it (and the directory) when missing, unless read-only.
@@ -102,6 +104,7 @@ public final class StorageEngine: @unchecked Sendable {
             self.uuid = header.uuid
             self.salt = header.salt
             self.end = recovered.end
+            self.physicalSize = recovered.hasTail && !options.readOnly ? recovered.end : size
             self.lastSuperblockTxn = recovered.txnId
             self.current = ManagedAtomic(Snapshot(
                 txnId: recovered.txnId, catalogRoot: recovered.catalogRoot, committedLength: recovered.end,
@@ -172,22 +175,21 @@ public final class StorageEngine: @unchecked Sendable {
         guard txn.hasChanges else { return }
         let base = txn.base
         let durable = options.durability == .full
-        frame.reset()
-        let commit = try txn.buildFrame(into: frame, frameStart: end, salt: salt, previousCommit: base.commitOffset,
-                                        durable: durable, timeMs: Self.nowMs())
-        let newEnd = end + UInt64(frame.count)
-        let commitOffset = newEnd - UInt64(CommitRecord.length)
-        // Map first: once the frame is on disk the commit must not fail for want of a mapping.
+        frame.begin(file: file, at: end)
+        let (catalogRoot, liveBytes) = try txn.writeFrame(to: frame, salt: salt)
+        let commitOffset = frame.end
+        let newEnd = commitOffset + UInt64(CommitRecord.length)
+        // Map first: once the commit record is on disk the commit must not fail for want of a mapping.
         var generation = base.generation
         if newEnd > UInt64(generation.region.length) {
             generation = MapGeneration(region: try file.map(length: Self.mapLength(for: newEnd, minimum: options.initialMapSize)), salt: salt)
         }
-        var written = 0
-        while written < frame.count {
-            let chunk = min(frame.count - written, 64 << 20)
-            try file.write(UnsafeRawBufferPointer(start: frame.base + written, count: chunk), at: end + UInt64(written))
-            written += chunk
-        }
+        let commit = CommitRecord(txnId: base.txnId + 1, catalogRoot: catalogRoot, frameStart: end,
+                                  previousCommit: base.commitOffset, liveBytes: liveBytes,
+                                  timeMs: Self.nowMs(), flags: durable ? CommitRecord.durableFlag : 0)
+        let (record, offset) = try frame.appendRecord(length: CommitRecord.length)
+        commit.write(to: record, fileOffset: offset, salt: salt)
+        try frame.flush()
         if durable {
             do {
                 try file.sync()
@@ -197,12 +199,37 @@ public final class StorageEngine: @unchecked Sendable {
             }
         }
         end = newEnd
-        current.store(Snapshot(txnId: commit.txnId, catalogRoot: commit.catalogRoot, committedLength: newEnd,
+        current.store(Snapshot(txnId: commit.txnId, catalogRoot: catalogRoot, committedLength: newEnd,
                                commitOffset: commitOffset, liveBytes: commit.liveBytes, generation: generation),
                       ordering: .releasing)
+        physicalSize = max(physicalSize, newEnd)
         commitsSinceSuperblock += 1
         if commitsSinceSuperblock >= options.superblockInterval {
-            try checkpoint(durableAlready: durable)
+            // The commit is visible already; a failed sync here refuses the next commits (with the
+            // reason) rather than failing this one.
+            try? checkpoint(durableAlready: durable)
+        }
+        extendAhead()
+    }
+
+    /// Keeps zeros written ahead of the log's end, so that a small commit overwrites blocks the
+    /// file already has instead of growing it: `fdatasync` then flushes data only, where a growing
+    /// file also makes the file system commit its journal. The zeros are synced with the next
+    /// commit. They are not part of the store: recovery stops at them (a zero length is no
+    /// record) and a writable open cuts them off. A failure here only means no zeros ahead.
+    private func extendAhead() {
+        let ahead = UInt64(min(max(Int(end / 16), 1 << 20), 64 << 20))
+        guard physicalSize < end + ahead / 2 else { return }
+        let target = end + ahead
+        let zeros = UnsafeMutableRawPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { zeros.deallocate() }
+        zeros.initializeMemory(as: UInt8.self, repeating: 0, count: 1 << 20)
+        var at = max(physicalSize, end)
+        while at < target {
+            let n = Int(min(target - at, 1 << 20))
+            guard (try? file.write(UnsafeRawBufferPointer(start: zeros, count: n), at: at)) != nil else { return }
+            at += UInt64(n)
+            physicalSize = at
         }
     }
 

@@ -2,13 +2,19 @@
 //
 // Each run writes the bytes to `data.cellar` in a scratch directory of this process (see
 // `Scratch.directory`), opens the store read-only (a read-only open neither writes nor locks)
-// and, if it opens, reads everything it can reach: every tree named in the catalog, every entry forwards and backwards, and a few
-// point lookups. Any thrown error is a correct answer to a bad file; a crash, a trap or an
-// AddressSanitizer report is a bug in CellarStorage.
+// and, if it opens, reads everything it can reach: every tree named in the catalog, every entry
+// forwards and backwards, and a few point lookups. Then it does the same with the input's
+// checksums recomputed (`Reseal`), when that changes anything: a mutated record nearly always
+// fails its checksum, so without this second pass the fuzzer would never reach the checks behind
+// it (node validation, the commit chain, references between records).
+//
+// Any thrown error is a correct answer to a bad file; a crash, a trap or an AddressSanitizer report
+// is a bug in CellarStorage.
 //
 // Nothing here runs at top level: libFuzzer supplies `main`, so top-level code in this file would
 // never run. Per-process state lives in static properties, which are initialized lazily.
 import CellarStorage
+import FuzzSupport
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Darwin)
@@ -72,7 +78,7 @@ func touch(_ bytes: UnsafeRawBufferPointer, into sum: inout UInt64) {
     if let first = bytes.first, let last = bytes.last { sum = sum &* 31 &+ UInt64(first) &+ UInt64(last) }
 }
 
-/// Reads everything reachable in the store opened on `dataPath`. Throws what the engine throws.
+/// Reads everything reachable in `engine`. Throws what the engine throws.
 func readEverything(_ engine: StorageEngine, probe: [UInt8]) throws {
     var sum: UInt64 = 0
     try engine.read { txn in
@@ -113,23 +119,32 @@ func readEverything(_ engine: StorageEngine, probe: [UInt8]) throws {
     consume(sum)
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    let input = UnsafeRawBufferPointer(start: data, count: size)
-    Scratch.writeDataFile(input)
+/// Writes `bytes` as the data file, opens the store read-only and reads it all.
+func openAndRead(_ bytes: UnsafeRawBufferPointer) {
+    Scratch.writeDataFile(bytes)
     let engine: StorageEngine
     do {
         engine = try StorageEngine(directory: Scratch.directory, options: StorageOptions(readOnly: true))
     } catch {
-        return 0
+        return
     }
     defer { engine.close() }
     // A lookup key that the fuzzer controls: the last (up to) 16 bytes of the input.
-    let probe = Array(input.suffix(16))
+    let probe = Array(bytes.suffix(16))
     do {
         try readEverything(engine, probe: probe)
     } catch {
         // A corrupt store is reported by throwing; that is the expected answer.
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let input = UnsafeRawBufferPointer(start: data, count: size)
+    openAndRead(input)
+    var resealed = Array(input)
+    if Reseal.reseal(&resealed) {
+        resealed.withUnsafeBytes { openAndRead($0) }
     }
     return 0
 }

@@ -4,12 +4,16 @@
 //   corpus/node/        node bodies taken out of those files (FuzzNode)
 //
 // Usage: MakeCorpus [CORPUS_DIR]   (default: the corpus/ folder beside Sources/ of this package)
+//        MakeCorpus --reseal INPUT OUTPUT
+//            writes INPUT with its checksums recomputed, as FuzzOpenStore's second pass opens it:
+//            the data file to reproduce a FuzzOpenStore crash with the engine alone.
 // Both subfolders are emptied and written anew. The stores use small nodes (256 or 512 bytes) so
 // that a few KB of data already make trees of several levels, values longer than a quarter of
 // a node (stored out of line) and superblocks (interval 2). The output is not byte-for-byte
 // reproducible: each store gets a random UUID and salt, and commit times.
 import CellarStorage
 import Foundation
+import FuzzSupport
 
 // MARK: Workloads
 
@@ -195,6 +199,23 @@ func spread<T>(_ items: [T], count: Int) -> [T] {
 
 // MARK: Main
 
+if CommandLine.arguments.count > 1 && CommandLine.arguments[1] == "--reseal" {
+    guard CommandLine.arguments.count == 4 else {
+        FileHandle.standardError.write(Data("usage: MakeCorpus --reseal INPUT OUTPUT\n".utf8))
+        exit(2)
+    }
+    do {
+        var bytes = try readFile(CommandLine.arguments[2])
+        let changed = Reseal.reseal(&bytes)
+        try writeFile(CommandLine.arguments[3], bytes)
+        print(changed ? "resealed: checksums rewritten" : "unchanged: every checksum already matched")
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("MakeCorpus: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
 let corpus = CommandLine.arguments.count > 1
     ? CommandLine.arguments[1]
     : URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -222,7 +243,15 @@ do {
 
     var stores: [(name: String, bytes: [UInt8])] = []
     for name in ["empty", "one-commit", "several-commits", "levels-512", "no-sync", "deep-256"] {
-        stores.append((name, try readFile(dataFile(name))))
+        let bytes = try readFile(dataFile(name))
+        // FuzzOpenStore's resealing must leave an intact store as it is: that checks its XXH64 and
+        // its reading of the layout against the engine's.
+        var resealed = bytes
+        guard !Reseal.reseal(&resealed) else {
+            FileHandle.standardError.write(Data("MakeCorpus: resealing \(name) changed it: FuzzSupport disagrees with the engine\n".utf8))
+            exit(1)
+        }
+        stores.append((name, bytes))
     }
     // Torn: the several-commits store cut in the middle of its last frame.
     let several = stores[2].bytes
@@ -232,6 +261,11 @@ do {
     var flipped = stores[1].bytes
     flipped[(4096 + flipped.count) / 2] ^= 0x10
     stores.append(("flipped-byte", flipped))
+    var resealedFlip = flipped
+    guard Reseal.reseal(&resealedFlip) else {
+        FileHandle.standardError.write(Data("MakeCorpus: resealing flipped-byte changed nothing\n".utf8))
+        exit(1)
+    }
 
     for store in stores {
         try writeFile("\(openStoreDir)/\(store.name)", store.bytes)

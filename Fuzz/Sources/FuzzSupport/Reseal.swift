@@ -1,0 +1,130 @@
+// Recomputes the checksums of a data file, so that a fuzzer's mutations reach the code behind them.
+//
+// Every part of a data file is checksummed (XXH64): the file header, each superblock slot and
+// each log record, seeded with its offset and the store's salt. A random mutation of a record
+// therefore almost always just fails its checksum, and the engine stops there: the node
+// validation, the recovery chain checks and the tree walks would never see malformed input.
+// FuzzOpenStore runs each input twice: as it is (the checksum paths), then resealed by this file.
+//
+// The layout is the one in Sources/CellarStorage/FileHeader.swift and LogRecord.swift (see also
+// docs/format.md). `MakeCorpus` checks that resealing an intact store changes nothing, which
+// proves that this XXH64 and the engine's agree.
+
+/// XXH64 (the 64-bit xxHash), written from its specification.
+public enum XXH64 {
+    static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
+    static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
+    static let prime3: UInt64 = 0x1656_67B1_9E37_79F9
+    static let prime4: UInt64 = 0x85EB_CA77_C2B2_AE63
+    static let prime5: UInt64 = 0x27D4_EB2F_1656_67C5
+
+    @inline(__always)
+    static func rotateLeft(_ value: UInt64, by bits: UInt64) -> UInt64 {
+        (value << bits) | (value >> (64 - bits))
+    }
+
+    @inline(__always)
+    static func mix(_ accumulator: UInt64, _ lane: UInt64) -> UInt64 {
+        rotateLeft(accumulator &+ lane &* prime2, by: 31) &* prime1
+    }
+
+    @inline(__always)
+    static func word64(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> UInt64 {
+        UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+    }
+
+    /// The hash of `bytes` with `seed`.
+    public static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64) -> UInt64 {
+        let length = bytes.count
+        var offset = 0
+        var acc: UInt64
+        if length >= 32 {
+            var lanes = (seed &+ prime1 &+ prime2, seed &+ prime2, seed, seed &- prime1)
+            while length - offset >= 32 {
+                lanes.0 = mix(lanes.0, word64(bytes, offset))
+                lanes.1 = mix(lanes.1, word64(bytes, offset + 8))
+                lanes.2 = mix(lanes.2, word64(bytes, offset + 16))
+                lanes.3 = mix(lanes.3, word64(bytes, offset + 24))
+                offset += 32
+            }
+            acc = rotateLeft(lanes.0, by: 1) &+ rotateLeft(lanes.1, by: 7)
+                &+ rotateLeft(lanes.2, by: 12) &+ rotateLeft(lanes.3, by: 18)
+            for lane in [lanes.0, lanes.1, lanes.2, lanes.3] {
+                acc = (acc ^ mix(0, lane)) &* prime1 &+ prime4
+            }
+        } else {
+            acc = seed &+ prime5
+        }
+        acc &+= UInt64(length)
+        while length - offset >= 8 {
+            acc = rotateLeft(acc ^ mix(0, word64(bytes, offset)), by: 27) &* prime1 &+ prime4
+            offset += 8
+        }
+        if length - offset >= 4 {
+            let word = UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            acc = rotateLeft(acc ^ (word &* prime1), by: 23) &* prime2 &+ prime3
+            offset += 4
+        }
+        while offset < length {
+            acc = rotateLeft(acc ^ (UInt64(bytes[offset]) &* prime5), by: 11) &* prime1
+            offset += 1
+        }
+        acc ^= acc >> 33
+        acc &*= prime2
+        acc ^= acc >> 29
+        acc &*= prime3
+        acc ^= acc >> 32
+        return acc
+    }
+}
+
+/// Rewrites the checksums of a data file in place.
+public enum Reseal {
+    static let headerSize = 4096
+    static let superblockSlots = [512, 1024]
+    static let superblockSize = 64
+    static let recordHeaderSize = 16
+
+    /// Makes every checksum of `file` match its bytes: the file header's (bytes 0..<48, seed 0,
+    /// stored at 48), each superblock slot that is not all zero (bytes 8..<64, seed slot offset ^
+    /// salt, stored at 0), and each record of the log from offset 4096 on, as far as the records'
+    /// length and kind fields chain (bytes 8..<length, seed record offset ^ salt, stored at 0).
+    /// Returns whether anything changed.
+    @discardableResult
+    public static func reseal(_ file: inout [UInt8]) -> Bool {
+        file.withUnsafeMutableBytes { reseal($0) }
+    }
+
+    static func reseal(_ file: UnsafeMutableRawBufferPointer) -> Bool {
+        var changed = false
+        func seal(_ range: Range<Int>, seed: UInt64, at offset: Int) {
+            let sum = XXH64.hash(UnsafeRawBufferPointer(rebasing: file[range]), seed: seed)
+            if load(file, offset) != sum {
+                file.storeBytes(of: sum.littleEndian, toByteOffset: offset, as: UInt64.self)
+                changed = true
+            }
+        }
+        guard file.count >= 56 else { return false }
+        seal(0..<48, seed: 0, at: 48)
+        let salt = load(file, 32)
+        for slot in superblockSlots where slot + superblockSize <= file.count {
+            if file[slot + 8 ..< slot + superblockSize].contains(where: { $0 != 0 }) {
+                seal(slot + 8 ..< slot + superblockSize, seed: UInt64(slot) ^ salt, at: slot)
+            }
+        }
+        var offset = headerSize
+        while offset + recordHeaderSize <= file.count {
+            let length = Int(UInt32(littleEndian: file.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)))
+            let kind = UInt32(littleEndian: file.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+            guard length >= recordHeaderSize, length % 8 == 0, length <= file.count - offset,
+                  (1...3).contains(kind) else { break }
+            seal(offset + 8 ..< offset + length, seed: UInt64(offset) ^ salt, at: offset)
+            offset += length
+        }
+        return changed
+    }
+
+    static func load(_ file: UnsafeMutableRawBufferPointer, _ offset: Int) -> UInt64 {
+        UInt64(littleEndian: file.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+}
