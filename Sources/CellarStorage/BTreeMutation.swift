@@ -29,7 +29,7 @@ extension WriteTransaction {
         if ref & dirtyTag != 0 { return ref }
         let view = try base.generation.node(at: ref, below: limit, limit: base.committedLength)
         tree.bytesDelta -= Int64(base.generation.recordLength(at: ref))
-        return register(DirtyNode(copying: view, capacity: nodeSize * 2))
+        return register(DirtyNode(copying: view, capacity: nodeSize + nodeSize / 2))
     }
 
     /// Forgets the out-of-line value of leaf entry `index` (its record becomes garbage).
@@ -55,12 +55,12 @@ extension WriteTransaction {
         noteMutation()
         tree.modified = true
         if tree.root == 0 {
-            tree.root = register(DirtyNode(isLeaf: true, capacity: nodeSize * 2))
+            tree.root = register(DirtyNode(isLeaf: true, capacity: nodeSize + nodeSize / 2))
         } else {
             tree.root = try makeDirty(tree.root, of: tree)
         }
         if let split = try insert(into: tree.root, tree: tree, key: key, value: value) {
-            let root = DirtyNode(isLeaf: false, capacity: nodeSize * 2)
+            let root = DirtyNode(isLeaf: false, capacity: nodeSize + nodeSize / 2)
             root.insertBranch(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: tree.root)
             split.key.withUnsafeBytes { root.insertBranch(at: 1, key: $0, child: split.right) }
             tree.root = register(root)
@@ -99,7 +99,7 @@ extension WriteTransaction {
     private func splitIfNeeded(_ node: DirtyNode, inserted: Int) -> Split? {
         guard node.encodedSize > nodeSize, node.count >= 2 else { return nil }
         let at = node.splitIndex(inserted: inserted)
-        let right = node.splitOff(from: at, capacity: nodeSize * 2)
+        let right = node.splitOff(from: at, capacity: nodeSize + nodeSize / 2)
         let key = Array(right.view.keyBuffer(0))
         return Split(key: key, right: register(right))
     }

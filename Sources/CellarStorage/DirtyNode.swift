@@ -3,29 +3,72 @@
 /// leaves garbage that is squeezed out when room runs short. At commit it is written compactly,
 /// entries in key order, with dirty child references replaced by the offsets of their records.
 final class DirtyNode {
-    private(set) var buffer: UnsafeMutableRawPointer
-    private(set) var capacity: Int
-    private(set) var count: Int
-    private var heapTop: Int
-    private var garbage = 0
+    /// The mutable fields, behind a pointer: a class's stored `var`s cost a runtime exclusivity
+    /// check on every access, and these are touched on every put.
+    private struct Fields {
+        var buffer: UnsafeMutableRawPointer
+        var capacity: Int
+        var count: Int
+        var heapTop: Int
+        var garbage: Int
+    }
+
+    private let fields: UnsafeMutablePointer<Fields>
     let isLeaf: Bool
+
+    private(set) var buffer: UnsafeMutableRawPointer {
+        get { fields.pointee.buffer }
+        set { fields.pointee.buffer = newValue }
+    }
+    private(set) var capacity: Int {
+        get { fields.pointee.capacity }
+        set { fields.pointee.capacity = newValue }
+    }
+    private(set) var count: Int {
+        get { fields.pointee.count }
+        set { fields.pointee.count = newValue }
+    }
+    private var heapTop: Int {
+        get { fields.pointee.heapTop }
+        set { fields.pointee.heapTop = newValue }
+    }
+    private var garbage: Int {
+        get { fields.pointee.garbage }
+        set { fields.pointee.garbage = newValue }
+    }
 
     init(isLeaf: Bool, capacity: Int) {
         self.isLeaf = isLeaf
-        self.capacity = max(capacity, 64)
-        self.buffer = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 16)
-        self.count = 0
-        self.heapTop = self.capacity
+        let capacity = max(capacity, 64)
+        fields = .allocate(capacity: 1)
+        fields.initialize(to: Fields(buffer: .allocate(byteCount: capacity, alignment: 16), capacity: capacity,
+                                     count: 0, heapTop: capacity, garbage: 0))
         writeHeader()
     }
 
-    /// A dirty copy of a committed node.
+    /// A dirty copy of a committed node, made in one pass: entries go to the end of the buffer in
+    /// key order and the slots point at them.
     convenience init(copying node: NodeView, capacity: Int) {
-        self.init(isLeaf: node.isLeaf, capacity: max(capacity, node.compactSize))
-        appendEntries(of: node, from: 0, to: node.count)
+        let size = node.compactSize
+        self.init(isLeaf: node.isLeaf, capacity: max(capacity, size + capacity / 4))
+        let n = node.count
+        var at = self.capacity - (size - 8 - 4 * n)
+        heapTop = at
+        for i in 0..<n {
+            let entrySize = node.entrySize(i)
+            (buffer + at).copyMemory(from: node.entry(i), byteCount: entrySize)
+            buffer.storeLE(UInt32(at), at: 8 + 4 * i)
+            at += entrySize
+        }
+        count = n
+        buffer.storeLE(UInt32(n), at: 4)
     }
 
-    deinit { buffer.deallocate() }
+    deinit {
+        buffer.deallocate()
+        fields.deinitialize(count: 1)
+        fields.deallocate()
+    }
 
     @inline(__always)
     var view: NodeView { NodeView(body: UnsafeRawPointer(buffer)) }

@@ -53,6 +53,16 @@ final class FrameStream {
         return (base + at, frameStart + flushed + UInt64(at))
     }
 
+    /// Writes the buffered records (the whole frame: nothing was flushed before) and makes them
+    /// durable.
+    func writeDurably() throws {
+        guard let file else { return }
+        precondition(flushed == 0, "writeDurably needs the whole frame in the buffer")
+        try file.writeDurably(UnsafeRawBufferPointer(start: base, count: count), at: frameStart)
+        flushed += UInt64(count)
+        count = 0
+    }
+
     /// Writes the buffered records.
     func flush() throws {
         guard count > 0, let file else { return }
@@ -132,6 +142,7 @@ private struct FrameWriter {
             return isLeaf ? values[Int(ref & ~dirtyTag)] : nodes[Int(ref & ~dirtyTag)]
         }
         LogRecord.seal(record, bodyLength: bodyLength, kind: .node, fileOffset: offset, salt: salt)
+        txn.writtenRecords.append(offset)
         tree.bytesDelta += Int64(length)
         return offset
     }
@@ -142,6 +153,7 @@ private struct FrameWriter {
         let (record, offset) = try frame.appendRecord(length: length)
         if bytes.count > 0 { (record + LogRecord.headerSize).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
         LogRecord.seal(record, bodyLength: bytes.count, kind: .value, fileOffset: offset, salt: salt)
+        txn.writtenRecords.append(offset)
         tree.bytesDelta += Int64(length)
         return offset
     }

@@ -59,8 +59,9 @@ package final class MapGeneration: @unchecked Sendable {
         return word & (1 << (bit & 63)) != 0
     }
 
+    /// Records that `offset` holds a record that needs no verification (one this process wrote).
     @inline(__always)
-    private func markVerified(_ offset: UInt64) {
+    func markVerified(_ offset: UInt64) {
         if verifiedBytes == 0 { return }
         let bit = offset >> 3
         _ = UnsafeAtomic<UInt64>(at: verifiedWords + Int(bit >> 6)).loadThenBitwiseOr(with: 1 << (bit & 63), ordering: .relaxed)

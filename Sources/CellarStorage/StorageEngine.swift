@@ -189,16 +189,30 @@ public final class StorageEngine: @unchecked Sendable {
                                   timeMs: Self.nowMs(), flags: durable ? CommitRecord.durableFlag : 0)
         let (record, offset) = try frame.appendRecord(length: CommitRecord.length)
         commit.write(to: record, fileOffset: offset, salt: salt)
-        try frame.flush()
         if durable {
             do {
-                try file.sync()
+                if frame.flushed == 0 {
+                    // The whole frame in one durable write (one system call where the OS has it).
+                    try frame.writeDurably()
+                } else {
+                    try frame.flush()
+                    try file.sync()
+                }
             } catch {
-                failure = "a sync failed (\(error)); whether the last commit is on disk is unknown"
+                // A plain write that failed made nothing durable and synced nothing: this commit
+                // fails, the store goes on. Any other failure may have been the sync's.
+                if !Self.isWriteFailure(error) {
+                    failure = "a sync failed (\(error)); whether the last commit is on disk is unknown"
+                }
                 throw error
             }
+        } else {
+            try frame.flush()
         }
         end = newEnd
+        // What this process just wrote is what the map shows (the page cache holds our bytes):
+        // no need to verify it again when it is read.
+        for offset in txn.writtenRecords { generation.markVerified(offset) }
         current.store(Snapshot(txnId: commit.txnId, catalogRoot: catalogRoot, committedLength: newEnd,
                                commitOffset: commitOffset, liveBytes: commit.liveBytes, generation: generation),
                       ordering: .releasing)
@@ -221,9 +235,7 @@ public final class StorageEngine: @unchecked Sendable {
         let ahead = UInt64(min(max(Int(end / 16), 1 << 20), 64 << 20))
         guard physicalSize < end + ahead / 2 else { return }
         let target = end + ahead
-        let zeros = UnsafeMutableRawPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { zeros.deallocate() }
-        zeros.initializeMemory(as: UInt8.self, repeating: 0, count: 1 << 20)
+        guard let zeros = zeroMegabyte else { return }
         var at = max(physicalSize, end)
         while at < target {
             let n = Int(min(target - at, 1 << 20))
@@ -257,6 +269,14 @@ public final class StorageEngine: @unchecked Sendable {
         lastSuperblockTxn = snapshot.txnId
     }
 
+    /// Whether `error` is a write that failed before any sync was attempted.
+    private static func isWriteFailure(_ error: any Error) -> Bool {
+        guard case StorageError.io(let operation, let code, _) = error else { return false }
+        if operation == "pwrite" { return true }
+        // The durable write fails with these before it writes anything.
+        return code == ENOSPC || code == EDQUOT || code == EFBIG
+    }
+
     // MARK: Information and close
 
     /// The id of the newest commit (0 for a store without commits).
@@ -286,6 +306,15 @@ public final class StorageEngine: @unchecked Sendable {
     }
 
     // MARK: Helpers
+
+    /// 1 MiB of zeros that cost nothing: an anonymous mapping that is never written, so every page
+    /// of it is the kernel's shared zero page. (Read-only after its thread-safe lazy initialization.)
+    nonisolated(unsafe) private static let zeroMegabyteMapping: UnsafeRawPointer? = {
+        let pointer = mmap(nil, 1 << 20, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        guard let pointer, pointer != MAP_FAILED else { return nil }
+        return UnsafeRawPointer(pointer)
+    }()
+    private var zeroMegabyte: UnsafeRawPointer? { Self.zeroMegabyteMapping }
 
     /// Takes the store's write lock. A lock that is busy is tried again for a moment before
     /// `storeLocked` is thrown: when any thread of this process forks (to run a command, say), the

@@ -17,6 +17,10 @@ package protocol StorageFile: AnyObject, Sendable {
     func writeOnce(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws -> Int
     /// One data sync (`fdatasync`; `F_FULLFSYNC` on Apple platforms).
     func syncOnce() throws
+    /// One write that is durable when it returns (`pwritev2` with `RWF_DSYNC`: the write and a
+    /// data sync of its range in one call), or nil where the system has no such call. Returns the
+    /// bytes written, which may be fewer than asked (then nothing is known to be durable).
+    func writeOnceDurably(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws -> Int?
     func truncate(to length: UInt64) throws
     /// Maps `length` bytes read-only from offset 0. The mapping may be longer than the file;
     /// callers never touch bytes past the committed length.
@@ -56,6 +60,30 @@ extension StorageFile {
         }
         return done
     }
+
+    /// Writes `buffer` at `offset` and makes it durable: with one `writeOnceDurably` where the
+    /// system has it, else `write` then `sync`. The file's other unsynced writes are not made
+    /// durable by the first path: use it when nothing else is pending.
+    package func writeDurably(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws {
+        while true {
+            let n: Int?
+            do {
+                n = try writeOnceDurably(buffer, at: offset)
+            } catch StorageError.io(_, let code, _) where code == EINTR {
+                continue
+            }
+            guard let n else { break }
+            if n == buffer.count { return }
+            // Short: finish the ordinary way.
+            try write(UnsafeRawBufferPointer(rebasing: buffer[max(n, 0)...]), at: offset + UInt64(max(n, 0)))
+            return try sync()
+        }
+        try write(buffer, at: offset)
+        try sync()
+    }
+
+    /// Where the system has no durable single write.
+    package func writeOnceDurably(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws -> Int? { nil }
 
     /// Makes everything written so far durable, retrying only on `EINTR`. Any other failure is
     /// final: after a failed sync nothing is known to be on disk, and a retry would prove nothing.
@@ -112,6 +140,9 @@ package final class PosixFile: StorageFile, @unchecked Sendable {
         try Syscall.pwriteOnce(fd, buffer, at: offset, path: path)
     }
     package func syncOnce() throws { try Syscall.dataSyncOnce(fd, path: path) }
+    package func writeOnceDurably(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws -> Int? {
+        try Syscall.pwriteDurablyOnce(fd, buffer, at: offset, path: path)
+    }
     package func truncate(to length: UInt64) throws { try Syscall.truncate(fd, to: length, path: path) }
     package func map(length: Int) throws -> MappedRegion { try MappedRegion(fd: fd, length: length, path: path) }
     package func close() { Syscall.close(fd) }

@@ -7,6 +7,15 @@ import Darwin
 /// Thin wrappers over the system calls the engine uses; a failure becomes `StorageError.io` naming
 /// the call and the path. The `…Once` calls make exactly one system call: the loops over short
 /// transfers and `EINTR` live in `StorageFile`'s extension, above the seam, so tests reach them.
+#if os(Linux)
+/// glibc's `pwritev2` (2.26+), looked up at run time: Swift's Glibc module does not declare it
+/// (it sits behind `_GNU_SOURCE`).
+private let linuxPwritev2: (@convention(c) (Int32, UnsafePointer<iovec>, Int32, off_t, Int32) -> Int)? = {
+    guard let symbol = dlsym(nil, "pwritev2") else { return nil }
+    return unsafeBitCast(symbol, to: (@convention(c) (Int32, UnsafePointer<iovec>, Int32, off_t, Int32) -> Int).self)
+}()
+#endif
+
 enum Syscall {
     static func errno() -> Int32 {
         #if canImport(Glibc)
@@ -37,6 +46,23 @@ enum Syscall {
         let n = pwrite(fd, buffer.baseAddress, buffer.count, off_t(offset))
         if n < 0 { throw StorageError.io(operation: "pwrite", errno: errno(), path: path) }
         return n
+    }
+
+    /// One `pwritev2(RWF_DSYNC)` on Linux: a write that is durable when it returns. Nil elsewhere,
+    /// and on kernels without it (then the caller writes and syncs).
+    static func pwriteDurablyOnce(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at offset: UInt64, path: String) throws -> Int? {
+        #if os(Linux)
+        guard let pwritev2 = linuxPwritev2 else { return nil }
+        var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress), iov_len: buffer.count)
+        let rwfDSync: Int32 = 2  // RWF_DSYNC, <linux/fs.h>
+        let n = pwritev2(fd, &vector, 1, off_t(offset), rwfDSync)
+        if n >= 0 { return n }
+        let code = errno()
+        if code == ENOSYS || code == EOPNOTSUPP || code == EINVAL { return nil }
+        throw StorageError.io(operation: "pwritev2(RWF_DSYNC)", errno: code, path: path)
+        #else
+        return nil
+        #endif
     }
 
     /// One `pread`: may read fewer bytes than asked (0 at end of file); throws `.io` with the errno.

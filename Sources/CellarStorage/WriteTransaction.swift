@@ -22,6 +22,8 @@ public final class WriteTransaction: NodeSource {
     /// The trees this transaction opened, by name.
     var trees: [String: TreeState] = [:]
     let catalog: TreeState
+    /// Offsets of the node and value records this transaction's commit wrote.
+    var writtenRecords: [UInt64] = []
     /// Live bytes of trees dropped in this transaction (subtracted from the total at commit).
     var droppedBytes: Int64 = 0
     private(set) var mutationCount = 0
