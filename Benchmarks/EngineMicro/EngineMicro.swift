@@ -19,7 +19,7 @@ let benchmarks: @Sendable () -> Void = {
     engineBenchmarks()
 }
 
-// MARK: - KeyCompare.simd vs KeyCompare.bytes (and a candidate)
+// MARK: - KeyCompare.simd vs KeyCompare.bytes
 
 /// 256 key pairs of one length, back to back, so that the compiler cannot hoist a comparison out
 /// of the loop and the loads are not always the same cache line.
@@ -64,7 +64,6 @@ func keyCompareBenchmarks() {
                 let a = keys.a + k * length, b = keys.b + k * length
                 let expected = KeyCompare.bytes(a, length, b, length)
                 precondition(KeyCompare.simd(a, length, b, length) == expected
-                             && candidateMaskCompare(a, length, b, length) == expected
                              && (expected != 0) == differ)
             }
             let shape = "\(length)B_" + (differ ? "diff_last" : "equal")
@@ -87,54 +86,10 @@ func keyCompareBenchmarks() {
                 }
                 blackHole(acc)
             }
-            Benchmark("KeyCompare_candidate_mask_\(shape)", configuration: configuration) { benchmark in
-                let a = keys.a, b = keys.b, n = keys.length
-                var acc = 0
-                for i in benchmark.scaledIterations {
-                    let offset = (i & (KeyPairs.pairs - 1)) &* n
-                    acc &+= candidateMaskCompare(a + offset, n, b + offset, n)
-                }
-                blackHole(acc)
-            }
         }
     }
 }
 
-/// Not the engine's code: a candidate for `KeyCompare.simd`, kept here so that a change to the
-/// engine can be measured against it. The only difference is the chunk test: `any(va .!= vb)`
-/// (one `pcmpeqb` + `pmovmskb` on x86_64) instead of `va != vb`, which Swift 6.3 compiles to a
-/// 16-step scalar loop through the stack. Tails go to the same 8-byte and byte steps.
-@inline(__always)
-func candidateMaskCompare(_ a: UnsafeRawPointer, _ aCount: Int, _ b: UnsafeRawPointer, _ bCount: Int) -> Int {
-    let n = min(aCount, bCount)
-    var i = 0
-    while i &+ 16 <= n {
-        let va = a.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
-        let vb = b.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
-        if any(va .!= vb) {
-            let a0 = UInt64(bigEndian: a.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-            let b0 = UInt64(bigEndian: b.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-            if a0 != b0 { return a0 < b0 ? -1 : 1 }
-            let a1 = UInt64(bigEndian: a.loadUnaligned(fromByteOffset: i &+ 8, as: UInt64.self))
-            let b1 = UInt64(bigEndian: b.loadUnaligned(fromByteOffset: i &+ 8, as: UInt64.self))
-            return a1 < b1 ? -1 : 1
-        }
-        i &+= 16
-    }
-    if i &+ 8 <= n {
-        let a0 = UInt64(bigEndian: a.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-        let b0 = UInt64(bigEndian: b.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-        if a0 != b0 { return a0 < b0 ? -1 : 1 }
-        i &+= 8
-    }
-    while i < n {
-        let x = a.load(fromByteOffset: i, as: UInt8.self)
-        let y = b.load(fromByteOffset: i, as: UInt8.self)
-        if x != y { return x < y ? -1 : 1 }
-        i &+= 1
-    }
-    return aCount == bCount ? 0 : (aCount < bCount ? -1 : 1)
-}
 
 // MARK: - Engine: put in a write transaction, get in a read transaction
 
