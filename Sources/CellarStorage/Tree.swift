@@ -1,23 +1,58 @@
 /// The state of one named tree inside a transaction: its root and how many entries and live bytes
 /// it holds. A write transaction keeps one per tree it opened and updates it as it goes.
 final class TreeState {
+    /// The mutable fields, behind a pointer: a class's stored `var`s cost a runtime exclusivity
+    /// check on every access, and a put touches these several times.
+    private struct Fields {
+        var root: UInt64
+        var count: Int
+        var bytes: Int64
+        var bytesDelta: Int64 = 0
+        var modified = false
+        var dropped = false
+    }
+
     let name: String
+    private let fields: UnsafeMutablePointer<Fields>
+
     /// Root reference: 0 for an empty tree, a file offset, or a dirty node's tagged index.
-    var root: UInt64
-    var count: Int
+    var root: UInt64 {
+        get { fields.pointee.root }
+        set { fields.pointee.root = newValue }
+    }
+    var count: Int {
+        get { fields.pointee.count }
+        set { fields.pointee.count = newValue }
+    }
     /// Bytes of this tree's records in the file (nodes and out-of-line values) as of the base commit.
-    var bytes: Int64
+    var bytes: Int64 {
+        get { fields.pointee.bytes }
+        set { fields.pointee.bytes = newValue }
+    }
     /// How this transaction changed `bytes` (negative: records it replaced; positive: written at commit).
-    var bytesDelta: Int64 = 0
+    var bytesDelta: Int64 {
+        get { fields.pointee.bytesDelta }
+        set { fields.pointee.bytesDelta = newValue }
+    }
     /// Changed in this transaction (must be written and recorded in the catalog at commit).
-    var modified = false
-    var dropped = false
+    var modified: Bool {
+        get { fields.pointee.modified }
+        set { fields.pointee.modified = newValue }
+    }
+    var dropped: Bool {
+        get { fields.pointee.dropped }
+        set { fields.pointee.dropped = newValue }
+    }
 
     init(name: String, root: UInt64, count: Int, bytes: Int64) {
         self.name = name
-        self.root = root
-        self.count = count
-        self.bytes = bytes
+        fields = .allocate(capacity: 1)
+        fields.initialize(to: Fields(root: root, count: count, bytes: bytes))
+    }
+
+    deinit {
+        fields.deinitialize(count: 1)
+        fields.deallocate()
     }
 }
 

@@ -26,7 +26,9 @@ public final class WriteTransaction: NodeSource {
     var writtenRecords: [UInt64] = []
     /// Live bytes of trees dropped in this transaction (subtracted from the total at commit).
     var droppedBytes: Int64 = 0
-    private(set) var mutationCount = 0
+    /// Counts changes (see `NodeSource.mutationCount`); behind a pointer, as it changes on every put.
+    private let mutations = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+    var mutationCount: Int { mutations.pointee }
     private(set) var isOpen = true
 
     init(engine: StorageEngine, base: Snapshot, nodeSize: Int) {
@@ -35,10 +37,12 @@ public final class WriteTransaction: NodeSource {
         self.nodeSize = nodeSize
         self.inlineLimit = nodeSize / 4
         self.catalog = TreeState(name: "", root: base.catalogRoot, count: 0, bytes: 0)
+        mutations.initialize(to: 0)
     }
 
     deinit {
         if isOpen { engine.endWrite(self) }
+        mutations.deallocate()
     }
 
     /// The id this transaction's commit will have.
@@ -98,7 +102,7 @@ public final class WriteTransaction: NodeSource {
         state.count = 0
         trees[name] = nil
         _ = try Array(name.utf8).withUnsafeBytes { try delete(state: catalog, key: $0) }
-        mutationCount += 1
+        noteMutation()
         return true
     }
 
@@ -202,7 +206,7 @@ public final class WriteTransaction: NodeSource {
         guard !tree.state.dropped else { throw StorageError.treeNotFound(tree.name) }
     }
 
-    func noteMutation() { mutationCount &+= 1 }
+    func noteMutation() { mutations.pointee &+= 1 }
 }
 
 /// A value longer than the inline limit, held in memory until its transaction commits.
