@@ -41,10 +41,16 @@ enum LogRecord {
     /// alignment, kind and checksum. Returns its length and kind, or nil when it does not verify.
     static func verify(_ base: UnsafeRawPointer, offset: UInt64, available: UInt64, salt: UInt64) -> (length: Int, kind: RecordKind)? {
         // No addition with `offset`: it may come from a corrupt superblock or reference.
-        guard offset & 7 == 0, offset <= available, UInt64(headerSize) <= available - offset else { return nil }
-        let record = base + Int(offset)
+        guard offset & 7 == 0, offset <= available else { return nil }
+        return verify(record: base + Int(offset), available: available - offset, offset: offset, salt: salt)
+    }
+
+    /// Checks the record at `record`, which lies at file offset `offset`, with `available` bytes
+    /// readable from `record` on.
+    static func verify(record: UnsafeRawPointer, available: UInt64, offset: UInt64, salt: UInt64) -> (length: Int, kind: RecordKind)? {
+        guard offset & 7 == 0, UInt64(headerSize) <= available else { return nil }
         let length = Int(record.loadLE(UInt32.self, at: 8))
-        guard length >= headerSize, length & 7 == 0, UInt64(length) <= available - offset,
+        guard length >= headerSize, length & 7 == 0, UInt64(length) <= available,
               record.loadLE(UInt32.self, at: 12) <= 3,
               let kind = RecordKind(rawValue: record.load(fromByteOffset: 12, as: UInt8.self))
         else { return nil }

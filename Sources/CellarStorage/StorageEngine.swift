@@ -93,9 +93,27 @@ public final class StorageEngine: @unchecked Sendable {
                     size = UInt64(FileHeader.size)
                 }
             }
-            let region = try file.map(length: Self.mapLength(for: size, minimum: options.initialMapSize))
+            var region = try file.map(length: Self.mapLength(for: size, minimum: options.initialMapSize))
+            var recovered: RecoveredState
+            var attempt = 0
+            while true {
+                do {
+                    recovered = try Recovery.recover(base: region.base, fileSize: size, header: header)
+                    break
+                } catch StorageError.fileCorrupt(let offset, let reason) {
+                    // A read-only open races with the process that writes: what looked like a bad
+                    // record followed by later commits may be a frame that was being appended.
+                    // When the record verifies on a second look, look at the whole log again.
+                    guard options.readOnly, attempt < 20, Self.verifiesNow(file, at: offset, salt: header.salt) else {
+                        throw StorageError.fileCorrupt(offset: offset, reason: reason)
+                    }
+                    attempt += 1
+                    usleep(1_000)
+                    size = try file.size()
+                    region = try file.map(length: Self.mapLength(for: size, minimum: options.initialMapSize))
+                }
+            }
             let generation = MapGeneration(region: region, salt: header.salt)
-            let recovered = try Recovery.recover(base: region.base, fileSize: size, header: header)
             if recovered.hasTail && !options.readOnly {
                 try file.truncate(to: recovered.end)
                 try file.sync()
@@ -335,6 +353,20 @@ public final class StorageEngine: @unchecked Sendable {
             throw StorageError.io(operation: "flock", errno: code, path: path)
         }
         return fd
+    }
+
+    /// Whether the record at `offset` verifies when read again from the file (a read-only open
+    /// checking whether a bad record was only being written).
+    private static func verifiesNow(_ file: any StorageFile, at offset: UInt64, salt: UInt64) -> Bool {
+        var header = [UInt8](repeating: 0, count: LogRecord.headerSize)
+        guard (try? header.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) })) == LogRecord.headerSize else { return false }
+        let length = Int(header.withUnsafeBytes { $0.loadLE(UInt32.self, at: 8) })
+        guard length >= LogRecord.headerSize, length <= LogRecord.maxLength else { return false }
+        var record = [UInt8](repeating: 0, count: length)
+        guard (try? record.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) })) == length else { return false }
+        return record.withUnsafeBytes { bytes in
+            LogRecord.verify(record: bytes.baseAddress!, available: UInt64(length), offset: offset, salt: salt) != nil
+        }
     }
 
     private static func readHeader(_ file: any StorageFile, size: UInt64) throws -> FileHeader {

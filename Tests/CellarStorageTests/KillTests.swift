@@ -105,6 +105,34 @@ struct KillTests {
         print("kill -9 (\(durability)): \(kills) kills, \(modelAt) commits, \(killedWhileCommitting) reopened past the last acknowledgement")
     }
 
+    @Test("while another process writes to a store, opening it for writing throws storeLocked")
+    func anotherProcessHoldsTheLock() throws {
+        let directory = TestDirectory("lock-process")
+        defer { directory.remove() }
+        let child = try Self.spawn([directory.path, "1", "full"])
+        defer {
+            kill(child.pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(child.pid, &status, 0)
+            close(child.output)
+        }
+        // Wait until the child has committed once: it holds the lock from then on.
+        var output: [UInt8] = []
+        var waited = 0
+        while Self.drain(child.output, into: &output) == nil {
+            usleep(5_000)
+            waited += 5_000
+            try #require(waited < 20_000_000, "the child never committed")
+        }
+        #expect(throws: StorageError.storeLocked(path: directory.sub(StorageEngine.lockFileName))) {
+            _ = try StorageEngine(directory: directory.path)
+        }
+        // Reading is fine while it writes.
+        let reader = try StorageEngine(directory: directory.path, options: StorageOptions(readOnly: true))
+        #expect(reader.lastTransactionId >= 1)
+        reader.close()
+    }
+
     struct Failure: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
