@@ -1,6 +1,6 @@
 // engine-bench: Cellar's storage engine and LMDB on the same steps, side by side in one process.
 //
-//   swift run -c release --package-path Benchmarks engine-bench --n 100000 [--runs 3] [--format tsv] [--dir PATH]
+//   swift run -c release --package-path Benchmarks engine-bench --n 100000 [--runs 3] [--format tsv] [--dir PATH] [--node-size BYTES]
 //
 // Steps (WORKLOAD.md's letters): a. put N keys (8-byte big-endian 1...N, 200-byte values) in one
 // write transaction; b. get every key in random order in one read transaction; c. scan in key order
@@ -58,6 +58,8 @@ struct Options {
     var tsv = false
     var directory: String?
     var engines = ["cellar", "lmdb"]
+    /// Cellar's B+tree node size (StorageOptions.nodeSize); the default is the engine's.
+    var nodeSize = StorageOptions().nodeSize
 
     static func parse(_ arguments: [String]) throws -> Options {
         var options = Options()
@@ -82,6 +84,9 @@ struct Options {
                 }
             case "--dir":
                 options.directory = try value(arg)
+            case "--node-size":
+                guard let size = Int(try value(arg)), size >= 256 else { throw BenchError("--node-size must be at least 256") }
+                options.nodeSize = size
             case "--engines":
                 let list = try value(arg).split(separator: ",").map(String.init)
                 guard !list.isEmpty, Set(list).count == list.count, list.allSatisfy({ $0 == "cellar" || $0 == "lmdb" }) else {
@@ -89,7 +94,7 @@ struct Options {
                 }
                 options.engines = list
             case "-h", "--help":
-                print("usage: engine-bench [--n N] [--runs R] [--format human|tsv] [--dir PARENT] [--engines cellar,lmdb]")
+                print("usage: engine-bench [--n N] [--runs R] [--format human|tsv] [--dir PARENT] [--engines cellar,lmdb] [--node-size BYTES]")
                 exit(0)
             default:
                 throw BenchError("unknown argument \(arg)")
@@ -129,7 +134,7 @@ struct EngineBench {
             defer { for e in engines { e.engine.close() } }
             for name in order {
                 let store = try makeFolder(folder + "/" + name)
-                engines.append((name, name == "cellar" ? try CellarEngine(directory: store) : try LMDBEngine(directory: store)))
+                engines.append((name, name == "cellar" ? try CellarEngine(directory: store, nodeSize: options.nodeSize) : try LMDBEngine(directory: store)))
             }
             var times: [String: [Step: Double]] = [:]
             for (name, engine) in engines {

@@ -77,9 +77,9 @@ final class CellarEngine: EngineUnderTest {
     static let treeName = "bench"
     let engine: StorageEngine
 
-    /// Default options: durability `.full`, 4 KiB nodes.
-    init(directory: String) throws {
-        engine = try StorageEngine(directory: directory)
+    /// Default options (durability `.full`) but for the node size.
+    init(directory: String, nodeSize: Int) throws {
+        engine = try StorageEngine(directory: directory, options: StorageOptions(nodeSize: nodeSize))
     }
 
     func put(_ w: Workload) throws -> Double {
