@@ -261,6 +261,16 @@ public final class StorageEngine: @unchecked Sendable {
             at += UInt64(n)
             physicalSize = at
         }
+        // In `.full`, sync them now, so their blocks are allocated and the file's new size is on
+        // disk: later commits (synced by range) then overwrite allocated blocks and commit no
+        // metadata. A failed sync refuses further commits, as any failed sync does.
+        if options.durability == .full {
+            do {
+                try file.sync()
+            } catch {
+                failure = "a sync failed (\(error)); the store cannot promise durability any more"
+            }
+        }
     }
 
     /// Points a superblock slot at the newest commit. The commit must be on disk first: in `.full`
