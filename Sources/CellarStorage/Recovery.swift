@@ -6,7 +6,8 @@ struct RecoveredState {
     var liveBytes: UInt64 = 0
     /// Where the next frame starts: just past the newest complete commit.
     var end = UInt64(FileHeader.size)
-    /// The file was longer than `end` (a torn or unfinished frame): the caller cuts it off.
+    /// The file goes on past `end` with something other than zeros (a torn or unfinished frame):
+    /// the caller cuts it off. Zeros past `end` (written ahead by the writer) are left in place.
     var hasTail = false
 }
 
@@ -20,7 +21,8 @@ struct RecoveredState {
 /// 3. The first record that does not verify ends the log. If a *durable* commit record still
 ///    verifies beyond that point, the bad bytes lie inside synced data: that is corruption, not a
 ///    torn write, and open throws `fileCorrupt` with the offset instead of dropping commits.
-///    Otherwise the tail is a torn or unfinished frame, and is cut off.
+///    Otherwise the tail is a torn or unfinished frame, and is cut off, unless it is all zeros: the
+///    space the writer keeps written ahead of the log, which stays.
 enum Recovery {
     static func recover(base: UnsafeRawPointer, fileSize: UInt64, header: FileHeader) throws -> RecoveredState {
         let salt = header.salt
@@ -58,6 +60,8 @@ enum Recovery {
             position += UInt64(length)
         }
         if state.end < fileSize {
+            // Zeros only: the space the writer keeps ahead of the log. Nothing to cut.
+            if allZero(base + Int(state.end), count: Int(fileSize - state.end)) { return state }
             if let corrupt = firstDurableCommit(after: state.end, base: base, fileSize: fileSize, salt: salt, newerThan: state.txnId) {
                 throw StorageError.fileCorrupt(
                     offset: position,
@@ -66,6 +70,20 @@ enum Recovery {
             state.hasTail = true
         }
         return state
+    }
+
+    /// Whether `count` bytes at `start` are all zero.
+    private static func allZero(_ start: UnsafeRawPointer, count: Int) -> Bool {
+        var i = 0
+        while i + 8 <= count {
+            if start.loadUnaligned(fromByteOffset: i, as: UInt64.self) != 0 { return false }
+            i += 8
+        }
+        while i < count {
+            if start.load(fromByteOffset: i, as: UInt8.self) != 0 { return false }
+            i += 1
+        }
+        return true
     }
 
     /// Looks for a durable commit record past `start` (at any 8-byte boundary) at least two

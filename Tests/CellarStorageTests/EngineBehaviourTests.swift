@@ -145,6 +145,36 @@ struct EngineBehaviourTests {
         }
     }
 
+    @Test("the zeros written ahead of the log stay through reopen; a torn frame written into them is cut")
+    func zerosAheadOfTheLog() throws {
+        let directory = TestDirectory("ahead")
+        defer { directory.remove() }
+        let path = directory.sub(StorageEngine.dataFileName)
+        var engine = try StorageEngine(directory: directory.path)
+        for i in 0..<20 { try engine.write { txn in try txn.put(txn.tree("t")!, key: bigEndianKey(UInt64(i)), value: [1, 2, 3]) } }
+        let logEnd = Int(engine.fileSize)
+        engine.close()
+        let physical = TestDirectory.read(path).count
+        #expect(physical > logEnd, "zeros are kept ahead of the log")
+        engine = try StorageEngine(directory: directory.path)
+        #expect(engine.lastTransactionId == 20)
+        #expect(TestDirectory.read(path).count == physical, "a writable open leaves the zeros in place")
+        try engine.write { txn in try txn.put(txn.tree("t")!, key: [9], value: [9]) }
+        let end = Int(engine.fileSize)
+        engine.close()
+        // A torn frame: bytes that are not a record, where the next frame would go.
+        var bytes = TestDirectory.read(path)
+        for i in end..<(end + 100) { bytes[i] = 0xAB }
+        TestDirectory.write(bytes, to: path)
+        engine = try StorageEngine(directory: directory.path)
+        defer { engine.close() }
+        #expect(engine.lastTransactionId == 21)
+        #expect(TestDirectory.read(path).count == end, "the torn tail is cut at the end of the log")
+        #expect(try engine.read { txn in try txn.count(txn.tree("t")!) } == 21)
+        try engine.write { txn in try txn.put(txn.tree("t")!, key: [10], value: [10]) }
+        #expect(engine.lastTransactionId == 22)
+    }
+
     @Test("dropping a transaction without commit or abort releases the writer")
     func forgottenTransactionReleasesWriter() throws {
         let directory = TestDirectory("forgotten")
