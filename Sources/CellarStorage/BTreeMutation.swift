@@ -70,7 +70,7 @@ extension WriteTransaction {
     /// Inserts into the dirty subtree at `ref`; returns the split when the node had to split.
     private func insert(into ref: UInt64, tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Split? {
         let node = dirtyNode(ref)
-        let keyBase = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        let keyBase = key.nonNullBase
         if node.isLeaf {
             let (index, found) = node.view.lowerBound(keyBase, key.count)
             if found {
@@ -133,7 +133,7 @@ extension WriteTransaction {
     /// node is now underfull.
     private func remove(from ref: UInt64, tree: TreeState, key: UnsafeRawBufferPointer) throws -> Bool {
         let node = dirtyNode(ref)
-        let keyBase = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        let keyBase = key.nonNullBase
         if node.isLeaf {
             let (index, found) = node.view.lowerBound(keyBase, key.count)
             precondition(found, "delete lost its key between lookup and removal")

@@ -108,7 +108,7 @@ public final class Cursor {
         state.pointee.seenMutations = source.mutationCount
         var ref = tree.root
         guard ref != 0 else { return invalidate() }
-        let keyBase = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        let keyBase = key.nonNullBase
         var below = source.limit
         while true {
             let node = try source.node(ref, below: below)
@@ -165,10 +165,7 @@ public final class Cursor {
 
     private func keyEquals(_ bytes: [UInt8]) -> Bool {
         let current = key
-        return bytes.withUnsafeBytes { b in
-            let dummy = UnsafeRawPointer(bitPattern: 1)!
-            return KeyCompare.compare(current.baseAddress ?? dummy, current.count, b.baseAddress ?? dummy, b.count) == 0
-        }
+        return bytes.withUnsafeBytes { KeyCompare.compare(current, $0) == 0 }
     }
 
     @inline(__always)
@@ -332,10 +329,7 @@ public struct KeyRange: Sendable {
     }
 
     private func compare(_ key: UnsafeRawBufferPointer, _ bound: [UInt8]) -> Int {
-        bound.withUnsafeBytes { b in
-            let dummy = UnsafeRawPointer(bitPattern: 1)!
-            return KeyCompare.compare(key.baseAddress ?? dummy, key.count, b.baseAddress ?? dummy, b.count)
-        }
+        bound.withUnsafeBytes { KeyCompare.compare(key, $0) }
     }
 }
 

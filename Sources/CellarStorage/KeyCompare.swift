@@ -12,6 +12,12 @@ public enum KeyCompare {
         simd(a, aCount, b, bCount)
     }
 
+    /// `compare` on two buffers (either may be empty).
+    @inlinable @inline(__always)
+    public static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        compare(a.nonNullBase, a.count, b.nonNullBase, b.count)
+    }
+
     /// `SIMD16<UInt8>` comparison, 16 bytes a step.
     @inlinable @inline(__always)
     public static func simd(_ a: UnsafeRawPointer, _ aCount: Int, _ b: UnsafeRawPointer, _ bCount: Int) -> Int {
@@ -59,4 +65,11 @@ public enum KeyCompare {
         }
         return aCount == bCount ? 0 : (aCount < bCount ? -1 : 1)
     }
+}
+
+extension UnsafeRawBufferPointer {
+    /// The start of the buffer; for an empty buffer (which may have none) any non-null pointer,
+    /// never read through because the count is 0.
+    @inlinable @inline(__always)
+    public var nonNullBase: UnsafeRawPointer { baseAddress ?? UnsafeRawPointer(bitPattern: 1)! }
 }

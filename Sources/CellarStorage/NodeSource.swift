@@ -26,7 +26,7 @@ extension NodeSource {
     /// Finds `key` in the tree rooted at `root`; returns its value's bytes.
     func get(root: UInt64, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         guard root != 0 else { return nil }
-        let keyBase = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        let keyBase = key.nonNullBase
         var ref = root
         var below = limit
         var depth = 0

@@ -76,7 +76,8 @@ public final class StorageEngine: @unchecked Sendable {
             opened = file
             var size = try file.size()
             let header: FileHeader
-            if size <= UInt64(FileHeader.size), (try? Self.readHeader(file, size: size)) == nil {
+            let existing = Result { try Self.readHeader(file) }
+            if size <= UInt64(FileHeader.size), case .failure = existing {
                 // No valid header and no room for a commit: the store was never completely created
                 // (a crash during creation), so nothing can have been committed in it.
                 guard !options.readOnly else {
@@ -85,7 +86,7 @@ public final class StorageEngine: @unchecked Sendable {
                 header = try Self.createHeader(file, directory: directory)
                 size = UInt64(FileHeader.size)
             } else {
-                header = try Self.readHeader(file, size: size)
+                header = try existing.get()
                 if size < UInt64(FileHeader.size) && !options.readOnly {
                     // A valid header whose superblock area was never written: complete it.
                     try file.truncate(to: UInt64(FileHeader.size))
@@ -379,7 +380,7 @@ public final class StorageEngine: @unchecked Sendable {
         }
     }
 
-    private static func readHeader(_ file: any StorageFile, size: UInt64) throws -> FileHeader {
+    private static func readHeader(_ file: any StorageFile) throws -> FileHeader {
         var bytes = [UInt8](repeating: 0, count: 64)
         let n = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
         return try bytes.withUnsafeBytes { try FileHeader.decode(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }

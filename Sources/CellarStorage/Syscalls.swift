@@ -140,9 +140,4 @@ enum Syscall {
             if code != EEXIST { throw StorageError.io(operation: "mkdir", errno: code, path: path) }
         }
     }
-
-    static func fileExists(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0
-    }
 }
