@@ -12,6 +12,7 @@ let package = Package(
     name: "Cellar",
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
+        .library(name: "Cellar", targets: ["Cellar"]),
         .library(name: "CellarStorage", targets: ["CellarStorage"]),
         .executable(name: "cellar", targets: ["cellar"]),
     ],
@@ -29,6 +30,12 @@ let package = Package(
         .target(
             name: "CellarStorage",
             dependencies: [.product(name: "Atomics", package: "swift-atomics")],
+            swiftSettings: strict
+        ),
+        // The object layer and the API apps use: records, meta model, Store, Box, transactions.
+        .target(
+            name: "Cellar",
+            dependencies: ["CellarStorage"],
             swiftSettings: strict
         ),
         // The command-line tool: demo, inspect and verify a store.
@@ -56,6 +63,11 @@ let package = Package(
             name: "CellarStorageTests",
             dependencies: ["CellarStorage", "CellarTestSupport", "CellarCrashChild"],
             exclude: ["Fixtures"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "CellarTests",
+            dependencies: ["Cellar", "CellarStorage", "CellarTestSupport"],
             swiftSettings: strict
         ),
     ]

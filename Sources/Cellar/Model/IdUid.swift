@@ -1,0 +1,35 @@
+/// A meta model ID with its UID, written `"ID:UID"` in the model JSON file.
+///
+/// IDs are small, assigned one after the other per kind (entity, property within its entity,
+/// index, relation) and never reused; UIDs are random positive 64-bit values, unique across all
+/// kinds, and identify an entity or property through renames. `0:0` means "none yet".
+public struct IdUid: Hashable, Sendable, CustomStringConvertible {
+    public var id: UInt32
+    public var uid: UInt64
+
+    public init(id: UInt32, uid: UInt64) {
+        self.id = id
+        self.uid = uid
+    }
+
+    /// Parses `"ID:UID"` (both decimal); nil when the text is anything else.
+    public init?(_ text: String) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let id = Self.decimal(parts[0], as: UInt32.self),
+              let uid = Self.decimal(parts[1], as: UInt64.self) else { return nil }
+        self.id = id
+        self.uid = uid
+    }
+
+    public static let zero = IdUid(id: 0, uid: 0)
+
+    public var isZero: Bool { id == 0 && uid == 0 }
+
+    public var description: String { "\(id):\(uid)" }
+
+    /// Digits only: no sign, no spaces, no `0x`, not empty.
+    private static func decimal<T: FixedWidthInteger>(_ text: Substring, as: T.Type) -> T? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+        return T(text)
+    }
+}

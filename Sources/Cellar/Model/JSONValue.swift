@@ -1,0 +1,23 @@
+/// A JSON value as read from a model file, keeping what a round trip must not change: the order
+/// of an object's members and each number's text.
+public indirect enum JSONValue: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    /// A number, as written (so that large integers and their exact digits survive a round trip).
+    case number(String)
+    case string(String)
+    case array([JSONValue])
+    /// Members in the order they were read.
+    case object([JSONMember])
+}
+
+/// One `"name": value` member of a JSON object.
+public struct JSONMember: Hashable, Sendable {
+    public var name: String
+    public var value: JSONValue
+
+    public init(_ name: String, _ value: JSONValue) {
+        self.name = name
+        self.value = value
+    }
+}

@@ -1,0 +1,132 @@
+/// The meta model: every entity, property, index and relation with its ID and UID, the last IDs
+/// handed out and the UIDs retired, as in ObjectBox's `model-<Target>.json`.
+///
+/// The generator keeps it in the model JSON file (see `ModelJSON`); generated code passes it to
+/// `Store`, which syncs it with the copy stored in the database (see `ModelSync`).
+public struct Model: Hashable, Sendable {
+    public var entities: [ModelEntity]
+    public var lastEntityId: IdUid
+    public var lastIndexId: IdUid
+    public var lastRelationId: IdUid
+    public var lastSequenceId: IdUid
+    public var retiredEntityUids: [UInt64]
+    public var retiredIndexUids: [UInt64]
+    public var retiredPropertyUids: [UInt64]
+    public var retiredRelationUids: [UInt64]
+    /// The format version of the model file (ObjectBox writes 5).
+    public var modelVersion: Int
+    /// The oldest parser that can read this file (ObjectBox writes 4).
+    public var modelVersionParserMinimum: Int
+    public var version: Int
+    /// Top-level members Cellar does not interpret (the `_note1`… notes, future fields), kept and
+    /// written back as they were.
+    public var extra: [JSONMember]
+
+    public init(entities: [ModelEntity] = [], lastEntityId: IdUid = .zero, lastIndexId: IdUid = .zero,
+                lastRelationId: IdUid = .zero, lastSequenceId: IdUid = .zero,
+                retiredEntityUids: [UInt64] = [], retiredIndexUids: [UInt64] = [],
+                retiredPropertyUids: [UInt64] = [], retiredRelationUids: [UInt64] = [],
+                modelVersion: Int = 5, modelVersionParserMinimum: Int = 4, version: Int = 1,
+                extra: [JSONMember] = Model.standardNotes) {
+        self.entities = entities
+        self.lastEntityId = lastEntityId
+        self.lastIndexId = lastIndexId
+        self.lastRelationId = lastRelationId
+        self.lastSequenceId = lastSequenceId
+        self.retiredEntityUids = retiredEntityUids
+        self.retiredIndexUids = retiredIndexUids
+        self.retiredPropertyUids = retiredPropertyUids
+        self.retiredRelationUids = retiredRelationUids
+        self.modelVersion = modelVersion
+        self.modelVersionParserMinimum = modelVersionParserMinimum
+        self.version = version
+        self.extra = extra
+    }
+
+    /// The notes at the top of a new model file.
+    public static let standardNotes: [JSONMember] = [
+        JSONMember("_note1", .string("KEEP THIS FILE! Check it into a version control system (VCS) like git.")),
+        JSONMember("_note2", .string("Cellar manages crucial IDs for your object model. See docs for details.")),
+        JSONMember("_note3", .string("If you have VCS merge conflicts, you must resolve them according to the docs (docs/model.md).")),
+    ]
+
+    /// The entity with this name, if any.
+    public func entity(named name: String) -> ModelEntity? { entities.first { $0.name == name } }
+
+    /// The entity with this UID, if any.
+    public func entity(uid: UInt64) -> ModelEntity? { entities.first { $0.id.uid == uid } }
+}
+
+/// An entity (a stored type) of the meta model.
+public struct ModelEntity: Hashable, Sendable {
+    public var name: String
+    public var id: IdUid
+    public var lastPropertyId: IdUid
+    public var properties: [ModelProperty]
+    /// Standalone to-many relations (`ToMany` without a backlink).
+    public var relations: [ModelRelation]
+    /// Entity flags, when the file has them.
+    public var flags: UInt32?
+    /// Members Cellar does not interpret, kept as read.
+    public var extra: [JSONMember]
+
+    public init(name: String, id: IdUid, lastPropertyId: IdUid, properties: [ModelProperty],
+                relations: [ModelRelation] = [], flags: UInt32? = nil, extra: [JSONMember] = []) {
+        self.name = name
+        self.id = id
+        self.lastPropertyId = lastPropertyId
+        self.properties = properties
+        self.relations = relations
+        self.flags = flags
+        self.extra = extra
+    }
+
+    /// The property with this name, if any.
+    public func property(named name: String) -> ModelProperty? { properties.first { $0.name == name } }
+
+    /// The id property (flag `id`), if any.
+    public var idProperty: ModelProperty? { properties.first { $0.flags.contains(.id) } }
+}
+
+/// A property of an entity.
+public struct ModelProperty: Hashable, Sendable {
+    public var name: String
+    /// The ID (unique within its entity; the record slot is ID − 1) and UID.
+    public var id: IdUid
+    public var type: PropertyType
+    public var flags: PropertyFlags
+    /// The property's index, when it has one.
+    public var indexId: IdUid?
+    /// The target entity's name, for a to-one relation (`type` `.relation`).
+    public var relationTarget: String?
+    /// Members Cellar does not interpret, kept as read.
+    public var extra: [JSONMember]
+
+    public init(name: String, id: IdUid, type: PropertyType, flags: PropertyFlags = [],
+                indexId: IdUid? = nil, relationTarget: String? = nil, extra: [JSONMember] = []) {
+        self.name = name
+        self.id = id
+        self.type = type
+        self.flags = flags
+        self.indexId = indexId
+        self.relationTarget = relationTarget
+        self.extra = extra
+    }
+}
+
+/// A standalone to-many relation of an entity.
+public struct ModelRelation: Hashable, Sendable {
+    public var name: String
+    public var id: IdUid
+    /// The target entity's ID and UID.
+    public var targetId: IdUid
+    /// Members Cellar does not interpret, kept as read.
+    public var extra: [JSONMember]
+
+    public init(name: String, id: IdUid, targetId: IdUid, extra: [JSONMember] = []) {
+        self.name = name
+        self.id = id
+        self.targetId = targetId
+        self.extra = extra
+    }
+}

@@ -1,0 +1,71 @@
+/// A property's type in the meta model, with ObjectBox's type codes, so a model JSON file from an
+/// ObjectBox project reads unchanged. Codes Cellar does not know are kept as they are.
+public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    public static let bool = PropertyType(rawValue: 1)
+    /// 8-bit integer (`Int8`, or `UInt8` with the `unsigned` flag).
+    public static let byte = PropertyType(rawValue: 2)
+    /// 16-bit integer.
+    public static let short = PropertyType(rawValue: 3)
+    public static let char = PropertyType(rawValue: 4)
+    /// 32-bit integer.
+    public static let int = PropertyType(rawValue: 5)
+    /// 64-bit integer (`Int`, `Int64`, `Id`, `UInt64` with the `unsigned` flag).
+    public static let long = PropertyType(rawValue: 6)
+    public static let float = PropertyType(rawValue: 7)
+    public static let double = PropertyType(rawValue: 8)
+    public static let string = PropertyType(rawValue: 9)
+    /// A `Date` stored as milliseconds since 1970 (64-bit).
+    public static let date = PropertyType(rawValue: 10)
+    /// A to-one relation: the target's object id (64-bit), always indexed.
+    public static let relation = PropertyType(rawValue: 11)
+    /// A `Date` stored as nanoseconds since 1970 (64-bit).
+    public static let dateNano = PropertyType(rawValue: 12)
+    /// `Data` or `[UInt8]`.
+    public static let byteVector = PropertyType(rawValue: 23)
+
+    /// Whether Cellar can store values of this type.
+    public var isSupported: Bool { Self.names[rawValue] != nil }
+
+    /// Bytes of the value inline in a record; nil for strings and byte vectors (stored by offset).
+    var fixedWidth: Int? {
+        switch rawValue {
+        case 1, 2: 1
+        case 3, 4: 2
+        case 5, 7: 4
+        case 6, 8, 10, 11, 12: 8
+        default: nil
+        }
+    }
+
+    private static let names: [Int: String] = [
+        1: "Bool", 2: "Byte", 3: "Short", 4: "Char", 5: "Int", 6: "Long", 7: "Float", 8: "Double",
+        9: "String", 10: "Date", 11: "Relation", 12: "DateNano", 23: "ByteVector",
+    ]
+
+    public var description: String { Self.names[rawValue] ?? "type \(rawValue)" }
+}
+
+/// A property's flags in the meta model, with ObjectBox's values.
+public struct PropertyFlags: OptionSet, Hashable, Sendable {
+    public var rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// The object id property (one per entity).
+    public static let id = PropertyFlags(rawValue: 1)
+    /// Not optional in code.
+    public static let notNull = PropertyFlags(rawValue: 4)
+    public static let indexed = PropertyFlags(rawValue: 8)
+    public static let unique = PropertyFlags(rawValue: 32)
+    /// The id is set by the app (`// cellar: id = { "assignable": true }`), not assigned by `put`.
+    public static let idSelfAssignable = PropertyFlags(rawValue: 128)
+    /// Zero values are left out of the index (to-one relations).
+    public static let indexPartialSkipZero = PropertyFlags(rawValue: 512)
+    public static let indexHash = PropertyFlags(rawValue: 2048)
+    public static let indexHash64 = PropertyFlags(rawValue: 4096)
+    /// An unsigned integer: same storage, unsigned order in indexes and queries.
+    public static let unsigned = PropertyFlags(rawValue: 8192)
+    public static let uniqueOnConflictReplace = PropertyFlags(rawValue: 32768)
+}
