@@ -50,7 +50,18 @@ public final class StorageEngine: @unchecked Sendable {
     private var activeWriter: ObjectIdentifier?
 
     /// Opens the store in `directory`, creating it (and the directory) when missing, unless read-only.
+    /// With `options.inMemory`, `directory` only names the store in messages.
     public init(directory: String, options: StorageOptions = StorageOptions()) throws {
+        var options = options
+        if options.inMemory {
+            guard !options.readOnly else {
+                throw StorageError.illegalArgument("an in-memory store cannot be opened read-only: it starts empty")
+            }
+            options.durability = .none
+            if options.openFile == nil {
+                options.openFile = { path, _, _ in try PosixFile(anonymous: path) }
+            }
+        }
         guard options.nodeSize >= 256, options.nodeSize <= 1 << 20 else {
             throw StorageError.illegalArgument("nodeSize must be between 256 and 1 MiB, got \(options.nodeSize)")
         }
@@ -61,7 +72,7 @@ public final class StorageEngine: @unchecked Sendable {
         self.options = options
         let dataPath = directory + "/" + Self.dataFileName
 
-        if options.readOnly {
+        if options.readOnly || options.inMemory {
             lockDescriptor = -1
         } else {
             try Syscall.makeDirectory(directory)
@@ -69,8 +80,9 @@ public final class StorageEngine: @unchecked Sendable {
         }
         var opened: (any StorageFile)?
         do {
+            let fileMode = mode_t(options.fileMode)
             let open = options.openFile ?? { path, create, readOnly in
-                try PosixFile(path: path, create: create, readOnly: readOnly, mode: mode_t(options.fileMode))
+                try PosixFile(path: path, create: create, readOnly: readOnly, mode: fileMode)
             }
             let file = try open(dataPath, !options.readOnly, options.readOnly)
             opened = file
@@ -83,7 +95,7 @@ public final class StorageEngine: @unchecked Sendable {
                 guard !options.readOnly else {
                     throw StorageError.fileCorrupt(offset: 0, reason: "the store was never completely created (no valid header)")
                 }
-                header = try Self.createHeader(file, directory: directory)
+                header = try Self.createHeader(file, directory: options.inMemory ? nil : directory)
                 size = UInt64(FileHeader.size)
             } else {
                 header = try existing.get()
@@ -251,6 +263,7 @@ public final class StorageEngine: @unchecked Sendable {
     /// commit. They are not part of the store: recovery stops at them (a zero length is no
     /// record) and a writable open cuts them off. A failure here only means no zeros ahead.
     private func extendAhead() {
+        guard !options.inMemory else { return }
         let ahead = UInt64(min(max(Int(end / 16), 1 << 20), 64 << 20))
         guard physicalSize < end + ahead / 2 else { return }
         let target = end + ahead
@@ -386,7 +399,7 @@ public final class StorageEngine: @unchecked Sendable {
         return try bytes.withUnsafeBytes { try FileHeader.decode(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
     }
 
-    private static func createHeader(_ file: any StorageFile, directory: String) throws -> FileHeader {
+    private static func createHeader(_ file: any StorageFile, directory: String?) throws -> FileHeader {
         var rng = SystemRandomNumberGenerator()
         let header = FileHeader(uuid: .random(), salt: rng.next(), createdMs: nowMs())
         var bytes = [UInt8](repeating: 0, count: FileHeader.size)
@@ -394,7 +407,7 @@ public final class StorageEngine: @unchecked Sendable {
         try file.truncate(to: 0)
         try bytes.withUnsafeBytes { try file.write($0, at: 0) }
         try file.sync()
-        try Syscall.syncDirectory(directory)
+        if let directory { try Syscall.syncDirectory(directory) }
         return header
     }
 

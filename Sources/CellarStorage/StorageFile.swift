@@ -132,6 +132,12 @@ package final class PosixFile: StorageFile, @unchecked Sendable {
         self.fd = try Syscall.open(path, flags: flags, mode: mode)
     }
 
+    /// A file that lives in memory only (see `Syscall.anonymousFile`); `path` names it in errors.
+    package init(anonymous path: String) throws {
+        self.path = path
+        self.fd = try Syscall.anonymousFile(name: path)
+    }
+
     package func size() throws -> UInt64 { try Syscall.size(fd, path: path) }
     package func readOnce(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
         try Syscall.preadOnce(fd, buffer, at: offset, path: path)

@@ -14,6 +14,9 @@ public struct StorageOptions: Sendable {
     public var durability: Durability
     /// Open without the write lock; no writes. A missing store is an error.
     public var readOnly: Bool
+    /// Keep the store in memory only: no directory, no lock, nothing left after `close`. Every
+    /// engine opened this way is a new, empty, private store. Commits skip the sync.
+    public var inMemory: Bool
     /// Permissions of a newly created data file.
     public var fileMode: UInt16
     /// Bytes mapped at open; the map grows (by new, larger mappings) as the file does. No limit.
@@ -25,10 +28,11 @@ public struct StorageOptions: Sendable {
     /// The test seam: opens the data file. Nil means the real `PosixFile`.
     package var openFile: (@Sendable (_ path: String, _ create: Bool, _ readOnly: Bool) throws -> any StorageFile)?
 
-    public init(durability: Durability = .full, readOnly: Bool = false, fileMode: UInt16 = 0o644,
+    public init(durability: Durability = .full, readOnly: Bool = false, inMemory: Bool = false, fileMode: UInt16 = 0o644,
                 initialMapSize: Int = 64 << 20, nodeSize: Int = 4096, superblockInterval: Int = 256) {
         self.durability = durability
         self.readOnly = readOnly
+        self.inMemory = inMemory
         self.fileMode = fileMode
         self.initialMapSize = initialMapSize
         self.nodeSize = nodeSize

@@ -14,6 +14,12 @@ private let linuxPwritev2: (@convention(c) (Int32, UnsafePointer<iovec>, Int32, 
     guard let symbol = dlsym(nil, "pwritev2") else { return nil }
     return unsafeBitCast(symbol, to: (@convention(c) (Int32, UnsafePointer<iovec>, Int32, off_t, Int32) -> Int).self)
 }()
+
+/// glibc's `memfd_create` (2.27+), looked up at run time for the same reason.
+private let linuxMemfdCreate: (@convention(c) (UnsafePointer<CChar>, UInt32) -> Int32)? = {
+    guard let symbol = dlsym(nil, "memfd_create") else { return nil }
+    return unsafeBitCast(symbol, to: (@convention(c) (UnsafePointer<CChar>, UInt32) -> Int32).self)
+}()
 #endif
 
 enum Syscall {
@@ -132,6 +138,22 @@ enum Syscall {
         let fd = try open(path, flags: O_RDONLY)
         defer { close(fd) }
         try fullSync(fd, path: path)
+    }
+
+    /// A new, empty, anonymous file that lives in memory until its descriptor is closed: a
+    /// `memfd` on Linux; elsewhere a temporary file unlinked at once (the page cache holds it).
+    static func anonymousFile(name: String) throws -> Int32 {
+        #if os(Linux)
+        if let memfdCreate = linuxMemfdCreate {
+            let fd = name.withCString { memfdCreate($0, 1 /* MFD_CLOEXEC */) }
+            if fd >= 0 { return fd }
+        }
+        #endif
+        var template = Array(((getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/cellar-memory-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw StorageError.io(operation: "mkstemp", errno: errno(), path: name) }
+        _ = template.withUnsafeBufferPointer { unlink($0.baseAddress!) }
+        return fd
     }
 
     static func makeDirectory(_ path: String) throws {

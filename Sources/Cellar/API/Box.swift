@@ -1,0 +1,222 @@
+/// Stores and reads the objects of one entity type. Get it from `Store.box(for:)`; cheap to keep
+/// or to get again, `Sendable`, usable from any thread.
+///
+/// Each call runs in the transaction open on the calling thread (see `Store.runInTransaction`), or
+/// in a transaction of its own: a put of many objects is one transaction.
+public struct Box<E: EntityInspectable>: Sendable {
+    public let store: Store
+    let binding: E.EntityBindingType
+    /// The entity in the store's model, or why the store cannot serve it.
+    let schema: Result<EntitySchema, CellarError>
+
+    init(store: Store, binding: E.EntityBindingType, schema: Result<EntitySchema, CellarError>) {
+        self.store = store
+        self.binding = binding
+        self.schema = schema
+    }
+
+    // MARK: Put
+
+    /// Stores `entity` and returns its id. An id of 0 inserts a new object and writes the id it
+    /// got into `entity` (into a class instance; use `put(_:mode:)` with `inout` for a struct).
+    /// If the transaction later rolls back, the id written into a class instance goes back to 0.
+    ///
+    /// - `.put`: insert or replace; a non-zero id that `put` never handed out is refused unless
+    ///   the entity's ids are assignable (`// cellar: id = { "assignable": true }`).
+    /// - `.insert`: throws `CellarError.idAlreadyExists` when the id is stored already.
+    /// - `.update`: throws `CellarError.notFound` when it is not.
+    @discardableResult
+    public func put(_ entity: E, mode: PutMode = .put) throws -> EntityId<E> {
+        var copy = entity
+        return try put(&copy, mode: mode)
+    }
+
+    /// Stores `entity` and sets its id (for structs as well as classes).
+    @discardableResult
+    public func put(_ entity: inout E, mode: PutMode = .put) throws -> EntityId<E> {
+        let schema = try self.schema.get()
+        return try store.inWriteContext { context in
+            EntityId(try put(&entity, mode: mode, schema: schema, context: context))
+        }
+    }
+
+    /// Stores all of `entities` in one transaction (all or none) and returns their ids in order.
+    @discardableResult
+    public func put(_ entities: [E], mode: PutMode = .put) throws -> [EntityId<E>] {
+        let schema = try self.schema.get()
+        return try store.inWriteContext { context in
+            var ids: [EntityId<E>] = []
+            ids.reserveCapacity(entities.count)
+            for entity in entities {
+                var copy = entity
+                ids.append(EntityId(try put(&copy, mode: mode, schema: schema, context: context)))
+            }
+            return ids
+        }
+    }
+
+    /// Stores all of `entities` in one transaction and sets their ids (structs as well as classes).
+    @discardableResult
+    public func put(_ entities: inout [E], mode: PutMode = .put) throws -> [EntityId<E>] {
+        let schema = try self.schema.get()
+        return try store.inWriteContext { context in
+            var ids: [EntityId<E>] = []
+            ids.reserveCapacity(entities.count)
+            for index in entities.indices {
+                ids.append(EntityId(try put(&entities[index], mode: mode, schema: schema, context: context)))
+            }
+            return ids
+        }
+    }
+
+    private func put(_ entity: inout E, mode: PutMode, schema: EntitySchema, context: TransactionContext) throws -> Id {
+        let txn = context.write!
+        let tree = try context.writeTree(schema)
+        var id = binding.id(of: entity)
+        let isNew = id == 0
+        if isNew {
+            guard mode != .update else { throw CellarError.notFound(entity: schema.name, id: 0) }
+            id = try context.withSequence(schema) { try $0.take() }
+        } else {
+            if mode != .put {
+                let exists = try context.record(schema, id) != nil
+                if mode == .insert && exists { throw CellarError.idAlreadyExists(entity: schema.name, id: id) }
+                if mode == .update && !exists { throw CellarError.notFound(entity: schema.name, id: id) }
+            }
+            try context.withSequence(schema) { sequence in
+                guard id < sequence.next || schema.idAssignable else {
+                    throw CellarError.illegalArgument("\(schema.name) id \(id) was never handed out by put (the next is \(sequence.next)); put objects with id 0 to insert them, or make the id assignable with `// cellar: id = { \"assignable\": true }`")
+                }
+                sequence.noteAssigned(id)
+            }
+        }
+        let record = store.writeBuilder
+        record.begin(slotCount: binding.slotCount)
+        try binding.write(entity, to: record)
+        try StorageLayout.withObjectKey(id) { try txn.put(tree, key: $0, value: record.bytes) }
+        binding.setId(id, of: &entity)
+        if isNew, E.self is AnyClass {
+            // A class instance keeps the id; give it back 0 if the transaction rolls back.
+            let binding = self.binding
+            var object = entity
+            context.undoIds.append { binding.setId(0, of: &object) }
+        }
+        return id
+    }
+
+    // MARK: Get
+
+    /// The object with this id; nil when there is none.
+    public func get(_ id: Id) throws -> E? {
+        let schema = try self.schema.get()
+        return try store.inReadContext { context in try get(id, schema: schema, context: context) }
+    }
+
+    /// The object with this id; nil when there is none.
+    @_disfavoredOverload
+    public func get(_ id: EntityId<E>) throws -> E? { try get(id.value) }
+
+    /// The objects with these ids that exist, in the order of `ids`, read in one transaction.
+    public func get(_ ids: [Id]) throws -> [E] {
+        let schema = try self.schema.get()
+        return try store.inReadContext { context in try ids.compactMap { try get($0, schema: schema, context: context) } }
+    }
+
+    /// The objects with these ids that exist, in the order of `ids`, read in one transaction.
+    @_disfavoredOverload
+    public func get(_ ids: [EntityId<E>]) throws -> [E] { try get(ids.map(\.value)) }
+
+    /// Every object, in id order.
+    public func all() throws -> [E] {
+        let schema = try self.schema.get()
+        return try store.inReadContext { context in
+            guard let cursor = try context.cursor(schema) else { return [] }
+            var objects: [E] = []
+            objects.reserveCapacity(try context.count(schema))
+            try cursor.scan { key, value in
+                objects.append(try binding.read(id: try StorageLayout.objectId(key), from: try RecordReader(value)))
+                return true
+            }
+            return objects
+        }
+    }
+
+    private func get(_ id: Id, schema: EntitySchema, context: TransactionContext) throws -> E? {
+        guard let bytes = try context.record(schema, id) else { return nil }
+        return try binding.read(id: id, from: try RecordReader(bytes))
+    }
+
+    // MARK: Count and contains
+
+    /// The number of objects.
+    public func count() throws -> Int {
+        let schema = try self.schema.get()
+        return try store.inReadContext { try $0.count(schema) }
+    }
+
+    /// Whether there are no objects.
+    public func isEmpty() throws -> Bool { try count() == 0 }
+
+    /// Whether an object with this id is stored.
+    public func contains(_ id: Id) throws -> Bool {
+        let schema = try self.schema.get()
+        return try store.inReadContext { try $0.record(schema, id) != nil }
+    }
+
+    @_disfavoredOverload
+    public func contains(_ id: EntityId<E>) throws -> Bool { try contains(id.value) }
+
+    /// Whether objects with all these ids are stored (checked in one transaction).
+    public func contains(_ ids: [Id]) throws -> Bool {
+        let schema = try self.schema.get()
+        return try store.inReadContext { context in try ids.allSatisfy { try context.record(schema, $0) != nil } }
+    }
+
+    // MARK: Remove
+
+    /// Removes the object with this id; false when there was none. Its id is never handed out again.
+    @discardableResult
+    public func remove(_ id: Id) throws -> Bool {
+        let schema = try self.schema.get()
+        return try store.inWriteContext { context in try remove(id, schema: schema, context: context) }
+    }
+
+    @_disfavoredOverload
+    @discardableResult
+    public func remove(_ id: EntityId<E>) throws -> Bool { try remove(id.value) }
+
+    /// Removes `entity` (by its id); false when it was not stored.
+    @discardableResult
+    public func remove(_ entity: E) throws -> Bool { try remove(binding.id(of: entity)) }
+
+    /// Removes the objects with these ids in one transaction; returns how many there were.
+    @discardableResult
+    public func remove(_ ids: [Id]) throws -> Int {
+        let schema = try self.schema.get()
+        return try store.inWriteContext { context in
+            try ids.reduce(0) { $0 + (try remove($1, schema: schema, context: context) ? 1 : 0) }
+        }
+    }
+
+    @_disfavoredOverload
+    @discardableResult
+    public func remove(_ ids: [EntityId<E>]) throws -> Int { try remove(ids.map(\.value)) }
+
+    /// Removes these objects (by their ids) in one transaction; returns how many were stored.
+    @discardableResult
+    public func remove(_ entities: [E]) throws -> Int { try remove(entities.map { binding.id(of: $0) }) }
+
+    /// Removes every object; returns how many there were. Their ids are never handed out again.
+    @discardableResult
+    public func removeAll() throws -> Int {
+        let schema = try self.schema.get()
+        return try store.inWriteContext { try $0.removeAll(schema) }
+    }
+
+    private func remove(_ id: Id, schema: EntitySchema, context: TransactionContext) throws -> Bool {
+        guard id != 0, let tree = try context.tree(schema) else { return false }
+        let removed = try StorageLayout.withObjectKey(id) { try context.write!.delete(tree, key: $0) }
+        if removed { try context.withSequence(schema) { $0.noteRemoved(id) } }
+        return removed
+    }
+}

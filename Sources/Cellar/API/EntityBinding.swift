@@ -1,0 +1,32 @@
+/// Marks a type as an entity: a class (with `init()`) or struct whose objects the generator makes
+/// storable. The generator writes its `EntityInspectable` conformance and its binding.
+public protocol Entity {}
+
+/// What generated code adds to an entity type: the binding that stores and reads its objects.
+public protocol EntityInspectable {
+    associatedtype EntityBindingType: EntityBinding where EntityBindingType.EntityType == Self
+    /// The binding (generated; stateless).
+    static var entityBinding: EntityBindingType { get }
+}
+
+/// Converts between objects of one entity type and records. Written by the generator (or by hand,
+/// following the same rules): each stored property goes to the record slot property ID − 1.
+public protocol EntityBinding: Sendable {
+    associatedtype EntityType
+    /// The entity's name in the model (the type's name unless `// cellar: name` renames it).
+    var entityName: String { get }
+    /// The entity's ID and UID in the model the binding was generated from.
+    var entityId: IdUid { get }
+    /// The record slots to write: the entity's last property ID.
+    var slotCount: Int { get }
+    /// The object's id (0: never stored).
+    func id(of entity: EntityType) -> Id
+    /// Sets the object's id after a put. For a struct this changes the caller's copy only when it
+    /// was passed `inout`.
+    func setId(_ id: Id, of entity: inout EntityType)
+    /// Writes every stored property but the id into `record` (already begun with `slotCount`).
+    func write(_ entity: EntityType, to record: RecordBuilder) throws
+    /// Builds an object from `record`, stored under `id`. Absent slots read as the property's
+    /// default (or nil for an optional): that is how records written before a property was added read.
+    func read(id: Id, from record: RecordReader) throws -> EntityType
+}

@@ -1,0 +1,189 @@
+import CellarStorage
+import Dispatch
+
+/// A database: a directory holding the data file, opened with the model the code was generated
+/// from. Thread-safe; open it once and share it. Get a `Box` per entity type to store objects.
+///
+/// ```swift
+/// let store = try Store(directoryPath: "notes-db", model: cellarModel())
+/// let notes = store.box(for: Note.self)
+/// try notes.put(Note(title: "Shopping"))
+/// ```
+///
+/// A `directoryPath` starting with `memory:` (`"memory:cache"`) opens a store that lives in
+/// memory only: every such `Store` is new, empty and private, and is gone when it closes.
+public final class Store: @unchecked Sendable {
+    // Thread safety: everything is immutable after init except `writeBuilder`, which only the
+    // thread holding the engine's write transaction uses.
+    /// The prefix of `directoryPath` that asks for an in-memory store.
+    public static let inMemoryPrefix = "memory:"
+
+    public let directoryPath: String
+    /// The model in use: the code's, with the database's history (last IDs, retired UIDs).
+    public let model: Model
+    /// What opening changed in the database's model (empty when it matched the code's).
+    public let modelChanges: [ModelChange]
+    let engine: StorageEngine
+    private let schemas: [UInt64: EntitySchema]
+    let writeBuilder = RecordBuilder()
+    private let writeQueue = DispatchQueue(label: "cellar.store.write")
+    private let readQueue = DispatchQueue(label: "cellar.store.read", attributes: .concurrent)
+
+    /// Opens (or creates) the database in `directoryPath` and syncs its stored model with `model`
+    /// (by UID: additions, renames, retirements; see `docs/model.md`). Throws `CellarError.schema`
+    /// when the two cannot be synced, naming what conflicts and what to do.
+    public init(directoryPath: String, model: Model, options: StoreOptions = StoreOptions()) throws {
+        self.directoryPath = directoryPath
+        let inMemory = directoryPath.hasPrefix(Self.inMemoryPrefix)
+        guard !directoryPath.isEmpty, !(inMemory && options.readOnly) else {
+            throw CellarError.illegalArgument(directoryPath.isEmpty ? "the directory path is empty" : "an in-memory store cannot be read-only: it starts empty")
+        }
+        let engine = try translatingErrors {
+            try StorageEngine(directory: directoryPath, options: StorageOptions(
+                durability: options.durability, readOnly: options.readOnly, inMemory: inMemory, fileMode: options.fileMode))
+        }
+        let sync: ModelSync.Result
+        do {
+            let stored = try Store.storedModel(engine)
+            sync = try ModelSync.sync(code: model, stored: stored)
+            if stored != sync.model {
+                guard !options.readOnly else {
+                    throw CellarError.schema(stored == nil
+                        ? "the database at \(directoryPath) has no model yet; open it writable once to create it"
+                        : "the database's model differs from the code's (\(sync.changes.first.map { "\($0)" } ?? "IDs or flags")); open it writable once to sync it")
+                }
+                try translatingErrors {
+                    try engine.write { txn in try Store.apply(sync, to: txn) }
+                }
+            }
+        } catch {
+            engine.close()
+            throw error
+        }
+        self.engine = engine
+        self.model = sync.model
+        self.modelChanges = sync.changes
+        schemas = Dictionary(sync.model.entities.map { ($0.id.uid, EntitySchema($0)) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    deinit { engine.close() }
+
+    /// Closes the database: waits for a running write transaction, syncs, releases the lock.
+    /// Later calls on it (and its boxes) throw `CellarError.storeClosed`. Idempotent.
+    public func close() { engine.close() }
+
+    /// The box that stores objects of `type`.
+    public func box<E: EntityInspectable>(for type: E.Type = E.self) -> Box<E> {
+        let binding = E.entityBinding
+        let schema = schemas[binding.entityId.uid]
+        if let schema, schema.id.id == binding.entityId.id {
+            return Box(store: self, binding: binding, schema: .success(schema))
+        }
+        let problem = schema == nil
+            ? "entity \(binding.entityName) (UID \(binding.entityId.uid)) is not in the model this store was opened with; pass the model generated with it (run the generator)"
+            : "entity \(binding.entityName) has ID \(binding.entityId.id) in its binding but \(schema!.id.id) in the store's model; the bindings and the model come from different generator runs — run the generator again"
+        return Box(store: self, binding: binding, schema: .failure(CellarError.schema(problem)))
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a write transaction and commits it when `body` returns; when it throws,
+    /// nothing it did is kept and the error is rethrown.
+    ///
+    /// Box calls inside `body` (on this thread) are part of the transaction. A transaction started
+    /// inside another on the same thread joins the outer one; if the inner one throws, the outer
+    /// one rolls back as a whole (and rethrows that error) even when its closure catches it.
+    /// Inside a read-only transaction this throws `CellarError.cannotWriteWhileReading`.
+    @discardableResult
+    public func runInTransaction<T>(_ body: () throws -> T) throws -> T {
+        try inWriteContext { _ in try body() }
+    }
+
+    /// Runs `body` in a read-only transaction: every read inside sees the same snapshot of the
+    /// database, unaffected by commits made meanwhile. Inside a write transaction it joins it.
+    @discardableResult
+    public func runInReadOnlyTransaction<T>(_ body: () throws -> T) throws -> T {
+        try inReadContext { _ in try body() }
+    }
+
+    /// `runInTransaction` off the caller's task, on a queue of the store.
+    public func write<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            writeQueue.async { continuation.resume(with: Result { try self.runInTransaction(body) }) }
+        }
+    }
+
+    /// `runInReadOnlyTransaction` off the caller's task, on a queue of the store.
+    public func read<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            readQueue.async { continuation.resume(with: Result { try self.runInReadOnlyTransaction(body) }) }
+        }
+    }
+
+    /// Runs `body` in this thread's write transaction of this store, or in a new one.
+    func inWriteContext<T>(_ body: (TransactionContext) throws -> T) throws -> T {
+        if let context = ThreadTransactions.current(for: self) {
+            guard context.isWrite else { throw CellarError.cannotWriteWhileReading }
+            do {
+                return try body(context)
+            } catch {
+                let error = CellarError.wrap(error)
+                if context.failure == nil { context.failure = error }
+                throw error
+            }
+        }
+        let txn = try translatingErrors { try engine.beginWrite() }
+        let context = TransactionContext(store: self, write: txn)
+        ThreadTransactions.push(context)
+        defer { ThreadTransactions.pop(context) }
+        do {
+            let result = try body(context)
+            if let failure = context.failure { throw failure }
+            try translatingErrors {
+                try context.prepareCommit()
+                try txn.commit()
+            }
+            return result
+        } catch {
+            txn.abort()
+            context.undo()
+            throw CellarError.wrap(error)
+        }
+    }
+
+    /// Runs `body` in this thread's transaction of this store, or in a new read-only one.
+    func inReadContext<T>(_ body: (TransactionContext) throws -> T) throws -> T {
+        if let context = ThreadTransactions.current(for: self) { return try body(context) }
+        let txn = try translatingErrors { try engine.beginRead() }
+        let context = TransactionContext(store: self, read: txn)
+        ThreadTransactions.push(context)
+        defer { ThreadTransactions.pop(context) }
+        return try translatingErrors { try body(context) }
+    }
+
+    // MARK: The stored model
+
+    private static func storedModel(_ engine: StorageEngine) throws -> Model? {
+        try translatingErrors {
+            try engine.read { txn in
+                guard let meta = try txn.tree(StorageLayout.metaTree),
+                      let bytes = try StorageLayout.modelKey.withUnsafeBytes({ try txn.get(meta, key: $0) }) else { return nil }
+                do {
+                    return try Model(json: Array(bytes), file: "the database's model")
+                } catch let error as CellarError {
+                    throw CellarError.fileCorrupt("the model stored in the database does not read: \(error)")
+                }
+            }
+        }
+    }
+
+    private static func apply(_ sync: ModelSync.Result, to txn: WriteTransaction) throws {
+        let meta = try txn.tree(StorageLayout.metaTree, create: true)!
+        for change in sync.changes {
+            guard case .retireEntity(let entity) = change else { continue }
+            try txn.dropTree(StorageLayout.entityTree(entity.id.id))
+            try txn.delete(meta, key: StorageLayout.sequenceKey(entity.id.id))
+        }
+        try txn.put(meta, key: StorageLayout.modelKey, value: sync.model.jsonBytes())
+    }
+}

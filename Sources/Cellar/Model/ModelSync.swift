@@ -1,0 +1,217 @@
+/// One change that syncing the code's model with the database's made.
+public enum ModelChange: Hashable, Sendable {
+    case addEntity(String)
+    case renameEntity(from: String, to: String)
+    /// The entity is gone from the code: its objects become unreachable (reclaimed by compaction).
+    case retireEntity(ModelEntity)
+    case addProperty(entity: String, property: String)
+    case renameProperty(entity: String, from: String, to: String)
+    /// The property is gone from the code: its bytes in stored records are ignored from now on.
+    case retireProperty(entity: String, property: String)
+    case addIndex(entity: String, property: String)
+    case retireIndex(entity: String, property: String)
+    case addRelation(entity: String, relation: String)
+    case retireRelation(entity: String, relation: String)
+}
+
+/// Syncs the model the code was generated with against the one stored in the database, by UID
+/// (the rules of ObjectBox's meta model; see `docs/model.md`):
+///
+/// - a UID the database does not know adds the entity, property, index or relation;
+/// - a known UID with another name renames it, keeping its data;
+/// - a UID the code no longer has retires it: its UID is never used again, its data is dropped;
+/// - refused with `CellarError.schema`: a changed type, an ID that does not match its UID, an ID
+///   the database used before for something else, a retired UID, and a model whose last IDs are
+///   below the database's (an older model file than the one that wrote the database).
+enum ModelSync {
+    struct Result {
+        /// What the database stores from now on: the code's model with the database's history
+        /// (highest last IDs, all retired UIDs).
+        var model: Model
+        var changes: [ModelChange]
+    }
+
+    static func sync(code: Model, stored: Model?) throws -> Result {
+        try code.validate(source: "the code's model")
+        guard let stored else {
+            return Result(model: code, changes: code.entities.map { .addEntity($0.name) })
+        }
+        try stored.validate(source: "the database's model", requireSupportedTypes: false)
+        try checkNotOlder("lastEntityId", code.lastEntityId, stored.lastEntityId)
+        try checkNotOlder("lastIndexId", code.lastIndexId, stored.lastIndexId)
+        try checkNotOlder("lastRelationId", code.lastRelationId, stored.lastRelationId)
+        try checkNotOlder("lastSequenceId", code.lastSequenceId, stored.lastSequenceId)
+
+        let retired = Set(stored.retiredEntityUids + stored.retiredPropertyUids + stored.retiredIndexUids + stored.retiredRelationUids)
+        var merged = code
+        var changes: [ModelChange] = []
+        var retiredEntities: [UInt64] = []
+        var retiredProperties: [UInt64] = []
+        var retiredIndexes: [UInt64] = []
+        var retiredRelations: [UInt64] = []
+
+        let storedByUid = Dictionary(stored.entities.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
+        let storedById = Dictionary(stored.entities.map { ($0.id.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let codeUids = Set(code.entities.map(\.id.uid))
+
+        for entity in code.entities {
+            try checkNotRetired(entity.id.uid, "entity \(entity.name)", retired)
+            guard let old = storedByUid[entity.id.uid] else {
+                if let other = storedById[entity.id.id] {
+                    if codeUids.contains(other.id.uid) {
+                        throw CellarError.schema("entity \(entity.name) has ID \(entity.id.id) with UID \(entity.id.uid), but the database has ID \(entity.id.id) with UID \(other.id.uid) (entity \(other.name)); an ID/UID mismatch usually comes from a merge of the model JSON: give \(entity.name) the ID \(max(code.lastEntityId.id, stored.lastEntityId.id) + 1) (keep its UID) as docs/model.md describes")
+                    }
+                    throw CellarError.schema("entity \(entity.name) has ID \(entity.id.id), which the database used for entity \(other.name) (UID \(other.id.uid)); IDs are never reused — give \(entity.name) the ID \(max(code.lastEntityId.id, stored.lastEntityId.id) + 1) and set lastEntityId to it")
+                }
+                if entity.id.id <= stored.lastEntityId.id {
+                    throw CellarError.schema("entity \(entity.name) is new but has ID \(entity.id.id), not above the database's lastEntityId \(stored.lastEntityId); IDs are never reused — give it the ID \(stored.lastEntityId.id + 1) and set lastEntityId to it")
+                }
+                changes.append(.addEntity(entity.name))
+                for property in entity.properties where property.indexId.map({ !$0.isZero }) ?? false {
+                    try checkNotRetired(property.indexId!.uid, "the index of \(entity.name).\(property.name)", retired)
+                }
+                continue
+            }
+            guard old.id.id == entity.id.id else {
+                throw CellarError.schema("entity \(entity.name) has UID \(entity.id.uid) with ID \(entity.id.id) in the code's model, but ID \(old.id.id) in the database; an ID/UID mismatch usually comes from a bad merge of the model JSON: set its ID back to \(old.id)")
+            }
+            if old.name != entity.name { changes.append(.renameEntity(from: old.name, to: entity.name)) }
+            try checkNotOlder("lastPropertyId of entity \(entity.name)", entity.lastPropertyId, old.lastPropertyId)
+            let result = try syncProperties(entity: entity, old: old, retired: retired)
+            changes += result.changes
+            retiredProperties += result.retiredProperties
+            retiredIndexes += result.retiredIndexes
+            let relations = try syncRelations(entity: entity, old: old, retired: retired)
+            changes += relations.changes
+            retiredRelations += relations.retired
+            if let index = merged.entities.firstIndex(where: { $0.id.uid == entity.id.uid }),
+               old.lastPropertyId.id > entity.lastPropertyId.id {
+                merged.entities[index].lastPropertyId = old.lastPropertyId
+            }
+        }
+        for old in stored.entities where !codeUids.contains(old.id.uid) {
+            changes.append(.retireEntity(old))
+            retiredEntities.append(old.id.uid)
+            retiredProperties += old.properties.map(\.id.uid)
+            retiredIndexes += old.properties.compactMap { $0.indexId.flatMap { $0.isZero ? nil : $0.uid } }
+            retiredRelations += old.relations.map(\.id.uid)
+        }
+
+        merged.lastEntityId = maxId(code.lastEntityId, stored.lastEntityId)
+        merged.lastIndexId = maxId(code.lastIndexId, stored.lastIndexId)
+        merged.lastRelationId = maxId(code.lastRelationId, stored.lastRelationId)
+        merged.lastSequenceId = maxId(code.lastSequenceId, stored.lastSequenceId)
+        merged.retiredEntityUids = union(stored.retiredEntityUids, code.retiredEntityUids, retiredEntities)
+        merged.retiredPropertyUids = union(stored.retiredPropertyUids, code.retiredPropertyUids, retiredProperties)
+        merged.retiredIndexUids = union(stored.retiredIndexUids, code.retiredIndexUids, retiredIndexes)
+        merged.retiredRelationUids = union(stored.retiredRelationUids, code.retiredRelationUids, retiredRelations)
+        return Result(model: merged, changes: changes)
+    }
+
+    private static func syncProperties(entity: ModelEntity, old: ModelEntity, retired: Set<UInt64>) throws
+        -> (changes: [ModelChange], retiredProperties: [UInt64], retiredIndexes: [UInt64]) {
+        var changes: [ModelChange] = []
+        var retiredProperties: [UInt64] = []
+        var retiredIndexes: [UInt64] = []
+        let oldByUid = Dictionary(old.properties.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
+        let oldById = Dictionary(old.properties.map { ($0.id.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let uids = Set(entity.properties.map(\.id.uid))
+        for property in entity.properties {
+            let what = "\(entity.name).\(property.name)"
+            try checkNotRetired(property.id.uid, "property \(what)", retired)
+            let oldIndex = oldByUid[property.id.uid]?.indexId.flatMap { $0.isZero ? nil : $0 }
+            let newIndex = property.indexId.flatMap { $0.isZero ? nil : $0 }
+            guard let before = oldByUid[property.id.uid] else {
+                if let other = oldById[property.id.id] {
+                    throw CellarError.schema("property \(what) has ID \(property.id.id) with UID \(property.id.uid), but the database has that ID for property \(entity.name).\(other.name) with UID \(other.id.uid); IDs are never reused — give \(property.name) the ID \(max(entity.lastPropertyId.id, old.lastPropertyId.id) + 1) (keep its UID) and set lastPropertyId to it")
+                }
+                if property.id.id <= old.lastPropertyId.id {
+                    throw CellarError.schema("property \(what) is new but has ID \(property.id.id), not above the database's lastPropertyId \(old.lastPropertyId) of \(entity.name); IDs are never reused — give it the ID \(old.lastPropertyId.id + 1)")
+                }
+                changes.append(.addProperty(entity: entity.name, property: property.name))
+                if let newIndex {
+                    try checkNotRetired(newIndex.uid, "the index of \(what)", retired)
+                    changes.append(.addIndex(entity: entity.name, property: property.name))
+                }
+                continue
+            }
+            guard before.id.id == property.id.id else {
+                throw CellarError.schema("property \(what) has UID \(property.id.uid) with ID \(property.id.id) in the code's model, but ID \(before.id.id) in the database; set its ID back to \(before.id)")
+            }
+            guard before.type == property.type,
+                  before.flags.contains(.unsigned) == property.flags.contains(.unsigned) else {
+                throw CellarError.schema("property \(what) changed its type from \(typeName(before)) to \(typeName(property)); stored values cannot be read as the new type. To start the property afresh (its old values dropped), give it a new UID: annotate it `// cellar: uid` and run the generator, which prints a fresh UID to use; or keep the old type")
+            }
+            if before.name != property.name {
+                changes.append(.renameProperty(entity: entity.name, from: before.name, to: property.name))
+            }
+            if oldIndex?.uid != newIndex?.uid {
+                if let oldIndex {
+                    retiredIndexes.append(oldIndex.uid)
+                    changes.append(.retireIndex(entity: entity.name, property: property.name))
+                }
+                if let newIndex {
+                    try checkNotRetired(newIndex.uid, "the index of \(what)", retired)
+                    changes.append(.addIndex(entity: entity.name, property: property.name))
+                }
+            } else if let oldIndex, let newIndex, oldIndex.id != newIndex.id {
+                throw CellarError.schema("the index of \(what) has UID \(newIndex.uid) with ID \(newIndex.id) in the code's model, but ID \(oldIndex.id) in the database; set its ID back to \(oldIndex)")
+            }
+        }
+        for property in old.properties where !uids.contains(property.id.uid) {
+            changes.append(.retireProperty(entity: entity.name, property: property.name))
+            retiredProperties.append(property.id.uid)
+            if let index = property.indexId, !index.isZero { retiredIndexes.append(index.uid) }
+        }
+        return (changes, retiredProperties, retiredIndexes)
+    }
+
+    private static func syncRelations(entity: ModelEntity, old: ModelEntity, retired: Set<UInt64>) throws
+        -> (changes: [ModelChange], retired: [UInt64]) {
+        var changes: [ModelChange] = []
+        var gone: [UInt64] = []
+        let oldByUid = Dictionary(old.relations.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
+        let uids = Set(entity.relations.map(\.id.uid))
+        for relation in entity.relations {
+            try checkNotRetired(relation.id.uid, "relation \(entity.name).\(relation.name)", retired)
+            if let before = oldByUid[relation.id.uid] {
+                guard before.id.id == relation.id.id else {
+                    throw CellarError.schema("relation \(entity.name).\(relation.name) has UID \(relation.id.uid) with ID \(relation.id.id) in the code's model, but ID \(before.id.id) in the database; set its ID back to \(before.id)")
+                }
+            } else {
+                changes.append(.addRelation(entity: entity.name, relation: relation.name))
+            }
+        }
+        for relation in old.relations where !uids.contains(relation.id.uid) {
+            changes.append(.retireRelation(entity: entity.name, relation: relation.name))
+            gone.append(relation.id.uid)
+        }
+        return (changes, gone)
+    }
+
+    private static func checkNotOlder(_ what: String, _ code: IdUid, _ stored: IdUid) throws {
+        guard code.id >= stored.id else {
+            throw CellarError.schema("the code's model has \(what) \(code), below the database's \(stored): the database was written by a newer model. Use the newest model JSON (pull it from version control) and run the generator again")
+        }
+    }
+
+    private static func checkNotRetired(_ uid: UInt64, _ what: String, _ retired: Set<UInt64>) throws {
+        if retired.contains(uid) {
+            throw CellarError.schema("\(what) uses UID \(uid), which the database retired; a retired UID is never used again — give it a new UID (run the generator)")
+        }
+    }
+
+    private static func typeName(_ property: ModelProperty) -> String {
+        property.flags.contains(.unsigned) ? "unsigned \(property.type)" : "\(property.type)"
+    }
+
+    private static func maxId(_ a: IdUid, _ b: IdUid) -> IdUid { a.id >= b.id ? a : b }
+
+    /// `first`, then what the others add, in order, without repeats.
+    private static func union(_ first: [UInt64], _ others: [UInt64]...) -> [UInt64] {
+        var seen = Set(first)
+        var out = first
+        for list in others { for uid in list where seen.insert(uid).inserted { out.append(uid) } }
+        return out
+    }
+}

@@ -1,0 +1,39 @@
+/// The object ids of one entity within a write transaction: which one `put` hands out next.
+///
+/// Ids are never reused, even after a remove. The next id is one above both the highest id in the
+/// entity's tree and a stored `floor`: the floor is written only when a remove takes away an id
+/// above it (or `removeAll` empties the tree), so a put never writes more than its record.
+struct IdSequence {
+    /// The next id to hand out.
+    var next: Id
+    /// The highest id removed (or otherwise handed out) that the tree may no longer hold.
+    var floor: Id
+    var floorChanged = false
+
+    init(highestInTree: Id, floor: Id) {
+        self.floor = floor
+        next = max(highestInTree, floor) &+ 1
+    }
+
+    /// Hands out the next id.
+    mutating func take() throws -> Id {
+        guard next != 0 else {
+            throw CellarError.illegalArgument("the object ids are used up (the highest, \(Id.max), was handed out)")
+        }
+        defer { next &+= 1 }
+        return next
+    }
+
+    /// Notes an id set by the app, so that ids handed out later do not collide with it.
+    mutating func noteAssigned(_ id: Id) {
+        if next != 0 && id >= next { next = id &+ 1 }
+    }
+
+    /// Notes that `id` was removed: it must not be handed out again.
+    mutating func noteRemoved(_ id: Id) {
+        if id > floor {
+            floor = id
+            floorChanged = true
+        }
+    }
+}

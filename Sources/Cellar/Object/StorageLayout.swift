@@ -1,0 +1,44 @@
+/// Where the object layer keeps things in the engine's named trees (see `docs/object-layer.md`):
+///
+/// - `e<entity ID>`: the entity's objects; key = object id (8 bytes, big-endian, so a scan runs in
+///   id order), value = the record.
+/// - `m`: the object layer's own data: `model` → the synced meta model as model JSON;
+///   `seq:<entity ID>` → the highest object id ever handed out that may no longer be in the
+///   entity's tree (8 bytes, little-endian); see `IdSequence`.
+enum StorageLayout {
+    static let metaTree = "m"
+    static let modelKey: [UInt8] = Array("model".utf8)
+
+    static func entityTree(_ entityId: UInt32) -> String { "e\(entityId)" }
+    static func sequenceKey(_ entityId: UInt32) -> [UInt8] { Array("seq:\(entityId)".utf8) }
+
+    /// Runs `body` with the key of object `id`.
+    @inline(__always)
+    static func withObjectKey<T>(_ id: Id, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        try withUnsafeBytes(of: id.bigEndian, body)
+    }
+
+    /// The object id in a key of an entity tree.
+    static func objectId(_ key: UnsafeRawBufferPointer) throws -> Id {
+        guard key.count == 8 else {
+            throw CellarError.fileCorrupt("an object key has \(key.count) bytes, expected 8")
+        }
+        return Id(bigEndian: key.loadUnaligned(as: UInt64.self))
+    }
+}
+
+/// What a store knows of one entity of its model.
+final class EntitySchema: Sendable {
+    let name: String
+    let id: IdUid
+    let treeName: String
+    /// Ids are set by the app (`// cellar: id = { "assignable": true }`).
+    let idAssignable: Bool
+
+    init(_ entity: ModelEntity) {
+        name = entity.name
+        id = entity.id
+        treeName = StorageLayout.entityTree(entity.id.id)
+        idAssignable = entity.idProperty?.flags.contains(.idSelfAssignable) ?? false
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+
+/// Writes one object record (see `RecordLayout`) into a buffer it reuses, so that a put allocates
+/// nothing per field. Generated bindings call `add` once per stored property; absent optionals
+/// are not added.
+///
+/// ```swift
+/// builder.add(note.title, slot: 1)        // property ID 2
+/// builder.add(note.text, slot: 2)         // String?: left out when nil
+/// ```
+public final class RecordBuilder {
+    @usableFromInline var buffer: UnsafeMutableRawPointer
+    @usableFromInline var capacity: Int
+    @usableFromInline var length = 0
+    @usableFromInline var slotCount = 0
+
+    public init(capacity: Int = 1024) {
+        self.capacity = max(capacity, 64)
+        buffer = .allocate(byteCount: self.capacity, alignment: 8)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Starts a record with room for `slotCount` fields (the entity's last property ID).
+    public func begin(slotCount: Int) {
+        precondition(slotCount >= 0 && slotCount <= RecordLayout.maxSlots, "slot count \(slotCount) out of range")
+        self.slotCount = slotCount
+        length = RecordLayout.headerSize + 4 * slotCount
+        reserve(length)
+        buffer.storeBytes(of: UInt16(slotCount).littleEndian, toByteOffset: 0, as: UInt16.self)
+        buffer.storeBytes(of: RecordLayout.format.littleEndian, toByteOffset: 2, as: UInt16.self)
+        (buffer + RecordLayout.headerSize).initializeMemory(as: UInt8.self, repeating: 0, count: 4 * slotCount)
+    }
+
+    /// The finished record; valid until the next `begin`.
+    public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: buffer, count: length) }
+
+    // MARK: Scalars
+
+    /// Adds an integer of any width at its natural size.
+    @inlinable
+    public func add<T: FixedWidthInteger>(_ value: T, slot: Int) {
+        let at = field(slot, size: MemoryLayout<T>.size)
+        buffer.storeBytes(of: value.littleEndian, toByteOffset: at, as: T.self)
+    }
+
+    @inlinable
+    public func add<T: FixedWidthInteger>(_ value: T?, slot: Int) {
+        if let value { add(value, slot: slot) }
+    }
+
+    @inlinable
+    public func add(_ value: Bool, slot: Int) { add(UInt8(value ? 1 : 0), slot: slot) }
+
+    @inlinable
+    public func add(_ value: Bool?, slot: Int) {
+        if let value { add(value, slot: slot) }
+    }
+
+    @inlinable
+    public func add(_ value: Float, slot: Int) { add(value.bitPattern, slot: slot) }
+
+    @inlinable
+    public func add(_ value: Float?, slot: Int) {
+        if let value { add(value.bitPattern, slot: slot) }
+    }
+
+    @inlinable
+    public func add(_ value: Double, slot: Int) { add(value.bitPattern, slot: slot) }
+
+    @inlinable
+    public func add(_ value: Double?, slot: Int) {
+        if let value { add(value.bitPattern, slot: slot) }
+    }
+
+    /// Adds a date as milliseconds since 1970 (rounded to the nearest millisecond).
+    /// Throws `illegalArgument` for a date outside ±292 million years.
+    @inlinable
+    public func add(_ value: Date, slot: Int) throws {
+        add(try DateEncoding.milliseconds(value), slot: slot)
+    }
+
+    @inlinable
+    public func add(_ value: Date?, slot: Int) throws {
+        if let value { try add(value, slot: slot) }
+    }
+
+    /// Adds a date as nanoseconds since 1970 (`// cellar: date-nano`); about ±292 years.
+    @inlinable
+    public func addNanoseconds(_ value: Date, slot: Int) throws {
+        add(try DateEncoding.nanoseconds(value), slot: slot)
+    }
+
+    @inlinable
+    public func addNanoseconds(_ value: Date?, slot: Int) throws {
+        if let value { try addNanoseconds(value, slot: slot) }
+    }
+
+    // MARK: Strings and bytes
+
+    /// Adds a string as its UTF-8 bytes.
+    public func add(_ value: String, slot: Int) {
+        let utf8 = value.utf8
+        let count = utf8.count
+        let at = variableField(slot, count: count)
+        let copied: Bool? = utf8.withContiguousStorageIfAvailable { source in
+            if count > 0 { (buffer + at).copyMemory(from: source.baseAddress!, byteCount: count) }
+            return true
+        }
+        if copied == nil {
+            var i = at
+            for byte in utf8 { buffer.storeBytes(of: byte, toByteOffset: i, as: UInt8.self); i += 1 }
+        }
+    }
+
+    public func add(_ value: String?, slot: Int) {
+        if let value { add(value, slot: slot) }
+    }
+
+    /// Adds a byte vector.
+    public func add(bytes value: UnsafeRawBufferPointer, slot: Int) {
+        let at = variableField(slot, count: value.count)
+        if value.count > 0 { (buffer + at).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+    }
+
+    public func add(_ value: Data, slot: Int) {
+        value.withUnsafeBytes { add(bytes: $0, slot: slot) }
+    }
+
+    public func add(_ value: Data?, slot: Int) {
+        if let value { add(value, slot: slot) }
+    }
+
+    public func add(_ value: [UInt8], slot: Int) {
+        value.withUnsafeBytes { add(bytes: $0, slot: slot) }
+    }
+
+    public func add(_ value: [UInt8]?, slot: Int) {
+        if let value { add(value, slot: slot) }
+    }
+
+    // MARK: Space
+
+    /// Appends `size` bytes for `slot`'s field, points the slot at them and returns their offset.
+    @inlinable
+    func field(_ slot: Int, size: Int) -> Int {
+        precondition(slot >= 0 && slot < slotCount, "slot \(slot) is outside the record's \(slotCount) slots")
+        let at = length
+        reserve(at + size)
+        length = at + size
+        buffer.storeBytes(of: UInt32(truncatingIfNeeded: at).littleEndian,
+                          toByteOffset: RecordLayout.headerSize + 4 * slot, as: UInt32.self)
+        return at
+    }
+
+    /// Appends a u32 length and room for `count` bytes; returns the offset of the bytes.
+    func variableField(_ slot: Int, count: Int) -> Int {
+        precondition(count <= Int(UInt32.max) - length, "a field of \(count) bytes is too large")
+        let at = field(slot, size: 4 + count)
+        buffer.storeBytes(of: UInt32(count).littleEndian, toByteOffset: at, as: UInt32.self)
+        return at + 4
+    }
+
+    @inlinable
+    func reserve(_ needed: Int) {
+        if needed > capacity { grow(needed) }
+    }
+
+    @usableFromInline
+    func grow(_ needed: Int) {
+        var newCapacity = capacity * 2
+        while newCapacity < needed { newCapacity *= 2 }
+        let newBuffer = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
+        newBuffer.copyMemory(from: buffer, byteCount: length)
+        buffer.deallocate()
+        buffer = newBuffer
+        capacity = newCapacity
+    }
+}
+
+/// How dates are stored: Int64 milliseconds (or nanoseconds) since 1970.
+public enum DateEncoding {
+    /// `date` in whole milliseconds since 1970, rounded to the nearest one.
+    @inlinable
+    public static func milliseconds(_ date: Date) throws -> Int64 {
+        try whole(date.timeIntervalSince1970 * 1_000, unit: "milliseconds")
+    }
+
+    /// `date` in whole nanoseconds since 1970, rounded to the nearest one.
+    @inlinable
+    public static func nanoseconds(_ date: Date) throws -> Int64 {
+        // Whole seconds and the fraction apart, so that the nanoseconds survive the Double.
+        let seconds = date.timeIntervalSince1970
+        let whole = seconds.rounded(.down)
+        let fraction = ((seconds - whole) * 1e9).rounded()
+        guard whole.isFinite, abs(whole) < 9.2e9 else {
+            throw CellarError.illegalArgument("the date \(date) cannot be stored in nanoseconds since 1970 (about ±292 years)")
+        }
+        return Int64(whole) * 1_000_000_000 + Int64(fraction)
+    }
+
+    @inlinable
+    public static func date(milliseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(milliseconds) / 1_000)
+    }
+
+    @inlinable
+    public static func date(nanoseconds: Int64) -> Date {
+        let seconds = nanoseconds / 1_000_000_000
+        let rest = nanoseconds % 1_000_000_000
+        return Date(timeIntervalSince1970: Double(seconds) + Double(rest) / 1e9)
+    }
+
+    @usableFromInline
+    static func whole(_ value: Double, unit: String) throws -> Int64 {
+        let rounded = value.rounded()
+        guard rounded.isFinite, rounded >= -9.2e18, rounded <= 9.2e18 else {
+            throw CellarError.illegalArgument("a date of \(value) \(unit) since 1970 cannot be stored")
+        }
+        return Int64(rounded)
+    }
+}

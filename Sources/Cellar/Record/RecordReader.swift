@@ -1,0 +1,148 @@
+import Foundation
+
+/// Reads fields of one object record (see `RecordLayout`) in place, from the store's map.
+///
+/// Nothing is trusted: `init` checks the header and the slot table's bounds, and every accessor
+/// checks its field's bounds (and, for strings, the UTF-8) before it reads, throwing
+/// `CellarError.fileCorrupt` for bytes that cannot be a record. A slot the record does not have
+/// (a property added after it was written) reads as nil.
+///
+/// Valid only while the bytes it reads are: inside the transaction that fetched them.
+public struct RecordReader {
+    @usableFromInline let base: UnsafeRawPointer
+    @usableFromInline let count: Int
+    @usableFromInline let slotCount: Int
+
+    /// Checks the header of `bytes` and returns a reader on them.
+    public init(_ bytes: UnsafeRawBufferPointer) throws {
+        guard bytes.count >= RecordLayout.headerSize, let base = bytes.baseAddress else {
+            throw CellarError.fileCorrupt("an object record of \(bytes.count) bytes is shorter than its header")
+        }
+        let slots = Int(UInt16(littleEndian: base.loadUnaligned(as: UInt16.self)))
+        let format = UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+        guard format == RecordLayout.format else {
+            throw CellarError.fileCorrupt("an object record has format \(format); this build reads format \(RecordLayout.format)")
+        }
+        guard RecordLayout.headerSize + 4 * slots <= bytes.count else {
+            throw CellarError.fileCorrupt("an object record of \(bytes.count) bytes claims \(slots) slots")
+        }
+        self.base = base
+        self.count = bytes.count
+        self.slotCount = slots
+    }
+
+    /// The number of slots the record was written with.
+    public var slots: Int { slotCount }
+
+    /// The offset of `slot`'s field, or nil when absent. Checks that `size` bytes fit.
+    @inlinable
+    func offset(_ slot: Int, size: Int) throws -> Int? {
+        guard slot >= 0, slot < slotCount else { return nil }
+        let at = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: RecordLayout.headerSize + 4 * slot, as: UInt32.self)))
+        if at == 0 { return nil }
+        guard at >= RecordLayout.headerSize + 4 * slotCount, size <= count - at else {
+            throw Self.outOfBounds(slot: slot, offset: at, size: size, count: count)
+        }
+        return at
+    }
+
+    @usableFromInline
+    static func outOfBounds(slot: Int, offset: Int, size: Int, count: Int) -> CellarError {
+        CellarError.fileCorrupt("field \(slot) of an object record points at \(size) bytes at offset \(offset), outside the record's \(count) bytes")
+    }
+
+    /// Whether the record has a value in `slot`.
+    @inlinable
+    public func has(slot: Int) throws -> Bool { try offset(slot, size: 0) != nil }
+
+    // MARK: Scalars
+
+    /// The integer in `slot`; nil when absent.
+    @inlinable
+    public func read<T: FixedWidthInteger>(_ type: T.Type, slot: Int) throws -> T? {
+        guard let at = try offset(slot, size: MemoryLayout<T>.size) else { return nil }
+        return T(littleEndian: base.loadUnaligned(fromByteOffset: at, as: T.self))
+    }
+
+    @inlinable
+    public func bool(slot: Int) throws -> Bool? {
+        guard let byte = try read(UInt8.self, slot: slot) else { return nil }
+        guard byte <= 1 else {
+            throw CellarError.fileCorrupt("field \(slot) of an object record is a Bool holding \(byte)")
+        }
+        return byte == 1
+    }
+
+    @inlinable
+    public func float(slot: Int) throws -> Float? {
+        try read(UInt32.self, slot: slot).map { Float(bitPattern: $0) }
+    }
+
+    @inlinable
+    public func double(slot: Int) throws -> Double? {
+        try read(UInt64.self, slot: slot).map { Double(bitPattern: $0) }
+    }
+
+    /// A date stored as milliseconds since 1970.
+    @inlinable
+    public func date(slot: Int) throws -> Date? {
+        try read(Int64.self, slot: slot).map { DateEncoding.date(milliseconds: $0) }
+    }
+
+    /// A date stored as nanoseconds since 1970 (`// cellar: date-nano`).
+    @inlinable
+    public func dateNanoseconds(slot: Int) throws -> Date? {
+        try read(Int64.self, slot: slot).map { DateEncoding.date(nanoseconds: $0) }
+    }
+
+    // MARK: Strings and bytes
+
+    /// The bytes of the string or byte vector in `slot`, in place; nil when absent.
+    public func bytes(slot: Int) throws -> UnsafeRawBufferPointer? {
+        guard let at = try offset(slot, size: 4) else { return nil }
+        let length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+        guard length <= count - at - 4 else {
+            throw Self.outOfBounds(slot: slot, offset: at + 4, size: length, count: count)
+        }
+        return UnsafeRawBufferPointer(start: base + at + 4, count: length)
+    }
+
+    /// The string in `slot`; nil when absent. Throws for bytes that are not UTF-8.
+    public func string(slot: Int) throws -> String? {
+        guard let bytes = try bytes(slot: slot) else { return nil }
+        guard let string = String(validating: bytes, as: UTF8.self) else {
+            throw CellarError.fileCorrupt("field \(slot) of an object record is a string that is not valid UTF-8")
+        }
+        return string
+    }
+
+    public func data(slot: Int) throws -> Data? {
+        try bytes(slot: slot).map { Data($0) }
+    }
+
+    public func byteArray(slot: Int) throws -> [UInt8]? {
+        try bytes(slot: slot).map { Array($0) }
+    }
+
+    // MARK: Verification
+
+    /// Checks every present field against the types the model gives its slots (`types[slot]`, nil
+    /// for a slot with no property), without building anything. Used by `cellar verify` and the
+    /// fuzzers; the accessors check the same bounds as they read.
+    public func verify(types: [PropertyType?]) throws {
+        for slot in 0..<slotCount {
+            guard slot < types.count, let type = types[slot] else {
+                _ = try offset(slot, size: 0)
+                continue
+            }
+            if let width = type.fixedWidth {
+                _ = try offset(slot, size: width)
+                if type == .bool { _ = try bool(slot: slot) }
+            } else if type == .string {
+                _ = try string(slot: slot)
+            } else {
+                _ = try bytes(slot: slot)
+            }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Cellar
+import Foundation
+
+/// A model entity for `Row`: each test declares one per version of its schema.
+protocol RowSchema {
+    static var entity: ModelEntity { get }
+}
+
+/// A value of a `Row` property.
+enum RowValue: Equatable, Sendable {
+    case long(Int64)
+    case string(String)
+    case double(Double)
+}
+
+/// An entity whose properties come from a `RowSchema`: lets schema-evolution tests write several
+/// versions of one entity (same UID, different properties) without a binding each.
+final class Row<S: RowSchema>: Entity, EntityInspectable {
+    var id: Id = 0
+    var values: [String: RowValue] = [:]
+
+    init(id: Id = 0, _ values: [String: RowValue] = [:]) {
+        self.id = id
+        self.values = values
+    }
+
+    static var entityBinding: RowBinding<S> { RowBinding() }
+}
+
+struct RowBinding<S: RowSchema>: EntityBinding {
+    typealias EntityType = Row<S>
+    var entityName: String { S.entity.name }
+    var entityId: IdUid { S.entity.id }
+    var slotCount: Int { Int(S.entity.lastPropertyId.id) }
+    func id(of entity: Row<S>) -> Id { entity.id }
+    func setId(_ id: Id, of entity: inout Row<S>) { entity.id = id }
+
+    func write(_ entity: Row<S>, to record: RecordBuilder) throws {
+        for property in S.entity.properties where !property.flags.contains(.id) {
+            let slot = Int(property.id.id) - 1
+            switch entity.values[property.name] {
+            case .long(let v)?: record.add(v, slot: slot)
+            case .string(let v)?: record.add(v, slot: slot)
+            case .double(let v)?: record.add(v, slot: slot)
+            case nil: break
+            }
+        }
+    }
+
+    func read(id: Id, from record: RecordReader) throws -> Row<S> {
+        let row = Row<S>(id: id)
+        for property in S.entity.properties where !property.flags.contains(.id) {
+            let slot = Int(property.id.id) - 1
+            switch property.type {
+            case .long: row.values[property.name] = try record.read(Int64.self, slot: slot).map { .long($0) }
+            case .string: row.values[property.name] = try record.string(slot: slot).map { .string($0) }
+            case .double: row.values[property.name] = try record.double(slot: slot).map { .double($0) }
+            default: fatalError("Row supports Long, String and Double")
+            }
+        }
+        return row
+    }
+}
