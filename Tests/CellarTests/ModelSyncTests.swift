@@ -1,0 +1,187 @@
+@testable import Cellar
+import CellarTestSupport
+import Foundation
+import Testing
+
+// Versions of one entity "Item" (UID 100) as an app's model evolves.
+private let itemUid: UInt64 = 100
+private func item(_ name: String = "Item", id: UInt32 = 1, last: UInt32, _ properties: [(String, UInt32, UInt64, PropertyType)]) -> ModelEntity {
+    let props = properties.map { ModelProperty(name: $0.0, id: IdUid(id: $0.1, uid: $0.2), type: $0.3, flags: $0.1 == 1 ? [.id] : []) }
+    let lastUid = properties.first { $0.1 == last }?.2 ?? 999
+    return ModelEntity(name: name, id: IdUid(id: id, uid: itemUid), lastPropertyId: IdUid(id: last, uid: lastUid), properties: props)
+}
+
+private enum V1: RowSchema {
+    static let entity = item(last: 3, [("id", 1, 101, .long), ("name", 2, 102, .string), ("score", 3, 103, .long)])
+}
+/// Adds `note` (ID 4), renames `score` to `points`.
+private enum V2: RowSchema {
+    static let entity = item(last: 4, [("id", 1, 101, .long), ("name", 2, 102, .string), ("points", 3, 103, .long), ("note", 4, 104, .string)])
+}
+/// Removes `name`; adds a new, different `name` (ID 5, a new UID) of another type.
+private enum V3: RowSchema {
+    static let entity = item(last: 5, [("id", 1, 101, .long), ("points", 3, 103, .long), ("note", 4, 104, .string), ("name", 5, 105, .double)])
+}
+/// Renames the entity.
+private enum V4: RowSchema {
+    static let entity = item("Thing", last: 5, [("id", 1, 101, .long), ("points", 3, 103, .long), ("note", 4, 104, .string), ("name", 5, 105, .double)])
+}
+
+private func model(_ entities: ModelEntity..., lastEntity: IdUid? = nil) -> Cellar.Model {
+    testModel(entities, lastEntity: lastEntity)
+}
+
+/// Expects `body` to throw a schema error whose message contains every one of `parts`.
+private func expectSchemaError(_ parts: [String], sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
+    do {
+        try body()
+        Issue.record("expected a schema error containing \(parts)", sourceLocation: sourceLocation)
+    } catch CellarError.schema(let message) {
+        for part in parts where !message.contains(part) {
+            Issue.record("schema error lacks \"\(part)\": \(message)", sourceLocation: sourceLocation)
+        }
+    } catch {
+        Issue.record("expected a schema error, got \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+@Suite struct ModelSyncTests {
+    @Test func evolutionAddRenameRetireKeepsDataRight() throws {
+        let dir = TestDirectory("sync-evolution")
+        defer { dir.remove() }
+        let path = dir.sub("db")
+        do {
+            let store = try Store(directoryPath: path, model: model(V1.entity))
+            #expect(store.modelChanges == [.addEntity("Item")])
+            try store.box(for: Row<V1>.self).put(Row(["name": .string("old"), "score": .long(7)]))
+        }
+        do {
+            // A new property reads as absent from old records; a renamed one keeps its data.
+            let store = try Store(directoryPath: path, model: model(V2.entity))
+            #expect(store.modelChanges == [.renameProperty(entity: "Item", from: "score", to: "points"), .addProperty(entity: "Item", property: "note")])
+            let box = store.box(for: Row<V2>.self)
+            #expect(try box.get(1 as Id)?.values == ["name": .string("old"), "points": .long(7)])
+            try box.put(Row(["name": .string("v2"), "points": .long(8), "note": .string("n")]))
+        }
+        do {
+            // Reopening with the same model changes nothing.
+            let store = try Store(directoryPath: path, model: model(V2.entity))
+            #expect(store.modelChanges.isEmpty)
+        }
+        do {
+            // `name` retired: its bytes are never read again, not even by the new `name` (ID 5).
+            let store = try Store(directoryPath: path, model: model(V3.entity))
+            #expect(store.modelChanges == [.addProperty(entity: "Item", property: "name"), .retireProperty(entity: "Item", property: "name")])
+            #expect(store.model.retiredPropertyUids == [102])
+            let box = store.box(for: Row<V3>.self)
+            #expect(try box.all().map(\.values) == [["points": .long(7)], ["points": .long(8), "note": .string("n")]])
+            try box.put(Row(["name": .double(2.5)]))
+        }
+        // The entity renamed: same data.
+        let store = try Store(directoryPath: path, model: model(V4.entity))
+        #expect(store.modelChanges == [.renameEntity(from: "Item", to: "Thing")])
+        #expect(try store.box(for: Row<V4>.self).all().map(\.values) == [["points": .long(7)], ["points": .long(8), "note": .string("n")], ["name": .double(2.5)]])
+        #expect(store.model.entities[0].lastPropertyId.id == 5)
+    }
+
+    @Test func retiringAnEntityDropsItsDataAndItsUidForGood() throws {
+        let dir = TestDirectory("sync-retire")
+        defer { dir.remove() }
+        let path = dir.sub("db")
+        do {
+            let store = try Store(directoryPath: path, model: model(V1.entity, Note.modelEntity))
+            try store.box(for: Row<V1>.self).put(Row(["name": .string("gone soon")]))
+            try store.box(for: Note.self).put(Note(title: "stays"))
+        }
+        do {
+            let store = try Store(directoryPath: path, model: model(Note.modelEntity))
+            #expect(store.modelChanges == [.retireEntity(V1.entity)])
+            #expect(store.model.retiredEntityUids == [itemUid] && store.model.retiredPropertyUids == [101, 102, 103])
+            #expect(store.model.lastEntityId.id == 2)
+            #expect(try store.engine.read { try $0.tree("e1") } == nil)
+            #expect(try store.box(for: Note.self).count() == 1)
+        }
+        // The retired UID never comes back, and its ID is never reused for a new entity.
+        expectSchemaError(["Item", "retired", "\(itemUid)"]) { _ = try Store(directoryPath: path, model: model(V1.entity, Note.modelEntity)) }
+        var newcomer = V1.entity
+        newcomer.id = IdUid(id: 1, uid: 555)
+        newcomer.properties = newcomer.properties.map { var p = $0; p.id.uid += 1000; return p }
+        newcomer.lastPropertyId.uid += 1000
+        expectSchemaError(["Item", "ID 1", "never reused", "ID 3"]) {
+            _ = try Store(directoryPath: path, model: model(newcomer, Note.modelEntity, lastEntity: IdUid(id: 2, uid: Note.modelEntity.id.uid)))
+        }
+        newcomer.id.id = 3
+        let store = try Store(directoryPath: path, model: model(Note.modelEntity, newcomer))
+        #expect(store.modelChanges == [.addEntity("Item")])
+        #expect(try store.box(for: Note.self).count() == 1)
+    }
+
+    @Test func refusals() throws {
+        let dir = TestDirectory("sync-refuse")
+        defer { dir.remove() }
+        let path = dir.sub("db")
+        do {
+            let store = try Store(directoryPath: path, model: model(V2.entity, Note.modelEntity))
+            try store.box(for: Row<V2>.self).put(Row(["name": .string("x")]))
+        }
+        // A type change.
+        var typeChanged = V2.entity
+        typeChanged.properties[1].type = .long
+        expectSchemaError(["Item.name", "String", "Long", "new UID"]) { _ = try Store(directoryPath: path, model: model(typeChanged, Note.modelEntity)) }
+        var signChanged = V2.entity
+        signChanged.properties[2].flags = [.unsigned]
+        expectSchemaError(["Item.points", "unsigned Long"]) { _ = try Store(directoryPath: path, model: model(signChanged, Note.modelEntity)) }
+        // ID/UID mismatches: an entity, a property.
+        var entityMoved = V2.entity
+        entityMoved.id.id = 3
+        expectSchemaError(["Item", "ID 3", "ID 1", "\(itemUid)"]) {
+            _ = try Store(directoryPath: path, model: model(entityMoved, Note.modelEntity, lastEntity: IdUid(id: 3, uid: itemUid)))
+        }
+        var propertyMoved = V2.entity
+        propertyMoved.properties[3].id.id = 5
+        propertyMoved.lastPropertyId = propertyMoved.properties[3].id
+        expectSchemaError(["Item.note", "ID 5", "ID 4"]) { _ = try Store(directoryPath: path, model: model(propertyMoved, Note.modelEntity)) }
+        // A model older than the database's.
+        expectSchemaError(["lastPropertyId", "Item", "3:103", "4:104", "newest model JSON"]) {
+            _ = try Store(directoryPath: path, model: model(V1.entity, Note.modelEntity))
+        }
+        expectSchemaError(["lastEntityId", "1:", "2:"]) {
+            _ = try Store(directoryPath: path, model: model(V2.entity, lastEntity: V2.entity.id))
+        }
+        // A new property reusing an ID the database handed out before.
+        var reused = V2.entity
+        reused.properties.append(ModelProperty(name: "again", id: IdUid(id: 4, uid: 777), type: .string))
+        reused.properties.remove(at: 3)
+        expectSchemaError(["Item.again", "ID 4", "never reused"]) { _ = try Store(directoryPath: path, model: model(reused, Note.modelEntity)) }
+        // The code's model checked in itself.
+        var duplicateUid = V2.entity
+        duplicateUid.properties[2].id.uid = 102
+        expectSchemaError(["same UID 102"]) { _ = try Store(directoryPath: path, model: model(duplicateUid, Note.modelEntity)) }
+        var twoIds = V2.entity
+        twoIds.properties[2].flags = [.id]
+        expectSchemaError(["2 id properties"]) { _ = try Store(directoryPath: path, model: model(twoIds, Note.modelEntity)) }
+        var aboveLast = V2.entity
+        aboveLast.lastPropertyId = IdUid(id: 3, uid: 103)
+        expectSchemaError(["Item.note", "above the entity's lastPropertyId"]) { _ = try Store(directoryPath: path, model: model(aboveLast, Note.modelEntity)) }
+        // After every refusal the database is as it was.
+        let store = try Store(directoryPath: path, model: model(V2.entity, Note.modelEntity))
+        #expect(store.modelChanges.isEmpty)
+        #expect(try store.box(for: Row<V2>.self).all().map(\.values) == [["name": .string("x")]])
+    }
+
+    @Test func theSeedsModelFileOpensAStoreAndSyncsIdempotently() throws {
+        let seed = try Cellar.Model(json: Array(ModelJSONSeed.text.utf8))
+        let dir = TestDirectory("sync-seed")
+        defer { dir.remove() }
+        do {
+            let store = try Store(directoryPath: dir.sub("db"), model: seed)
+            #expect(store.modelChanges == [.addEntity("Author"), .addEntity("Note")])
+            #expect(store.model == seed)
+        }
+        let store = try Store(directoryPath: dir.sub("db"), model: seed)
+        #expect(store.modelChanges.isEmpty)
+        // The stored copy is the model JSON, byte for byte what the seed's file holds.
+        let stored = try store.engine.read { txn in Array(try txn.get(txn.tree("m")!, key: Array("model".utf8))!) }
+        #expect(String(decoding: stored, as: UTF8.self) == ModelJSONSeed.text + "\n")
+    }
+}
