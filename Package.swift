@@ -41,7 +41,7 @@ let package = Package(
         // The command-line tool: demo, inspect and verify a store.
         .executableTarget(
             name: "cellar",
-            dependencies: ["CellarStorage"],
+            dependencies: ["Cellar", "CellarStorage"],
             swiftSettings: strict
         ),
         // Shared by the tests and the crash child: seeded workloads, an in-memory model, the

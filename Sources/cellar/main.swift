@@ -1,8 +1,9 @@
-// The `cellar` command-line tool: a demo of the storage engine, and inspection of a store.
+// The `cellar` command-line tool: a demo of the library, and inspection of a store.
 //
-//   cellar demo [directory]     write, read and scan a small store (default: ./cellar-demo)
+//   cellar demo [directory]     put, read, update and remove notes (default: ./cellar-demo)
 //   cellar inspect <directory>  the store's identity, size, commits and trees
 //   cellar verify <directory>   read every record of every tree, checking every checksum
+import Cellar
 import CellarStorage
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -12,7 +13,7 @@ import Darwin
 
 func usage() -> Never {
     fputs("""
-    usage: cellar demo [directory]      write, read and scan a small store (default ./cellar-demo)
+    usage: cellar demo [directory]      put, read, update and remove notes (default ./cellar-demo)
            cellar inspect <directory>   show a store's identity, size, commits and trees
            cellar verify <directory>    read every record of every tree, checking every checksum
 
@@ -20,50 +21,40 @@ func usage() -> Never {
     exit(2)
 }
 
-func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Array($0) } }
-
 func demo(_ directory: String) throws {
-    let engine = try StorageEngine(directory: directory)
-    print("opened store \(engine.uuid) in \(directory) at commit \(engine.lastTransactionId)")
-    // New notes go after the newest one, so running the demo again adds to the store.
-    let start = try engine.read { txn -> Int in
-        guard let notes = try txn.tree("notes") else { return 0 }
-        let cursor = try txn.cursor(notes)
-        guard try cursor.last() else { return 0 }
-        return Int(cursor.key.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+    // The store and its model: the first run creates both; later runs find them.
+    let store = try Store(directoryPath: directory, model: DemoNote.model)
+    print("opened the store in \(directory) (\(store.modelChanges.isEmpty ? "model unchanged" : "model: \(store.modelChanges.map(\.description).joined(separator: ", "))"))")
+    let notes = store.box(for: DemoNote.self)
+
+    // 10,000 notes in one transaction, durable when put returns; ids are assigned by put.
+    let batch = (1...10_000).map { DemoNote(title: "Note \($0) of this run", text: $0 % 3 == 0 ? nil : "written by the Cellar demo", stars: Int32($0 % 6)) }
+    let ids = try notes.put(batch)
+    print("put \(ids.count) notes in one transaction: ids \(ids.first!)…\(ids.last!), \(try notes.count()) stored")
+
+    // Reads: by id, and all of them (on one snapshot).
+    if let first = try notes.get(ids[0]) {
+        print("note \(first.id): \"\(first.title)\", text \(first.text.map { "\"\($0)\"" } ?? "nil"), \(first.stars) stars")
     }
-    // One transaction of 10,000 puts, durable on return.
-    try engine.write { txn in
-        let notes = try txn.tree("notes")!
-        for i in 1...10_000 {
-            let n = UInt64(start + i)
-            try txn.put(notes, key: key(n), value: Array("note \(n): written by the Cellar demo".utf8))
+    let fiveStars = try notes.all().filter { $0.stars == 5 }.count
+    print("read all: \(fiveStars) notes have five stars")
+
+    // A transaction: everything in it, or nothing.
+    try store.runInTransaction {
+        for note in batch.prefix(100) {
+            note.stars = 5
+            try notes.put(note)
         }
+        try notes.remove(Array(ids.suffix(5_000)).map(\.value))
     }
-    print("committed 10000 puts in one transaction (commit \(engine.lastTransactionId))")
-    // Reads on a snapshot.
-    try engine.read { txn in
-        let notes = try txn.tree("notes")!
-        let count = try txn.count(notes)
-        let first = try txn.get(notes, key: key(1)).map { String(decoding: $0, as: UTF8.self) } ?? "-"
-        print("read: \(count) notes; note 1 is \"\(first)\"")
-        var lastThree: [String] = []
-        try txn.cursor(notes).scan(reverse: true) { _, value in
-            lastThree.append(String(decoding: value, as: UTF8.self))
-            return lastThree.count < 3
-        }
-        print("the three newest, scanning backwards:")
-        for line in lastThree { print("  \(line)") }
+    print("one transaction: gave 100 notes five stars, removed 5,000: \(try notes.count()) stored")
+    struct Undo: Error {}
+    _ = try? store.runInTransaction {
+        try notes.removeAll()
+        throw Undo()
     }
-    // Deletes, then a look at the file.
-    try engine.write { txn in
-        let notes = try txn.tree("notes")!
-        for i in stride(from: 2, through: 10_000, by: 2) { try txn.delete(notes, key: key(UInt64(start + i))) }
-    }
-    let count = try engine.read { txn in try txn.count(txn.tree("notes")!) }
-    print("deleted every second new note: \(count) left (commit \(engine.lastTransactionId))")
-    print("file: \(engine.fileSize) bytes, of which \(engine.liveBytes) live; run it again to add more")
-    engine.close()
+    print("a transaction that threw rolled back its removeAll: still \(try notes.count()) stored; run the demo again to add more")
+    store.close()
 }
 
 func inspect(_ directory: String) throws {
@@ -99,7 +90,8 @@ func verify(_ directory: String) throws {
             entries += seen
         }
     }
-    print("ok: \(entries) entries, \(bytes) bytes of keys and values, every record verified")
+    let objects = try RecordCheck.verify(engine)
+    print("ok: \(entries) entries, \(bytes) bytes of keys and values, every record verified; \(objects.objects) objects of \(objects.entities) entities decode against the stored model")
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())

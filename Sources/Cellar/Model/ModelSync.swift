@@ -14,6 +14,23 @@ public enum ModelChange: Hashable, Sendable {
     case retireRelation(entity: String, relation: String)
 }
 
+extension ModelChange: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .addEntity(let name): "added entity \(name)"
+        case .renameEntity(let from, let to): "renamed entity \(from) to \(to)"
+        case .retireEntity(let entity): "retired entity \(entity.name) (its objects are dropped)"
+        case .addProperty(let entity, let property): "added property \(entity).\(property)"
+        case .renameProperty(let entity, let from, let to): "renamed property \(entity).\(from) to \(to)"
+        case .retireProperty(let entity, let property): "retired property \(entity).\(property)"
+        case .addIndex(let entity, let property): "added the index of \(entity).\(property)"
+        case .retireIndex(let entity, let property): "retired the index of \(entity).\(property)"
+        case .addRelation(let entity, let relation): "added relation \(entity).\(relation)"
+        case .retireRelation(let entity, let relation): "retired relation \(entity).\(relation)"
+        }
+    }
+}
+
 /// Syncs the model the code was generated with against the one stored in the database, by UID
 /// (the rules of ObjectBox's meta model; see `docs/model.md`):
 ///
