@@ -18,6 +18,30 @@ struct EngineBehaviourTests {
         second.close()
     }
 
+    @Test("in-memory engines: private, empty at open, no files, no lock, growing past the first map")
+    func inMemory() throws {
+        let directory = TestDirectory("in-memory")
+        defer { directory.remove() }
+        let name = directory.sub("not-created")
+        let options = StorageOptions(inMemory: true, initialMapSize: 1 << 16)
+        let a = try StorageEngine(directory: name, options: options)
+        let b = try StorageEngine(directory: name, options: options)
+        let value = [UInt8](repeating: 9, count: 1000)
+        for batch in 0..<20 {
+            try a.write { txn in
+                let tree = try txn.tree("t")!
+                for i in 0..<100 { try txn.put(tree, key: bigEndianKey(UInt64(batch * 100 + i)), value: value) }
+            }
+        }
+        #expect(try a.read { try $0.count($0.tree("t")!) } == 2000)
+        #expect(try a.read { try $0.get($0.tree("t")!, key: bigEndianKey(1999)) } == value)
+        #expect(try b.read { try $0.tree("t") } == nil)
+        #expect(!TestDirectory.exists(name))
+        a.close()
+        b.close()
+        #expect(throws: StorageError.self) { try StorageEngine(directory: name, options: StorageOptions(readOnly: true, inMemory: true)) }
+    }
+
     @Test("the store UUID is created once and kept across reopen")
     func uuidIsKept() throws {
         let directory = TestDirectory("uuid")

@@ -42,6 +42,9 @@ public struct TestDirectory: Sendable {
         rmdir(path)
     }
 
+    /// Whether anything (file or directory) exists at `path`.
+    public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
     /// Writes `bytes` as the whole content of `file`.
     public static func write(_ bytes: [UInt8], to file: String) {
         let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
