@@ -1,6 +1,6 @@
 // swift-tools-version: 6.2
-// Fuzz targets for CellarStorage: a package of its own, so that the sanitizer builds (and their
-// build directory) never touch the root package. See README.md.
+// Fuzz targets for CellarStorage and Cellar's model file: a package of its own, so that the
+// sanitizer builds (and their build directory) never touch the root package. See README.md.
 import PackageDescription
 
 /// The root package's identity is the name of the folder it is checked out in, which differs
@@ -19,6 +19,7 @@ let package = Package(
     products: [
         .executable(name: "FuzzOpenStore", targets: ["FuzzOpenStore"]),
         .executable(name: "FuzzNode", targets: ["FuzzNode"]),
+        .executable(name: "FuzzModelJSON", targets: ["FuzzModelJSON"]),
         .executable(name: "MakeCorpus", targets: ["MakeCorpus"]),
     ],
     dependencies: [
@@ -41,6 +42,13 @@ let package = Package(
         .executableTarget(
             name: "FuzzNode",
             dependencies: [.product(name: "CellarStorage", package: root)],
+            swiftSettings: strict
+        ),
+        // libFuzzer: the input is a model JSON file, parsed as JSON and read as a model; what
+        // parses is written, parsed again and must give the same value and the same bytes.
+        .executableTarget(
+            name: "FuzzModelJSON",
+            dependencies: [.product(name: "Cellar", package: root)],
             swiftSettings: strict
         ),
         // Writes the seed corpus (corpus/open-store, corpus/node) with the public API. Built
