@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "FuzzOpenStore", targets: ["FuzzOpenStore"]),
         .executable(name: "FuzzNode", targets: ["FuzzNode"]),
         .executable(name: "FuzzModelJSON", targets: ["FuzzModelJSON"]),
+        .executable(name: "FuzzRecord", targets: ["FuzzRecord"]),
         .executable(name: "MakeCorpus", targets: ["MakeCorpus"]),
     ],
     dependencies: [
@@ -48,6 +49,13 @@ let package = Package(
         // parses is written, parsed again and must give the same value and the same bytes.
         .executableTarget(
             name: "FuzzModelJSON",
+            dependencies: [.product(name: "Cellar", package: root)],
+            swiftSettings: strict
+        ),
+        // libFuzzer: the input picks slot types and gives an object record, read with every
+        // accessor and verified; what verifies is written again and must read back the same.
+        .executableTarget(
+            name: "FuzzRecord",
             dependencies: [.product(name: "Cellar", package: root)],
             swiftSettings: strict
         ),
