@@ -178,6 +178,12 @@ func openStore(_ dir: TestDirectory, model: Cellar.Model = standardModel, option
     @Test func storeRefusesUnknownEntitiesAndClosedUse() throws {
         let store = try Store(directoryPath: "memory:unknown", model: testModel([Note.modelEntity]))
         #expect(throws: CellarError.self) { try store.box(for: AllTypes.self).count() }
+        // A binding from another generator run: more slots than the model's last property ID.
+        var older = Note.modelEntity
+        older.properties.removeLast()
+        older.lastPropertyId = older.properties.last!.id
+        let mismatched = try Store(directoryPath: "memory:mismatch", model: testModel([older]))
+        #expect(throws: CellarError.self) { try mismatched.box(for: Note.self).put(Note(title: "x")) }
         let notes = store.box(for: Note.self)
         try notes.put(Note(title: "x"))
         store.close()

@@ -76,12 +76,17 @@ public final class Store: @unchecked Sendable {
     public func box<E: EntityInspectable>(for type: E.Type = E.self) -> Box<E> {
         let binding = E.entityBinding
         let schema = schemas[binding.entityId.uid]
-        if let schema, schema.id.id == binding.entityId.id {
-            return Box(store: self, binding: binding, schema: .success(schema))
+        let problem: String
+        if let schema {
+            if schema.id.id == binding.entityId.id && binding.slotCount <= schema.slotCount {
+                return Box(store: self, binding: binding, schema: .success(schema))
+            }
+            problem = schema.id.id != binding.entityId.id
+                ? "entity \(binding.entityName) has ID \(binding.entityId.id) in its binding but \(schema.id.id) in the store's model; the bindings and the model come from different generator runs — run the generator again"
+                : "the binding of entity \(binding.entityName) writes \(binding.slotCount) slots, but its lastPropertyId in the store's model is \(schema.slotCount); the bindings and the model come from different generator runs — run the generator again"
+        } else {
+            problem = "entity \(binding.entityName) (UID \(binding.entityId.uid)) is not in the model this store was opened with; pass the model generated with it (run the generator)"
         }
-        let problem = schema == nil
-            ? "entity \(binding.entityName) (UID \(binding.entityId.uid)) is not in the model this store was opened with; pass the model generated with it (run the generator)"
-            : "entity \(binding.entityName) has ID \(binding.entityId.id) in its binding but \(schema!.id.id) in the store's model; the bindings and the model come from different generator runs — run the generator again"
         return Box(store: self, binding: binding, schema: .failure(CellarError.schema(problem)))
     }
 

@@ -34,11 +34,14 @@ final class EntitySchema: Sendable {
     let treeName: String
     /// Ids are set by the app (`// cellar: id = { "assignable": true }`).
     let idAssignable: Bool
+    /// The most record slots a binding may write: the entity's last property ID.
+    let slotCount: Int
 
     init(_ entity: ModelEntity) {
         name = entity.name
         id = entity.id
         treeName = StorageLayout.entityTree(entity.id.id)
         idAssignable = entity.idProperty?.flags.contains(.idSelfAssignable) ?? false
+        slotCount = Int(entity.lastPropertyId.id)
     }
 }
