@@ -3,6 +3,7 @@
 // pulls in the benchmark framework or LMDB.
 //
 //   swift run -c release --package-path Benchmarks engine-bench --n 100000 --runs 3
+//   swift run -c release --package-path Benchmarks box-bench --n 100000 --runs 5
 //   swift package --package-path Benchmarks benchmark --target EngineMicro
 import PackageDescription
 
@@ -31,6 +32,15 @@ let package = Package(
             dependencies: [
                 .product(name: "CellarStorage", package: root),
                 "CLMDB",
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The object layer (Store/Box) against the storage engine used directly, on the same data.
+        .executableTarget(
+            name: "box-bench",
+            dependencies: [
+                .product(name: "Cellar", package: root),
+                .product(name: "CellarStorage", package: root),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
