@@ -109,7 +109,16 @@ public struct Box<E: EntityInspectable>: Sendable {
     /// The object with this id; nil when there is none.
     public func get(_ id: Id) throws -> E? {
         let schema = try self.schema.get()
-        return try store.inReadContext { context in try get(id, schema: schema, context: context) }
+        guard ThreadTransactions.current(for: store) == nil else {
+            return try store.inReadContext { context in try get(id, schema: schema, context: context) }
+        }
+        // Outside a transaction: one snapshot for this read, without a transaction context.
+        return try translatingErrors {
+            let txn = try store.engine.beginRead()
+            guard let tree = try txn.tree(schema.treeName),
+                  let bytes = try StorageLayout.withObjectKey(id, { try txn.get(tree, key: $0) }) else { return nil }
+            return try binding.read(id: id, from: RecordReader(bytes))
+        }
     }
 
     /// The object with this id; nil when there is none.

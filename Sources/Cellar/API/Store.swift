@@ -13,8 +13,8 @@ import Dispatch
 /// A `directoryPath` starting with `memory:` (`"memory:cache"`) opens a store that lives in
 /// memory only: every such `Store` is new, empty and private, and is gone when it closes.
 public final class Store: @unchecked Sendable {
-    // Thread safety: everything is immutable after init except `writeBuilder`, which only the
-    // thread holding the engine's write transaction uses.
+    // Thread safety: everything is immutable after init except `writeBuilder` and
+    // `savedSequences`, which only the thread holding the engine's write transaction uses.
     /// The prefix of `directoryPath` that asks for an in-memory store.
     public static let inMemoryPrefix = "memory:"
 
@@ -26,6 +26,11 @@ public final class Store: @unchecked Sendable {
     let engine: StorageEngine
     private let schemas: [UInt64: EntitySchema]
     let writeBuilder = RecordBuilder()
+    let entityCount: Int
+    /// Each entity's id sequence as of the commit that wrote it, kept between write transactions
+    /// so that a small transaction need not look it up again (see `TransactionContext`). Only the
+    /// thread holding the engine's write transaction touches it.
+    let savedSequences: UnsafeMutablePointer<(txnId: UInt64, sequence: IdSequence)?>
     private let writeQueue = DispatchQueue(label: "cellar.store.write")
     private let readQueue = DispatchQueue(label: "cellar.store.read", attributes: .concurrent)
 
@@ -63,10 +68,18 @@ public final class Store: @unchecked Sendable {
         self.engine = engine
         self.model = sync.model
         self.modelChanges = sync.changes
-        schemas = Dictionary(sync.model.entities.map { ($0.id.uid, EntitySchema($0)) }, uniquingKeysWith: { a, _ in a })
+        schemas = Dictionary(sync.model.entities.enumerated().map { ($1.id.uid, EntitySchema($1, index: $0)) },
+                             uniquingKeysWith: { a, _ in a })
+        entityCount = sync.model.entities.count
+        savedSequences = .allocate(capacity: max(entityCount, 1))
+        savedSequences.initialize(repeating: nil, count: max(entityCount, 1))
     }
 
-    deinit { engine.close() }
+    deinit {
+        engine.close()
+        savedSequences.deinitialize(count: max(entityCount, 1))
+        savedSequences.deallocate()
+    }
 
     /// Closes the database: waits for a running write transaction, syncs, releases the lock.
     /// Later calls on it (and its boxes) throw `CellarError.storeClosed`. Idempotent.
@@ -148,6 +161,7 @@ public final class Store: @unchecked Sendable {
                 try context.prepareCommit()
                 try txn.commit()
             }
+            context.saveSequences()
             return result
         } catch {
             txn.abort()

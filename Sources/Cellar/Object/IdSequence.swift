@@ -35,5 +35,8 @@ struct IdSequence {
             floor = id
             floorChanged = true
         }
+        // `next` stays above every id handed out, the removed one included (the sequence may
+        // have been loaded after the remove, from a tree that no longer holds it).
+        noteAssigned(id)
     }
 }

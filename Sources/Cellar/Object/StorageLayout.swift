@@ -36,8 +36,11 @@ final class EntitySchema: Sendable {
     let idAssignable: Bool
     /// The most record slots a binding may write: the entity's last property ID.
     let slotCount: Int
+    /// The entity's place among the store's entities (0, 1, 2, …): where per-entity state is kept.
+    let index: Int
 
-    init(_ entity: ModelEntity) {
+    init(_ entity: ModelEntity, index: Int) {
+        self.index = index
         name = entity.name
         id = entity.id
         treeName = StorageLayout.entityTree(entity.id.id)

@@ -4,27 +4,40 @@ import CellarStorage
 /// changed, and whether a nested transaction inside it failed. One per outermost
 /// `runInTransaction` / `runInReadOnlyTransaction`; nested ones join it (see `ThreadTransactions`).
 final class TransactionContext {
+    /// What the transaction knows of one entity; one slot per entity of the store's model.
+    struct EntitySlot {
+        /// Whether `tree` was looked up (it stays nil when the entity has no tree yet).
+        var treeKnown = false
+        var tree: Tree?
+        var sequence: IdSequence?
+    }
+
     let store: Store
     let read: ReadTransaction?
     let write: WriteTransaction?
-    /// Entity trees opened so far, by entity ID (a read transaction caches "no tree" too).
-    private var trees: [UInt32: Tree?] = [:]
-    private var sequences: [UInt32: IdSequence] = [:]
+    /// Per-entity state by `EntitySchema.index`, behind a pointer (no exclusivity checks, no
+    /// copy-on-write: a put touches it several times).
+    private let slots: UnsafeMutablePointer<EntitySlot>
     /// The first error thrown out of a nested transaction: the whole transaction rolls back.
     var failure: (any Error)?
     /// Undoes ids written into class objects by puts, when the transaction rolls back.
     var undoIds: [() -> Void] = []
 
-    init(store: Store, read: ReadTransaction) {
+    private init(store: Store, read: ReadTransaction?, write: WriteTransaction?) {
         self.store = store
         self.read = read
-        self.write = nil
+        self.write = write
+        let count = max(store.entityCount, 1)
+        slots = .allocate(capacity: count)
+        slots.initialize(repeating: EntitySlot(), count: count)
     }
 
-    init(store: Store, write: WriteTransaction) {
-        self.store = store
-        self.read = nil
-        self.write = write
+    convenience init(store: Store, read: ReadTransaction) { self.init(store: store, read: read, write: nil) }
+    convenience init(store: Store, write: WriteTransaction) { self.init(store: store, read: nil, write: write) }
+
+    deinit {
+        slots.deinitialize(count: max(store.entityCount, 1))
+        slots.deallocate()
     }
 
     var isWrite: Bool { write != nil }
@@ -33,14 +46,16 @@ final class TransactionContext {
 
     /// The entity's tree; nil when no object of it was ever stored.
     func tree(_ schema: EntitySchema) throws -> Tree? {
-        if let cached = trees[schema.id.id] { return cached }
+        let slot = slots + schema.index
+        if slot.pointee.treeKnown { return slot.pointee.tree }
         let tree: Tree?
         if let write {
             tree = try write.tree(schema.treeName, create: false)
         } else {
             tree = try read!.tree(schema.treeName)
         }
-        trees[schema.id.id] = tree
+        slot.pointee.tree = tree
+        slot.pointee.treeKnown = true
         return tree
     }
 
@@ -70,30 +85,39 @@ final class TransactionContext {
 
     /// The entity's tree, created when missing.
     func writeTree(_ schema: EntitySchema) throws -> Tree {
-        if let cached = trees[schema.id.id], let cached { return cached }
+        if let tree = try tree(schema) { return tree }
         let tree = try write!.tree(schema.treeName, create: true)!
-        trees[schema.id.id] = tree
+        slots[schema.index].tree = tree
         return tree
     }
 
-    /// Runs `body` on the entity's id sequence, loading it on first use in this transaction.
+    /// Runs `body` on the entity's id sequence, loading it on first use in this transaction: from
+    /// the store when it saved one at the commit this transaction starts from, else from the tree.
+    @inline(__always)
     func withSequence<T>(_ schema: EntitySchema, _ body: (inout IdSequence) throws -> T) throws -> T {
-        if sequences[schema.id.id] == nil {
-            var highest: Id = 0
-            if let cursor = try cursor(schema), try cursor.last() {
-                highest = try StorageLayout.objectId(cursor.key)
-            }
-            var floor: Id = 0
-            if let meta = try write!.tree(StorageLayout.metaTree, create: false),
-               let bytes = try write!.get(meta, key: StorageLayout.sequenceKey(schema.id.id)) {
-                guard bytes.count == 8 else {
-                    throw CellarError.fileCorrupt("the id sequence of entity \(schema.name) has \(bytes.count) bytes, expected 8")
-                }
-                floor = bytes.withUnsafeBytes { Id(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
-            }
-            sequences[schema.id.id] = IdSequence(highestInTree: highest, floor: floor)
+        let slot = slots + schema.index
+        if slot.pointee.sequence == nil { slot.pointee.sequence = try loadSequence(schema) }
+        return try body(&slot.pointee.sequence!)
+    }
+
+    private func loadSequence(_ schema: EntitySchema) throws -> IdSequence {
+        let write = write!
+        if let saved = store.savedSequences[schema.index], saved.txnId == write.transactionId - 1 {
+            return saved.sequence
         }
-        return try body(&sequences[schema.id.id]!)
+        var highest: Id = 0
+        if let cursor = try cursor(schema), try cursor.last() {
+            highest = try StorageLayout.objectId(cursor.key)
+        }
+        var floor: Id = 0
+        if let meta = try write.tree(StorageLayout.metaTree, create: false),
+           let bytes = try write.get(meta, key: StorageLayout.sequenceKey(schema.id.id)) {
+            guard bytes.count == 8 else {
+                throw CellarError.fileCorrupt("the id sequence of entity \(schema.name) has \(bytes.count) bytes, expected 8")
+            }
+            floor = bytes.withUnsafeBytes { Id(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        }
+        return IdSequence(highestInTree: highest, floor: floor)
     }
 
     /// Removes every object of the entity (the tree is dropped; the next put creates it again).
@@ -105,19 +129,31 @@ final class TransactionContext {
             try withSequence(schema) { $0.noteRemoved($0.next &- 1) }
         }
         try write!.dropTree(schema.treeName)
-        trees[schema.id.id] = .some(nil)
+        slots[schema.index].tree = nil
         return count
     }
 
     /// Writes what must outlast the transaction besides the records: the changed id floors.
     func prepareCommit() throws {
         guard let write else { return }
-        for (entityId, sequence) in sequences where sequence.floorChanged {
+        for index in 0..<store.entityCount {
+            guard let sequence = slots[index].sequence, sequence.floorChanged else { continue }
             let meta = try write.tree(StorageLayout.metaTree, create: true)!
             var floor = sequence.floor.littleEndian
+            let entityId = store.model.entities[index].id.id
             try withUnsafeBytes(of: &floor) { value in
                 try StorageLayout.sequenceKey(entityId).withUnsafeBytes { try write.put(meta, key: $0, value: value) }
             }
+        }
+    }
+
+    /// After a successful commit: the store keeps the sequences for the next write transaction.
+    func saveSequences() {
+        guard let write else { return }
+        for index in 0..<store.entityCount {
+            guard var sequence = slots[index].sequence else { continue }
+            sequence.floorChanged = false
+            store.savedSequences[index] = (write.transactionId, sequence)
         }
     }
 

@@ -9,31 +9,51 @@ import Foundation
 /// builder.add(note.text, slot: 2)         // String?: left out when nil
 /// ```
 public final class RecordBuilder {
-    @usableFromInline var buffer: UnsafeMutableRawPointer
-    @usableFromInline var capacity: Int
-    @usableFromInline var length = 0
-    @usableFromInline var slotCount = 0
+    /// The mutable fields, behind a pointer: a class's stored `var`s cost a runtime exclusivity
+    /// check on every access, and a put touches these several times per field.
+    @usableFromInline
+    struct State {
+        @usableFromInline var buffer: UnsafeMutableRawPointer
+        @usableFromInline var capacity: Int
+        @usableFromInline var length = 0
+        @usableFromInline var slotCount = 0
 
-    public init(capacity: Int = 1024) {
-        self.capacity = max(capacity, 64)
-        buffer = .allocate(byteCount: self.capacity, alignment: 8)
+        @usableFromInline
+        init(buffer: UnsafeMutableRawPointer, capacity: Int) {
+            self.buffer = buffer
+            self.capacity = capacity
+        }
     }
 
-    deinit { buffer.deallocate() }
+    @usableFromInline let state: UnsafeMutablePointer<State>
+
+    public init(capacity: Int = 1024) {
+        let capacity = max(capacity, 64)
+        state = .allocate(capacity: 1)
+        state.initialize(to: State(buffer: .allocate(byteCount: capacity, alignment: 8), capacity: capacity))
+    }
+
+    deinit {
+        state.pointee.buffer.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
 
     /// Starts a record with room for `slotCount` fields (the entity's last property ID).
     public func begin(slotCount: Int) {
         precondition(slotCount >= 0 && slotCount <= RecordLayout.maxSlots, "slot count \(slotCount) out of range")
-        self.slotCount = slotCount
-        length = RecordLayout.headerSize + 4 * slotCount
+        let length = RecordLayout.headerSize + 4 * slotCount
         reserve(length)
+        state.pointee.slotCount = slotCount
+        state.pointee.length = length
+        let buffer = state.pointee.buffer
         buffer.storeBytes(of: UInt16(slotCount).littleEndian, toByteOffset: 0, as: UInt16.self)
         buffer.storeBytes(of: RecordLayout.format.littleEndian, toByteOffset: 2, as: UInt16.self)
         (buffer + RecordLayout.headerSize).initializeMemory(as: UInt8.self, repeating: 0, count: 4 * slotCount)
     }
 
     /// The finished record; valid until the next `begin`.
-    public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: buffer, count: length) }
+    public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: state.pointee.buffer, count: state.pointee.length) }
 
     // MARK: Scalars
 
@@ -41,7 +61,7 @@ public final class RecordBuilder {
     @inlinable
     public func add<T: FixedWidthInteger>(_ value: T, slot: Int) {
         let at = field(slot, size: MemoryLayout<T>.size)
-        buffer.storeBytes(of: value.littleEndian, toByteOffset: at, as: T.self)
+        state.pointee.buffer.storeBytes(of: value.littleEndian, toByteOffset: at, as: T.self)
     }
 
     @inlinable
@@ -103,6 +123,7 @@ public final class RecordBuilder {
         let utf8 = value.utf8
         let count = utf8.count
         let at = variableField(slot, count: count)
+        let buffer = state.pointee.buffer
         let copied: Bool? = utf8.withContiguousStorageIfAvailable { source in
             if count > 0 { (buffer + at).copyMemory(from: source.baseAddress!, byteCount: count) }
             return true
@@ -120,7 +141,7 @@ public final class RecordBuilder {
     /// Adds a byte vector.
     public func add(bytes value: UnsafeRawBufferPointer, slot: Int) {
         let at = variableField(slot, count: value.count)
-        if value.count > 0 { (buffer + at).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+        if value.count > 0 { (state.pointee.buffer + at).copyMemory(from: value.baseAddress!, byteCount: value.count) }
     }
 
     public func add(_ value: Data, slot: Int) {
@@ -144,37 +165,38 @@ public final class RecordBuilder {
     /// Appends `size` bytes for `slot`'s field, points the slot at them and returns their offset.
     @inlinable
     func field(_ slot: Int, size: Int) -> Int {
+        let slotCount = state.pointee.slotCount
         precondition(slot >= 0 && slot < slotCount, "slot \(slot) is outside the record's \(slotCount) slots")
-        let at = length
+        let at = state.pointee.length
         reserve(at + size)
-        length = at + size
-        buffer.storeBytes(of: UInt32(truncatingIfNeeded: at).littleEndian,
-                          toByteOffset: RecordLayout.headerSize + 4 * slot, as: UInt32.self)
+        state.pointee.length = at + size
+        state.pointee.buffer.storeBytes(of: UInt32(truncatingIfNeeded: at).littleEndian,
+                                        toByteOffset: RecordLayout.headerSize + 4 * slot, as: UInt32.self)
         return at
     }
 
     /// Appends a u32 length and room for `count` bytes; returns the offset of the bytes.
     func variableField(_ slot: Int, count: Int) -> Int {
-        precondition(count <= Int(UInt32.max) - length, "a field of \(count) bytes is too large")
+        precondition(count <= Int(UInt32.max) - state.pointee.length, "a field of \(count) bytes is too large")
         let at = field(slot, size: 4 + count)
-        buffer.storeBytes(of: UInt32(count).littleEndian, toByteOffset: at, as: UInt32.self)
+        state.pointee.buffer.storeBytes(of: UInt32(count).littleEndian, toByteOffset: at, as: UInt32.self)
         return at + 4
     }
 
     @inlinable
     func reserve(_ needed: Int) {
-        if needed > capacity { grow(needed) }
+        if needed > state.pointee.capacity { grow(needed) }
     }
 
     @usableFromInline
     func grow(_ needed: Int) {
-        var newCapacity = capacity * 2
+        var newCapacity = state.pointee.capacity * 2
         while newCapacity < needed { newCapacity *= 2 }
         let newBuffer = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
-        newBuffer.copyMemory(from: buffer, byteCount: length)
-        buffer.deallocate()
-        buffer = newBuffer
-        capacity = newCapacity
+        newBuffer.copyMemory(from: state.pointee.buffer, byteCount: state.pointee.length)
+        state.pointee.buffer.deallocate()
+        state.pointee.buffer = newBuffer
+        state.pointee.capacity = newCapacity
     }
 }
 

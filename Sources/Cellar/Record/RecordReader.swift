@@ -110,10 +110,30 @@ public struct RecordReader {
     /// The string in `slot`; nil when absent. Throws for bytes that are not UTF-8.
     public func string(slot: Int) throws -> String? {
         guard let bytes = try bytes(slot: slot) else { return nil }
-        guard let string = String(validating: bytes, as: UTF8.self) else {
+        let utf8 = bytes.assumingMemoryBound(to: UInt8.self)
+        // The standard library's decoding of a buffer of bytes is specialized and fast; it
+        // repairs bad UTF-8, so a string that is not all ASCII is compared with its bytes after.
+        let string = String(decoding: utf8, as: UTF8.self)
+        guard Self.isASCII(bytes) || string.utf8.elementsEqual(utf8) else {
             throw CellarError.fileCorrupt("field \(slot) of an object record is a string that is not valid UTF-8")
         }
         return string
+    }
+
+    /// Whether every byte is below 0x80, looked at 8 bytes at a time.
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        var i = 0
+        let count = bytes.count
+        while i + 8 <= count {
+            if base.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            i += 8
+        }
+        while i < count {
+            if base.load(fromByteOffset: i, as: UInt8.self) & 0x80 != 0 { return false }
+            i += 1
+        }
+        return true
     }
 
     public func data(slot: Int) throws -> Data? {
