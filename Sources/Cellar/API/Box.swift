@@ -1,3 +1,5 @@
+import CellarStorage
+
 /// Stores and reads the objects of one entity type. Get it from `Store.box(for:)`; cheap to keep
 /// or to get again, `Sendable`, usable from any thread.
 ///
@@ -5,9 +7,9 @@
 /// in a transaction of its own: a put of many objects is one transaction.
 public struct Box<E: EntityInspectable>: Sendable {
     public let store: Store
-    let binding: E.EntityBindingType
+    @usableFromInline let binding: E.EntityBindingType
     /// The entity in the store's model, or why the store cannot serve it.
-    let schema: Result<EntitySchema, CellarError>
+    @usableFromInline let schema: Result<EntitySchema, CellarError>
 
     init(store: Store, binding: E.EntityBindingType, schema: Result<EntitySchema, CellarError>) {
         self.store = store
@@ -26,6 +28,7 @@ public struct Box<E: EntityInspectable>: Sendable {
     /// - `.insert`: throws `CellarError.idAlreadyExists` when the id is stored already.
     /// - `.update`: throws `CellarError.notFound` when it is not.
     @discardableResult
+    @inlinable
     public func put(_ entity: E, mode: PutMode = .put) throws -> EntityId<E> {
         var copy = entity
         return try put(&copy, mode: mode)
@@ -33,6 +36,7 @@ public struct Box<E: EntityInspectable>: Sendable {
 
     /// Stores `entity` and sets its id (for structs as well as classes).
     @discardableResult
+    @inlinable
     public func put(_ entity: inout E, mode: PutMode = .put) throws -> EntityId<E> {
         let schema = try self.schema.get()
         return try store.inWriteContext { context in
@@ -42,6 +46,7 @@ public struct Box<E: EntityInspectable>: Sendable {
 
     /// Stores all of `entities` in one transaction (all or none) and returns their ids in order.
     @discardableResult
+    @inlinable
     public func put(_ entities: [E], mode: PutMode = .put) throws -> [EntityId<E>] {
         let schema = try self.schema.get()
         return try store.inWriteContext { context in
@@ -57,6 +62,7 @@ public struct Box<E: EntityInspectable>: Sendable {
 
     /// Stores all of `entities` in one transaction and sets their ids (structs as well as classes).
     @discardableResult
+    @inlinable
     public func put(_ entities: inout [E], mode: PutMode = .put) throws -> [EntityId<E>] {
         let schema = try self.schema.get()
         return try store.inWriteContext { context in
@@ -69,7 +75,8 @@ public struct Box<E: EntityInspectable>: Sendable {
         }
     }
 
-    private func put(_ entity: inout E, mode: PutMode, schema: EntitySchema, context: TransactionContext) throws -> Id {
+    @inlinable
+    func put(_ entity: inout E, mode: PutMode, schema: EntitySchema, context: TransactionContext) throws -> Id {
         let txn = context.write!
         let tree = try context.writeTree(schema)
         var id = binding.id(of: entity)
@@ -107,10 +114,11 @@ public struct Box<E: EntityInspectable>: Sendable {
     // MARK: Get
 
     /// The object with this id; nil when there is none.
+    @inlinable
     public func get(_ id: Id) throws -> E? {
         let schema = try self.schema.get()
-        guard ThreadTransactions.current(for: store) == nil else {
-            return try store.inReadContext { context in try get(id, schema: schema, context: context) }
+        if let context = ThreadTransactions.current(for: store) {
+            return try translatingErrors { try get(id, schema: schema, context: context) }
         }
         // Outside a transaction: one snapshot for this read, without a transaction context.
         return try translatingErrors {
@@ -123,9 +131,11 @@ public struct Box<E: EntityInspectable>: Sendable {
 
     /// The object with this id; nil when there is none.
     @_disfavoredOverload
+    @inlinable
     public func get(_ id: EntityId<E>) throws -> E? { try get(id.value) }
 
     /// The objects with these ids that exist, in the order of `ids`, read in one transaction.
+    @inlinable
     public func get(_ ids: [Id]) throws -> [E] {
         let schema = try self.schema.get()
         return try store.inReadContext { context in try ids.compactMap { try get($0, schema: schema, context: context) } }
@@ -133,9 +143,11 @@ public struct Box<E: EntityInspectable>: Sendable {
 
     /// The objects with these ids that exist, in the order of `ids`, read in one transaction.
     @_disfavoredOverload
+    @inlinable
     public func get(_ ids: [EntityId<E>]) throws -> [E] { try get(ids.map(\.value)) }
 
     /// Every object, in id order.
+    @inlinable
     public func all() throws -> [E] {
         let schema = try self.schema.get()
         return try store.inReadContext { context in
@@ -150,7 +162,8 @@ public struct Box<E: EntityInspectable>: Sendable {
         }
     }
 
-    private func get(_ id: Id, schema: EntitySchema, context: TransactionContext) throws -> E? {
+    @inlinable
+    func get(_ id: Id, schema: EntitySchema, context: TransactionContext) throws -> E? {
         guard let bytes = try context.record(schema, id) else { return nil }
         return try binding.read(id: id, from: try RecordReader(bytes))
     }
@@ -158,24 +171,29 @@ public struct Box<E: EntityInspectable>: Sendable {
     // MARK: Count and contains
 
     /// The number of objects.
+    @inlinable
     public func count() throws -> Int {
         let schema = try self.schema.get()
         return try store.inReadContext { try $0.count(schema) }
     }
 
     /// Whether there are no objects.
+    @inlinable
     public func isEmpty() throws -> Bool { try count() == 0 }
 
     /// Whether an object with this id is stored.
+    @inlinable
     public func contains(_ id: Id) throws -> Bool {
         let schema = try self.schema.get()
         return try store.inReadContext { try $0.record(schema, id) != nil }
     }
 
     @_disfavoredOverload
+    @inlinable
     public func contains(_ id: EntityId<E>) throws -> Bool { try contains(id.value) }
 
     /// Whether objects with all these ids are stored (checked in one transaction).
+    @inlinable
     public func contains(_ ids: [Id]) throws -> Bool {
         let schema = try self.schema.get()
         return try store.inReadContext { context in try ids.allSatisfy { try context.record(schema, $0) != nil } }
@@ -185,6 +203,7 @@ public struct Box<E: EntityInspectable>: Sendable {
 
     /// Removes the object with this id; false when there was none. Its id is never handed out again.
     @discardableResult
+    @inlinable
     public func remove(_ id: Id) throws -> Bool {
         let schema = try self.schema.get()
         return try store.inWriteContext { context in try remove(id, schema: schema, context: context) }
@@ -192,14 +211,17 @@ public struct Box<E: EntityInspectable>: Sendable {
 
     @_disfavoredOverload
     @discardableResult
+    @inlinable
     public func remove(_ id: EntityId<E>) throws -> Bool { try remove(id.value) }
 
     /// Removes `entity` (by its id); false when it was not stored.
     @discardableResult
+    @inlinable
     public func remove(_ entity: E) throws -> Bool { try remove(binding.id(of: entity)) }
 
     /// Removes the objects with these ids in one transaction; returns how many there were.
     @discardableResult
+    @inlinable
     public func remove(_ ids: [Id]) throws -> Int {
         let schema = try self.schema.get()
         return try store.inWriteContext { context in
@@ -209,20 +231,24 @@ public struct Box<E: EntityInspectable>: Sendable {
 
     @_disfavoredOverload
     @discardableResult
+    @inlinable
     public func remove(_ ids: [EntityId<E>]) throws -> Int { try remove(ids.map(\.value)) }
 
     /// Removes these objects (by their ids) in one transaction; returns how many were stored.
     @discardableResult
+    @inlinable
     public func remove(_ entities: [E]) throws -> Int { try remove(entities.map { binding.id(of: $0) }) }
 
     /// Removes every object; returns how many there were. Their ids are never handed out again.
     @discardableResult
+    @inlinable
     public func removeAll() throws -> Int {
         let schema = try self.schema.get()
         return try store.inWriteContext { try $0.removeAll(schema) }
     }
 
-    private func remove(_ id: Id, schema: EntitySchema, context: TransactionContext) throws -> Bool {
+    @inlinable
+    func remove(_ id: Id, schema: EntitySchema, context: TransactionContext) throws -> Bool {
         guard id != 0, let tree = try context.tree(schema) else { return false }
         let removed = try StorageLayout.withObjectKey(id) { try context.write!.delete(tree, key: $0) }
         if removed { try context.withSequence(schema) { $0.noteRemoved(id) } }

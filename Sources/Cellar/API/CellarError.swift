@@ -58,6 +58,7 @@ public enum CellarError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The `CellarError` for an error from the engine; other errors are returned unchanged.
+    @usableFromInline
     static func wrap(_ error: any Error) -> any Error {
         guard let storage = error as? StorageError else { return error }
         switch storage {
@@ -71,7 +72,7 @@ public enum CellarError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Runs `body`, turning the engine's errors into `CellarError`s.
-@inline(__always)
+@inlinable
 func translatingErrors<T>(_ body: () throws -> T) throws -> T {
     do {
         return try body()

@@ -23,9 +23,9 @@ public final class Store: @unchecked Sendable {
     public let model: Model
     /// What opening changed in the database's model (empty when it matched the code's).
     public let modelChanges: [ModelChange]
-    let engine: StorageEngine
+    @usableFromInline let engine: StorageEngine
     private let schemas: [UInt64: EntitySchema]
-    let writeBuilder = RecordBuilder()
+    @usableFromInline let writeBuilder = RecordBuilder()
     let entityCount: Int
     /// Each entity's id sequence as of the commit that wrote it, kept between write transactions
     /// so that a small transaction need not look it up again (see `TransactionContext`). Only the
@@ -139,6 +139,7 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Runs `body` in this thread's write transaction of this store, or in a new one.
+    @usableFromInline
     func inWriteContext<T>(_ body: (TransactionContext) throws -> T) throws -> T {
         if let context = ThreadTransactions.current(for: self) {
             guard context.isWrite else { throw CellarError.cannotWriteWhileReading }
@@ -171,6 +172,7 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Runs `body` in this thread's transaction of this store, or in a new read-only one.
+    @usableFromInline
     func inReadContext<T>(_ body: (TransactionContext) throws -> T) throws -> T {
         if let context = ThreadTransactions.current(for: self) { return try body(context) }
         let txn = try translatingErrors { try engine.beginRead() }

@@ -3,12 +3,13 @@
 /// Ids are never reused, even after a remove. The next id is one above both the highest id in the
 /// entity's tree and a stored `floor`: the floor is written only when a remove takes away an id
 /// above it (or `removeAll` empties the tree), so a put never writes more than its record.
+@usableFromInline
 struct IdSequence {
     /// The next id to hand out.
-    var next: Id
+    @usableFromInline var next: Id
     /// The highest id removed (or otherwise handed out) that the tree may no longer hold.
-    var floor: Id
-    var floorChanged = false
+    @usableFromInline var floor: Id
+    @usableFromInline var floorChanged = false
 
     init(highestInTree: Id, floor: Id) {
         self.floor = floor
@@ -16,6 +17,7 @@ struct IdSequence {
     }
 
     /// Hands out the next id.
+    @inlinable
     mutating func take() throws -> Id {
         guard next != 0 else {
             throw CellarError.illegalArgument("the object ids are used up (the highest, \(Id.max), was handed out)")
@@ -25,11 +27,13 @@ struct IdSequence {
     }
 
     /// Notes an id set by the app, so that ids handed out later do not collide with it.
+    @inlinable
     mutating func noteAssigned(_ id: Id) {
         if next != 0 && id >= next { next = id &+ 1 }
     }
 
     /// Notes that `id` was removed: it must not be handed out again.
+    @inlinable
     mutating func noteRemoved(_ id: Id) {
         if id > floor {
             floor = id

@@ -5,6 +5,7 @@
 /// - `m`: the object layer's own data: `model` → the synced meta model as model JSON;
 ///   `seq:<entity ID>` → the highest object id ever handed out that may no longer be in the
 ///   entity's tree (8 bytes, little-endian); see `IdSequence`.
+@usableFromInline
 enum StorageLayout {
     static let metaTree = "m"
     static let modelKey: [UInt8] = Array("model".utf8)
@@ -13,12 +14,13 @@ enum StorageLayout {
     static func sequenceKey(_ entityId: UInt32) -> [UInt8] { Array("seq:\(entityId)".utf8) }
 
     /// Runs `body` with the key of object `id`.
-    @inline(__always)
+    @inlinable
     static func withObjectKey<T>(_ id: Id, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
         try withUnsafeBytes(of: id.bigEndian, body)
     }
 
     /// The object id in a key of an entity tree.
+    @inlinable
     static func objectId(_ key: UnsafeRawBufferPointer) throws -> Id {
         guard key.count == 8 else {
             throw CellarError.fileCorrupt("an object key has \(key.count) bytes, expected 8")
@@ -28,16 +30,17 @@ enum StorageLayout {
 }
 
 /// What a store knows of one entity of its model.
+@usableFromInline
 final class EntitySchema: Sendable {
-    let name: String
+    @usableFromInline let name: String
     let id: IdUid
-    let treeName: String
+    @usableFromInline let treeName: String
     /// Ids are set by the app (`// cellar: id = { "assignable": true }`).
-    let idAssignable: Bool
+    @usableFromInline let idAssignable: Bool
     /// The most record slots a binding may write: the entity's last property ID.
     let slotCount: Int
     /// The entity's place among the store's entities (0, 1, 2, …): where per-entity state is kept.
-    let index: Int
+    @usableFromInline let index: Int
 
     init(_ entity: ModelEntity, index: Int) {
         self.index = index

@@ -7,10 +7,12 @@ import Darwin
 /// The transactions open on the current thread, innermost last, so that a transaction started
 /// inside another on the same thread (and a `Box` call inside one) joins it. Transactions are
 /// bound to their thread, as in ObjectBox: a closure that hops threads is outside them.
+@usableFromInline
 final class ThreadTransactions {
     private var open: [TransactionContext] = []
 
     /// The transaction of `store` open on this thread, if any.
+    @usableFromInline
     static func current(for store: Store) -> TransactionContext? {
         guard let raw = pthread_getspecific(threadKey) else { return nil }
         let list = Unmanaged<ThreadTransactions>.fromOpaque(raw).takeUnretainedValue()

@@ -3,25 +3,27 @@ import CellarStorage
 /// The object layer's side of one engine transaction: the trees it opened, the id sequences it
 /// changed, and whether a nested transaction inside it failed. One per outermost
 /// `runInTransaction` / `runInReadOnlyTransaction`; nested ones join it (see `ThreadTransactions`).
+@usableFromInline
 final class TransactionContext {
     /// What the transaction knows of one entity; one slot per entity of the store's model.
+    @usableFromInline
     struct EntitySlot {
         /// Whether `tree` was looked up (it stays nil when the entity has no tree yet).
-        var treeKnown = false
-        var tree: Tree?
-        var sequence: IdSequence?
+        @usableFromInline var treeKnown = false
+        @usableFromInline var tree: Tree?
+        @usableFromInline var sequence: IdSequence?
     }
 
     let store: Store
-    let read: ReadTransaction?
-    let write: WriteTransaction?
+    @usableFromInline let read: ReadTransaction?
+    @usableFromInline let write: WriteTransaction?
     /// Per-entity state by `EntitySchema.index`, behind a pointer (no exclusivity checks, no
     /// copy-on-write: a put touches it several times).
-    private let slots: UnsafeMutablePointer<EntitySlot>
+    @usableFromInline let slots: UnsafeMutablePointer<EntitySlot>
     /// The first error thrown out of a nested transaction: the whole transaction rolls back.
     var failure: (any Error)?
     /// Undoes ids written into class objects by puts, when the transaction rolls back.
-    var undoIds: [() -> Void] = []
+    @usableFromInline var undoIds: [() -> Void] = []
 
     private init(store: Store, read: ReadTransaction?, write: WriteTransaction?) {
         self.store = store
@@ -45,9 +47,16 @@ final class TransactionContext {
     // MARK: Reads (both kinds)
 
     /// The entity's tree; nil when no object of it was ever stored.
+    @inlinable
     func tree(_ schema: EntitySchema) throws -> Tree? {
         let slot = slots + schema.index
         if slot.pointee.treeKnown { return slot.pointee.tree }
+        return try lookUpTree(schema)
+    }
+
+    @usableFromInline
+    func lookUpTree(_ schema: EntitySchema) throws -> Tree? {
+        let slot = slots + schema.index
         let tree: Tree?
         if let write {
             tree = try write.tree(schema.treeName, create: false)
@@ -60,6 +69,7 @@ final class TransactionContext {
     }
 
     /// The record of object `id`, in place; nil when there is none.
+    @inlinable
     func record(_ schema: EntitySchema, _ id: Id) throws -> UnsafeRawBufferPointer? {
         guard let tree = try tree(schema) else { return nil }
         return try StorageLayout.withObjectKey(id) { key in
@@ -68,6 +78,7 @@ final class TransactionContext {
         }
     }
 
+    @usableFromInline
     func count(_ schema: EntitySchema) throws -> Int {
         guard let tree = try tree(schema) else { return 0 }
         if let write { return try write.count(tree) }
@@ -75,6 +86,7 @@ final class TransactionContext {
     }
 
     /// A cursor over the entity's objects; nil when there are none.
+    @usableFromInline
     func cursor(_ schema: EntitySchema) throws -> Cursor? {
         guard let tree = try tree(schema) else { return nil }
         if let write { return try write.cursor(tree) }
@@ -84,6 +96,7 @@ final class TransactionContext {
     // MARK: Writes
 
     /// The entity's tree, created when missing.
+    @usableFromInline
     func writeTree(_ schema: EntitySchema) throws -> Tree {
         if let tree = try tree(schema) { return tree }
         let tree = try write!.tree(schema.treeName, create: true)!
@@ -93,14 +106,15 @@ final class TransactionContext {
 
     /// Runs `body` on the entity's id sequence, loading it on first use in this transaction: from
     /// the store when it saved one at the commit this transaction starts from, else from the tree.
-    @inline(__always)
+    @inlinable
     func withSequence<T>(_ schema: EntitySchema, _ body: (inout IdSequence) throws -> T) throws -> T {
         let slot = slots + schema.index
         if slot.pointee.sequence == nil { slot.pointee.sequence = try loadSequence(schema) }
         return try body(&slot.pointee.sequence!)
     }
 
-    private func loadSequence(_ schema: EntitySchema) throws -> IdSequence {
+    @usableFromInline
+    func loadSequence(_ schema: EntitySchema) throws -> IdSequence {
         let write = write!
         if let saved = store.savedSequences[schema.index], saved.txnId == write.transactionId - 1 {
             return saved.sequence
@@ -121,6 +135,7 @@ final class TransactionContext {
     }
 
     /// Removes every object of the entity (the tree is dropped; the next put creates it again).
+    @usableFromInline
     func removeAll(_ schema: EntitySchema) throws -> Int {
         guard let tree = try tree(schema) else { return 0 }
         let count = try write!.count(tree)
