@@ -30,8 +30,10 @@ public struct Box<E: EntityInspectable>: Sendable {
     @discardableResult
     @inlinable
     public func put(_ entity: E, mode: PutMode = .put) throws -> EntityId<E> {
-        var copy = entity
-        return try put(&copy, mode: mode)
+        let schema = try self.schema.get()
+        return try store.inWriteContext { context in
+            EntityId(try put(borrowing: entity, mode: mode, schema: schema, context: context))
+        }
     }
 
     /// Stores `entity` and sets its id (for structs as well as classes).
@@ -53,8 +55,7 @@ public struct Box<E: EntityInspectable>: Sendable {
             var ids: [EntityId<E>] = []
             ids.reserveCapacity(entities.count)
             for entity in entities {
-                var copy = entity
-                ids.append(EntityId(try put(&copy, mode: mode, schema: schema, context: context)))
+                ids.append(EntityId(try put(borrowing: entity, mode: mode, schema: schema, context: context)))
             }
             return ids
         }
@@ -75,8 +76,29 @@ public struct Box<E: EntityInspectable>: Sendable {
         }
     }
 
+    /// Puts `entity` and sets its id when it got one.
     @inlinable
     func put(_ entity: inout E, mode: PutMode, schema: EntitySchema, context: TransactionContext) throws -> Id {
+        let (id, isNew) = try write(entity, mode: mode, schema: schema, context: context)
+        if isNew { assign(id, to: &entity, context: context) }
+        return id
+    }
+
+    /// Puts `entity` without a copy; a new id goes into it only when it is a class instance
+    /// (a struct passed by value keeps its id 0: its caller holds another copy).
+    @inlinable
+    func put(borrowing entity: E, mode: PutMode, schema: EntitySchema, context: TransactionContext) throws -> Id {
+        let (id, isNew) = try write(entity, mode: mode, schema: schema, context: context)
+        if isNew && E.self is AnyClass {
+            var object = entity
+            assign(id, to: &object, context: context)
+        }
+        return id
+    }
+
+    /// Writes `entity`'s record under its id, or under the next id when it has none.
+    @inlinable
+    func write(_ entity: E, mode: PutMode, schema: EntitySchema, context: TransactionContext) throws -> (id: Id, isNew: Bool) {
         let txn = context.write!
         let tree = try context.writeTree(schema)
         var id = binding.id(of: entity)
@@ -101,14 +123,18 @@ public struct Box<E: EntityInspectable>: Sendable {
         record.begin(slotCount: binding.slotCount)
         try binding.write(entity, to: record)
         try StorageLayout.withObjectKey(id) { try txn.put(tree, key: $0, value: record.bytes) }
+        return (id, isNew)
+    }
+
+    /// Sets a new id into `entity`; a class instance gets 0 back if the transaction rolls back.
+    @inlinable
+    func assign(_ id: Id, to entity: inout E, context: TransactionContext) {
         binding.setId(id, of: &entity)
-        if isNew, E.self is AnyClass {
-            // A class instance keeps the id; give it back 0 if the transaction rolls back.
+        if E.self is AnyClass {
             let binding = self.binding
             var object = entity
             context.undoIds.append { binding.setId(0, of: &object) }
         }
-        return id
     }
 
     // MARK: Get
