@@ -9,33 +9,76 @@ import Darwin
 /// bound to their thread, as in ObjectBox: a closure that hops threads is outside them.
 @usableFromInline
 final class ThreadTransactions {
-    private var open: [TransactionContext] = []
+    // The list lives behind a pointer: Box calls look it up on every call, and a class's stored
+    // `var`s would cost a runtime exclusivity check each time. The contexts are not retained
+    // here: each is owned by the `inWriteContext` / `inReadContext` call that pushed it and
+    // pops it before it returns.
+    private struct List {
+        var items: UnsafeMutablePointer<Unmanaged<TransactionContext>>
+        var count = 0
+        var capacity: Int
+    }
 
-    /// The transaction of `store` open on this thread, if any.
+    private let list: UnsafeMutablePointer<List>
+
+    private init() {
+        list = .allocate(capacity: 1)
+        list.initialize(to: List(items: .allocate(capacity: 4), capacity: 4))
+    }
+
+    deinit {
+        list.pointee.items.deallocate()
+        list.deinitialize(count: 1)
+        list.deallocate()
+    }
+
+    /// The transaction of `store` open on this thread, if any (the innermost).
     @usableFromInline
     static func current(for store: Store) -> TransactionContext? {
         guard let raw = pthread_getspecific(threadKey) else { return nil }
-        let list = Unmanaged<ThreadTransactions>.fromOpaque(raw).takeUnretainedValue()
-        for context in list.open.reversed() where context.store === store { return context }
+        let list = Unmanaged<ThreadTransactions>.fromOpaque(raw).takeUnretainedValue().list
+        var i = list.pointee.count
+        while i > 0 {
+            i -= 1
+            let context = list.pointee.items[i]
+            if context._withUnsafeGuaranteedRef({ $0.store === store }) { return context.takeUnretainedValue() }
+        }
         return nil
     }
 
     static func push(_ context: TransactionContext) {
-        let list: ThreadTransactions
+        let threadList: ThreadTransactions
         if let raw = pthread_getspecific(threadKey) {
-            list = Unmanaged<ThreadTransactions>.fromOpaque(raw).takeUnretainedValue()
+            threadList = Unmanaged<ThreadTransactions>.fromOpaque(raw).takeUnretainedValue()
         } else {
-            list = ThreadTransactions()
+            threadList = ThreadTransactions()
             // Released by the key's destructor when the thread ends.
-            pthread_setspecific(threadKey, Unmanaged.passRetained(list).toOpaque())
+            pthread_setspecific(threadKey, Unmanaged.passRetained(threadList).toOpaque())
         }
-        list.open.append(context)
+        let list = threadList.list
+        if list.pointee.count == list.pointee.capacity {
+            let bigger = UnsafeMutablePointer<Unmanaged<TransactionContext>>.allocate(capacity: list.pointee.capacity * 2)
+            bigger.moveInitialize(from: list.pointee.items, count: list.pointee.count)
+            list.pointee.items.deallocate()
+            list.pointee.items = bigger
+            list.pointee.capacity *= 2
+        }
+        (list.pointee.items + list.pointee.count).initialize(to: .passUnretained(context))
+        list.pointee.count += 1
     }
 
     static func pop(_ context: TransactionContext) {
         guard let raw = pthread_getspecific(threadKey) else { return }
-        let list = Unmanaged<ThreadTransactions>.fromOpaque(raw).takeUnretainedValue()
-        if let index = list.open.lastIndex(where: { $0 === context }) { list.open.remove(at: index) }
+        let list = Unmanaged<ThreadTransactions>.fromOpaque(raw).takeUnretainedValue().list
+        // Normally the last one; search in case of an unusual order.
+        var i = list.pointee.count
+        while i > 0 {
+            i -= 1
+            guard list.pointee.items[i].toOpaque() == Unmanaged.passUnretained(context).toOpaque() else { continue }
+            for j in i..<(list.pointee.count - 1) { list.pointee.items[j] = list.pointee.items[j + 1] }
+            list.pointee.count -= 1
+            return
+        }
     }
 }
 
