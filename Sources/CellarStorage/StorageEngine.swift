@@ -263,7 +263,9 @@ public final class StorageEngine: @unchecked Sendable {
     /// commit. They are not part of the store: recovery stops at them (a zero length is no
     /// record) and a writable open cuts them off. A failure here only means no zeros ahead.
     private func extendAhead() {
-        guard !options.inMemory else { return }
+        // Only a per-commit sync gains from it; without one (`.none`, in memory) the zeros would
+        // be writes for nothing (up to 64 MiB at a time, in the middle of some commit).
+        guard options.durability == .full else { return }
         let ahead = UInt64(min(max(Int(end / 16), 1 << 20), 64 << 20))
         guard physicalSize < end + ahead / 2 else { return }
         let target = end + ahead
