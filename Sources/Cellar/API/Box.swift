@@ -32,7 +32,7 @@ public struct Box<E: EntityInspectable>: Sendable {
     public func put(_ entity: E, mode: PutMode = .put) throws -> EntityId<E> {
         let schema = try self.schema.get()
         return try store.inWriteContext { context in
-            EntityId(try put(borrowing: entity, mode: mode, schema: schema, context: context))
+            EntityId(try put(borrowing: entity, mode: mode, into: PutTarget(schema, context)))
         }
     }
 
@@ -42,7 +42,7 @@ public struct Box<E: EntityInspectable>: Sendable {
     public func put(_ entity: inout E, mode: PutMode = .put) throws -> EntityId<E> {
         let schema = try self.schema.get()
         return try store.inWriteContext { context in
-            EntityId(try put(&entity, mode: mode, schema: schema, context: context))
+            EntityId(try put(&entity, mode: mode, into: PutTarget(schema, context)))
         }
     }
 
@@ -52,10 +52,11 @@ public struct Box<E: EntityInspectable>: Sendable {
     public func put(_ entities: [E], mode: PutMode = .put) throws -> [EntityId<E>] {
         let schema = try self.schema.get()
         return try store.inWriteContext { context in
+            let target = try PutTarget(schema, context)
             var ids: [EntityId<E>] = []
             ids.reserveCapacity(entities.count)
             for entity in entities {
-                ids.append(EntityId(try put(borrowing: entity, mode: mode, schema: schema, context: context)))
+                ids.append(EntityId(try put(borrowing: entity, mode: mode, into: target)))
             }
             return ids
         }
@@ -67,10 +68,11 @@ public struct Box<E: EntityInspectable>: Sendable {
     public func put(_ entities: inout [E], mode: PutMode = .put) throws -> [EntityId<E>] {
         let schema = try self.schema.get()
         return try store.inWriteContext { context in
+            let target = try PutTarget(schema, context)
             var ids: [EntityId<E>] = []
             ids.reserveCapacity(entities.count)
             for index in entities.indices {
-                ids.append(EntityId(try put(&entities[index], mode: mode, schema: schema, context: context)))
+                ids.append(EntityId(try put(&entities[index], mode: mode, into: target)))
             }
             return ids
         }
@@ -78,29 +80,28 @@ public struct Box<E: EntityInspectable>: Sendable {
 
     /// Puts `entity` and sets its id when it got one.
     @inlinable
-    func put(_ entity: inout E, mode: PutMode, schema: EntitySchema, context: TransactionContext) throws -> Id {
-        let (id, isNew) = try write(entity, mode: mode, schema: schema, context: context)
-        if isNew { assign(id, to: &entity, context: context) }
+    func put(_ entity: inout E, mode: PutMode, into target: PutTarget) throws -> Id {
+        let (id, isNew) = try write(entity, mode: mode, into: target)
+        if isNew { assign(id, to: &entity, context: target.context) }
         return id
     }
 
     /// Puts `entity` without a copy; a new id goes into it only when it is a class instance
     /// (a struct passed by value keeps its id 0: its caller holds another copy).
     @inlinable
-    func put(borrowing entity: E, mode: PutMode, schema: EntitySchema, context: TransactionContext) throws -> Id {
-        let (id, isNew) = try write(entity, mode: mode, schema: schema, context: context)
+    func put(borrowing entity: E, mode: PutMode, into target: PutTarget) throws -> Id {
+        let (id, isNew) = try write(entity, mode: mode, into: target)
         if isNew && E.self is AnyClass {
             var object = entity
-            assign(id, to: &object, context: context)
+            assign(id, to: &object, context: target.context)
         }
         return id
     }
 
     /// Writes `entity`'s record under its id, or under the next id when it has none.
     @inlinable
-    func write(_ entity: E, mode: PutMode, schema: EntitySchema, context: TransactionContext) throws -> (id: Id, isNew: Bool) {
-        let txn = context.write!
-        let tree = try context.writeTree(schema)
+    func write(_ entity: E, mode: PutMode, into target: PutTarget) throws -> (id: Id, isNew: Bool) {
+        let (schema, context) = (target.schema, target.context)
         var id = binding.id(of: entity)
         let isNew = id == 0
         if isNew {
@@ -119,10 +120,10 @@ public struct Box<E: EntityInspectable>: Sendable {
                 sequence.noteAssigned(id)
             }
         }
-        let record = store.writeBuilder
+        let record = target.record
         record.begin(slotCount: binding.slotCount)
         try binding.write(entity, to: record)
-        try StorageLayout.withObjectKey(id) { try txn.put(tree, key: $0, value: record.bytes) }
+        try StorageLayout.withObjectKey(id) { try target.txn.put(target.tree, key: $0, value: record.bytes) }
         return (id, isNew)
     }
 
@@ -279,5 +280,24 @@ public struct Box<E: EntityInspectable>: Sendable {
         let removed = try StorageLayout.withObjectKey(id) { try context.write!.delete(tree, key: $0) }
         if removed { try context.withSequence(schema) { $0.noteRemoved(id) } }
         return removed
+    }
+}
+
+/// What the puts of one Box call write into, looked up once per call.
+@usableFromInline
+struct PutTarget {
+    @usableFromInline let schema: EntitySchema
+    @usableFromInline let context: TransactionContext
+    @usableFromInline let txn: WriteTransaction
+    @usableFromInline let tree: Tree
+    @usableFromInline let record: RecordBuilder
+
+    @inlinable
+    init(_ schema: EntitySchema, _ context: TransactionContext) throws {
+        self.schema = schema
+        self.context = context
+        txn = context.write!
+        tree = try context.writeTree(schema)
+        record = context.store.writeBuilder
     }
 }

@@ -14,7 +14,7 @@ final class TransactionContext {
         @usableFromInline var sequence: IdSequence?
     }
 
-    let store: Store
+    @usableFromInline let store: Store
     @usableFromInline let read: ReadTransaction?
     @usableFromInline let write: WriteTransaction?
     /// Per-entity state by `EntitySchema.index`, behind a pointer (no exclusivity checks, no
