@@ -170,12 +170,7 @@ extension ModelEntity {
 
     /// Reads an entity; `path` names it in messages (`model.json: entities[1]`).
     init(json: JSONValue, path: String) throws {
-        guard case .object(let members) = json else {
-            throw CellarError.schema("\(path) must be an object, got \(describeJSON(json))")
-        }
-        var reader = ObjectReader(path: path, members: members)
-        let name = try reader.string("name")
-        reader.path += " \(jsonQuotedForMessage(name))"
+        let (reader, name) = try ObjectReader.named(json, path: path)
         var properties: [ModelProperty] = []
         for (index, element) in try reader.array("properties").enumerated() {
             properties.append(try ModelProperty(json: element, path: "\(reader.path): properties[\(index)]"))
@@ -214,12 +209,7 @@ extension ModelProperty {
 
     /// Reads a property; `path` names it in messages.
     init(json: JSONValue, path: String) throws {
-        guard case .object(let members) = json else {
-            throw CellarError.schema("\(path) must be an object, got \(describeJSON(json))")
-        }
-        var reader = ObjectReader(path: path, members: members)
-        let name = try reader.string("name")
-        reader.path += " \(jsonQuotedForMessage(name))"
+        let (reader, name) = try ObjectReader.named(json, path: path)
         self.init(
             name: name,
             id: try reader.idUid("id"),
@@ -254,12 +244,7 @@ extension ModelRelation {
 
     /// Reads a relation; `path` names it in messages.
     init(json: JSONValue, path: String) throws {
-        guard case .object(let members) = json else {
-            throw CellarError.schema("\(path) must be an object, got \(describeJSON(json))")
-        }
-        var reader = ObjectReader(path: path, members: members)
-        let name = try reader.string("name")
-        reader.path += " \(jsonQuotedForMessage(name))"
+        let (reader, name) = try ObjectReader.named(json, path: path)
         self.init(
             name: name,
             id: try reader.idUid("id"),
@@ -287,6 +272,18 @@ private struct ObjectReader {
     init(path: String, members: [JSONMember]) {
         self.path = path
         self.members = members
+    }
+
+    /// A reader on `json`, which must be an object with a string member `name`; the name is
+    /// added to the path for later messages (`entities[1] "Note"`).
+    static func named(_ json: JSONValue, path: String) throws -> (ObjectReader, String) {
+        guard case .object(let members) = json else {
+            throw CellarError.schema("\(path) must be an object, got \(describeJSON(json))")
+        }
+        var reader = ObjectReader(path: path, members: members)
+        let name = try reader.string("name")
+        reader.path += " \(jsonQuotedForMessage(name))"
+        return (reader, name)
     }
 
     /// The member's value (names compared byte for byte, as the parser does for duplicates).
