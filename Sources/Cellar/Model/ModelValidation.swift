@@ -120,3 +120,35 @@ extension ModelEntity {
         }
     }
 }
+
+extension Model {
+    /// Every UID the model uses or retired: entities, properties, indexes, relations.
+    public var allUids: Set<UInt64> {
+        var uids = Set(retiredEntityUids + retiredPropertyUids + retiredIndexUids + retiredRelationUids)
+        for entity in entities {
+            uids.insert(entity.id.uid)
+            for property in entity.properties {
+                uids.insert(property.id.uid)
+                if let index = property.indexId, !index.isZero { uids.insert(index.uid) }
+            }
+            for relation in entity.relations { uids.insert(relation.id.uid) }
+        }
+        return uids
+    }
+
+    /// A new UID: a random positive 64-bit value (1…Int64.max, as ObjectBox's) that the model
+    /// neither uses nor retired, and that is not in `taken` (UIDs handed out but not added yet).
+    public func newUid<G: RandomNumberGenerator>(using generator: inout G, excluding taken: Set<UInt64> = []) -> UInt64 {
+        let used = allUids
+        while true {
+            let uid = UInt64.random(in: 1...UInt64(Int64.max), using: &generator)
+            if !used.contains(uid) && !taken.contains(uid) { return uid }
+        }
+    }
+
+    /// A new UID from the system's random source.
+    public func newUid(excluding taken: Set<UInt64> = []) -> UInt64 {
+        var generator = SystemRandomNumberGenerator()
+        return newUid(using: &generator, excluding: taken)
+    }
+}
