@@ -26,10 +26,17 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
+        // What engine-bench and box-bench share: the command line, the clock, WORKLOAD.md's random
+        // order, temporary folders on disk, the table and tsv output.
+        .target(
+            name: "BenchSupport",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // Cellar's storage engine and LMDB side by side on the same steps, in one process.
         .executableTarget(
             name: "engine-bench",
             dependencies: [
+                "BenchSupport",
                 .product(name: "CellarStorage", package: root),
                 "CLMDB",
             ],
@@ -39,6 +46,7 @@ let package = Package(
         .executableTarget(
             name: "box-bench",
             dependencies: [
+                "BenchSupport",
                 .product(name: "Cellar", package: root),
                 .product(name: "CellarStorage", package: root),
             ],

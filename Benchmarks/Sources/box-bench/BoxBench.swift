@@ -22,14 +22,10 @@
 // Every object read is decoded whole and compared with the original after the timer; counts
 // and Σ creationDate are checked. A failed check exits 1. glibc is told to keep freed memory
 // (no trimming), so that neither way pays page faults for memory the other one just freed.
+import BenchSupport
 import Cellar
 import CellarStorage
 import Foundation
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 enum Step: String, CaseIterable {
     case put, get, get1, scan, update, put1, remove
@@ -50,72 +46,33 @@ enum Step: String, CaseIterable {
 /// The issue's requirement: Box loses at most 15% against the raw engine.
 let requiredRatio = 0.85
 
-struct Options {
-    var n = 100_000
-    var runs = 1
-    var tsv = false
-    var directory: String?
+struct Options: BenchOptions {
+    var common = CommonOptions()
     var ways = ["box", "raw"]
     var singles = 2_000
 
-    static func parse(_ arguments: [String]) throws -> Options {
-        var options = Options()
-        var rest = arguments[...]
-        func value(_ name: String) throws -> String {
-            guard let v = rest.popFirst() else { throw BenchError("\(name) needs a value") }
-            return v
+    static let usage = "usage: box-bench [--n N] [--runs R] [--format human|tsv] [--dir PARENT] [--ways box,raw] [--singles COMMITS]"
+
+    mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
+        switch arg {
+        case "--singles": singles = try arguments.integer(arg, atLeast: 1, else: "--singles must be a positive integer")
+        case "--ways": ways = try arguments.list(arg, of: ["box", "raw"])
+        default: return false
         }
-        while let arg = rest.popFirst() {
-            switch arg {
-            case "--n":
-                guard let n = Int(try value(arg).replacingOccurrences(of: "_", with: "")), n >= 1 else { throw BenchError("--n must be a positive integer") }
-                options.n = n
-            case "--runs":
-                guard let r = Int(try value(arg)), r >= 1 else { throw BenchError("--runs must be a positive integer") }
-                options.runs = r
-            case "--format":
-                switch try value(arg) {
-                case "tsv": options.tsv = true
-                case "human", "table": options.tsv = false
-                case let f: throw BenchError("unknown --format \(f) (human or tsv)")
-                }
-            case "--dir":
-                options.directory = try value(arg)
-            case "--singles":
-                guard let s = Int(try value(arg)), s >= 1 else { throw BenchError("--singles must be a positive integer") }
-                options.singles = s
-            case "--ways":
-                let list = try value(arg).split(separator: ",").map(String.init)
-                guard !list.isEmpty, Set(list).count == list.count, list.allSatisfy({ $0 == "box" || $0 == "raw" }) else {
-                    throw BenchError("--ways takes box, raw or box,raw")
-                }
-                options.ways = list
-            case "-h", "--help":
-                print("usage: box-bench [--n N] [--runs R] [--format human|tsv] [--dir PARENT] [--ways box,raw] [--singles COMMITS]")
-                exit(0)
-            default:
-                throw BenchError("unknown argument \(arg)")
-            }
-        }
-        return options
+        return true
     }
 }
 
 @main
 struct BoxBench {
     static func main() {
-        do {
-            try run(Options.parse(Array(CommandLine.arguments.dropFirst())))
-        } catch {
-            log("box-bench: FAILED: \(error)")
-            exit(1)
-        }
+        runMain("box-bench") { try run(Options.parseCommandLine()) }
     }
 
     static func run(_ options: Options) throws {
         let n = options.n
         keepFreedMemory()
-        let parent = try scratchParent(options.directory)
+        let parent = try scratchParent(options.directory, tool: "box-bench", reason: "the stores must be on a real disk")
         log("box-bench: N=\(n), runs=\(options.runs), stores under \(parent.path) (\(parent.fs)); building the objects")
         let workload = NoteWorkload(n: n, singles: min(options.singles, n))
 
@@ -125,7 +82,7 @@ struct BoxBench {
             // Both stores open at once and every step run for both ways back to back, so that a
             // burst of load from elsewhere hits both; which way goes first alternates per run.
             let order = run % 2 == 0 ? options.ways : options.ways.reversed()
-            let folder = try makeTemporaryFolder(in: parent.path)
+            let folder = try makeTemporaryFolder(in: parent.path, prefix: "box-bench")
             defer { removeTree(folder) }
             var ways: [(name: String, way: any Way)] = []
             defer { for w in ways { w.way.close() } }
@@ -150,9 +107,9 @@ struct BoxBench {
             for (name, way) in ways { times[name]![.remove] = try way.remove(workload) }
             for (name, _) in ways {
                 for step in Step.allCases { seconds[name, default: [:]][step, default: []].append(times[name]![step]!) }
-                log("run \(run + 1)/\(options.runs) \(name): " + Step.allCases.map { step in
-                    "\(step.rawValue) \(formatRate(Double(count(step, workload)) / times[name]![step]!))/s"
-                }.joined(separator: "  ") + "  (checks passed)")
+                logRun(run, of: options.runs, name, rates: Step.allCases.map { step in
+                    (step.rawValue, Double(count(step, workload)) / times[name]![step]!)
+                })
             }
         }
 
@@ -164,7 +121,7 @@ struct BoxBench {
             median(zip(seconds["box"]![step]!, seconds["raw"]![step]!).map { $1 / $0 })
         }
         func line(_ way: String, _ step: Step) -> String {
-            "\(way)\t\(step.rawValue)\t\(n)\t\(String(format: "%.1f", rate(way, step)))\t\(String(format: "%.6f", median(seconds[way]![step]!)))"
+            tsvLine(way, step.rawValue, n, opsPerSecond: rate(way, step), seconds: median(seconds[way]![step]!))
         }
         guard options.ways.count == 2 else {
             // One way (profiling): its medians only.
@@ -176,17 +133,17 @@ struct BoxBench {
                 for step in Step.allCases { print(line(way, step)) }
             }
             for step in Step.allCases {
-                print("ratio\t\(step.rawValue)\t\(n)\t\(String(format: "%.3f", rate("box", step) / rate("raw", step)))\t0")
+                print(tsvRatioLine("ratio", step.rawValue, n, rate("box", step) / rate("raw", step)))
             }
             for step in Step.allCases {
-                print("paired_ratio\t\(step.rawValue)\t\(n)\t\(String(format: "%.3f", pairedRatio(step)))\t0")
+                print(tsvRatioLine("paired_ratio", step.rawValue, n, pairedRatio(step)))
             }
             return
         }
 
         print("")
         print("Box vs raw storage engine: Note (6 fields, \(recordSize(workload))-byte records), N = \(grouped(n)), durability .none, "
-              + (options.runs > 1 ? "median of \(options.runs) runs" : "1 run"))
+              + runsPhrase(options.runs))
         print("")
         let header = ["step", "ops", "box ops/s", "raw ops/s", "box/raw", "(min–max)", "of medians",
                       "≥ \(String(format: "%.2f", requiredRatio))"]
@@ -221,16 +178,6 @@ struct BoxBench {
     static func count(_ step: Step, _ w: NoteWorkload) -> Int {
         step == .put1 ? w.singles : w.n
     }
-
-    static func median(_ xs: [Double]) -> Double {
-        let s = xs.sorted()
-        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
-    }
-
-    static func log(_ line: String) {
-        var text = line + "\n"
-        text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
-    }
 }
 
 /// Keeps freed memory in the heap: otherwise glibc gives the previous step's objects back to the
@@ -245,112 +192,4 @@ func keepFreedMemory() {
     _ = mallopt(-1, Int32.max)  // M_TRIM_THRESHOLD: never trim
     _ = mallopt(-3, 32 << 20)   // M_MMAP_THRESHOLD: its maximum on 64-bit; fixed, so no dynamic changes
     #endif
-}
-
-// MARK: - Folders (as engine-bench)
-
-/// The folder the temporary stores go in: `--dir`, else $TMPDIR or /tmp, unless that is tmpfs:
-/// then `.build/box-bench-tmp` under the current folder.
-func scratchParent(_ explicit: String?) throws -> (path: String, fs: String) {
-    if let explicit {
-        _ = try makeFolder(explicit)
-        let fs = fileSystemName(explicit)
-        if fs == "tmpfs" || fs == "ramfs" {
-            throw BenchError("--dir \(explicit) is on \(fs); the stores must be on a real disk")
-        }
-        return (explicit, fs)
-    }
-    let env = getenv("TMPDIR").map { String(cString: $0) }
-    let tmp = (env?.isEmpty == false ? env! : "/tmp")
-    let fs = fileSystemName(tmp)
-    if fs != "tmpfs" && fs != "ramfs" { return (tmp, fs) }
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
-    guard getcwd(&buffer, buffer.count) != nil else { throw BenchError("getcwd failed") }
-    let cwd = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    let fallback = try makeFolder(cwd + "/.build/box-bench-tmp")
-    return (fallback, fileSystemName(fallback))
-}
-
-/// The type of the file system holding `path`, from the longest matching mount point in /proc/mounts.
-func fileSystemName(_ path: String) -> String {
-    guard let resolved = realpath(path, nil) else { return "unknown" }
-    let full = String(cString: resolved)
-    free(resolved)
-    guard let f = fopen("/proc/mounts", "r") else { return "unknown" }
-    defer { fclose(f) }
-    var best = (length: -1, type: "unknown")
-    var line: UnsafeMutablePointer<CChar>?
-    var capacity = 0
-    while getline(&line, &capacity, f) > 0 {
-        let fields = String(cString: line!).split(separator: " ")
-        guard fields.count >= 3 else { continue }
-        let mount = fields[1].replacingOccurrences(of: "\\040", with: " ")
-        let matches = mount == "/" || full == mount || full.hasPrefix(mount + "/")
-        if matches && mount.count > best.length { best = (mount.count, String(fields[2])) }
-    }
-    free(line)
-    return best.type
-}
-
-@discardableResult
-func makeFolder(_ path: String) throws -> String {
-    if mkdir(path, 0o755) != 0 && errno != EEXIST {
-        throw BenchError("mkdir \(path): \(String(cString: strerror(errno)))")
-    }
-    return path
-}
-
-func makeTemporaryFolder(in parent: String) throws -> String {
-    var template = Array((parent + "/box-bench-XXXXXX").utf8CString)
-    guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-        throw BenchError("mkdtemp in \(parent): \(String(cString: strerror(errno)))")
-    }
-    return String(cString: p)
-}
-
-/// rm -r of a folder this program made (regular files and folders only).
-func removeTree(_ path: String) {
-    if let dir = opendir(path) {
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name == "." || name == ".." { continue }
-            let child = path + "/" + name
-            var st = stat()
-            if lstat(child, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR { removeTree(child) } else { unlink(child) }
-        }
-        closedir(dir)
-    }
-    rmdir(path)
-}
-
-// MARK: - Formatting
-
-func grouped(_ value: Int) -> String {
-    let digits = String(value.magnitude)
-    var out = ""
-    for (i, ch) in digits.enumerated() {
-        if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
-        out.append(ch)
-    }
-    return value < 0 ? "-" + out : out
-}
-
-func formatRate(_ r: Double) -> String {
-    r >= 10_000_000 ? String(format: "%.1fM", r / 1e6) : grouped(Int(r.rounded()))
-}
-
-func printTable(header: [String], rows: [[String]]) {
-    let all = [header] + rows
-    let widths = (0..<header.count).map { c in all.map { $0[c].count }.max()! }
-    func line(_ cells: [String]) -> String {
-        cells.enumerated().map { c, cell in
-            let pad = String(repeating: " ", count: widths[c] - cell.count)
-            return c == 0 ? cell + pad : pad + cell
-        }.joined(separator: "   ")
-    }
-    print(line(header))
-    print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "   "))
-    for row in rows { print(line(row)) }
 }

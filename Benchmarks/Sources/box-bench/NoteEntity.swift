@@ -1,3 +1,4 @@
+import BenchSupport
 import Cellar
 import Foundation
 
@@ -145,30 +146,5 @@ final class NoteWorkload {
     /// Object `id` as it must read once update and put1 ran.
     func final(_ id: Id) -> Note {
         Int(id) <= singles ? single[Int(id) - 1] : updated[Int(id) - 1]
-    }
-}
-
-/// WORKLOAD.md: `perm[k] = k + 1`, then Fisher–Yates from the end with SplitMix64 seeded with 42.
-func randomOrder(_ n: Int) -> [Id] {
-    var perm = (0..<n).map { Id($0 + 1) }
-    var rng = SplitMix64(state: 42)
-    var k = n - 1
-    while k >= 1 {
-        let j = Int(rng.next() % UInt64(k + 1))
-        perm.swapAt(k, j)
-        k -= 1
-    }
-    return perm
-}
-
-struct SplitMix64 {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,3 +1,4 @@
+import BenchSupport
 import Cellar
 import CellarStorage
 import Foundation
@@ -26,19 +27,59 @@ protocol Way: AnyObject {
     /// remove: every object by id in one write transaction.
     func remove(_ w: NoteWorkload) throws -> Double
     func close()
+
+    /// "box" or "raw", in the checks' messages.
+    var name: String { get }
+    /// How many objects are stored.
+    func storedCount() throws -> Int
+
+    // The timed work of get, get1, scan and remove, one function each (never inlined) so that a
+    // profiler can collect exactly it (see docs/performance.md, "Box vs raw engine"). Around it,
+    // the two ways do the same (the extension below).
+
+    /// The objects `ids` (those found), in that order, appended to `got`, in one read transaction.
+    func timedGet(_ ids: [Id], into got: inout [Note]) throws
+    /// The same, each get in its own read transaction.
+    func timedGetEach(_ ids: [Id], into got: inout [Note]) throws
+    /// Every object, in id order.
+    func timedScan() throws -> [Note]
+    /// Removes the objects `ids` in one write transaction; how many were there.
+    func timedRemove(_ ids: [Id]) throws -> Int
 }
 
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
+/// The steps whose untimed parts (setup and checks) are the same for both ways.
+extension Way {
+    func getAll(_ w: NoteWorkload) throws -> Double { try gets("get", w, timedGet) }
 
-/// Seconds on the monotonic clock.
-@inline(__always)
-func now() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+    func getEach(_ w: NoteWorkload) throws -> Double { try gets("get1", w, timedGetEach) }
+
+    /// get or get1: every object in `w.permutation`'s order, read by `timed`.
+    private func gets(_ step: String, _ w: NoteWorkload, _ timed: ([Id], inout [Note]) throws -> Void) throws -> Double {
+        var got: [Note] = []
+        got.reserveCapacity(w.n)
+        let start = now()
+        try timed(w.permutation, &got)
+        let seconds = now() - start
+        try checkObjects(name, step, got, order: w.permutation, expected: w.afterPut)
+        return seconds
+    }
+
+    func scan(_ w: NoteWorkload) throws -> Double {
+        let start = now()
+        let got = try timedScan()
+        let seconds = now() - start
+        try checkScan(name, got, w)
+        return seconds
+    }
+
+    func remove(_ w: NoteWorkload) throws -> Double {
+        let start = now()
+        let removed = try timedRemove(w.ids)
+        let seconds = now() - start
+        try checkCount(name, "remove (removed)", removed, w.n)
+        try checkCount(name, "remove", try storedCount(), 0)
+        return seconds
+    }
 }
 
 // MARK: - Checks shared by both ways
@@ -67,6 +108,7 @@ func checkCount(_ way: String, _ step: String, _ count: Int, _ expected: Int) th
 
 /// Through the object layer: `Store` and `Box<Note>`, the calls an app makes.
 final class BoxWay: Way {
+    let name = "box"
     let directory: String
     private(set) var store: Store
     private(set) var box: Box<Note>
@@ -101,34 +143,6 @@ final class BoxWay: Way {
         return seconds
     }
 
-    func getAll(_ w: NoteWorkload) throws -> Double {
-        var got: [Note] = []
-        got.reserveCapacity(w.n)
-        let start = now()
-        try timedGet(w.permutation, into: &got)
-        let seconds = now() - start
-        try checkObjects("box", "get", got, order: w.permutation, expected: w.afterPut)
-        return seconds
-    }
-
-    func getEach(_ w: NoteWorkload) throws -> Double {
-        var got: [Note] = []
-        got.reserveCapacity(w.n)
-        let start = now()
-        try timedGetEach(w.permutation, into: &got)
-        let seconds = now() - start
-        try checkObjects("box", "get1", got, order: w.permutation, expected: w.afterPut)
-        return seconds
-    }
-
-    func scan(_ w: NoteWorkload) throws -> Double {
-        let start = now()
-        let got = try timedScan()
-        let seconds = now() - start
-        try checkScan("box", got, w)
-        return seconds
-    }
-
     func update(_ w: NoteWorkload) throws -> Double {
         let start = now()
         let ids = try timedUpdate(w.updated)
@@ -153,14 +167,7 @@ final class BoxWay: Way {
         try checkCount("box", "verify", try box.count(), w.n)
     }
 
-    func remove(_ w: NoteWorkload) throws -> Double {
-        let start = now()
-        let removed = try timedRemove(w.ids)
-        let seconds = now() - start
-        try checkCount("box", "remove (removed)", removed, w.n)
-        try checkCount("box", "remove", try box.count(), 0)
-        return seconds
-    }
+    func storedCount() throws -> Int { try box.count() }
 
     func close() { store.close() }
 
@@ -209,6 +216,7 @@ final class BoxWay: Way {
 /// context, no binding dispatch.
 final class RawWay: Way {
     static let treeName = "e\(Note.modelEntity.id.id)"
+    let name = "raw"
     let directory: String
     private(set) var engine: StorageEngine
     let builder = RecordBuilder()
@@ -241,53 +249,20 @@ final class RawWay: Way {
         return try NoteBinding.decode(id: id, from: try RecordReader(bytes))
     }
 
-    private func count() throws -> Int {
+    func storedCount() throws -> Int {
         try engine.read { txn in try txn.tree(Self.treeName).map { try txn.count($0) } ?? 0 }
     }
 
-    func put(_ w: NoteWorkload) throws -> Double {
-        let objects = w.fresh
-        let start = now()
-        try timedPut(objects)
-        let seconds = now() - start
-        try checkCount("raw", "put", try count(), w.n)
-        return seconds
-    }
+    func put(_ w: NoteWorkload) throws -> Double { try write("put", w.fresh, timedPut, w) }
 
-    func getAll(_ w: NoteWorkload) throws -> Double {
-        var got: [Note] = []
-        got.reserveCapacity(w.n)
-        let start = now()
-        try timedGet(w.permutation, into: &got)
-        let seconds = now() - start
-        try checkObjects("raw", "get", got, order: w.permutation, expected: w.afterPut)
-        return seconds
-    }
+    func update(_ w: NoteWorkload) throws -> Double { try write("update", w.updated, timedUpdate, w) }
 
-    func getEach(_ w: NoteWorkload) throws -> Double {
-        var got: [Note] = []
-        got.reserveCapacity(w.n)
+    /// put or update: `objects` written by `timed`, after which N objects must be stored.
+    private func write(_ step: String, _ objects: [Note], _ timed: ([Note]) throws -> Void, _ w: NoteWorkload) throws -> Double {
         let start = now()
-        try timedGetEach(w.permutation, into: &got)
+        try timed(objects)
         let seconds = now() - start
-        try checkObjects("raw", "get1", got, order: w.permutation, expected: w.afterPut)
-        return seconds
-    }
-
-    func scan(_ w: NoteWorkload) throws -> Double {
-        let start = now()
-        let got = try timedScan()
-        let seconds = now() - start
-        try checkScan("raw", got, w)
-        return seconds
-    }
-
-    func update(_ w: NoteWorkload) throws -> Double {
-        let objects = w.updated
-        let start = now()
-        try timedUpdate(objects)
-        let seconds = now() - start
-        try checkCount("raw", "update", try count(), w.n)
+        try checkCount("raw", step, try storedCount(), w.n)
         return seconds
     }
 
@@ -304,16 +279,7 @@ final class RawWay: Way {
             return try w.ids.compactMap { try get($0, txn: txn, tree: tree) }
         }
         try checkObjects("raw", "verify", got, order: w.ids, expected: w.final)
-        try checkCount("raw", "verify", try count(), w.n)
-    }
-
-    func remove(_ w: NoteWorkload) throws -> Double {
-        let start = now()
-        let removed = try timedRemove(w.ids)
-        let seconds = now() - start
-        try checkCount("raw", "remove (removed)", removed, w.n)
-        try checkCount("raw", "remove", try count(), 0)
-        return seconds
+        try checkCount("raw", "verify", try storedCount(), w.n)
     }
 
     func close() { engine.close() }

@@ -1,3 +1,4 @@
+import BenchSupport
 import CellarStorage
 import CLMDB
 #if canImport(Glibc)
@@ -22,19 +23,6 @@ protocol EngineUnderTest: AnyObject {
     /// Bytes of the data file.
     func fileBytes() -> UInt64
     func close()
-}
-
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// Seconds on the monotonic clock.
-@inline(__always)
-func now() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
 
 func fileSize(_ path: String) -> UInt64 {

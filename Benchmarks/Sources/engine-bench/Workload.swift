@@ -1,3 +1,5 @@
+import BenchSupport
+
 /// The data every engine is given: N keys (8-byte big-endian i = 1...N), a 200-byte value per key,
 /// the replacement values of step f, and the random order of step b. All built before any timer.
 final class Workload {
@@ -30,7 +32,7 @@ final class Workload {
         for i in 1...commits {
             Self.fill(updated + (i - 1) * Self.valueSize, key: i, generation: 1)
         }
-        permutation = Self.randomOrder(n)
+        permutation = randomOrder(n)
     }
 
     deinit {
@@ -61,30 +63,5 @@ final class Workload {
         for j in 8..<valueSize {
             p.storeBytes(of: UInt8(truncatingIfNeeded: key &* 31 &+ j &+ generation &* 101), toByteOffset: j, as: UInt8.self)
         }
-    }
-
-    /// WORKLOAD.md: `perm[k] = k + 1`, then Fisher–Yates from the end with SplitMix64 seeded with 42.
-    static func randomOrder(_ n: Int) -> [UInt64] {
-        var perm = (0..<n).map { UInt64($0 + 1) }
-        var rng = SplitMix64(state: 42)
-        var k = n - 1
-        while k >= 1 {
-            let j = Int(rng.next() % UInt64(k + 1))
-            perm.swapAt(k, j)
-            k -= 1
-        }
-        return perm
-    }
-}
-
-struct SplitMix64 {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
