@@ -1,0 +1,720 @@
+import Cellar
+@testable import CellarGenerator
+import Testing
+
+// MARK: - Helpers
+
+/// Scans one file named `M.swift`.
+private func scan(_ source: String) throws -> [EntityDescription] {
+    try SourceScanner.scan(files: [(path: "M.swift", contents: source)])
+}
+
+/// Scans one file that declares one entity and returns it.
+private func entity(_ source: String, _ name: String? = nil) throws -> EntityDescription {
+    let entities = try scan(source)
+    if let name { return try #require(entities.first { $0.typeName == name }) }
+    return try #require(entities.first)
+}
+
+/// The error lines (`file:line:column: error: message`) a scan throws; empty when it succeeds.
+private func errors(_ files: [(path: String, contents: String)]) -> [String] {
+    do {
+        _ = try SourceScanner.scan(files: files)
+        return []
+    } catch let error as GeneratorError {
+        return [error.description]
+    } catch let error as GeneratorErrors {
+        return error.messages
+    } catch {
+        return ["unexpected \(error)"]
+    }
+}
+
+private func errors(_ source: String) -> [String] { errors([(path: "M.swift", contents: source)]) }
+
+/// Expects exactly one error, at `position` (`line:column` in M.swift), containing `fragment`.
+private func expectError(_ source: String, at position: String, _ fragment: String,
+                         sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+    let found = errors(source)
+    #expect(found.count == 1, "expected one error, got \(found)", sourceLocation: sourceLocation)
+    guard let first = found.first else { return }
+    #expect(first.hasPrefix("M.swift:\(position): error: "), "\(first)", sourceLocation: sourceLocation)
+    #expect(first.contains(fragment), "\(first)", sourceLocation: sourceLocation)
+}
+
+private extension EntityDescription {
+    func property(_ name: String) -> PropertyDescription? { properties.first { $0.name == name } }
+}
+
+private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
+
+// MARK: - Examples from API.md and the seeds
+
+@Suite struct SourceScannerTests {
+    /// The Author/Note example of API.md, with Status and Color declared (the scanner needs the
+    /// enum's raw type) and Author's backlink left out (ToMany is not supported yet).
+    static let apiExample = """
+    import Cellar
+
+    class Author: Entity {
+        var id: Id = 0                    // `Id` is UInt64; 0 means "not yet stored"
+        // cellar: unique
+        var name: String = ""
+        required init() {}
+    }
+
+    class Note: Entity {
+        var id: EntityId<Note> = 0        // typed id
+        // cellar: index
+        var title: String = ""
+        var text: String?                 // optional: stored as absent when nil
+        var creationDate: Date = Date()
+        var author: ToOne<Author> = nil   // stored as an indexed relation property
+        // cellar: convert = { "default": ".unknown" }
+        var status: Status = .unknown     // RawRepresentable enum
+        // cellar: convert = { "dbType": "String", "converter": "ColorConverter" }
+        var color: Color = .black
+        // cellar: transient
+        var cachedPreview: String = ""
+        // cellar: name = "body_v2"
+        var body: String = ""
+        required init() {}
+    }
+
+    enum Status: Int { case unknown = 0, open = 1, done = 2 }
+    struct Color { static let black = Color() }
+    """
+
+    @Test func apiExample() throws {
+        let entities = try scan(Self.apiExample)
+        #expect(entities.map(\.typeName) == ["Author", "Note"])
+        let author = entities[0]
+        #expect(author.kind == .class && author.modelName == "Author" && author.uid == nil && !author.isPublic)
+        #expect(author.location == SourceLocation(file: "M.swift", line: 3, column: 1))
+        #expect(author.properties.map(\.name) == ["id", "name"])
+        let authorId = try #require(author.idProperty)
+        #expect(authorId.name == "id" && authorId.propertyType == .long && authorId.flags == .id && !authorId.isTypedId)
+        #expect(authorId.storedSwiftType == "Id" && authorId.swiftType == "Id")
+        let name = try #require(author.property("name"))
+        #expect(name.flags == [.unique, .indexed] && name.flags.rawValue == 40 && name.unique && name.index == .value)
+
+        let note = entities[1]
+        #expect(note.properties.map(\.name) == ["id", "title", "text", "creationDate", "author", "status", "color", "body"])
+        let id = try #require(note.idProperty)
+        #expect(id.isTypedId && id.swiftType == "EntityId<Note>" && id.flags.rawValue == 1 && id.propertyType.rawValue == 6)
+        let title = try #require(note.property("title"))
+        #expect(title.propertyType == .string && title.flags == .indexed && title.index == .value)
+        let text = try #require(note.property("text"))
+        #expect(text.isOptional && text.swiftType == "String" && text.propertyType.rawValue == 9 && text.flags == [])
+        #expect(text.location == SourceLocation(file: "M.swift", line: 14, column: 5))
+        #expect(note.property("creationDate")?.propertyType.rawValue == 10)
+        let relation = try #require(note.property("author"))
+        #expect(relation.propertyType.rawValue == 11 && relation.flags.rawValue == 520 && relation.relationTarget == "Author")
+        #expect(relation.storedSwiftType == "Id" && !relation.isOptional)
+        let status = try #require(note.property("status"))
+        #expect(status.conversion == .rawValue(defaultCase: ".unknown") && status.propertyType == .long)
+        #expect(status.storedSwiftType == "Int" && status.swiftType == "Status")
+        let color = try #require(note.property("color"))
+        #expect(color.conversion == .converter(type: "ColorConverter", dbType: "String"))
+        #expect(color.propertyType == .string && color.storedSwiftType == "String" && color.swiftType == "Color")
+        let body = try #require(note.property("body"))
+        #expect(body.modelName == "body_v2" && body.name == "body")
+    }
+
+    @Test func apiExampleBacklinkIsNotSupportedYet() {
+        let source = """
+        class Author: Entity {
+            var id: Id = 0
+            // cellar: backlink = "author"
+            var notes: ToMany<Note> = nil
+        }
+        """
+        expectError(source, at: "4:5", "ToMany relations are not supported by this version of the generator yet")
+    }
+
+    /// Seed 003's code, verbatim (its `case default = 0` is not valid Swift, which does not
+    /// matter: Role is read through a converter).
+    @Test func seedEnumsAndConverters() throws {
+        let source = """
+        enum TestEnum: Int {
+            case unknown = 0
+            case first = 100
+            case second = 200
+            case third = 300
+        }
+
+        class EnumEntity: Entity {
+            var id: Id = 0
+            // objectbox: convert = { "default": ".unknown" }
+            var custom: TestEnum
+        }
+
+        class RoleConverter {
+            static func convert(_ enumerated: Role) -> Int {
+                return enumerated.rawValue
+            }
+            static func convert(_ num: Int?) -> Role {
+                guard let num = num else { return Role.default }
+                return TestEnum(rawValue: num) ?? Role.default
+            }
+        }
+
+        enum Role: Int {
+            case default = 0
+            case author = 1
+            case admin = 2
+        }
+
+        class User: Entity, CustomDebugStringConvertible {
+            var id: Id = 0
+            // objectbox: convert = { "dbType": "Int", "converter": "RoleConverter" }
+            var role = Role.default
+        }
+        """
+        let entities = try scan(source)
+        #expect(entities.map(\.typeName) == ["EnumEntity", "User"])
+        let custom = try #require(entities[0].property("custom"))
+        #expect(custom.conversion == .rawValue(defaultCase: ".unknown") && custom.propertyType == .long)
+        #expect(custom.storedSwiftType == "Int" && custom.swiftType == "TestEnum" && !custom.isOptional)
+        let role = try #require(entities[1].property("role"))
+        #expect(role.conversion == .converter(type: "RoleConverter", dbType: "Int") && role.swiftType == "Role")
+        #expect(role.propertyType == .long && role.storedSwiftType == "Int" && role.flags == [])
+    }
+
+    @Test func enumRawTypesAndDefaults() throws {
+        let source = """
+        enum Small: UInt8 { case a = 1 }
+        enum Word: String { case `default`, other }
+        class E: Entity {
+            var id: Id = 0
+            // cellar: convert = { "default": ".a" }
+            var small: Small = .a
+            // cellar: convert = { "default": ".default" }
+            var word: Word = .other
+            // cellar: convert
+            var maybe: Word?
+            // cellar: convert = {}
+            var maybeToo: Optional<Small>
+            // cellar: convert = { "dbType": "Int16", "default": ".x" }
+            var external: External = .x
+            // cellar: convert = { "default": ".on" }
+            var nested: Kind = .on
+            enum Kind: Int32 { case on = 1, off = 0 }
+        }
+        extension E { enum Other: Int64 { case z = 0 } }
+        """
+        let e = try entity(source)
+        let small = try #require(e.property("small"))
+        #expect(small.propertyType == .byte && small.flags == .unsigned && small.storedSwiftType == "UInt8")
+        #expect(e.property("word")?.propertyType == .string)
+        #expect(e.property("word")?.conversion == .rawValue(defaultCase: ".default"))
+        #expect(e.property("maybe")?.conversion == .rawValue(defaultCase: nil))
+        #expect(e.property("maybe")?.isOptional == true)
+        #expect(e.property("maybeToo")?.isOptional == true && e.property("maybeToo")?.swiftType == "Small")
+        #expect(e.property("external")?.propertyType == .short && e.property("external")?.storedSwiftType == "Int16")
+        #expect(e.property("nested")?.propertyType == .int && e.property("nested")?.storedSwiftType == "Int32")
+    }
+
+    // MARK: Types
+
+    @Test func everyPropertyType() throws {
+        let types: [(String, PropertyType, PropertyFlags, String)] = [
+            ("Bool", .bool, [], "Bool"), ("Int8", .byte, [], "Int8"), ("UInt8", .byte, .unsigned, "UInt8"),
+            ("Int16", .short, [], "Int16"), ("UInt16", .short, .unsigned, "UInt16"), ("Int32", .int, [], "Int32"),
+            ("UInt32", .int, .unsigned, "UInt32"), ("Int64", .long, [], "Int64"), ("Int", .long, [], "Int"),
+            ("UInt64", .long, .unsigned, "UInt64"), ("UInt", .long, .unsigned, "UInt"), ("Float", .float, [], "Float"),
+            ("Double", .double, [], "Double"), ("String", .string, [], "String"), ("Date", .date, [], "Date"),
+            ("Data", .byteVector, [], "Data"), ("[UInt8]", .byteVector, [], "[UInt8]"),
+            ("Array<UInt8>", .byteVector, [], "[UInt8]"), ("Foundation.Date", .date, [], "Date"),
+            ("Swift.Int32", .int, [], "Int32"), ("Id", .long, .unsigned, "UInt64"),
+        ]
+        var source = "class All: Entity {\n    var id: Id = 0\n"
+        for (index, (type, _, _, _)) in types.enumerated() {
+            source += "    var p\(index): \(type)\n    var q\(index): \(type)?\n    var r\(index): Optional<\(type)>\n"
+        }
+        source += "}\n"
+        let all = try entity(source)
+        #expect(all.properties.count == 1 + 3 * types.count)
+        for (index, (type, code, flags, stored)) in types.enumerated() {
+            for prefix in ["p", "q", "r"] {
+                let property = try #require(all.property("\(prefix)\(index)"))
+                #expect(property.propertyType == code && property.flags == flags && property.storedSwiftType == stored, "\(type)")
+                #expect(property.swiftType == type && property.isOptional == (prefix != "p") && property.conversion == .none, "\(type)")
+                #expect(!property.isId && property.index == nil && property.relationTarget == nil, "\(type)")
+            }
+        }
+        #expect(all.property("p0")?.location == SourceLocation(file: "M.swift", line: 3, column: 5))
+    }
+
+    @Test func dateNano() throws {
+        let e = try entity("""
+        class E: Entity {
+            var id: Id = 0
+            // cellar: date-nano
+            var at: Date = Date()
+            // objectbox: date-nano
+            var maybe: Date?
+            // cellar: date-nano
+            // cellar: convert = { "dbType": "Date", "converter": "DayConverter" }
+            var day: Day
+        }
+        """)
+        #expect(e.property("at")?.propertyType.rawValue == 12 && e.property("at")?.dateNano == true)
+        #expect(e.property("maybe")?.propertyType == .dateNano && e.property("maybe")?.isOptional == true)
+        #expect(e.property("day")?.propertyType == .dateNano && e.property("day")?.storedSwiftType == "Date")
+    }
+
+    @Test func idForms() throws {
+        let typed = try entity("struct S: Entity { var id: EntityId<S> = 0 }")
+        #expect(typed.kind == .struct && typed.idProperty?.isTypedId == true)
+        #expect(try entity("struct S: Entity { var id: EntityId<Self> = 0 }").idProperty?.isTypedId == true)
+        let plain = try entity("class C: Entity { var id: UInt64 = 0 }").idProperty
+        #expect(plain?.flags == .id && plain?.swiftType == "UInt64" && plain?.propertyType == .long)
+        let qualified = try entity("class C: Cellar.Entity { var id: Cellar.Id = 0 }").idProperty
+        #expect(qualified?.swiftType == "Cellar.Id")
+        let annotated = try entity("""
+        class C: Entity {
+            // cellar: id = { "assignable": true }
+            var key: Int64 = 0
+            var id: String = ""
+        }
+        """)
+        let key = try #require(annotated.idProperty)
+        #expect(key.name == "key" && key.flags == [.id, .idSelfAssignable] && key.flags.rawValue == 129 && key.idAssignable)
+        #expect(annotated.property("id")?.isId == false && annotated.property("id")?.propertyType == .string)
+        let notAssignable = try entity("""
+        class C: Entity {
+            // objectbox: id = { "assignable": false }
+            var id: Id = 0
+        }
+        """)
+        #expect(notAssignable.idProperty?.flags == .id && notAssignable.idProperty?.idAssignable == false)
+        let nested = try entity("enum NS { final class Inner: Entity { var id: EntityId<NS.Inner> = 0 } }")
+        #expect(nested.idProperty?.isTypedId == true)
+    }
+
+    @Test func relations() throws {
+        let entities = try scan("""
+        enum App {
+            class Author: Entity { var id: Id = 0 }
+            class Book: Entity {
+                var id: Id = 0
+                var author: ToOne<Author> = nil
+                // cellar: name = "writer2"
+                var other: Cellar.ToOne<App.Author> = nil
+                var sameAgain = ToOne<Author>()
+            }
+        }
+        """)
+        let book = try #require(entities.first { $0.typeName == "App.Book" })
+        for name in ["author", "other", "sameAgain"] {
+            let property = try #require(book.property(name))
+            #expect(property.propertyType == .relation && property.flags == relationFlags && property.relationTarget == "App.Author")
+            #expect(property.storedSwiftType == "Id" && property.index == .value)
+        }
+        #expect(book.property("other")?.modelName == "writer2")
+    }
+
+    // MARK: Annotations
+
+    @Test(arguments: ["cellar", "objectbox"])
+    func everyAnnotation(prefix: String) throws {
+        let source = """
+        // \(prefix): entity
+        // \(prefix): uid = 123
+        // \(prefix): name = "Renamed"
+        public final class Thing {
+            // \(prefix): id
+            // \(prefix): uid
+            var key: Id = 0
+            // \(prefix): uid = 9223372036854775807
+            // \(prefix): name = "label_v2"
+            var label = ""
+            // \(prefix): transient
+            var skipped = 0
+            // \(prefix): index
+            var plain: Int32 = 0
+            // \(prefix): index = "hash"
+            var hashed = ""
+            // \(prefix): index = "hash64"
+            var hashed64 = ""
+            // \(prefix): index = "value"
+            var valued: String?
+            // \(prefix): unique
+            var code: UInt16 = 0
+            // \(prefix): unique = { "onConflict": "replace" }
+            // \(prefix): index = "hash"
+            var email = ""
+            // \(prefix): unique = { "onConflict": "fail" }
+            var serial: UInt64 = 0
+            // \(prefix): convert = { "dbType": "[UInt8]", "converter": "Blob" }
+            var blob: Blob?
+            // \(prefix): date-nano
+            var at: Date?
+            init() {}
+        }
+        """
+        let thing = try entity(source)
+        #expect(thing.typeName == "Thing" && thing.modelName == "Renamed" && thing.uid == .some(.some(123)) && thing.isPublic)
+        #expect(thing.properties.map(\.name) == ["key", "label", "plain", "hashed", "hashed64", "valued", "code", "email", "serial", "blob", "at"])
+        let key = try #require(thing.idProperty)
+        #expect(key.name == "key" && key.uid == .some(nil) && key.flags == .id)
+        let label = try #require(thing.property("label"))
+        #expect(label.modelName == "label_v2" && label.uid == .some(.some(UInt64(Int64.max))))
+        #expect(thing.property("plain")?.flags == .indexed && thing.property("plain")?.index == .value)
+        #expect(thing.property("hashed")?.flags == [.indexed, .indexHash] && thing.property("hashed")?.index == .hash)
+        #expect(thing.property("hashed")?.flags.rawValue == 2056)
+        #expect(thing.property("hashed64")?.flags == [.indexed, .indexHash64] && thing.property("hashed64")?.index == .hash64)
+        #expect(thing.property("valued")?.flags == .indexed && thing.property("valued")?.index == .value)
+        let code = try #require(thing.property("code"))
+        #expect(code.flags == [.unique, .indexed, .unsigned] && code.unique && !code.uniqueOnConflictReplace)
+        let email = try #require(thing.property("email"))
+        #expect(email.flags == [.unique, .indexed, .indexHash, .uniqueOnConflictReplace] && email.uniqueOnConflictReplace)
+        #expect(email.index == .hash)
+        #expect(thing.property("serial")?.flags == [.unique, .indexed, .unsigned])
+        let blob = try #require(thing.property("blob"))
+        #expect(blob.conversion == .converter(type: "Blob", dbType: "[UInt8]") && blob.propertyType == .byteVector && blob.isOptional)
+        #expect(thing.property("at")?.propertyType == .dateNano)
+        #expect(thing.property("label")?.uid == .some(.some(9_223_372_036_854_775_807)))
+        #expect(thing.property("plain")?.uid == nil)
+    }
+
+    @Test func annotationPlacement() throws {
+        // Attributes before the annotation, annotations between attributes and the keyword, a
+        // blank line and other comments in between, doc comments ignored.
+        let e = try entity("""
+        /// A doc comment: cellar: index
+        @available(macOS 15, *)
+        // cellar: name = "Moved"
+
+        // a plain comment
+        @MainActor
+        // objectbox: entity
+        final class Moved {
+            var id: Id = 0
+            /// objectbox: index (a doc comment, not an annotation)
+            @available(*, deprecated)
+            // cellar: index
+            public var weight: Int = 0
+            /* cellar: unique — a block comment, not an annotation */
+            var other: Int = 0
+            required init() {}
+        }
+        """)
+        #expect(e.modelName == "Moved" && e.location == SourceLocation(file: "M.swift", line: 2, column: 1))
+        #expect(e.property("weight")?.flags == .indexed)
+        #expect(e.property("weight")?.location == SourceLocation(file: "M.swift", line: 11, column: 5))
+        #expect(e.property("other")?.flags == [])
+    }
+
+    // MARK: Properties
+
+    @Test func inferredTypes() throws {
+        let e = try entity("""
+        enum Mood: Int { case calm = 0, angry = 1 }
+        class E: Entity {
+            var id: Id = 0
+            var s = "text", i = 42, d = 1.5, b = true
+            var negative = -7, negativeDouble = -0.5
+            var date = Date(), data = Data(), bytes = [UInt8](), generic = Array<UInt8>()
+            var i64 = Int64(5), big = UInt32(7), text = String(12)
+            var max = UInt8.max, now = Date.now, pi = Double.pi
+            var cast = 5 as Int16
+            var multi = \"\"\"
+                lines
+                \"\"\"
+            var c, e: Int8
+            // cellar: convert = { "default": ".calm" }
+            var mood = Mood.angry
+            // cellar: convert = { "default": ".calm" }
+            var qualifiedMood = E.Feeling.sad
+            enum Feeling: String { case calm, sad }
+            // cellar: uid = 77
+            var createdAt = Foundation.Date()
+        }
+        """)
+        let expected: [(String, String)] = [
+            ("s", "String"), ("i", "Int"), ("d", "Double"), ("b", "Bool"), ("negative", "Int"), ("negativeDouble", "Double"),
+            ("date", "Date"), ("data", "Data"), ("bytes", "[UInt8]"), ("generic", "Array<UInt8>"), ("i64", "Int64"),
+            ("big", "UInt32"), ("text", "String"), ("max", "UInt8"), ("now", "Date"), ("pi", "Double"), ("cast", "Int16"),
+            ("multi", "String"), ("c", "Int8"), ("e", "Int8"), ("mood", "Mood"), ("qualifiedMood", "E.Feeling"),
+            ("createdAt", "Foundation.Date"),
+        ]
+        #expect(e.properties.map(\.name) == ["id"] + expected.map(\.0))
+        for (name, type) in expected {
+            #expect(e.property(name)?.swiftType == type, "\(name)")
+        }
+        #expect(e.property("bytes")?.propertyType == .byteVector && e.property("generic")?.storedSwiftType == "[UInt8]")
+        #expect(e.property("qualifiedMood")?.propertyType == .string)
+        #expect(e.property("createdAt")?.uid == .some(.some(77)))
+        // Each binding of a multi-binding declaration is located at its name.
+        #expect(e.property("i")?.location == SourceLocation(file: "M.swift", line: 4, column: 21))
+    }
+
+    @Test func skippedMembers() throws {
+        let e = try entity("""
+        class E: Entity {
+            static var shared = E()
+            class var kind: String { "E" }
+            static let limit = 5
+            var id: Id = 0
+            var computed: Int { 42 }
+            var both: Int {
+                get { 1 }
+                set { }
+            }
+            var observed: Int = 0 {
+                willSet { }
+                didSet { print(oldValue) }
+            }
+            // cellar: transient
+            lazy var cache: [String] = []
+            // objectbox: transient
+            var memo: [String: Int] = [:]
+            func compute() -> Int { 1 }
+            init() {}
+            enum Inner { case a }
+            struct Helper { var x: [String] = [] }
+            typealias Alias = Int
+        }
+        """)
+        #expect(e.properties.map(\.name) == ["id", "observed"])
+    }
+
+    @Test func nestedAndStructEntities() throws {
+        let entities = try scan("""
+        class Outer: Entity {
+            var id: Id = 0
+            struct Inner: Entity {
+                var id: Id = 0
+                let fixed: Int
+                var optional: String?
+                // cellar: transient
+                let constant = 5
+                // cellar: transient
+                var cache: String?
+            }
+        }
+        enum Namespace {
+            // cellar: name = "NamespacedThing"
+            public struct Thing: Entity { var id: Id = 0 }
+            struct NotAnEntity { var list: [String] = [] }
+        }
+        struct Plain { var list: [String] = [] }
+        extension Plain { struct Helper { } }
+        """)
+        #expect(entities.map(\.typeName) == ["Outer", "Outer.Inner", "Namespace.Thing"])
+        #expect(entities.map(\.modelName) == ["Outer", "Inner", "NamespacedThing"])
+        #expect(entities[1].kind == .struct && entities[1].properties.map(\.name) == ["id", "fixed", "optional"])
+        #expect(entities[1].location == SourceLocation(file: "M.swift", line: 3, column: 5))
+        #expect(entities[2].isPublic && !entities[1].isPublic)
+    }
+
+    @Test func filesInOrder() throws {
+        let entities = try SourceScanner.scan(files: [
+            (path: "B.swift", contents: "class B: Entity { var id: Id = 0; var a: ToOne<A> = nil }"),
+            (path: "A.swift", contents: "class A: Entity { var id: Id = 0 }\nclass A2: Entity { var id: Id = 0 }"),
+        ])
+        #expect(entities.map(\.typeName) == ["B", "A", "A2"])
+        #expect(entities[0].location.file == "B.swift" && entities[2].location == SourceLocation(file: "A.swift", line: 2, column: 1))
+        #expect(entities[0].property("a")?.relationTarget == "A")
+    }
+
+    @Test func noEntities() throws {
+        #expect(try scan("struct P { var x: [String] }\nfunc f() {}").isEmpty)
+        #expect(try scan("").isEmpty)
+    }
+}
+
+// MARK: - Errors
+
+@Suite struct SourceScannerErrorTests {
+    @Test func unknownAnnotation() {
+        let source = """
+        class E: Entity {
+            var id: Id = 0
+            // cellar: indexed
+            var name = ""
+        }
+        """
+        expectError(source, at: "3:5", "`// cellar: indexed`: `indexed` is not an annotation Cellar knows. On a property it accepts: uid, uid = N, name = \"…\", id, id = { \"assignable\": true }, transient, index")
+        expectError("// objectbox: entiti\nclass E: Entity { var id: Id = 0 }", at: "1:1",
+                    "`entiti` is not an annotation Cellar knows. On a class or struct it accepts: entity, uid, uid = N, name = \"…\"")
+        expectError("class E: Entity {\n    var id: Id = 0\n    // cellar:\n    var x = 0\n}", at: "3:5", "names no annotation")
+    }
+
+    @Test func annotationsInTheWrongPlace() {
+        expectError("// cellar: index\nclass E: Entity { var id: Id = 0 }", at: "1:1",
+                    "`// cellar: index` is a property annotation and cannot be used on a type; on a class or struct Cellar accepts: entity, uid")
+        expectError("class E: Entity {\n    var id: Id = 0\n    // objectbox: entity\n    var x = 0\n}", at: "3:5",
+                    "`// objectbox: entity` belongs on a class or struct, not on a property")
+        expectError("class E: Entity {\n    var id: Id = 0\n    var x = 0 // cellar: index\n}", at: "3:15",
+                    "is at the end of a line, where it is not read: put it on its own line above the declaration")
+        expectError("class E: Entity {\n    var id: Id = 0\n    // cellar: index\n    var x: Int { 1 }\n}", at: "3:5",
+                    "is on a computed property, which is not stored; remove the annotation")
+        expectError("class E: Entity {\n    var id: Id = 0\n    // cellar: index\n    static var x = 1\n}", at: "3:5",
+                    "is on a static property")
+        expectError("class E: Entity {\n    var id: Id = 0\n    // cellar: transient\n    func f() {}\n}", at: "3:5",
+                    "is on a declaration that is not a stored property")
+        expectError("// cellar: uid = 5\nclass E { var id: Id = 0 }", at: "1:1",
+                    "is on `E`, which is not an entity: conform it to `Entity` or annotate it `// cellar: entity`")
+        expectError("struct S {\n    // cellar: index\n    var x = 0\n}", at: "2:5", "is in `S`, which is not an entity")
+        expectError("class E: Entity {\n    var id: Id = 0\n    // cellar: transient\n    // cellar: index\n    var x = 0\n}", at: "4:5",
+                    "is transient (not stored), so the annotation has no effect")
+    }
+
+    @Test func malformedValues() {
+        func check(_ annotation: String, _ fragment: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+            expectError("class E: Entity {\n    var id: Id = 0\n    // cellar: \(annotation)\n    var x: String = \"\"\n}",
+                        at: "3:5", fragment, sourceLocation: sourceLocation)
+        }
+        check("uid = 0", "0 is not a UID; write `uid` (the generator then tells the UID to use) or `uid = N`")
+        check("uid = 9223372036854775808", "9223372036854775808 is not a UID")
+        check("uid = abc", "abc is not a UID")
+        check("name = Foo", "the value is not valid JSON")
+        check("name = \"\"", "the name must be non-empty")
+        check("name", "the new name is missing")
+        check("index = \"btree\"", "the index kind must be \"value\", \"hash\" or \"hash64\"; write `index`, `index = \"hash\"`")
+        check("index = hash", "the value is not valid JSON")
+        check("id = { \"assignable\": 1 }", "\"assignable\" must be true or false")
+        check("id = { \"other\": true }", "\"other\" is not a key it knows (keys: \"assignable\")")
+        check("unique = { \"onConflict\": \"ignore\" }", "\"onConflict\" must be \"replace\"")
+        check("unique = \"replace\"", "the value must be a JSON object")
+        check("convert = { \"dbType\": 5 }", "\"dbType\" must be a non-empty string")
+        check("convert = { \"type\": \"Int\" }", "\"type\" is not a key it knows (keys: \"dbType\", \"converter\", \"default\")")
+        check("convert = { \"default\": \"unknown\" }", "\"default\" must name an enum case with a leading dot")
+        check("convert = { \"dbType\": \"Int\", \"converter\": \"my converter\" }", "\"converter\" must name a type")
+        check("transient = true", "`transient` takes no value")
+        check("date-nano = 1", "`date-nano` takes no value")
+        check("index, unique", "expected `=` or the end of the line after `index`; write one annotation per line")
+        check("index =", "the value after `=` is missing")
+        check("backlink", "it needs the name of the ToOne property")
+        expectError("class E: Entity {\n    var id: Id = 0\n    // cellar: index\n    // cellar: index\n    var x = 0\n}", at: "4:5",
+                    "`// cellar: index`: `index` is given twice for the same declaration; keep one")
+        expectError("// cellar: entity = true\nclass E { var id: Id = 0 }", at: "1:1", "`entity` takes no value")
+    }
+
+    @Test func propertyErrors() {
+        let prefix = "class E: Entity {\n    var id: Id = 0\n"
+        func check(_ body: String, at position: String, _ fragment: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+            expectError(prefix + body + "\n}\nenum Plain: Int { case a = 1 }\nenum NoRaw { case a }\nenum Real: Double { case a = 1 }\nstruct Point { }",
+                        at: position, fragment, sourceLocation: sourceLocation)
+        }
+        check("    // cellar: transient\n    lazy var x = 0\n    lazy var y = 0", at: "5:5",
+              "`E.y`: lazy properties cannot be stored, mark it transient")
+        check("    var x = compute()", at: "3:5", "the type of `E.x` cannot be inferred from `compute()` without type checking: add a type annotation")
+        check("    var x = nil as Int?, y = Int(\"5\")", at: "3:26", "the type of `E.y` cannot be inferred")
+        check("    var x = Plain(rawValue: 1)", at: "3:5", "add a type annotation")
+        check("    var x = Other.value", at: "3:5", "add a type annotation")
+        check("    var notes: ToMany<E> = nil", at: "3:5",
+              "`E.notes` is a ToMany<E>: ToMany relations are not supported by this version of the generator yet; remove the property or mark it `// cellar: transient`")
+        check("    // cellar: backlink = \"x\"\n    var x: Int = 0", at: "3:5", "backlinks are ToMany properties, which this version of the generator does not support yet")
+        check("    var tags: [String] = []", at: "3:5",
+              "`E.tags` is a [String], which cannot be stored: use a relation (a new entity for the elements), or a `// cellar: convert` to a built-in type such as a JSON String")
+        check("    var set: Set<Int> = []", at: "3:5", "`E.set` is a Set<Int>, which cannot be stored")
+        check("    var map: [String: Int]", at: "3:5", "`E.map` is a [String: Int], which cannot be stored")
+        check("    var point: Point", at: "3:5", "`E.point` is a Point, which cannot be stored")
+        check("    var e: E?", at: "3:5", "`E.e` is the entity E, which cannot be stored inside another object: use a relation, `var e: ToOne<E> = nil`")
+        check("    var plain: Plain", at: "3:5", "`E.plain` is the enum Plain: store its raw value with `// cellar: convert = { \"default\": \".a\" }`")
+        check("    var nested: String??", at: "3:5", "is a double optional")
+        check("    let x = 0", at: "3:5", "`E.x` is a `let`: the generated code creates objects with `init()` and then sets each stored property; make it var or transient")
+        check("    private var x = 0", at: "3:5", "`E.x` is private: the generated code (in another file) must read and write it")
+        check("    fileprivate(set) var x = 0", at: "3:5", "is fileprivate(set)")
+        check("    var (a, b) = (1, 2)", at: "3:5", "declares several values in one pattern")
+        check("    #if DEBUG\n    var debug = 0\n    #endif", at: "4:5", "declares stored properties inside `#if`")
+    }
+
+    @Test func indexErrors() {
+        func check(_ annotation: String, _ type: String, _ fragment: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+            expectError("class E: Entity {\n    var id: Id = 0\n    // cellar: \(annotation)\n    var x: \(type)\n}",
+                        at: "3:5", fragment, sourceLocation: sourceLocation)
+        }
+        for type in ["Double", "Float?", "Data", "[UInt8]"] {
+            check("index", type, "Cellar, like ObjectBox, cannot index Float, Double or byte vector (Data, [UInt8]) properties; remove the annotation")
+            check("unique", type, "cannot index Float, Double or byte vector")
+        }
+        check("index = \"hash\"", "Int", "hash indexes are for String properties; use `// cellar: index` (a value index)")
+        check("index = \"hash64\"", "Date", "hash indexes are for String properties")
+        check("date-nano", "String", "is stored as String: date-nano is for Date properties; remove it")
+        check("index", "ToOne<E> = nil", "cannot be used on the relation `E.x` (a ToOne is stored as the target's id, always indexed)")
+        expectError("class E: Entity {\n    var id: Id = 0\n    // cellar: convert = { \"dbType\": \"Double\", \"converter\": \"C\" }\n    // cellar: index\n    var x: Money\n}",
+                    at: "4:5", "stored as Double: Cellar, like ObjectBox, cannot index")
+    }
+
+    @Test func conversionErrors() {
+        let enums = "\nenum Plain: Int { case a = 1, unknown = 0 }\nenum NoRaw { case a }\nenum Real: Double { case a = 1 }\nenum Str: String { case x }"
+        func check(_ annotation: String, _ type: String, _ fragment: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+            expectError("class E: Entity {\n    var id: Id = 0\n    // cellar: \(annotation)\n    var x: \(type)\n}" + enums,
+                        at: "3:5", fragment, sourceLocation: sourceLocation)
+        }
+        check("convert = { \"default\": \".unknown\" }", "Status",
+              "`E.x` is a Status, which is not an enum declared in the scanned sources: declare its raw type with dbType, e.g. `// cellar: convert = { \"dbType\": \"Int\", \"default\": \".unknown\" }`")
+        check("convert = { \"default\": \".a\" }", "NoRaw", "is the enum NoRaw, which has no raw type: declare one (`enum NoRaw: Int`)")
+        check("convert = { \"default\": \".a\" }", "Real", "is the enum Real with raw type Double: enums are stored by raw values that are integers or String")
+        check("convert = { \"default\": \".b\" }", "Plain", "\"default\": \".b\" is not a case of Plain (cases: .a, .unknown)")
+        check("convert = {}", "Plain", "`E.x` is not optional, so it needs a default case for a missing or unknown stored value")
+        check("convert = { \"dbType\": \"Int32\", \"default\": \".a\" }", "Plain", "\"dbType\" is Int32, but the raw type of Plain is Int")
+        check("convert = { \"dbType\": \"Double\", \"default\": \".a\" }", "Other", "needs an integer or String \"dbType\", not Double")
+        check("convert = { \"converter\": \"C\" }", "Point", "a converter needs the database type it converts to, e.g. `\"dbType\": \"String\"`; add \"dbType\"")
+        check("convert = { \"dbType\": \"Character\", \"converter\": \"C\" }", "Point", "\"dbType\": \"Character\" is not a built-in type; use one of Bool, Int8")
+        check("convert = { \"dbType\": \"Int\", \"converter\": \"C\", \"default\": \".a\" }", "Plain", "with a converter, the converter returns the value for a missing one: remove \"default\"")
+        check("convert = { \"default\": \".a\" }", "String", "stores an enum by its raw value, but `E.x` is a String; it is stored as it is: remove the annotation")
+        check("convert = { \"default\": \".a\" }", "[Plain]", "add \"dbType\" and \"converter\"")
+        check("convert = { \"default\": \".a\" }", "ToOne<E> = nil", "cannot be used on the relation")
+    }
+
+    @Test func idErrors() {
+        expectError("class E: Entity {\n    var name = \"\"\n}", at: "1:1", "`E` has no id property: add `var id: Id = 0`")
+        expectError("class E: Entity {\n    var id: Int = 0\n}", at: "1:1",
+                    "`E` has no id property: add `var id: Id = 0` (or `var id: EntityId<E> = 0`, or annotate a 64-bit integer property `// cellar: id`); its `id` is Int, which is not an id type")
+        expectError("class E: Entity {\n    var id: Id?\n}", at: "2:5", "the id `E.id` is optional: an id is never nil")
+        expectError("class E: Entity {\n    // cellar: id\n    var a: UInt64 = 0\n    // objectbox: id\n    var b: UInt64 = 0\n}", at: "4:5",
+                    "`E` has several properties annotated `// cellar: id` (`a`, `b`); an entity has one id")
+        expectError("class E: Entity {\n    // cellar: id\n    var name: String = \"\"\n}", at: "2:5",
+                    "`// cellar: id` is on `E.name`, a String: the id must be a 64-bit integer (Id, UInt64, Int64, Int, UInt) or EntityId<E>")
+        expectError("class E: Entity {\n    // cellar: id\n    var small: Int32 = 0\n}", at: "2:5", "the id must be a 64-bit integer")
+        expectError("class E: Entity {\n    // cellar: id\n    var id: EntityId<F> = 0\n}\nclass F: Entity { var id: Id = 0 }", at: "3:5",
+                    "the id `E.id` is EntityId<F>, which names another type: the id of E must be EntityId<E> (or Id)")
+        expectError("class E: Entity {\n    var id: Id = 0\n    var other: EntityId<E> = 0\n}", at: "3:5",
+                    "EntityId is only for the id property of its own entity")
+        expectError("struct S: Entity {\n    let id: Id\n}", at: "2:5", "the id `S.id` is a `let`: `put` writes the new id back, so declare it `var`")
+        expectError("class E: Entity {\n    // cellar: index\n    var id: Id = 0\n}", at: "2:5", "`// cellar: index` cannot be used on the id `E.id`")
+        // An id that failed for another reason gives no extra "no id" error.
+        expectError("class E: Entity {\n    private var id: Id = 0\n}", at: "2:5", "`E.id` is private")
+    }
+
+    @Test func entityErrors() {
+        expectError("struct S: Entity {\n    var id: Id = 0\n    let version = 1\n}", at: "3:5",
+                    "`S.version` is a `let` with an initial value, which the memberwise initializer cannot set; make it var or transient")
+        expectError("struct S: Entity {\n    var id: Id = 0\n    // cellar: transient\n    var cache: [Int]\n}", at: "3:5",
+                    "a transient property of a struct needs an initial value")
+        expectError("class C {}\nextension C {\n    class Inner: Entity { var id: Id = 0 }\n}", at: "3:5",
+                    "`C.Inner` is declared in an extension, where the generator does not look for entities")
+        expectError("actor A: Entity { var id: Id = 0 }", at: "1:1", "`A` is an actor: entities are classes or structs")
+        expectError("// cellar: entity\nenum Kind: Int { case a }", at: "1:1", "`Kind` is an enum: entities are classes or structs")
+        expectError("class G<T>: Entity { var id: Id = 0 }", at: "1:1", "`G` is generic or nested in a generic type")
+        expectError("struct Box<T> {\n    class Inner: Entity { var id: Id = 0 }\n}", at: "2:5", "`Box.Inner` is generic or nested in a generic type")
+        expectError("private class P: Entity { var id: Id = 0 }", at: "1:1", "`P` is private: the generated code (in another file) must use it")
+        expectError("class E: Entity {\n    var id: Id = 0\n    var x: Int = = 5\n}", at: "3:18", "`E` does not parse as Swift; fix the syntax error first")
+        expectError("class E: Entity {\n    var id: Id = 0\n    var t: ToOne<Missing> = nil\n}", at: "3:5",
+                    "`E.t` is a ToOne<Missing>, but `Missing` is not an entity in the scanned sources")
+        expectError("class E: Entity {\n    var id: Id = 0\n    var t: ToOne<E>?\n}", at: "3:5", "`E.t` is an optional ToOne: a ToOne is never optional")
+        expectError("class E: Entity {\n    var id: Id = 0\n    // cellar: name = \"x\"\n    var y = 0\n    var x = 0\n}", at: "5:5",
+                    "`E.x` and `E.y` both have the name x in the model")
+        expectError("class A: Entity { var id: Id = 0 }\n// cellar: name = \"A\"\nclass B: Entity { var id: Id = 0 }", at: "3:1",
+                    "`B` and `A` (M.swift:1:1) both have the name A in the model: rename one with `// cellar: name = \"…\"`")
+        expectError("// cellar: uid = 7\nclass A: Entity {\n    var id: Id = 0\n    // cellar: uid = 7\n    var x = 0\n}", at: "5:5",
+                    "the UID 7 of `A.x` is also the UID of `A`")
+    }
+
+    @Test func severalErrorsInSourceOrder() {
+        let found = errors([
+            (path: "B.swift", contents: "class B: Entity {\n    var tags: [String] = []\n}"),
+            (path: "A.swift", contents: "class A: Entity {\n    var id: Id = 0\n    // cellar: indexd\n    var x = 0\n    lazy var y = 0\n}"),
+        ])
+        #expect(found.count == 4)
+        #expect(found.map { $0.split(separator: " ").first.map(String.init) ?? "" }
+            == ["B.swift:1:1:", "B.swift:2:5:", "A.swift:3:5:", "A.swift:5:5:"])
+        #expect(found[0].contains("has no id property") && found[1].contains("cannot be stored"))
+    }
+}
