@@ -15,9 +15,12 @@ let package = Package(
         .library(name: "Cellar", targets: ["Cellar"]),
         .library(name: "CellarStorage", targets: ["CellarStorage"]),
         .executable(name: "cellar", targets: ["cellar"]),
+        .executable(name: "cellar-generator", targets: ["cellar-generator"]),
+        .plugin(name: "cellar-generate", targets: ["cellar-generate"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", from: "602.0.0"),
     ],
     targets: [
         // libzstd from the system (Debian: libzstd-dev, Homebrew: zstd).
@@ -38,6 +41,30 @@ let package = Package(
             dependencies: ["CellarStorage"],
             swiftSettings: strict
         ),
+        // The generator: reads entity sources (swift-syntax), keeps the model JSON, writes bindings.
+        .target(
+            name: "CellarGenerator",
+            dependencies: [
+                "Cellar",
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftParser", package: "swift-syntax"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "cellar-generator",
+            dependencies: ["CellarGenerator"],
+            swiftSettings: strict
+        ),
+        // `swift package --allow-writing-to-package-directory cellar-generate --target NAME`
+        .plugin(
+            name: "cellar-generate",
+            capability: .command(
+                intent: .custom(verb: "cellar-generate", description: "Generate Cellar bindings and update the model JSON of a target"),
+                permissions: [.writeToPackageDirectory(reason: "Writes model-<Target>.json and generated/EntityInfo-<Target>.generated.swift into the target")]
+            ),
+            dependencies: ["cellar-generator"]
+        ),
         // The command-line tool: demo, inspect and verify a store.
         .executableTarget(
             name: "cellar",
@@ -48,7 +75,7 @@ let package = Package(
         // fault-injecting file.
         .target(
             name: "CellarTestSupport",
-            dependencies: ["CellarStorage"],
+            dependencies: ["Cellar", "CellarStorage"],
             path: "Tests/CellarTestSupport",
             swiftSettings: strict
         ),
@@ -62,6 +89,12 @@ let package = Package(
         .testTarget(
             name: "CellarStorageTests",
             dependencies: ["CellarStorage", "CellarTestSupport", "CellarCrashChild"],
+            exclude: ["Fixtures"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "CellarGeneratorTests",
+            dependencies: ["CellarGenerator", "Cellar", "CellarTestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

@@ -2,12 +2,12 @@ import Cellar
 import Foundation
 
 /// A model entity for `Row`: each test declares one per version of its schema.
-protocol RowSchema {
+public protocol RowSchema {
     static var entity: ModelEntity { get }
 }
 
 /// A value of a `Row` property.
-enum RowValue: Equatable, Sendable {
+public enum RowValue: Equatable, Sendable {
     case long(Int64)
     case string(String)
     case double(Double)
@@ -15,27 +15,28 @@ enum RowValue: Equatable, Sendable {
 
 /// An entity whose properties come from a `RowSchema`: lets schema-evolution tests write several
 /// versions of one entity (same UID, different properties) without a binding each.
-final class Row<S: RowSchema>: Entity, EntityInspectable {
-    var id: Id = 0
-    var values: [String: RowValue] = [:]
+public final class Row<S: RowSchema>: Entity, EntityInspectable {
+    public var id: Id = 0
+    public var values: [String: RowValue] = [:]
 
-    init(id: Id = 0, _ values: [String: RowValue] = [:]) {
+    public init(id: Id = 0, _ values: [String: RowValue] = [:]) {
         self.id = id
         self.values = values
     }
 
-    static var entityBinding: RowBinding<S> { RowBinding() }
+    public static var entityBinding: RowBinding<S> { RowBinding() }
 }
 
-struct RowBinding<S: RowSchema>: EntityBinding {
-    typealias EntityType = Row<S>
-    var entityName: String { S.entity.name }
-    var entityId: IdUid { S.entity.id }
-    var slotCount: Int { Int(S.entity.lastPropertyId.id) }
-    func id(of entity: Row<S>) -> Id { entity.id }
-    func setId(_ id: Id, of entity: inout Row<S>) { entity.id = id }
+public struct RowBinding<S: RowSchema>: EntityBinding {
+    public typealias EntityType = Row<S>
+    public init() {}
+    public var entityName: String { S.entity.name }
+    public var entityId: IdUid { S.entity.id }
+    public var slotCount: Int { Int(S.entity.lastPropertyId.id) }
+    public func id(of entity: Row<S>) -> Id { entity.id }
+    public func setId(_ id: Id, of entity: inout Row<S>) { entity.id = id }
 
-    func write(_ entity: Row<S>, to record: RecordBuilder) throws {
+    public func write(_ entity: Row<S>, to record: RecordBuilder) throws {
         for property in S.entity.properties where !property.flags.contains(.id) {
             let slot = Int(property.id.id) - 1
             switch entity.values[property.name] {
@@ -47,7 +48,7 @@ struct RowBinding<S: RowSchema>: EntityBinding {
         }
     }
 
-    func read(id: Id, from record: RecordReader) throws -> Row<S> {
+    public func read(id: Id, from record: RecordReader) throws -> Row<S> {
         let row = Row<S>(id: id)
         for property in S.entity.properties where !property.flags.contains(.id) {
             let slot = Int(property.id.id) - 1

@@ -1,7 +1,7 @@
 /// The example model file of seed 000 (ObjectBox's example project), exactly as in the seed
 /// (without the file's final newline).
-enum ModelJSONSeed {
-    static let text = """
+public enum ModelJSONSeed {
+    public static let text = """
 {
   "_note1": "KEEP THIS FILE! Check it into a version control system (VCS) like git.",
   "_note2": "ObjectBox manages crucial IDs for your object model. See docs for details.",

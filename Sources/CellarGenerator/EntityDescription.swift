@@ -1,0 +1,150 @@
+import Cellar
+
+/// Where something is in the sources: `file:line:column` in messages, as compilers print them.
+public struct SourceLocation: Hashable, Sendable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var column: Int
+
+    public init(file: String, line: Int, column: Int) {
+        self.file = file
+        self.line = line
+        self.column = column
+    }
+
+    public var description: String { "\(file):\(line):\(column)" }
+}
+
+/// Everything the generator refuses: a message that says what is wrong and what to do, with the
+/// place in the sources (or in the model file) when there is one.
+public struct GeneratorError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var location: SourceLocation?
+    public var message: String
+
+    public init(_ message: String, at location: SourceLocation? = nil) {
+        self.location = location
+        self.message = message
+    }
+
+    /// `file:line:column: error: message`, which Xcode and editors link to the place.
+    public var description: String {
+        if let location { return "\(location): error: \(message)" }
+        return "error: \(message)"
+    }
+}
+
+/// An entity as the sources declare it, after annotations and types were understood.
+public struct EntityDescription: Hashable, Sendable {
+    public enum Kind: Hashable, Sendable {
+        case `class`
+        case `struct`
+    }
+
+    /// The Swift type's name.
+    public var typeName: String
+    /// The name in the model (`// cellar: name = "…"` on the type, else `typeName`).
+    public var modelName: String
+    public var kind: Kind
+    /// `// cellar: uid` (nil: no annotation; `.some(nil)`: the annotation without a value).
+    public var uid: UInt64??
+    public var properties: [PropertyDescription]
+    /// Whether the type is declared `public` (or `open`).
+    public var isPublic: Bool
+    public var location: SourceLocation
+
+    public init(typeName: String, modelName: String, kind: Kind, uid: UInt64??, properties: [PropertyDescription],
+                isPublic: Bool, location: SourceLocation) {
+        self.typeName = typeName
+        self.modelName = modelName
+        self.kind = kind
+        self.uid = uid
+        self.properties = properties
+        self.isPublic = isPublic
+        self.location = location
+    }
+
+    /// The id property.
+    public var idProperty: PropertyDescription? { properties.first { $0.isId } }
+}
+
+/// A stored property of an entity (transient, static and computed ones are not described).
+public struct PropertyDescription: Hashable, Sendable {
+    /// How the Swift value becomes the stored value.
+    public enum Conversion: Hashable, Sendable {
+        /// Stored as it is (a built-in type).
+        case none
+        /// A `RawRepresentable` enum stored as its raw value (`swiftType` is the enum, the raw
+        /// type is given by `propertyType`); `defaultCase` (e.g. `.unknown`) is read when the
+        /// stored value is missing or not a case; nil for an optional enum without a default.
+        case rawValue(defaultCase: String?)
+        /// `// cellar: convert = { "dbType": "…", "converter": "…" }`: the converter type's
+        /// `static func convert(_: SwiftType) -> DbType` and `static func convert(_: DbType?) -> SwiftType`
+        /// (or with a non-optional parameter, which then gets the zero value of the database type).
+        case converter(type: String, dbType: String)
+    }
+
+    /// The kind of index (`// cellar: index`, `index = "hash"`, …).
+    public enum IndexKind: Hashable, Sendable {
+        case value
+        case hash
+        case hash64
+    }
+
+    /// The Swift property's name.
+    public var name: String
+    /// The name in the model (`// cellar: name = "…"`, else `name`).
+    public var modelName: String
+    /// The type as written, without the optional marker (`String`, `EntityId<Note>`, `Status`).
+    public var swiftType: String
+    /// Declared optional (`String?`, `Optional<String>`).
+    public var isOptional: Bool
+    /// The stored type: type code, and the database Swift type it is read and written as
+    /// (`"Int64"`, `"String"`, `"Date"`…, see `storedSwiftType`).
+    public var propertyType: PropertyType
+    /// The Swift type the record holds for this property: one of `Bool`, `Int8`, `Int16`,
+    /// `Int32`, `Int64`, `Int`, `UInt8`…`UInt64`, `UInt`, `Float`, `Double`, `String`, `Date`,
+    /// `Data`, `[UInt8]`; `Id` for ids and relations.
+    public var storedSwiftType: String
+    public var flags: PropertyFlags
+    public var conversion: Conversion
+    public var isId: Bool
+    /// `// cellar: id = { "assignable": true }`.
+    public var idAssignable: Bool
+    /// The id is `EntityId<…>` rather than `Id`.
+    public var isTypedId: Bool
+    public var index: IndexKind?
+    public var unique: Bool
+    public var uniqueOnConflictReplace: Bool
+    /// `// cellar: date-nano`.
+    public var dateNano: Bool
+    /// For `ToOne<T>`: `T`'s type name.
+    public var relationTarget: String?
+    /// `// cellar: uid` (nil: no annotation; `.some(nil)`: the annotation without a value).
+    public var uid: UInt64??
+    public var location: SourceLocation
+
+    public init(name: String, modelName: String, swiftType: String, isOptional: Bool, propertyType: PropertyType,
+                storedSwiftType: String, flags: PropertyFlags = [], conversion: Conversion = .none, isId: Bool = false,
+                idAssignable: Bool = false, isTypedId: Bool = false, index: IndexKind? = nil, unique: Bool = false,
+                uniqueOnConflictReplace: Bool = false, dateNano: Bool = false, relationTarget: String? = nil,
+                uid: UInt64?? = nil, location: SourceLocation) {
+        self.name = name
+        self.modelName = modelName
+        self.swiftType = swiftType
+        self.isOptional = isOptional
+        self.propertyType = propertyType
+        self.storedSwiftType = storedSwiftType
+        self.flags = flags
+        self.conversion = conversion
+        self.isId = isId
+        self.idAssignable = idAssignable
+        self.isTypedId = isTypedId
+        self.index = index
+        self.unique = unique
+        self.uniqueOnConflictReplace = uniqueOnConflictReplace
+        self.dateNano = dateNano
+        self.relationTarget = relationTarget
+        self.uid = uid
+        self.location = location
+    }
+}

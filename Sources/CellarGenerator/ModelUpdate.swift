@@ -1,0 +1,227 @@
+import Cellar
+
+/// Brings the model JSON up to date with the entities in the sources, following the meta model's
+/// rules (seed 000, `docs/model.md`): things are matched by UID when the sources give one
+/// (`// cellar: uid = N`), else by name; new ones get the next ID and a fresh random UID; ones no
+/// longer in the sources are retired (their UIDs never used again); IDs are never reused.
+///
+/// Refused with a `GeneratorError`, and nothing written: a model file that is inconsistent in
+/// itself (duplicate IDs or UIDs after a merge, an ID above its `last…Id`), a `uid` annotation
+/// without a value (the message gives the UID for a rename and a fresh one for a reset), a UID
+/// that is retired or belongs to something else, and a changed type without a new UID.
+public struct ModelUpdate {
+    public var modelPath: String
+
+    public init(modelPath: String) {
+        self.modelPath = modelPath
+    }
+
+    /// The updated model. `model` is the file's current content (nil when there is none yet).
+    public func update<G: RandomNumberGenerator>(_ model: Model?, with entities: [EntityDescription],
+                                                 using generator: inout G) throws -> Model {
+        var next = model ?? Model()
+        if let model {
+            do {
+                try model.validate(source: modelPath, requireSupportedTypes: false)
+            } catch let CellarError.schema(message) {
+                throw GeneratorError("\(message). Fix \(modelPath) by hand (see docs/model.md, \"Resolving merge conflicts\"); nothing was written")
+            }
+        }
+        try checkUidAnnotations(entities, in: next, using: &generator)
+        var uids = UidAllocator(model: next)
+
+        let old = next.entities
+        var matchedOld: Set<UInt64> = []
+        var updated: [ModelEntity] = []
+        for entity in entities {
+            let previous = try match(entity, in: old, matched: matchedOld, uids: uids)
+            var result: ModelEntity
+            if let previous {
+                matchedOld.insert(previous.id.uid)
+                result = previous
+                result.name = entity.modelName
+            } else {
+                let uid = try uids.take(entity.uid ?? nil, for: "entity \(entity.typeName)", at: entity.location, using: &generator)
+                next.lastEntityId = IdUid(id: next.lastEntityId.id + 1, uid: uid)
+                result = ModelEntity(name: entity.modelName, id: next.lastEntityId, lastPropertyId: .zero, properties: [])
+            }
+            result = try updateProperties(of: result, from: entity, all: entities, model: &next, uids: &uids, using: &generator)
+            updated.append(result)
+        }
+        for entity in old where !matchedOld.contains(entity.id.uid) {
+            retire(entity, in: &next)
+        }
+        next.entities = updated.sorted { $0.id.id < $1.id.id }
+        do {
+            try next.validate(source: "the updated model")
+        } catch let CellarError.schema(message) {
+            throw GeneratorError("\(message) (please report: the generator made an inconsistent model)")
+        }
+        return next
+    }
+
+    // MARK: Entities
+
+    private func match(_ entity: EntityDescription, in old: [ModelEntity], matched: Set<UInt64>, uids: UidAllocator) throws -> ModelEntity? {
+        if case .some(.some(let uid)) = entity.uid {
+            if let previous = old.first(where: { $0.id.uid == uid }) { return previous }
+            return nil   // a reset (or a new entity with a UID chosen by hand): checked by `take`
+        }
+        return old.first { $0.name == entity.modelName && !matched.contains($0.id.uid) }
+    }
+
+    private func retire(_ entity: ModelEntity, in model: inout Model) {
+        model.retiredEntityUids.append(entity.id.uid)
+        for property in entity.properties { retire(property, in: &model) }
+        model.retiredRelationUids += entity.relations.map(\.id.uid)
+    }
+
+    private func retire(_ property: ModelProperty, in model: inout Model) {
+        model.retiredPropertyUids.append(property.id.uid)
+        if let index = property.indexId, !index.isZero { model.retiredIndexUids.append(index.uid) }
+    }
+
+    // MARK: Properties
+
+    private func updateProperties<G: RandomNumberGenerator>(of entity: ModelEntity, from source: EntityDescription, all: [EntityDescription],
+                                                            model: inout Model, uids: inout UidAllocator, using generator: inout G) throws -> ModelEntity {
+        var result = entity
+        var matched: Set<UInt64> = []
+        var properties: [ModelProperty] = []
+        for property in source.properties {
+            let what = "property \(source.typeName).\(property.name)"
+            var previous: ModelProperty?
+            if case .some(.some(let uid)) = property.uid {
+                previous = entity.properties.first { $0.id.uid == uid }
+            } else {
+                previous = entity.properties.first { $0.name == property.modelName && !matched.contains($0.id.uid) }
+            }
+            var relationTarget: String?
+            if let target = property.relationTarget {
+                guard let targetEntity = all.first(where: { $0.typeName == target }) else {
+                    throw GeneratorError("\(what) relates to \(target), which is not an entity in these sources; make \(target) an entity (conform it to Entity)", at: property.location)
+                }
+                relationTarget = targetEntity.modelName
+            }
+            var next: ModelProperty
+            if let previous {
+                matched.insert(previous.id.uid)
+                guard previous.type == property.propertyType,
+                      previous.flags.contains(.unsigned) == property.flags.contains(.unsigned) else {
+                    let fresh = uids.peek(using: &generator)
+                    throw GeneratorError("\(what) changed its type from \(typeName(previous.type, previous.flags)) to \(typeName(property.propertyType, property.flags)); stored values cannot be read as the new type. Keep the old type, or start the property afresh (its stored values are dropped) with `// cellar: uid = \(fresh)`", at: property.location)
+                }
+                next = previous
+                next.name = property.modelName
+            } else {
+                let uid = try uids.take(property.uid ?? nil, for: what, at: property.location, using: &generator)
+                result.lastPropertyId = IdUid(id: result.lastPropertyId.id + 1, uid: uid)
+                next = ModelProperty(name: property.modelName, id: result.lastPropertyId, type: property.propertyType)
+            }
+            next.type = property.propertyType
+            next.flags = property.flags
+            next.relationTarget = relationTarget
+            if property.flags.contains(.indexed) || property.flags.contains(.unique) {
+                if next.indexId == nil || next.indexId!.isZero {
+                    let uid = try uids.take(nil, for: "the index of \(what)", at: property.location, using: &generator)
+                    model.lastIndexId = IdUid(id: model.lastIndexId.id + 1, uid: uid)
+                    next.indexId = model.lastIndexId
+                }
+            } else if let index = next.indexId, !index.isZero {
+                model.retiredIndexUids.append(index.uid)
+                next.indexId = nil
+            }
+            properties.append(next)
+        }
+        for property in entity.properties where !matched.contains(property.id.uid) {
+            retire(property, in: &model)
+        }
+        result.properties = properties.sorted { $0.id.id < $1.id.id }
+        // Standalone to-many relations are not generated yet: the model keeps none of them.
+        for relation in result.relations { model.retiredRelationUids.append(relation.id.uid) }
+        result.relations = []
+        return result
+    }
+
+    private func typeName(_ type: PropertyType, _ flags: PropertyFlags) -> String {
+        flags.contains(.unsigned) ? "unsigned \(type)" : "\(type)"
+    }
+
+    // MARK: `uid` annotations
+
+    /// Every `// cellar: uid` without a value fails the run, with the UID to use for a rename
+    /// and a fresh one for a reset (all of them reported at once).
+    private func checkUidAnnotations<G: RandomNumberGenerator>(_ entities: [EntityDescription], in model: Model, using generator: inout G) throws {
+        var messages: [String] = []
+        var taken: Set<UInt64> = []
+        func fresh() -> UInt64 {
+            let uid = model.newUid(using: &generator, excluding: taken)
+            taken.insert(uid)
+            return uid
+        }
+        for entity in entities {
+            if case .some(.none) = entity.uid {
+                let current = model.entity(named: entity.modelName)
+                messages.append(GeneratorError(uidAdvice("entity \(entity.typeName)", current: current?.id.uid,
+                    candidates: model.entities.map { "\($0.name) = \($0.id.uid)" }, fresh: fresh()), at: entity.location).description)
+            }
+            let modelEntity = model.entity(named: entity.modelName)
+            for property in entity.properties {
+                guard case .some(.none) = property.uid else { continue }
+                let current = modelEntity?.property(named: property.modelName)
+                messages.append(GeneratorError(uidAdvice("property \(entity.typeName).\(property.name)", current: current?.id.uid,
+                    candidates: modelEntity?.properties.map { "\($0.name) = \($0.id.uid)" } ?? [], fresh: fresh()), at: property.location).description)
+            }
+        }
+        if !messages.isEmpty { throw GeneratorErrors(messages: messages) }
+    }
+
+    private func uidAdvice(_ what: String, current: UInt64?, candidates: [String], fresh: UInt64) -> String {
+        let rename: String
+        if let current {
+            rename = "to keep its data (it is \(current) in \(modelPath)), use `// cellar: uid = \(current)`"
+        } else {
+            let list = candidates.isEmpty ? "" : " (\(candidates.joined(separator: ", ")))"
+            rename = "to rename it, use `// cellar: uid = <its old UID>` with the UID of its old name in \(modelPath)\(list)"
+        }
+        return "`// cellar: uid` needs a value for \(what): \(rename); to reset it (a new one, its stored data dropped), use `// cellar: uid = \(fresh)`"
+    }
+}
+
+/// Several generator errors reported at once, one per line.
+public struct GeneratorErrors: Error, CustomStringConvertible {
+    public var messages: [String]
+    public var description: String { messages.joined(separator: "\n") }
+}
+
+/// Hands out UIDs: a given one when it is free, else a fresh random one; never one the model uses
+/// or retired, never the same twice.
+private struct UidAllocator {
+    let model: Model
+    var handedOut: Set<UInt64> = []
+
+    init(model: Model) { self.model = model }
+
+    mutating func take<G: RandomNumberGenerator>(_ wanted: UInt64?, for what: String, at location: SourceLocation,
+                                                using generator: inout G) throws -> UInt64 {
+        guard let wanted else {
+            let uid = model.newUid(using: &generator, excluding: handedOut)
+            handedOut.insert(uid)
+            return uid
+        }
+        let retired = Set(model.retiredEntityUids + model.retiredPropertyUids + model.retiredIndexUids + model.retiredRelationUids)
+        if retired.contains(wanted) {
+            throw GeneratorError("\(what): UID \(wanted) was retired and is never used again; use `// cellar: uid = \(peek(using: &generator))` for a new one", at: location)
+        }
+        if model.allUids.contains(wanted) || handedOut.contains(wanted) {
+            throw GeneratorError("\(what): UID \(wanted) belongs to something else in the model; a UID names one entity, property, index or relation. Use the UID of \(what)'s old name to rename it, or `// cellar: uid = \(peek(using: &generator))` for a new one", at: location)
+        }
+        handedOut.insert(wanted)
+        return wanted
+    }
+
+    /// A fresh UID to suggest in a message (not reserved).
+    func peek<G: RandomNumberGenerator>(using generator: inout G) -> UInt64 {
+        model.newUid(using: &generator, excluding: handedOut)
+    }
+}

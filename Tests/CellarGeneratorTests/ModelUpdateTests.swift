@@ -1,0 +1,134 @@
+import Cellar
+@testable import CellarGenerator
+import CellarTestSupport
+import Testing
+
+// Entity descriptions written by hand, as the scanner would give them.
+private let here = SourceLocation(file: "Notes.swift", line: 1, column: 1)
+
+private func property(_ name: String, _ type: PropertyType, _ stored: String, flags: PropertyFlags = [], optional: Bool = false,
+                      id: Bool = false, target: String? = nil, uid: UInt64?? = nil, modelName: String? = nil) -> PropertyDescription {
+    PropertyDescription(name: name, modelName: modelName ?? name, swiftType: stored, isOptional: optional, propertyType: type,
+                        storedSwiftType: stored, flags: flags, isId: id, relationTarget: target, uid: uid, location: here)
+}
+
+private func entity(_ name: String, _ properties: [PropertyDescription], uid: UInt64?? = nil, modelName: String? = nil) -> EntityDescription {
+    EntityDescription(typeName: name, modelName: modelName ?? name, kind: .class, uid: uid, properties: properties, isPublic: false, location: here)
+}
+
+/// The sources that match the seed's model file: Author and Note.
+private func seedSources(noteText: PropertyDescription? = nil) -> [EntityDescription] {
+    [
+        entity("Author", [property("id", .long, "Id", flags: [.id], id: true), property("name", .string, "String")]),
+        entity("Note", [
+            property("id", .long, "Id", flags: [.id], id: true), property("title", .string, "String"),
+            noteText ?? property("text", .string, "String"), property("creationDate", .date, "Date", optional: true),
+            property("modificationDate", .date, "Date", optional: true),
+            property("author", .relation, "Id", flags: [.indexed, .indexPartialSkipZero], target: "Author"),
+        ]),
+    ]
+}
+
+private func update(_ model: Cellar.Model?, _ entities: [EntityDescription], seed: UInt64 = 1) throws -> Cellar.Model {
+    var random = SplitMix64(seed: seed)
+    return try ModelUpdate(modelPath: "model-Notes.json").update(model, with: entities, using: &random)
+}
+
+/// The message of the error `body` throws (nil when it throws none).
+private func message(_ body: () throws -> Void) -> String? {
+    do { try body(); return nil } catch { return "\(error)" }
+}
+
+@Suite struct ModelUpdateTests {
+    @Test func theSeedsFileStaysByteForByte() throws {
+        let seed = try Cellar.Model(json: Array(ModelJSONSeed.text.utf8))
+        let updated = try update(seed, seedSources())
+        #expect(updated == seed)
+        #expect(String(decoding: updated.jsonBytes(), as: UTF8.self) == ModelJSONSeed.text + "\n")
+    }
+
+    @Test func aNewModelGetsSequentialIdsAndFreshUids() throws {
+        let first = try update(nil, seedSources(), seed: 7)
+        #expect(first.entities.map(\.id.id) == [1, 2])
+        #expect(first.entities[1].properties.map(\.id.id) == [1, 2, 3, 4, 5, 6])
+        #expect(first.lastEntityId == first.entities[1].id && first.entities[1].lastPropertyId == first.entities[1].properties[5].id)
+        #expect(first.lastIndexId.id == 1 && first.entities[1].properties[5].indexId == first.lastIndexId)
+        #expect(first.entities[1].properties[5].relationTarget == "Author")
+        let uids = first.allUids
+        #expect(uids.count == 11 && uids.allSatisfy { $0 >= 1 && $0 <= UInt64(Int64.max) })
+        // The same sources and seed give the same model; updating it again changes nothing.
+        #expect(try update(nil, seedSources(), seed: 7) == first)
+        #expect(try update(first, seedSources(), seed: 99) == first)
+    }
+
+    @Test func renamesKeepIdsWithUidsAndRetireWithout() throws {
+        let seed = try Cellar.Model(json: Array(ModelJSONSeed.text.utf8))
+        let textUid: UInt64 = 5_661_281_725_891_017_216
+        // Renamed with its UID: same ID and UID, new name.
+        var sources = seedSources(noteText: property("body", .string, "String", uid: .some(textUid)))
+        sources[0].typeName = "Writer"
+        sources[0].modelName = "Writer"
+        sources[0].uid = .some(712_683_617_673_955_584)
+        sources[1].properties[5].relationTarget = "Writer"
+        let renamed = try update(seed, sources)
+        #expect(renamed.entities[0].name == "Writer" && renamed.entities[0].id == seed.entities[0].id)
+        #expect(renamed.entities[1].properties[2].name == "body" && renamed.entities[1].properties[2].id == seed.entities[1].properties[2].id)
+        #expect(renamed.entities[1].properties[5].relationTarget == "Writer")
+        #expect(renamed.retiredPropertyUids.isEmpty && renamed.retiredEntityUids.isEmpty)
+        // Renamed without a UID: the old one is retired, the new one gets the next ID.
+        let replaced = try update(seed, seedSources(noteText: property("body", .string, "String")))
+        let body = try #require(replaced.entity(named: "Note")?.property(named: "body"))
+        #expect(body.id.id == 7 && replaced.entity(named: "Note")?.lastPropertyId == body.id)
+        #expect(replaced.retiredPropertyUids == [textUid])
+        // A reset: a fresh UID for the same name starts the property afresh.
+        let reset = try update(seed, seedSources(noteText: property("text", .string, "String", uid: .some(42))))
+        #expect(reset.entity(named: "Note")?.property(named: "text")?.id == IdUid(id: 7, uid: 42))
+        #expect(reset.retiredPropertyUids == [textUid])
+        // A removed entity, property and index are retired; an index added gets the next index ID.
+        var noAuthor = seedSources()
+        noAuthor.removeFirst()
+        noAuthor[0].properties.removeLast()
+        noAuthor[0].properties[1].flags = [.indexed]
+        let smaller = try update(seed, noAuthor)
+        #expect(smaller.retiredEntityUids == [712_683_617_673_955_584])
+        #expect(smaller.retiredPropertyUids == [6_001_769_173_142_034_944, 6_336_800_942_024_279_296, 5_025_387_500_910_526_208])
+        #expect(smaller.retiredIndexUids == [6_069_708_401_898_380_544])
+        #expect(smaller.entities[0].properties[1].indexId?.id == 2 && smaller.lastIndexId.id == 2)
+        #expect(smaller.lastEntityId == seed.lastEntityId && smaller.entities[0].lastPropertyId == seed.entities[1].lastPropertyId)
+    }
+
+    @Test func bareUidAnnotationsFailWithBothUids() throws {
+        let seed = try Cellar.Model(json: Array(ModelJSONSeed.text.utf8))
+        var sources = seedSources(noteText: property("text", .string, "String", uid: .some(nil)))
+        sources[0].uid = .some(nil)
+        sources[0].modelName = "Writer"
+        let text = try #require(message { _ = try update(seed, sources) })
+        let lines = text.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines[0].contains("entity Author") && lines[0].contains("Author = 712683617673955584") && lines[0].contains("to reset it"))
+        #expect(lines[1].contains("property Note.text") && lines[1].contains("`// cellar: uid = 5661281725891017216`") && lines[1].contains("to reset it"))
+        #expect(lines.allSatisfy { $0.hasPrefix("Notes.swift:1:1: error: ") })
+    }
+
+    @Test func refusals() throws {
+        let seed = try Cellar.Model(json: Array(ModelJSONSeed.text.utf8))
+        // A merge gone wrong: two entities with ID 2.
+        var merged = seed
+        merged.entities[0].id.id = 2
+        #expect(message { _ = try update(merged, seedSources()) }?.contains("both have ID 2") == true)
+        var below = seed
+        below.lastEntityId = IdUid(id: 1, uid: 712_683_617_673_955_584)
+        #expect(message { _ = try update(below, seedSources()) }?.contains("above lastEntityId") == true)
+        // A retired UID, a UID of something else.
+        var retired = seed
+        retired.retiredPropertyUids = [77]
+        #expect(message { _ = try update(retired, seedSources(noteText: property("text", .string, "String", uid: .some(77)))) }?.contains("was retired") == true)
+        #expect(message { _ = try update(seed, seedSources(noteText: property("text", .string, "String", uid: .some(712_683_617_673_955_584)))) }?.contains("belongs to something else") == true)
+        // A type change without a new UID.
+        #expect(message { _ = try update(seed, seedSources(noteText: property("text", .long, "Int64"))) }?.contains("changed its type from String to Long") == true)
+        // A relation to a type that is not an entity.
+        var orphan = seedSources()
+        orphan[1].properties[5].relationTarget = "Person"
+        #expect(message { _ = try update(seed, orphan) }?.contains("Person, which is not an entity") == true)
+    }
+}
