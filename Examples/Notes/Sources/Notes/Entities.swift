@@ -1,0 +1,59 @@
+import Cellar
+import Foundation
+
+/// A person who writes notes.
+final class Author: Entity {
+    var id: Id = 0
+    var name: String = ""
+
+    required init() {}
+
+    init(name: String) {
+        self.name = name
+    }
+}
+
+/// Where a note stands. Stored as its raw value; a value the app does not know (written by a
+/// newer version) or a missing one (a note written before `status` existed) reads as `.unknown`.
+enum Status: Int {
+    case unknown = 0
+    case open = 1
+    case done = 2
+}
+
+/// A color kept as a hex string through a custom converter.
+struct Color: Equatable, CustomStringConvertible {
+    var hex: String
+    static let black = Color(hex: "#000000")
+    var description: String { hex }
+}
+
+enum ColorConverter {
+    static func convert(_ color: Color) -> String { color.hex }
+    static func convert(_ hex: String?) -> Color { hex.map(Color.init(hex:)) ?? .black }
+}
+
+final class Note: Entity {
+    var id: EntityId<Note> = 0
+    var title: String = ""
+    /// Optional: stored as absent when nil.
+    var text: String?
+    var creationDate: Date = Date()
+    var author: ToOne<Author> = nil
+    // cellar: convert = { "default": ".unknown" }
+    var status: Status = .unknown
+    // cellar: convert = { "dbType": "String", "converter": "ColorConverter" }
+    var color: Color = .black
+    // cellar: transient
+    var cachedPreview: String = ""
+
+    required init() {}
+
+    init(title: String, text: String?, author: Author, status: Status, color: Color) {
+        self.title = title
+        self.text = text
+        self.author = ToOne(targetId: author.id)
+        self.status = status
+        self.color = color
+    }
+}
