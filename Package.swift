@@ -101,6 +101,7 @@ let package = Package(
         .testTarget(
             name: "CellarTests",
             dependencies: ["Cellar", "CellarStorage", "CellarTestSupport"],
+            exclude: ["Generated/model-CellarTests.json"],
             swiftSettings: strict
         ),
     ]

@@ -1,0 +1,96 @@
+import Cellar
+@testable import CellarGenerator
+import CellarTestSupport
+import Foundation
+import Testing
+
+/// Sources in, model JSON and generated code out, compared with committed files:
+/// - `Fixtures/seed`: the entities of seed 000's example with its model file, which must stay
+///   byte for byte as it is;
+/// - `Tests/CellarTests/Generated`: entities with every conversion, whose generated bindings the
+///   CellarTests target compiles and runs (GeneratedBindingTests).
+/// `CELLAR_UPDATE_GOLDEN=1` writes the new outputs over the committed ones instead of comparing.
+@Suite struct GoldenTests {
+    static let testsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+
+    struct Case {
+        var target: String
+        var directory: URL
+        var sources: URL
+        var model: URL
+        var output: URL
+    }
+
+    static let cases = [
+        Case(target: "Seed", directory: testsDirectory.appendingPathComponent("CellarGeneratorTests/Fixtures/seed"),
+             sources: testsDirectory.appendingPathComponent("CellarGeneratorTests/Fixtures/seed/Sources"),
+             model: testsDirectory.appendingPathComponent("CellarGeneratorTests/Fixtures/seed/model-Seed.json"),
+             output: testsDirectory.appendingPathComponent("CellarGeneratorTests/Fixtures/seed/EntityInfo-Seed.generated.swift")),
+        Case(target: "CellarTests", directory: testsDirectory.appendingPathComponent("CellarTests/Generated"),
+             sources: testsDirectory.appendingPathComponent("CellarTests/Generated/GeneratedEntities.swift"),
+             model: testsDirectory.appendingPathComponent("CellarTests/Generated/model-CellarTests.json"),
+             output: testsDirectory.appendingPathComponent("CellarTests/Generated/EntityInfo-CellarTests.generated.swift")),
+    ]
+
+    @Test(arguments: cases.indices)
+    func generatedFilesMatchTheCommittedOnes(_ index: Int) throws {
+        let golden = Self.cases[index]
+        let work = TestDirectory("golden")
+        defer { work.remove() }
+        let model = work.sub("model.json")
+        let output = work.sub("out.generated.swift")
+        try FileManager.default.copyItem(atPath: golden.model.path, toPath: model)
+        var random = SplitMix64(seed: 1)
+        let summary = try Generator(options: .init(sources: [golden.sources.path], modelPath: model, outputPath: output,
+                                                   targetName: golden.target)).run(using: &random)
+        #expect(!summary.modelChanged, "the committed model file of \(golden.target) is complete: nothing to assign")
+        #expect(!FileManager.default.fileExists(atPath: model + ".bak"))
+        let expected = try String(contentsOf: golden.output, encoding: .utf8)
+        let produced = try String(contentsOfFile: output, encoding: .utf8)
+        if ProcessInfo.processInfo.environment["CELLAR_UPDATE_GOLDEN"] == "1" {
+            try produced.write(to: golden.output, atomically: true, encoding: .utf8)
+        } else {
+            #expect(produced == expected, "\(golden.output.lastPathComponent) differs: regenerate with CELLAR_UPDATE_GOLDEN=1 and review the diff")
+        }
+        // A second run changes nothing and touches nothing.
+        var again = SplitMix64(seed: 2)
+        let second = try Generator(options: .init(sources: [golden.sources.path], modelPath: model, outputPath: output,
+                                                  targetName: golden.target)).run(using: &again)
+        #expect(!second.modelChanged && !second.codeChanged)
+    }
+
+    @Test func theSeedsModelFileIsTheSeed() throws {
+        let text = try String(contentsOf: Self.cases[0].model, encoding: .utf8)
+        #expect(text == ModelJSONSeed.text + "\n")
+    }
+
+    @Test func aChangedModelKeepsABackupAndBadSourcesWriteNothing() throws {
+        let work = TestDirectory("generator-run")
+        defer { work.remove() }
+        let sources = work.sub("Sources")
+        try FileManager.default.createDirectory(atPath: sources, withIntermediateDirectories: true)
+        let file = sources + "/Item.swift"
+        try "class Item: Entity { var id: Id = 0; var name = \"\"; required init() {} }\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let options = Generator.Options(sources: [sources], modelPath: work.sub("model-App.json"), outputPath: sources + "/generated/EntityInfo-App.generated.swift", targetName: "App")
+        var random = SplitMix64(seed: 5)
+        let first = try Generator(options: options).run(using: &random)
+        #expect(first.modelChanged && first.codeChanged && first.entities == ["Item"])
+        #expect(!FileManager.default.fileExists(atPath: options.modelPath + ".bak"))
+        let firstModel = try String(contentsOfFile: options.modelPath, encoding: .utf8)
+        // A new property: the model changes, the old file is kept as .bak.
+        try "class Item: Entity { var id: Id = 0; var name = \"\"; var count = 0; required init() {} }\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let second = try Generator(options: options).run(using: &random)
+        #expect(second.modelChanged && second.codeChanged)
+        #expect(try String(contentsOfFile: options.modelPath + ".bak", encoding: .utf8) == firstModel)
+        // Sources with an error: a message with the place, and neither file is touched.
+        let before = try String(contentsOfFile: options.modelPath, encoding: .utf8)
+        try "class Item: Entity { var id: Id = 0; var tags: [String] = []; required init() {} }\n".write(toFile: file, atomically: true, encoding: .utf8)
+        do {
+            _ = try Generator(options: options).run(using: &random)
+            Issue.record("expected an error for [String]")
+        } catch {
+            #expect("\(error)".contains("Item.swift:1:") && "\(error)".contains("relation"))
+        }
+        #expect(try String(contentsOfFile: options.modelPath, encoding: .utf8) == before)
+    }
+}
