@@ -9,7 +9,7 @@ import SwiftSyntax
 /// an extension — whose inheritance clause names `Entity` (or `Cellar.Entity`) or that is annotated
 /// `// cellar: entity`. Annotations are line comments `// cellar: …` (or `// objectbox: …`) on
 /// the lines above a declaration (also between its attributes and its keyword); other comments and
-/// doc comments are ignored. See `/work/shared/API.md` for the annotations and the property types.
+/// doc comments are ignored. See `docs/generator.md` for the annotations and the property types.
 ///
 /// Locations: an entity's is the start of its declaration (its first attribute, modifier or
 /// keyword); a property's is the start of its `var`/`let` declaration, or the property's name when
