@@ -94,3 +94,24 @@ import Testing
         #expect(try String(contentsOfFile: options.modelPath, encoding: .utf8) == before)
     }
 }
+
+@Suite struct VisibilityTests {
+    @Test func publicVisibilityMakesTheGeneratedApiPublic() throws {
+        let source = """
+        public final class Item: Entity {
+            public var id: Id = 0
+            public var name = ""
+            public required init() {}
+        }
+        """
+        let entities = try SourceScanner.scan(files: [(path: "Item.swift", contents: source)])
+        var random = SplitMix64(seed: 4)
+        let model = try ModelUpdate(modelPath: "model-Lib.json").update(nil, with: entities, using: &random)
+        let internalCode = try CodeEmitter(targetName: "Lib").emit(entities: entities, model: model)
+        let publicCode = try CodeEmitter(targetName: "Lib", isPublic: true).emit(entities: entities, model: model)
+        for declaration in ["static let entityBinding", "struct ItemCellarBinding", "static let name", "func cellarModel()", "convenience init(directoryPath:"] {
+            #expect(publicCode.contains("public \(declaration)"), "\(declaration)")
+            #expect(!internalCode.contains("public \(declaration)"), "\(declaration)")
+        }
+    }
+}
