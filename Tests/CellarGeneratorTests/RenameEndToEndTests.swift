@@ -5,32 +5,48 @@ import Testing
 
 // Renames and resets through the generator's model update and a real store: data written with
 // one generated model is read under the next one.
-private let here = SourceLocation(file: "Item.swift", line: 1, column: 1)
-
-private func item(_ typeName: String, uid: UInt64?? = nil, _ properties: [(String, PropertyType, String, UInt64??)]) -> EntityDescription {
-    var described = [PropertyDescription(name: "id", modelName: "id", swiftType: "Id", isOptional: false, propertyType: .long,
-                                         storedSwiftType: "Id", flags: [.id], isId: true, location: here)]
-    for (name, type, stored, uid) in properties {
-        described.append(PropertyDescription(name: name, modelName: name, swiftType: stored, isOptional: true, propertyType: type,
-                                             storedSwiftType: stored, uid: uid, location: here))
-    }
-    return EntityDescription(typeName: typeName, modelName: typeName, kind: .class, uid: uid, properties: described,
-                             isPublic: false, location: here)
+/// Scans one entity from source text, as the generator does.
+private func scan(_ source: String) throws -> EntityDescription {
+    try SourceScanner.scan(files: [(path: "Item.swift", contents: source)])[0]
 }
 
 private enum Models {
-    static func update(_ model: Cellar.Model?, _ entity: EntityDescription) throws -> Cellar.Model {
+    static func update(_ model: Cellar.Model?, _ source: String) throws -> Cellar.Model {
         var random = SplitMix64(seed: 3)
-        return try ModelUpdate(modelPath: "model-Items.json").update(model, with: [entity], using: &random)
+        return try ModelUpdate(modelPath: "model-Items.json").update(model, with: [try scan(source)], using: &random)
     }
 
-    static let v1: Cellar.Model = try! update(nil, item("Item", [("name", .string, "String", nil), ("score", .long, "Int64", nil)]))
+    static let v1: Cellar.Model = try! update(nil, """
+        class Item: Entity {
+            var id: Id = 0
+            var name: String?
+            var score: Int64?
+            required init() {}
+        }
+        """)
     static let itemUid = v1.entities[0].id.uid
     static let scoreUid = v1.entities[0].property(named: "score")!.id.uid
     /// The entity renamed to Thing and `score` to `points`, both with their UIDs.
-    static let v2: Cellar.Model = try! update(v1, item("Thing", uid: .some(itemUid), [("name", .string, "String", nil), ("points", .long, "Int64", .some(scoreUid))]))
+    static let v2: Cellar.Model = try! update(v1, """
+        // cellar: uid = \(itemUid)
+        class Thing: Entity {
+            var id: Id = 0
+            var name: String?
+            // cellar: uid = \(scoreUid)
+            var points: Int64?
+            required init() {}
+        }
+        """)
     /// `points` reset with a fresh UID.
-    static let v3: Cellar.Model = try! update(v2, item("Thing", [("name", .string, "String", nil), ("points", .long, "Int64", .some(4242))]))
+    static let v3: Cellar.Model = try! update(v2, """
+        class Thing: Entity {
+            var id: Id = 0
+            var name: String?
+            // cellar: uid = 4242
+            var points: Int64?
+            required init() {}
+        }
+        """)
 }
 
 private enum V1: RowSchema { static var entity: ModelEntity { Models.v1.entities[0] } }
