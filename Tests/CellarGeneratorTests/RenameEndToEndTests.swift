@@ -5,6 +5,7 @@ import Testing
 
 // Renames and resets through the generator's model update and a real store: data written with
 // one generated model is read under the next one.
+
 /// Scans one entity from source text, as the generator does.
 private func scan(_ source: String) throws -> EntityDescription {
     try SourceScanner.scan(files: [(path: "Item.swift", contents: source)])[0]
