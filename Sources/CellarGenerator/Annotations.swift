@@ -165,6 +165,8 @@ struct PropertyAnnotations {
     var transient: Annotation?
     var index: Annotation?
     var indexKind: PropertyDescription.IndexKind?
+    /// `index` was given without a kind.
+    var indexKindIsDefault = false
     var unique: Annotation?
     var uniqueOnConflictReplace = false
     var convert: Annotation?
@@ -212,7 +214,10 @@ struct PropertyAnnotations {
                     default: throw malformed(annotation, "the index kind must be \"value\", \"hash\" or \"hash64\"")
                     }
                 } else {
+                    // No kind given: the scanner picks ObjectBox's default for the type (hash
+                    // for String, value otherwise).
                     indexKind = .value
+                    indexKindIsDefault = true
                 }
             case "unique":
                 unique = annotation

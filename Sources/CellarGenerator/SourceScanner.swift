@@ -720,16 +720,20 @@ private struct Scan {
         if let index = annotations.index, let kind = annotations.indexKind, kind != .value, stored.propertyType != .string {
             throw GeneratorError("\(index.quoted) is on \(subject), which is stored as \(stored.swiftName): hash indexes are for String properties; use `// cellar: index` (a value index)", at: index.location)
         }
+        // As in ObjectBox, a String's index is a hash index unless `index = "value"` says otherwise.
+        let defaultKind: PropertyDescription.IndexKind = stored.propertyType == .string ? .hash : .value
         if annotations.unique != nil {
             flags.formUnion([.unique, .indexed])
             property.unique = true
-            property.index = .value
+            property.index = defaultKind
+            if defaultKind == .hash && annotations.indexKind == nil { flags.insert(.indexHash) }
             if annotations.uniqueOnConflictReplace {
                 flags.insert(.uniqueOnConflictReplace)
                 property.uniqueOnConflictReplace = true
             }
         }
-        if let kind = annotations.indexKind {
+        if var kind = annotations.indexKind {
+            if annotations.indexKindIsDefault { kind = defaultKind }
             flags.insert(.indexed)
             property.index = kind
             switch kind {

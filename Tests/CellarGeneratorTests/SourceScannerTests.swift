@@ -96,14 +96,15 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         #expect(authorId.name == "id" && authorId.propertyType == .long && authorId.flags == .id && !authorId.isTypedId)
         #expect(authorId.storedSwiftType == "Id" && authorId.swiftType == "Id")
         let name = try #require(author.property("name"))
-        #expect(name.flags == [.unique, .indexed] && name.flags.rawValue == 40 && name.unique && name.index == .value)
+        // A String's index is a hash index by default, as in ObjectBox.
+        #expect(name.flags == [.unique, .indexed, .indexHash] && name.flags.rawValue == 2088 && name.unique && name.index == .hash)
 
         let note = entities[1]
         #expect(note.properties.map(\.name) == ["id", "title", "text", "creationDate", "author", "status", "color", "body"])
         let id = try #require(note.idProperty)
         #expect(id.isTypedId && id.swiftType == "EntityId<Note>" && id.flags.rawValue == 1 && id.propertyType.rawValue == 6)
         let title = try #require(note.property("title"))
-        #expect(title.propertyType == .string && title.flags == .indexed && title.index == .value)
+        #expect(title.propertyType == .string && title.flags == [.indexed, .indexHash] && title.flags.rawValue == 2056 && title.index == .hash)
         let text = try #require(note.property("text"))
         #expect(text.isOptional && text.swiftType == "String" && text.propertyType.rawValue == 9 && text.flags == [])
         #expect(text.location == SourceLocation(file: "M.swift", line: 14, column: 5))
