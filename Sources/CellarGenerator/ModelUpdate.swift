@@ -197,23 +197,27 @@ public struct GeneratorErrors: Error, CustomStringConvertible {
 /// Hands out UIDs: a given one when it is free, else a fresh random one; never one the model uses
 /// or retired, never the same twice.
 private struct UidAllocator {
-    let model: Model
+    /// The model's UIDs, used and retired (computed once: a run may hand out many).
+    let used: Set<UInt64>
+    let retired: Set<UInt64>
     var handedOut: Set<UInt64> = []
 
-    init(model: Model) { self.model = model }
+    init(model: Model) {
+        used = model.allUids
+        retired = model.retiredUids
+    }
 
     mutating func take<G: RandomNumberGenerator>(_ wanted: UInt64?, for what: String, at location: SourceLocation,
                                                 using generator: inout G) throws -> UInt64 {
         guard let wanted else {
-            let uid = model.newUid(using: &generator, excluding: handedOut)
+            let uid = Model.newUid(using: &generator, avoiding: used, excluding: handedOut)
             handedOut.insert(uid)
             return uid
         }
-        let retired = Set(model.retiredEntityUids + model.retiredPropertyUids + model.retiredIndexUids + model.retiredRelationUids)
         if retired.contains(wanted) {
             throw GeneratorError("\(what): UID \(wanted) was retired and is never used again; use `// cellar: uid = \(peek(using: &generator))` for a new one", at: location)
         }
-        if model.allUids.contains(wanted) || handedOut.contains(wanted) {
+        if used.contains(wanted) || handedOut.contains(wanted) {
             throw GeneratorError("\(what): UID \(wanted) belongs to something else in the model; a UID names one entity, property, index or relation. Use the UID of \(what)'s old name to rename it, or `// cellar: uid = \(peek(using: &generator))` for a new one", at: location)
         }
         handedOut.insert(wanted)
@@ -222,6 +226,6 @@ private struct UidAllocator {
 
     /// A fresh UID to suggest in a message (not reserved).
     func peek<G: RandomNumberGenerator>(using generator: inout G) -> UInt64 {
-        model.newUid(using: &generator, excluding: handedOut)
+        Model.newUid(using: &generator, avoiding: used, excluding: handedOut)
     }
 }

@@ -186,15 +186,7 @@ public final class Store: @unchecked Sendable {
 
     private static func storedModel(_ engine: StorageEngine) throws -> Model? {
         try translatingErrors {
-            try engine.read { txn in
-                guard let meta = try txn.tree(StorageLayout.metaTree),
-                      let bytes = try StorageLayout.modelKey.withUnsafeBytes({ try txn.get(meta, key: $0) }) else { return nil }
-                do {
-                    return try Model(json: Array(bytes), file: "the database's model")
-                } catch let error as CellarError {
-                    throw CellarError.fileCorrupt("the model stored in the database does not read: \(error)")
-                }
-            }
+            try engine.read { try StorageLayout.storedModel(in: $0) }
         }
     }
 

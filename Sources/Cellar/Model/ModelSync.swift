@@ -59,7 +59,7 @@ enum ModelSync {
         try checkNotOlder("lastRelationId", code.lastRelationId, stored.lastRelationId)
         try checkNotOlder("lastSequenceId", code.lastSequenceId, stored.lastSequenceId)
 
-        let retired = Set(stored.retiredEntityUids + stored.retiredPropertyUids + stored.retiredIndexUids + stored.retiredRelationUids)
+        let retired = stored.retiredUids
         var merged = code
         var changes: [ModelChange] = []
         var retiredEntities: [UInt64] = []

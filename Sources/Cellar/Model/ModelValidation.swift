@@ -12,7 +12,7 @@ extension Model {
             }
             uids[uid] = what
         }
-        let retired = Set(retiredEntityUids + retiredPropertyUids + retiredIndexUids + retiredRelationUids)
+        let retired = retiredUids
         func notRetired(_ uid: UInt64, _ what: String) throws {
             if retired.contains(uid) {
                 throw CellarError.schema("\(source): \(what) uses UID \(uid), which was retired; a retired UID is never used again — give it a new UID")
@@ -122,9 +122,14 @@ extension ModelEntity {
 }
 
 extension Model {
+    /// Every UID the model retired: entities, properties, indexes, relations.
+    public var retiredUids: Set<UInt64> {
+        Set(retiredEntityUids + retiredPropertyUids + retiredIndexUids + retiredRelationUids)
+    }
+
     /// Every UID the model uses or retired: entities, properties, indexes, relations.
     public var allUids: Set<UInt64> {
-        var uids = Set(retiredEntityUids + retiredPropertyUids + retiredIndexUids + retiredRelationUids)
+        var uids = retiredUids
         for entity in entities {
             uids.insert(entity.id.uid)
             for property in entity.properties {
@@ -139,7 +144,13 @@ extension Model {
     /// A new UID: a random positive 64-bit value (1…Int64.max, as ObjectBox's) that the model
     /// neither uses nor retired, and that is not in `taken` (UIDs handed out but not added yet).
     public func newUid<G: RandomNumberGenerator>(using generator: inout G, excluding taken: Set<UInt64> = []) -> UInt64 {
-        let used = allUids
+        Self.newUid(using: &generator, avoiding: allUids, excluding: taken)
+    }
+
+    /// A new UID not in `used` (a model's `allUids`, computed once by a caller that hands out many)
+    /// nor in `taken`.
+    public static func newUid<G: RandomNumberGenerator>(using generator: inout G, avoiding used: Set<UInt64>,
+                                                        excluding taken: Set<UInt64>) -> UInt64 {
         while true {
             let uid = UInt64.random(in: 1...UInt64(Int64.max), using: &generator)
             if !used.contains(uid) && !taken.contains(uid) { return uid }

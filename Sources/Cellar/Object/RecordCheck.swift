@@ -16,9 +16,7 @@ public enum RecordCheck {
         try translatingErrors {
             try engine.read { txn in
                 var summary = Summary()
-                guard let meta = try txn.tree(StorageLayout.metaTree),
-                      let bytes = try StorageLayout.modelKey.withUnsafeBytes({ try txn.get(meta, key: $0) }) else { return summary }
-                let model = try Model(json: Array(bytes), file: "the database's model")
+                guard let model = try StorageLayout.storedModel(in: txn) else { return summary }
                 for entity in model.entities {
                     summary.entities += 1
                     var types = [PropertyType?](repeating: nil, count: Int(entity.lastPropertyId.id))

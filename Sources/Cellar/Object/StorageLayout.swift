@@ -1,3 +1,5 @@
+import CellarStorage
+
 /// Where the object layer keeps things in the engine's named trees (see `docs/object-layer.md`):
 ///
 /// - `e<entity ID>`: the entity's objects; key = object id (8 bytes, big-endian, so a scan runs in
@@ -11,6 +13,18 @@ enum StorageLayout {
     static let modelKey: [UInt8] = Array("model".utf8)
 
     static func entityTree(_ entityId: UInt32) -> String { "e\(entityId)" }
+
+    /// The model stored in the database; nil when it has none (a new store, or engine trees only).
+    /// A stored model that does not read is a corrupt file.
+    static func storedModel(in txn: ReadTransaction) throws -> Model? {
+        guard let meta = try txn.tree(metaTree),
+              let bytes = try modelKey.withUnsafeBytes({ try txn.get(meta, key: $0) }) else { return nil }
+        do {
+            return try Model(json: Array(bytes), file: "the database's model")
+        } catch let error as CellarError {
+            throw CellarError.fileCorrupt("the model stored in the database does not read: \(error)")
+        }
+    }
     static func sequenceKey(_ entityId: UInt32) -> [UInt8] { Array("seq:\(entityId)".utf8) }
 
     /// Runs `body` with the key of object `id`.
