@@ -123,7 +123,15 @@ public struct Box<E: EntityInspectable>: Sendable {
         let record = target.record
         record.begin(slotCount: binding.slotCount)
         try binding.write(entity, to: record)
-        try StorageLayout.withObjectKey(id) { try target.txn.put(target.tree, key: $0, value: record.bytes) }
+        if schema.hasIndexes {
+            try context.putIndexed(schema, id: id, record: record.bytes, tree: target.tree, isNew: isNew)
+        } else {
+            try StorageLayout.withObjectKey(id) { try target.txn.put(target.tree, key: $0, value: record.bytes) }
+        }
+        if binding.hasRelations {
+            try binding.writeRelations(of: entity, id: id, in: RelationWriter(context: context))
+            binding.attach(entity, id: id, store: store)
+        }
         return (id, isNew)
     }
 
@@ -152,8 +160,16 @@ public struct Box<E: EntityInspectable>: Sendable {
             let txn = try store.engine.beginRead()
             guard let tree = try txn.tree(schema.treeName),
                   let bytes = try StorageLayout.withObjectKey(id, { try txn.get(tree, key: $0) }) else { return nil }
-            return try binding.read(id: id, from: RecordReader(bytes))
+            return try object(id: id, record: bytes)
         }
+    }
+
+    /// Builds the object stored under `id` from its record bytes.
+    @inlinable
+    func object(id: Id, record bytes: UnsafeRawBufferPointer) throws -> E {
+        let object = try binding.read(id: id, from: RecordReader(bytes))
+        if binding.hasRelations { binding.attach(object, id: id, store: store) }
+        return object
     }
 
     /// The object with this id; nil when there is none.
@@ -182,7 +198,7 @@ public struct Box<E: EntityInspectable>: Sendable {
             var objects: [E] = []
             objects.reserveCapacity(try context.count(schema))
             try cursor.scan { key, value in
-                objects.append(try binding.read(id: try StorageLayout.objectId(key), from: try RecordReader(value)))
+                objects.append(try object(id: try StorageLayout.objectId(key), record: value))
                 return true
             }
             return objects
@@ -192,7 +208,7 @@ public struct Box<E: EntityInspectable>: Sendable {
     @inlinable
     func get(_ id: Id, schema: EntitySchema, context: TransactionContext) throws -> E? {
         guard let bytes = try context.record(schema, id) else { return nil }
-        return try binding.read(id: id, from: try RecordReader(bytes))
+        return try object(id: id, record: bytes)
     }
 
     // MARK: Count and contains
@@ -276,10 +292,7 @@ public struct Box<E: EntityInspectable>: Sendable {
 
     @inlinable
     func remove(_ id: Id, schema: EntitySchema, context: TransactionContext) throws -> Bool {
-        guard id != 0, let tree = try context.tree(schema) else { return false }
-        let removed = try StorageLayout.withObjectKey(id) { try context.write!.delete(tree, key: $0) }
-        if removed { try context.withSequence(schema) { $0.noteRemoved(id) } }
-        return removed
+        try context.removeObject(schema, id: id)
     }
 }
 

@@ -29,4 +29,18 @@ public protocol EntityBinding: Sendable {
     /// Builds an object from `record`, stored under `id`. Absent slots read as the property's
     /// default (or nil for an optional): that is how records written before a property was added read.
     func read(id: Id, from record: RecordReader) throws -> EntityType
+    /// Lets the object's relations (`ToOne`, `ToMany`) read from `store`, after a get or a put.
+    /// Generated for entities with relations; the default does nothing.
+    func attach(_ entity: EntityType, id: Id, store: Store)
+    /// Writes the changes of the object's `ToMany` relations, after its record was written under
+    /// `id`, in the same transaction. Generated for entities with `ToMany`s; the default does nothing.
+    func writeRelations(of entity: EntityType, id: Id, in writer: RelationWriter) throws
+    /// Whether `attach` and `writeRelations` do anything (skips them on the hot paths).
+    var hasRelations: Bool { get }
+}
+
+extension EntityBinding {
+    public func attach(_ entity: EntityType, id: Id, store: Store) {}
+    public func writeRelations(of entity: EntityType, id: Id, in writer: RelationWriter) throws {}
+    public var hasRelations: Bool { false }
 }

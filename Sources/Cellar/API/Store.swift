@@ -25,6 +25,10 @@ public final class Store: @unchecked Sendable {
     public let modelChanges: [ModelChange]
     @usableFromInline let engine: StorageEngine
     private let schemas: [UInt64: EntitySchema]
+    /// The entities by ID.
+    let schemasById: [UInt32: EntitySchema]
+    /// The number of indexes of all entities (see `IndexSchema.ordinal`).
+    let indexCount: Int
     @usableFromInline let writeBuilder = RecordBuilder()
     let entityCount: Int
     /// Each entity's id sequence as of the commit that wrote it, kept between write transactions
@@ -68,11 +72,14 @@ public final class Store: @unchecked Sendable {
         self.engine = engine
         self.model = sync.model
         self.modelChanges = sync.changes
-        schemas = Dictionary(sync.model.entities.enumerated().map { ($1.id.uid, EntitySchema($1, index: $0)) },
-                             uniquingKeysWith: { a, _ in a })
+        let entitySchemas = Store.schemas(of: sync.model)
+        schemas = Dictionary(entitySchemas.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
+        schemasById = Dictionary(entitySchemas.map { ($0.id.id, $0) }, uniquingKeysWith: { a, _ in a })
+        indexCount = entitySchemas.reduce(0) { $0 + $1.indexed.count }
         entityCount = sync.model.entities.count
         savedSequences = .allocate(capacity: max(entityCount, 1))
         savedSequences.initialize(repeating: nil, count: max(entityCount, 1))
+        try reconcileIndexes(readOnly: options.readOnly)
     }
 
     deinit {
@@ -187,6 +194,23 @@ public final class Store: @unchecked Sendable {
     private static func storedModel(_ engine: StorageEngine) throws -> Model? {
         try translatingErrors {
             try engine.read { try StorageLayout.storedModel(in: $0) }
+        }
+    }
+
+    /// The schema of each entity of `model`, in the model's order.
+    static func schemas(of model: Model) -> [EntitySchema] {
+        var ordinals: [UInt32: Int] = [:]
+        for entity in model.entities {
+            for property in entity.properties {
+                if let index = property.indexId, !index.isZero, !property.flags.contains(.id) {
+                    ordinals[index.id] = ordinals.count
+                }
+            }
+        }
+        let relations = model.entities.flatMap(\.relations)
+        return model.entities.enumerated().map { position, entity in
+            EntitySchema(entity, index: position, indexOrdinals: ordinals,
+                         incomingRelations: relations.filter { $0.targetId.id == entity.id.id })
         }
     }
 

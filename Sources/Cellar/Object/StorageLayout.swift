@@ -4,15 +4,24 @@ import CellarStorage
 ///
 /// - `e<entity ID>`: the entity's objects; key = object id (8 bytes, big-endian, so a scan runs in
 ///   id order), value = the record.
+/// - `i<index ID>`: a property's index; key = the value and the object id (see `IndexKey`), empty value.
+/// - `r<relation ID>`: a standalone to-many relation; key = source id ‖ target id (8 bytes each,
+///   big-endian), empty value; `b<relation ID>`: the same pairs as target id ‖ source id, for backlinks.
 /// - `m`: the object layer's own data: `model` → the synced meta model as model JSON;
 ///   `seq:<entity ID>` → the highest object id ever handed out that may no longer be in the
-///   entity's tree (8 bytes, little-endian); see `IdSequence`.
+///   entity's tree (8 bytes, little-endian); see `IdSequence`; `index:<index ID>` → the index's
+///   kind and property ID, written when the index was built (see `IndexBuild`).
 @usableFromInline
 enum StorageLayout {
     static let metaTree = "m"
     static let modelKey: [UInt8] = Array("model".utf8)
 
     static func entityTree(_ entityId: UInt32) -> String { "e\(entityId)" }
+    static func indexTree(_ indexId: UInt32) -> String { "i\(indexId)" }
+    static func relationTree(_ relationId: UInt32) -> String { "r\(relationId)" }
+    static func backlinkTree(_ relationId: UInt32) -> String { "b\(relationId)" }
+    static let indexMarkerPrefix = "index:"
+    static func indexMarkerKey(_ indexId: UInt32) -> [UInt8] { Array("\(indexMarkerPrefix)\(indexId)".utf8) }
 
     /// The model stored in the database; nil when it has none (a new store, or engine trees only).
     /// A stored model that does not read is a corrupt file.
@@ -55,13 +64,44 @@ final class EntitySchema: Sendable {
     let slotCount: Int
     /// The entity's place among the store's entities (0, 1, 2, …): where per-entity state is kept.
     @usableFromInline let index: Int
+    /// The properties, by ID.
+    let properties: [UInt32: PropertySchema]
+    /// The properties with an index, in ID order.
+    let indexed: [PropertySchema]
+    /// Whether a put or remove must maintain indexes: read the old record, update the index trees.
+    @usableFromInline let hasIndexes: Bool
+    /// The standalone to-many relations of this entity (as their source).
+    let relations: [ModelRelation]
+    /// The standalone to-many relations of any entity that point at this one.
+    let incomingRelations: [ModelRelation]
+    /// Whether a remove must clean up relation trees.
+    @usableFromInline let hasRelations: Bool
 
-    init(_ entity: ModelEntity, index: Int) {
+    init(_ entity: ModelEntity, index: Int, indexOrdinals: [UInt32: Int], incomingRelations: [ModelRelation]) {
         self.index = index
         name = entity.name
         id = entity.id
         treeName = StorageLayout.entityTree(entity.id.id)
         idAssignable = entity.idProperty?.flags.contains(.idSelfAssignable) ?? false
         slotCount = Int(entity.lastPropertyId.id)
+        var properties: [UInt32: PropertySchema] = [:]
+        for property in entity.properties {
+            properties[property.id.id] = PropertySchema(property, entity: entity.name,
+                                                        indexOrdinal: property.indexId.flatMap { indexOrdinals[$0.id] })
+        }
+        self.properties = properties
+        indexed = properties.values.filter { $0.index != nil }.sorted { $0.id < $1.id }
+        hasIndexes = !indexed.isEmpty
+        relations = entity.relations
+        self.incomingRelations = incomingRelations
+        hasRelations = !relations.isEmpty || !incomingRelations.isEmpty
+    }
+
+    /// The property with this ID, or a schema error naming it.
+    func property(_ id: UInt32, named name: String) throws -> PropertySchema {
+        guard let property = properties[id] else {
+            throw CellarError.schema("property \(self.name).\(name) (ID \(id)) is not in the store's model; the property constants and the model come from different generator runs — run the generator again")
+        }
+        return property
     }
 }

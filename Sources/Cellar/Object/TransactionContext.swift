@@ -20,6 +20,8 @@ final class TransactionContext {
     /// Per-entity state by `EntitySchema.index`, behind a pointer (no exclusivity checks, no
     /// copy-on-write: a put touches it several times).
     @usableFromInline let slots: UnsafeMutablePointer<EntitySlot>
+    /// The index trees looked up so far, by `IndexSchema.ordinal` (nil: not looked up, or none).
+    let indexSlots: UnsafeMutablePointer<Tree?>
     /// The first error thrown out of a nested transaction: the whole transaction rolls back.
     var failure: (any Error)?
     /// Undoes ids written into class objects by puts, when the transaction rolls back.
@@ -32,6 +34,8 @@ final class TransactionContext {
         let count = max(store.entityCount, 1)
         slots = .allocate(capacity: count)
         slots.initialize(repeating: EntitySlot(), count: count)
+        indexSlots = .allocate(capacity: max(store.indexCount, 1))
+        indexSlots.initialize(repeating: nil, count: max(store.indexCount, 1))
     }
 
     convenience init(store: Store, read: ReadTransaction) { self.init(store: store, read: read, write: nil) }
@@ -40,6 +44,8 @@ final class TransactionContext {
     deinit {
         slots.deinitialize(count: max(store.entityCount, 1))
         slots.deallocate()
+        indexSlots.deinitialize(count: max(store.indexCount, 1))
+        indexSlots.deallocate()
     }
 
     var isWrite: Bool { write != nil }
@@ -145,6 +151,15 @@ final class TransactionContext {
         }
         try write!.dropTree(schema.treeName)
         slots[schema.index].tree = nil
+        for property in schema.indexed {
+            let index = property.index!
+            try write!.dropTree(index.treeName)
+            indexSlots[index.ordinal] = nil
+        }
+        for relation in schema.relations + schema.incomingRelations {
+            try write!.dropTree(StorageLayout.relationTree(relation.id.id))
+            try write!.dropTree(StorageLayout.backlinkTree(relation.id.id))
+        }
         return count
     }
 

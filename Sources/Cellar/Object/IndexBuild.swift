@@ -1,0 +1,96 @@
+import CellarStorage
+
+/// Keeps the index trees in line with the model at open: an index the model gained (or whose kind
+/// changed) is built from the objects already stored; an index the model lost is dropped.
+///
+/// Each built index has a marker in tree `m` (`index:<index ID>` → kind, property ID and entity
+/// ID); an index whose marker is missing or different is (re)built, a marker without an index in
+/// the model is dropped with its tree. A store opened read-only is not changed: its queries read
+/// the objects instead of an index that was never built.
+extension Store {
+    func reconcileIndexes(readOnly: Bool) throws {
+        var expected: [UInt32: (EntitySchema, PropertySchema)] = [:]
+        for schema in schemasById.values {
+            for property in schema.indexed { expected[property.index!.id] = (schema, property) }
+        }
+        let stored = try translatingErrors { try engine.read { try Store.indexMarkers(in: $0) } }
+        let stale = stored.filter { id, marker in expected[id].map { Store.marker($0.0, $0.1) != marker } ?? true }
+        let missing = expected.filter { id, _ in stored[id] == nil }
+        guard !readOnly, !stale.isEmpty || !missing.isEmpty else { return }
+        try inWriteContext { context in
+            let write = context.write!
+            let meta = try write.tree(StorageLayout.metaTree, create: true)!
+            for id in stale.keys {
+                try write.dropTree(StorageLayout.indexTree(id))
+                try write.delete(meta, key: StorageLayout.indexMarkerKey(id))
+            }
+            for (id, (schema, property)) in expected where stored[id] == nil || stale[id] != nil {
+                try build(property, of: schema, in: context)
+                try write.put(meta, key: StorageLayout.indexMarkerKey(id), value: Store.marker(schema, property))
+            }
+        }
+    }
+
+    /// The marker of an index: what its keys were built from.
+    static func marker(_ schema: EntitySchema, _ property: PropertySchema) -> [UInt8] {
+        var bytes: [UInt8] = [property.index!.kind.rawValue]
+        withUnsafeBytes(of: property.id.littleEndian) { bytes += $0 }
+        withUnsafeBytes(of: schema.id.id.littleEndian) { bytes += $0 }
+        return bytes
+    }
+
+    static func indexMarkers(in txn: ReadTransaction) throws -> [UInt32: [UInt8]] {
+        guard let meta = try txn.tree(StorageLayout.metaTree) else { return [:] }
+        var markers: [UInt32: [UInt8]] = [:]
+        try txn.cursor(meta).scan(.prefix(Array(StorageLayout.indexMarkerPrefix.utf8))) { key, value in
+            let name = String(decoding: key, as: UTF8.self).dropFirst(StorageLayout.indexMarkerPrefix.count)
+            guard let id = UInt32(name) else {
+                throw CellarError.fileCorrupt("the index marker \"\(String(decoding: key, as: UTF8.self))\" names no index ID")
+            }
+            markers[id] = Array(value)
+            return true
+        }
+        return markers
+    }
+
+    /// Builds the index of `property` from every stored object of `schema` (into an empty tree).
+    private func build(_ property: PropertySchema, of schema: EntitySchema, in context: TransactionContext) throws {
+        let index = property.index!
+        let write = context.write!
+        try write.dropTree(index.treeName)
+        context.indexSlots[index.ordinal] = nil
+        let tree = try context.indexTree(index)
+        guard let cursor = try context.cursor(schema) else { return }
+        // Collect first: the cursor must not see the index tree change under it (it does not, as
+        // they are different trees, but the keys are copied out of the map either way).
+        var keys: [[UInt8]] = []
+        var values: [(Id, FieldValue)] = []
+        try cursor.scan { key, record in
+            let id = try StorageLayout.objectId(key)
+            let reader = try RecordReader(record)
+            if let key = try context.indexKey(property, of: reader, id: id) {
+                keys.append(key)
+                if index.unique, let value = try reader.value(of: property, id: id) { values.append((id, value)) }
+            }
+            return true
+        }
+        if index.unique { try checkUnique(values, property: property, schema: schema, context: context) }
+        for key in keys { try write.put(tree, key: key, value: []) }
+    }
+
+    /// Refuses to add a unique index over objects that already share a value.
+    private func checkUnique(_ values: [(Id, FieldValue)], property: PropertySchema, schema: EntitySchema,
+                             context: TransactionContext) throws {
+        var seen: [[UInt8]: Id] = [:]
+        for (id, value) in values {
+            var key: [UInt8] = []
+            if case .bytes(let bytes) = value { key = Array(bytes) } else {
+                IndexKey.appendValue(value, property: property, index: property.index!, to: &key)
+            }
+            if let other = seen[key] {
+                throw CellarError.schema("\(property.qualifiedName) is now unique, but objects \(other) and \(id) both hold \(TransactionContext.describe(value, of: property)); change or remove one of them with the model that has no unique flag, then open the store again")
+            }
+            seen[key] = id
+        }
+    }
+}

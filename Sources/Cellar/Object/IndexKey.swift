@@ -1,0 +1,98 @@
+import CellarStorage
+
+/// The keys of index trees: the property's value, encoded so that byte order is value order,
+/// followed by the object id (8 bytes, big-endian), so that equal values list their objects in id
+/// order and every key is unique. Values are empty.
+///
+/// - integers (and Bools, dates, relation ids): 8 bytes big-endian; signed ones with the sign bit
+///   flipped, so negative numbers sort first;
+/// - Float and Double: the Double's bits, flipped so that byte order is numeric order (-0 is
+///   stored as 0, every NaN as one NaN above +infinity);
+/// - strings and byte vectors (value index): the bytes with 0x00 written as 0x00 0x01, then the
+///   terminator 0x00 0x00, so that a shorter value sorts before its extensions and a prefix of
+///   the value is a prefix of the key;
+/// - hash indexes: the FNV-1a hash of the bytes, 4 bytes (`hash`) or 8 (`hash64`), big-endian.
+enum IndexKey {
+    /// Appends the encoded `value` of `property` (without the id) as `index` keys it.
+    static func appendValue(_ value: FieldValue, property: PropertySchema, index: IndexSchema, to key: inout [UInt8]) {
+        switch value {
+        case .integer(let bits):
+            var signed = false
+            if case .integer(_, let isSigned) = property.kind { signed = isSigned }
+            appendBigEndian(integerKey(bits, signed: signed), to: &key)
+        case .floating(let double):
+            appendBigEndian(orderedBits(double), to: &key)
+        case .bytes(let bytes):
+            switch index.kind {
+            case .value: appendEscaped(bytes, to: &key)
+            case .hash32: appendBigEndian32(hash32(bytes), to: &key)
+            case .hash64: appendBigEndian(hash64(bytes), to: &key)
+            }
+        }
+    }
+
+    /// The integer key part of a signed or unsigned 64-bit pattern.
+    static func integerKey(_ bits: UInt64, signed: Bool) -> UInt64 {
+        signed ? bits ^ (1 << 63) : bits
+    }
+
+    static func orderedBits(_ value: Double) -> UInt64 {
+        var double = value
+        if double == 0 { double = 0 }                 // -0 → +0
+        if double.isNaN { return UInt64.max }         // one NaN, above +infinity
+        let bits = double.bitPattern
+        return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+    }
+
+    static func appendBigEndian(_ value: UInt64, to key: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { key.append(contentsOf: $0) }
+    }
+
+    static func appendBigEndian32(_ value: UInt32, to key: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { key.append(contentsOf: $0) }
+    }
+
+    /// The bytes with 0x00 escaped, without the terminator when `terminated` is false (a prefix).
+    static func appendEscaped(_ bytes: UnsafeRawBufferPointer, terminated: Bool = true, to key: inout [UInt8]) {
+        for byte in bytes {
+            key.append(byte)
+            if byte == 0 { key.append(1) }
+        }
+        if terminated { key.append(0); key.append(0) }
+    }
+
+    static func hash64(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+
+    static func hash32(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        let hash = hash64(bytes)
+        return UInt32(truncatingIfNeeded: hash ^ (hash >> 32))
+    }
+
+    /// The object id at the end of an index key.
+    static func objectId(_ key: UnsafeRawBufferPointer) throws -> Id {
+        guard key.count >= 8 else {
+            throw CellarError.fileCorrupt("an index key has \(key.count) bytes, fewer than an object id")
+        }
+        return Id(bigEndian: key.loadUnaligned(fromByteOffset: key.count - 8, as: UInt64.self))
+    }
+
+    /// The full key of `value` of object `id` in `index`; nil when the value is not indexed
+    /// (a zero in an index that skips zeros).
+    static func key(_ value: FieldValue, id: Id, index: IndexSchema, property: PropertySchema) throws -> [UInt8]? {
+        if index.skipZero, case .integer(0) = value { return nil }
+        var key: [UInt8] = []
+        appendValue(value, property: property, index: index, to: &key)
+        appendBigEndian(id, to: &key)
+        guard key.count <= StorageLimits.maxKeySize else {
+            throw CellarError.illegalArgument("the value of \(property.qualifiedName) is \(key.count) bytes in its index, above the \(StorageLimits.maxKeySize) an index key may have; use a hash index (`// cellar: index = \"hash64\"`) for long values")
+        }
+        return key
+    }
+}

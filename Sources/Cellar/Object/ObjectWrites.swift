@@ -1,0 +1,146 @@
+import CellarStorage
+
+/// Writing and removing one object's record together with everything that depends on it: its
+/// index entries (kept in the same transaction), its unique constraints (checked before anything
+/// is written) and its standalone relations (removed with it).
+extension TransactionContext {
+    /// Stores `record` as object `id` of `schema`, updating the entity's indexes. When `isNew` is
+    /// true the id was just handed out, so there is no old record to look up.
+    ///
+    /// A unique property whose value another object holds throws `uniqueViolation` before anything
+    /// is written, or, with `onConflict: replace`, removes that other object first.
+    @usableFromInline
+    func putIndexed(_ schema: EntitySchema, id: Id, record: UnsafeRawBufferPointer, tree: Tree, isNew: Bool) throws {
+        let write = write!
+        let newReader = try RecordReader(record)
+        var oldKeys: [[UInt8]?] = Array(repeating: nil, count: schema.indexed.count)
+        if !isNew, let old = try StorageLayout.withObjectKey(id, { try write.get(tree, key: $0) }) {
+            let oldReader = try RecordReader(old)
+            for (position, property) in schema.indexed.enumerated() {
+                oldKeys[position] = try indexKey(property, of: oldReader, id: id)
+            }
+        }
+        var newKeys: [[UInt8]?] = []
+        newKeys.reserveCapacity(schema.indexed.count)
+        for property in schema.indexed {
+            newKeys.append(try indexKey(property, of: newReader, id: id))
+        }
+        // Unique constraints first: nothing is written when one fails.
+        for (position, property) in schema.indexed.enumerated() {
+            let index = property.index!
+            guard index.unique, let key = newKeys[position], key != oldKeys[position],
+                  let value = try newReader.value(of: property, id: id) else { continue }
+            let holders = try objects(holding: value, of: property, in: schema, prefix: key.dropLast(8), except: id)
+            guard !holders.isEmpty else { continue }
+            guard index.replaceOnConflict else {
+                throw CellarError.uniqueViolation(property: property.qualifiedName, value: Self.describe(value, of: property))
+            }
+            for holder in holders { _ = try removeObject(schema, id: holder) }
+        }
+        for (position, property) in schema.indexed.enumerated() where oldKeys[position] != newKeys[position] {
+            let tree = try indexTree(property.index!)
+            if let old = oldKeys[position] { try write.delete(tree, key: old) }
+            if let new = newKeys[position] { try write.put(tree, key: new, value: []) }
+        }
+        try StorageLayout.withObjectKey(id) { try write.put(tree, key: $0, value: record) }
+    }
+
+    /// The index key of `property`'s value in `record`; nil when the value is not indexed.
+    func indexKey(_ property: PropertySchema, of record: RecordReader, id: Id) throws -> [UInt8]? {
+        guard let value = try record.value(of: property, id: id) else { return nil }
+        return try IndexKey.key(value, id: id, index: property.index!, property: property)
+    }
+
+    /// The objects other than `except` whose `property` holds `value`, found through the index
+    /// entries starting with `prefix` (a hash index's entries are checked against the records).
+    func objects(holding value: FieldValue, of property: PropertySchema, in schema: EntitySchema,
+                 prefix: ArraySlice<UInt8>, except: Id) throws -> [Id] {
+        guard let cursor = try cursor(indexTree: property.index!) else { return [] }
+        var candidates: [Id] = []
+        try cursor.scan(.prefix(Array(prefix))) { key, _ in
+            if key.count == prefix.count + 8 {
+                let other = try IndexKey.objectId(key)
+                if other != except { candidates.append(other) }
+            }
+            return true
+        }
+        guard property.index!.kind != .value else { return candidates }
+        return try candidates.filter { other in
+            guard let bytes = try record(schema, other) else { return false }
+            return try RecordReader(bytes).value(of: property, id: other) == value
+        }
+    }
+
+    /// Removes object `id` with its index entries and relations; false when it was not stored.
+    @usableFromInline
+    func removeObject(_ schema: EntitySchema, id: Id) throws -> Bool {
+        guard id != 0, let tree = try tree(schema) else { return false }
+        let write = write!
+        if schema.hasIndexes {
+            guard let old = try StorageLayout.withObjectKey(id, { try write.get(tree, key: $0) }) else { return false }
+            let reader = try RecordReader(old)
+            var keys: [(IndexSchema, [UInt8])] = []
+            for property in schema.indexed {
+                if let key = try indexKey(property, of: reader, id: id) { keys.append((property.index!, key)) }
+            }
+            for (index, key) in keys { try write.delete(try indexTree(index), key: key) }
+        }
+        let removed = try StorageLayout.withObjectKey(id) { try write.delete(tree, key: $0) }
+        guard removed else { return false }
+        if schema.hasRelations { try removeRelations(of: schema, id: id) }
+        try withSequence(schema) { $0.noteRemoved(id) }
+        return true
+    }
+
+    /// How a value reads in a message.
+    static func describe(_ value: FieldValue, of property: PropertySchema) -> String {
+        switch value {
+        case .integer(let bits):
+            if case .integer(_, true) = property.kind { return String(Int64(bitPattern: bits)) }
+            return property.type == .bool ? (bits == 0 ? "false" : "true") : String(bits)
+        case .floating(let double):
+            return String(double)
+        case .bytes(let bytes):
+            guard property.type == .string else { return "\(bytes.count) bytes" }
+            let string = String(decoding: bytes, as: UTF8.self)
+            return string.count > 100 ? "\"\(string.prefix(100))…\"" : "\"\(string)\""
+        }
+    }
+
+    // MARK: Index trees
+
+    /// The tree of `index`, created when missing.
+    func indexTree(_ index: IndexSchema) throws -> Tree {
+        let slot = indexSlots + index.ordinal
+        if let tree = slot.pointee { return tree }
+        let tree = try write!.tree(index.treeName, create: true)!
+        slot.pointee = tree
+        return tree
+    }
+
+    /// A cursor over the tree of `index`; nil when the index has no tree (not built yet, in a
+    /// read-only store).
+    func cursor(indexTree index: IndexSchema) throws -> Cursor? {
+        let slot = indexSlots + index.ordinal
+        if slot.pointee == nil {
+            if let write {
+                slot.pointee = try write.tree(index.treeName, create: false)
+            } else {
+                slot.pointee = try read!.tree(index.treeName)
+            }
+        }
+        guard let tree = slot.pointee else { return nil }
+        if let write { return try write.cursor(tree) }
+        return try read!.cursor(tree)
+    }
+
+    /// A cursor over the tree named `name`; nil when there is none.
+    func cursor(treeNamed name: String) throws -> Cursor? {
+        if let write {
+            guard let tree = try write.tree(name, create: false) else { return nil }
+            return try write.cursor(tree)
+        }
+        guard let tree = try read!.tree(name) else { return nil }
+        return try read!.cursor(tree)
+    }
+}

@@ -1,0 +1,156 @@
+import CellarStorage
+
+/// What a store knows of one property of an entity: where its value is in a record, how to read
+/// and compare it, and its index. Built from the store's model at open.
+@usableFromInline
+struct PropertySchema: Sendable {
+    /// How values of the property are read and compared.
+    enum Kind: Sendable {
+        /// Integers, Bools, dates and relation ids, widened to 64 bits (sign-extended unless unsigned).
+        case integer(width: Int, signed: Bool)
+        /// Float or Double, widened to Double.
+        case floating(width: Int)
+        /// UTF-8 bytes.
+        case string
+        /// Raw bytes (`Data`, `[UInt8]`).
+        case bytes
+    }
+
+    /// "Entity.property", for messages.
+    let qualifiedName: String
+    let name: String
+    let id: UInt32
+    let type: PropertyType
+    let flags: PropertyFlags
+    let kind: Kind
+    /// The object id (kept in the key, not in the record).
+    let isId: Bool
+    let index: IndexSchema?
+
+    var slot: Int { Int(id) - 1 }
+
+    init(_ property: ModelProperty, entity: String, indexOrdinal: Int?) {
+        qualifiedName = "\(entity).\(property.name)"
+        name = property.name
+        id = property.id.id
+        type = property.type
+        flags = property.flags
+        isId = property.flags.contains(.id)
+        switch property.type {
+        case .float: kind = .floating(width: 4)
+        case .double: kind = .floating(width: 8)
+        case .string: kind = .string
+        case .byteVector: kind = .bytes
+        default:
+            let unsigned = property.flags.contains(.unsigned) || property.type == .relation || property.type == .bool || isId
+            kind = .integer(width: property.type.fixedWidth ?? 8, signed: !unsigned)
+        }
+        if let ordinal = indexOrdinal, let indexId = property.indexId, !indexId.isZero, !isId {
+            index = IndexSchema(property: property, kind: kind, ordinal: ordinal)
+        } else {
+            index = nil
+        }
+    }
+
+    /// Whether values are strings or byte vectors.
+    var isBytes: Bool {
+        switch kind {
+        case .string, .bytes: true
+        default: false
+        }
+    }
+}
+
+/// One index of a property: a tree `i<index ID>` whose keys are the property's value followed by
+/// the object id (see `IndexKey`), with empty values.
+struct IndexSchema: Sendable {
+    enum Kind: UInt8, Sendable {
+        /// Keys hold the value itself: serves equality, ranges and prefixes, in value order.
+        case value = 1
+        /// Keys hold a 32-bit hash of a string or byte vector: serves equality only.
+        case hash32 = 2
+        /// Keys hold a 64-bit hash: fewer collisions for many distinct values.
+        case hash64 = 3
+    }
+
+    let id: UInt32
+    let treeName: String
+    let kind: Kind
+    /// The index's place among the store's indexes (0, 1, 2, …): where per-index state is kept.
+    let ordinal: Int
+    let unique: Bool
+    /// `unique = { "onConflict": "replace" }`: a put replaces the object that held the value.
+    let replaceOnConflict: Bool
+    /// A zero value is not indexed (to-one relations: no target).
+    let skipZero: Bool
+
+    init(property: ModelProperty, kind: PropertySchema.Kind, ordinal: Int) {
+        id = property.indexId!.id
+        treeName = StorageLayout.indexTree(id)
+        self.ordinal = ordinal
+        let flags = property.flags
+        switch kind {
+        case .string, .bytes:
+            self.kind = flags.contains(.indexHash64) ? .hash64 : flags.contains(.indexHash) ? .hash32 : .value
+        default:
+            self.kind = .value
+        }
+        unique = flags.contains(.unique)
+        replaceOnConflict = flags.contains(.uniqueOnConflictReplace)
+        skipZero = flags.contains(.indexPartialSkipZero) || property.type == .relation
+    }
+}
+
+/// A property's value as read from a record.
+enum FieldValue: Equatable {
+    case integer(UInt64)
+    case floating(Double)
+    case bytes(UnsafeRawBufferPointer)
+
+    static func == (a: FieldValue, b: FieldValue) -> Bool {
+        switch (a, b) {
+        case (.integer(let x), .integer(let y)): return x == y
+        case (.floating(let x), .floating(let y)): return x == y
+        case (.bytes(let x), .bytes(let y)): return x.elementsEqual(y)
+        default: return false
+        }
+    }
+}
+
+extension RecordReader {
+    /// The value of `property` in this record (of object `id`); nil when absent. Integers come as
+    /// their 64-bit pattern: sign-extended when signed, so comparing them as `Int64` orders them.
+    func value(of property: PropertySchema, id: Id) throws -> FieldValue? {
+        if property.isId { return .integer(id) }
+        switch property.kind {
+        case .integer(let width, let signed):
+            switch width {
+            case 1:
+                guard let v = try read(UInt8.self, slot: property.slot) else { return nil }
+                if property.type == .bool, v > 1 {
+                    throw CellarError.fileCorrupt("\(property.qualifiedName) is a Bool holding \(v)")
+                }
+                return .integer(signed ? UInt64(bitPattern: Int64(Int8(bitPattern: v))) : UInt64(v))
+            case 2:
+                guard let v = try read(UInt16.self, slot: property.slot) else { return nil }
+                return .integer(signed ? UInt64(bitPattern: Int64(Int16(bitPattern: v))) : UInt64(v))
+            case 4:
+                guard let v = try read(UInt32.self, slot: property.slot) else { return nil }
+                return .integer(signed ? UInt64(bitPattern: Int64(Int32(bitPattern: v))) : UInt64(v))
+            default:
+                return try read(UInt64.self, slot: property.slot).map { .integer($0) }
+            }
+        case .floating(let width):
+            if width == 4 { return try float(slot: property.slot).map { .floating(Double($0)) } }
+            return try double(slot: property.slot).map { .floating($0) }
+        case .string:
+            guard let bytes = try bytes(slot: property.slot) else { return nil }
+            guard RecordReader.isASCII(bytes) || String(decoding: bytes, as: UTF8.self).utf8.elementsEqual(bytes) else {
+                throw CellarError.fileCorrupt("\(property.qualifiedName) holds a string that is not valid UTF-8")
+            }
+            return .bytes(bytes)
+        case .bytes:
+            return try bytes(slot: property.slot).map { .bytes($0) }
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import CellarStorage
+
+/// Standalone to-many relations in the engine's trees (see `StorageLayout`): each link is the key
+/// source ‖ target in `r<relation ID>` and target ‖ source in `b<relation ID>`.
+extension TransactionContext {
+    /// The ids `owner` links to through `link` (targets of a relation, sources of a backlink), in
+    /// id order.
+    func linkedIds(_ owner: Id, link: RelationLink, targetSchema: EntitySchema) throws -> [Id] {
+        switch link {
+        case .relation(let relation):
+            return try pairedIds(owner, in: StorageLayout.relationTree(relation))
+        case .backlinkOfRelation(let relation):
+            return try pairedIds(owner, in: StorageLayout.backlinkTree(relation))
+        case .backlinkOfToOne(let propertyId):
+            let property = try targetSchema.property(propertyId, named: "#\(propertyId)")
+            return try ids(of: targetSchema, where: property, equals: owner)
+        }
+    }
+
+    /// The second ids of the pairs in tree `name` whose first id is `first`.
+    func pairedIds(_ first: Id, in name: String) throws -> [Id] {
+        guard let cursor = try cursor(treeNamed: name) else { return [] }
+        var ids: [Id] = []
+        var prefix: [UInt8] = []
+        IndexKey.appendBigEndian(first, to: &prefix)
+        try cursor.scan(.prefix(prefix)) { key, _ in
+            guard key.count == 16 else {
+                throw CellarError.fileCorrupt("a relation key in \(name) has \(key.count) bytes, expected 16")
+            }
+            ids.append(Id(bigEndian: key.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            return true
+        }
+        return ids
+    }
+
+    /// The objects of `schema` whose integer `property` (a to-one relation) holds `value`: from
+    /// its index when it has one, else by reading every record.
+    func ids(of schema: EntitySchema, where property: PropertySchema, equals value: Id) throws -> [Id] {
+        if let index = property.index, !(index.skipZero && value == 0), let cursor = try cursor(indexTree: index) {
+            var prefix: [UInt8] = []
+            IndexKey.appendValue(.integer(value), property: property, index: index, to: &prefix)
+            var ids: [Id] = []
+            try cursor.scan(.prefix(prefix)) { key, _ in
+                ids.append(try IndexKey.objectId(key))
+                return true
+            }
+            return ids
+        }
+        guard let cursor = try cursor(schema) else { return [] }
+        var ids: [Id] = []
+        try cursor.scan { key, record in
+            let id = try StorageLayout.objectId(key)
+            if try RecordReader(record).value(of: property, id: id) == .integer(value) { ids.append(id) }
+            return true
+        }
+        return ids
+    }
+
+    /// Adds (or removes) the link between `owner` and `other` through `link`.
+    func setLink(_ owner: Id, _ other: Id, link: RelationLink, linked: Bool, targetSchema: EntitySchema) throws {
+        switch link {
+        case .relation(let relation):
+            try setPair(source: owner, target: other, relation: relation, linked: linked)
+        case .backlinkOfRelation(let relation):
+            try setPair(source: other, target: owner, relation: relation, linked: linked)
+        case .backlinkOfToOne(let propertyId):
+            let property = try targetSchema.property(propertyId, named: "#\(propertyId)")
+            try setToOne(of: other, in: targetSchema, property: property, to: owner, linked: linked)
+        }
+    }
+
+    private func setPair(source: Id, target: Id, relation: UInt32, linked: Bool) throws {
+        let write = write!
+        var forward: [UInt8] = []
+        IndexKey.appendBigEndian(source, to: &forward)
+        IndexKey.appendBigEndian(target, to: &forward)
+        let backward = Array(forward[8...] + forward[..<8])
+        let trees = (try write.tree(StorageLayout.relationTree(relation), create: true)!,
+                     try write.tree(StorageLayout.backlinkTree(relation), create: true)!)
+        if linked {
+            try write.put(trees.0, key: forward, value: [])
+            try write.put(trees.1, key: backward, value: [])
+        } else {
+            try write.delete(trees.0, key: forward)
+            try write.delete(trees.1, key: backward)
+        }
+    }
+
+    /// Points object `id`'s to-one `property` at `owner` (or, when unlinking, at nothing if it
+    /// points at `owner`), rewriting its record and index entry.
+    private func setToOne(of id: Id, in schema: EntitySchema, property: PropertySchema, to owner: Id, linked: Bool) throws {
+        guard let bytes = try record(schema, id) else { return }
+        let reader = try RecordReader(bytes)
+        let current = try reader.value(of: property, id: id)
+        if !linked && current != .integer(owner) { return }
+        let value: Id = linked ? owner : 0
+        if current == .integer(value) { return }
+        let builder = RecordBuilder(capacity: bytes.count + 16)
+        try builder.copy(reader, schema: schema, replacing: property.slot, with: value)
+        let tree = try writeTree(schema)
+        if schema.hasIndexes {
+            try putIndexed(schema, id: id, record: builder.bytes, tree: tree, isNew: false)
+        } else {
+            try StorageLayout.withObjectKey(id) { try write!.put(tree, key: $0, value: builder.bytes) }
+        }
+    }
+
+    /// Removes every link of object `id` of `schema`, as a source and as a target.
+    func removeRelations(of schema: EntitySchema, id: Id) throws {
+        for relation in schema.relations {
+            for target in try pairedIds(id, in: StorageLayout.relationTree(relation.id.id)) {
+                try setPair(source: id, target: target, relation: relation.id.id, linked: false)
+            }
+        }
+        for relation in schema.incomingRelations {
+            for source in try pairedIds(id, in: StorageLayout.backlinkTree(relation.id.id)) {
+                try setPair(source: source, target: id, relation: relation.id.id, linked: false)
+            }
+        }
+    }
+}
+
+extension RecordBuilder {
+    /// Begins a record that copies `record`'s fields of `schema`'s properties, with `slot` set to
+    /// the 8-byte `value` (slots of retired properties are left out).
+    func copy(_ record: RecordReader, schema: EntitySchema, replacing slot: Int, with value: UInt64) throws {
+        let slots = max(record.slots, slot + 1)
+        begin(slotCount: slots)
+        for property in schema.properties.values.sorted(by: { $0.id < $1.id }) where !property.isId && property.slot < slots {
+            let at = property.slot
+            if at == slot { add(value, slot: at); continue }
+            if let width = property.type.fixedWidth {
+                switch width {
+                case 1: add(try record.read(UInt8.self, slot: at), slot: at)
+                case 2: add(try record.read(UInt16.self, slot: at), slot: at)
+                case 4: add(try record.read(UInt32.self, slot: at), slot: at)
+                default: add(try record.read(UInt64.self, slot: at), slot: at)
+                }
+            } else if let bytes = try record.bytes(slot: at) {
+                add(bytes: bytes, slot: at)
+            }
+        }
+    }
+}

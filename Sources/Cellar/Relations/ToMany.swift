@@ -1,0 +1,139 @@
+/// A to-many relation: a collection of `Target` objects that is read from the store when first
+/// used and whose changes are written when the owning object is put (or by `applyToDb()`).
+///
+/// Either a standalone many-to-many relation (kept in the model with a relation ID and UID) or a
+/// backlink (`// cellar: backlink = "author"`): the `Target` objects whose `ToOne` or `ToMany`
+/// named `author` points at the owner. Adding to a backlink of a `ToOne` sets that `ToOne`.
+///
+/// ```swift
+/// note.tags.append(work)        // work must have been put
+/// try notes.put(note)           // stores the note and its new link
+/// let tags = Array(note.tags)   // read from the store on first use
+/// ```
+///
+/// Reading it inside a collection operation cannot throw: a read that fails leaves it empty; call
+/// `resolveFromDb()` to see the error. Not thread-safe, like the object that holds it.
+public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, RangeReplaceableCollection,
+    ExpressibleByNilLiteral, ExpressibleByArrayLiteral, CustomStringConvertible {
+    public typealias Element = Target
+    public typealias Index = Int
+
+    private var items: [Target] = []
+    /// The ids as last read from or written to the store; nil before the first read.
+    private var storedIds: [Id]?
+    /// Whether `items` differs from what the store holds.
+    private var changed = false
+    private weak var store: Store?
+    private var owner: Id = 0
+    private var link: RelationLink?
+
+    public required init() {}
+
+    public required convenience init(nilLiteral: ()) { self.init() }
+
+    public required convenience init(arrayLiteral elements: Target...) {
+        self.init()
+        items = elements
+        changed = !elements.isEmpty
+    }
+
+    // MARK: Collection
+
+    public var startIndex: Int { resolveIfNeeded(); return items.startIndex }
+    public var endIndex: Int { resolveIfNeeded(); return items.endIndex }
+
+    public subscript(position: Int) -> Target {
+        resolveIfNeeded()
+        return items[position]
+    }
+
+    public func replaceSubrange<C: Collection>(_ subrange: Range<Int>, with newElements: C) where C.Element == Target {
+        resolveIfNeeded()
+        items.replaceSubrange(subrange, with: newElements)
+        changed = true
+    }
+
+    public var description: String { "ToMany<\(Target.self)>(\(items.count) objects\(changed ? ", changed" : ""))" }
+
+    // MARK: The store
+
+    /// Reads the relation's objects from the store again, dropping changes not yet written.
+    /// Objects removed from the store are left out.
+    public func resolveFromDb() throws {
+        guard let store, owner != 0, let link else {
+            throw CellarError.illegalArgument("this ToMany<\(Target.self)> belongs to an object that was never put or read; put the owning object first")
+        }
+        let box = store.box(for: Target.self)
+        let schema = try box.schema.get()
+        let (objects, ids) = try store.inReadContext { context in
+            let ids = try context.linkedIds(owner, link: link, targetSchema: schema)
+            var objects: [Target] = []
+            var found: [Id] = []
+            for id in ids {
+                guard let object = try box.get(id, schema: schema, context: context) else { continue }
+                objects.append(object)
+                found.append(id)
+            }
+            return (objects, found)
+        }
+        items = objects
+        storedIds = ids
+        changed = false
+    }
+
+    /// Writes the changes made to the collection (in a transaction of its own, or in the one open
+    /// on this thread), without putting the owning object.
+    public func applyToDb() throws {
+        guard let store, owner != 0, let link else {
+            throw CellarError.illegalArgument("this ToMany<\(Target.self)> belongs to an object that was never put or read; put the owning object instead")
+        }
+        try store.inWriteContext { context in try write(owner: owner, link: link, in: RelationWriter(context: context)) }
+    }
+
+    /// Lets the relation read from `store` as the relation `link` of object `owner`. Generated
+    /// bindings call it after a get or put.
+    public func attach(_ store: Store, owner: Id, link: RelationLink) {
+        if self.owner != owner { storedIds = nil }
+        self.store = store
+        self.owner = owner
+        self.link = link
+    }
+
+    /// Writes the changes as links of object `owner` (just put). Generated bindings call it.
+    /// - Throws: `cannotRelateToUnsavedEntities` for an object in the collection that was never put.
+    public func write(owner: Id, link: RelationLink, in writer: RelationWriter) throws {
+        guard changed else { return }
+        let binding = Target.entityBinding
+        var current: [Id] = []
+        current.reserveCapacity(items.count)
+        for item in items {
+            let id = binding.id(of: item)
+            guard id != 0 else {
+                throw CellarError.cannotRelateToUnsavedEntities("a \(Target.self) in a ToMany has id 0; put it before the object that holds the ToMany")
+            }
+            current.append(id)
+        }
+        let context = writer.context
+        let schema = try context.store.box(for: Target.self).schema.get()
+        let before = self.owner == owner ? Set(storedIds ?? []) : []
+        let after = Set(current)
+        for id in current where !before.contains(id) {
+            try context.setLink(owner, id, link: link, linked: true, targetSchema: schema)
+        }
+        for id in before where !after.contains(id) {
+            try context.setLink(owner, id, link: link, linked: false, targetSchema: schema)
+        }
+        storedIds = current
+        changed = false
+        attach(context.store, owner: owner, link: link)
+    }
+
+    private func resolveIfNeeded() {
+        guard storedIds == nil, !changed, store != nil, owner != 0, link != nil else { return }
+        do {
+            try resolveFromDb()
+        } catch {
+            storedIds = []
+        }
+    }
+}
