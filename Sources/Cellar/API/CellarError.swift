@@ -15,6 +15,8 @@ public enum CellarError: Error, Sendable, Equatable, CustomStringConvertible {
     case idAlreadyExists(entity: String, id: Id)
     /// A unique property already has this value in another object.
     case uniqueViolation(property: String, value: String)
+    /// `Query.findUnique()` found more than one object.
+    case nonUniqueResult(count: Int)
     /// A relation points at an object that was never stored; put the target first.
     case cannotRelateToUnsavedEntities(String)
     /// A persistent identifier of another store was used with this one.
@@ -42,6 +44,8 @@ public enum CellarError: Error, Sendable, Equatable, CustomStringConvertible {
             return "a \(entity) with id \(id) is stored already; use put mode .put or .update to replace it"
         case .uniqueViolation(let property, let value):
             return "\(property) must be unique, and \(value) is stored already in another object"
+        case .nonUniqueResult(let count):
+            return "the query was to find one object at most, but \(count) match; use find() or findFirst(), or narrow the conditions"
         case .cannotRelateToUnsavedEntities(let message):
             return "cannot relate to an object that was never put: \(message)"
         case .identifierFromAnotherStore:

@@ -1,0 +1,227 @@
+import Foundation
+
+/// A condition checked against the store's model, with its values converted to the property's
+/// stored form, ready to be evaluated on records without building objects.
+indirect enum CompiledCondition {
+    case leaf(CompiledLeaf)
+    case all([CompiledCondition])
+    case any([CompiledCondition])
+    /// The object's to-one `property` points into the link's set of target ids.
+    case toOneLink(property: PropertySchema, link: Int)
+    /// One of the object's targets in standalone relation `relation` is in the link's set.
+    case toManyLink(relation: UInt32, link: Int)
+
+    func evaluate(_ record: RecordReader, id: Id, links: [Set<Id>], context: TransactionContext) throws -> Bool {
+        switch self {
+        case .leaf(let leaf):
+            return try leaf.evaluate(record.value(of: leaf.property, id: id))
+        case .all(let conditions):
+            for condition in conditions where try !condition.evaluate(record, id: id, links: links, context: context) { return false }
+            return true
+        case .any(let conditions):
+            for condition in conditions where try condition.evaluate(record, id: id, links: links, context: context) { return true }
+            return false
+        case .toOneLink(let property, let link):
+            guard case .integer(let target)? = try record.value(of: property, id: id) else { return false }
+            return links[link].contains(target)
+        case .toManyLink(let relation, let link):
+            return try context.pairedIds(id, in: StorageLayout.relationTree(relation)).contains { links[link].contains($0) }
+        }
+    }
+}
+
+/// One compiled property condition.
+struct CompiledLeaf {
+    enum Operands {
+        case none
+        case integers([UInt64])
+        case doubles([Double])
+        case bytes([[UInt8]])
+        case integerSet(Set<UInt64>)
+        case bytesSet(Set<[UInt8]>)
+    }
+
+    let property: PropertySchema
+    let operation: PropertyCondition.Operation
+    let operands: Operands
+    let caseSensitive: Bool
+
+    var isSigned: Bool {
+        if case .integer(_, let signed) = property.kind { return signed }
+        return false
+    }
+
+    init(_ condition: PropertyCondition, property: PropertySchema) throws {
+        self.property = property
+        operation = condition.operation
+        caseSensitive = condition.caseSensitive
+        let what = "\(property.qualifiedName) \(condition.operation.rawValue)"
+        func refuse(_ reason: String) -> CellarError { .illegalArgument("query condition \(what): \(reason)") }
+
+        let expected: Int? = switch operation {
+        case .isNil, .isNotNil: 0
+        case .between: 2
+        case .isIn, .isNotIn: nil
+        default: 1
+        }
+        if let expected, condition.values.count != expected {
+            throw refuse("takes \(expected) value\(expected == 1 ? "" : "s"), got \(condition.values.count)")
+        }
+        if property.isBytes == false, [.startsWith, .endsWith, .contains].contains(operation) {
+            throw refuse("only strings have \(operation.rawValue); \(property.name) is a \(property.type)")
+        }
+        switch property.kind {
+        case .integer(_, let signed):
+            let values = try condition.values.map { try Self.integer($0, property: property, signed: signed, refuse: refuse) }
+            operands = [.isIn, .isNotIn].contains(operation) ? .integerSet(Set(values)) : .integers(values)
+        case .floating:
+            let values = try condition.values.map { value -> Double in
+                switch value {
+                case .integer(let v): return Double(v)
+                case .unsigned(let v): return Double(v)
+                case .floating(let v): return v
+                default: throw refuse("\(property.name) is a \(property.type); \(value) is not a number")
+                }
+            }
+            operands = .doubles(values)
+        case .string, .bytes:
+            if property.kind.isString, [.between].contains(operation) {
+                throw refuse("strings have no isBetween; use >= and <=")
+            }
+            let values = try condition.values.map { value -> [UInt8] in
+                switch (value, property.kind.isString) {
+                case (.string(let s), true): return condition.caseSensitive ? Array(s.utf8) : StringFolding.fold(Array(s.utf8))
+                case (.bytes(let b), false): return b
+                default: throw refuse("\(property.name) is a \(property.type); \(value) is not one")
+                }
+            }
+            if !property.kind.isString, ![.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .isNil, .isNotNil].contains(operation) {
+                throw refuse("byte vectors are compared with ==, !=, <, <=, >, >=, isNil and isNotNil only")
+            }
+            operands = [.isIn, .isNotIn].contains(operation) ? .bytesSet(Set(values)) : .bytes(values)
+        }
+    }
+
+    /// A value for an integer property: its 64-bit pattern, as stored.
+    static func integer(_ value: QueryValue, property: PropertySchema, signed: Bool,
+                        refuse: (String) -> CellarError) throws -> UInt64 {
+        switch value {
+        case .integer(let v):
+            guard signed || v >= 0 else { throw refuse("\(property.name) is unsigned; \(v) is negative") }
+            return UInt64(bitPattern: v)
+        case .unsigned(let v):
+            guard !signed || v <= UInt64(Int64.max) else { throw refuse("\(v) is above the largest \(property.type), \(Int64.max)") }
+            return v
+        case .date(let date):
+            if property.type == .dateNano { return UInt64(bitPattern: try DateEncoding.nanoseconds(date)) }
+            guard property.type == .date else { throw refuse("\(property.name) is a \(property.type), not a date") }
+            return UInt64(bitPattern: try DateEncoding.milliseconds(date))
+        case .floating(let v):
+            guard let exact = Int64(exactly: v) else { throw refuse("\(property.name) is a \(property.type); \(v) is not an integer") }
+            return UInt64(bitPattern: exact)
+        default:
+            throw refuse("\(property.name) is a \(property.type); \(value) is not a number")
+        }
+    }
+
+    /// Whether a stored value (nil: absent) meets the condition.
+    func evaluate(_ value: FieldValue?) throws -> Bool {
+        guard let value else { return operation == .isNil }
+        switch operation {
+        case .isNil: return false
+        case .isNotNil: return true
+        default: break
+        }
+        switch (value, operands) {
+        case (.integer(let bits), .integers(let values)):
+            return isSigned ? compare(Int64(bitPattern: bits), values.map { Int64(bitPattern: $0) })
+                            : compare(bits, values)
+        case (.integer(let bits), .integerSet(let set)):
+            return set.contains(bits) == (operation == .isIn)
+        case (.floating(let double), .doubles(let values)):
+            if double.isNaN { return operation == .notEqual }
+            switch operation {
+            case .isIn: return values.contains(double)
+            case .isNotIn: return !values.contains(double)
+            default: return compare(double, values)
+            }
+        case (.bytes(let raw), .bytes(let values)):
+            let bytes = caseSensitive ? Array(raw) : StringFolding.fold(Array(raw))
+            let operand = values[0]
+            switch operation {
+            case .startsWith: return bytes.starts(with: operand)
+            case .endsWith: return bytes.count >= operand.count && bytes[(bytes.count - operand.count)...].elementsEqual(operand)
+            case .contains: return operand.isEmpty || Self.find(operand, in: bytes)
+            default:
+                let order = Self.lexicographic(bytes, operand)
+                switch operation {
+                case .equal: return order == 0
+                case .notEqual: return order != 0
+                case .less: return order < 0
+                case .lessOrEqual: return order <= 0
+                case .greater: return order > 0
+                case .greaterOrEqual: return order >= 0
+                default: return false
+                }
+            }
+        case (.bytes(let raw), .bytesSet(let set)):
+            let bytes = caseSensitive ? Array(raw) : StringFolding.fold(Array(raw))
+            return set.contains(bytes) == (operation == .isIn)
+        default:
+            throw CellarError.fileCorrupt("\(property.qualifiedName) holds a value of another type than its model says")
+        }
+    }
+
+    private func compare<T: Comparable>(_ value: T, _ operands: [T]) -> Bool {
+        switch operation {
+        case .equal: value == operands[0]
+        case .notEqual: value != operands[0]
+        case .less: value < operands[0]
+        case .lessOrEqual: value <= operands[0]
+        case .greater: value > operands[0]
+        case .greaterOrEqual: value >= operands[0]
+        case .between: operands[0] <= value && value <= operands[1]
+        case .isIn: operands.contains(value)
+        case .isNotIn: !operands.contains(value)
+        default: false
+        }
+    }
+
+    /// -1, 0 or 1: byte order, a prefix before what extends it.
+    static func lexicographic(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        let common = Swift.min(a.count, b.count)
+        let result = a.withUnsafeBytes { x in b.withUnsafeBytes { y in common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common) } }
+        if result != 0 { return result < 0 ? -1 : 1 }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+    }
+
+    static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count else { return false }
+        let first = needle[0]
+        var i = 0
+        let last = haystack.count - needle.count
+        while i <= last {
+            if haystack[i] == first && haystack[i..<(i + needle.count)].elementsEqual(needle) { return true }
+            i += 1
+        }
+        return false
+    }
+}
+
+extension PropertySchema.Kind {
+    var isString: Bool {
+        if case .string = self { return true }
+        return false
+    }
+}
+
+/// Case-insensitive string comparison: both sides lowercased (ASCII directly, other text with
+/// `String.lowercased()`), then compared by their UTF-8 bytes.
+enum StringFolding {
+    static func fold(_ bytes: [UInt8]) -> [UInt8] {
+        if bytes.allSatisfy({ $0 < 0x80 }) {
+            return bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        }
+        return Array(String(decoding: bytes, as: UTF8.self).lowercased().utf8)
+    }
+}

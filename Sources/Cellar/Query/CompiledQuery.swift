@@ -1,0 +1,133 @@
+import CellarStorage
+
+/// A query checked against the store's model: its condition, plan, links and order, and how to
+/// run them in a transaction.
+struct CompiledQuery {
+    let schema: EntitySchema
+    let condition: CompiledCondition?
+    let plan: QueryPlan
+    /// Queries on related entities whose matching ids link conditions test against.
+    let links: [CompiledQuery]
+    let orders: [CompiledOrder]
+
+    // MARK: Matching
+
+    /// The ids of the matching objects, in id order.
+    func matchingIds(_ context: TransactionContext) throws -> [Id] {
+        if plan.exact, let ids = try idsFromSource(context) { return ids }
+        var ids: [Id] = []
+        try forEachMatch(context) { id, _ in ids.append(id); return true }
+        return ids
+    }
+
+    /// The number of matching objects.
+    func count(_ context: TransactionContext) throws -> Int {
+        if plan.exact {
+            switch plan.source {
+            case .scan: return try context.count(schema)
+            case .index(let index, let ranges):
+                guard let cursor = try context.cursor(indexTree: index) else { break }
+                var count = 0
+                for range in ranges {
+                    try cursor.scan(range) { _, _ in count += 1; return true }
+                }
+                return count
+            case .ids: break
+            }
+        }
+        return try matchingIds(context).count
+    }
+
+    /// Visits the matching objects (id and record) in id order until `body` returns false.
+    func forEachMatch(_ context: TransactionContext, _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let linkSets = try links.map { Set(try $0.matchingIds(context)) }
+        let check: (Id, UnsafeRawBufferPointer) throws -> Bool = { id, record in
+            guard let condition = self.condition, !self.plan.exact else { return true }
+            return try condition.evaluate(RecordReader(record), id: id, links: linkSets, context: context)
+        }
+        switch plan.source {
+        case .scan:
+            try scan(context, range: .all, check: check, body)
+        case .ids(let ranges):
+            for range in ranges {
+                var more = true
+                try scan(context, range: range, check: check) { id, record in
+                    more = try body(id, record)
+                    return more
+                }
+                if !more { return }
+            }
+        case .index:
+            guard let ids = try idsFromSource(context) else {
+                try scan(context, range: .all, check: check, body)
+                return
+            }
+            for id in ids {
+                guard let record = try context.record(schema, id) else { continue }
+                if try check(id, record), try !body(id, record) { return }
+            }
+        }
+    }
+
+    private func scan(_ context: TransactionContext, range: KeyRange, check: (Id, UnsafeRawBufferPointer) throws -> Bool,
+                      _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
+        guard let cursor = try context.cursor(schema) else { return }
+        try cursor.scan(range) { key, record in
+            let id = try StorageLayout.objectId(key)
+            guard try check(id, record) else { return true }
+            return try body(id, record)
+        }
+    }
+
+    /// The candidate ids the plan's source gives, in id order; nil when it gives none by itself
+    /// (a scan, or an index that was never built).
+    private func idsFromSource(_ context: TransactionContext) throws -> [Id]? {
+        switch plan.source {
+        case .scan:
+            guard plan.exact else { return nil }
+            var ids: [Id] = []
+            guard let cursor = try context.cursor(schema) else { return [] }
+            try cursor.scan { key, _ in ids.append(try StorageLayout.objectId(key)); return true }
+            return ids
+        case .ids(let ranges):
+            var ids: [Id] = []
+            guard let cursor = try context.cursor(schema) else { return [] }
+            for range in ranges {
+                try cursor.scan(range) { key, _ in ids.append(try StorageLayout.objectId(key)); return true }
+            }
+            return ids
+        case .index(let index, let ranges):
+            guard let cursor = try context.cursor(indexTree: index) else { return nil }
+            var ids: [Id] = []
+            for range in ranges {
+                try cursor.scan(range) { key, _ in ids.append(try IndexKey.objectId(key)); return true }
+            }
+            // One equality gives its ids in order; ranges and several values do not.
+            if !plan.inIdOrder {
+                ids.sort()
+                if ranges.count > 1 { ids = ids.uniqued() }
+            }
+            return ids
+        }
+    }
+
+}
+
+extension PropertySchema.Kind {
+    var isFixedWidth: Bool {
+        switch self {
+        case .integer, .floating: true
+        default: false
+        }
+    }
+}
+
+extension Array where Element == Id {
+    /// Without repeats (the array is sorted).
+    func uniqued() -> [Id] {
+        var out: [Id] = []
+        out.reserveCapacity(count)
+        for id in self where out.last != id { out.append(id) }
+        return out
+    }
+}

@@ -1,0 +1,275 @@
+import Foundation
+
+/// A Swift type the values of a property can be read as in a `PropertyQuery`: integers, `Bool`,
+/// `Float`, `Double`, `String`, `Date`, `Data` and `[UInt8]`.
+public protocol PropertyQueryValue {
+    /// The value from its stored form; nil when it does not fit this type.
+    static func fromStored(_ value: StoredValue) -> Self?
+}
+
+/// A property's value as stored: what `PropertyQueryValue` types are made from.
+public enum StoredValue: Sendable, Hashable {
+    case integer(Int64)
+    case unsigned(UInt64)
+    case floating(Double)
+    case string(String)
+    case bytes([UInt8])
+    /// A date property's value (from milliseconds, or nanoseconds for `date-nano`).
+    case date(Date)
+}
+
+extension Int64: PropertyQueryValue {
+    public static func fromStored(_ value: StoredValue) -> Int64? {
+        switch value {
+        case .integer(let v): v
+        case .unsigned(let v): Int64(exactly: v)
+        default: nil
+        }
+    }
+}
+
+extension UInt64: PropertyQueryValue {
+    public static func fromStored(_ value: StoredValue) -> UInt64? {
+        switch value {
+        case .integer(let v): UInt64(exactly: v)
+        case .unsigned(let v): v
+        default: nil
+        }
+    }
+}
+
+extension Int: PropertyQueryValue {
+    public static func fromStored(_ value: StoredValue) -> Int? { Int64.fromStored(value).flatMap { Int(exactly: $0) } }
+}
+extension Int32: PropertyQueryValue {
+    public static func fromStored(_ value: StoredValue) -> Int32? { Int64.fromStored(value).flatMap { Int32(exactly: $0) } }
+}
+extension Int16: PropertyQueryValue {
+    public static func fromStored(_ value: StoredValue) -> Int16? { Int64.fromStored(value).flatMap { Int16(exactly: $0) } }
+}
+extension Int8: PropertyQueryValue {
+    public static func fromStored(_ value: StoredValue) -> Int8? { Int64.fromStored(value).flatMap { Int8(exactly: $0) } }
+}
+extension UInt: PropertyQueryValue {
+    public static func fromStored(_ value: StoredValue) -> UInt? { UInt64.fromStored(value).flatMap { UInt(exactly: $0) } }
+}
+extension UInt32: PropertyQueryValue {
+    public static func fromStored(_ value: StoredValue) -> UInt32? { UInt64.fromStored(value).flatMap { UInt32(exactly: $0) } }
+}
+extension UInt16: PropertyQueryValue {
+    public static func fromStored(_ value: StoredValue) -> UInt16? { UInt64.fromStored(value).flatMap { UInt16(exactly: $0) } }
+}
+extension UInt8: PropertyQueryValue {
+    public static func fromStored(_ value: StoredValue) -> UInt8? { UInt64.fromStored(value).flatMap { UInt8(exactly: $0) } }
+}
+extension Bool: PropertyQueryValue {
+    public static func fromStored(_ value: StoredValue) -> Bool? { Int64.fromStored(value).flatMap { $0 == 0 ? false : $0 == 1 ? true : nil } }
+}
+extension Double: PropertyQueryValue {
+    public static func fromStored(_ value: StoredValue) -> Double? {
+        switch value {
+        case .floating(let v): v
+        case .integer(let v): Double(v)
+        case .unsigned(let v): Double(v)
+        default: nil
+        }
+    }
+}
+extension Float: PropertyQueryValue {
+    public static func fromStored(_ value: StoredValue) -> Float? { Double.fromStored(value).map { Float($0) } }
+}
+extension String: PropertyQueryValue {
+    public static func fromStored(_ value: StoredValue) -> String? {
+        if case .string(let v) = value { return v }
+        return nil
+    }
+}
+extension Date: PropertyQueryValue {
+    public static func fromStored(_ value: StoredValue) -> Date? {
+        if case .date(let v) = value { return v }
+        return nil
+    }
+}
+extension Data: PropertyQueryValue {
+    public static func fromStored(_ value: StoredValue) -> Data? {
+        if case .bytes(let v) = value { return Data(v) }
+        return nil
+    }
+}
+extension Array: PropertyQueryValue where Element == UInt8 {
+    public static func fromStored(_ value: StoredValue) -> [UInt8]? {
+        if case .bytes(let v) = value { return v }
+        return nil
+    }
+}
+
+/// The values of one property of a query's matching objects: counted, summed, their extremes or
+/// the values themselves. Objects without a value (nil) are left out, unless `find` is given a
+/// value for them.
+///
+/// ```swift
+/// let latest: Date? = try query.property(Note.creationDate).max()
+/// let titles: [String] = try query.property(Note.title).distinct().find()
+/// ```
+public struct PropertyQuery<E: EntityInspectable> {
+    let query: Query<E>
+    let property: Property<E>
+    var isDistinct = false
+    var distinctCaseSensitive = true
+
+    init(query: Query<E>, property: Property<E>) {
+        self.query = query
+        self.property = property
+    }
+
+    /// Only distinct values count (strings ignoring case when `caseSensitive` is false: the first
+    /// of the values that are equal is kept).
+    public func distinct(_ distinct: Bool = true, caseSensitive: Bool = true) -> PropertyQuery<E> {
+        var copy = self
+        copy.isDistinct = distinct
+        copy.distinctCaseSensitive = caseSensitive
+        return copy
+    }
+
+    /// The number of matching objects with a value (distinct values when `distinct()`).
+    public func count() throws -> Int { try values().count }
+
+    /// The values as `T`, in the query's order; `valueIfNil` stands in for objects without one
+    /// (else they are left out).
+    public func find<T: PropertyQueryValue>(_ type: T.Type = T.self, valueIfNil: T? = nil) throws -> [T] {
+        var result: [T] = []
+        for value in try values(keepingNils: valueIfNil != nil) {
+            guard let value else { result.append(valueIfNil!); continue }
+            result.append(try convert(value, to: T.self))
+        }
+        return result
+    }
+
+    /// The smallest value; nil when no object has one.
+    public func min<T: PropertyQueryValue>(_ type: T.Type = T.self) throws -> T? {
+        try extreme(T.self, smallest: true)
+    }
+
+    /// The largest value; nil when no object has one.
+    public func max<T: PropertyQueryValue>(_ type: T.Type = T.self) throws -> T? {
+        try extreme(T.self, smallest: false)
+    }
+
+    /// The sum of a number property's values (0 when none), as a Double.
+    public func sum() throws -> Double {
+        try numbers().reduce(0, +)
+    }
+
+    /// The sum of an integer property's values.
+    /// - Throws: `illegalArgument` when the sum does not fit in an Int64, or the property is not an integer.
+    public func sumInteger() throws -> Int64 {
+        var total: Int64 = 0
+        for value in try values() {
+            guard case .integer(let v)? = value else {
+                if case .unsigned(let v)? = value, let signed = Int64(exactly: v) {
+                    let (next, overflow) = total.addingReportingOverflow(signed)
+                    guard !overflow else { throw overflowError() }
+                    total = next
+                    continue
+                }
+                throw CellarError.illegalArgument("sumInteger: \(property) is not an integer property in range")
+            }
+            let (next, overflow) = total.addingReportingOverflow(v)
+            guard !overflow else { throw overflowError() }
+            total = next
+        }
+        return total
+    }
+
+    /// The average of a number property's values; nil when no object has one.
+    public func average() throws -> Double? {
+        let numbers = try numbers()
+        return numbers.isEmpty ? nil : numbers.reduce(0, +) / Double(numbers.count)
+    }
+
+    private func overflowError() -> CellarError {
+        .illegalArgument("sumInteger: the sum of \(property) does not fit in an Int64; use sum() for a Double")
+    }
+
+    private func numbers() throws -> [Double] {
+        try values().map { value in
+            switch value {
+            case .integer(let v)?: return Double(v)
+            case .unsigned(let v)?: return Double(v)
+            case .floating(let v)?: return v
+            default: throw CellarError.illegalArgument("\(property) is not a number property; it has no sum or average")
+            }
+        }
+    }
+
+    private func extreme<T: PropertyQueryValue>(_ type: T.Type, smallest: Bool) throws -> T? {
+        var best: (StoredValue, CompiledOrder.Key)?
+        for case let value? in try values() {
+            let key = Self.sortKey(value)
+            if let current = best?.1, smallest ? !(key < current) : !(current < key) { continue }
+            best = (value, key)
+        }
+        return try best.map { try convert($0.0, to: T.self) }
+    }
+
+    private func convert<T: PropertyQueryValue>(_ value: StoredValue, to type: T.Type) throws -> T {
+        guard let converted = T.fromStored(value) else {
+            throw CellarError.illegalArgument("\(property) holds \(value), which is not a \(T.self)")
+        }
+        return converted
+    }
+
+    static func sortKey(_ value: StoredValue) -> CompiledOrder.Key {
+        switch value {
+        case .integer(let v): .signed(v)
+        case .unsigned(let v): .unsigned(v)
+        case .floating(let v): .floating(v)
+        case .string(let v): .bytes(Array(v.utf8))
+        case .bytes(let v): .bytes(v)
+        case .date(let v): .floating(v.timeIntervalSince1970)
+        }
+    }
+
+    /// The property's values of the matching objects, in the query's order (nil: no value, left
+    /// out unless `keepingNils`), made distinct when asked.
+    private func values(keepingNils: Bool = false) throws -> [StoredValue?] {
+        let query = self.query
+        let compiled = try query.compiledQuery()
+        let property = try compiled.schema.property(self.property.id, named: self.property.name)
+        var values: [StoredValue?] = []
+        var seen = Set<StoredValue?>()
+        try query.box.store.inReadContext { context in
+            try translatingErrors {
+                try query.visit(compiled, offset: 0, limit: nil, context: context) { id, record in
+                    let value = try RecordReader(record).value(of: property, id: id).map { Self.stored($0, property) }
+                    if value == nil && !keepingNils { return }
+                    if isDistinct {
+                        var key = value
+                        if !distinctCaseSensitive, case .string(let s)? = value { key = .string(s.lowercased()) }
+                        guard seen.insert(key).inserted else { return }
+                    }
+                    values.append(value)
+                }
+            }
+        }
+        return values
+    }
+
+    static func stored(_ value: FieldValue, _ property: PropertySchema) -> StoredValue {
+        switch value {
+        case .integer(let bits):
+            if property.type == .date { return .date(DateEncoding.date(milliseconds: Int64(bitPattern: bits))) }
+            if property.type == .dateNano { return .date(DateEncoding.date(nanoseconds: Int64(bitPattern: bits))) }
+            if case .integer(_, true) = property.kind { return .integer(Int64(bitPattern: bits)) }
+            return .unsigned(bits)
+        case .floating(let double):
+            return .floating(double)
+        case .bytes(let bytes):
+            return property.kind.isString ? .string(String(decoding: bytes, as: UTF8.self)) : .bytes(Array(bytes))
+        }
+    }
+}
+
+extension Query {
+    func compiledQuery() throws -> CompiledQuery { try compiled }
+}

@@ -1,0 +1,215 @@
+import Foundation
+
+/// A built query: finds, counts and removes the objects of entity `E` that meet its conditions.
+/// Get one from `QueryBuilder.build()`; keep it and run it as often as needed.
+///
+/// Each call runs in the transaction open on the calling thread, or in a read (or, for
+/// `remove`, write) transaction of its own. Conditions are evaluated on the stored records;
+/// objects are built only for the results. A query may be used from several threads;
+/// `setParameter` changes it for the calls that start afterwards.
+public final class Query<E: EntityInspectable>: @unchecked Sendable {
+    // Thread safety: `state` is only read and replaced under `lock`.
+    private let builder: QueryBuilder<E>
+    private let lock = NSLock()
+    private var state: (condition: QueryCondition<E>.Node?, compiled: Result<CompiledQuery, CellarError>)
+
+    init(builder: QueryBuilder<E>, compiled: CompiledQuery) {
+        self.builder = builder
+        state = (builder.condition?.node, .success(compiled))
+    }
+
+    var box: Box<E> { builder.box }
+
+    var compiled: CompiledQuery {
+        get throws { try lock.withLock { state.compiled }.get() }
+    }
+
+    // MARK: Results
+
+    /// The matching objects, in the query's order (id order when it has none).
+    public func find() throws -> [E] { try find(offset: 0, limit: nil) }
+
+    /// The matching objects after skipping `offset` of them, at most `limit`.
+    public func find(offset: Int, limit: Int?) throws -> [E] {
+        guard offset >= 0, (limit ?? 0) >= 0 else {
+            throw CellarError.illegalArgument("find(offset: \(offset), limit: \(limit.map(String.init) ?? "nil")): neither may be negative")
+        }
+        let query = try compiled
+        return try box.store.inReadContext { context in
+            try translatingErrors {
+                var objects: [E] = []
+                try self.visit(query, offset: offset, limit: limit, context: context) { id, record in
+                    objects.append(try self.box.object(id: id, record: record))
+                }
+                return objects
+            }
+        }
+    }
+
+    /// The first matching object in the query's order; nil when none matches.
+    public func findFirst() throws -> E? { try find(offset: 0, limit: 1).first }
+
+    /// The one matching object; nil when none matches.
+    /// - Throws: `CellarError.nonUniqueResult` when more than one matches.
+    public func findUnique() throws -> E? {
+        let found = try find(offset: 0, limit: 2)
+        guard found.count < 2 else { throw CellarError.nonUniqueResult(count: try count()) }
+        return found.first
+    }
+
+    /// The ids of the matching objects, in the query's order; no object is built.
+    public func findIds() throws -> [EntityId<E>] {
+        try findIds(offset: 0, limit: nil)
+    }
+
+    /// The ids of the matching objects after skipping `offset`, at most `limit`.
+    public func findIds(offset: Int, limit: Int?) throws -> [EntityId<E>] {
+        let query = try compiled
+        return try box.store.inReadContext { context in
+            try translatingErrors {
+                if query.orders.isEmpty && offset == 0 && limit == nil {
+                    return try query.matchingIds(context).map { EntityId($0) }
+                }
+                var ids: [EntityId<E>] = []
+                try self.visit(query, offset: offset, limit: limit, context: context) { id, _ in ids.append(EntityId(id)) }
+                return ids
+            }
+        }
+    }
+
+    /// The number of matching objects (from the index alone when one indexed condition is the
+    /// whole query).
+    public func count() throws -> Int {
+        let query = try compiled
+        return try box.store.inReadContext { context in try translatingErrors { try query.count(context) } }
+    }
+
+    /// Removes the matching objects in one transaction; returns how many.
+    @discardableResult
+    public func remove() throws -> Int {
+        let query = try compiled
+        return try box.store.inWriteContext { context in
+            try translatingErrors {
+                let ids = try query.matchingIds(context)
+                var removed = 0
+                for id in ids where try context.removeObject(query.schema, id: id) { removed += 1 }
+                return removed
+            }
+        }
+    }
+
+    /// Queries the values of one property of the matching objects.
+    public func property(_ property: Property<E>) -> PropertyQuery<E> {
+        PropertyQuery(query: self, property: property)
+    }
+
+    /// Visits the matches in the query's order, from `offset`, at most `limit`.
+    func visit(_ query: CompiledQuery, offset: Int, limit: Int?, context: TransactionContext,
+               _ body: (Id, UnsafeRawBufferPointer) throws -> Void) throws {
+        if limit == 0 { return }
+        if query.orders.isEmpty {
+            var skipped = 0
+            var taken = 0
+            try query.forEachMatch(context) { id, record in
+                if skipped < offset { skipped += 1; return true }
+                try body(id, record)
+                taken += 1
+                return limit.map { taken < $0 } ?? true
+            }
+            return
+        }
+        var matches: [(id: Id, keys: [CompiledOrder.Key?])] = []
+        var records: [Id: UnsafeRawBufferPointer] = [:]
+        try query.forEachMatch(context) { id, record in
+            let reader = try RecordReader(record)
+            matches.append((id, try query.orders.map { try $0.key(reader, id: id) }))
+            records[id] = record
+            return true
+        }
+        CompiledOrder.sort(&matches, by: query.orders)
+        let end = limit.map { Swift.min(matches.count, offset + $0) } ?? matches.count
+        guard offset < end else { return }
+        for match in matches[offset..<end] { try body(match.id, records[match.id]!) }
+    }
+
+    // MARK: Parameters
+
+    /// Sets the value of the condition on `property` (there must be exactly one; give conditions
+    /// an `alias` otherwise). An error (no such condition, a value of the wrong type) is thrown by
+    /// the next call that runs the query.
+    public func setParameter<V: QueryValueConvertible>(_ property: Property<E>, to value: V) {
+        update(.property(property.id, property.name)) { $0.values = [value.queryValue] }
+    }
+
+    /// Sets both values of an `isBetween` condition on `property`.
+    public func setParameters<V: QueryValueConvertible>(_ property: Property<E>, to lower: V, _ upper: V) {
+        update(.property(property.id, property.name)) { $0.values = [lower.queryValue, upper.queryValue] }
+    }
+
+    /// Sets the values of an `isIn` or `isNotIn` condition on `property`.
+    public func setParameter<V: QueryValueConvertible>(_ property: Property<E>, to values: [V]) {
+        update(.property(property.id, property.name)) { $0.values = values.map(\.queryValue) }
+    }
+
+    /// Sets the value of the condition named `alias`.
+    public func setParameter<V: QueryValueConvertible>(_ alias: String, to value: V) {
+        update(.alias(alias)) { $0.values = [value.queryValue] }
+    }
+
+    /// Sets both values of the `isBetween` condition named `alias`.
+    public func setParameters<V: QueryValueConvertible>(_ alias: String, to lower: V, _ upper: V) {
+        update(.alias(alias)) { $0.values = [lower.queryValue, upper.queryValue] }
+    }
+
+    /// Sets the values of the `isIn` or `isNotIn` condition named `alias`.
+    public func setParameter<V: QueryValueConvertible>(_ alias: String, to values: [V]) {
+        update(.alias(alias)) { $0.values = values.map(\.queryValue) }
+    }
+
+    private enum Target {
+        case property(UInt32, String)
+        case alias(String)
+    }
+
+    private func update(_ target: Target, _ change: (inout PropertyCondition) -> Void) {
+        lock.withLock {
+            var matches = 0
+            let changed = state.condition.map { Self.rewrite($0, target, &matches, change) }
+            let described: String = switch target {
+            case .property(_, let name): "on \(E.self).\(name)"
+            case .alias(let alias): "named \"\(alias)\""
+            }
+            guard matches == 1 else {
+                state.compiled = .failure(.illegalArgument(matches == 0
+                    ? "setParameter: the query has no condition \(described)"
+                    : "setParameter: the query has \(matches) conditions \(described); give them an alias (`.alias(\"name\")`) and set each by its name"))
+                return
+            }
+            state.condition = changed
+            do {
+                state.compiled = .success(try builder.compile(replacing: changed))
+            } catch let error as CellarError {
+                state.compiled = .failure(error)
+            } catch {
+                state.compiled = .failure(.illegalArgument("\(error)"))
+            }
+        }
+    }
+
+    private static func rewrite(_ node: QueryCondition<E>.Node, _ target: Target, _ matches: inout Int,
+                                _ change: (inout PropertyCondition) -> Void) -> QueryCondition<E>.Node {
+        switch node {
+        case .property(var condition):
+            let hit: Bool = switch target {
+            case .property(let id, _): condition.propertyId == id
+            case .alias(let alias): condition.alias == alias
+            }
+            guard hit else { return node }
+            matches += 1
+            change(&condition)
+            return .property(condition)
+        case .all(let nodes): return .all(nodes.map { rewrite($0, target, &matches, change) })
+        case .any(let nodes): return .any(nodes.map { rewrite($0, target, &matches, change) })
+        }
+    }
+}

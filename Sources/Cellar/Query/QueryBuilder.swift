@@ -1,0 +1,145 @@
+/// A standalone to-many relation of entity `E`, as the generator declares it for link
+/// conditions: `Note.tags`.
+public struct RelationProperty<E>: Sendable, Hashable, CustomStringConvertible {
+    /// The relation's name in the model.
+    public let name: String
+    /// The relation's ID in the model.
+    public let relationId: UInt32
+    /// The ID of the entity it points at.
+    public let targetEntityId: UInt32
+
+    public init(name: String, relationId: UInt32, targetEntityId: UInt32) {
+        self.name = name
+        self.relationId = relationId
+        self.targetEntityId = targetEntityId
+    }
+
+    public var description: String { "\(E.self).\(name)" }
+}
+
+/// Builds a `Query`: a condition, link conditions on related objects and the order of results.
+/// Get one from `Box.query(_:)`; `build()` checks it against the store's model.
+///
+/// ```swift
+/// let query = try notes.query { Note.creationDate > cutoff }
+///     .link(Note.author) { Author.name == "Ada" }
+///     .ordered(by: Note.creationDate, flags: .descending)
+///     .build()
+/// ```
+public struct QueryBuilder<E: EntityInspectable> {
+    let box: Box<E>
+    let condition: QueryCondition<E>?
+    var orders: [(PropertyRef, OrderFlags)] = []
+    var links: [LinkSpec] = []
+
+    /// A link condition, compiled against the target entity when the query is built.
+    struct LinkSpec {
+        enum Via: Sendable {
+            case toOne(PropertyRef)
+            case relation(RelationProperty<E>)
+        }
+        let via: Via
+        let targetUid: UInt64
+        let targetName: String
+        let compile: (Store) throws -> CompiledQuery
+    }
+
+    init(box: Box<E>, condition: QueryCondition<E>?) {
+        self.box = box
+        self.condition = condition
+    }
+
+    /// Sorts the results by `property` (after the orders given before this one). Without an order,
+    /// results come in id order.
+    public func ordered(by property: Property<E>, flags: OrderFlags = []) -> QueryBuilder<E> {
+        var copy = self
+        copy.orders.append((property.ref, flags))
+        return copy
+    }
+
+    /// Keeps the objects whose to-one relation `property` points at a `T` meeting `condition`.
+    public func link<T: EntityInspectable>(_ property: Property<E>, _ condition: () -> QueryCondition<T>) -> QueryBuilder<E> {
+        link(.toOne(property.ref), T.self, condition())
+    }
+
+    /// Keeps the objects with at least one target in the to-many `relation` meeting `condition`.
+    public func link<T: EntityInspectable>(_ relation: RelationProperty<E>, _ condition: () -> QueryCondition<T>) -> QueryBuilder<E> {
+        link(.relation(relation), T.self, condition())
+    }
+
+    private func link<T: EntityInspectable>(_ via: LinkSpec.Via, _ type: T.Type, _ condition: QueryCondition<T>) -> QueryBuilder<E> {
+        var copy = self
+        let binding = T.entityBinding
+        copy.links.append(LinkSpec(via: via, targetUid: binding.entityId.uid, targetName: binding.entityName) { store in
+            let box = store.box(for: T.self)
+            return try QueryBuilder<T>(box: box, condition: condition).compile()
+        })
+        return copy
+    }
+
+    /// The query, checked against the store's model.
+    /// - Throws: `CellarError.illegalArgument` for a condition that does not fit its property's
+    ///   type (naming the condition), `CellarError.schema` for a property the model lacks.
+    public func build() throws -> Query<E> {
+        Query(builder: self, compiled: try compile())
+    }
+
+    func compile(replacing condition: QueryCondition<E>.Node? = nil) throws -> CompiledQuery {
+        let schema = try box.schema.get()
+        let node = condition ?? self.condition?.node
+        var compiledLinks: [CompiledQuery] = []
+        var linkConditions: [CompiledCondition] = []
+        for spec in links {
+            let target = try spec.compile(box.store)
+            let position = compiledLinks.count
+            compiledLinks.append(target)
+            switch spec.via {
+            case .toOne(let ref):
+                let property = try schema.property(ref.id, named: ref.name)
+                guard property.type == .relation else {
+                    throw CellarError.illegalArgument("link(\(schema.name).\(ref.name)): the property is a \(property.type), not a to-one relation")
+                }
+                linkConditions.append(.toOneLink(property: property, link: position))
+            case .relation(let relation):
+                guard schema.relations.contains(where: { $0.id.id == relation.relationId && $0.targetId.id == target.schema.id.id }) else {
+                    throw CellarError.illegalArgument("link(\(relation)): \(schema.name) has no relation with ID \(relation.relationId) to \(spec.targetName) in the store's model")
+                }
+                linkConditions.append(.toManyLink(relation: relation.relationId, link: position))
+            }
+        }
+        var compiled = try node.map { try Self.compile($0, schema: schema) }
+        if !linkConditions.isEmpty {
+            compiled = .all((compiled.map { [$0] } ?? []) + linkConditions)
+        }
+        let orders = try self.orders.map { ref, flags in
+            CompiledOrder(property: try schema.property(ref.id, named: ref.name), flags: flags)
+        }
+        return CompiledQuery(schema: schema, condition: compiled, plan: QueryPlan.plan(compiled, linked: !links.isEmpty),
+                             links: compiledLinks, orders: orders)
+    }
+
+    static func compile(_ node: QueryCondition<E>.Node, schema: EntitySchema) throws -> CompiledCondition {
+        switch node {
+        case .property(let condition):
+            if let invalid = condition.invalid { throw CellarError.illegalArgument(invalid) }
+            let property = try schema.property(condition.propertyId, named: condition.propertyName)
+            return .leaf(try CompiledLeaf(condition, property: property))
+        case .all(let nodes):
+            return .all(try nodes.map { try compile($0, schema: schema) })
+        case .any(let nodes):
+            return .any(try nodes.map { try compile($0, schema: schema) })
+        }
+    }
+}
+
+extension Box {
+    /// A query on this box's objects meeting `condition`; finish it with `build()`.
+    public func query(_ condition: () -> QueryCondition<E>) -> QueryBuilder<E> {
+        QueryBuilder(box: self, condition: condition())
+    }
+
+    /// A query on all of this box's objects (to order them, link them or use property queries).
+    public func query() -> QueryBuilder<E> {
+        QueryBuilder(box: self, condition: nil)
+    }
+}

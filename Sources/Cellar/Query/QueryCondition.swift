@@ -1,0 +1,192 @@
+/// A condition on objects of entity `E`, built from property constants and combined with `&&`
+/// and `||` (parentheses group):
+///
+/// ```swift
+/// box.query { Note.title.startsWith("Shop") && (Note.author == 3 || Note.text.isNil()) }
+/// ```
+///
+/// Any condition on a property that is nil (absent) in an object is false for that object,
+/// except `isNil()`.
+public struct QueryCondition<E>: Sendable {
+    indirect enum Node: Sendable {
+        case property(PropertyCondition)
+        case all([Node])
+        case any([Node])
+    }
+
+    let node: Node
+
+    init(_ node: Node) { self.node = node }
+
+    /// Both conditions.
+    public static func && (lhs: QueryCondition<E>, rhs: QueryCondition<E>) -> QueryCondition<E> {
+        switch (lhs.node, rhs.node) {
+        case (.all(let a), .all(let b)): QueryCondition(.all(a + b))
+        case (.all(let a), let b): QueryCondition(.all(a + [b]))
+        case (let a, .all(let b)): QueryCondition(.all([a] + b))
+        case (let a, let b): QueryCondition(.all([a, b]))
+        }
+    }
+
+    /// Either condition.
+    public static func || (lhs: QueryCondition<E>, rhs: QueryCondition<E>) -> QueryCondition<E> {
+        switch (lhs.node, rhs.node) {
+        case (.any(let a), .any(let b)): QueryCondition(.any(a + b))
+        case (.any(let a), let b): QueryCondition(.any(a + [b]))
+        case (let a, .any(let b)): QueryCondition(.any([a] + b))
+        case (let a, let b): QueryCondition(.any([a, b]))
+        }
+    }
+
+    /// Names this condition, so that `Query.setParameter(_:to:)` can change its value by name
+    /// (needed when the query has several conditions on the same property).
+    public func alias(_ name: String) -> QueryCondition<E> {
+        guard case .property(var condition) = node else {
+            return QueryCondition(.property(PropertyCondition(invalid: "alias \"\(name)\" is on a group of conditions; put it on one condition")))
+        }
+        condition.alias = name
+        return QueryCondition(.property(condition))
+    }
+}
+
+/// One condition on one property, as written; checked against the store's model when the query
+/// is built.
+struct PropertyCondition: Sendable {
+    enum Operation: String, Sendable {
+        case equal = "=="
+        case notEqual = "!="
+        case less = "<"
+        case lessOrEqual = "<="
+        case greater = ">"
+        case greaterOrEqual = ">="
+        case between = "isBetween"
+        case isIn = "isIn"
+        case isNotIn = "isNotIn"
+        case startsWith = "startsWith"
+        case endsWith = "endsWith"
+        case contains = "contains"
+        case isNil = "isNil"
+        case isNotNil = "isNotNil"
+    }
+
+    var propertyId: UInt32
+    var propertyName: String
+    var operation: Operation
+    var values: [QueryValue]
+    var caseSensitive: Bool
+    var alias: String?
+    /// Why the condition cannot be built (reported by `build()`).
+    var invalid: String?
+
+    init(_ property: PropertyRef, _ operation: Operation, _ values: [QueryValue], caseSensitive: Bool = true) {
+        propertyId = property.id
+        propertyName = property.name
+        self.operation = operation
+        self.values = values
+        self.caseSensitive = caseSensitive
+    }
+
+    init(invalid: String) {
+        self.init(PropertyRef(id: 0, name: ""), .isNil, [])
+        self.invalid = invalid
+    }
+
+    var description: String {
+        let what = "\(propertyName) \(operation.rawValue)"
+        return values.isEmpty ? what : "\(what) \(values.map(\.description).joined(separator: ", "))"
+    }
+}
+
+/// A property's ID and name, as conditions keep them.
+struct PropertyRef: Sendable {
+    let id: UInt32
+    let name: String
+}
+
+extension Property {
+    var ref: PropertyRef { PropertyRef(id: id, name: name) }
+
+    func condition(_ operation: PropertyCondition.Operation, _ values: [QueryValue], caseSensitive: Bool = true) -> QueryCondition<E> {
+        QueryCondition(.property(PropertyCondition(ref, operation, values, caseSensitive: caseSensitive)))
+    }
+
+    // MARK: Comparisons (numbers, dates, strings, bytes)
+
+    public static func == <V: QueryValueConvertible>(lhs: Property<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.equal, [rhs.queryValue]) }
+    public static func != <V: QueryValueConvertible>(lhs: Property<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.notEqual, [rhs.queryValue]) }
+    public static func < <V: QueryValueConvertible>(lhs: Property<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.less, [rhs.queryValue]) }
+    public static func <= <V: QueryValueConvertible>(lhs: Property<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.lessOrEqual, [rhs.queryValue]) }
+    public static func > <V: QueryValueConvertible>(lhs: Property<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.greater, [rhs.queryValue]) }
+    public static func >= <V: QueryValueConvertible>(lhs: Property<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.greaterOrEqual, [rhs.queryValue]) }
+
+    /// Equal to `value`; strings compare ignoring case when `caseSensitive` is false.
+    public func isEqual<V: QueryValueConvertible>(to value: V, caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.equal, [value.queryValue], caseSensitive: caseSensitive)
+    }
+
+    public func isNotEqual<V: QueryValueConvertible>(to value: V, caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.notEqual, [value.queryValue], caseSensitive: caseSensitive)
+    }
+
+    public func isLessThan<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.less, [value.queryValue], caseSensitive: caseSensitive)
+    }
+
+    public func isLessThanOrEqual<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.lessOrEqual, [value.queryValue], caseSensitive: caseSensitive)
+    }
+
+    public func isGreaterThan<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.greater, [value.queryValue], caseSensitive: caseSensitive)
+    }
+
+    public func isGreaterThanOrEqual<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.greaterOrEqual, [value.queryValue], caseSensitive: caseSensitive)
+    }
+
+    /// A `Float` or `Double` within `tolerance` of `value` (both ends included).
+    public func isEqual(to value: Double, tolerance: Double) -> QueryCondition<E> {
+        condition(.between, [.floating(value - abs(tolerance)), .floating(value + abs(tolerance))])
+    }
+
+    /// Between `lower` and `upper`, both included (numbers and dates).
+    public func isBetween<V: QueryValueConvertible>(_ lower: V, and upper: V) -> QueryCondition<E> {
+        condition(.between, [lower.queryValue, upper.queryValue])
+    }
+
+    /// Between `lower` and `upper`, both included (numbers and dates).
+    public func isBetween<V: QueryValueConvertible>(_ lower: V, _ upper: V) -> QueryCondition<E> {
+        isBetween(lower, and: upper)
+    }
+
+    /// Equal to one of `values` (numbers, dates and strings).
+    public func isIn<V: QueryValueConvertible>(_ values: [V], caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.isIn, values.map(\.queryValue), caseSensitive: caseSensitive)
+    }
+
+    /// Not nil and equal to none of `values`.
+    public func isNotIn<V: QueryValueConvertible>(_ values: [V], caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.isNotIn, values.map(\.queryValue), caseSensitive: caseSensitive)
+    }
+
+    // MARK: Strings
+
+    public func startsWith(_ prefix: String, caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.startsWith, [.string(prefix)], caseSensitive: caseSensitive)
+    }
+
+    public func endsWith(_ suffix: String, caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.endsWith, [.string(suffix)], caseSensitive: caseSensitive)
+    }
+
+    public func contains(_ part: String, caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.contains, [.string(part)], caseSensitive: caseSensitive)
+    }
+
+    // MARK: Nil
+
+    /// The property has no value (a nil optional, or a property added after the object was put).
+    public func isNil() -> QueryCondition<E> { condition(.isNil, []) }
+
+    public func isNotNil() -> QueryCondition<E> { condition(.isNotNil, []) }
+}

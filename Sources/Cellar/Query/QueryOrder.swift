@@ -1,0 +1,79 @@
+/// How `QueryBuilder.ordered(by:flags:)` sorts (the values of ObjectBox's `OrderFlags`).
+public struct OrderFlags: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Largest first.
+    public static let descending = OrderFlags(rawValue: 1)
+    /// Strings compare with case (by default "a" and "A" are equal for sorting).
+    public static let caseSensitive = OrderFlags(rawValue: 2)
+    /// Integers compare as unsigned.
+    public static let unsigned = OrderFlags(rawValue: 4)
+    /// Objects without a value come last (by default they come first, in either direction).
+    public static let nullsLast = OrderFlags(rawValue: 8)
+    /// Objects without a value sort as zero (or the empty string).
+    public static let nullsAsZero = OrderFlags(rawValue: 16)
+}
+
+/// One sort key of a query, checked against the model.
+struct CompiledOrder {
+    let property: PropertySchema
+    let flags: OrderFlags
+
+    /// A value as it sorts.
+    enum Key: Comparable {
+        case signed(Int64)
+        case unsigned(UInt64)
+        case floating(Double)
+        case bytes([UInt8])
+
+        static func < (a: Key, b: Key) -> Bool {
+            switch (a, b) {
+            case (.signed(let x), .signed(let y)): x < y
+            case (.unsigned(let x), .unsigned(let y)): x < y
+            case (.floating(let x), .floating(let y)): x < y || (!x.isNaN && y.isNaN)
+            case (.bytes(let x), .bytes(let y)): CompiledLeaf.lexicographic(x, y) < 0
+            default: false
+            }
+        }
+    }
+
+    func key(_ record: RecordReader, id: Id) throws -> Key? {
+        guard let value = try record.value(of: property, id: id) else {
+            guard flags.contains(.nullsAsZero) else { return nil }
+            switch property.kind {
+            case .integer(_, let signed): return signed && !flags.contains(.unsigned) ? .signed(0) : .unsigned(0)
+            case .floating: return .floating(0)
+            case .string, .bytes: return .bytes([])
+            }
+        }
+        switch value {
+        case .integer(let bits):
+            if case .integer(_, true) = property.kind, !flags.contains(.unsigned) { return .signed(Int64(bitPattern: bits)) }
+            return .unsigned(bits)
+        case .floating(let double):
+            return .floating(double)
+        case .bytes(let bytes):
+            let array = Array(bytes)
+            return .bytes(property.kind.isString && !flags.contains(.caseSensitive) ? StringFolding.fold(array) : array)
+        }
+    }
+
+    /// Sorts `matches` (id, keys in the order of `orders`); ties keep id order.
+    static func sort(_ matches: inout [(id: Id, keys: [Key?])], by orders: [CompiledOrder]) {
+        matches.sort { a, b in
+            for (position, order) in orders.enumerated() {
+                let (x, y) = (a.keys[position], b.keys[position])
+                switch (x, y) {
+                case (nil, nil): continue
+                case (nil, _): return !order.flags.contains(.nullsLast)
+                case (_, nil): return order.flags.contains(.nullsLast)
+                case (let x?, let y?):
+                    if !(x < y) && !(y < x) { continue }
+                    return order.flags.contains(.descending) ? y < x : x < y
+                }
+            }
+            return a.id < b.id
+        }
+    }
+}

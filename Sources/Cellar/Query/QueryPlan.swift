@@ -1,0 +1,128 @@
+import CellarStorage
+
+/// Where a query finds the objects it then checks: every object of the entity, a range of ids,
+/// or the entries of one index. Chosen when the query is built (and again after `setParameter`).
+///
+/// The planner looks at the query's condition, or at the conditions joined by `&&` at its top:
+/// the first one an index serves (`==`, `isIn`, ranges on numbers, `==`, `isIn` and `startsWith`
+/// on strings with a value index, `==` and `isIn` with a hash index) gives the candidates; a
+/// condition on the id gives a range of keys. When that one condition is the whole query and the
+/// index answers it exactly (a value index on a number, or on a string compared case-sensitively
+/// for `==`, `isIn` or `startsWith`), `count` and `findIds` read the index alone.
+struct QueryPlan {
+    enum Source {
+        case scan
+        /// Ranges of keys in the entity's tree (conditions on the id).
+        case ids([KeyRange])
+        /// Ranges of keys in an index tree; `hashLength` > 0: keys hold a hash of that many
+        /// bytes (matches must be checked against the records).
+        case index(IndexSchema, [KeyRange])
+    }
+
+    let source: Source
+    /// The candidates need no further check: the source alone decides the whole condition.
+    let exact: Bool
+    /// The source gives its ids in id order (an id range, or one value of a value index).
+    var inIdOrder = true
+
+    static let maxId: [UInt8] = Array(repeating: 0xFF, count: 8)
+
+    static func plan(_ condition: CompiledCondition?, linked: Bool) -> QueryPlan {
+        guard let condition else { return QueryPlan(source: .scan, exact: !linked) }
+        let candidates: [CompiledLeaf]
+        switch condition {
+        case .leaf(let leaf): candidates = [leaf]
+        case .all(let conditions): candidates = conditions.compactMap { if case .leaf(let leaf) = $0 { leaf } else { nil } }
+        default: candidates = []
+        }
+        let whole: Bool = if case .leaf = condition { !linked } else { false }
+        var best: (QueryPlan, rank: Int)?
+        for leaf in candidates {
+            guard let (source, exactLeaf, rank) = sourceFor(leaf) else { continue }
+            if best == nil || rank < best!.rank {
+                var inIdOrder = true
+                if case .index(let index, _) = source { inIdOrder = leaf.operation == .equal && index.kind == .value }
+                best = (QueryPlan(source: source, exact: whole && exactLeaf, inIdOrder: inIdOrder), rank)
+            }
+        }
+        return best?.0 ?? QueryPlan(source: .scan, exact: false)
+    }
+
+    /// The source serving `leaf`, whether it is exact, and a rank (lower is narrower).
+    private static func sourceFor(_ leaf: CompiledLeaf) -> (Source, exact: Bool, rank: Int)? {
+        let property = leaf.property
+        if property.isId {
+            guard case .integers(let values) = leaf.operands, let ranges = integerRanges(leaf, values, encode: { $0 }) else {
+                if case .integerSet(let set) = leaf.operands, leaf.operation == .isIn {
+                    return (.ids(set.sorted().map { KeyRange(lower: bigEndian($0), upper: bigEndian($0), upperInclusive: true) }), true, 0)
+                }
+                return nil
+            }
+            return (.ids(ranges), true, leaf.operation == .equal ? 0 : 2)
+        }
+        guard let index = property.index else { return nil }
+        // A zero is not in an index that skips zeros: such an index cannot serve a condition zero meets.
+        if index.skipZero, (try? leaf.evaluate(.integer(0))) ?? true { return nil }
+        switch (property.kind, leaf.operands) {
+        case (.integer(_, let signed), .integers(let values)):
+            guard let ranges = integerRanges(leaf, values, encode: { IndexKey.integerKey($0, signed: signed) }) else { return nil }
+            return (.index(index, ranges), true, leaf.operation == .equal ? 1 : 3)
+        case (.integer(_, let signed), .integerSet(let set)) where leaf.operation == .isIn:
+            let keys = set.map { IndexKey.integerKey($0, signed: signed) }.sorted()
+            return (.index(index, keys.map { KeyRange.prefix(bigEndian($0)) }), true, 1)
+        case (.floating, .doubles(let values)):
+            let ranges: [KeyRange]
+            switch leaf.operation {
+            case .equal: ranges = [KeyRange.prefix(bigEndian(IndexKey.orderedBits(values[0])))]
+            case .between: ranges = [KeyRange(lower: bigEndian(IndexKey.orderedBits(values[0])),
+                                              upper: bigEndian(IndexKey.orderedBits(values[1])) + maxId, upperInclusive: true)]
+            default: return nil
+            }
+            return (.index(index, ranges), false, 3)
+        case (.string, .bytes(let values)) where leaf.caseSensitive:
+            guard leaf.operation == .equal || (leaf.operation == .startsWith && index.kind == .value) else { return nil }
+            return (.index(index, [stringPrefix(values[0], index: index, whole: leaf.operation == .equal)]),
+                    index.kind == .value, leaf.operation == .equal ? 1 : 3)
+        case (.string, .bytesSet(let set)) where leaf.caseSensitive && leaf.operation == .isIn:
+            return (.index(index, set.sorted { CompiledLeaf.lexicographic($0, $1) < 0 }.map { stringPrefix($0, index: index, whole: true) }),
+                    index.kind == .value, 1)
+        default:
+            return nil
+        }
+    }
+
+    private static func stringPrefix(_ bytes: [UInt8], index: IndexSchema, whole: Bool) -> KeyRange {
+        var key: [UInt8] = []
+        bytes.withUnsafeBytes { raw in
+            switch index.kind {
+            case .value: IndexKey.appendEscaped(raw, terminated: whole, to: &key)
+            case .hash32: IndexKey.appendBigEndian32(IndexKey.hash32(raw), to: &key)
+            case .hash64: IndexKey.appendBigEndian(IndexKey.hash64(raw), to: &key)
+            }
+        }
+        return .prefix(key)
+    }
+
+    /// Key ranges for a comparison on integer keys (`encode` turns a value into its ordered key).
+    private static func integerRanges(_ leaf: CompiledLeaf, _ values: [UInt64], encode: (UInt64) -> UInt64) -> [KeyRange]? {
+        let v = values.first.map(encode)
+        switch leaf.operation {
+        case .equal: return [KeyRange.prefix(bigEndian(v!))]
+        case .less: return [KeyRange(upper: bigEndian(v!))]
+        case .lessOrEqual: return [KeyRange(upper: bigEndian(v!) + maxId, upperInclusive: true)]
+        case .greater: return [KeyRange(lower: bigEndian(v!) + maxId, lowerInclusive: false)]
+        case .greaterOrEqual: return [KeyRange(lower: bigEndian(v!))]
+        case .between:
+            let (low, high) = (v!, encode(values[1]))
+            guard low <= high else { return [] }
+            return [KeyRange(lower: bigEndian(low), upper: bigEndian(high) + maxId, upperInclusive: true)]
+        default: return nil
+        }
+    }
+
+    static func bigEndian(_ value: UInt64) -> [UInt8] {
+        var bytes: [UInt8] = []
+        IndexKey.appendBigEndian(value, to: &bytes)
+        return bytes
+    }
+}

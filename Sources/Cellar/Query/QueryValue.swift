@@ -1,0 +1,48 @@
+import Foundation
+
+/// A value given to a query condition, before it is checked against the property's type.
+public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
+    case integer(Int64)
+    case unsigned(UInt64)
+    case floating(Double)
+    case string(String)
+    case bytes([UInt8])
+    case date(Date)
+
+    public var description: String {
+        switch self {
+        case .integer(let v): String(v)
+        case .unsigned(let v): String(v)
+        case .floating(let v): String(v)
+        case .string(let v): "\"\(v)\""
+        case .bytes(let v): "\(v.count) bytes"
+        case .date(let v): "\(v)"
+        }
+    }
+}
+
+/// A Swift value a query condition can compare a property with: integers, `Bool`, `Float`,
+/// `Double`, `String`, `Date`, `Data`, `[UInt8]` and `EntityId`. Enums and custom types are
+/// queried by their database value (`Status.done.rawValue`).
+public protocol QueryValueConvertible: Sendable {
+    var queryValue: QueryValue { get }
+}
+
+extension Int: QueryValueConvertible { public var queryValue: QueryValue { .integer(Int64(self)) } }
+extension Int8: QueryValueConvertible { public var queryValue: QueryValue { .integer(Int64(self)) } }
+extension Int16: QueryValueConvertible { public var queryValue: QueryValue { .integer(Int64(self)) } }
+extension Int32: QueryValueConvertible { public var queryValue: QueryValue { .integer(Int64(self)) } }
+extension Int64: QueryValueConvertible { public var queryValue: QueryValue { .integer(self) } }
+extension UInt: QueryValueConvertible { public var queryValue: QueryValue { .unsigned(UInt64(self)) } }
+extension UInt8: QueryValueConvertible { public var queryValue: QueryValue { .unsigned(UInt64(self)) } }
+extension UInt16: QueryValueConvertible { public var queryValue: QueryValue { .unsigned(UInt64(self)) } }
+extension UInt32: QueryValueConvertible { public var queryValue: QueryValue { .unsigned(UInt64(self)) } }
+extension UInt64: QueryValueConvertible { public var queryValue: QueryValue { .unsigned(self) } }
+extension Bool: QueryValueConvertible { public var queryValue: QueryValue { .integer(self ? 1 : 0) } }
+extension Float: QueryValueConvertible { public var queryValue: QueryValue { .floating(Double(self)) } }
+extension Double: QueryValueConvertible { public var queryValue: QueryValue { .floating(self) } }
+extension String: QueryValueConvertible { public var queryValue: QueryValue { .string(self) } }
+extension Date: QueryValueConvertible { public var queryValue: QueryValue { .date(self) } }
+extension Data: QueryValueConvertible { public var queryValue: QueryValue { .bytes(Array(self)) } }
+extension Array: QueryValueConvertible where Element == UInt8 { public var queryValue: QueryValue { .bytes(self) } }
+extension EntityId: QueryValueConvertible { public var queryValue: QueryValue { .unsigned(value) } }
