@@ -23,7 +23,7 @@ enum Annotations {
     static let propertyNames: Set<String> = ["uid", "name", "id", "transient", "index", "unique", "convert", "backlink", "date-nano"]
 
     static let acceptedOnTypes = #"entity, uid, uid = N, name = "…""#
-    static let acceptedOnProperties = #"uid, uid = N, name = "…", id, id = { "assignable": true }, transient, index, index = "hash" | "hash64" | "value", unique, unique = { "onConflict": "replace" }, convert = { "dbType": "…", "converter": "…", "default": "…" }, backlink = "…", date-nano"#
+    static let acceptedOnProperties = #"uid, uid = N, name = "…", id, id = { "assignable": true }, transient, index, index = "hash" | "hash64" | "value", unique, unique = { "onConflict": "replace" }, convert = { "dbType": "…", "converter": "…", "default": "…" }, backlink, backlink = "…", date-nano"#
 
     /// The forms of one annotation, for messages about a malformed value.
     static func forms(of name: String) -> String {
@@ -34,7 +34,7 @@ enum Annotations {
         case "index": #"`index`, `index = "hash"`, `index = "hash64"` or `index = "value"`"#
         case "unique": #"`unique` or `unique = { "onConflict": "replace" }`"#
         case "convert": #"`convert = { "default": ".unknown" }` for an enum stored by its raw value (`"dbType": "Int"` gives the raw type of an enum declared elsewhere), or `convert = { "dbType": "String", "converter": "ColorConverter" }` for a converter type"#
-        case "backlink": #"`backlink = "toOneProperty"`"#
+        case "backlink": #"`backlink = "author"` (the name of the ToOne or ToMany of the target entity that points back) or `backlink` (when the target has a single one pointing at this entity)"#
         default: "`\(name)` without a value"
         }
     }
@@ -172,6 +172,9 @@ struct PropertyAnnotations {
     var convert: Annotation?
     var convertSpec: Convert?
     var backlink: Annotation?
+    /// `backlink = "name"`: the name of the `ToOne` or `ToMany` of the target that it is the other
+    /// side of; nil for `backlink` without a value (the target's only relation to the owner).
+    var backlinkName: String?
     var dateNano: Annotation?
 
     /// No annotations.
@@ -257,8 +260,13 @@ struct PropertyAnnotations {
                 }
                 convertSpec = spec
             case "backlink":
-                guard let value = annotation.value else { throw malformed(annotation, "it needs the name of the ToOne property it is the backlink of") }
-                _ = try stringValue(annotation, value)
+                if let value = annotation.value {
+                    let name = try stringValue(annotation, value)
+                    guard !name.trimmingWhitespace.isEmpty, name == name.trimmingWhitespace else {
+                        throw malformed(annotation, "the name must be non-empty, without spaces around it")
+                    }
+                    backlinkName = name
+                }
                 backlink = annotation
             case "date-nano":
                 try noValue(annotation)

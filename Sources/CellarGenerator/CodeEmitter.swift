@@ -31,7 +31,7 @@ public struct CodeEmitter {
             guard let modelEntity = model.entity(named: entity.modelName) else {
                 throw GeneratorError("entity \(entity.typeName) is missing from the model (please report)", at: entity.location)
             }
-            out += try emit(entity, modelEntity)
+            out += try emit(entity, modelEntity, entities: entities, model: model)
         }
         out += emitModel(model)
         out += """
@@ -49,7 +49,7 @@ public struct CodeEmitter {
 
     // MARK: One entity
 
-    private func emit(_ entity: EntityDescription, _ model: ModelEntity) throws -> String {
+    private func emit(_ entity: EntityDescription, _ model: ModelEntity, entities: [EntityDescription], model fullModel: Model) throws -> String {
         guard let id = entity.idProperty else {
             throw GeneratorError("entity \(entity.typeName) has no id property; add `var id: Id = 0`", at: entity.location)
         }
@@ -117,8 +117,9 @@ public struct CodeEmitter {
             }
             out += "        return \(entity.typeName)(\n            \(arguments.joined(separator: ",\n            "))\n        )\n"
         }
+        out += "    }\n"
+        out += try emitRelationHooks(entity, model, entities: entities, model: fullModel)
         out += """
-            }
         }
 
         extension \(entity.typeName) {
@@ -133,12 +134,74 @@ public struct CodeEmitter {
         return out
     }
 
+    /// `hasRelations`, `attach` and `writeRelations` for an entity with `ToOne`s or `ToMany`s
+    /// (the defaults of `EntityBinding` do nothing for the others).
+    private func emitRelationHooks(_ entity: EntityDescription, _ model: ModelEntity, entities: [EntityDescription],
+                                   model fullModel: Model) throws -> String {
+        guard entity.hasRelations else { return "" }
+        let links = try entity.relations.map { ($0, try link(of: $0, in: entity, model, entities: entities, model: fullModel)) }
+        var out = """
+
+            \(access)var hasRelations: Bool { true }
+
+            \(access)func attach(_ entity: \(entity.typeName), id: Cellar.Id, store: Cellar.Store) {
+
+        """
+        for property in entity.properties where property.relationTarget != nil {
+            out += "        entity.\(property.name).attach(store)\n"
+        }
+        for (relation, link) in links {
+            out += "        entity.\(relation.name).attach(store, owner: id, link: \(link))\n"
+        }
+        out += "    }\n"
+        if !links.isEmpty {
+            out += """
+
+                \(access)func writeRelations(of entity: \(entity.typeName), id: Cellar.Id, in writer: Cellar.RelationWriter) throws {
+
+            """
+            for (relation, link) in links {
+                out += "        try entity.\(relation.name).write(owner: id, link: \(link), in: writer)\n"
+            }
+            out += "    }\n"
+        }
+        return out
+    }
+
+    /// The `Cellar.RelationLink` of a `ToMany`, from the model IDs of the relation or of what its
+    /// backlink is the other side of.
+    private func link(of relation: RelationDescription, in entity: EntityDescription, _ model: ModelEntity,
+                      entities: [EntityDescription], model fullModel: Model) throws -> String {
+        guard let backlink = relation.backlink else {
+            guard let modelRelation = model.relations.first(where: { $0.name == relation.modelName }) else {
+                throw GeneratorError("relation \(entity.typeName).\(relation.name) is missing from the model (please report)", at: relation.location)
+            }
+            return ".relation(\(modelRelation.id.id))"
+        }
+        guard let target = entities.first(where: { $0.typeName == relation.target }),
+              let targetModel = fullModel.entity(named: target.modelName) else {
+            throw GeneratorError("the target \(relation.target) of \(entity.typeName).\(relation.name) is missing from the model (please report)", at: relation.location)
+        }
+        switch backlink {
+        case .toOne(let name):
+            guard let property = targetModel.property(named: name) else {
+                throw GeneratorError("property \(target.typeName).\(name) is missing from the model (please report)", at: relation.location)
+            }
+            return ".backlinkOfToOne(property: \(property.id.id))"
+        case .relation(let name):
+            guard let other = targetModel.relations.first(where: { $0.name == name }) else {
+                throw GeneratorError("relation \(target.typeName).\(name) is missing from the model (please report)", at: relation.location)
+            }
+            return ".backlinkOfRelation(\(other.id.id))"
+        }
+    }
+
     private func writeStatement(_ property: PropertyDescription, slot: Int) -> String {
         let value = "entity.\(property.name)"
         let optional = property.isOptional ? "?" : ""
         switch property.conversion {
         case .none:
-            if property.relationTarget != nil { return "record.add(\(value).targetId, slot: \(slot))" }
+            if property.relationTarget != nil { return "record.add(try \(value).targetIdForPut(), slot: \(slot))" }
             if property.propertyType == .date { return "try record.add(\(value), slot: \(slot))" }
             if property.propertyType == .dateNano { return "try record.addNanoseconds(\(value), slot: \(slot))" }
             return "record.add(\(value), slot: \(slot))"
@@ -222,7 +285,16 @@ public struct CodeEmitter {
                 if let target = property.relationTarget { arguments += ", relationTarget: \(literal(target))" }
                 out += "                    Cellar.ModelProperty(\(arguments)),\n"
             }
-            out += "                ]),\n"
+            if entity.relations.isEmpty {
+                out += "                ]),\n"
+            } else {
+                out += "                ],\n"
+                out += "                relations: [\n"
+                for relation in entity.relations {
+                    out += "                    Cellar.ModelRelation(name: \(literal(relation.name)), id: \(idUid(relation.id)), targetId: \(idUid(relation.targetId))),\n"
+                }
+                out += "                ]),\n"
+            }
         }
         out += "        ],\n"
         out += "        lastEntityId: \(idUid(model.lastEntityId)), lastIndexId: \(idUid(model.lastIndexId)),\n"

@@ -48,23 +48,68 @@ public struct EntityDescription: Hashable, Sendable {
     /// `// cellar: uid` (nil: no annotation; `.some(nil)`: the annotation without a value).
     public var uid: UInt64??
     public var properties: [PropertyDescription]
+    /// The `ToMany` properties, standalone relations and backlinks, in declaration order. They
+    /// are not stored in the object's record: `attach` and `writeRelations` handle them.
+    public var relations: [RelationDescription]
     /// Whether the type is declared `public` (or `open`).
     public var isPublic: Bool
     public var location: SourceLocation
 
     public init(typeName: String, modelName: String, kind: Kind, uid: UInt64??, properties: [PropertyDescription],
-                isPublic: Bool, location: SourceLocation) {
+                relations: [RelationDescription] = [], isPublic: Bool, location: SourceLocation) {
         self.typeName = typeName
         self.modelName = modelName
         self.kind = kind
         self.uid = uid
         self.properties = properties
+        self.relations = relations
         self.isPublic = isPublic
         self.location = location
     }
 
     /// The id property.
     public var idProperty: PropertyDescription? { properties.first { $0.isId } }
+
+    /// The standalone to-many relations (kept in the model), without the backlinks.
+    public var standaloneRelations: [RelationDescription] { relations.filter { $0.backlink == nil } }
+
+    /// Whether the binding has relations to attach: a `ToOne` or a `ToMany`.
+    public var hasRelations: Bool { !relations.isEmpty || properties.contains { $0.relationTarget != nil } }
+}
+
+/// A `ToMany<T>` property: a standalone many-to-many relation (in the model's `relations`, with an
+/// ID and UID of its own) or, with `// cellar: backlink`, the other side of a `ToOne` or `ToMany`
+/// of `T` (not in the model at all).
+public struct RelationDescription: Hashable, Sendable {
+    /// What a backlink is the other side of, in the target entity.
+    public enum Backlink: Hashable, Sendable {
+        /// The `ToOne<Owner>` property of the target with this model name.
+        case toOne(property: String)
+        /// The standalone `ToMany<Owner>` of the target with this model name.
+        case relation(String)
+    }
+
+    /// The Swift property's name.
+    public var name: String
+    /// The name in the model (`// cellar: name = "…"`, else `name`).
+    public var modelName: String
+    /// `T`'s qualified type name.
+    public var target: String
+    /// Resolved by the scanner for `// cellar: backlink`; nil for a standalone relation.
+    public var backlink: Backlink?
+    /// `// cellar: uid` (nil: no annotation; `.some(nil)`: the annotation without a value).
+    public var uid: UInt64??
+    public var location: SourceLocation
+
+    public init(name: String, modelName: String, target: String, backlink: Backlink? = nil, uid: UInt64?? = nil,
+                location: SourceLocation) {
+        self.name = name
+        self.modelName = modelName
+        self.target = target
+        self.backlink = backlink
+        self.uid = uid
+        self.location = location
+    }
 }
 
 /// A stored property of an entity (transient, static and computed ones are not described).
@@ -117,7 +162,7 @@ public struct PropertyDescription: Hashable, Sendable {
     public var uniqueOnConflictReplace: Bool
     /// `// cellar: date-nano`.
     public var dateNano: Bool
-    /// For `ToOne<T>`: `T`'s type name.
+    /// For `ToOne<T>`: `T`'s qualified type name.
     public var relationTarget: String?
     /// `// cellar: uid` (nil: no annotation; `.some(nil)`: the annotation without a value).
     public var uid: UInt64??

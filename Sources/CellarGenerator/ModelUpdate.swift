@@ -48,6 +48,11 @@ public struct ModelUpdate {
             result = try updateProperties(of: result, from: entity, all: entities, model: &next, uids: &uids, using: &generator)
             updated.append(result)
         }
+        // Relations once every entity has its ID: a relation's target may be new too.
+        for (index, entity) in entities.enumerated() {
+            updated[index] = try updateRelations(of: updated[index], from: entity, all: entities, entities: updated,
+                                                 model: &next, uids: &uids, using: &generator)
+        }
         for entity in old where !matchedOld.contains(entity.id.uid) {
             retire(entity, in: &next)
         }
@@ -137,9 +142,54 @@ public struct ModelUpdate {
             retire(property, in: &model)
         }
         result.properties = properties.sorted { $0.id.id < $1.id.id }
-        // Standalone to-many relations are not generated yet: the model keeps none of them.
-        for relation in result.relations { model.retiredRelationUids.append(relation.id.uid) }
-        result.relations = []
+        return result
+    }
+
+    // MARK: Relations
+
+    /// The standalone `ToMany`s of `source` (backlinks are not in the model): matched like
+    /// properties, by UID when the sources give one, else by name; new ones get the next
+    /// `lastRelationId` (IDs are global, like index IDs); ones no longer in the sources are retired.
+    private func updateRelations<G: RandomNumberGenerator>(of entity: ModelEntity, from source: EntityDescription, all: [EntityDescription],
+                                                           entities: [ModelEntity], model: inout Model, uids: inout UidAllocator,
+                                                           using generator: inout G) throws -> ModelEntity {
+        var result = entity
+        var matched: Set<UInt64> = []
+        var relations: [ModelRelation] = []
+        for relation in source.standaloneRelations {
+            let what = "relation \(source.typeName).\(relation.name)"
+            guard let targetSource = all.first(where: { $0.typeName == relation.target }),
+                  let target = entities.first(where: { $0.name == targetSource.modelName }) else {
+                throw GeneratorError("\(what) relates to \(relation.target), which is not an entity in these sources; make \(relation.target) an entity (conform it to Entity)", at: relation.location)
+            }
+            var previous: ModelRelation?
+            if case .some(.some(let uid)) = relation.uid {
+                previous = entity.relations.first { $0.id.uid == uid }
+            } else {
+                previous = entity.relations.first { $0.name == relation.modelName && !matched.contains($0.id.uid) }
+            }
+            var next: ModelRelation
+            if let previous {
+                matched.insert(previous.id.uid)
+                guard previous.targetId.uid == target.id.uid else {
+                    let before = model.entity(uid: previous.targetId.uid)?.name ?? "the entity \(previous.targetId)"
+                    let fresh = uids.peek(using: &generator)
+                    throw GeneratorError("\(what) changed its target from \(before) to \(target.name); its stored links point at objects of \(before). Keep the old target, or start the relation afresh (its links are dropped) with `// cellar: uid = \(fresh)`", at: relation.location)
+                }
+                next = previous
+                next.name = relation.modelName
+                next.targetId = target.id
+            } else {
+                let uid = try uids.take(relation.uid ?? nil, for: what, at: relation.location, using: &generator)
+                model.lastRelationId = IdUid(id: model.lastRelationId.id + 1, uid: uid)
+                next = ModelRelation(name: relation.modelName, id: model.lastRelationId, targetId: target.id)
+            }
+            relations.append(next)
+        }
+        for relation in entity.relations where !matched.contains(relation.id.uid) {
+            model.retiredRelationUids.append(relation.id.uid)
+        }
+        result.relations = relations.sorted { $0.id.id < $1.id.id }
         return result
     }
 
@@ -171,6 +221,12 @@ public struct ModelUpdate {
                 let current = modelEntity?.property(named: property.modelName)
                 messages.append(GeneratorError(uidAdvice("property \(entity.typeName).\(property.name)", current: current?.id.uid,
                     candidates: modelEntity?.properties.map { "\($0.name) = \($0.id.uid)" } ?? [], fresh: fresh()), at: property.location).description)
+            }
+            for relation in entity.standaloneRelations {
+                guard case .some(.none) = relation.uid else { continue }
+                let current = modelEntity?.relations.first { $0.name == relation.modelName }
+                messages.append(GeneratorError(uidAdvice("relation \(entity.typeName).\(relation.name)", current: current?.id.uid,
+                    candidates: modelEntity?.relations.map { "\($0.name) = \($0.id.uid)" } ?? [], fresh: fresh()), at: relation.location).description)
             }
         }
         if !messages.isEmpty { throw GeneratorErrors(messages: messages) }

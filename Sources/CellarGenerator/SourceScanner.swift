@@ -98,6 +98,8 @@ private struct PropertyCandidate {
     var type: TypeName
     var isOptional: Bool
     var isLet: Bool
+    /// The initial value as written (`nil`, `[]`, `""`), if any.
+    var initializer: String? = nil
     /// The property could not be read (an error was reported); it only keeps the "no id" error
     /// away when it was meant to be the id.
     var failed = false
@@ -108,6 +110,9 @@ private struct Scan {
     var errors: [GeneratorError] = []
     var entities: [EntityDeclaration] = []
     var enums: [String: EnumInfo] = [:]
+    /// The `// cellar: backlink` annotations of the described entities' `ToMany`s, by
+    /// `Entity.property`: resolved once every entity is described.
+    var backlinks: [String: (annotation: Annotation, name: String?)] = [:]
 
     mutating func report(_ message: String, at location: SourceLocation) {
         errors.append(GeneratorError(message, at: location))
@@ -253,6 +258,20 @@ private struct Scan {
         for entity in entities {
             if let description = describe(entity) { result.append(description) }
         }
+        for index in result.indices {
+            for relationIndex in result[index].relations.indices {
+                let relation = result[index].relations[relationIndex]
+                guard let (annotation, name) = backlinks["\(result[index].typeName).\(relation.name)"] else { continue }
+                do {
+                    result[index].relations[relationIndex].backlink = try resolveBacklink(relation, of: result[index], annotation: annotation,
+                                                                                          name: name, entities: result)
+                } catch let error as GeneratorError {
+                    errors.append(error)
+                } catch {
+                    report("\(error)", at: annotation.location)
+                }
+            }
+        }
         // Model names and UIDs must be unique across the scanned sources.
         var modelNames: [String: EntityDescription] = [:]
         var uids: [UInt64: String] = [:]
@@ -264,6 +283,7 @@ private struct Scan {
             }
             let uidsOfEntity = [(entity.uid, entity.typeName, entity.location)]
                 + entity.properties.map { ($0.uid, "\(entity.typeName).\($0.name)", $0.location) }
+                + entity.relations.map { ($0.uid, "\(entity.typeName).\($0.name)", $0.location) }
             for case (let uid??, let what, let location) in uidsOfEntity {
                 if let other = uids[uid] {
                     report("the UID \(uid) of `\(what)` is also the UID of `\(other)`: a UID belongs to one entity or property; remove the wrong `// cellar: uid` (or write `// cellar: uid` without a value to get a new one)", at: location)
@@ -330,14 +350,25 @@ private struct Scan {
         }
 
         var properties: [PropertyDescription] = []
-        var modelNames: [String: PropertyDescription] = [:]
+        var relations: [RelationDescription] = []
+        var modelNames: [String: String] = [:]
+        func claim(_ modelName: String, _ swiftName: String, at location: SourceLocation) {
+            if let other = modelNames[modelName] {
+                report("`\(name).\(swiftName)` and `\(name).\(other)` both have the name \(modelName) in the model: rename one with `// cellar: name = \"…\"`", at: location)
+            }
+            modelNames[modelName] = swiftName
+        }
         for (index, candidate) in candidates.enumerated() where !candidate.failed {
             do {
-                let property = index == idIndex ? try describeId(candidate, of: entity) : try describeProperty(candidate, of: entity)
-                if let other = modelNames[property.modelName] {
-                    report("`\(name).\(property.name)` and `\(name).\(other.name)` both have the name \(property.modelName) in the model: rename one with `// cellar: name = \"…\"`", at: property.location)
+                if index != idIndex && candidate.type.argument(ofGeneric: "ToMany") != nil {
+                    let relation = try describeRelation(candidate, of: entity)
+                    // A backlink is not in the model: its name cannot clash there.
+                    if candidate.annotations.backlink == nil { claim(relation.modelName, relation.name, at: relation.location) }
+                    relations.append(relation)
+                    continue
                 }
-                modelNames[property.modelName] = property
+                let property = index == idIndex ? try describeId(candidate, of: entity) : try describeProperty(candidate, of: entity)
+                claim(property.modelName, property.name, at: property.location)
                 properties.append(property)
             } catch let error as GeneratorError {
                 errors.append(error)
@@ -347,7 +378,7 @@ private struct Scan {
         }
         guard errors.count == errorCount else { return nil }
         return EntityDescription(typeName: name, modelName: entity.annotations.name ?? entity.scope.last!, kind: entity.kind,
-                                 uid: entity.annotations.uid, properties: properties,
+                                 uid: entity.annotations.uid, properties: properties, relations: relations,
                                  isPublic: modifiers.contains { $0.name.tokenKind == .keyword(.public) || $0.name.tokenKind == .keyword(.open) },
                                  location: entity.location)
     }
@@ -470,7 +501,8 @@ private struct Scan {
                         }
                     }
                     candidates.append(PropertyCandidate(name: propertyName, location: location, annotations: annotations,
-                                                        type: unwrapped, isOptional: optional, isLet: isLet))
+                                                        type: unwrapped, isOptional: optional, isLet: isLet,
+                                                        initializer: binding.initializer?.value.trimmedDescription))
                 } catch let error as GeneratorError {
                     errors.append(error)
                     candidates.append(failedCandidate((propertyName, location), annotations: annotations))
@@ -662,11 +694,8 @@ private struct Scan {
                                            isOptional: candidate.isOptional, propertyType: .long, storedSwiftType: "",
                                            uid: annotations.uid, location: location)
 
-        if type.argument(ofGeneric: "ToMany") != nil {
-            throw GeneratorError("\(subject) is a \(type): ToMany relations are not supported by this version of the generator yet; remove the property or mark it `// cellar: transient` (it is then neither stored nor loaded)", at: location)
-        }
         if let backlink = annotations.backlink {
-            throw GeneratorError("\(backlink.quoted) is on \(subject), a \(type): backlinks are ToMany properties, which this version of the generator does not support yet; remove the annotation", at: backlink.location)
+            throw GeneratorError("\(backlink.quoted) is on \(subject), a \(type): a backlink is a ToMany (`var \(candidate.name): ToMany<Target> = nil`); remove the annotation or make the property a ToMany", at: backlink.location)
         }
         if let target = type.argument(ofGeneric: "ToOne") {
             if let other = annotations.all.first(where: { !["name", "uid"].contains($0.name) }) {
@@ -746,6 +775,87 @@ private struct Scan {
         return property
     }
 
+    /// A `ToMany<T>` property: a standalone relation, or a backlink (resolved later, once every
+    /// entity is described, by `resolveBacklink`).
+    mutating func describeRelation(_ candidate: PropertyCandidate, of entity: EntityDeclaration) throws -> RelationDescription {
+        let subject = "`\(entity.qualifiedName).\(candidate.name)`"
+        let annotations = candidate.annotations
+        let type = candidate.type
+        let location = candidate.location
+        if let other = annotations.all.first(where: { !["name", "uid", "backlink"].contains($0.name) }) {
+            throw GeneratorError("\(other.quoted) cannot be used on the to-many relation \(subject) (a ToMany is not stored in the object's record; it accepts uid, name and backlink); remove it", at: other.location)
+        }
+        if let backlink = annotations.backlink, let uid = annotations.uidAnnotation {
+            throw GeneratorError("\(uid.quoted) is on \(subject), a backlink (\(backlink.quoted)): a backlink is not in the model, so it has no UID; remove the uid annotation", at: uid.location)
+        }
+        guard !candidate.isOptional else {
+            throw GeneratorError("\(subject) is an optional ToMany: a ToMany is never optional (it is empty instead); declare it `var \(candidate.name): \(type) = nil`", at: location)
+        }
+        let target = type.argument(ofGeneric: "ToMany")!
+        guard case .named(let targetName, let arguments) = target, arguments.isEmpty,
+              let targetEntity = resolveEntity(targetName, scope: entity.scope) else {
+            throw GeneratorError("\(subject) is a \(type), but \(target.description.isEmpty ? "it names no target type" : "`\(target)` is not an entity in the scanned sources"): a ToMany<T> needs T to conform to `Entity` (or be annotated `// cellar: entity`)", at: location)
+        }
+        guard let initializer = candidate.initializer, initializer == "nil" || initializer.filter({ !$0.isWhitespace }) == "[]" else {
+            throw GeneratorError("\(subject) \(candidate.initializer.map { "starts as `\($0)`" } ?? "has no initial value"): a ToMany starts empty and the generated code wires it to the store after a get or put; declare it `var \(candidate.name): \(type) = nil` (or `= []`)", at: location)
+        }
+        if let backlink = annotations.backlink {
+            backlinks["\(entity.qualifiedName).\(candidate.name)"] = (backlink, annotations.backlinkName)
+        }
+        return RelationDescription(name: candidate.name, modelName: annotations.name ?? candidate.name, target: targetEntity.qualifiedName,
+                                   backlink: nil, uid: annotations.backlink == nil ? annotations.uid : nil, location: location)
+    }
+
+    /// What the backlink `relation` of `owner` is the other side of: the `ToOne<Owner>` or the
+    /// standalone `ToMany<Owner>` of its target named `name` (model name, else Swift name), or
+    /// without a name the target's only one pointing at the owner.
+    func resolveBacklink(_ relation: RelationDescription, of owner: EntityDescription, annotation: Annotation, name: String?,
+                         entities: [EntityDescription]) throws -> RelationDescription.Backlink? {
+        // A target that could not be described has its errors reported already.
+        guard let target = entities.first(where: { $0.typeName == relation.target }) else { return nil }
+        let subject = "`\(owner.typeName).\(relation.name)`"
+        let toOnes = target.properties.filter { $0.relationTarget != nil }
+        // The target's standalone ToManys (its backlinks may not be resolved yet: `backlinks` knows them).
+        let isBacklink = { (other: RelationDescription) in self.backlinks["\(target.typeName).\(other.name)"] != nil }
+        let toManys = target.relations.filter { !isBacklink($0) }
+        func pointingBack() -> [String] {
+            toOnes.filter { $0.relationTarget == owner.typeName }.map { "`\($0.name)` (ToOne<\(owner.typeName)>)" }
+                + toManys.filter { $0.target == owner.typeName }.map { "`\($0.name)` (ToMany<\(owner.typeName)>)" }
+        }
+        guard let name else {
+            let candidates = toOnes.filter { $0.relationTarget == owner.typeName }.map { RelationDescription.Backlink.toOne(property: $0.modelName) }
+                + toManys.filter { $0.target == owner.typeName }.map { RelationDescription.Backlink.relation($0.modelName) }
+            if candidates.count == 1 { return candidates[0] }
+            if candidates.isEmpty {
+                throw GeneratorError("\(annotation.quoted) on \(subject): \(target.typeName) has no ToOne<\(owner.typeName)> or ToMany<\(owner.typeName)> to be the backlink of; add one to \(target.typeName) (e.g. `var \(lowercasedFirst(owner.typeName)): ToOne<\(owner.typeName)> = nil`)", at: annotation.location)
+            }
+            throw GeneratorError("\(annotation.quoted) on \(subject): \(target.typeName) has several relations to \(owner.typeName) (\(pointingBack().joined(separator: ", "))); name the one it is the backlink of, e.g. `// cellar: backlink = \"\(toOnes.first { $0.relationTarget == owner.typeName }?.modelName ?? toManys.first { $0.target == owner.typeName }!.modelName)\"`", at: annotation.location)
+        }
+        let points = pointingBack()
+        let hint = points.isEmpty
+            ? "; add `var \(name): ToOne<\(owner.typeName)> = nil` to \(target.typeName)"
+            : "; its relations to \(owner.typeName): \(points.joined(separator: ", "))"
+        if let property = toOnes.first(where: { $0.modelName == name }) ?? toOnes.first(where: { $0.name == name }) {
+            guard property.relationTarget == owner.typeName else {
+                throw GeneratorError("\(annotation.quoted) on \(subject): `\(target.typeName).\(property.name)` points at \(property.relationTarget!), not at \(owner.typeName), so it has no backlink here\(hint)", at: annotation.location)
+            }
+            return .toOne(property: property.modelName)
+        }
+        if let other = toManys.first(where: { $0.modelName == name }) ?? toManys.first(where: { $0.name == name }) {
+            guard other.target == owner.typeName else {
+                throw GeneratorError("\(annotation.quoted) on \(subject): `\(target.typeName).\(other.name)` points at \(other.target), not at \(owner.typeName), so it has no backlink here\(hint)", at: annotation.location)
+            }
+            return .relation(other.modelName)
+        }
+        if let other = target.relations.first(where: { isBacklink($0) && ($0.modelName == name || $0.name == name) }) {
+            throw GeneratorError("\(annotation.quoted) on \(subject): `\(target.typeName).\(other.name)` is itself a backlink; a backlink is the other side of a ToOne or a ToMany without `backlink`\(hint)", at: annotation.location)
+        }
+        if let property = target.properties.first(where: { $0.modelName == name || $0.name == name }) {
+            throw GeneratorError("\(annotation.quoted) on \(subject): `\(target.typeName).\(property.name)` is a \(property.swiftType), not a relation; a backlink is the other side of a ToOne<\(owner.typeName)> or ToMany<\(owner.typeName)> of \(target.typeName)\(hint)", at: annotation.location)
+        }
+        throw GeneratorError("\(annotation.quoted) on \(subject): \(target.typeName) has no ToOne or ToMany named \(name)\(hint)", at: annotation.location)
+    }
+
     /// Reads `// cellar: convert` for a property: sets its conversion and returns how the
     /// converted value is stored.
     func conversion(_ spec: PropertyAnnotations.Convert, _ annotation: Annotation, for candidate: PropertyCandidate, subject: String,
@@ -803,6 +913,12 @@ private struct Scan {
         property.conversion = .rawValue(defaultCase: spec.defaultCase)
         return raw
     }
+}
+
+/// `Author` → `author`.
+private func lowercasedFirst(_ typeName: String) -> String {
+    let last = typeName.split(separator: ".").last.map(String.init) ?? typeName
+    return last.prefix(1).lowercased() + last.dropFirst()
 }
 
 /// The tokens of a declaration from its first one (attributes, modifiers) through `introducer`

@@ -115,3 +115,59 @@ import Testing
         }
     }
 }
+
+@Suite struct RelationEmitTests {
+    @Test func aStructWithRelationsGetsItsHooksAndKeepsItsToManysOutOfRead() throws {
+        let source = """
+        struct Folder: Entity {
+            var id: Id = 0
+            var name = ""
+            var parent: ToOne<Folder> = nil
+            // cellar: backlink = "parent"
+            var children: ToMany<Folder> = nil
+            var related: ToMany<Folder> = []
+        }
+        struct Plain: Entity {
+            var id: Id = 0
+        }
+        """
+        let entities = try SourceScanner.scan(files: [(path: "Folder.swift", contents: source)])
+        var random = SplitMix64(seed: 4)
+        let model = try ModelUpdate(modelPath: "model-App.json").update(nil, with: entities, using: &random)
+        let code = try CodeEmitter(targetName: "App").emit(entities: entities, model: model)
+        #expect(code.contains("record.add(try entity.parent.targetIdForPut(), slot: 2)"))
+        #expect(code.contains("""
+                return Folder(
+                    id: id,
+                    name: try record.string(slot: 1) ?? "",
+                    parent: Cellar.ToOne<Folder>(targetId: try record.read(Cellar.Id.self, slot: 2) ?? 0)
+                )
+            }
+
+            var hasRelations: Bool { true }
+
+            func attach(_ entity: Folder, id: Cellar.Id, store: Cellar.Store) {
+                entity.parent.attach(store)
+                entity.children.attach(store, owner: id, link: .backlinkOfToOne(property: 3))
+                entity.related.attach(store, owner: id, link: .relation(1))
+            }
+
+            func writeRelations(of entity: Folder, id: Cellar.Id, in writer: Cellar.RelationWriter) throws {
+                try entity.children.write(owner: id, link: .backlinkOfToOne(property: 3), in: writer)
+                try entity.related.write(owner: id, link: .relation(1), in: writer)
+            }
+        }
+        """))
+        // The model as code names the relation; an entity without relations gets no hooks.
+        let relation = try #require(model.entity(named: "Folder")?.relations.first)
+        #expect(code.contains("relations: [\n                    Cellar.ModelRelation(name: \"related\", id: \(idUid(relation.id)), targetId: \(idUid(relation.targetId))),\n                ]),"))
+        #expect(code.contains("lastRelationId: \(idUid(relation.id))"))
+        #expect(code.components(separatedBy: "var hasRelations").count == 2)
+        let publicCode = try CodeEmitter(targetName: "App", isPublic: true).emit(entities: entities, model: model)
+        for declaration in ["var hasRelations", "func attach(", "func writeRelations("] {
+            #expect(publicCode.contains("public \(declaration)"), "\(declaration)")
+        }
+    }
+
+    private func idUid(_ value: IdUid) -> String { "Cellar.IdUid(id: \(value.id), uid: \(value.uid))" }
+}

@@ -12,8 +12,23 @@ private func property(_ name: String, _ type: PropertyType, _ stored: String, fl
                         storedSwiftType: stored, flags: flags, isId: id, relationTarget: target, uid: uid, location: here)
 }
 
-private func entity(_ name: String, _ properties: [PropertyDescription], uid: UInt64?? = nil, modelName: String? = nil) -> EntityDescription {
-    EntityDescription(typeName: name, modelName: modelName ?? name, kind: .class, uid: uid, properties: properties, isPublic: false, location: here)
+private func entity(_ name: String, _ properties: [PropertyDescription], relations: [RelationDescription] = [], uid: UInt64?? = nil,
+                    modelName: String? = nil) -> EntityDescription {
+    EntityDescription(typeName: name, modelName: modelName ?? name, kind: .class, uid: uid, properties: properties, relations: relations,
+                      isPublic: false, location: here)
+}
+
+private func relation(_ name: String, _ target: String, uid: UInt64?? = nil, modelName: String? = nil,
+                      backlink: RelationDescription.Backlink? = nil) -> RelationDescription {
+    RelationDescription(name: name, modelName: modelName ?? name, target: target, backlink: backlink, uid: uid, location: here)
+}
+
+/// Tag, and Note with two ToMany<Tag> (`noteRelations`) and Tag with a backlink (not in the model).
+private func relationSources(_ noteRelations: [RelationDescription] = [relation("tags", "Tag"), relation("labels", "Tag")]) -> [EntityDescription] {
+    [
+        entity("Note", [property("id", .long, "Id", flags: [.id], id: true), property("title", .string, "String")], relations: noteRelations),
+        entity("Tag", [property("id", .long, "Id", flags: [.id], id: true)], relations: [relation("notes", "Note", backlink: .relation("tags"))]),
+    ]
 }
 
 /// The sources that match the seed's model file: Author and Note.
@@ -108,6 +123,76 @@ private func message(_ body: () throws -> Void) -> String? {
         #expect(lines[0].contains("entity Author") && lines[0].contains("Author = 712683617673955584") && lines[0].contains("to reset it"))
         #expect(lines[1].contains("property Note.text") && lines[1].contains("`// cellar: uid = 5661281725891017216`") && lines[1].contains("to reset it"))
         #expect(lines.allSatisfy { $0.hasPrefix("Notes.swift:1:1: error: ") })
+    }
+
+    @Test func relationsGetSequentialGlobalIdsAndStayAcrossRuns() throws {
+        let first = try update(nil, relationSources(), seed: 3)
+        let note = try #require(first.entity(named: "Note"))
+        let tag = try #require(first.entity(named: "Tag"))
+        #expect(note.relations.map(\.name) == ["tags", "labels"] && note.relations.map(\.id.id) == [1, 2])
+        #expect(note.relations.allSatisfy { $0.targetId == tag.id })
+        #expect(tag.relations.isEmpty)   // a backlink is not in the model
+        #expect(first.lastRelationId == note.relations[1].id && first.lastIndexId == .zero)
+        #expect(first.allUids.count == 7 && Set(note.relations.map(\.id.uid)).count == 2)
+        // Same sources: same model, whatever the random source; a new relation gets the next ID.
+        #expect(try update(first, relationSources(), seed: 99) == first)
+        #expect(try update(nil, relationSources(), seed: 3) == first)
+        var more = relationSources()
+        more[1].relations.append(relation("related", "Note"))
+        let grown = try update(first, more, seed: 5)
+        #expect(grown.entity(named: "Tag")?.relations.map(\.id.id) == [3] && grown.lastRelationId.id == 3)
+        #expect(grown.entity(named: "Tag")?.relations.first?.targetId == note.id)
+        #expect(grown.entity(named: "Note") == note)
+        // The JSON keeps them (ObjectBox's layout) and reads them back.
+        let json = String(decoding: grown.jsonBytes(), as: UTF8.self)
+        #expect(json.contains("\"relations\": [\n        {\n          \"id\": \"3:"))
+        #expect(try Cellar.Model(json: grown.jsonBytes()) == grown)
+    }
+
+    @Test func relationRenamesRemovalsAndResets() throws {
+        let first = try update(nil, relationSources(), seed: 3)
+        let tags = first.entity(named: "Note")!.relations[0]
+        let labels = first.entity(named: "Note")!.relations[1]
+        // Renamed with its UID: same ID and UID.
+        let renamed = try update(first, relationSources([relation("topics", "Tag", uid: .some(tags.id.uid)), relation("labels", "Tag")]))
+        #expect(renamed.entity(named: "Note")?.relations == [ModelRelation(name: "topics", id: tags.id, targetId: tags.targetId), labels])
+        #expect(renamed.retiredRelationUids.isEmpty && renamed.lastRelationId == first.lastRelationId)
+        // The Swift name may change while the model name stays.
+        #expect(try update(first, relationSources([relation("topics", "Tag", modelName: "tags"), relation("labels", "Tag")])) == first)
+        // Renamed without a UID: the old one is retired, the new one gets the next ID.
+        let replaced = try update(first, relationSources([relation("topics", "Tag"), relation("labels", "Tag")]))
+        #expect(replaced.entity(named: "Note")?.relations.map(\.id.id) == [2, 3] && replaced.lastRelationId.id == 3)
+        #expect(replaced.retiredRelationUids == [tags.id.uid])
+        // Removed: retired, its ID never handed out again.
+        let removed = try update(first, relationSources([relation("labels", "Tag")]))
+        #expect(removed.entity(named: "Note")?.relations == [labels] && removed.retiredRelationUids == [tags.id.uid])
+        let again = try update(removed, relationSources())
+        #expect(again.entity(named: "Note")?.relations.map(\.id.id) == [2, 3])
+        // A reset: a fresh UID for the same name.
+        let reset = try update(first, relationSources([relation("tags", "Tag", uid: .some(42)), relation("labels", "Tag")]))
+        #expect(reset.entity(named: "Note")?.relations.map(\.id) == [labels.id, IdUid(id: 3, uid: 42)])
+        #expect(reset.retiredRelationUids == [tags.id.uid])
+        // A removed entity retires its relations.
+        let withoutNote = try update(first, [entity("Tag", [property("id", .long, "Id", flags: [.id], id: true)])])
+        #expect(Set(withoutNote.retiredRelationUids) == [tags.id.uid, labels.id.uid])
+    }
+
+    @Test func relationRefusals() throws {
+        let first = try update(nil, relationSources(), seed: 3)
+        let tags = first.entity(named: "Note")!.relations[0]
+        // `uid` without a value: the UID to keep and a fresh one.
+        let advice = try #require(message { _ = try update(first, relationSources([relation("tags", "Tag", uid: .some(nil))])) })
+        #expect(advice.contains("relation Note.tags") && advice.contains("`// cellar: uid = \(tags.id.uid)`") && advice.contains("to reset it"))
+        // A retired UID; the UID of a property.
+        let removed = try update(first, relationSources([relation("labels", "Tag")]))
+        #expect(message { _ = try update(removed, relationSources([relation("tags", "Tag", uid: .some(tags.id.uid))])) }?.contains("was retired") == true)
+        let titleUid = first.entity(named: "Note")!.property(named: "title")!.id.uid
+        #expect(message { _ = try update(first, relationSources([relation("tags", "Tag", uid: .some(titleUid))])) }?.contains("belongs to something else") == true)
+        // A changed target without a new UID.
+        let changed = try #require(message { _ = try update(first, relationSources([relation("tags", "Note"), relation("labels", "Tag")])) })
+        #expect(changed.contains("relation Note.tags changed its target from Tag to Note") && changed.contains("`// cellar: uid = "))
+        // A target that is not an entity.
+        #expect(message { _ = try update(first, relationSources([relation("tags", "Person")])) }?.contains("Person, which is not an entity") == true)
     }
 
     @Test func refusals() throws {

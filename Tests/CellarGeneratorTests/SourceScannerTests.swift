@@ -52,7 +52,7 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
 
 @Suite struct SourceScannerTests {
     /// The Author/Note example of API.md, with Status and Color declared (the scanner needs the
-    /// enum's raw type) and Author's backlink left out (ToMany is not supported yet).
+    /// enum's raw type); Author's backlink is in `apiExampleBacklink`.
     static let apiExample = """
     import Cellar
 
@@ -122,15 +122,15 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         #expect(body.modelName == "body_v2" && body.name == "body")
     }
 
-    @Test func apiExampleBacklinkIsNotSupportedYet() {
-        let source = """
-        class Author: Entity {
-            var id: Id = 0
-            // cellar: backlink = "author"
-            var notes: ToMany<Note> = nil
-        }
-        """
-        expectError(source, at: "4:5", "ToMany relations are not supported by this version of the generator yet")
+    @Test func apiExampleBacklink() throws {
+        let source = Self.apiExample.replacingOccurrences(of: "    var name: String = \"\"\n",
+                                                          with: "    var name: String = \"\"\n    // cellar: backlink = \"author\"\n    var notes: ToMany<Note> = nil\n")
+        let entities = try scan(source)
+        let author = entities[0]
+        #expect(author.properties.map(\.name) == ["id", "name"])
+        #expect(author.relations == [RelationDescription(name: "notes", modelName: "notes", target: "Note", backlink: .toOne(property: "author"),
+                                                         location: SourceLocation(file: "M.swift", line: 8, column: 5))])
+        #expect(author.standaloneRelations.isEmpty && author.hasRelations && entities[1].hasRelations)
     }
 
     /// Seed 003's code, verbatim (its `case default = 0` is not valid Swift, which does not
@@ -589,7 +589,8 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         check("date-nano = 1", "`date-nano` takes no value")
         check("index, unique", "expected `=` or the end of the line after `index`; write one annotation per line")
         check("index =", "the value after `=` is missing")
-        check("backlink", "it needs the name of the ToOne property")
+        check("backlink = \"\"", "the name must be non-empty")
+        check("backlink = author", "the value is not valid JSON")
         expectError("class E: Entity {\n    var id: Id = 0\n    // cellar: index\n    // cellar: index\n    var x = 0\n}", at: "4:5",
                     "`// cellar: index`: `index` is given twice for the same declaration; keep one")
         expectError("// cellar: entity = true\nclass E { var id: Id = 0 }", at: "1:1", "`entity` takes no value")
@@ -607,9 +608,8 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         check("    var x = nil as Int?, y = Int(\"5\")", at: "3:26", "the type of `E.y` cannot be inferred")
         check("    var x = Plain(rawValue: 1)", at: "3:5", "add a type annotation")
         check("    var x = Other.value", at: "3:5", "add a type annotation")
-        check("    var notes: ToMany<E> = nil", at: "3:5",
-              "`E.notes` is a ToMany<E>: ToMany relations are not supported by this version of the generator yet; remove the property or mark it `// cellar: transient`")
-        check("    // cellar: backlink = \"x\"\n    var x: Int = 0", at: "3:5", "backlinks are ToMany properties, which this version of the generator does not support yet")
+        check("    // cellar: backlink = \"x\"\n    var x: Int = 0", at: "3:5",
+              "`// cellar: backlink = \"x\"` is on `E.x`, a Int: a backlink is a ToMany (`var x: ToMany<Target> = nil`); remove the annotation or make the property a ToMany")
         check("    var tags: [String] = []", at: "3:5",
               "`E.tags` is a [String], which cannot be stored: use a relation (a new entity for the elements), or a `// cellar: convert` to a built-in type such as a JSON String")
         check("    var set: Set<Int> = []", at: "3:5", "`E.set` is a Set<Int>, which cannot be stored")
@@ -706,6 +706,136 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
                     "`B` and `A` (M.swift:1:1) both have the name A in the model: rename one with `// cellar: name = \"…\"`")
         expectError("// cellar: uid = 7\nclass A: Entity {\n    var id: Id = 0\n    // cellar: uid = 7\n    var x = 0\n}", at: "5:5",
                     "the UID 7 of `A.x` is also the UID of `A`")
+    }
+
+    // MARK: ToMany and backlinks
+
+    @Test func standaloneToMany() throws {
+        let source = """
+        class Tag: Entity {
+            var id: Id = 0
+            var name = ""
+        }
+        class Note: Entity {
+            var id: Id = 0
+            var tags: ToMany<Tag> = nil
+            // cellar: uid = 77
+            // objectbox: name = "labels"
+            var labels: ToMany<Tag> = []
+            var title = ""
+        }
+        """
+        let note = try entity(source, "Note")
+        // ToMany is not a stored property: it is not in `properties`.
+        #expect(note.properties.map(\.name) == ["id", "title"])
+        #expect(note.relations == [
+            RelationDescription(name: "tags", modelName: "tags", target: "Tag", location: SourceLocation(file: "M.swift", line: 7, column: 5)),
+            RelationDescription(name: "labels", modelName: "labels", target: "Tag", uid: .some(77), location: SourceLocation(file: "M.swift", line: 10, column: 5)),
+        ])
+        #expect(note.standaloneRelations.count == 2 && note.hasRelations)
+        #expect(try !entity(source, "Tag").hasRelations)
+    }
+
+    @Test func nestedAndSelfTargets() throws {
+        let source = """
+        enum App {
+            struct Folder: Entity {
+                var id: Id = 0
+                var parent: ToOne<Folder> = nil
+                // cellar: backlink = "parent"
+                var children: ToMany<Folder> = nil
+                var related: ToMany<App.Folder> = nil
+            }
+        }
+        """
+        let folder = try entity(source)
+        #expect(folder.typeName == "App.Folder" && folder.kind == .struct)
+        #expect(folder.properties.first { $0.name == "parent" }?.relationTarget == "App.Folder")
+        #expect(folder.relations.map(\.target) == ["App.Folder", "App.Folder"])
+        #expect(folder.relations.map(\.backlink) == [.toOne(property: "parent"), nil])
+        // Without a name, `parent` and `related` both point back: the backlink must name one.
+        let found = errors(source.replacingOccurrences(of: "backlink = \"parent\"", with: "backlink"))
+        #expect(found.count == 1 && found[0].hasPrefix("M.swift:5:9: error: ") && found[0].contains("`parent` (ToOne<App.Folder>), `related` (ToMany<App.Folder>)"))
+    }
+
+    @Test func backlinks() throws {
+        let source = """
+        class Author: Entity {
+            var id: Id = 0
+            // cellar: backlink = "writer"
+            var notes: ToMany<Note> = nil
+            // cellar: backlink
+            var tagged: ToMany<Tag> = nil
+        }
+        class Note: Entity {
+            var id: Id = 0
+            // cellar: name = "writer"
+            var author: ToOne<Author> = nil
+        }
+        class Tag: Entity {
+            var id: Id = 0
+            var authors: ToMany<Author> = nil
+        }
+        """
+        let entities = try scan(source)
+        #expect(entities[0].relations.map(\.backlink) == [.toOne(property: "writer"), .relation("authors")])
+        #expect(entities[0].standaloneRelations.isEmpty && entities[2].standaloneRelations.map(\.name) == ["authors"])
+        // By Swift name too, when the model name differs.
+        let bySwiftName = try scan(source.replacingOccurrences(of: "backlink = \"writer\"", with: "backlink = \"author\""))
+        #expect(bySwiftName[0].relations[0].backlink == .toOne(property: "writer"))
+    }
+
+    @Test func backlinkWithoutNameFindsTheOnlyRelationBack() throws {
+        let source = """
+        class Author: Entity {
+            var id: Id = 0
+            // cellar: backlink
+            var notes: ToMany<Note> = nil
+        }
+        class Note: Entity {
+            var id: Id = 0
+            var author: ToOne<Author> = nil
+            var other: ToOne<Note> = nil
+        }
+        """
+        #expect(try entity(source, "Author").relations[0].backlink == .toOne(property: "author"))
+        #expect(try entity(source.replacingOccurrences(of: "author: ToOne<Author>", with: "authors: ToMany<Author>"), "Author")
+            .relations[0].backlink == .relation("authors"))
+    }
+
+    @Test func toManyErrors() {
+        let prefix = "class E: Entity {\n    var id: Id = 0\n"
+        let suffix = "\n}\nclass F: Entity {\n    var id: Id = 0\n    var e: ToOne<E> = nil\n    var g: ToOne<G> = nil\n    var es: ToMany<E> = nil\n    var title = \"\"\n    // cellar: backlink\n    var back: ToMany<H> = nil\n}\nclass G: Entity {\n    var id: Id = 0\n}\nclass H: Entity {\n    var id: Id = 0\n    var f: ToOne<F> = nil\n}"
+        func check(_ body: String, at position: String, _ fragment: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+            expectError(prefix + body + suffix, at: position, fragment, sourceLocation: sourceLocation)
+        }
+        check("    var fs: ToMany<F>?", at: "3:5", "`E.fs` is an optional ToMany: a ToMany is never optional (it is empty instead); declare it `var fs: ToMany<F> = nil`")
+        check("    var fs: ToMany<F>", at: "3:5",
+              "`E.fs` has no initial value: a ToMany starts empty and the generated code wires it to the store after a get or put; declare it `var fs: ToMany<F> = nil` (or `= []`)")
+        check("    var fs: ToMany<F> = ToMany()", at: "3:5", "`E.fs` starts as `ToMany()`: a ToMany starts empty")
+        check("    var fs: ToMany<Missing> = nil", at: "3:5",
+              "`E.fs` is a ToMany<Missing>, but `Missing` is not an entity in the scanned sources: a ToMany<T> needs T to conform to `Entity`")
+        check("    var fs: ToMany<String> = nil", at: "3:5", "`String` is not an entity")
+        check("    // cellar: index\n    var fs: ToMany<F> = nil", at: "3:5",
+              "`// cellar: index` cannot be used on the to-many relation `E.fs` (a ToMany is not stored in the object's record; it accepts uid, name and backlink); remove it")
+        check("    // cellar: backlink = \"e\"\n    // cellar: uid = 5\n    var fs: ToMany<F> = nil", at: "4:5",
+              "`// cellar: uid = 5` is on `E.fs`, a backlink (`// cellar: backlink = \"e\"`): a backlink is not in the model, so it has no UID; remove the uid annotation")
+        // Backlinks that do not resolve: at the annotation.
+        check("    // cellar: backlink = \"nothing\"\n    var fs: ToMany<F> = nil", at: "3:5",
+              "`// cellar: backlink = \"nothing\"` on `E.fs`: F has no ToOne or ToMany named nothing; its relations to E: `e` (ToOne<E>), `es` (ToMany<E>)")
+        check("    // cellar: backlink = \"g\"\n    var fs: ToMany<F> = nil", at: "3:5",
+              "`// cellar: backlink = \"g\"` on `E.fs`: `F.g` points at G, not at E, so it has no backlink here; its relations to E: `e` (ToOne<E>), `es` (ToMany<E>)")
+        check("    // cellar: backlink = \"title\"\n    var fs: ToMany<F> = nil", at: "3:5",
+              "`F.title` is a String, not a relation; a backlink is the other side of a ToOne<E> or ToMany<E> of F")
+        check("    // cellar: backlink = \"back\"\n    var fs: ToMany<F> = nil", at: "3:5",
+              "`F.back` is itself a backlink; a backlink is the other side of a ToOne or a ToMany without `backlink`")
+        check("    // cellar: backlink\n    var fs: ToMany<F> = nil", at: "3:5",
+              "`// cellar: backlink` on `E.fs`: F has several relations to E (`e` (ToOne<E>), `es` (ToMany<E>)); name the one it is the backlink of, e.g. `// cellar: backlink = \"e\"`")
+        check("    // cellar: backlink\n    var gs: ToMany<G> = nil", at: "3:5",
+              "`// cellar: backlink` on `E.gs`: G has no ToOne<E> or ToMany<E> to be the backlink of; add one to G (e.g. `var e: ToOne<E> = nil`)")
+        // A relation's model name clashes with a property's; its UID with another's.
+        check("    var x = 0\n    // cellar: name = \"x\"\n    var fs: ToMany<F> = nil", at: "5:5", "`E.fs` and `E.x` both have the name x in the model")
+        check("    // cellar: uid = 9\n    var x = 0\n    // cellar: uid = 9\n    var fs: ToMany<F> = nil", at: "6:5", "the UID 9 of `E.fs` is also the UID of `E.x`")
     }
 
     @Test func severalErrorsInSourceOrder() {

@@ -68,7 +68,7 @@ struct NoteCellarBinding: Cellar.EntityBinding {
         record.add(entity.text, slot: 2)
         try record.add(entity.creationDate, slot: 3)
         try record.add(entity.modificationDate, slot: 4)
-        record.add(entity.author.targetId, slot: 5)
+        record.add(try entity.author.targetIdForPut(), slot: 5)
     }
 
     func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Note {
@@ -80,6 +80,12 @@ struct NoteCellarBinding: Cellar.EntityBinding {
         entity.modificationDate = try record.date(slot: 4)
         entity.author = Cellar.ToOne<Author>(targetId: try record.read(Cellar.Id.self, slot: 5) ?? 0)
         return entity
+    }
+
+    var hasRelations: Bool { true }
+
+    func attach(_ entity: Note, id: Cellar.Id, store: Cellar.Store) {
+        entity.author.attach(store)
     }
 }
 
