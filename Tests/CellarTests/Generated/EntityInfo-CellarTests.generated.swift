@@ -50,6 +50,18 @@ struct TicketCellarBinding: Cellar.EntityBinding {
         entity.tiny = try record.read(Int8.self, slot: 9)
         return entity
     }
+
+    var hasRelations: Bool { true }
+
+    func attach(_ entity: Ticket, id: Cellar.Id, store: Cellar.Store) {
+        entity.tags.attach(store, owner: id, link: .relation(1))
+        entity.comments.attach(store, owner: id, link: .backlinkOfToOne(property: 3))
+    }
+
+    func writeRelations(of entity: Ticket, id: Cellar.Id, in writer: Cellar.RelationWriter) throws {
+        try entity.tags.write(owner: id, link: .relation(1), in: writer)
+        try entity.comments.write(owner: id, link: .backlinkOfToOne(property: 3), in: writer)
+    }
 }
 
 extension Ticket {
@@ -73,6 +85,104 @@ extension Ticket {
     static let count = Cellar.Property<Ticket>(name: "count", id: 9, type: Cellar.PropertyType(rawValue: 3))
     /// `tiny` in queries: property "tiny" (10:5761797628408259945), Byte.
     static let tiny = Cellar.Property<Ticket>(name: "tiny", id: 10, type: Cellar.PropertyType(rawValue: 2))
+}
+
+// MARK: - Tag
+
+extension Tag: Cellar.EntityInspectable {
+    static let entityBinding = TagCellarBinding()
+}
+
+/// Stores and reads `Tag` objects (entity Tag, 3:3869921096527782366).
+struct TagCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Tag
+
+    init() {}
+
+    var entityName: String { "Tag" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 3, uid: 3869921096527782366) }
+    var slotCount: Int { 2 }
+
+    func id(of entity: Tag) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Tag) { entity.id = id }
+
+    func write(_ entity: Tag, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.name, slot: 1)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Tag {
+        let entity = Tag()
+        entity.id = id
+        entity.name = try record.string(slot: 1) ?? ""
+        return entity
+    }
+
+    var hasRelations: Bool { true }
+
+    func attach(_ entity: Tag, id: Cellar.Id, store: Cellar.Store) {
+        entity.tickets.attach(store, owner: id, link: .backlinkOfRelation(1))
+    }
+
+    func writeRelations(of entity: Tag, id: Cellar.Id, in writer: Cellar.RelationWriter) throws {
+        try entity.tickets.write(owner: id, link: .backlinkOfRelation(1), in: writer)
+    }
+}
+
+extension Tag {
+    /// `id` in queries: property "id" (1:2410100362040170630), Long.
+    static let id = Cellar.Property<Tag>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `name` in queries: property "name" (2:5399517261598253702), String.
+    static let name = Cellar.Property<Tag>(name: "name", id: 2, type: Cellar.PropertyType(rawValue: 9))
+}
+
+// MARK: - Comment
+
+extension Comment: Cellar.EntityInspectable {
+    static let entityBinding = CommentCellarBinding()
+}
+
+/// Stores and reads `Comment` objects (entity Comment, 4:4486559450079830933).
+struct CommentCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Comment
+
+    init() {}
+
+    var entityName: String { "Comment" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 4, uid: 4486559450079830933) }
+    var slotCount: Int { 3 }
+
+    func id(of entity: Comment) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Comment) { entity.id = id }
+
+    func write(_ entity: Comment, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.text, slot: 1)
+        record.add(try entity.ticket.targetIdForPut(), slot: 2)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Comment {
+        let entity = Comment()
+        entity.id = id
+        entity.text = try record.string(slot: 1) ?? ""
+        entity.ticket = Cellar.ToOne<Ticket>(targetId: try record.read(Cellar.Id.self, slot: 2) ?? 0)
+        return entity
+    }
+
+    var hasRelations: Bool { true }
+
+    func attach(_ entity: Comment, id: Cellar.Id, store: Cellar.Store) {
+        entity.ticket.attach(store)
+    }
+}
+
+extension Comment {
+    /// `id` in queries: property "id" (1:8950949955226675327), Long.
+    static let id = Cellar.Property<Comment>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `text` in queries: property "text" (2:8275653764835365429), String.
+    static let text = Cellar.Property<Comment>(name: "text", id: 2, type: Cellar.PropertyType(rawValue: 9))
+    /// `ticket` in queries: property "ticket" (3:7469401950676137439), Relation.
+    static let ticket = Cellar.Property<Comment>(name: "ticket", id: 3, type: Cellar.PropertyType(rawValue: 11))
 }
 
 // MARK: - Reading
@@ -147,6 +257,9 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "due", id: Cellar.IdUid(id: 8, uid: 6270002296231066583), type: Cellar.PropertyType(rawValue: 10)),
                     Cellar.ModelProperty(name: "count", id: Cellar.IdUid(id: 9, uid: 5860460882391248677), type: Cellar.PropertyType(rawValue: 3), flags: Cellar.PropertyFlags(rawValue: 8192)),
                     Cellar.ModelProperty(name: "tiny", id: Cellar.IdUid(id: 10, uid: 5761797628408259945), type: Cellar.PropertyType(rawValue: 2)),
+                ],
+                relations: [
+                    Cellar.ModelRelation(name: "tags", id: Cellar.IdUid(id: 1, uid: 5999317382176583668), targetId: Cellar.IdUid(id: 3, uid: 3869921096527782366)),
                 ]),
             Cellar.ModelEntity(
                 name: "Reading", id: Cellar.IdUid(id: 2, uid: 5734571986927739222), lastPropertyId: Cellar.IdUid(id: 6, uid: 7546672992204206198),
@@ -158,9 +271,22 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "blob", id: Cellar.IdUid(id: 5, uid: 7935249459976587933), type: Cellar.PropertyType(rawValue: 23)),
                     Cellar.ModelProperty(name: "flag", id: Cellar.IdUid(id: 6, uid: 7546672992204206198), type: Cellar.PropertyType(rawValue: 1)),
                 ]),
+            Cellar.ModelEntity(
+                name: "Tag", id: Cellar.IdUid(id: 3, uid: 3869921096527782366), lastPropertyId: Cellar.IdUid(id: 2, uid: 5399517261598253702),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 2410100362040170630), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 5399517261598253702), type: Cellar.PropertyType(rawValue: 9)),
+                ]),
+            Cellar.ModelEntity(
+                name: "Comment", id: Cellar.IdUid(id: 4, uid: 4486559450079830933), lastPropertyId: Cellar.IdUid(id: 3, uid: 7469401950676137439),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 8950949955226675327), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "text", id: Cellar.IdUid(id: 2, uid: 8275653764835365429), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "ticket", id: Cellar.IdUid(id: 3, uid: 7469401950676137439), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 1, uid: 5072934735057141879), relationTarget: "Ticket"),
+                ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 2, uid: 5734571986927739222), lastIndexId: Cellar.IdUid(id: 0, uid: 0),
-        lastRelationId: Cellar.IdUid(id: 0, uid: 0), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
+        lastEntityId: Cellar.IdUid(id: 4, uid: 4486559450079830933), lastIndexId: Cellar.IdUid(id: 1, uid: 5072934735057141879),
+        lastRelationId: Cellar.IdUid(id: 1, uid: 5999317382176583668), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])
 }

@@ -57,8 +57,41 @@ final class Ticket: Entity {
     var tiny: Int8?
     // cellar: transient
     var scratch = "not stored"
+    /// A standalone many-to-many relation (not a record slot): relation "tags" in the model.
+    var tags: ToMany<Tag> = nil
+    /// The comments whose `ticket` points at this ticket (the backlink of `Comment.ticket`).
+    // cellar: backlink = "ticket"
+    var comments: ToMany<Comment> = nil
 
     required init() {}
+}
+
+/// The target of `Ticket.tags`.
+final class Tag: Entity {
+    var id: Id = 0
+    var name: String = ""
+    /// The tickets whose `tags` hold this tag (the backlink of the relation `Ticket.tags`).
+    // cellar: backlink = "tags"
+    var tickets: ToMany<Ticket> = nil
+
+    required init() {}
+
+    init(name: String) {
+        self.name = name
+    }
+}
+
+/// Points at its ticket through a ToOne (`Ticket.comments` is its backlink).
+final class Comment: Entity {
+    var id: Id = 0
+    var text: String = ""
+    var ticket: ToOne<Ticket> = nil
+
+    required init() {}
+
+    init(text: String) {
+        self.text = text
+    }
 }
 
 struct Reading: Entity, Equatable {
