@@ -1,8 +1,9 @@
 import Cellar
 
 /// Writes `EntityInfo-<Target>.generated.swift`: for every entity its binding (records written
-/// and read field by field, no reflection), its `EntityInspectable` conformance, the property
-/// constants (`Note.title`), then the model as code (`cellarModel()`) and `Store(directoryPath:)`.
+/// and read field by field, no reflection; relation hooks for `ToOne`s and `ToMany`s), its
+/// `EntityInspectable` conformance, the property constants (`Note.title`) and relation constants
+/// (`Note.tags`), then the model as code (`cellarModel()`) and `Store(directoryPath:)`.
 /// Same input, same bytes.
 public struct CodeEmitter {
     /// `public` makes the bindings, constants and the `Store` initializer public (for a library
@@ -129,6 +130,12 @@ public struct CodeEmitter {
             let slotId = model.property(named: property.modelName)?.id ?? .zero
             out += "    /// `\(property.name)` in queries: property \(literal(property.modelName)) (\(slotId)), \(property.propertyType).\n"
             out += "    \(access)static let \(property.name) = Cellar.Property<\(entity.typeName)>(name: \(literal(property.modelName)), id: \(slotId.id), type: Cellar.PropertyType(rawValue: \(property.propertyType.rawValue)))\n"
+        }
+        for relation in entity.standaloneRelations {
+            guard let modelRelation = model.relations.first(where: { $0.name == relation.modelName }) else { continue }
+            let target = fullModel.entities.first { $0.id.uid == modelRelation.targetId.uid }?.name ?? relation.target
+            out += "    /// `\(relation.name)` in link conditions (`.link(\(entity.typeName).\(relation.name)) { … }`): relation \(literal(relation.modelName)) (\(modelRelation.id)) to \(target).\n"
+            out += "    \(access)static let \(relation.name) = Cellar.RelationProperty<\(entity.typeName)>(name: \(literal(relation.modelName)), relationId: \(modelRelation.id.id), targetEntityId: \(modelRelation.targetId.id))\n"
         }
         out += "}\n"
         return out

@@ -162,6 +162,9 @@ import Testing
         let relation = try #require(model.entity(named: "Folder")?.relations.first)
         #expect(code.contains("relations: [\n                    Cellar.ModelRelation(name: \"related\", id: \(idUid(relation.id)), targetId: \(idUid(relation.targetId))),\n                ]),"))
         #expect(code.contains("lastRelationId: \(idUid(relation.id))"))
+        // A constant for link conditions, for the standalone relation only.
+        #expect(code.contains("    static let related = Cellar.RelationProperty<Folder>(name: \"related\", relationId: 1, targetEntityId: 1)\n"))
+        #expect(!code.contains("static let children"))
         #expect(code.components(separatedBy: "var hasRelations").count == 2)
         let publicCode = try CodeEmitter(targetName: "App", isPublic: true).emit(entities: entities, model: model)
         for declaration in ["var hasRelations", "func attach(", "func writeRelations("] {

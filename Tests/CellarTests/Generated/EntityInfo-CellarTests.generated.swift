@@ -85,6 +85,8 @@ extension Ticket {
     static let count = Cellar.Property<Ticket>(name: "count", id: 9, type: Cellar.PropertyType(rawValue: 3))
     /// `tiny` in queries: property "tiny" (10:5761797628408259945), Byte.
     static let tiny = Cellar.Property<Ticket>(name: "tiny", id: 10, type: Cellar.PropertyType(rawValue: 2))
+    /// `tags` in link conditions (`.link(Ticket.tags) { … }`): relation "tags" (1:5999317382176583668) to Tag.
+    static let tags = Cellar.RelationProperty<Ticket>(name: "tags", relationId: 1, targetEntityId: 3)
 }
 
 // MARK: - Tag
