@@ -5,6 +5,10 @@ import Foundation
 final class Author: Entity {
     var id: Id = 0
     var name: String = ""
+    /// The notes whose `author` is this author: a backlink, read from the store when first used
+    /// (not stored with the author).
+    // cellar: backlink = "author"
+    var notes: ToMany<Note> = nil
 
     required init() {}
 

@@ -23,12 +23,18 @@ try store.runInTransaction {
 }
 print("put author \(ada.id) and 3 notes: \(try authors.count()) authors, \(try notes.count()) notes stored")
 
-// Reads. (The query API, `box.query { Note.title.startsWith("Shop") }`, comes with Cellar's query
-// issue; until then this filters what `all()` reads.)
-let open = try notes.all().filter { $0.status == .open && $0.title.hasPrefix("Shop") }
+// Reads: a query on the property constants the generator wrote (an enum is compared by its
+// stored raw value), and the author's notes through the backlink `Author.notes`.
+let open = try notes.query { Note.status == Status.open.rawValue && Note.title.startsWith("Shop") }
+    .ordered(by: Note.creationDate)
+    .build()
+    .find()
 print("open notes starting with \"Shop\": \(open.count)")
 for note in open.suffix(2) {
-    print("  #\(note.id) \(note.title): \(note.text ?? "-"), color \(note.color), by author \(note.author.targetId)")
+    print("  #\(note.id) \(note.title): \(note.text ?? "-"), color \(note.color), by \(note.author.target?.name ?? "nobody")")
+}
+if let reread = try authors.get(ada.id) {
+    print("\(reread.name)'s notes (the backlink Author.notes): \(reread.notes.map(\.title).joined(separator: ", "))")
 }
 print("property constants for queries: \(Note.title), \(Note.status) (stored as \(Note.status.type))")
 store.close()

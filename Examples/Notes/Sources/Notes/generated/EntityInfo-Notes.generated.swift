@@ -34,6 +34,16 @@ struct AuthorCellarBinding: Cellar.EntityBinding {
         entity.name = try record.string(slot: 1) ?? ""
         return entity
     }
+
+    var hasRelations: Bool { true }
+
+    func attach(_ entity: Author, id: Cellar.Id, store: Cellar.Store) {
+        entity.notes.attach(store, owner: id, link: .backlinkOfToOne(property: 5))
+    }
+
+    func writeRelations(of entity: Author, id: Cellar.Id, in writer: Cellar.RelationWriter) throws {
+        try entity.notes.write(owner: id, link: .backlinkOfToOne(property: 5), in: writer)
+    }
 }
 
 extension Author {
@@ -67,7 +77,7 @@ struct NoteCellarBinding: Cellar.EntityBinding {
         record.add(entity.title, slot: 1)
         record.add(entity.text, slot: 2)
         try record.add(entity.creationDate, slot: 3)
-        record.add(entity.author.targetId, slot: 4)
+        record.add(try entity.author.targetIdForPut(), slot: 4)
         record.add(entity.status.rawValue, slot: 5)
         record.add(ColorConverter.convert(entity.color) as String, slot: 6)
     }
@@ -82,6 +92,12 @@ struct NoteCellarBinding: Cellar.EntityBinding {
         entity.status = (try record.read(Int.self, slot: 5)).flatMap { Status(rawValue: $0) } ?? Status.unknown
         entity.color = Cellar.Converting.read(try record.string(slot: 6), zero: "" as String, ColorConverter.convert)
         return entity
+    }
+
+    var hasRelations: Bool { true }
+
+    func attach(_ entity: Note, id: Cellar.Id, store: Cellar.Store) {
+        entity.author.attach(store)
     }
 }
 
