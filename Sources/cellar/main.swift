@@ -91,7 +91,7 @@ func verify(_ directory: String) throws {
         }
     }
     let objects = try RecordCheck.verify(engine)
-    print("ok: \(entries) entries, \(bytes) bytes of keys and values, every record verified; \(objects.objects) objects of \(objects.entities) entities decode against the stored model")
+    print("ok: \(entries) entries, \(bytes) bytes of keys and values, every record verified; \(objects.objects) objects of \(objects.entities) entities decode against the stored model; \(objects.indexEntries) index entries and \(objects.relationLinks) relation links match them")
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())

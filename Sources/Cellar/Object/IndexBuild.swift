@@ -31,9 +31,11 @@ extension Store {
         }
     }
 
-    /// The marker of an index: what its keys were built from.
+    /// The marker of an index: what its keys were built from, and whether its values were
+    /// checked to be unique (so that adding `unique` to an index checks the objects again).
     static func marker(_ schema: EntitySchema, _ property: PropertySchema) -> [UInt8] {
-        var bytes: [UInt8] = [property.index!.kind.rawValue]
+        let index = property.index!
+        var bytes: [UInt8] = [index.kind.rawValue | (index.unique ? 0x80 : 0)]
         withUnsafeBytes(of: property.id.littleEndian) { bytes += $0 }
         withUnsafeBytes(of: schema.id.id.littleEndian) { bytes += $0 }
         return bytes

@@ -1,13 +1,19 @@
 import CellarStorage
 
 /// Checks every object record of a store against the model stored in it: each record's header,
-/// and each field's bounds (and UTF-8, and Bool bytes) for the type its property has. Opens
-/// nothing itself; `cellar verify` calls it on an engine opened read-only.
+/// and each field's bounds (and UTF-8, and Bool bytes) for the type its property has; every built
+/// index against the records (the same entries, no more, no fewer); every standalone relation's
+/// two trees against each other. Opens nothing itself; `cellar verify` calls it on an engine
+/// opened read-only.
 public enum RecordCheck {
     /// What was checked.
     public struct Summary: Sendable {
         public var entities = 0
         public var objects = 0
+        /// Index entries checked.
+        public var indexEntries = 0
+        /// Relation links checked.
+        public var relationLinks = 0
     }
 
     /// Throws `CellarError.fileCorrupt` naming the entity and object of the first bad record.
@@ -35,8 +41,67 @@ public enum RecordCheck {
                         return true
                     }
                 }
+                let markers = try Store.indexMarkers(in: txn)
+                for schema in Store.schemas(of: model) {
+                    for property in schema.indexed where markers[property.index!.id] != nil {
+                        summary.indexEntries += try verifyIndex(property, of: schema, in: txn)
+                    }
+                    for relation in schema.relations {
+                        summary.relationLinks += try verifyRelation(relation, of: schema, in: txn)
+                    }
+                }
                 return summary
             }
         }
+    }
+
+    /// Compares the index of `property` with the entries its records give; returns their number.
+    static func verifyIndex(_ property: PropertySchema, of schema: EntitySchema, in txn: ReadTransaction) throws -> Int {
+        let index = property.index!
+        var expected: [[UInt8]] = []
+        if let tree = try txn.tree(schema.treeName) {
+            try txn.cursor(tree).scan { key, value in
+                let id = try StorageLayout.objectId(key)
+                if let value = try RecordReader(value).value(of: property, id: id),
+                   let key = try IndexKey.key(value, id: id, index: index, property: property) {
+                    expected.append(key)
+                }
+                return true
+            }
+        }
+        var stored: [[UInt8]] = []
+        if let tree = try txn.tree(index.treeName) {
+            try txn.cursor(tree).scan { key, _ in stored.append(Array(key)); return true }
+        }
+        expected.sort { $0.lexicographicallyPrecedes($1) }
+        guard stored == expected else {
+            let missing = Set(expected).subtracting(stored).count
+            let extra = Set(stored).subtracting(expected).count
+            throw CellarError.fileCorrupt("the index of \(property.qualifiedName) (tree \(index.treeName)) does not match the objects: \(missing) entries missing, \(extra) entries for values no object holds")
+        }
+        return stored.count
+    }
+
+    /// Checks that both trees of a standalone relation hold the same links; returns their number.
+    static func verifyRelation(_ relation: ModelRelation, of schema: EntitySchema, in txn: ReadTransaction) throws -> Int {
+        func pairs(_ name: String, swapped: Bool) throws -> Set<[UInt8]> {
+            guard let tree = try txn.tree(name) else { return [] }
+            var pairs = Set<[UInt8]>()
+            try txn.cursor(tree).scan { key, _ in
+                guard key.count == 16 else {
+                    throw CellarError.fileCorrupt("a key of relation tree \(name) has \(key.count) bytes, expected 16")
+                }
+                let bytes = Array(key)
+                pairs.insert(swapped ? Array(bytes[8...] + bytes[..<8]) : bytes)
+                return true
+            }
+            return pairs
+        }
+        let forward = try pairs(StorageLayout.relationTree(relation.id.id), swapped: false)
+        let backward = try pairs(StorageLayout.backlinkTree(relation.id.id), swapped: true)
+        guard forward == backward else {
+            throw CellarError.fileCorrupt("relation \(schema.name).\(relation.name): its two trees differ (\(forward.subtracting(backward).count) links only forward, \(backward.subtracting(forward).count) only backward)")
+        }
+        return forward.count
     }
 }
