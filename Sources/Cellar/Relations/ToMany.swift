@@ -53,6 +53,15 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
         changed = true
     }
 
+    /// Removes the objects `shouldBeRemoved` picks, in place (the standard library's default
+    /// would put a new, unattached collection in the property's place).
+    public func removeAll(where shouldBeRemoved: (Target) throws -> Bool) rethrows {
+        resolveIfNeeded()
+        let before = items.count
+        try items.removeAll(where: shouldBeRemoved)
+        if items.count != before { changed = true }
+    }
+
     public var description: String { "ToMany<\(Target.self)>(\(items.count) objects\(changed ? ", changed" : ""))" }
 
     // MARK: The store
@@ -115,7 +124,8 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
         }
         let context = writer.context
         let schema = try context.store.box(for: Target.self).schema.get()
-        let before = self.owner == owner ? Set(storedIds ?? []) : []
+        // What the store holds now (a collection assigned anew knows nothing of it).
+        let before = Set(try context.linkedIds(owner, link: link, targetSchema: schema))
         let after = Set(current)
         for id in current where !before.contains(id) {
             try context.setLink(owner, id, link: link, linked: true, targetSchema: schema)
