@@ -32,6 +32,12 @@ let package = Package(
             name: "BenchSupport",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // WORKLOAD.md's `Note` entity, its hand-written binding and objects: box-bench and query-bench.
+        .target(
+            name: "BenchNote",
+            dependencies: [.product(name: "Cellar", package: root)],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // Cellar's storage engine and LMDB side by side on the same steps, in one process.
         .executableTarget(
             name: "engine-bench",
@@ -47,6 +53,7 @@ let package = Package(
             name: "box-bench",
             dependencies: [
                 "BenchSupport",
+                "BenchNote",
                 .product(name: "Cellar", package: root),
                 .product(name: "CellarStorage", package: root),
             ],

@@ -1,3 +1,4 @@
+import BenchNote
 import BenchSupport
 import Cellar
 import CellarStorage
