@@ -4,6 +4,7 @@
 //
 //   swift run -c release --package-path Benchmarks engine-bench --n 100000 --runs 3
 //   swift run -c release --package-path Benchmarks box-bench --n 100000 --runs 5
+//   swift run -c release --package-path Benchmarks query-bench --n 100000 --runs 3
 //   swift package --package-path Benchmarks benchmark --target EngineMicro
 import PackageDescription
 
@@ -56,6 +57,16 @@ let package = Package(
                 "BenchNote",
                 .product(name: "Cellar", package: root),
                 .product(name: "CellarStorage", package: root),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // WORKLOAD.md's query steps e, e2 and e3 through Cellar's query API, beside ObjectBox's anchors.
+        .executableTarget(
+            name: "query-bench",
+            dependencies: [
+                "BenchSupport",
+                "BenchNote",
+                .product(name: "Cellar", package: root),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
