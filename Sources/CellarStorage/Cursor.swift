@@ -372,3 +372,61 @@ extension Cursor {
         }
     }
 }
+
+// MARK: - Key runs
+
+extension Cursor {
+    /// The number of keys in `range`. A leaf wholly inside the range is counted from its entry
+    /// count, without visiting its keys.
+    public func countKeys(_ range: KeyRange = .all) throws -> Int {
+        var total = 0
+        try forEachRun(range) { _, start, end in total &+= end &- start }
+        return total
+    }
+
+    /// Appends the last 8 bytes of every key in `range`, read as a big-endian integer (an object
+    /// id at the end of an index key), in key order, without reading any value.
+    public func appendKeySuffixes(_ range: KeyRange, to output: inout [UInt64]) throws {
+        try forEachRun(range) { node, start, end in
+            for i in start..<end {
+                let (p, n) = node.key(i)
+                guard n >= 8 else {
+                    throw StorageError.fileCorrupt(offset: 0, reason: "a key of \(n) bytes in tree \"\(tree.name)\", where every key ends with an 8-byte id")
+                }
+                output.append(UInt64(bigEndian: (p + (n &- 8)).loadUnaligned(as: UInt64.self)))
+            }
+        }
+    }
+
+    /// Calls `body` with each leaf's run of entries inside `range` (entry indexes `start..<end`),
+    /// in key order. `body` must not change the tree.
+    private func forEachRun(_ range: KeyRange, _ body: (NodeView, Int, Int) throws -> Void) throws {
+        var more: Bool
+        if let lower = range.lower {
+            more = try seek(lower)
+            if more && !range.admitsFromBelow(key) { more = try next() }
+        } else {
+            more = try first()
+        }
+        while more {
+            let top = levels + (state.pointee.depth - 1)
+            let node = top.pointee.node
+            let start = top.pointee.index
+            var end = node.count
+            var last = false
+            if let upper = range.upper {
+                let (p, n) = node.key(node.count &- 1)
+                if !range.admitsFromAbove(UnsafeRawBufferPointer(start: p, count: n)) {
+                    // The range ends in this leaf: find where.
+                    let (index, found) = upper.withUnsafeBytes { node.lowerBound($0.nonNullBase, $0.count) }
+                    end = Swift.max(start, range.upperInclusive && found ? index &+ 1 : index)
+                    last = true
+                }
+            }
+            if start < end { try body(node, start, end) }
+            if last { return }
+            top.pointee.index = node.count &- 1
+            more = try next()
+        }
+    }
+}

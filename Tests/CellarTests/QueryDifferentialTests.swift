@@ -317,6 +317,15 @@ import Testing
                 let page = Array(expected.dropFirst(offset).prefix(limit))
                 #expect(try query.find(offset: offset, limit: limit).map(Item.init) == page, "\(context) offset \(offset) limit \(limit)")
                 #expect(try query.findFirst().map(Item.init) == expected.first, "\(context)")
+                var visited: [Id] = []
+                try query.visit { view in
+                    visited.append(view.id)
+                    let (title, score) = (try view.string(QItem.title), try view.integer(QItem.score))
+                    #expect(title == model[view.id]?.title)
+                    #expect(score == model[view.id]?.score.map(Int64.init))
+                    return true
+                }
+                #expect(visited == expected.map(\.id), "\(context)")
                 let scores = expected.compactMap(\.score).map(Int.init)
                 #expect(try query.property(QItem.score).max(Int.self) == scores.max(), "\(context)")
                 #expect(try query.property(QItem.score).min(Int.self) == scores.min(), "\(context)")

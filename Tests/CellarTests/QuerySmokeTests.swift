@@ -80,6 +80,30 @@ import Testing
         #expect(throws: CellarError.self) { try ordered.find(offset: -1, limit: nil) }
     }
 
+    @Test func visitingWithoutBuildingAndStoppingEarly() throws {
+        let (_, box) = try store("visit")
+        let work = try box.query { QItem.title == "Work" }.ordered(by: QItem.score, flags: .descending).build()
+        var seen: [Int32] = []
+        try work.forEach { item in seen.append(item.score!); return seen.count < 3 }
+        #expect(seen == [17, 13, 9])
+        var lengths = 0
+        var dates: [Date] = []
+        try work.visit { view in
+            lengths += try view.utf8Count(QItem.title) ?? 0
+            dates.append(try view.date(QItem.created)!)
+            #expect(try view.double(QItem.amount) == Double(view.id - 1) / 4)
+            #expect(try view.object().id == view.id)
+            return true
+        }
+        #expect(lengths == 20)
+        #expect(dates.count == 5)
+        try work.visit { view in
+            #expect(throws: CellarError.self) { try view.integer(QItem.title) }
+            #expect(throws: CellarError.self) { try view.string(QItem.score) }
+            return false
+        }
+    }
+
     @Test func propertyQueriesAndRemove() throws {
         let (_, box) = try store("property")
         let work = try box.query { QItem.title == "Work" }.build()

@@ -27,12 +27,10 @@ struct CompiledQuery {
             case .scan: return try context.count(schema)
             case .index(let index, let ranges):
                 guard let cursor = try context.cursor(indexTree: index) else { break }
-                var count = 0
-                for range in ranges {
-                    try cursor.scan(range) { _, _ in count += 1; return true }
-                }
-                return count
-            case .ids: break
+                return try ranges.reduce(0) { $0 + (try cursor.countKeys($1)) }
+            case .ids(let ranges):
+                guard let cursor = try context.cursor(schema) else { return 0 }
+                return try ranges.reduce(0) { $0 + (try cursor.countKeys($1)) }
             }
         }
         return try matchingIds(context).count
@@ -87,21 +85,18 @@ struct CompiledQuery {
             guard plan.exact else { return nil }
             var ids: [Id] = []
             guard let cursor = try context.cursor(schema) else { return [] }
-            try cursor.scan { key, _ in ids.append(try StorageLayout.objectId(key)); return true }
+            ids.reserveCapacity(try context.count(schema))
+            try cursor.appendKeySuffixes(.all, to: &ids)
             return ids
         case .ids(let ranges):
             var ids: [Id] = []
             guard let cursor = try context.cursor(schema) else { return [] }
-            for range in ranges {
-                try cursor.scan(range) { key, _ in ids.append(try StorageLayout.objectId(key)); return true }
-            }
+            for range in ranges { try cursor.appendKeySuffixes(range, to: &ids) }
             return ids
         case .index(let index, let ranges):
             guard let cursor = try context.cursor(indexTree: index) else { return nil }
             var ids: [Id] = []
-            for range in ranges {
-                try cursor.scan(range) { key, _ in ids.append(try IndexKey.objectId(key)); return true }
-            }
+            for range in ranges { try cursor.appendKeySuffixes(range, to: &ids) }
             // One equality gives its ids in order; ranges and several values do not.
             if !plan.inIdOrder {
                 ids.sort()

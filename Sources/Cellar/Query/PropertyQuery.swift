@@ -242,13 +242,14 @@ public struct PropertyQuery<E: EntityInspectable> {
             try translatingErrors {
                 try query.visit(compiled, offset: 0, limit: nil, context: context) { id, record in
                     let value = try RecordReader(record).value(of: property, id: id).map { Self.stored($0, property) }
-                    if value == nil && !keepingNils { return }
+                    if value == nil && !keepingNils { return true }
                     if isDistinct {
                         var key = value
                         if !distinctCaseSensitive, case .string(let s)? = value { key = .string(s.lowercased()) }
-                        guard seen.insert(key).inserted else { return }
+                        guard seen.insert(key).inserted else { return true }
                     }
                     values.append(value)
+                    return true
                 }
             }
         }

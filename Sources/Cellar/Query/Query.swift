@@ -13,12 +13,13 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     private let lock = NSLock()
     private var state: (condition: QueryCondition<E>.Node?, compiled: Result<CompiledQuery, CellarError>)
 
+    @usableFromInline let box: Box<E>
+
     init(builder: QueryBuilder<E>, compiled: CompiledQuery) {
         self.builder = builder
+        box = builder.box
         state = (builder.condition?.node, .success(compiled))
     }
-
-    var box: Box<E> { builder.box }
 
     var compiled: CompiledQuery {
         get throws { try lock.withLock { state.compiled }.get() }
@@ -27,21 +28,49 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     // MARK: Results
 
     /// The matching objects, in the query's order (id order when it has none).
+    @inlinable
     public func find() throws -> [E] { try find(offset: 0, limit: nil) }
 
     /// The matching objects after skipping `offset` of them, at most `limit`.
+    @inlinable
     public func find(offset: Int, limit: Int?) throws -> [E] {
+        var objects: [E] = []
+        try visitRecords(offset: offset, limit: limit) { id, record in
+            objects.append(try box.object(id: id, record: record))
+            return true
+        }
+        return objects
+    }
+
+    /// Calls `body` with each matching object in the query's order, building one object at a time
+    /// (no array of all of them), until it returns false.
+    @inlinable
+    public func forEach(_ body: (E) throws -> Bool) throws {
+        try visitRecords(offset: 0, limit: nil) { id, record in try body(try box.object(id: id, record: record)) }
+    }
+
+    /// Calls `body` with a view of each matching object's stored record, in the query's order,
+    /// until it returns false: reads single properties without building the object (as
+    /// ObjectBox's `obx_query_visit` hands out the stored bytes). The view is valid only inside
+    /// `body`.
+    @inlinable
+    public func visit(_ body: (ObjectView<E>) throws -> Bool) throws {
+        try visitRecords(offset: 0, limit: nil) { id, record in
+            try body(try ObjectView(id: id, bytes: record, box: box))
+        }
+    }
+
+    /// Runs the query in the thread's transaction (or a read transaction of its own) and calls
+    /// `body` with each match's id and record, from `offset`, at most `limit`, until it returns false.
+    @usableFromInline
+    func visitRecords(offset: Int, limit: Int?, _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard offset >= 0, (limit ?? 0) >= 0 else {
             throw CellarError.illegalArgument("find(offset: \(offset), limit: \(limit.map(String.init) ?? "nil")): neither may be negative")
         }
         let query = try compiled
-        return try box.store.inReadContext { context in
+        try box.store.inReadContext { context in
             try translatingErrors {
-                var objects: [E] = []
-                try self.visit(query, offset: offset, limit: limit, context: context) { id, record in
-                    objects.append(try self.box.object(id: id, record: record))
-                }
-                return objects
+                try self.visit(query, offset: offset, limit: limit, context: context, body)
             }
         }
     }
@@ -58,20 +87,34 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     }
 
     /// The ids of the matching objects, in the query's order; no object is built.
+    @inlinable
     public func findIds() throws -> [EntityId<E>] {
         try findIds(offset: 0, limit: nil)
     }
 
     /// The ids of the matching objects after skipping `offset`, at most `limit`.
+    @inlinable
     public func findIds(offset: Int, limit: Int?) throws -> [EntityId<E>] {
+        let ids = try rawIds(offset: offset, limit: limit)
+        return ids.withUnsafeBufferPointer { raw in
+            [EntityId<E>](unsafeUninitializedCapacity: raw.count) { buffer, count in
+                for i in 0..<raw.count { buffer[i] = EntityId(raw[i]) }
+                count = raw.count
+            }
+        }
+    }
+
+    /// The matching ids as plain `Id`s.
+    @usableFromInline
+    func rawIds(offset: Int, limit: Int?) throws -> [Id] {
         let query = try compiled
         return try box.store.inReadContext { context in
             try translatingErrors {
                 if query.orders.isEmpty && offset == 0 && limit == nil {
-                    return try query.matchingIds(context).map { EntityId($0) }
+                    return try query.matchingIds(context)
                 }
-                var ids: [EntityId<E>] = []
-                try self.visit(query, offset: offset, limit: limit, context: context) { id, _ in ids.append(EntityId(id)) }
+                var ids: [Id] = []
+                try self.visit(query, offset: offset, limit: limit, context: context) { id, _ in ids.append(id); return true }
                 return ids
             }
         }
@@ -103,16 +146,17 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
         PropertyQuery(query: self, property: property)
     }
 
-    /// Visits the matches in the query's order, from `offset`, at most `limit`.
+    /// Visits the matches in the query's order, from `offset`, at most `limit`, until `body`
+    /// returns false.
     func visit(_ query: CompiledQuery, offset: Int, limit: Int?, context: TransactionContext,
-               _ body: (Id, UnsafeRawBufferPointer) throws -> Void) throws {
+               _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
         if limit == 0 { return }
         if query.orders.isEmpty {
             var skipped = 0
             var taken = 0
             try query.forEachMatch(context) { id, record in
                 if skipped < offset { skipped += 1; return true }
-                try body(id, record)
+                guard try body(id, record) else { return false }
                 taken += 1
                 return limit.map { taken < $0 } ?? true
             }
@@ -129,7 +173,7 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
         CompiledOrder.sort(&matches, by: query.orders)
         let end = limit.map { Swift.min(matches.count, offset + $0) } ?? matches.count
         guard offset < end else { return }
-        for match in matches[offset..<end] { try body(match.id, records[match.id]!) }
+        for match in matches[offset..<end] where try !body(match.id, records[match.id]!) { return }
     }
 
     // MARK: Parameters

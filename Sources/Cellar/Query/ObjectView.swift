@@ -1,0 +1,86 @@
+import Foundation
+
+/// One matching object's stored record, as `Query.visit` hands it out: reads single properties
+/// in place, without building the object. Valid only inside the `visit` closure.
+///
+/// ```swift
+/// try query.visit { note in
+///     total += try note.utf8Count(Note.title) ?? 0
+///     return true
+/// }
+/// ```
+public struct ObjectView<E: EntityInspectable> {
+    /// The object's id.
+    public let id: Id
+    @usableFromInline let bytes: UnsafeRawBufferPointer
+    @usableFromInline let record: RecordReader
+    @usableFromInline let box: Box<E>
+
+    @inlinable
+    init(id: Id, bytes: UnsafeRawBufferPointer, box: Box<E>) throws {
+        self.id = id
+        self.bytes = bytes
+        self.record = try RecordReader(bytes)
+        self.box = box
+    }
+
+    /// The whole object.
+    @inlinable
+    public func object() throws -> E { try box.object(id: id, record: bytes) }
+
+    /// A string property's value; nil when absent.
+    public func string(_ property: Property<E>) throws -> String? {
+        try check(property, [.string])
+        return try record.string(slot: property.slot)
+    }
+
+    /// The number of UTF-8 bytes of a string property (or of a byte vector); nil when absent.
+    public func utf8Count(_ property: Property<E>) throws -> Int? {
+        try check(property, [.string, .byteVector])
+        return try record.bytes(slot: property.slot)?.count
+    }
+
+    /// A string or byte vector property's bytes, in place: valid only inside the `visit` closure.
+    public func bytes(_ property: Property<E>) throws -> UnsafeRawBufferPointer? {
+        try check(property, [.string, .byteVector])
+        return try record.bytes(slot: property.slot)
+    }
+
+    /// An integer property's value (also Bool as 0/1, dates in their stored unit, relation ids);
+    /// nil when absent. Unsigned values above `Int64.max` come as their bit pattern.
+    public func integer(_ property: Property<E>) throws -> Int64? {
+        switch property.type {
+        case .bool, .byte: return try record.read(Int8.self, slot: property.slot).map(Int64.init)
+        case .short, .char: return try record.read(Int16.self, slot: property.slot).map(Int64.init)
+        case .int: return try record.read(Int32.self, slot: property.slot).map(Int64.init)
+        case .long, .date, .dateNano, .relation: return try record.read(Int64.self, slot: property.slot)
+        default: throw mismatch(property, "an integer")
+        }
+    }
+
+    /// A Float or Double property's value; nil when absent.
+    public func double(_ property: Property<E>) throws -> Double? {
+        switch property.type {
+        case .float: return try record.float(slot: property.slot).map(Double.init)
+        case .double: return try record.double(slot: property.slot)
+        default: throw mismatch(property, "a Float or Double")
+        }
+    }
+
+    /// A Date property's value; nil when absent.
+    public func date(_ property: Property<E>) throws -> Date? {
+        switch property.type {
+        case .date: return try record.date(slot: property.slot)
+        case .dateNano: return try record.dateNanoseconds(slot: property.slot)
+        default: throw mismatch(property, "a Date")
+        }
+    }
+
+    private func check(_ property: Property<E>, _ types: [PropertyType]) throws {
+        guard types.contains(property.type) else { throw mismatch(property, types.map { "\($0)" }.joined(separator: " or ")) }
+    }
+
+    private func mismatch(_ property: Property<E>, _ wanted: String) -> CellarError {
+        .illegalArgument("\(property) is a \(property.type), not \(wanted)")
+    }
+}
