@@ -17,12 +17,17 @@ import Darwin
 package final class MapGeneration: @unchecked Sendable {
     // `region` is immutable; `verifiedWords` is only touched through atomic operations.
     let region: MappedRegion
+    /// `region.base` and `region.length`, copied: reading them then retains nothing.
+    let base: UnsafeRawPointer
+    let regionLength: Int
     private let verifiedWords: UnsafeMutablePointer<UInt64.AtomicRepresentation>
     private let verifiedBytes: Int
     let salt: UInt64
 
     init(region: MappedRegion, salt: UInt64) {
         self.region = region
+        self.base = region.base
+        self.regionLength = region.length
         self.salt = salt
         // One bit per 8 bytes of the mapping, in lazily zeroed anonymous memory.
         let words = (region.length / 8 + 63) / 64
@@ -47,9 +52,6 @@ package final class MapGeneration: @unchecked Sendable {
             verifiedWords.deallocate()
         }
     }
-
-    @inline(__always)
-    var base: UnsafeRawPointer { region.base }
 
     @inline(__always)
     private func isVerified(_ offset: UInt64) -> Bool {
@@ -81,7 +83,7 @@ package final class MapGeneration: @unchecked Sendable {
     }
 
     private func verifyNode(at offset: UInt64, limit: UInt64) throws {
-        guard let (length, kind) = LogRecord.verify(base, offset: offset, available: min(limit, UInt64(region.length)), salt: salt) else {
+        guard let (length, kind) = LogRecord.verify(base, offset: offset, available: min(limit, UInt64(regionLength)), salt: salt) else {
             throw StorageError.fileCorrupt(offset: offset, reason: "node record fails its checksum")
         }
         guard kind == .node else {
@@ -99,7 +101,7 @@ package final class MapGeneration: @unchecked Sendable {
             throw StorageError.fileCorrupt(offset: offset, reason: "value reference out of bounds (referenced below \(below))")
         }
         if !isVerified(offset) {
-            guard let (recordLength, kind) = LogRecord.verify(base, offset: offset, available: min(limit, UInt64(region.length)), salt: salt) else {
+            guard let (recordLength, kind) = LogRecord.verify(base, offset: offset, available: min(limit, UInt64(regionLength)), salt: salt) else {
                 throw StorageError.fileCorrupt(offset: offset, reason: "value record fails its checksum")
             }
             guard kind == .value, recordLength == LogRecord.paddedLength(body: length) else {

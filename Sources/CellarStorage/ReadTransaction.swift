@@ -13,9 +13,15 @@
 public final class ReadTransaction: NodeSource, @unchecked Sendable {
     // Immutable: a snapshot and its map, which nobody changes.
     let snapshot: Snapshot
+    /// The snapshot's map, unretained (the snapshot holds it for as long as this transaction
+    /// lives): reading a node then costs no reference counting.
+    private unowned(unsafe) let generation: MapGeneration
+    private let committedLength: UInt64
 
     init(snapshot: Snapshot) {
         self.snapshot = snapshot
+        generation = snapshot.generation
+        committedLength = snapshot.committedLength
     }
 
     /// The id of the commit this transaction reads.
@@ -27,11 +33,11 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
 
     @inline(__always)
     func node(_ ref: UInt64, below: UInt64) throws -> NodeView {
-        try snapshot.generation.node(at: ref, below: below, limit: snapshot.committedLength)
+        try generation.node(at: ref, below: below, limit: committedLength)
     }
 
     func outOfLineValue(_ ref: UInt64, length: Int, below: UInt64) throws -> UnsafeRawBufferPointer {
-        try snapshot.generation.value(at: ref, length: length, below: below, limit: snapshot.committedLength)
+        try generation.value(at: ref, length: length, below: below, limit: committedLength)
     }
 
     /// The tree named `name`, or nil when there is none.

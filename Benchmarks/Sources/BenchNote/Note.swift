@@ -36,6 +36,8 @@ public struct Note: Entity, EntityInspectable, Equatable, Sendable {
 
     /// For query conditions: `Note.author == 42`.
     public static let author = Property<Note>(name: "author", id: 6, type: .long)
+    /// `title` in queries and `Query.visit`.
+    public static let title = Property<Note>(name: "title", id: 2, type: .string)
 
     static let uid: UInt64 = 7_245_113_000_000
 

@@ -9,8 +9,9 @@
 //   a   put N new objects in one write txn (`box.put(&objects)`; setup for the queries, timed
 //       because the author index now costs on put)
 //   e   `query.count()`, 100 times, each in its own implicit read txn
-//   e2  `query.find()` and Σ title.utf8.count over the hits, 100 times (Cellar has no cheaper
-//       visiting API yet: find() builds every hit)
+//   e2  `query.find()` and Σ title.utf8.count over the hits, 100 times (every hit built)
+//   e2v `query.visit { $0.utf8Count(Note.title) }`: the same without building the objects, as
+//       ObjectBox's `obx_query_visit` reads the stored bytes
 //   e3  `query.findIds()`, 100 times
 // The query (`box.query { Note.author == 42 }.build()`) is built once, before the timers.
 // Checks (after the timers; a failed one exits 1): put assigned ids 1...N; every count is the
@@ -28,13 +29,14 @@ import Cellar
 import Foundation
 
 enum Step: String, CaseIterable {
-    case a, e, e2, e3
+    case a, e, e2, e2v, e3
 
     var title: String {
         switch self {
         case .a: "put N new, one txn (index maintained)"
         case .e: "count author==42 (queries/s)"
-        case .e2: "visit hits, title length (queries/s)"
+        case .e2: "find hits, title length (queries/s)"
+        case .e2v: "visit hits, title length (queries/s)"
         case .e3: "ids of author==42 (queries/s)"
         }
     }
@@ -45,8 +47,8 @@ enum Step: String, CaseIterable {
         switch (self, n) {
         case (.a, 100_000): 641_867
         case (.a, 1_000_000): 580_281
-        case (.e, 100_000), (.e2, 100_000): 3_075
-        case (.e, 1_000_000), (.e2, 1_000_000): 87.8
+        case (.e, 100_000), (.e2, 100_000), (.e2v, 100_000): 3_075
+        case (.e, 1_000_000), (.e2, 1_000_000), (.e2v, 1_000_000): 87.8
         case (.e3, 100_000): 43_816
         case (.e3, 1_000_000): 4_219
         default: nil
@@ -58,7 +60,7 @@ enum Step: String, CaseIterable {
         switch self {
         case .a: 1.5
         case .e: 10
-        case .e2: 1
+        case .e2, .e2v: 1
         case .e3: 1.5
         }
     }
@@ -135,6 +137,16 @@ struct QueryBench {
                 try check("e2 (hits)", visit.hits, expectedIds.count)
                 try check("e2 (Σ title length)", visit.titleBytes, 20 * expectedIds.count)
                 try check("e2 (hits with another author)", visit.wrongAuthor, 0)
+            }
+
+            // e2v: visit the hits' records, read their title length.
+            start = now()
+            try timedRecordVisit(query, reps, into: &visits)
+            times[.e2v] = now() - start
+            for visit in visits {
+                try check("e2v (hits)", visit.hits, expectedIds.count)
+                try check("e2v (Σ title length)", visit.titleBytes, 20 * expectedIds.count)
+                try check("e2v (hits with another author)", visit.wrongAuthor, 0)
             }
 
             // e3: ids.
@@ -228,6 +240,21 @@ struct QueryBench {
                 if note.author != 42 { wrongAuthor += 1 }
             }
             visits[k] = (notes.count, titleBytes, wrongAuthor)
+        }
+    }
+
+    @inline(never)
+    static func timedRecordVisit(_ query: Query<Note>, _ reps: Int,
+                                 into visits: inout [(hits: Int, titleBytes: Int, wrongAuthor: Int)]) throws {
+        for k in 0..<reps {
+            var (hits, titleBytes, wrongAuthor) = (0, 0, 0)
+            try query.visit { note in
+                hits += 1
+                titleBytes += try note.utf8Count(Note.title) ?? 0
+                if try note.integer(Note.author) != 42 { wrongAuthor += 1 }
+                return true
+            }
+            visits[k] = (hits, titleBytes, wrongAuthor)
         }
     }
 

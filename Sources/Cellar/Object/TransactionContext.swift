@@ -84,6 +84,25 @@ final class TransactionContext {
         }
     }
 
+    /// Calls `body` with the record of each of `ids` that exists, in the order given, until it
+    /// returns false (the tree and transaction looked up once for all of them).
+    func forEachRecord(_ schema: EntitySchema, ids: [Id],
+                       _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
+        guard let tree = try tree(schema) else { return }
+        if let write {
+            for id in ids {
+                guard let record = try StorageLayout.withObjectKey(id, { try write.get(tree, key: $0) }) else { continue }
+                guard try body(id, record) else { return }
+            }
+        } else {
+            let read = read!
+            for id in ids {
+                guard let record = try StorageLayout.withObjectKey(id, { try read.get(tree, key: $0) }) else { continue }
+                guard try body(id, record) else { return }
+            }
+        }
+    }
+
     @usableFromInline
     func count(_ schema: EntitySchema) throws -> Int {
         guard let tree = try tree(schema) else { return 0 }

@@ -60,9 +60,8 @@ struct CompiledQuery {
                 try scan(context, range: .all, check: check, body)
                 return
             }
-            for id in ids {
-                guard let record = try context.record(schema, id) else { continue }
-                if try check(id, record), try !body(id, record) { return }
+            try context.forEachRecord(schema, ids: ids) { id, record in
+                try !check(id, record) || body(id, record)
             }
         }
     }

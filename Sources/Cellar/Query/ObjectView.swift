@@ -11,22 +11,36 @@ import Foundation
 /// ```
 public struct ObjectView<E: EntityInspectable> {
     /// The object's id.
-    public let id: Id
-    @usableFromInline let bytes: UnsafeRawBufferPointer
-    @usableFromInline let record: RecordReader
-    @usableFromInline let box: Box<E>
+    @inlinable public var id: Id { currentId }
+    @usableFromInline var currentId: Id = 0
+    @usableFromInline var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+    @usableFromInline var record: RecordReader
+    /// The store the query runs on (kept alive by the query during `visit`): unretained, so that
+    /// a view is copied without reference counting.
+    @usableFromInline let store: Unmanaged<Store>
+
+    /// A view on no record yet; `visit` moves one view from record to record.
+    @inlinable
+    init(store: Store) {
+        self.store = .passUnretained(store)
+        record = RecordReader(empty: ())
+    }
 
     @inlinable
-    init(id: Id, bytes: UnsafeRawBufferPointer, box: Box<E>) throws {
-        self.id = id
+    mutating func move(to id: Id, bytes: UnsafeRawBufferPointer) throws {
+        currentId = id
         self.bytes = bytes
-        self.record = try RecordReader(bytes)
-        self.box = box
+        record = try RecordReader(bytes)
     }
 
     /// The whole object.
     @inlinable
-    public func object() throws -> E { try box.object(id: id, record: bytes) }
+    public func object() throws -> E {
+        let binding = E.entityBinding
+        let object = try binding.read(id: currentId, from: record)
+        if binding.hasRelations { binding.attach(object, id: currentId, store: store.takeUnretainedValue()) }
+        return object
+    }
 
     /// A string property's value; nil when absent.
     public func string(_ property: Property<E>) throws -> String? {

@@ -55,8 +55,12 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     /// `body`.
     @inlinable
     public func visit(_ body: (ObjectView<E>) throws -> Bool) throws {
-        try visitRecords(offset: 0, limit: nil) { id, record in
-            try body(try ObjectView(id: id, bytes: record, box: box))
+        var view = ObjectView<E>(store: box.store)
+        try withExtendedLifetime(box.store) {
+            try visitRecords(offset: 0, limit: nil) { id, record in
+                try view.move(to: id, bytes: record)
+                return try body(view)
+            }
         }
     }
 

@@ -31,6 +31,14 @@ public struct RecordReader {
         self.slotCount = slots
     }
 
+    /// A reader on no record: every slot absent.
+    @inlinable
+    init(empty: ()) {
+        base = UnsafeRawPointer(bitPattern: 8)!
+        count = 0
+        slotCount = 0
+    }
+
     /// The number of slots the record was written with.
     public var slots: Int { slotCount }
 
