@@ -155,7 +155,7 @@ struct QItemBinding: EntityBinding {
 /// The model of QItem, QAuthor and QTag; `indexes: false` leaves every index out (to test
 /// adding and dropping them on a store with data). Indexes removed and added again need new IDs
 /// and UIDs: `generation` n gives index IDs 10n + 1…10n + 7.
-func queryModel(indexes: Bool = true, uniqueName: Bool = true, generation: UInt32 = 0) -> Cellar.Model {
+func queryModel(indexes: Bool = true, uniqueName: Bool = true, generation: UInt32 = 0, tags: Bool = true) -> Cellar.Model {
     func p(_ name: String, _ id: UInt32, _ uid: UInt64, _ type: PropertyType, _ flags: PropertyFlags = [],
            index: UInt32? = nil, target: String? = nil) -> ModelProperty {
         let indexed = indexes && index != nil
@@ -175,7 +175,7 @@ func queryModel(indexes: Bool = true, uniqueName: Bool = true, generation: UInt3
         p("blob", 8, 9_108, .byteVector),
         p("author", 9, 9_109, .relation, [.indexed, .indexPartialSkipZero], index: 4, target: "QAuthor"),
         p("rank", 10, 9_110, .long, [.indexed, .unsigned], index: 5),
-    ], relations: [ModelRelation(name: "tags", id: IdUid(id: 1, uid: 9_801), targetId: IdUid(id: 3, uid: 9_300))])
+    ], relations: tags ? [ModelRelation(name: "tags", id: IdUid(id: 1, uid: 9_801), targetId: IdUid(id: 3, uid: 9_300))] : [])
     let author = ModelEntity(name: "QAuthor", id: IdUid(id: 2, uid: 9_200), lastPropertyId: IdUid(id: 3, uid: 9_203), properties: [
         p("id", 1, 9_201, .long, .id),
         p("name", 2, 9_202, .string, uniqueName ? [.indexed, .indexHash, .unique] : [.indexed, .indexHash], index: 6),

@@ -1,4 +1,5 @@
 import Cellar
+import CellarStorage
 import CellarTestSupport
 import Foundation
 import Testing
@@ -122,6 +123,28 @@ import Testing
         #expect(home.items.map(\.id) == [item.id])
         store.close()
         #expect(try verifyStore(dir.path).relationLinks == 1)
+    }
+
+    @Test func aRetiredRelationsTreesAreDropped() throws {
+        let dir = TestDirectory("rel-retired")
+        defer { dir.remove() }
+        var store = try Store(directoryPath: dir.path, model: queryModel(), options: Self.options)
+        let tag = QTag("t")
+        try store.box(for: QTag.self).put(tag)
+        let item = QItem()
+        item.tags.append(tag)
+        try store.box(for: QItem.self).put(item)
+        store.close()
+        func relationTrees() throws -> [String] {
+            let engine = try StorageEngine(directory: dir.path, options: StorageOptions(readOnly: true))
+            defer { engine.close() }
+            return try engine.read { try $0.treeNames() }.filter { $0.hasPrefix("r") || $0.hasPrefix("b") }
+        }
+        #expect(try relationTrees() == ["b1", "r1"])
+        store = try Store(directoryPath: dir.path, model: queryModel(tags: false), options: Self.options)
+        #expect(store.modelChanges.contains(.retireRelation(entity: "QItem", relation: "tags")))
+        store.close()
+        #expect(try relationTrees() == [])
     }
 
     @Test func linkConditions() throws {

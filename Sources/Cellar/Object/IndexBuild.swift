@@ -1,7 +1,8 @@
 import CellarStorage
 
 /// Keeps the index trees in line with the model at open: an index the model gained (or whose kind
-/// changed) is built from the objects already stored; an index the model lost is dropped.
+/// changed) is built from the objects already stored; an index the model lost is dropped, and so
+/// are the trees of relations it lost.
 ///
 /// Each built index has a marker in tree `m` (`index:<index ID>` → kind, property ID and entity
 /// ID); an index whose marker is missing or different is (re)built, a marker without an index in
@@ -13,12 +14,17 @@ extension Store {
         for schema in schemasById.values {
             for property in schema.indexed { expected[property.index!.id] = (schema, property) }
         }
-        let stored = try translatingErrors { try engine.read { try Store.indexMarkers(in: $0) } }
+        let relations = Set(model.entities.flatMap(\.relations).map(\.id.id))
+        let (stored, staleRelationTrees) = try translatingErrors {
+            try engine.read { txn in (try Store.indexMarkers(in: txn), try Store.relationTrees(in: txn).filter { !relations.contains($0.id) }) }
+        }
         let stale = stored.filter { id, marker in expected[id].map { Store.marker($0.0, $0.1) != marker } ?? true }
         let missing = expected.filter { id, _ in stored[id] == nil }
-        guard !readOnly, !stale.isEmpty || !missing.isEmpty else { return }
+        guard !readOnly, !stale.isEmpty || !missing.isEmpty || !staleRelationTrees.isEmpty else { return }
         try inWriteContext { context in
             let write = context.write!
+            // Trees of relations the model no longer has (retired with their entity or on their own).
+            for tree in staleRelationTrees { try write.dropTree(tree.name) }
             let meta = try write.tree(StorageLayout.metaTree, create: true)!
             for id in stale.keys {
                 try write.dropTree(StorageLayout.indexTree(id))
@@ -53,6 +59,14 @@ extension Store {
             return true
         }
         return markers
+    }
+
+    /// The relation trees (`r<ID>`, `b<ID>`) in the store.
+    static func relationTrees(in txn: ReadTransaction) throws -> [(name: String, id: UInt32)] {
+        try txn.treeNames().compactMap { name in
+            guard let first = name.first, first == "r" || first == "b", let id = UInt32(name.dropFirst()) else { return nil }
+            return (name, id)
+        }
     }
 
     /// Builds the index of `property` from every stored object of `schema` (into an empty tree).
