@@ -388,12 +388,21 @@ extension Cursor {
     /// id at the end of an index key), in key order, without reading any value.
     public func appendKeySuffixes(_ range: KeyRange, to output: inout [UInt64]) throws {
         try forEachRun(range) { node, start, end in
-            for i in start..<end {
-                let (p, n) = node.key(i)
-                guard n >= 8 else {
-                    throw StorageError.fileCorrupt(offset: 0, reason: "a key of \(n) bytes in tree \"\(tree.name)\", where every key ends with an 8-byte id")
+            // Gathered on the stack, then appended at once: the array is checked and grown once
+            // per leaf, not once per key.
+            let short: Int? = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: end &- start) { buffer in
+                var out = 0
+                for i in start..<end {
+                    let (p, n) = node.key(i)
+                    guard n >= 8 else { return n }
+                    buffer[out] = UInt64(bigEndian: (p + (n &- 8)).loadUnaligned(as: UInt64.self))
+                    out &+= 1
                 }
-                output.append(UInt64(bigEndian: (p + (n &- 8)).loadUnaligned(as: UInt64.self)))
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<out]))
+                return nil
+            }
+            if let short {
+                throw StorageError.fileCorrupt(offset: 0, reason: "a key of \(short) bytes in tree \"\(tree.name)\", where every key ends with an 8-byte id")
             }
         }
     }
