@@ -163,6 +163,42 @@ func verifyStore(_ path: String) throws -> RecordCheck.Summary {
         engine.close()
     }
 
+    @Test func aStoreWhoseIndexesWereNeverBuiltAnswersReadOnly() throws {
+        // As a store written before indexes were maintained: the model has the index, the file
+        // has neither its tree nor its marker. Read-only, nothing is built; queries read records.
+        let dir = TestDirectory("index-unbuilt")
+        defer { dir.remove() }
+        var store = try Store(directoryPath: dir.path, model: queryModel(), options: Self.options)
+        for i in 0..<50 {
+            let item = QItem()
+            item.score = Int32(i % 5)
+            item.title = "t\(i % 3)"
+            try store.box(for: QItem.self).put(item)
+        }
+        store.close()
+        let engine = try StorageEngine(directory: dir.path, options: StorageOptions(durability: .none))
+        try engine.write { txn in
+            let meta = try #require(try txn.tree("m", create: false))
+            for name in try txn.treeNames() where name.hasPrefix("i") { try txn.dropTree(name) }
+            var markers: [[UInt8]] = []
+            try txn.cursor(meta).scan(.prefix(Array("index:".utf8))) { key, _ in markers.append(Array(key)); return true }
+            for key in markers { try txn.delete(meta, key: key) }
+        }
+        engine.close()
+        store = try Store(directoryPath: dir.path, model: queryModel(), options: StoreOptions(readOnly: true))
+        let box = store.box(for: QItem.self)
+        #expect(try box.query { QItem.score == 3 }.build().count() == 10)
+        #expect(try box.query { QItem.score == 3 }.build().findIds().count == 10)
+        #expect(try box.query { QItem.title == "t1" }.build().find().count == 17)
+        #expect(try box.query { QItem.score.isIn([1, 2]) }.build().count() == 20)
+        store.close()
+        // Opened writable, the indexes are built and give the same answers.
+        store = try Store(directoryPath: dir.path, model: queryModel(), options: Self.options)
+        #expect(try store.box(for: QItem.self).query { QItem.score == 3 }.build().count() == 10)
+        store.close()
+        #expect(try verifyStore(dir.path).indexEntries > 0)
+    }
+
     @Test func aValueTooLongForAValueIndexIsRefused() throws {
         let store = try Store(directoryPath: "memory:long", model: queryModel())
         let item = QItem()

@@ -57,7 +57,13 @@ struct CompiledQuery {
             }
         case .index:
             guard let ids = try idsFromSource(context) else {
-                try scan(context, range: .all, check: check, body)
+                // The index was never built (a store opened read-only): every record is read and
+                // the whole condition checked, whatever the plan thought of the index.
+                let evaluate: (Id, UnsafeRawBufferPointer) throws -> Bool = { id, record in
+                    guard let condition = self.condition else { return true }
+                    return try condition.evaluate(RecordReader(record), id: id, links: linkSets, context: context)
+                }
+                try scan(context, range: .all, check: evaluate, body)
                 return
             }
             try context.forEachRecord(schema, ids: ids) { id, record in
