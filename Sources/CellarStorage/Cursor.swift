@@ -334,17 +334,19 @@ public struct KeyRange: Sendable {
 }
 
 extension Cursor {
+    /// Moves to the first entry of `range`; false when it has none.
+    fileprivate func moveToStart(of range: KeyRange) throws -> Bool {
+        guard let lower = range.lower else { return try first() }
+        let found = try seek(lower)
+        return found && !range.admitsFromBelow(key) ? try next() : found
+    }
+
     /// Visits the entries in `range` in key order (or reverse order), until `body` returns false.
     public func scan(_ range: KeyRange = .all, reverse: Bool = false,
                      _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
         var more: Bool
         if !reverse {
-            if let lower = range.lower {
-                more = try seek(lower)
-                if more && !range.admitsFromBelow(key) { more = try next() }
-            } else {
-                more = try first()
-            }
+            more = try moveToStart(of: range)
             while more {
                 if isReadOnly {
                     guard try visitLeafForward(range, body) else { return }
@@ -410,13 +412,7 @@ extension Cursor {
     /// Calls `body` with each leaf's run of entries inside `range` (entry indexes `start..<end`),
     /// in key order. `body` must not change the tree.
     private func forEachRun(_ range: KeyRange, _ body: (NodeView, Int, Int) throws -> Void) throws {
-        var more: Bool
-        if let lower = range.lower {
-            more = try seek(lower)
-            if more && !range.admitsFromBelow(key) { more = try next() }
-        } else {
-            more = try first()
-        }
+        var more = try moveToStart(of: range)
         while more {
             let top = levels + (state.pointee.depth - 1)
             let node = top.pointee.node

@@ -128,25 +128,17 @@ struct QueryBench {
             times[.e] = now() - start
             for count in counts { try check("e (count)", count, expectedIds.count) }
 
-            // e2: visit the hits, read their title length.
+            // e2: find the hits, read their title length; e2v: the same through their records.
             var visits = [(hits: Int, titleBytes: Int, wrongAuthor: Int)](repeating: (-1, -1, -1), count: reps)
-            start = now()
-            try timedVisit(query, reps, into: &visits)
-            times[.e2] = now() - start
-            for visit in visits {
-                try check("e2 (hits)", visit.hits, expectedIds.count)
-                try check("e2 (Σ title length)", visit.titleBytes, 20 * expectedIds.count)
-                try check("e2 (hits with another author)", visit.wrongAuthor, 0)
-            }
-
-            // e2v: visit the hits' records, read their title length.
-            start = now()
-            try timedRecordVisit(query, reps, into: &visits)
-            times[.e2v] = now() - start
-            for visit in visits {
-                try check("e2v (hits)", visit.hits, expectedIds.count)
-                try check("e2v (Σ title length)", visit.titleBytes, 20 * expectedIds.count)
-                try check("e2v (hits with another author)", visit.wrongAuthor, 0)
+            for step in [Step.e2, .e2v] {
+                start = now()
+                if step == .e2 { try timedVisit(query, reps, into: &visits) } else { try timedRecordVisit(query, reps, into: &visits) }
+                times[step] = now() - start
+                for visit in visits {
+                    try check("\(step) (hits)", visit.hits, expectedIds.count)
+                    try check("\(step) (Σ title length)", visit.titleBytes, 20 * expectedIds.count)
+                    try check("\(step) (hits with another author)", visit.wrongAuthor, 0)
+                }
             }
 
             // e3: ids.

@@ -3,23 +3,13 @@ import Foundation
 /// A Swift type the values of a property can be read as in a `PropertyQuery`: integers, `Bool`,
 /// `Float`, `Double`, `String`, `Date`, `Data` and `[UInt8]`.
 public protocol PropertyQueryValue {
-    /// The value from its stored form; nil when it does not fit this type.
-    static func fromStored(_ value: StoredValue) -> Self?
-}
-
-/// A property's value as stored: what `PropertyQueryValue` types are made from.
-public enum StoredValue: Sendable, Hashable {
-    case integer(Int64)
-    case unsigned(UInt64)
-    case floating(Double)
-    case string(String)
-    case bytes([UInt8])
-    /// A date property's value (from milliseconds, or nanoseconds for `date-nano`).
-    case date(Date)
+    /// The value from its stored form (a date property's as `.date`); nil when it does not fit
+    /// this type.
+    static func fromStored(_ value: QueryValue) -> Self?
 }
 
 extension Int64: PropertyQueryValue {
-    public static func fromStored(_ value: StoredValue) -> Int64? {
+    public static func fromStored(_ value: QueryValue) -> Int64? {
         switch value {
         case .integer(let v): v
         case .unsigned(let v): Int64(exactly: v)
@@ -29,7 +19,7 @@ extension Int64: PropertyQueryValue {
 }
 
 extension UInt64: PropertyQueryValue {
-    public static func fromStored(_ value: StoredValue) -> UInt64? {
+    public static func fromStored(_ value: QueryValue) -> UInt64? {
         switch value {
         case .integer(let v): UInt64(exactly: v)
         case .unsigned(let v): v
@@ -39,34 +29,34 @@ extension UInt64: PropertyQueryValue {
 }
 
 extension Int: PropertyQueryValue {
-    public static func fromStored(_ value: StoredValue) -> Int? { Int64.fromStored(value).flatMap { Int(exactly: $0) } }
+    public static func fromStored(_ value: QueryValue) -> Int? { Int64.fromStored(value).flatMap { Int(exactly: $0) } }
 }
 extension Int32: PropertyQueryValue {
-    public static func fromStored(_ value: StoredValue) -> Int32? { Int64.fromStored(value).flatMap { Int32(exactly: $0) } }
+    public static func fromStored(_ value: QueryValue) -> Int32? { Int64.fromStored(value).flatMap { Int32(exactly: $0) } }
 }
 extension Int16: PropertyQueryValue {
-    public static func fromStored(_ value: StoredValue) -> Int16? { Int64.fromStored(value).flatMap { Int16(exactly: $0) } }
+    public static func fromStored(_ value: QueryValue) -> Int16? { Int64.fromStored(value).flatMap { Int16(exactly: $0) } }
 }
 extension Int8: PropertyQueryValue {
-    public static func fromStored(_ value: StoredValue) -> Int8? { Int64.fromStored(value).flatMap { Int8(exactly: $0) } }
+    public static func fromStored(_ value: QueryValue) -> Int8? { Int64.fromStored(value).flatMap { Int8(exactly: $0) } }
 }
 extension UInt: PropertyQueryValue {
-    public static func fromStored(_ value: StoredValue) -> UInt? { UInt64.fromStored(value).flatMap { UInt(exactly: $0) } }
+    public static func fromStored(_ value: QueryValue) -> UInt? { UInt64.fromStored(value).flatMap { UInt(exactly: $0) } }
 }
 extension UInt32: PropertyQueryValue {
-    public static func fromStored(_ value: StoredValue) -> UInt32? { UInt64.fromStored(value).flatMap { UInt32(exactly: $0) } }
+    public static func fromStored(_ value: QueryValue) -> UInt32? { UInt64.fromStored(value).flatMap { UInt32(exactly: $0) } }
 }
 extension UInt16: PropertyQueryValue {
-    public static func fromStored(_ value: StoredValue) -> UInt16? { UInt64.fromStored(value).flatMap { UInt16(exactly: $0) } }
+    public static func fromStored(_ value: QueryValue) -> UInt16? { UInt64.fromStored(value).flatMap { UInt16(exactly: $0) } }
 }
 extension UInt8: PropertyQueryValue {
-    public static func fromStored(_ value: StoredValue) -> UInt8? { UInt64.fromStored(value).flatMap { UInt8(exactly: $0) } }
+    public static func fromStored(_ value: QueryValue) -> UInt8? { UInt64.fromStored(value).flatMap { UInt8(exactly: $0) } }
 }
 extension Bool: PropertyQueryValue {
-    public static func fromStored(_ value: StoredValue) -> Bool? { Int64.fromStored(value).flatMap { $0 == 0 ? false : $0 == 1 ? true : nil } }
+    public static func fromStored(_ value: QueryValue) -> Bool? { Int64.fromStored(value).flatMap { $0 == 0 ? false : $0 == 1 ? true : nil } }
 }
 extension Double: PropertyQueryValue {
-    public static func fromStored(_ value: StoredValue) -> Double? {
+    public static func fromStored(_ value: QueryValue) -> Double? {
         switch value {
         case .floating(let v): v
         case .integer(let v): Double(v)
@@ -76,28 +66,28 @@ extension Double: PropertyQueryValue {
     }
 }
 extension Float: PropertyQueryValue {
-    public static func fromStored(_ value: StoredValue) -> Float? { Double.fromStored(value).map { Float($0) } }
+    public static func fromStored(_ value: QueryValue) -> Float? { Double.fromStored(value).map { Float($0) } }
 }
 extension String: PropertyQueryValue {
-    public static func fromStored(_ value: StoredValue) -> String? {
+    public static func fromStored(_ value: QueryValue) -> String? {
         if case .string(let v) = value { return v }
         return nil
     }
 }
 extension Date: PropertyQueryValue {
-    public static func fromStored(_ value: StoredValue) -> Date? {
+    public static func fromStored(_ value: QueryValue) -> Date? {
         if case .date(let v) = value { return v }
         return nil
     }
 }
 extension Data: PropertyQueryValue {
-    public static func fromStored(_ value: StoredValue) -> Data? {
+    public static func fromStored(_ value: QueryValue) -> Data? {
         if case .bytes(let v) = value { return Data(v) }
         return nil
     }
 }
 extension Array: PropertyQueryValue where Element == UInt8 {
-    public static func fromStored(_ value: StoredValue) -> [UInt8]? {
+    public static func fromStored(_ value: QueryValue) -> [UInt8]? {
         if case .bytes(let v) = value { return v }
         return nil
     }
@@ -203,7 +193,7 @@ public struct PropertyQuery<E: EntityInspectable> {
     }
 
     private func extreme<T: PropertyQueryValue>(_ type: T.Type, smallest: Bool) throws -> T? {
-        var best: (StoredValue, CompiledOrder.Key)?
+        var best: (QueryValue, CompiledOrder.Key)?
         for case let value? in try values() {
             let key = Self.sortKey(value)
             if let current = best?.1, smallest ? !(key < current) : !(current < key) { continue }
@@ -212,14 +202,14 @@ public struct PropertyQuery<E: EntityInspectable> {
         return try best.map { try convert($0.0, to: T.self) }
     }
 
-    private func convert<T: PropertyQueryValue>(_ value: StoredValue, to type: T.Type) throws -> T {
+    private func convert<T: PropertyQueryValue>(_ value: QueryValue, to type: T.Type) throws -> T {
         guard let converted = T.fromStored(value) else {
             throw CellarError.illegalArgument("\(property) holds \(value), which is not a \(T.self)")
         }
         return converted
     }
 
-    static func sortKey(_ value: StoredValue) -> CompiledOrder.Key {
+    static func sortKey(_ value: QueryValue) -> CompiledOrder.Key {
         switch value {
         case .integer(let v): .signed(v)
         case .unsigned(let v): .unsigned(v)
@@ -232,12 +222,12 @@ public struct PropertyQuery<E: EntityInspectable> {
 
     /// The property's values of the matching objects, in the query's order (nil: no value, left
     /// out unless `keepingNils`), made distinct when asked.
-    private func values(keepingNils: Bool = false) throws -> [StoredValue?] {
+    private func values(keepingNils: Bool = false) throws -> [QueryValue?] {
         let query = self.query
         let compiled = try query.compiledQuery()
         let property = try compiled.schema.property(self.property.id, named: self.property.name)
-        var values: [StoredValue?] = []
-        var seen = Set<StoredValue?>()
+        var values: [QueryValue?] = []
+        var seen = Set<QueryValue?>()
         try query.box.store.inReadContext { context in
             try translatingErrors {
                 try query.visit(compiled, offset: 0, limit: nil, context: context) { id, record in
@@ -256,7 +246,7 @@ public struct PropertyQuery<E: EntityInspectable> {
         return values
     }
 
-    static func stored(_ value: FieldValue, _ property: PropertySchema) -> StoredValue {
+    static func stored(_ value: FieldValue, _ property: PropertySchema) -> QueryValue {
         switch value {
         case .integer(let bits):
             if property.type == .date { return .date(DateEncoding.date(milliseconds: Int64(bitPattern: bits))) }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// A value given to a query condition, before it is checked against the property's type.
+/// A value given to a query condition (before it is checked against the property's type), or a
+/// property's stored value as property queries read it.
 public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
     case integer(Int64)
     case unsigned(UInt64)
