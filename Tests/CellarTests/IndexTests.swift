@@ -199,6 +199,17 @@ func verifyStore(_ path: String) throws -> RecordCheck.Summary {
         #expect(try verifyStore(dir.path).indexEntries > 0)
     }
 
+    @Test func aUniquePropertyWithoutAnIndexIsRefused() throws {
+        var model = queryModel()
+        model.entities[1].properties[1].indexId = nil
+        do {
+            _ = try Store(directoryPath: "memory:unique-unindexed", model: model)
+            Issue.record("a unique property without an index was accepted")
+        } catch CellarError.schema(let message) {
+            #expect(message.contains("QAuthor.name is unique but has no index"))
+        }
+    }
+
     @Test func aValueTooLongForAValueIndexIsRefused() throws {
         let store = try Store(directoryPath: "memory:long", model: queryModel())
         let item = QItem()

@@ -99,6 +99,9 @@ extension ModelEntity {
             if property.type == .relation && (property.relationTarget ?? "").isEmpty {
                 throw CellarError.schema("\(source): the relation \(what) names no relationTarget")
             }
+            if property.flags.contains(.unique) && !property.flags.contains(.id) && (property.indexId?.isZero ?? true) {
+                throw CellarError.schema("\(source): \(what) is unique but has no index (indexId); uniqueness is checked through an index — run the generator, which gives it one")
+            }
             if let index = property.indexId, !index.isZero {
                 guard index.id != 0, index.id <= lastIndexId else {
                     throw CellarError.schema("\(source): the index of \(what) has ID \(index.id), not within 1…lastIndexId (\(lastIndexId))")
