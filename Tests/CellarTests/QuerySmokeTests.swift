@@ -112,6 +112,10 @@ import Testing
         #expect(try scores.sumInteger() == 45)
         #expect(try scores.average() == 9)
         #expect(try scores.min(Int.self) == 1)
+        #expect(try scores.max() == .integer(17))            // untyped: the stored value
+        let latest: Date? = try work.property(QItem.created).max()
+        #expect(latest == Date(timeIntervalSince1970: 17 * 60))
+        #expect(try work.property(QItem.title).find().count == 5)
         #expect(try work.property(QItem.created).max(Date.self) == Date(timeIntervalSince1970: 17 * 60))
         #expect(try work.property(QItem.amount).find(Double.self) == [0.25, 1.25, 2.25, 3.25, 4.25])
         #expect(try box.query().build().property(QItem.title).distinct().count() == 4)

@@ -145,6 +145,20 @@ public struct PropertyQuery<E: EntityInspectable> {
         try extreme(T.self, smallest: false)
     }
 
+    /// The smallest value as stored (a `QueryValue`), when no type is asked for; nil when no
+    /// object has one.
+    @_disfavoredOverload
+    public func min() throws -> QueryValue? { try extremeValue(smallest: true) }
+
+    /// The largest value as stored (a `QueryValue`), when no type is asked for.
+    @_disfavoredOverload
+    public func max() throws -> QueryValue? { try extremeValue(smallest: false) }
+
+    /// The values as stored (`QueryValue`s), when no type is asked for; objects without one are
+    /// left out.
+    @_disfavoredOverload
+    public func find() throws -> [QueryValue] { try values().compactMap { $0 } }
+
     /// The sum of a number property's values (0 when none), as a Double.
     public func sum() throws -> Double {
         try numbers().reduce(0, +)
@@ -193,13 +207,17 @@ public struct PropertyQuery<E: EntityInspectable> {
     }
 
     private func extreme<T: PropertyQueryValue>(_ type: T.Type, smallest: Bool) throws -> T? {
+        try extremeValue(smallest: smallest).map { try convert($0, to: T.self) }
+    }
+
+    private func extremeValue(smallest: Bool) throws -> QueryValue? {
         var best: (QueryValue, CompiledOrder.Key)?
         for case let value? in try values() {
             let key = Self.sortKey(value)
             if let current = best?.1, smallest ? !(key < current) : !(current < key) { continue }
             best = (value, key)
         }
-        return try best.map { try convert($0.0, to: T.self) }
+        return best?.0
     }
 
     private func convert<T: PropertyQueryValue>(_ value: QueryValue, to type: T.Type) throws -> T {
