@@ -77,8 +77,9 @@ extension Store {
         context.indexSlots[index.ordinal] = nil
         let tree = try context.indexTree(index)
         guard let cursor = try context.cursor(schema) else { return }
-        // Collect first: the cursor must not see the index tree change under it (it does not, as
-        // they are different trees, but the keys are copied out of the map either way).
+        // Collect first, write after: a unique index is checked over all values before anything
+        // is written (the values point into the map, valid while nothing changes), and the scan
+        // runs without the write transaction's changes making its cursor find its place again.
         var keys: [[UInt8]] = []
         var values: [(Id, FieldValue)] = []
         try cursor.scan { key, record in

@@ -14,8 +14,8 @@ struct QueryPlan {
         case scan
         /// Ranges of keys in the entity's tree (conditions on the id).
         case ids([KeyRange])
-        /// Ranges of keys in an index tree; `hashLength` > 0: keys hold a hash of that many
-        /// bytes (matches must be checked against the records).
+        /// Ranges of keys in an index tree (for a hash index, candidates whose records must be
+        /// checked: `exact` is false).
         case index(IndexSchema, [KeyRange])
     }
 
