@@ -5,6 +5,7 @@
 //   swift run -c release --package-path Benchmarks engine-bench --n 100000 --runs 3
 //   swift run -c release --package-path Benchmarks box-bench --n 100000 --runs 5
 //   swift run -c release --package-path Benchmarks query-bench --n 100000 --runs 3
+//   swift run -c release --package-path Benchmarks crud --n 100000 --runs 3
 //   swift package --package-path Benchmarks benchmark --target EngineMicro
 import PackageDescription
 
@@ -19,6 +20,8 @@ let package = Package(
         .package(path: "../"),
         // Without the trait, resolution asks for a package that is not on the mirror.
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        // SQLite as a Swift user would use it (crud); on Linux it links the system SQLite (libsqlite3-dev).
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
         // LMDB from the system, the reference engine (Debian: liblmdb-dev, Homebrew: lmdb).
@@ -68,6 +71,20 @@ let package = Package(
                 "BenchNote",
                 .product(name: "Cellar", package: root),
             ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // WORKLOAD.md's CRUD steps a b c d e e2 e3 f g: Cellar through its public API beside SQLite
+        // through GRDB, in one process, with ObjectBox's anchors. Its `Note` entity is generated as
+        // an app's is: `swift package --package-path Benchmarks --allow-writing-to-package-directory
+        // cellar-generate --target crud` keeps model-crud.json and generated/EntityInfo-crud.generated.swift.
+        .executableTarget(
+            name: "crud",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "Cellar", package: root),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            exclude: ["model-crud.json"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // package-benchmark micro-benchmarks. The plugin only picks up executable targets whose

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the system packages Cellar builds against, when they are missing:
-#   libzstd-dev (always), liblmdb-dev (with --bench: the Benchmarks package compares against LMDB).
+#   libzstd-dev (always), liblmdb-dev and libsqlite3-dev (with --bench: the Benchmarks package
+#   compares against LMDB, and crud against SQLite through GRDB, which links the system SQLite).
 # Debian/Ubuntu through apt-get (as root, or with sudo); macOS through Homebrew.
 set -euo pipefail
 
 want=(libzstd-dev)
-if [[ "${1:-}" == "--bench" ]]; then want+=(liblmdb-dev); fi
+if [[ "${1:-}" == "--bench" ]]; then want+=(liblmdb-dev libsqlite3-dev); fi
 
 if [[ "$(uname -s)" == "Darwin" ]]; then
     brew list zstd >/dev/null 2>&1 || brew install zstd

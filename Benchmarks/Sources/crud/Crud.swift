@@ -1,0 +1,268 @@
+// crud: /work/shared/WORKLOAD.md's CRUD steps a b c d e e2 e3 f g, exactly, for two engines in one
+// process, beside ObjectBox's anchors from the same machine:
+//   cellar  Cellar through its public API (Store, Box, Query) with WORKLOAD.md's `Note` entity,
+//           `author` indexed (BenchNote's binding, written the way the generator writes one)
+//   sqlite  SQLite through GRDB 7.10.0: WAL, synchronous=NORMAL (FULL during f), the table and
+//           index of WORKLOAD.md, cached prepared statements, `Note` rows as GRDB records
+//
+//   swift run -c release --package-path Benchmarks crud --n 100000 [--runs 3] [--format tsv]
+//       [--engines cellar,sqlite] [--dir PARENT]
+//
+// Per run and engine: a fresh database in a new temporary folder on disk (never tmpfs). The
+// objects (strings included) are built before any timer. Every check of WORKLOAD.md runs after
+// the timers; a failed one exits 1. See Engines.swift for the steps.
+// Output: a human table (ops/s, cellar/sqlite, ObjectBox's anchor and the ratio to it at N =
+// 100,000 and 1,000,000) or, with --format tsv, lines `engine step n ops_per_s seconds` (medians
+// over the runs), `engine size_after_a n bytes 0`, `engine size_after_d n bytes 0` and
+// `engine peak_rss n bytes 0`.
+import BenchSupport
+import Foundation
+
+enum Step: String, CaseIterable {
+    case a, b, c, d, e, e2, e2find, e3, f, g
+
+    var title: String {
+        switch self {
+        case .a: "put N new, one txn"
+        case .b: "get by id, random"
+        case .c: "scan, Σ creationDate"
+        case .d: "update all, one txn"
+        case .e: "count author==42 (queries/s)"
+        case .e2: "visit hits, title length (q/s)"
+        case .e2find: "find hits, title length (q/s)"
+        case .e3: "ids of author==42 (queries/s)"
+        case .f: "durable 1-object commits (/s)"
+        case .g: "remove all, one txn"
+        }
+    }
+
+    /// Operations the step counts.
+    func ops(_ n: Int) -> Int {
+        switch self {
+        case .a, .b, .c, .d, .g: n
+        case .e, .e2, .e2find, .e3: Workload.queries
+        case .f: Workload.commits(n)
+        }
+    }
+
+    /// ObjectBox C 5.3.2 on this machine (WORKLOAD.md), at N = 100,000 and 1,000,000 only. e2 and
+    /// e2find have none: e's (ObjectBox's count visits the hits).
+    func anchor(_ n: Int) -> Double? {
+        switch (self, n) {
+        case (.a, 100_000): 641_867
+        case (.a, 1_000_000): 580_281
+        case (.b, 100_000): 982_024
+        case (.b, 1_000_000): 688_917
+        case (.c, 100_000): 26.7e6
+        case (.c, 1_000_000): 25.1e6
+        case (.d, 100_000): 1_134_864
+        case (.d, 1_000_000): 1_103_335
+        case (.e, 100_000), (.e2, 100_000), (.e2find, 100_000): 3_075
+        case (.e, 1_000_000), (.e2, 1_000_000), (.e2find, 1_000_000): 87.8
+        case (.e3, 100_000): 43_816
+        case (.e3, 1_000_000): 4_219
+        case (.f, 100_000): 4_659
+        case (.f, 1_000_000): 3_429
+        case (.g, 100_000): 4.11e6
+        case (.g, 1_000_000): 3.84e6
+        default: nil
+        }
+    }
+
+    /// WORKLOAD.md's target for Cellar, as a multiple of ObjectBox's anchor.
+    var target: Double? {
+        switch self {
+        case .a, .b, .e3: 1.5
+        case .c, .g: 1.0
+        case .d: 1.2
+        case .e: 10
+        case .f: 1.8
+        case .e2, .e2find: nil
+        }
+    }
+}
+
+/// What one run of one engine measured: seconds per step, bytes on disk, peak RSS.
+struct RunResult {
+    var seconds: [Step: Double] = [:]
+    var sizeAfterA = 0
+    var sizeAfterD = 0
+    var peakRSS = 0
+}
+
+struct Options: BenchOptions {
+    var common = CommonOptions()
+    var engines = ["cellar", "sqlite"]
+
+    static let usage = "usage: crud [--n N] [--runs R] [--format human|tsv] [--engines cellar,sqlite] [--dir PARENT]"
+
+    mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
+        switch arg {
+        case "--engines": engines = try arguments.list(arg, of: ["cellar", "sqlite"])
+        default: return false
+        }
+        return true
+    }
+}
+
+@main
+struct Crud {
+    static func main() {
+        runMain("crud") { try run(Options.parseCommandLine()) }
+    }
+
+    static func run(_ options: Options) throws {
+        let n = options.n
+        let parent = try scratchParent(options.directory, tool: "crud", reason: "the databases must be on a real disk")
+        log("crud: N=\(n), runs=\(options.runs), engines \(options.engines.joined(separator: ",")), databases under \(parent.path) (\(parent.fs)); building the objects")
+        let workload = Workload(n: n)
+
+        var results: [String: [RunResult]] = [:]
+        for run in 0..<options.runs {
+            for engine in options.engines {
+                let folder = try makeTemporaryFolder(in: parent.path, prefix: "crud-\(engine)")
+                defer { removeTree(folder) }
+                resetPeakRSS()
+                var result = engine == "cellar"
+                    ? try CellarEngine.run(workload, folder: folder)
+                    : try SQLiteEngine.run(workload, folder: folder)
+                result.peakRSS = peakRSS()
+                results[engine, default: []].append(result)
+                logRun(run, of: options.runs, engine, rates: Step.allCases.compactMap { step in
+                    result.seconds[step].map { (step.rawValue, Double(step.ops(n)) / $0) }
+                })
+            }
+        }
+
+        func seconds(_ engine: String, _ step: Step) -> Double? {
+            guard let runs = results[engine], runs.allSatisfy({ $0.seconds[step] != nil }) else { return nil }
+            return median(runs.map { $0.seconds[step]! })
+        }
+        func rate(_ engine: String, _ step: Step) -> Double? { seconds(engine, step).map { Double(step.ops(n)) / $0 } }
+        func bytes(_ engine: String, _ value: (RunResult) -> Int) -> Int {
+            Int(median(results[engine]!.map { Double(value($0)) }))
+        }
+
+        if options.tsv {
+            for engine in options.engines {
+                for step in Step.allCases {
+                    if let s = seconds(engine, step) {
+                        print(tsvLine(engine, step.rawValue, n, opsPerSecond: Double(step.ops(n)) / s, seconds: s))
+                    }
+                }
+                print("\(engine)\tsize_after_a\t\(n)\t\(bytes(engine, \.sizeAfterA))\t0")
+                print("\(engine)\tsize_after_d\t\(n)\t\(bytes(engine, \.sizeAfterD))\t0")
+                print("\(engine)\tpeak_rss\t\(n)\t\(bytes(engine, \.peakRSS))\t0")
+            }
+            return
+        }
+
+        print("")
+        print("CRUD workload (WORKLOAD.md), N = \(grouped(n)), " + runsPhrase(options.runs) + "; ops/s (queries/s for e*, commits/s for f)")
+        print("")
+        let hasCellar = options.engines.contains("cellar")
+        let hasSQLite = options.engines.contains("sqlite")
+        var header = ["step"]
+        if hasCellar { header.append("cellar") }
+        if hasSQLite { header.append("sqlite (GRDB)") }
+        if hasCellar && hasSQLite { header.append("cellar/sqlite") }
+        if hasCellar { header += ["ObjectBox", "cellar/OBX", "target"] }
+        var rows: [[String]] = []
+        for step in Step.allCases {
+            var cells = [step.rawValue + "  " + step.title]
+            let c = hasCellar ? rate("cellar", step) : nil
+            let s = hasSQLite ? rate("sqlite", step) : nil
+            if hasCellar { cells.append(c.map(formatOps) ?? "–") }
+            if hasSQLite { cells.append(s.map(formatOps) ?? "–") }
+            if hasCellar && hasSQLite {
+                cells.append(c != nil && s != nil ? String(format: "%.2f×", c! / s!) : "–")
+            }
+            if hasCellar {
+                if let anchor = step.anchor(n), let c {
+                    let ratio = c / anchor
+                    cells += [formatOps(anchor), String(format: "%.2f×", ratio),
+                              step.target.map { String(format: "≥ %g× %@", $0, ratio >= $0 ? "met" : "NOT MET") } ?? ""]
+                } else {
+                    cells += ["–", "–", step.target.map { String(format: "≥ %g×", $0) } ?? ""]
+                }
+            }
+            rows.append(cells)
+        }
+        func mb(_ b: Int) -> String { String(format: "%.1f MB", Double(b) / 1e6) }
+        for (label, value) in [("file after a", { (r: RunResult) in r.sizeAfterA }), ("file after d", { $0.sizeAfterD }),
+                               ("peak RSS", { $0.peakRSS })] as [(String, (RunResult) -> Int)] {
+            var cells = [label]
+            if hasCellar { cells.append(mb(bytes("cellar", value))) }
+            if hasSQLite { cells.append(mb(bytes("sqlite", value))) }
+            if hasCellar && hasSQLite {
+                cells.append(String(format: "%.2f×", Double(bytes("cellar", value)) / Double(bytes("sqlite", value))))
+            }
+            if hasCellar {
+                let anchor: Double? = switch (label, n) {
+                case ("file after a", 100_000): 29.3e6
+                case ("file after a", 1_000_000): 293.7e6
+                case ("file after d", 100_000): 53.6e6
+                case ("file after d", 1_000_000): 536.3e6
+                default: nil
+                }
+                if let anchor {
+                    cells += [mb(Int(anchor)), String(format: "%.2f×", Double(bytes("cellar", value)) / anchor), ""]
+                } else {
+                    cells += ["–", "–", ""]
+                }
+            }
+            rows.append(cells)
+        }
+        printTable(header: header, rows: rows)
+        print("")
+        print("ObjectBox: WORKLOAD.md's anchors (C API 5.3.2, this machine; only at N = 100,000 and 1,000,000).")
+        print("e2/e2find have no anchor: compared to e's (ObjectBox's count costs as much as visiting the hits).")
+        print("e2 visits the hits' stored bytes (Cellar Query.visit; SQLite a Row cursor); e2find builds every hit.")
+        print("sqlite sizes: the database file plus its -wal file. Peak RSS: the process's high-water mark during")
+        print("the engine's run (reset before it), the prebuilt objects included.")
+        print("Differences under ~20% between invocations are noise on this machine.")
+    }
+
+    static func formatOps(_ r: Double) -> String { r < 1_000 ? String(format: "%.1f", r) : formatRate(r) }
+}
+
+// MARK: - Peak RSS and sizes on disk
+
+/// Resets the process's RSS high-water mark (Linux: `5` to /proc/self/clear_refs), so that the next
+/// `peakRSS()` measures one engine's run.
+func resetPeakRSS() {
+    let fd = open("/proc/self/clear_refs", O_WRONLY)
+    guard fd >= 0 else { return }
+    _ = "5".withCString { write(fd, $0, 1) }
+    close(fd)
+}
+
+/// The RSS high-water mark in bytes (VmHWM of /proc/self/status; else getrusage's ru_maxrss).
+func peakRSS() -> Int {
+    if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) {
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            if let kb = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") {
+                return kb * 1024
+            }
+        }
+    }
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Int(usage.ru_maxrss) * 1024
+}
+
+/// Bytes of the regular files in `folder` and its subfolders (st_size).
+func folderBytes(_ folder: String) -> Int {
+    var total = 0
+    guard let dir = opendir(folder) else { return 0 }
+    defer { closedir(dir) }
+    while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+        if name == "." || name == ".." { continue }
+        let child = folder + "/" + name
+        var st = stat()
+        guard lstat(child, &st) == 0 else { continue }
+        if (st.st_mode & S_IFMT) == S_IFDIR { total += folderBytes(child) } else if (st.st_mode & S_IFMT) == S_IFREG { total += Int(st.st_size) }
+    }
+    return total
+}

@@ -1,0 +1,61 @@
+import BenchSupport
+import Cellar
+import Foundation
+
+/// WORKLOAD.md's data and expected results for N objects, built before any timer.
+struct Workload {
+    /// Queries per step e, e2, e2find, e3.
+    static let queries = 100
+    /// Step f's commits: ids 1...1000 (fewer when N < 1000).
+    static func commits(_ n: Int) -> Int { min(n, 1_000) }
+
+    let n: Int
+    /// Objects 1...N as the app holds them (id 0: not stored yet); object i at index i − 1.
+    let notes: [Note]
+    /// Step b's order: WORKLOAD.md's SplitMix64 permutation of 1...N.
+    let permutation: [UInt64]
+    /// i ≡ 42 (mod 100): the ids with author 42, ascending.
+    let authorIds: [Int64]
+
+    init(n: Int) {
+        self.n = n
+        notes = Self.fresh(n)
+        permutation = randomOrder(n)
+        authorIds = Array(stride(from: Int64(42), through: Int64(n), by: 100))
+    }
+
+    static let baseMs: Int64 = 1_700_000_000_000
+    static let lorem = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua."
+
+    /// Objects 1...n as WORKLOAD.md builds them (id 0: not stored yet); object i at index i − 1.
+    static func fresh(_ n: Int) -> [Note] {
+        let loremPrefix = String(lorem.prefix(85))
+        var notes: [Note] = []
+        notes.reserveCapacity(n)
+        for i in 1...n {
+            let date = DateEncoding.date(milliseconds: creationMs(i))
+            let digits = nineDigits(i)
+            notes.append(Note(id: 0, title: "Note title " + digits, text: "Body " + digits + " " + loremPrefix,
+                              creationDate: date, modificationDate: date, author: UInt64((i - 1) % 100 + 1)))
+        }
+        precondition(notes[0].title.utf8.count == 20 && notes[0].text.utf8.count == 100)
+        return notes
+    }
+
+    /// `%09d`.
+    static func nineDigits(_ i: Int) -> String {
+        let s = String(i)
+        return String(repeating: "0", count: max(0, 9 - s.count)) + s
+    }
+    static func creationMs(_ i: Int) -> Int64 { baseMs + 1000 * Int64(i) }
+    /// Σ creationDate over i = 1...N in closed form.
+    var creationSum: Int64 { Int64(n) * Self.baseMs + 1000 * Int64(n) * Int64(n + 1) / 2 }
+    /// modificationDate of object i after step d (`afterF`: and after step f).
+    func modificationMs(_ i: Int, afterF: Bool) -> Int64 {
+        Self.creationMs(i) + (afterF && i <= Self.commits(n) ? 120_000 : 60_000)
+    }
+}
+
+func check(_ what: String, _ ok: Bool, _ detail: @autoclosure () -> String = "") throws {
+    guard ok else { throw BenchError("check failed: \(what)" + { let d = detail(); return d.isEmpty ? "" : " (\(d))" }()) }
+}
