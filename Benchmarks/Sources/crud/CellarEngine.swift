@@ -98,6 +98,7 @@ enum CellarEngine {
         result.seconds[.g] = now() - start
         try check("g: removed N", removed == n, "\(removed)")
         try check("g: store empty", try box.count() == 0 && box.all().isEmpty)
+        try check("g: the author index empty", try query.count() == 0 && query.findIds().isEmpty)
         return result
     }
 

@@ -219,6 +219,8 @@ enum SQLiteEngine {
         result.seconds[.g] = now() - start
         let left = try queue.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM notes") }
         try check("g: table empty", left == 0, "\(left ?? -1) rows")
+        let indexed = try queue.read { try Int.fetchOne($0.cachedStatement(sql: countSQL), arguments: [42]) }
+        try check("g: author == 42 finds nothing", indexed == 0, "\(indexed ?? -1) rows")
         return result
     }
 
