@@ -13,34 +13,39 @@ extension TransactionContext {
     func putIndexed(_ schema: EntitySchema, id: Id, record: UnsafeRawBufferPointer, tree: Tree, isNew: Bool) throws {
         let write = write!
         let newReader = try RecordReader(record)
-        var oldKeys: [[UInt8]?] = Array(repeating: nil, count: schema.indexed.count)
+        var oldReader: RecordReader?
         if !isNew, let old = try StorageLayout.withObjectKey(id, { try write.get(tree, key: $0) }) {
-            let oldReader = try RecordReader(old)
-            for (position, property) in schema.indexed.enumerated() {
-                oldKeys[position] = try indexKey(property, of: oldReader, id: id)
-            }
+            oldReader = try RecordReader(old)
         }
-        var newKeys: [[UInt8]?] = []
-        newKeys.reserveCapacity(schema.indexed.count)
+        // The indexed values that change, with their old and new keys (values that stay the same,
+        // the common update, cost a comparison and no key). Built before anything is written:
+        // the old record's bytes are valid only until then.
+        var changes: [(property: PropertySchema, old: [UInt8]?, new: [UInt8]?, value: FieldValue?)] = []
         for property in schema.indexed {
-            newKeys.append(try indexKey(property, of: newReader, id: id))
+            let index = property.index!
+            let newValue = try newReader.value(of: property, id: id)
+            let oldValue = try oldReader?.value(of: property, id: id)
+            if oldReader != nil && oldValue == newValue { continue }
+            let oldKey = try oldValue.flatMap { try IndexKey.key($0, id: id, index: index, property: property) }
+            let newKey = try newValue.flatMap { try IndexKey.key($0, id: id, index: index, property: property) }
+            if oldKey == newKey { continue }
+            changes.append((property, oldKey, newKey, newValue))
         }
         // Unique constraints first: nothing is written when one fails.
-        for (position, property) in schema.indexed.enumerated() {
-            let index = property.index!
-            guard index.unique, let key = newKeys[position], key != oldKeys[position],
-                  let value = try newReader.value(of: property, id: id) else { continue }
-            let holders = try objects(holding: value, of: property, in: schema, prefix: key.dropLast(8), except: id)
+        for change in changes {
+            let index = change.property.index!
+            guard index.unique, let key = change.new, let value = change.value else { continue }
+            let holders = try objects(holding: value, of: change.property, in: schema, prefix: key.dropLast(8), except: id)
             guard !holders.isEmpty else { continue }
             guard index.replaceOnConflict else {
-                throw CellarError.uniqueViolation(property: property.qualifiedName, value: Self.describe(value, of: property))
+                throw CellarError.uniqueViolation(property: change.property.qualifiedName, value: Self.describe(value, of: change.property))
             }
             for holder in holders { _ = try removeObject(schema, id: holder) }
         }
-        for (position, property) in schema.indexed.enumerated() where oldKeys[position] != newKeys[position] {
-            let tree = try indexTree(property.index!)
-            if let old = oldKeys[position] { try write.delete(tree, key: old) }
-            if let new = newKeys[position] { try write.put(tree, key: new, value: []) }
+        for change in changes {
+            let tree = try indexTree(change.property.index!)
+            if let old = change.old { try write.delete(tree, key: old) }
+            if let new = change.new { try write.put(tree, key: new, value: []) }
         }
         try StorageLayout.withObjectKey(id) { try write.put(tree, key: $0, value: record) }
     }
