@@ -34,7 +34,7 @@ enum CellarEngine {
         try check("b: every object found", found == n, "\(found) of \(n)")
         try check("b: Σ title length == 20 N", titleBytes == 20 * n, "\(titleBytes)")
 
-        // c: scan all objects in id order, Σ creationDate.
+        // c: scan all objects in id order, Σ creationDate (read from each record, no object built).
         start = now()
         let (scanned, creationSum, ordered) = try timedScan(box)
         result.seconds[.c] = now() - start
@@ -139,14 +139,17 @@ enum CellarEngine {
 
     @inline(never)
     static func timedScan(_ box: Box<Note>) throws -> (count: Int, creationSum: Int64, ordered: Bool) {
-        let all = try box.all()
-        var sum: Int64 = 0
-        var ordered = true
-        for (k, note) in all.enumerated() {
-            sum &+= try DateEncoding.milliseconds(note.creationDate)
-            if note.id != Id(k + 1) { ordered = false }
+        // Reads the one field the step sums from each stored record (`Query.visit`), as the
+        // anchors' harnesses read one field of each FlatBuffers table; `box.all()` would build
+        // every Note (two Strings and an object each).
+        var (count, sum, ordered) = (0, Int64(0), true)
+        try box.query().build().visit { note in
+            count += 1
+            sum &+= try note.integer(Note.creationDate) ?? 0
+            if note.id != Id(count) { ordered = false }
+            return true
         }
-        return (all.count, sum, ordered)
+        return (count, sum, ordered)
     }
 
     @inline(never)
