@@ -61,6 +61,13 @@ struct PropertySchema: Sendable {
     }
 }
 
+extension PropertySchema.Kind {
+    var isString: Bool {
+        if case .string = self { return true }
+        return false
+    }
+}
+
 /// One index of a property: a tree `i<index ID>` whose keys are the property's value followed by
 /// the object id (see `IndexKey`), with empty values.
 struct IndexSchema: Sendable {

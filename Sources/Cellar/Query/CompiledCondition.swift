@@ -208,13 +208,6 @@ struct CompiledLeaf {
     }
 }
 
-extension PropertySchema.Kind {
-    var isString: Bool {
-        if case .string = self { return true }
-        return false
-    }
-}
-
 /// Case-insensitive string comparison: both sides lowercased (ASCII directly, other text with
 /// `String.lowercased()`), then compared by their UTF-8 bytes.
 enum StringFolding {

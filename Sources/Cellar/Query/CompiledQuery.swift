@@ -39,10 +39,12 @@ struct CompiledQuery {
     /// Visits the matching objects (id and record) in id order until `body` returns false.
     func forEachMatch(_ context: TransactionContext, _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
         let linkSets = try links.map { Set(try $0.matchingIds(context)) }
-        let check: (Id, UnsafeRawBufferPointer) throws -> Bool = { id, record in
-            guard let condition = self.condition, !self.plan.exact else { return true }
+        let evaluate: (Id, UnsafeRawBufferPointer) throws -> Bool = { id, record in
+            guard let condition = self.condition else { return true }
             return try condition.evaluate(RecordReader(record), id: id, links: linkSets, context: context)
         }
+        // An exact source decides the condition by itself.
+        let check: (Id, UnsafeRawBufferPointer) throws -> Bool = plan.exact ? { _, _ in true } : evaluate
         switch plan.source {
         case .scan:
             try scan(context, range: .all, check: check, body)
@@ -59,10 +61,6 @@ struct CompiledQuery {
             guard let ids = try idsFromSource(context) else {
                 // The index was never built (a store opened read-only): every record is read and
                 // the whole condition checked, whatever the plan thought of the index.
-                let evaluate: (Id, UnsafeRawBufferPointer) throws -> Bool = { id, record in
-                    guard let condition = self.condition else { return true }
-                    return try condition.evaluate(RecordReader(record), id: id, links: linkSets, context: context)
-                }
                 try scan(context, range: .all, check: evaluate, body)
                 return
             }
@@ -111,15 +109,6 @@ struct CompiledQuery {
         }
     }
 
-}
-
-extension PropertySchema.Kind {
-    var isFixedWidth: Bool {
-        switch self {
-        case .integer, .floating: true
-        default: false
-        }
-    }
 }
 
 extension Array where Element == Id {

@@ -13,7 +13,6 @@ public struct ObjectView<E: EntityInspectable> {
     /// The object's id.
     @inlinable public var id: Id { currentId }
     @usableFromInline var currentId: Id = 0
-    @usableFromInline var bytes = UnsafeRawBufferPointer(start: nil, count: 0)
     @usableFromInline var record: RecordReader
     /// The store the query runs on (kept alive by the query during `visit`): unretained, so that
     /// a view is copied without reference counting.
@@ -29,7 +28,6 @@ public struct ObjectView<E: EntityInspectable> {
     @inlinable
     mutating func move(to id: Id, bytes: UnsafeRawBufferPointer) throws {
         currentId = id
-        self.bytes = bytes
         record = try RecordReader(bytes)
     }
 

@@ -241,25 +241,19 @@ public struct PropertyQuery<E: EntityInspectable> {
     /// The property's values of the matching objects, in the query's order (nil: no value, left
     /// out unless `keepingNils`), made distinct when asked.
     private func values(keepingNils: Bool = false) throws -> [QueryValue?] {
-        let query = self.query
-        let compiled = try query.compiledQuery()
-        let property = try compiled.schema.property(self.property.id, named: self.property.name)
+        let property = try query.compiled.schema.property(self.property.id, named: self.property.name)
         var values: [QueryValue?] = []
         var seen = Set<QueryValue?>()
-        try query.box.store.inReadContext { context in
-            try translatingErrors {
-                try query.visit(compiled, offset: 0, limit: nil, context: context) { id, record in
-                    let value = try RecordReader(record).value(of: property, id: id).map { Self.stored($0, property) }
-                    if value == nil && !keepingNils { return true }
-                    if isDistinct {
-                        var key = value
-                        if !distinctCaseSensitive, case .string(let s)? = value { key = .string(s.lowercased()) }
-                        guard seen.insert(key).inserted else { return true }
-                    }
-                    values.append(value)
-                    return true
-                }
+        try query.visitRecords(offset: 0, limit: nil) { id, record in
+            let value = try RecordReader(record).value(of: property, id: id).map { Self.stored($0, property) }
+            if value == nil && !keepingNils { return true }
+            if isDistinct {
+                var key = value
+                if !distinctCaseSensitive, case .string(let s)? = value { key = .string(s.lowercased()) }
+                guard seen.insert(key).inserted else { return true }
             }
+            values.append(value)
+            return true
         }
         return values
     }
@@ -277,8 +271,4 @@ public struct PropertyQuery<E: EntityInspectable> {
             return property.kind.isString ? .string(String(decoding: bytes, as: UTF8.self)) : .bytes(Array(bytes))
         }
     }
-}
-
-extension Query {
-    func compiledQuery() throws -> CompiledQuery { try compiled }
 }

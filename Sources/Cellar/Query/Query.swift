@@ -112,16 +112,12 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     @usableFromInline
     func rawIds(offset: Int, limit: Int?) throws -> [Id] {
         let query = try compiled
-        return try box.store.inReadContext { context in
-            try translatingErrors {
-                if query.orders.isEmpty && offset == 0 && limit == nil {
-                    return try query.matchingIds(context)
-                }
-                var ids: [Id] = []
-                try self.visit(query, offset: offset, limit: limit, context: context) { id, _ in ids.append(id); return true }
-                return ids
-            }
+        if query.orders.isEmpty && offset == 0 && limit == nil {
+            return try box.store.inReadContext { context in try translatingErrors { try query.matchingIds(context) } }
         }
+        var ids: [Id] = []
+        try visitRecords(offset: offset, limit: limit) { id, _ in ids.append(id); return true }
+        return ids
     }
 
     /// The number of matching objects (from the index alone when one indexed condition is the

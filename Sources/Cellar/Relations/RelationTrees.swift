@@ -40,10 +40,7 @@ extension TransactionContext {
             var prefix: [UInt8] = []
             IndexKey.appendValue(.integer(value), property: property, index: index, to: &prefix)
             var ids: [Id] = []
-            try cursor.scan(.prefix(prefix)) { key, _ in
-                ids.append(try IndexKey.objectId(key))
-                return true
-            }
+            try cursor.appendKeySuffixes(.prefix(prefix), to: &ids)
             return ids
         }
         guard let cursor = try cursor(schema) else { return [] }

@@ -19,8 +19,8 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
     public typealias Index = Int
 
     private var items: [Target] = []
-    /// The ids as last read from or written to the store; nil before the first read.
-    private var storedIds: [Id]?
+    /// Whether `items` was read from (or written to) the store for the current owner.
+    private var isResolved = false
     /// Whether `items` differs from what the store holds.
     private var changed = false
     private weak var store: Store?
@@ -74,19 +74,10 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
         }
         let box = store.box(for: Target.self)
         let schema = try box.schema.get()
-        let (objects, ids) = try store.inReadContext { context in
-            let ids = try context.linkedIds(owner, link: link, targetSchema: schema)
-            var objects: [Target] = []
-            var found: [Id] = []
-            for id in ids {
-                guard let object = try box.get(id, schema: schema, context: context) else { continue }
-                objects.append(object)
-                found.append(id)
-            }
-            return (objects, found)
+        items = try store.inReadContext { context in
+            try context.linkedIds(owner, link: link, targetSchema: schema).compactMap { try box.get($0, schema: schema, context: context) }
         }
-        items = objects
-        storedIds = ids
+        isResolved = true
         changed = false
     }
 
@@ -102,7 +93,7 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
     /// Lets the relation read from `store` as the relation `link` of object `owner`. Generated
     /// bindings call it after a get or put.
     public func attach(_ store: Store, owner: Id, link: RelationLink) {
-        if self.owner != owner { storedIds = nil }
+        if self.owner != owner { isResolved = false }
         self.store = store
         self.owner = owner
         self.link = link
@@ -133,17 +124,17 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
         for id in before where !after.contains(id) {
             try context.setLink(owner, id, link: link, linked: false, targetSchema: schema)
         }
-        storedIds = current
+        isResolved = true
         changed = false
         attach(context.store, owner: owner, link: link)
     }
 
     private func resolveIfNeeded() {
-        guard storedIds == nil, !changed, store != nil, owner != 0, link != nil else { return }
+        guard !isResolved, !changed, store != nil, owner != 0, link != nil else { return }
         do {
             try resolveFromDb()
         } catch {
-            storedIds = []
+            isResolved = true
         }
     }
 }
