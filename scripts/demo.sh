@@ -7,5 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-deps.sh
 db="${1:-notes-example-db}"
+# SwiftPM reuses its cached build plan of the example even when files were added to Cellar (its
+# path dependency) since the last build, and then fails with "cannot find … in scope"
+# (swiftlang/swift-package-manager#4679 is of the same kind). Planning again costs a second.
+rm -f Examples/Notes/.build/debug.yaml Examples/Notes/.build/release.yaml
 swift run -c release --package-path Examples/Notes notes "$PWD/$db"
 swift run -c release cellar verify "$db"
