@@ -7,6 +7,7 @@
 //   swift run -c release --package-path Benchmarks query-bench --n 100000 --runs 3
 //   swift run -c release --package-path Benchmarks crud --n 100000 --runs 3
 //   swift package --package-path Benchmarks benchmark --target EngineMicro
+//   swift package --package-path Benchmarks benchmark --target ObjectMicro
 import PackageDescription
 
 // `.package(path: "../")` takes its identity from the name of the checkout's folder, which differs
@@ -96,6 +97,20 @@ let package = Package(
                 .product(name: "CellarStorage", package: root),
             ],
             path: "EngineMicro",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // The object layer's hot paths on WORKLOAD.md's `Note`: record encode/decode, a cursor seek
+        // (node search), Box put/get, a query's count and findIds.
+        .executableTarget(
+            name: "ObjectMicro",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                "BenchNote",
+                .product(name: "Cellar", package: root),
+                .product(name: "CellarStorage", package: root),
+            ],
+            path: "ObjectMicro",
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
