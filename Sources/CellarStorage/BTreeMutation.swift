@@ -54,12 +54,17 @@ extension WriteTransaction {
         }
         noteMutation()
         tree.modified = true
+        if let leaf = tree.finger.pointee.leaf(for: key.nonNullBase, key.count),
+           putInPlace(dirtyNode(leaf), tree: tree, key: key, value: value) {
+            return
+        }
         if tree.root == 0 {
             tree.root = register(DirtyNode(isLeaf: true, capacity: nodeSize + nodeSize / 2))
         } else {
             tree.root = try makeDirty(tree.root, of: tree)
         }
-        if let split = try insert(into: tree.root, tree: tree, key: key, value: value) {
+        var bounds = Bounds()
+        if let split = try insert(into: tree.root, tree: tree, key: key, value: value, bounds: &bounds) {
             let root = DirtyNode(isLeaf: false, capacity: nodeSize + nodeSize / 2)
             root.insertBranch(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: tree.root)
             split.key.withUnsafeBytes { root.insertBranch(at: 1, key: $0, child: split.right) }
@@ -67,33 +72,90 @@ extension WriteTransaction {
         }
     }
 
+    /// The range of keys below the node a descent has reached, as pointers into the dirty nodes
+    /// above it (valid until one of them changes).
+    struct Bounds {
+        var low: UnsafeRawBufferPointer?
+        var high: UnsafeRawBufferPointer?
+
+        /// Narrows the range to child `index` of `branch`.
+        @inline(__always)
+        mutating func narrow(to index: Int, of branch: NodeView) {
+            if index > 0 { low = branch.keyBuffer(index) }
+            if index + 1 < branch.count { high = branch.keyBuffer(index + 1) }
+        }
+    }
+
+    /// Puts into `leaf` (the finger's, whose range holds `key`) when the entry fits without a
+    /// split; false when it does not (the caller descends from the root and splits).
+    private func putInPlace(_ leaf: DirtyNode, tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
+        let view = leaf.view
+        let (index, found) = view.lowerBound(key.nonNullBase, key.count)
+        let entrySize = value.count <= inlineLimit ? 8 &+ key.count &+ value.count : 16 &+ key.count
+        var size = leaf.encodedSize &+ 4 &+ entrySize
+        if found { size &-= 4 &+ view.entrySize(index) }
+        guard size <= nodeSize else { return false }
+        putInLeaf(leaf, at: index, found: found, tree: tree, key: key, value: value)
+        return true
+    }
+
+    /// Puts the entry at `index` of a leaf, replacing the one there when `found`.
+    @inline(__always)
+    private func putInLeaf(_ node: DirtyNode, at index: Int, found: Bool, tree: TreeState,
+                           key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        if found {
+            // An update that keeps the value's length (the common one) is written over the old bytes.
+            if value.count <= inlineLimit, case .inline(let old) = node.view.value(index), old.count == value.count {
+                if value.count > 0 {
+                    UnsafeMutableRawPointer(mutating: old.baseAddress!).copyMemory(from: value.baseAddress!, byteCount: value.count)
+                }
+                return
+            }
+            releaseValue(of: node.view, at: index, tree: tree)
+            node.remove(at: index)
+        } else {
+            tree.count &+= 1
+        }
+        if value.count <= inlineLimit {
+            node.insertLeaf(at: index, key: key, value: value)
+        } else {
+            pending.append(PendingValue(copying: value))
+            node.insertLeaf(at: index, key: key, outOfLine: UInt64(pending.count - 1) | dirtyTag, length: value.count)
+        }
+    }
+
     /// Inserts into the dirty subtree at `ref`; returns the split when the node had to split.
-    private func insert(into ref: UInt64, tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws -> Split? {
+    /// A leaf reached without a split becomes the tree's finger; any split forgets it.
+    private func insert(into ref: UInt64, tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                        bounds: inout Bounds) throws -> Split? {
         let node = dirtyNode(ref)
         let keyBase = key.nonNullBase
         if node.isLeaf {
             let (index, found) = node.view.lowerBound(keyBase, key.count)
-            if found {
-                releaseValue(of: node.view, at: index, tree: tree)
-                node.remove(at: index)
-            } else {
-                tree.count &+= 1
+            putInLeaf(node, at: index, found: found, tree: tree, key: key, value: value)
+            if let split = splitIfNeeded(node, inserted: index) {
+                tree.finger.pointee.forget()
+                return split
             }
-            if value.count <= inlineLimit {
-                node.insertLeaf(at: index, key: key, value: value)
-            } else {
-                pending.append(PendingValue(copying: value))
-                node.insertLeaf(at: index, key: key, outOfLine: UInt64(pending.count - 1) | dirtyTag, length: value.count)
-            }
-            return splitIfNeeded(node, inserted: index)
+            remember(ref, bounds, in: tree)
+            return nil
         }
-        let index = node.view.childIndex(keyBase, key.count)
-        let child = node.view.child(index)
+        let view = node.view
+        let index = view.childIndex(keyBase, key.count)
+        bounds.narrow(to: index, of: view)
+        let child = view.child(index)
         let dirtyChild = try makeDirty(child, of: tree)
         if dirtyChild != child { node.setChild(index, dirtyChild) }
-        guard let split = try insert(into: dirtyChild, tree: tree, key: key, value: value) else { return nil }
+        guard let split = try insert(into: dirtyChild, tree: tree, key: key, value: value, bounds: &bounds) else { return nil }
+        tree.finger.pointee.forget()
         split.key.withUnsafeBytes { node.insertBranch(at: index + 1, key: $0, child: split.right) }
         return splitIfNeeded(node, inserted: index + 1)
+    }
+
+    /// Makes `leaf`, whose range is `bounds`, the tree's finger.
+    @inline(__always)
+    private func remember(_ leaf: UInt64, _ bounds: Bounds, in tree: TreeState) {
+        tree.finger.pointee = Finger(leaf: leaf, low: bounds.low, high: bounds.high)
     }
 
     private func splitIfNeeded(_ node: DirtyNode, inserted: Int) -> Split? {
@@ -109,6 +171,7 @@ extension WriteTransaction {
     func delete(state tree: TreeState, key: UnsafeRawBufferPointer) throws -> Bool {
         // Look first, so that deleting a missing key copies nothing.
         guard tree.root != 0, try get(root: tree.root, key: key) != nil else { return false }
+        tree.finger.pointee.forget()
         noteMutation()
         tree.modified = true
         tree.root = try makeDirty(tree.root, of: tree)

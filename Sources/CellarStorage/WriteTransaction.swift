@@ -17,8 +17,19 @@ public final class WriteTransaction: NodeSource {
     /// Values at most this long are stored inside their leaf; longer ones in a record of their own.
     let inlineLimit: Int
 
-    var dirty: [DirtyNode?] = []
-    var pending: [PendingValue?] = []
+    /// The nodes this transaction changed, by the index in their dirty reference. Kept behind a
+    /// pointer: a class's stored array costs a runtime exclusivity check on every access.
+    var dirty: [DirtyNode?] {
+        unsafeAddress { UnsafePointer(dirtyStorage) }
+        unsafeMutableAddress { dirtyStorage }
+    }
+    private let dirtyStorage = UnsafeMutablePointer<[DirtyNode?]>.allocate(capacity: 1)
+    /// Out-of-line values waiting for the commit, by the index in their dirty reference.
+    var pending: [PendingValue?] {
+        unsafeAddress { UnsafePointer(pendingStorage) }
+        unsafeMutableAddress { pendingStorage }
+    }
+    private let pendingStorage = UnsafeMutablePointer<[PendingValue?]>.allocate(capacity: 1)
     /// The trees this transaction opened, by name.
     var trees: [String: TreeState] = [:]
     let catalog: TreeState
@@ -38,11 +49,17 @@ public final class WriteTransaction: NodeSource {
         self.inlineLimit = nodeSize / 4
         self.catalog = TreeState(name: "", root: base.catalogRoot, count: 0, bytes: 0)
         mutations.initialize(to: 0)
+        dirtyStorage.initialize(to: [])
+        pendingStorage.initialize(to: [])
     }
 
     deinit {
         if isOpen { engine.endWrite(self) }
         mutations.deallocate()
+        dirtyStorage.deinitialize(count: 1)
+        dirtyStorage.deallocate()
+        pendingStorage.deinitialize(count: 1)
+        pendingStorage.deallocate()
     }
 
     /// The id this transaction's commit will have.
@@ -97,6 +114,7 @@ public final class WriteTransaction: NodeSource {
         guard let tree = try tree(name, create: false) else { return false }
         let state = tree.state
         droppedBytes = droppedBytes &+ state.bytes
+        state.finger.pointee.forget()
         state.dropped = true
         state.root = 0
         state.count = 0
@@ -123,6 +141,11 @@ public final class WriteTransaction: NodeSource {
     /// The bytes are valid until the next change in this transaction.
     public func get(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         try check(tree)
+        if let leaf = tree.state.finger.pointee.leaf(for: key.nonNullBase, key.count) {
+            let view = dirtyNode(leaf).view
+            let (index, found) = view.lowerBound(key.nonNullBase, key.count)
+            return found ? try value(of: view, at: index, below: limit) : nil
+        }
         return try get(root: tree.state.root, key: key)
     }
 

@@ -133,6 +133,74 @@ struct BTreeModelTests {
         engine.close()
     }
 
+    /// Puts in runs of ascending keys, as ids are written, go through the tree's finger (the last
+    /// leaf a put reached) instead of descending: reads, overwrites, splits, deletes and out-of-line
+    /// values in the middle of runs check that it never serves a key outside its leaf's range.
+    @Test("runs of ascending keys, with reads, overwrites and deletes between them, match the model", arguments: [512, 4096])
+    func ascendingRuns(nodeSize: Int) throws {
+        let seed = SplitMix64.testSeed()
+        var rng = SplitMix64(seed: seed)
+        let directory = TestDirectory("finger")
+        defer { directory.remove() }
+        let options = StorageOptions(durability: .none, initialMapSize: 1 << 20, nodeSize: nodeSize)
+        let engine = try StorageEngine(directory: directory.path, options: options)
+        defer { engine.close() }
+        var model: [[UInt8]: [UInt8]] = [:]
+        let space: UInt64 = 2000
+        // A key of `n`: mostly 8 bytes; some runs use a longer or shorter form, so that a run's
+        // keys sort between or around another run's (the finger's bounds compare unequal lengths).
+        func key(_ n: UInt64, form: UInt64) -> [UInt8] {
+            switch form {
+            case 0: return Array(bigEndianKey(n).suffix(4))
+            case 1: return bigEndianKey(n) + [0x00]
+            case 2: return Array(repeating: 0x61, count: 20) + bigEndianKey(n)
+            default: return bigEndianKey(n)
+            }
+        }
+        for round in 0..<16 {
+            let txn = try engine.beginWrite()
+            let tree = try txn.tree("t")!
+            var scratch = model
+            for _ in 0..<Int(1 + rng.next() % 8) {
+                var n = rng.next() % space
+                let form = rng.next() % 6
+                let step = 1 + rng.next() % 3
+                for _ in 0..<Int(10 + rng.next() % 300) {
+                    let k = key(n, form: form)
+                    switch rng.next() % 40 {
+                    case 0:
+                        let removed = try txn.delete(tree, key: k)
+                        #expect(removed == (scratch[k] != nil), "delete result (seed \(seed))")
+                        scratch[k] = nil
+                    case 1, 2, 3:
+                        // A key just before or after the run's current one, in another form.
+                        let probe = key(n &+ rng.next() % 3 &- 1, form: rng.next() % 4)
+                        #expect(try txn.get(tree, key: probe) == scratch[probe], "read beside the run (seed \(seed))")
+                    default:
+                        var value = rng.next() % 60 == 0 ? [UInt8](repeating: 7, count: 3000) : Self.randomValue(&rng)
+                        if let old = scratch[k], rng.next() % 2 == 0 {
+                            // An update of the same length (written over the old bytes in place).
+                            value = [UInt8](repeating: UInt8(truncatingIfNeeded: rng.next()), count: old.count)
+                        }
+                        try txn.put(tree, key: k, value: value)
+                        scratch[k] = value
+                    }
+                    #expect(try txn.get(tree, key: k) == scratch[k], "read-your-writes (seed \(seed))")
+                    n = (n + step) % space
+                }
+                #expect(try txn.count(tree) == scratch.count, "count inside the transaction (seed \(seed))")
+            }
+            #expect(Self.same(try Self.scan(txn.cursor(tree)), Self.sorted(scratch)), "scan inside the transaction (seed \(seed))")
+            if rng.next() % 6 == 0 {
+                txn.abort()
+            } else {
+                try txn.commit()
+                model = scratch
+            }
+            if round % 4 == 3 { try engine.read { try Self.check($0, model, rng: &rng, seed: seed, space: space) } }
+        }
+    }
+
     @Test("200,000 keys in random order, then deleted down to an empty tree")
     func twoHundredThousandKeys() throws {
         let seed = SplitMix64.testSeed()

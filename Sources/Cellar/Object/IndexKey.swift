@@ -83,16 +83,68 @@ enum IndexKey {
         return Id(bigEndian: key.loadUnaligned(fromByteOffset: key.count - 8, as: UInt64.self))
     }
 
+    /// The value part of an index key, before the object id: a fixed-width number (integers,
+    /// floats, hashes), kept in a register, or escaped bytes (a value index on strings and byte
+    /// vectors). Equal parts mean equal keys for the same object.
+    enum Part: Equatable {
+        /// `width` (4 or 8) big-endian bytes of `bits`.
+        case fixed(UInt64, width: Int)
+        case escaped([UInt8])
+
+        /// Calls `body` with the full key: this part followed by `id`, without allocating for a
+        /// fixed part.
+        func withKey<R>(id: Id, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+            switch self {
+            case .fixed(let bits, let width):
+                var words: (UInt64, UInt64) = (0, 0)
+                return try withUnsafeMutableBytes(of: &words) { buffer in
+                    if width == 8 {
+                        buffer.storeBytes(of: bits.bigEndian, toByteOffset: 0, as: UInt64.self)
+                    } else {
+                        buffer.storeBytes(of: UInt32(truncatingIfNeeded: bits).bigEndian, toByteOffset: 0, as: UInt32.self)
+                    }
+                    buffer.storeBytes(of: id.bigEndian, toByteOffset: width, as: UInt64.self)
+                    return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<(width + 8)]))
+                }
+            case .escaped(let bytes):
+                var key = bytes
+                IndexKey.appendBigEndian(id, to: &key)
+                return try key.withUnsafeBytes(body)
+            }
+        }
+    }
+
+    /// The key part of `value` of `property` in `index`; nil when the value is not indexed (a
+    /// zero in an index that skips zeros). Throws when the key would exceed the engine's limit.
+    static func part(_ value: FieldValue, index: IndexSchema, property: PropertySchema) throws -> Part? {
+        switch value {
+        case .integer(let bits):
+            if index.skipZero && bits == 0 { return nil }
+            var signed = false
+            if case .integer(_, let isSigned) = property.kind { signed = isSigned }
+            return .fixed(integerKey(bits, signed: signed), width: 8)
+        case .floating(let double):
+            return .fixed(orderedBits(double), width: 8)
+        case .bytes(let bytes):
+            switch index.kind {
+            case .hash32: return .fixed(UInt64(hash32(bytes)), width: 4)
+            case .hash64: return .fixed(hash64(bytes), width: 8)
+            case .value:
+                var escaped: [UInt8] = []
+                escaped.reserveCapacity(bytes.count + 2)
+                appendEscaped(bytes, to: &escaped)
+                guard escaped.count + 8 <= StorageLimits.maxKeySize else {
+                    throw CellarError.illegalArgument("the value of \(property.qualifiedName) is \(escaped.count + 8) bytes in its index, above the \(StorageLimits.maxKeySize) an index key may have; use a hash index (`// cellar: index = \"hash64\"`) for long values")
+                }
+                return .escaped(escaped)
+            }
+        }
+    }
+
     /// The full key of `value` of object `id` in `index`; nil when the value is not indexed
     /// (a zero in an index that skips zeros).
     static func key(_ value: FieldValue, id: Id, index: IndexSchema, property: PropertySchema) throws -> [UInt8]? {
-        if index.skipZero, case .integer(0) = value { return nil }
-        var key: [UInt8] = []
-        appendValue(value, property: property, index: index, to: &key)
-        appendBigEndian(id, to: &key)
-        guard key.count <= StorageLimits.maxKeySize else {
-            throw CellarError.illegalArgument("the value of \(property.qualifiedName) is \(key.count) bytes in its index, above the \(StorageLimits.maxKeySize) an index key may have; use a hash index (`// cellar: index = \"hash64\"`) for long values")
-        }
-        return key
+        guard let part = try part(value, index: index, property: property) else { return nil }
+        return try part.withKey(id: id) { Array($0) }
     }
 }

@@ -17,37 +17,65 @@ extension TransactionContext {
         if !isNew, let old = try StorageLayout.withObjectKey(id, { try write.get(tree, key: $0) }) {
             oldReader = try RecordReader(old)
         }
-        // The indexed values that change, with their old and new keys (values that stay the same,
-        // the common update, cost a comparison and no key). Built before anything is written:
-        // the old record's bytes are valid only until then.
-        var changes: [(property: PropertySchema, old: [UInt8]?, new: [UInt8]?, value: FieldValue?)] = []
-        for property in schema.indexed {
-            let index = property.index!
-            let newValue = try newReader.value(of: property, id: id)
-            let oldValue = try oldReader?.value(of: property, id: id)
-            if oldReader != nil && oldValue == newValue { continue }
-            let oldKey = try oldValue.flatMap { try IndexKey.key($0, id: id, index: index, property: property) }
-            let newKey = try newValue.flatMap { try IndexKey.key($0, id: id, index: index, property: property) }
-            if oldKey == newKey { continue }
-            changes.append((property, oldKey, newKey, newValue))
-        }
-        // Unique constraints first: nothing is written when one fails.
-        for change in changes {
-            let index = change.property.index!
-            guard index.unique, let key = change.new, let value = change.value else { continue }
-            let holders = try objects(holding: value, of: change.property, in: schema, prefix: key.dropLast(8), except: id)
-            guard !holders.isEmpty else { continue }
-            guard index.replaceOnConflict else {
-                throw CellarError.uniqueViolation(property: change.property.qualifiedName, value: Self.describe(value, of: change.property))
+        if !schema.hasUniqueIndex && (oldReader == nil || schema.indexed.count == 1) {
+            // Nothing to check first, and no old record whose bytes a write could move before the
+            // next property reads them: each index is brought up to date in turn, keys built on
+            // the stack (the common put: no allocation).
+            for property in schema.indexed {
+                if let change = try indexChange(property, id: id, new: newReader, old: oldReader) {
+                    try apply(change, id: id, in: write)
+                }
             }
-            for holder in holders { _ = try removeObject(schema, id: holder) }
-        }
-        for change in changes {
-            let tree = try indexTree(change.property.index!)
-            if let old = change.old { try write.delete(tree, key: old) }
-            if let new = change.new { try write.put(tree, key: new, value: []) }
+        } else {
+            // Every change is worked out before anything is written: the old record's bytes are
+            // valid only until then, and a unique violation must leave the store unchanged.
+            var changes: [IndexChange] = []
+            for property in schema.indexed {
+                if let change = try indexChange(property, id: id, new: newReader, old: oldReader) { changes.append(change) }
+            }
+            for change in changes {
+                let index = change.property.index!
+                guard index.unique, let part = change.new, let value = change.value else { continue }
+                let holders = try objects(holding: value, of: change.property, in: schema,
+                                          prefix: try part.withKey(id: id) { Array($0.dropLast(8))[...] }, except: id)
+                guard !holders.isEmpty else { continue }
+                guard index.replaceOnConflict else {
+                    throw CellarError.uniqueViolation(property: change.property.qualifiedName, value: Self.describe(value, of: change.property))
+                }
+                for holder in holders { _ = try removeObject(schema, id: holder) }
+            }
+            for change in changes { try apply(change, id: id, in: write) }
         }
         try StorageLayout.withObjectKey(id) { try write.put(tree, key: $0, value: record) }
+    }
+
+    /// An indexed value that a put changes: the key parts to remove and to add.
+    struct IndexChange {
+        let property: PropertySchema
+        let old: IndexKey.Part?
+        let new: IndexKey.Part?
+        /// The new value (its bytes are the new record's).
+        let value: FieldValue?
+    }
+
+    /// What putting `new` over `old` (nil: no old record) changes in `property`'s index; nil when
+    /// nothing (the common update: a comparison, no key built).
+    func indexChange(_ property: PropertySchema, id: Id, new: RecordReader, old: RecordReader?) throws -> IndexChange? {
+        let index = property.index!
+        let newValue = try new.value(of: property, id: id)
+        let oldValue = try old?.value(of: property, id: id)
+        if old != nil && oldValue == newValue { return nil }
+        let oldPart = try oldValue.flatMap { try IndexKey.part($0, index: index, property: property) }
+        let newPart = try newValue.flatMap { try IndexKey.part($0, index: index, property: property) }
+        if oldPart == newPart { return nil }
+        return IndexChange(property: property, old: oldPart, new: newPart, value: newValue)
+    }
+
+    /// Removes the old key of `change` and adds the new one.
+    func apply(_ change: IndexChange, id: Id, in write: WriteTransaction) throws {
+        let tree = try indexTree(change.property.index!)
+        if let old = change.old { _ = try old.withKey(id: id) { try write.delete(tree, key: $0) } }
+        if let new = change.new { try new.withKey(id: id) { try write.put(tree, key: $0, value: UnsafeRawBufferPointer(start: nil, count: 0)) } }
     }
 
     /// The index key of `property`'s value in `record`; nil when the value is not indexed.

@@ -2,8 +2,11 @@ import CellarStorage
 
 /// What a store knows of one property of an entity: where its value is in a record, how to read
 /// and compare it, and its index. Built from the store's model at open.
+///
+/// A class: the put path hands properties around per object, and copying a struct of several
+/// strings cost more than the rest of index maintenance (profile of crud's step a).
 @usableFromInline
-struct PropertySchema: Sendable {
+final class PropertySchema: Sendable {
     /// How values of the property are read and compared.
     enum Kind: Sendable {
         /// Integers, Bools, dates and relation ids, widened to 64 bits (sign-extended unless unsigned).
@@ -81,7 +84,6 @@ struct IndexSchema: Sendable {
     }
 
     let id: UInt32
-    let treeName: String
     let kind: Kind
     /// The index's place among the store's indexes (0, 1, 2, …): where per-index state is kept.
     let ordinal: Int
@@ -93,7 +95,6 @@ struct IndexSchema: Sendable {
 
     init(property: ModelProperty, kind: PropertySchema.Kind, ordinal: Int) {
         id = property.indexId!.id
-        treeName = StorageLayout.indexTree(id)
         self.ordinal = ordinal
         let flags = property.flags
         switch kind {
@@ -106,6 +107,9 @@ struct IndexSchema: Sendable {
         replaceOnConflict = flags.contains(.uniqueOnConflictReplace)
         skipZero = flags.contains(.indexPartialSkipZero) || property.type == .relation
     }
+
+    /// The name of the index's tree (made when asked: the schema stays free of references).
+    var treeName: String { StorageLayout.indexTree(id) }
 }
 
 /// A property's value as read from a record.

@@ -70,6 +70,8 @@ final class EntitySchema: Sendable {
     let indexed: [PropertySchema]
     /// Whether a put or remove must maintain indexes: read the old record, update the index trees.
     @usableFromInline let hasIndexes: Bool
+    /// Whether one of the indexes is unique (a put then checks before it writes).
+    let hasUniqueIndex: Bool
     /// The standalone to-many relations of this entity (as their source).
     let relations: [ModelRelation]
     /// The standalone to-many relations of any entity that point at this one.
@@ -92,6 +94,7 @@ final class EntitySchema: Sendable {
         self.properties = properties
         indexed = properties.values.filter { $0.index != nil }.sorted { $0.id < $1.id }
         hasIndexes = !indexed.isEmpty
+        hasUniqueIndex = indexed.contains { $0.index!.unique }
         relations = entity.relations
         self.incomingRelations = incomingRelations
         hasRelations = !relations.isEmpty || !incomingRelations.isEmpty
