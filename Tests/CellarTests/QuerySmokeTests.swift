@@ -104,6 +104,28 @@ import Testing
         }
     }
 
+    @Test func visitingOneObjectById() throws {
+        let (store, box) = try store("visit-id")
+        let ids = try box.query().build().findIds()
+        let third = ids[2]
+        let title: String?? = try box.visit(id: third) { try $0.string(QItem.title) }
+        #expect(title == .some(try box.get(third)!.title))
+        #expect(try box.visit(id: third.value) { $0.id } == third.value)
+        #expect(try box.visit(id: third) { try $0.integer(QItem.score) } == .some(2))
+        #expect(try box.visit(id: 999_999) { _ in 1 } == nil)
+        #expect(throws: CellarError.self) { try box.visit(id: third) { try $0.integer(QItem.title) } }
+        try store.runInTransaction {
+            // Inside a write transaction: its own put is seen, and so is its removal.
+            let item = QItem()
+            item.title = "fresh"
+            let id = try box.put(item)
+            let fresh: String?? = try box.visit(id: id) { try $0.string(QItem.title) }
+            #expect(fresh == .some("fresh"))
+            try box.remove(id)
+            #expect(try box.visit(id: id) { _ in true } == nil)
+        }
+    }
+
     @Test func propertyQueriesAndRemove() throws {
         let (_, box) = try store("property")
         let work = try box.query { QItem.title == "Work" }.build()

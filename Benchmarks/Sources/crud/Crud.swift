@@ -19,12 +19,13 @@ import BenchSupport
 import Foundation
 
 enum Step: String, CaseIterable {
-    case a, b, c, d, e, e2, e2find, e3, f, g
+    case a, b, bget, c, d, e, e2, e2find, e3, f, g
 
     var title: String {
         switch self {
         case .a: "put N new, one txn"
-        case .b: "get by id, random"
+        case .b: "get by id, random, title length"
+        case .bget: "get objects by id, random"
         case .c: "scan, Σ creationDate"
         case .d: "update all, one txn"
         case .e: "count author==42 (queries/s)"
@@ -39,7 +40,7 @@ enum Step: String, CaseIterable {
     /// Operations the step counts.
     func ops(_ n: Int) -> Int {
         switch self {
-        case .a, .b, .c, .d, .g: n
+        case .a, .b, .bget, .c, .d, .g: n
         case .e, .e2, .e2find, .e3: Workload.queries
         case .f: Workload.commits(n)
         }
@@ -51,8 +52,8 @@ enum Step: String, CaseIterable {
         switch (self, n) {
         case (.a, 100_000): 641_867
         case (.a, 1_000_000): 580_281
-        case (.b, 100_000): 982_024
-        case (.b, 1_000_000): 688_917
+        case (.b, 100_000), (.bget, 100_000): 982_024
+        case (.b, 1_000_000), (.bget, 1_000_000): 688_917
         case (.c, 100_000): 26.7e6
         case (.c, 1_000_000): 25.1e6
         case (.d, 100_000): 1_134_864
@@ -77,7 +78,7 @@ enum Step: String, CaseIterable {
         case .d: 1.2
         case .e: 10
         case .f: 1.8
-        case .e2, .e2find: nil
+        case .bget, .e2, .e2find: nil
         }
     }
 }
@@ -216,8 +217,10 @@ struct Crud {
         printTable(header: header, rows: rows)
         print("")
         print("ObjectBox: WORKLOAD.md's anchors (C API 5.3.2, this machine; only at N = 100,000 and 1,000,000).")
-        print("e2/e2find have no anchor: compared to e's (ObjectBox's count costs as much as visiting the hits).")
-        print("e2 visits the hits' stored bytes (Cellar Query.visit; SQLite a Row cursor); e2find builds every hit.")
+        print("e2/e2find are compared to e's anchor (ObjectBox's count costs as much as visiting the hits).")
+        print("b and e2 read the title from the stored bytes (Cellar Box.visit(id:) / Query.visit; SQLite a Row);")
+        print("bget and e2find build every object (Cellar Box.get / Query.find; SQLite GRDB records).")
+        print("bget and e2/e2find have no target: b's anchor and e's are shown for comparison.")
         print("sqlite sizes: the database file plus its -wal file. Peak RSS: the process's high-water mark during")
         print("the engine's run (reset before it), the prebuilt objects included.")
         print("Differences under ~20% between invocations are noise on this machine.")

@@ -164,6 +164,34 @@ public struct Box<E: EntityInspectable>: Sendable {
         }
     }
 
+    /// Reads the object stored under `id` in place, without building it: `body` gets an
+    /// `ObjectView` of its stored record (single properties, as `Query.visit` hands them out) and
+    /// its result is returned; nil when there is no such object. The view is valid only inside
+    /// `body`. ObjectBox's C API reads objects this way (`obx_box_get` hands out the stored bytes).
+    ///
+    /// ```swift
+    /// let titleBytes = try box.visit(id: 42) { note in try note.utf8Count(Note.title) }
+    /// ```
+    @inlinable
+    public func visit<R>(id: Id, _ body: (ObjectView<E>) throws -> R) throws -> R? {
+        let schema = try self.schema.get()
+        var view = ObjectView<E>(store: store)
+        return try translatingErrors {
+            try store.inReadContext { context in
+                guard let bytes = try context.record(schema, id) else { return nil }
+                try view.move(to: id, bytes: bytes)
+                return try body(view)
+            }
+        }
+    }
+
+    /// `visit(id:_:)` with a typed id.
+    @_disfavoredOverload
+    @inlinable
+    public func visit<R>(id: EntityId<E>, _ body: (ObjectView<E>) throws -> R) throws -> R? {
+        try visit(id: id.value, body)
+    }
+
     /// Builds the object stored under `id` from its record bytes.
     @inlinable
     func object(id: Id, record bytes: UnsafeRawBufferPointer) throws -> E {
