@@ -104,6 +104,25 @@ import Testing
         }
     }
 
+    @Test func queryWithoutConditionsIsEveryObjectInIdOrder() throws {
+        let (_, box) = try store("everything")
+        try box.remove(try box.query { QItem.score == 5 }.build().findIds().first!)
+        let all = try box.all()
+        let query = try box.query().build()
+        #expect(try query.find().map(\.id) == all.map(\.id))
+        #expect(try query.find().map(\.title) == all.map(\.title))
+        #expect(try query.findIds().map(\.value) == all.map(\.id))
+        #expect(try query.count() == all.count)
+        var visited: [(Id, Int64?)] = []
+        try query.visit { visited.append(($0.id, try $0.integer(QItem.score))); return true }
+        #expect(visited.map(\.0) == all.map(\.id))
+        #expect(visited.map(\.1) == all.map { $0.score.map(Int64.init) })
+        var firstThree: [Id] = []
+        try query.visit { firstThree.append($0.id); return firstThree.count < 3 }
+        #expect(firstThree == Array(all.prefix(3).map(\.id)))
+        #expect(try query.find(offset: 2, limit: 4).map(\.id) == Array(all[2..<6].map(\.id)))
+    }
+
     @Test func visitingOneObjectById() throws {
         let (store, box) = try store("visit-id")
         let ids = try box.query().build().findIds()

@@ -151,6 +151,10 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     func visit(_ query: CompiledQuery, offset: Int, limit: Int?, context: TransactionContext,
                _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
         if limit == 0 { return }
+        if offset == 0 && limit == nil && query.matchesEverything {
+            try query.forEachMatch(context, body)
+            return
+        }
         if query.orders.isEmpty {
             var skipped = 0
             var taken = 0
