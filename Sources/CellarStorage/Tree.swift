@@ -10,12 +10,16 @@ final class TreeState {
         var bytesDelta: Int64 = 0
         var modified = false
         var dropped = false
+        var finger = Finger()
     }
 
     let name: String
     private let fields: UnsafeMutablePointer<Fields>
-    /// Where the last put landed (see `Finger`); behind a pointer for the same reason as `fields`.
-    let finger: UnsafeMutablePointer<Finger>
+    /// Where the last put landed (see `Finger`), inside `fields` (no allocation of its own: a read
+    /// transaction makes a tree state per tree it opens).
+    var finger: UnsafeMutablePointer<Finger> {
+        (UnsafeMutableRawPointer(fields) + MemoryLayout<Fields>.offset(of: \Fields.finger)!).assumingMemoryBound(to: Finger.self)
+    }
 
     /// Root reference: 0 for an empty tree, a file offset, or a dirty node's tagged index.
     var root: UInt64 {
@@ -50,15 +54,11 @@ final class TreeState {
         self.name = name
         fields = .allocate(capacity: 1)
         fields.initialize(to: Fields(root: root, count: count, bytes: bytes))
-        finger = .allocate(capacity: 1)
-        finger.initialize(to: Finger())
     }
 
     deinit {
         fields.deinitialize(count: 1)
         fields.deallocate()
-        finger.deinitialize(count: 1)
-        finger.deallocate()
     }
 }
 
