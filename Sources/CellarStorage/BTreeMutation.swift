@@ -11,14 +11,22 @@ extension WriteTransaction {
     @inline(__always)
     func dirtyNode(_ ref: UInt64) -> DirtyNode { dirty[Int(ref & ~dirtyTag)]! }
 
+    /// A dirty node's body, read through the fields table (no retain, no load of the object).
+    @inline(__always)
+    func dirtyView(_ ref: UInt64) -> NodeView {
+        NodeView(body: UnsafeRawPointer(dirtyFields[Int(ref & ~dirtyTag)]!.pointee.buffer))
+    }
+
     func register(_ node: DirtyNode) -> UInt64 {
         dirty.append(node)
+        dirtyFields.append(node.fields)
         return UInt64(dirty.count - 1) | dirtyTag
     }
 
     private func release(_ ref: UInt64, of tree: TreeState) {
         if ref & dirtyTag != 0 {
             dirty[Int(ref & ~dirtyTag)] = nil
+            dirtyFields[Int(ref & ~dirtyTag)] = nil
         } else {
             tree.bytesDelta -= Int64(base.generation.recordLength(at: ref))
         }
@@ -128,10 +136,11 @@ extension WriteTransaction {
     /// A leaf reached without a split becomes the tree's finger; any split forgets it.
     private func insert(into ref: UInt64, tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
                         bounds: inout Bounds) throws -> Split? {
-        let node = dirtyNode(ref)
+        let view = dirtyView(ref)
         let keyBase = key.nonNullBase
-        if node.isLeaf {
-            let (index, found) = node.view.lowerBound(keyBase, key.count)
+        if view.isLeaf {
+            let node = dirtyNode(ref)
+            let (index, found) = view.lowerBound(keyBase, key.count)
             putInLeaf(node, at: index, found: found, tree: tree, key: key, value: value)
             if let split = splitIfNeeded(node, inserted: index) {
                 tree.finger.pointee.forget()
@@ -140,14 +149,14 @@ extension WriteTransaction {
             remember(ref, bounds, in: tree)
             return nil
         }
-        let view = node.view
         let index = view.childIndex(keyBase, key.count)
         bounds.narrow(to: index, of: view)
         let child = view.child(index)
         let dirtyChild = try makeDirty(child, of: tree)
-        if dirtyChild != child { node.setChild(index, dirtyChild) }
+        if dirtyChild != child { DirtyNode.setChild(index, dirtyChild, in: view) }
         guard let split = try insert(into: dirtyChild, tree: tree, key: key, value: value, bounds: &bounds) else { return nil }
         tree.finger.pointee.forget()
+        let node = dirtyNode(ref)
         split.key.withUnsafeBytes { node.insertBranch(at: index + 1, key: $0, child: split.right) }
         return splitIfNeeded(node, inserted: index + 1)
     }

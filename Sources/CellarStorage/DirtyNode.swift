@@ -5,7 +5,7 @@
 final class DirtyNode {
     /// The mutable fields, behind a pointer: a class's stored `var`s cost a runtime exclusivity
     /// check on every access, and these are touched on every put.
-    private struct Fields {
+    struct Fields {
         var buffer: UnsafeMutableRawPointer
         var capacity: Int
         var count: Int
@@ -13,7 +13,9 @@ final class DirtyNode {
         var garbage: Int
     }
 
-    private let fields: UnsafeMutablePointer<Fields>
+    /// Stable for the node's life: the write transaction keeps it in a table so that reading a
+    /// dirty node costs neither a retain nor a hop through the object.
+    let fields: UnsafeMutablePointer<Fields>
     let isLeaf: Bool
 
     private(set) var buffer: UnsafeMutableRawPointer {
@@ -159,6 +161,12 @@ final class DirtyNode {
     /// Points branch entry `index` at another child.
     func setChild(_ index: Int, _ child: UInt64) {
         (buffer + slot(index)).storeLE(child, at: 0)
+    }
+
+    /// Points branch entry `index` of the dirty node whose body `view` reads at another child
+    /// (the same as `setChild`, for a caller that holds the view and not the node).
+    static func setChild(_ index: Int, _ child: UInt64, in view: NodeView) {
+        UnsafeMutableRawPointer(mutating: view.entry(index)).storeLE(child, at: 0)
     }
 
     /// Points out-of-line leaf value `index` at another record (same length).

@@ -24,6 +24,13 @@ public final class WriteTransaction: NodeSource {
         unsafeMutableAddress { dirtyStorage }
     }
     private let dirtyStorage = UnsafeMutablePointer<[DirtyNode?]>.allocate(capacity: 1)
+    /// Each dirty node's fields (where its body is), by the same index as `dirty`: what reads
+    /// and descents use, without retaining the node or loading the object first.
+    var dirtyFields: [UnsafeMutablePointer<DirtyNode.Fields>?] {
+        unsafeAddress { UnsafePointer(dirtyFieldsStorage) }
+        unsafeMutableAddress { dirtyFieldsStorage }
+    }
+    private let dirtyFieldsStorage = UnsafeMutablePointer<[UnsafeMutablePointer<DirtyNode.Fields>?]>.allocate(capacity: 1)
     /// Out-of-line values waiting for the commit, by the index in their dirty reference.
     var pending: [PendingValue?] {
         unsafeAddress { UnsafePointer(pendingStorage) }
@@ -50,6 +57,7 @@ public final class WriteTransaction: NodeSource {
         self.catalog = TreeState(name: "", root: base.catalogRoot, count: 0, bytes: 0)
         mutations.initialize(to: 0)
         dirtyStorage.initialize(to: [])
+        dirtyFieldsStorage.initialize(to: [])
         pendingStorage.initialize(to: [])
     }
 
@@ -58,6 +66,8 @@ public final class WriteTransaction: NodeSource {
         mutations.deallocate()
         dirtyStorage.deinitialize(count: 1)
         dirtyStorage.deallocate()
+        dirtyFieldsStorage.deinitialize(count: 1)
+        dirtyFieldsStorage.deallocate()
         pendingStorage.deinitialize(count: 1)
         pendingStorage.deallocate()
     }
@@ -72,7 +82,7 @@ public final class WriteTransaction: NodeSource {
 
     @inline(__always)
     func node(_ ref: UInt64, below: UInt64) throws -> NodeView {
-        if ref & dirtyTag != 0 { return dirty[Int(ref & ~dirtyTag)]!.view }
+        if ref & dirtyTag != 0 { return dirtyView(ref) }
         return try base.generation.node(at: ref, below: below, limit: base.committedLength)
     }
 
@@ -142,7 +152,7 @@ public final class WriteTransaction: NodeSource {
     public func get(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         try check(tree)
         if let leaf = tree.state.finger.pointee.leaf(for: key.nonNullBase, key.count) {
-            let view = dirtyNode(leaf).view
+            let view = dirtyView(leaf)
             let (index, found) = view.lowerBound(key.nonNullBase, key.count)
             return found ? try value(of: view, at: index, below: limit) : nil
         }
@@ -212,6 +222,7 @@ public final class WriteTransaction: NodeSource {
     private func finish() {
         isOpen = false
         dirty = []
+        dirtyFields = []
         pending = []
         trees = [:]
         engine.endWrite(self)
