@@ -132,28 +132,25 @@ enum CellarEngine {
 
     @inline(never)
     static func timedVisits(_ store: Store, _ box: Box<Note>, _ order: [UInt64]) throws -> (found: Int, titleBytes: Int) {
-        try store.runInReadOnlyTransaction {
-            var found = 0
-            var titleBytes = 0
-            for id in order {
-                if let count = try box.visit(id: Id(id), { try $0.utf8Count(Note.title) }) {
-                    found += 1
-                    titleBytes += count ?? 0
-                }
-            }
-            return (found, titleBytes)
-        }
+        try titleLengths(store, order) { id in try box.visit(id: id) { try $0.utf8Count(Note.title) ?? 0 } }
     }
 
     @inline(never)
     static func timedGets(_ store: Store, _ box: Box<Note>, _ order: [UInt64]) throws -> (found: Int, titleBytes: Int) {
+        try titleLengths(store, order) { id in try box.get(id)?.title.utf8.count }
+    }
+
+    /// Steps b and bget: in one read transaction, the title length of each id in `order`
+    /// (`titleLength` nil: not found).
+    @inline(__always)
+    static func titleLengths(_ store: Store, _ order: [UInt64], _ titleLength: (Id) throws -> Int?) throws -> (found: Int, titleBytes: Int) {
         try store.runInReadOnlyTransaction {
             var found = 0
             var titleBytes = 0
             for id in order {
-                if let note = try box.get(Id(id)) {
+                if let count = try titleLength(Id(id)) {
                     found += 1
-                    titleBytes += note.title.utf8.count
+                    titleBytes += count
                 }
             }
             return (found, titleBytes)

@@ -87,38 +87,34 @@ enum SQLiteEngine {
         try check("a: ids 1...N", count == n && minId == 1 && maxId == Int64(n), "\(count) rows, \(minId)...\(maxId)")
         result.sizeAfterA = sizes()
 
-        // b: one read transaction, every row by id in WORKLOAD.md's random order, the title read
-        // from the Row (no record built).
-        start = now()
-        let (visited, visitedTitleBytes) = try queue.read { db in
-            let get = try db.cachedStatement(sql: getSQL)
-            var found = 0
-            var titleBytes = 0
-            for id in w.permutation {
-                if let row = try Row.fetchOne(get, arguments: [Int64(id)]) {
-                    found += 1
-                    titleBytes += (row[1] as String).utf8.count
+        // b and bget: one read transaction, every row by id in WORKLOAD.md's random order, title length.
+        func titleLengths(_ titleLength: (Statement, Int64) throws -> Int?) throws -> (found: Int, titleBytes: Int) {
+            try queue.read { db in
+                let get = try db.cachedStatement(sql: getSQL)
+                var found = 0
+                var titleBytes = 0
+                for id in w.permutation {
+                    if let count = try titleLength(get, Int64(id)) {
+                        found += 1
+                        titleBytes += count
+                    }
                 }
+                return (found, titleBytes)
             }
-            return (found, titleBytes)
+        }
+        // b: the title read from the Row (no record built).
+        start = now()
+        let (visited, visitedTitleBytes) = try titleLengths { get, id in
+            try Row.fetchOne(get, arguments: [id]).map { ($0[1] as String).utf8.count }
         }
         result.seconds[.b] = now() - start
         try check("b: every row found", visited == n, "\(visited) of \(n)")
         try check("b: Σ title length == 20 N", visitedTitleBytes == 20 * n, "\(visitedTitleBytes)")
 
-        // bget: the same, each row decoded into a Note record.
+        // bget: each row decoded into a Note record.
         start = now()
-        let (found, titleBytes) = try queue.read { db in
-            let get = try db.cachedStatement(sql: getSQL)
-            var found = 0
-            var titleBytes = 0
-            for id in w.permutation {
-                if let note = try SQLNote.fetchOne(get, arguments: [Int64(id)]) {
-                    found += 1
-                    titleBytes += note.title.utf8.count
-                }
-            }
-            return (found, titleBytes)
+        let (found, titleBytes) = try titleLengths { get, id in
+            try SQLNote.fetchOne(get, arguments: [id])?.title.utf8.count
         }
         result.seconds[.bget] = now() - start
         try check("bget: every row found", found == n, "\(found) of \(n)")
