@@ -41,20 +41,23 @@ public struct ObjectView<E: EntityInspectable> {
     }
 
     /// A string property's value; nil when absent.
+    @inlinable
     public func string(_ property: Property<E>) throws -> String? {
-        try check(property, [.string])
+        try check(property, .string)
         return try record.string(slot: property.slot)
     }
 
     /// The number of UTF-8 bytes of a string property (or of a byte vector); nil when absent.
+    @inlinable
     public func utf8Count(_ property: Property<E>) throws -> Int? {
-        try check(property, [.string, .byteVector])
+        try check(property, .string, or: .byteVector)
         return try record.bytes(slot: property.slot)?.count
     }
 
     /// A string or byte vector property's bytes, in place: valid only inside the `visit` closure.
+    @inlinable
     public func bytes(_ property: Property<E>) throws -> UnsafeRawBufferPointer? {
-        try check(property, [.string, .byteVector])
+        try check(property, .string, or: .byteVector)
         return try record.bytes(slot: property.slot)
     }
 
@@ -88,11 +91,16 @@ public struct ObjectView<E: EntityInspectable> {
         }
     }
 
-    private func check(_ property: Property<E>, _ types: [PropertyType]) throws {
-        guard types.contains(property.type) else { throw mismatch(property, types.map { "\($0)" }.joined(separator: " or ")) }
+    /// Throws unless `property` is of type `type` or `other` (no array made: this runs per object).
+    @inlinable
+    func check(_ property: Property<E>, _ type: PropertyType, or other: PropertyType? = nil) throws {
+        guard property.type == type || property.type == other else {
+            throw mismatch(property, other.map { "\(type) or \($0)" } ?? "\(type)")
+        }
     }
 
-    private func mismatch(_ property: Property<E>, _ wanted: String) -> CellarError {
+    @usableFromInline
+    func mismatch(_ property: Property<E>, _ wanted: String) -> CellarError {
         .illegalArgument("\(property) is a \(property.type), not \(wanted)")
     }
 }
