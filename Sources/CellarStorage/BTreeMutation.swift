@@ -11,6 +11,10 @@ extension WriteTransaction {
     @inline(__always)
     func dirtyNode(_ ref: UInt64) -> DirtyNode { dirty[Int(ref & ~dirtyTag)]! }
 
+    /// The buffer a dirty node starts with: a full node and the largest inline entry fit (a split
+    /// follows as soon as a node passes `nodeSize`); a node that needs more grows.
+    var dirtyCapacity: Int { nodeSize + nodeSize / 4 + 64 }
+
     /// A dirty node's body, read through the fields table (no retain, no load of the object).
     @inline(__always)
     func dirtyView(_ ref: UInt64) -> NodeView {
@@ -37,7 +41,7 @@ extension WriteTransaction {
         if ref & dirtyTag != 0 { return ref }
         let view = try base.generation.node(at: ref, below: limit, limit: base.committedLength)
         tree.bytesDelta -= Int64(base.generation.recordLength(at: ref))
-        return register(DirtyNode(copying: view, capacity: nodeSize + nodeSize / 2))
+        return register(DirtyNode(copying: view, capacity: dirtyCapacity))
     }
 
     /// Forgets the out-of-line value of leaf entry `index` (its record becomes garbage).
@@ -67,13 +71,13 @@ extension WriteTransaction {
             return
         }
         if tree.root == 0 {
-            tree.root = register(DirtyNode(isLeaf: true, capacity: nodeSize + nodeSize / 2))
+            tree.root = register(DirtyNode(isLeaf: true, capacity: dirtyCapacity))
         } else {
             tree.root = try makeDirty(tree.root, of: tree)
         }
         var bounds = Bounds()
         if let split = try insert(into: tree.root, tree: tree, key: key, value: value, bounds: &bounds) {
-            let root = DirtyNode(isLeaf: false, capacity: nodeSize + nodeSize / 2)
+            let root = DirtyNode(isLeaf: false, capacity: dirtyCapacity)
             root.insertBranch(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: tree.root)
             split.key.withUnsafeBytes { root.insertBranch(at: 1, key: $0, child: split.right) }
             tree.root = register(root)
@@ -170,7 +174,7 @@ extension WriteTransaction {
     private func splitIfNeeded(_ node: DirtyNode, inserted: Int) -> Split? {
         guard node.encodedSize > nodeSize, node.count >= 2 else { return nil }
         let at = node.splitIndex(inserted: inserted)
-        let right = node.splitOff(from: at, capacity: nodeSize + nodeSize / 2)
+        let right = node.splitOff(from: at, capacity: dirtyCapacity)
         let key = Array(right.view.keyBuffer(0))
         return Split(key: key, right: register(right))
     }
