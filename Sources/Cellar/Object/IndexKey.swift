@@ -15,18 +15,27 @@ import CellarStorage
 enum IndexKey {
     /// Appends the encoded `value` of `property` (without the id) as `index` keys it.
     static func appendValue(_ value: FieldValue, property: PropertySchema, index: IndexSchema, to key: inout [UInt8]) {
+        encoded(value, property: property, index: index).append(to: &key)
+    }
+
+    /// `value` encoded as `index` keys it, without the checks `part` adds.
+    static func encoded(_ value: FieldValue, property: PropertySchema, index: IndexSchema) -> Part {
         switch value {
         case .integer(let bits):
             var signed = false
             if case .integer(_, let isSigned) = property.kind { signed = isSigned }
-            appendBigEndian(integerKey(bits, signed: signed), to: &key)
+            return .fixed(integerKey(bits, signed: signed), width: 8)
         case .floating(let double):
-            appendBigEndian(orderedBits(double), to: &key)
+            return .fixed(orderedBits(double), width: 8)
         case .bytes(let bytes):
             switch index.kind {
-            case .value: appendEscaped(bytes, to: &key)
-            case .hash32: appendBigEndian32(hash32(bytes), to: &key)
-            case .hash64: appendBigEndian(hash64(bytes), to: &key)
+            case .hash32: return .fixed(UInt64(hash32(bytes)), width: 4)
+            case .hash64: return .fixed(hash64(bytes), width: 8)
+            case .value:
+                var escaped: [UInt8] = []
+                escaped.reserveCapacity(bytes.count + 2)
+                appendEscaped(bytes, to: &escaped)
+                return .escaped(escaped)
             }
         }
     }
@@ -91,6 +100,16 @@ enum IndexKey {
         case fixed(UInt64, width: Int)
         case escaped([UInt8])
 
+        /// Appends this part's bytes (a key without its id, or a prefix of keys).
+        func append(to key: inout [UInt8]) {
+            switch self {
+            case .fixed(let bits, let width):
+                if width == 8 { IndexKey.appendBigEndian(bits, to: &key) } else { IndexKey.appendBigEndian32(UInt32(truncatingIfNeeded: bits), to: &key) }
+            case .escaped(let bytes):
+                key.append(contentsOf: bytes)
+            }
+        }
+
         /// Calls `body` with the full key: this part followed by `id`, without allocating for a
         /// fixed part.
         func withKey<R>(id: Id, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
@@ -117,28 +136,12 @@ enum IndexKey {
     /// The key part of `value` of `property` in `index`; nil when the value is not indexed (a
     /// zero in an index that skips zeros). Throws when the key would exceed the engine's limit.
     static func part(_ value: FieldValue, index: IndexSchema, property: PropertySchema) throws -> Part? {
-        switch value {
-        case .integer(let bits):
-            if index.skipZero && bits == 0 { return nil }
-            var signed = false
-            if case .integer(_, let isSigned) = property.kind { signed = isSigned }
-            return .fixed(integerKey(bits, signed: signed), width: 8)
-        case .floating(let double):
-            return .fixed(orderedBits(double), width: 8)
-        case .bytes(let bytes):
-            switch index.kind {
-            case .hash32: return .fixed(UInt64(hash32(bytes)), width: 4)
-            case .hash64: return .fixed(hash64(bytes), width: 8)
-            case .value:
-                var escaped: [UInt8] = []
-                escaped.reserveCapacity(bytes.count + 2)
-                appendEscaped(bytes, to: &escaped)
-                guard escaped.count + 8 <= StorageLimits.maxKeySize else {
-                    throw CellarError.illegalArgument("the value of \(property.qualifiedName) is \(escaped.count + 8) bytes in its index, above the \(StorageLimits.maxKeySize) an index key may have; use a hash index (`// cellar: index = \"hash64\"`) for long values")
-                }
-                return .escaped(escaped)
-            }
+        if index.skipZero, case .integer(0) = value { return nil }
+        let part = encoded(value, property: property, index: index)
+        if case .escaped(let escaped) = part, escaped.count + 8 > StorageLimits.maxKeySize {
+            throw CellarError.illegalArgument("the value of \(property.qualifiedName) is \(escaped.count + 8) bytes in its index, above the \(StorageLimits.maxKeySize) an index key may have; use a hash index (`// cellar: index = \"hash64\"`) for long values")
         }
+        return part
     }
 
     /// The full key of `value` of object `id` in `index`; nil when the value is not indexed

@@ -36,8 +36,9 @@ extension TransactionContext {
             for change in changes {
                 let index = change.property.index!
                 guard index.unique, let part = change.new, let value = change.value else { continue }
-                let holders = try objects(holding: value, of: change.property, in: schema,
-                                          prefix: try part.withKey(id: id) { Array($0.dropLast(8))[...] }, except: id)
+                var prefix: [UInt8] = []
+                part.append(to: &prefix)
+                let holders = try objects(holding: value, of: change.property, in: schema, prefix: prefix[...], except: id)
                 guard !holders.isEmpty else { continue }
                 guard index.replaceOnConflict else {
                     throw CellarError.uniqueViolation(property: change.property.qualifiedName, value: Self.describe(value, of: change.property))
