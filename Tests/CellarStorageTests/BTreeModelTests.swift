@@ -7,20 +7,20 @@ import Testing
 struct BTreeModelTests {
     /// A sorted view of one tree of the model.
     static func sorted(_ entries: [[UInt8]: [UInt8]]) -> [([UInt8], [UInt8])] {
-        entries.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { ($0.key, $0.value) }
+        entries.sorted { Bytes.precedes($0.key, $1.key) }.map { ($0.key, $0.value) }
     }
 
     static func scan(_ cursor: Cursor, _ range: KeyRange = .all, reverse: Bool = false) throws -> [([UInt8], [UInt8])] {
         var out: [([UInt8], [UInt8])] = []
         try cursor.scan(range, reverse: reverse) { key, value in
-            out.append((Array(key), Array(value)))
+            out.append((Bytes.copy(key), Bytes.copy(value)))
             return true
         }
         return out
     }
 
     static func same(_ a: [([UInt8], [UInt8])], _ b: [([UInt8], [UInt8])]) -> Bool {
-        a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        a.count == b.count && zip(a, b).allSatisfy { Bytes.equal($0.0, $1.0) && Bytes.equal($0.1, $1.1) }
     }
 
     static func randomKey(_ rng: inout SplitMix64, space: UInt64) -> [UInt8] {
@@ -60,20 +60,20 @@ struct BTreeModelTests {
             #expect(try txn.get(tree, key: key) == model[key], "get (seed \(seed))")
             let cursor = try txn.cursor(tree)
             let found = try cursor.seek(key)
-            let want = expected.first { !$0.0.lexicographicallyPrecedes(key) }
+            let want = expected.first { !Bytes.precedes($0.0, key) }
             #expect(found == (want != nil), "seek found (seed \(seed))")
             if found, let want { #expect(Array(cursor.key) == want.0, "seek key (seed \(seed))") }
         }
         for _ in 0..<6 {
             var a = Self.randomKey(&rng, space: space)
             var b = Self.randomKey(&rng, space: space)
-            if b.lexicographicallyPrecedes(a) { swap(&a, &b) }
+            if Bytes.precedes(b, a) { swap(&a, &b) }
             let lowerInclusive = rng.next() % 2 == 0
             let upperInclusive = rng.next() % 2 == 0
             let range = KeyRange(lower: a, lowerInclusive: lowerInclusive, upper: b, upperInclusive: upperInclusive)
             let inRange = expected.filter { entry in
-                let aboveLower = lowerInclusive ? !entry.0.lexicographicallyPrecedes(a) : a.lexicographicallyPrecedes(entry.0)
-                let belowUpper = upperInclusive ? !b.lexicographicallyPrecedes(entry.0) : entry.0.lexicographicallyPrecedes(b)
+                let aboveLower = lowerInclusive ? !Bytes.precedes(entry.0, a) : Bytes.precedes(a, entry.0)
+                let belowUpper = upperInclusive ? !Bytes.precedes(b, entry.0) : Bytes.precedes(entry.0, b)
                 return aboveLower && belowUpper
             }
             #expect(same(try scan(txn.cursor(tree), range), inRange), "range scan (seed \(seed))")
@@ -82,6 +82,22 @@ struct BTreeModelTests {
             let withPrefix = expected.filter { $0.0.starts(with: prefix) }
             #expect(same(try scan(txn.cursor(tree), .prefix(prefix)), withPrefix), "prefix scan (seed \(seed))")
             #expect(same(try scan(txn.cursor(tree), .prefix(prefix), reverse: true), withPrefix.reversed()), "reverse prefix scan (seed \(seed))")
+        }
+    }
+
+    /// The model compares with `Bytes` (memcmp) instead of the standard library's generic paths,
+    /// which are slow in debug builds: they must agree, or the model tests prove nothing.
+    @Test("the byte helpers the model compares with agree with the standard library")
+    func byteHelpers() {
+        var rng = SplitMix64(seed: SplitMix64.testSeed())
+        func bytes() -> [UInt8] {
+            (0..<Int(rng.next() % 6)).map { _ in UInt8(truncatingIfNeeded: rng.next() % 3) }
+        }
+        for _ in 0..<5_000 {
+            let a = bytes(), b = rng.next() % 4 == 0 ? a : bytes()
+            #expect(Bytes.equal(a, b) == (a == b), "\(a) == \(b)")
+            #expect(Bytes.precedes(a, b) == a.lexicographicallyPrecedes(b), "\(a) < \(b)")
+            #expect(a.withUnsafeBytes { Bytes.copy($0) } == a)
         }
     }
 

@@ -60,6 +60,13 @@ public struct TestDirectory: Sendable {
         close(fd)
     }
 
+    /// Writes `bytes` to a new file at `file`, unlinking any old one first. Unlike `write`, ext4 does
+    /// not flush it on close (it does for a file truncated and rewritten).
+    public static func replace(_ file: String, with bytes: [UInt8]) {
+        unlink(file)
+        write(bytes, to: file)
+    }
+
     /// The whole content of `file`.
     public static func read(_ file: String) -> [UInt8] {
         let fd = open(file, O_RDONLY)
