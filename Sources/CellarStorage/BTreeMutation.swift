@@ -9,7 +9,7 @@ extension WriteTransaction {
     }
 
     @inline(__always)
-    func dirtyNode(_ ref: UInt64) -> DirtyNode { dirty[Int(ref & ~dirtyTag)]! }
+    func dirtyNode(_ ref: UInt64) -> DirtyNode { dirty.node(Int(ref & ~dirtyTag)) }
 
     /// The buffer a dirty node starts with: a full node and the largest inline entry fit (a split
     /// follows as soon as a node passes `nodeSize`); a node that needs more grows.
@@ -18,19 +18,16 @@ extension WriteTransaction {
     /// A dirty node's body, read through the fields table (no retain, no load of the object).
     @inline(__always)
     func dirtyView(_ ref: UInt64) -> NodeView {
-        NodeView(body: UnsafeRawPointer(dirtyFields[Int(ref & ~dirtyTag)]!.pointee.buffer))
+        NodeView(body: UnsafeRawPointer(dirty.fields(Int(ref & ~dirtyTag)).pointee.buffer))
     }
 
     func register(_ node: DirtyNode) -> UInt64 {
-        dirty.append(node)
-        dirtyFields.append(node.fields)
-        return UInt64(dirty.count - 1) | dirtyTag
+        UInt64(dirty.append(node)) | dirtyTag
     }
 
     private func release(_ ref: UInt64, of tree: TreeState) {
         if ref & dirtyTag != 0 {
-            dirty[Int(ref & ~dirtyTag)] = nil
-            dirtyFields[Int(ref & ~dirtyTag)] = nil
+            dirty.release(Int(ref & ~dirtyTag))
         } else {
             tree.bytesDelta -= Int64(base.generation.recordLength(at: ref))
         }
@@ -48,7 +45,7 @@ extension WriteTransaction {
     private func releaseValue(of leaf: NodeView, at index: Int, tree: TreeState) {
         if case .outOfLine(let ref, let length) = leaf.value(index) {
             if ref & dirtyTag != 0 {
-                pending[Int(ref & ~dirtyTag)] = nil
+                pending.value[Int(ref & ~dirtyTag)] = nil
             } else {
                 tree.bytesDelta -= Int64(LogRecord.paddedLength(body: length))
             }
@@ -131,8 +128,8 @@ extension WriteTransaction {
         if value.count <= inlineLimit {
             node.insertLeaf(at: index, key: key, value: value)
         } else {
-            pending.append(PendingValue(copying: value))
-            node.insertLeaf(at: index, key: key, outOfLine: UInt64(pending.count - 1) | dirtyTag, length: value.count)
+            pending.value.append(PendingValue(copying: value))
+            node.insertLeaf(at: index, key: key, outOfLine: UInt64(pending.value.count - 1) | dirtyTag, length: value.count)
         }
     }
 

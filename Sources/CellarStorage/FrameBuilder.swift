@@ -120,7 +120,7 @@ private struct FrameWriter {
     mutating func write(_ ref: UInt64, of tree: TreeState) throws -> UInt64 {
         guard ref & dirtyTag != 0 else { return ref }
         if nodeOffsets.count < txn.dirty.count { nodeOffsets += repeatElement(0, count: txn.dirty.count - nodeOffsets.count) }
-        if valueOffsets.count < txn.pending.count { valueOffsets += repeatElement(0, count: txn.pending.count - valueOffsets.count) }
+        if valueOffsets.count < txn.pending.value.count { valueOffsets += repeatElement(0, count: txn.pending.value.count - valueOffsets.count) }
         let node = txn.dirtyNode(ref)
         let view = node.view
         for i in 0..<view.count {
@@ -148,7 +148,7 @@ private struct FrameWriter {
     }
 
     private mutating func writeValue(_ ref: UInt64, of tree: TreeState) throws -> UInt64 {
-        let bytes = txn.pending[Int(ref & ~dirtyTag)]!.bytes
+        let bytes = txn.pending.value[Int(ref & ~dirtyTag)]!.bytes
         let length = LogRecord.paddedLength(body: bytes.count)
         let (record, offset) = try frame.appendRecord(length: length)
         if bytes.count > 0 { (record + LogRecord.headerSize).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }

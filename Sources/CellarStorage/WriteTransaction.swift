@@ -17,26 +17,10 @@ public final class WriteTransaction: NodeSource {
     /// Values at most this long are stored inside their leaf; longer ones in a record of their own.
     let inlineLimit: Int
 
-    /// The nodes this transaction changed, by the index in their dirty reference. Kept behind a
-    /// pointer: a class's stored array costs a runtime exclusivity check on every access.
-    var dirty: [DirtyNode?] {
-        unsafeAddress { UnsafePointer(dirtyStorage) }
-        unsafeMutableAddress { dirtyStorage }
-    }
-    private let dirtyStorage = UnsafeMutablePointer<[DirtyNode?]>.allocate(capacity: 1)
-    /// Each dirty node's fields (where its body is), by the same index as `dirty`: what reads
-    /// and descents use, without retaining the node or loading the object first.
-    var dirtyFields: [UnsafeMutablePointer<DirtyNode.Fields>?] {
-        unsafeAddress { UnsafePointer(dirtyFieldsStorage) }
-        unsafeMutableAddress { dirtyFieldsStorage }
-    }
-    private let dirtyFieldsStorage = UnsafeMutablePointer<[UnsafeMutablePointer<DirtyNode.Fields>?]>.allocate(capacity: 1)
+    /// The nodes this transaction changed, by the index in their dirty reference.
+    let dirty = DirtyNodes()
     /// Out-of-line values waiting for the commit, by the index in their dirty reference.
-    var pending: [PendingValue?] {
-        unsafeAddress { UnsafePointer(pendingStorage) }
-        unsafeMutableAddress { pendingStorage }
-    }
-    private let pendingStorage = UnsafeMutablePointer<[PendingValue?]>.allocate(capacity: 1)
+    let pending = Indirect<[PendingValue?]>([])
     /// The trees this transaction opened, by name.
     var trees: [String: TreeState] = [:]
     let catalog: TreeState
@@ -44,9 +28,9 @@ public final class WriteTransaction: NodeSource {
     var writtenRecords: [UInt64] = []
     /// Live bytes of trees dropped in this transaction (subtracted from the total at commit).
     var droppedBytes: Int64 = 0
-    /// Counts changes (see `NodeSource.mutationCount`); behind a pointer, as it changes on every put.
-    private let mutations = UnsafeMutablePointer<Int>.allocate(capacity: 1)
-    var mutationCount: Int { mutations.pointee }
+    /// Counts changes (see `NodeSource.mutationCount`); indirect, as it changes on every put.
+    private let mutations = Indirect(0)
+    var mutationCount: Int { mutations.value }
     private(set) var isOpen = true
 
     init(engine: StorageEngine, base: Snapshot, nodeSize: Int) {
@@ -55,21 +39,13 @@ public final class WriteTransaction: NodeSource {
         self.nodeSize = nodeSize
         self.inlineLimit = nodeSize / 4
         self.catalog = TreeState(name: "", root: base.catalogRoot, count: 0, bytes: 0)
-        mutations.initialize(to: 0)
-        dirtyStorage.initialize(to: [])
-        dirtyFieldsStorage.initialize(to: [])
-        pendingStorage.initialize(to: [])
     }
 
     deinit {
         if isOpen { engine.endWrite(self) }
-        mutations.deallocate()
-        dirtyStorage.deinitialize(count: 1)
-        dirtyStorage.deallocate()
-        dirtyFieldsStorage.deinitialize(count: 1)
-        dirtyFieldsStorage.deallocate()
-        pendingStorage.deinitialize(count: 1)
-        pendingStorage.deallocate()
+        mutations.free()
+        dirty.free()
+        pending.free()
     }
 
     /// The id this transaction's commit will have.
@@ -87,7 +63,7 @@ public final class WriteTransaction: NodeSource {
     }
 
     func outOfLineValue(_ ref: UInt64, length: Int, below: UInt64) throws -> UnsafeRawBufferPointer {
-        if ref & dirtyTag != 0 { return pending[Int(ref & ~dirtyTag)]!.bytes }
+        if ref & dirtyTag != 0 { return pending.value[Int(ref & ~dirtyTag)]!.bytes }
         return try base.generation.value(at: ref, length: length, below: below, limit: base.committedLength)
     }
 
@@ -221,9 +197,8 @@ public final class WriteTransaction: NodeSource {
 
     private func finish() {
         isOpen = false
-        dirty = []
-        dirtyFields = []
-        pending = []
+        dirty.removeAll()
+        pending.value = []
         trees = [:]
         engine.endWrite(self)
     }
@@ -240,7 +215,7 @@ public final class WriteTransaction: NodeSource {
         guard !tree.state.dropped else { throw StorageError.treeNotFound(tree.name) }
     }
 
-    func noteMutation() { mutations.pointee &+= 1 }
+    func noteMutation() { mutations.value &+= 1 }
 }
 
 /// A value longer than the inline limit, held in memory until its transaction commits.
