@@ -36,10 +36,6 @@ struct CompiledQuery {
         return try matchingIds(context).count
     }
 
-    /// Whether every object matches: no condition, no link, no order (a scan of the entity's tree
-    /// in id order answers it, one closure between the cursor and the caller).
-    var matchesEverything: Bool { condition == nil && links.isEmpty && orders.isEmpty }
-
     /// Visits the matching objects (id and record) in id order until `body` returns false.
     func forEachMatch(_ context: TransactionContext, _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
         if condition == nil && links.isEmpty {

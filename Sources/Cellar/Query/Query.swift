@@ -151,7 +151,8 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     func visit(_ query: CompiledQuery, offset: Int, limit: Int?, context: TransactionContext,
                _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
         if limit == 0 { return }
-        if offset == 0 && limit == nil && query.matchesEverything {
+        // Unordered and unpaged: the matches as forEachMatch finds them, no closure in between.
+        if offset == 0 && limit == nil && query.orders.isEmpty {
             try query.forEachMatch(context, body)
             return
         }
