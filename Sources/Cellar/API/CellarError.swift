@@ -21,6 +21,8 @@ public enum CellarError: Error, Sendable, Equatable, CustomStringConvertible {
     case cannotRelateToUnsavedEntities(String)
     /// A persistent identifier of another store was used with this one.
     case identifierFromAnotherStore
+    /// A persistent identifier of one entity was passed to the box of another.
+    case identifierOfAnotherEntity(identifier: String, box: String)
     /// An argument is outside what the call accepts.
     case illegalArgument(String)
     /// The store was opened read-only.
@@ -50,6 +52,8 @@ public enum CellarError: Error, Sendable, Equatable, CustomStringConvertible {
             return "cannot relate to an object that was never put: \(message)"
         case .identifierFromAnotherStore:
             return "the persistent identifier belongs to another store"
+        case .identifierOfAnotherEntity(let identifier, let box):
+            return "the persistent identifier \(identifier) names an object of another entity than \(box); resolve it with the box of its entity"
         case .illegalArgument(let message):
             return "illegal argument: \(message)"
         case .readOnly:
