@@ -28,6 +28,8 @@ public final class WriteTransaction: NodeSource {
     var writtenRecords: [UInt64] = []
     /// Live bytes of trees dropped in this transaction (subtracted from the total at commit).
     var droppedBytes: Int64 = 0
+    /// The trees dropped in this transaction, by name (see `changedTreeNames`).
+    private var droppedTrees: Set<String> = []
     /// Counts changes (see `NodeSource.mutationCount`); indirect, as it changes on every put.
     private let mutations = Indirect(0)
     var mutationCount: Int { mutations.value }
@@ -105,9 +107,19 @@ public final class WriteTransaction: NodeSource {
         state.root = 0
         state.count = 0
         trees[name] = nil
+        droppedTrees.insert(name)
         _ = try Array(name.utf8).withUnsafeBytes { try delete(state: catalog, key: $0) }
         noteMutation()
         return true
+    }
+
+    /// The names of the trees this transaction changed so far: created, written to (a put, or a
+    /// delete that found its key) or dropped. What a commit makes visible to readers; read it before
+    /// `commit()`, which ends the transaction.
+    public var changedTreeNames: Set<String> {
+        var names = droppedTrees
+        for (name, state) in trees where state.modified { names.insert(name) }
+        return names
     }
 
     /// The names of all trees, including those created and without those dropped in this transaction.
@@ -200,6 +212,7 @@ public final class WriteTransaction: NodeSource {
         dirty.removeAll()
         pending.value = []
         trees = [:]
+        droppedTrees = []
         engine.endWrite(self)
     }
 

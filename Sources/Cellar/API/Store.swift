@@ -35,6 +35,8 @@ public final class Store: @unchecked Sendable {
     /// so that a small transaction need not look it up again (see `TransactionContext`). Only the
     /// thread holding the engine's write transaction touches it.
     let savedSequences: UnsafeMutablePointer<(txnId: UInt64, sequence: IdSequence)?>
+    /// Who is told about commits (see `Box.changes()`, `Query.changes()`).
+    let observers: ChangeObservers
     private let writeQueue = DispatchQueue(label: "cellar.store.write")
     private let readQueue = DispatchQueue(label: "cellar.store.read", attributes: .concurrent)
 
@@ -72,6 +74,7 @@ public final class Store: @unchecked Sendable {
         self.engine = engine
         self.model = sync.model
         self.modelChanges = sync.changes
+        self.observers = ChangeObservers(model: sync.model)
         let entitySchemas = Store.schemas(of: sync.model)
         schemas = Dictionary(entitySchemas.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
         schemasById = Dictionary(entitySchemas.map { ($0.id.id, $0) }, uniquingKeysWith: { a, _ in a })
@@ -90,7 +93,11 @@ public final class Store: @unchecked Sendable {
 
     /// Closes the database: waits for a running write transaction, syncs, releases the lock.
     /// Later calls on it (and its boxes) throw `CellarError.storeClosed`. Idempotent.
-    public func close() { engine.close() }
+    /// Change streams (`changes()`) end; observations (`observe(on:)`) are no longer called.
+    public func close() {
+        observers.finishAll()
+        engine.close()
+    }
 
     /// The box that stores objects of `type`.
     public func box<E: EntityInspectable>(for type: E.Type = E.self) -> Box<E> {
@@ -165,11 +172,17 @@ public final class Store: @unchecked Sendable {
         do {
             let result = try body(context)
             if let failure = context.failure { throw failure }
+            var changedTrees: Set<String>?
             try translatingErrors {
                 try context.prepareCommit()
+                // What observers need, collected only when there are any (it ends with the commit).
+                if !observers.isEmpty { changedTrees = txn.changedTreeNames }
                 try txn.commit()
             }
             context.saveSequences()
+            // Looked at again after the commit: an observer that registered meanwhile may have
+            // read its first value before this commit was visible.
+            if changedTrees != nil || !observers.isEmpty { observers.committed(changedTrees: changedTrees) }
             return result
         } catch {
             txn.abort()

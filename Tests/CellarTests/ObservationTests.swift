@@ -1,0 +1,188 @@
+@testable import Cellar
+import CellarTestSupport
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+/// Waits (polling) until `condition` holds, at most `seconds`; false if it never did.
+private func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(nanoseconds: 5_000_000)
+    }
+    return condition()
+}
+
+/// Values an observation handed over, from whatever thread.
+private final class Seen<T: Sendable>: Sendable {
+    private let values = Mutex<[T]>([])
+    func append(_ value: T) { values.withLock { $0.append(value) } }
+    var all: [T] { values.withLock { $0 } }
+}
+
+@Suite struct ObservationTests {
+    static func titles(_ notes: [Note]) -> [String] { notes.map(\.title) }
+
+    @Test func queryChangesStartWithTheCurrentResultAndSkipRollbacksAndOtherEntities() async throws {
+        let store = try Store(directoryPath: "memory:observe-query", model: standardModel)
+        let notes = store.box(for: Note.self)
+        try notes.put(Note(title: "first"))
+        let query = try notes.query().build()
+        var iterator = try query.changes().makeAsyncIterator()
+        #expect(try await iterator.next().map(Self.titles) == ["first"], "the current result, at once")
+
+        // A rolled-back transaction and commits of another entity: no value.
+        #expect(throws: CellarError.self) {
+            try store.runInTransaction {
+                try notes.put(Note(title: "rolled back"))
+                throw CellarError.illegalArgument("roll back")
+            }
+        }
+        try store.box(for: Tagged.self).put(Tagged(id: 5, tag: "other entity"))
+        try store.box(for: AllTypes.self).put(AllTypes())
+        // Then, later and from another thread, a commit that counts. Had anything above
+        // signalled, the next value would come at once, before this put, without "second".
+        let writer = Task.detached {
+            try await Task.sleep(nanoseconds: 200_000_000)
+            try notes.put(Note(title: "second"))
+        }
+        #expect(try await iterator.next().map(Self.titles) == ["first", "second"])
+        try await writer.value
+        #expect(!store.observers.isEmpty)
+    }
+
+    @Test func burstsCoalesceAndValuesComeInOrder() async throws {
+        let store = try Store(directoryPath: "memory:observe-burst", model: standardModel)
+        let notes = store.box(for: Note.self)
+        let query = try notes.query().build()
+        let commits = 300
+        var seen: [Int] = []
+        let writer = Task.detached {
+            for i in 0..<commits {
+                try notes.put(Note(title: "n\(i)"))
+                if i % 50 == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
+            }
+        }
+        for try await result in try query.changes() {
+            seen.append(result.count)
+            if result.count == commits { break }
+            try await Task.sleep(nanoseconds: 10_000_000)   // a slow consumer
+        }
+        try await writer.value
+        #expect(seen.last == commits, "the last commit is always seen")
+        #expect(seen == seen.sorted(), "never an older result after a newer one: \(seen)")
+        #expect(await eventually { store.observers.isEmpty }, "breaking out of the loop unsubscribes")
+    }
+
+    @Test func commitsWhileNoValueIsAskedForMakeOneValue() async throws {
+        let store = try Store(directoryPath: "memory:observe-coalesce", model: standardModel)
+        let notes = store.box(for: Note.self)
+        let computed = Mutex(0)
+        // A sequence over Note whose values count how often one was computed.
+        let changes = Changes(store: store, entities: [Note.modelEntity.id.id], current: {
+            computed.withLock { $0 += 1; return $0 }
+        })
+        var iterator = changes.makeAsyncIterator()
+        #expect(try await iterator.next() == 1)
+        for i in 0..<50 { try notes.put(Note(title: "n\(i)")) }
+        // Closing ends the stream after what is pending: one signal for the 50 commits.
+        store.close()
+        var after: [Int] = []
+        while let value = try await iterator.next() { after.append(value) }
+        #expect(after == [2], "50 commits while no value was asked for give one value")
+    }
+
+    @Test func boxChangesFollowCommitsOfTheEntityOnly() async throws {
+        let store = try Store(directoryPath: "memory:observe-box", model: standardModel)
+        let notes = store.box(for: Note.self)
+        let count = Mutex(0)
+        let consumer = Task {
+            for try await _ in try notes.changes() {
+                count.withLock { $0 += 1 }
+            }
+        }
+        #expect(await eventually { count.withLock { $0 } == 1 }, "the first value at once")
+        try store.box(for: Tagged.self).put(Tagged(id: 1, tag: "x"))
+        try notes.put(Note(title: "a"))
+        #expect(await eventually { count.withLock { $0 } == 2 })
+        try await Task.sleep(nanoseconds: 100_000_000)
+        #expect(count.withLock { $0 } == 2, "nothing for the other entity's commit")
+        // removeAll and a relation-free remove count too.
+        try notes.removeAll()
+        #expect(await eventually { count.withLock { $0 } == 3 })
+        consumer.cancel()
+        _ = try? await consumer.value
+        #expect(await eventually { store.observers.isEmpty }, "cancelling the task unsubscribes")
+    }
+
+    @Test func closingTheStoreEndsTheStreams() async throws {
+        let store = try Store(directoryPath: "memory:observe-close", model: standardModel)
+        let notes = store.box(for: Note.self)
+        let values = Mutex(0)
+        let consumer = Task {
+            for try await _ in try notes.query().build().changes() { values.withLock { $0 += 1 } }
+            return "ended"
+        }
+        #expect(await eventually { values.withLock { $0 } == 1 })
+        store.close()
+        #expect(try await consumer.value == "ended")
+        #expect(store.observers.isEmpty)
+    }
+
+    @Test func callbacksOnAQueueCoalesceAndStopWhenCancelled() async throws {
+        let store = try Store(directoryPath: "memory:observe-callback", model: standardModel)
+        let notes = store.box(for: Note.self)
+        let queue = DispatchQueue(label: "observer")
+        let results = Seen<Int>()
+        let query = try notes.query().build()
+        var observation: ChangeObservation? = try query.observe(on: queue) { result in
+            dispatchPrecondition(condition: .onQueue(queue))
+            results.append((try? result.get().count) ?? -1)
+            Thread.sleep(forTimeInterval: 0.002)   // a slow handler: commits pile up meanwhile
+        }
+        #expect(await eventually { results.all == [0] }, "called once at the start")
+        try store.runInTransaction { try notes.put(Note(title: "kept")) }
+        _ = try? store.runInTransaction { try notes.put(Note(title: "rolled back")); throw CellarError.readOnly }
+        for i in 0..<200 { try notes.put(Note(title: "burst \(i)")) }
+        // Every run the commits scheduled was queued during them: wait for the queue to pass them.
+        await withCheckedContinuation { done in queue.async { done.resume() } }
+        #expect(results.all.last == 201)
+        #expect(results.all == results.all.sorted() && results.all.count < 100, "\(results.all.count) calls for 201 commits")
+        let boxCalls = Seen<Bool>()
+        var boxObservation: ChangeObservation? = try notes.observe(on: queue) { boxCalls.append(true) }
+        #expect(await eventually { boxCalls.all.count == 1 })
+        // Released: no more calls, no more observers.
+        observation = nil
+        boxObservation?.cancel()
+        boxObservation = nil
+        #expect(store.observers.isEmpty)
+        let before = results.all.count
+        try notes.put(Note(title: "after"))
+        try await Task.sleep(nanoseconds: 100_000_000)
+        #expect(results.all.count == before && boxCalls.all.count == 1)
+        _ = observation
+    }
+
+    @Test func linkedEntitiesAreObservedToo() async throws {
+        let model = try Cellar.Model(json: Array(ModelJSONSeed.text.utf8), file: "seed 000")
+        let store = try Store(directoryPath: "memory:observe-link", model: model)
+        let authors = store.box(for: SeedAuthor.self)
+        let notes = store.box(for: SeedNote.self)
+        let ada = SeedAuthor()
+        ada.name = "Ada"
+        try authors.put(ada)
+        let note = SeedNote()
+        note.title = "by Ada"
+        note.author.target = ada
+        try notes.put(note)
+        let query = try notes.query().link(SeedNote.author) { SeedAuthor.name == "Ada" }.build()
+        var iterator = try query.changes().makeAsyncIterator()
+        #expect(try await iterator.next()?.count == 1)
+        // Renaming the author changes which notes match: the author's commit is seen.
+        ada.name = "Grace"
+        try authors.put(ada)
+        #expect(try await iterator.next()?.count == 0)
+    }
+}
