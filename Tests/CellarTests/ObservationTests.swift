@@ -186,3 +186,49 @@ private final class Seen<T: Sendable>: Sendable {
         #expect(try await iterator.next()?.count == 0)
     }
 }
+
+/// An app's actor under Swift 6 strict concurrency: it awaits the async twins and iterates a
+/// query's changes over a non-Sendable class entity without its values leaving the actor.
+private actor NoteKeeper {
+    let store: Store
+    private(set) var titles: [[String]] = []
+
+    init(store: Store) { self.store = store }
+
+    func add(_ title: String) async throws {
+        let notes = store.box(for: SeedNote.self)
+        _ = try await store.write {
+            let note = SeedNote()
+            note.title = title
+            return try notes.put(note)
+        }
+    }
+
+    func count() async throws -> Int {
+        let notes = store.box(for: SeedNote.self)
+        return try await store.read { try notes.count() }
+    }
+
+    /// Follows the notes until `expected` of them are stored.
+    func follow(until expected: Int) async throws {
+        for try await notes in try store.box(for: SeedNote.self).query().build().changes() {
+            titles.append(notes.map(\.title))   // SeedNote is a class, not Sendable: used here only
+            if notes.count == expected { return }
+        }
+    }
+}
+
+@Suite struct ActorUseTests {
+    @Test func anActorWritesReadsAndObserves() async throws {
+        let model = try Cellar.Model(json: Array(ModelJSONSeed.text.utf8), file: "seed 000")
+        let store = try Store(directoryPath: "memory:observe-actor", model: model)
+        let keeper = NoteKeeper(store: store)
+        let follower = Task { try await keeper.follow(until: 3) }
+        for title in ["a", "b", "c"] { try await keeper.add(title) }
+        try await follower.value
+        #expect(try await keeper.count() == 3)
+        let seen = await keeper.titles
+        #expect(seen.last == ["a", "b", "c"] && seen.count <= 4)
+        #expect(store.observers.isEmpty)
+    }
+}
