@@ -117,6 +117,30 @@ private final class Seen<T: Sendable>: Sendable {
         #expect(await eventually { store.observers.isEmpty }, "cancelling the task unsubscribes")
     }
 
+    @Test func aCancelledSubscriptionLeavesNothingBehind() async throws {
+        weak var released: Store?
+        do {
+            let store = try Store(directoryPath: "memory:observe-leak", model: standardModel)
+            released = store
+            let notes = store.box(for: Note.self)
+            let values = Mutex(0)
+            let consumer = Task {
+                for try await _ in try notes.query().build().changes() { values.withLock { $0 += 1 } }
+            }
+            var observation: ChangeObservation? = try notes.observe(on: DispatchQueue(label: "leak")) {}
+            #expect(await eventually { values.withLock { $0 } == 1 })
+            try notes.put(Note(title: "one"))
+            #expect(await eventually { values.withLock { $0 } == 2 })
+            consumer.cancel()
+            _ = try? await consumer.value
+            observation = nil
+            _ = observation
+            #expect(await eventually { store.observers.isEmpty })
+        }
+        // Nothing holds the store once its subscriptions ended: no cycle through a stream.
+        #expect(await eventually { released == nil })
+    }
+
     @Test func closingTheStoreEndsTheStreams() async throws {
         let store = try Store(directoryPath: "memory:observe-close", model: standardModel)
         let notes = store.box(for: Note.self)
