@@ -17,7 +17,7 @@ public struct Property<E>: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The record slot holding the property's value.
-    public var slot: Int { Int(id) - 1 }
+    @inlinable public var slot: Int { Int(id) - 1 }
 
     public var description: String { "\(E.self).\(name)" }
 }

@@ -63,12 +63,13 @@ public struct ObjectView<E: EntityInspectable> {
 
     /// An integer property's value (also Bool as 0/1, dates in their stored unit, relation ids);
     /// nil when absent. Unsigned values above `Int64.max` come as their bit pattern.
+    @inlinable
     public func integer(_ property: Property<E>) throws -> Int64? {
         switch property.type {
+        case .long, .date, .dateNano, .relation: return try record.read(Int64.self, slot: property.slot)
+        case .int: return try record.read(Int32.self, slot: property.slot).map(Int64.init)
         case .bool, .byte: return try record.read(Int8.self, slot: property.slot).map(Int64.init)
         case .short, .char: return try record.read(Int16.self, slot: property.slot).map(Int64.init)
-        case .int: return try record.read(Int32.self, slot: property.slot).map(Int64.init)
-        case .long, .date, .dateNano, .relation: return try record.read(Int64.self, slot: property.slot)
         default: throw mismatch(property, "an integer")
         }
     }

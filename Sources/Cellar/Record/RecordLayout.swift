@@ -16,7 +16,7 @@
 @usableFromInline
 enum RecordLayout {
     @usableFromInline static let headerSize = 4
-    static let format: UInt16 = 1
+    @usableFromInline static let format: UInt16 = 1
     /// The largest slot count a record can hold (property IDs are at most this).
     static let maxSlots = Int(UInt16.max)
 }

@@ -14,21 +14,34 @@ public struct RecordReader {
     @usableFromInline let slotCount: Int
 
     /// Checks the header of `bytes` and returns a reader on them.
+    @inlinable
     public init(_ bytes: UnsafeRawBufferPointer) throws {
+        // Inlined: scans make one reader per record; the messages are built out of line.
         guard bytes.count >= RecordLayout.headerSize, let base = bytes.baseAddress else {
-            throw CellarError.fileCorrupt("an object record of \(bytes.count) bytes is shorter than its header")
+            throw Self.shorterThanHeader(bytes.count)
         }
         let slots = Int(UInt16(littleEndian: base.loadUnaligned(as: UInt16.self)))
         let format = UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
-        guard format == RecordLayout.format else {
-            throw CellarError.fileCorrupt("an object record has format \(format); this build reads format \(RecordLayout.format)")
-        }
-        guard RecordLayout.headerSize + 4 * slots <= bytes.count else {
-            throw CellarError.fileCorrupt("an object record of \(bytes.count) bytes claims \(slots) slots")
-        }
+        guard format == RecordLayout.format else { throw Self.unknownFormat(format) }
+        guard RecordLayout.headerSize + 4 * slots <= bytes.count else { throw Self.tooManySlots(slots, count: bytes.count) }
         self.base = base
         self.count = bytes.count
         self.slotCount = slots
+    }
+
+    @usableFromInline
+    static func shorterThanHeader(_ count: Int) -> CellarError {
+        CellarError.fileCorrupt("an object record of \(count) bytes is shorter than its header")
+    }
+
+    @usableFromInline
+    static func unknownFormat(_ format: UInt16) -> CellarError {
+        CellarError.fileCorrupt("an object record has format \(format); this build reads format \(RecordLayout.format)")
+    }
+
+    @usableFromInline
+    static func tooManySlots(_ slots: Int, count: Int) -> CellarError {
+        CellarError.fileCorrupt("an object record of \(count) bytes claims \(slots) slots")
     }
 
     /// A reader on no record: every slot absent.
@@ -66,7 +79,7 @@ public struct RecordReader {
     // MARK: Scalars
 
     /// The integer in `slot`; nil when absent.
-    @inlinable
+    @inlinable @inline(__always)
     public func read<T: FixedWidthInteger>(_ type: T.Type, slot: Int) throws -> T? {
         guard let at = try offset(slot, size: MemoryLayout<T>.size) else { return nil }
         return T(littleEndian: base.loadUnaligned(fromByteOffset: at, as: T.self))
