@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "FuzzNode", targets: ["FuzzNode"]),
         .executable(name: "FuzzModelJSON", targets: ["FuzzModelJSON"]),
         .executable(name: "FuzzRecord", targets: ["FuzzRecord"]),
+        .executable(name: "FuzzIdentifier", targets: ["FuzzIdentifier"]),
         .executable(name: "MakeCorpus", targets: ["MakeCorpus"]),
     ],
     dependencies: [
@@ -56,6 +57,12 @@ let package = Package(
         // accessor and verified; what verifies is written again and must read back the same.
         .executableTarget(
             name: "FuzzRecord",
+            dependencies: [.product(name: "Cellar", package: root)],
+            swiftSettings: strict
+        ),
+        // libFuzzer: the input is a persistent identifier's string, read and written back.
+        .executableTarget(
+            name: "FuzzIdentifier",
             dependencies: [.product(name: "Cellar", package: root)],
             swiftSettings: strict
         ),
