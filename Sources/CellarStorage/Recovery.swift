@@ -48,7 +48,10 @@ enum Recovery {
         while let (length, kind) = LogRecord.verify(base, offset: position, available: fileSize, salt: salt) {
             if kind == .commit {
                 let commit = CommitRecord.read(base + Int(position))
-                guard commit.txnId == state.txnId + 1, commit.frameStart == state.end,
+                // The log's first commit may carry any id: a compacted file goes on from the
+                // transaction it copied (see `StorageEngine.compact`).
+                let first = state.commitOffset == 0 && state.txnId == 0
+                guard commit.txnId == state.txnId + 1 || (first && commit.txnId > 0), commit.frameStart == state.end,
                       commit.previousCommit == state.commitOffset, commit.catalogRoot < position
                 else { break }
                 state.txnId = commit.txnId

@@ -34,7 +34,7 @@ public final class StorageEngine: @unchecked Sendable {
     let file: any StorageFile
     let salt: UInt64
     private let lockDescriptor: Int32
-    private let current: ManagedAtomic<Snapshot>
+    let current: ManagedAtomic<Snapshot>
     private let writer = DispatchSemaphore(value: 1)
     private let closedFlag = ManagedAtomic<Bool>(false)
 
@@ -77,6 +77,14 @@ public final class StorageEngine: @unchecked Sendable {
         } else {
             try Syscall.makeDirectory(directory)
             lockDescriptor = try Self.lock(directory + "/" + Self.lockFileName)
+            // What a compaction that did not finish left behind (see `compact`): only a writer
+            // holding this lock builds it, and that is now us.
+            do {
+                try Self.removeCompactionLeftovers(directory)
+            } catch {
+                Syscall.close(lockDescriptor)
+                throw error
+            }
         }
         var opened: (any StorageFile)?
         do {
@@ -148,6 +156,18 @@ public final class StorageEngine: @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// Makes the first commit of an engine that has none carry transaction id `txnId + 1`: a
+    /// compacted copy goes on from the store it copies.
+    func continueTransactionIds(after txnId: UInt64) {
+        writer.wait()
+        defer { writer.signal() }
+        let snapshot = current.load(ordering: .acquiring)
+        precondition(snapshot.commitOffset == 0 && snapshot.txnId == 0, "only an engine without commits")
+        current.store(Snapshot(txnId: txnId, catalogRoot: 0, committedLength: snapshot.committedLength, commitOffset: 0,
+                               liveBytes: 0, generation: snapshot.generation), ordering: .releasing)
+        lastSuperblockTxn = txnId
+    }
 
     // MARK: Transactions
 
@@ -395,7 +415,7 @@ public final class StorageEngine: @unchecked Sendable {
         }
     }
 
-    private static func readHeader(_ file: any StorageFile) throws -> FileHeader {
+    static func readHeader(_ file: any StorageFile) throws -> FileHeader {
         var bytes = [UInt8](repeating: 0, count: 64)
         let n = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
         return try bytes.withUnsafeBytes { try FileHeader.decode(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }

@@ -156,6 +156,16 @@ enum Syscall {
         return fd
     }
 
+    /// Renames `path` to `target`, replacing it atomically.
+    static func rename(_ path: String, to target: String) throws {
+        #if canImport(Glibc)
+        let result = Glibc.rename(path, target)
+        #else
+        let result = Darwin.rename(path, target)
+        #endif
+        if result != 0 { throw StorageError.io(operation: "rename", errno: errno(), path: path) }
+    }
+
     static func makeDirectory(_ path: String) throws {
         if mkdir(path, 0o755) != 0 {
             let code = errno()

@@ -3,6 +3,7 @@
 //   cellar demo [directory]     put, read, update and remove notes (default: ./cellar-demo)
 //   cellar inspect <directory>  the store's identity, size, commits and trees
 //   cellar verify <directory>   read every record of every tree, checking every checksum
+//   cellar compact <directory>  rewrite a closed store without its garbage (offline)
 import Cellar
 import CellarStorage
 #if canImport(Glibc)
@@ -16,6 +17,8 @@ func usage() -> Never {
     usage: cellar demo [directory]      put, read, update and remove notes (default ./cellar-demo)
            cellar inspect <directory>   show a store's identity, size, commits and trees
            cellar verify <directory>    read every record of every tree, checking every checksum
+           cellar compact <directory>   rewrite a store without its garbage; the store must not be
+                                        open in another process (offline compaction)
 
     """, stderr)
     exit(2)
@@ -100,6 +103,7 @@ do {
     case "demo": try demo(arguments.count > 1 ? arguments[1] : "cellar-demo")
     case "inspect" where arguments.count == 2: try inspect(arguments[1])
     case "verify" where arguments.count == 2: try verify(arguments[1])
+    case "compact" where arguments.count == 2: print(try StorageEngine.compact(directory: arguments[1]))
     default: usage()
     }
 } catch {

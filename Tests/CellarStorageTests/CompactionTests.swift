@@ -1,0 +1,135 @@
+@testable import CellarStorage
+import CellarTestSupport
+import Testing
+
+/// Offline compaction (`StorageEngine.compact`): the same content, UUID and transaction ids in a
+/// smaller file; leftovers of an unfinished one removed by the next writable open.
+@Suite struct CompactionTests {
+    /// A store with garbage: overwrites, deletes, out-of-line values and a dropped tree over many
+    /// commits. Returns its model.
+    static func makeStoreWithGarbage(_ path: String, seed: UInt64) throws -> Model {
+        let engine = try StorageEngine(directory: path, options: StorageOptions(durability: .none, nodeSize: 1024))
+        defer { engine.close() }
+        var rng = SplitMix64(seed: seed)
+        for round in 0..<30 {
+            try engine.write { txn in
+                for name in ["a", "b", "dropped"] {
+                    let tree = try txn.tree(name)!
+                    for _ in 0..<200 {
+                        let key = bigEndianKey(rng.next() % 1_500)
+                        if rng.next() % 4 == 0 {
+                            try txn.delete(tree, key: key)
+                        } else {
+                            let size = rng.next() % 40 == 0 ? 3_000 + Int(rng.next() % 5_000) : Int(rng.next() % 120)
+                            try txn.put(tree, key: key, value: [UInt8](repeating: UInt8(truncatingIfNeeded: round), count: size))
+                        }
+                    }
+                }
+                _ = try txn.tree("empty")
+            }
+        }
+        try engine.write { txn in _ = try txn.dropTree("dropped") }
+        return try engine.read { try Model(reading: $0) }
+    }
+
+    @Test func theSameContentIdsAndUuidInASmallerFile() throws {
+        let seed = SplitMix64.testSeed()
+        let dir = TestDirectory("compact")
+        defer { dir.remove() }
+        let model = try Self.makeStoreWithGarbage(dir.path, seed: seed)
+        let (uuid, lastTxn, sizeBefore): (StoreUUID, UInt64, UInt64) = try {
+            let engine = try StorageEngine(directory: dir.path, options: StorageOptions(readOnly: true))
+            defer { engine.close() }
+            return (engine.uuid, engine.lastTransactionId, engine.fileSize)
+        }()
+
+        let report = try StorageEngine.compact(directory: dir.path)
+        #expect(report.bytesBefore == sizeBefore && report.transactionId == lastTxn)
+        #expect(report.bytesAfter * 2 < report.bytesBefore, "\(report) (seed \(seed))")
+        #expect(!TestDirectory.exists(dir.sub(StorageEngine.compactionDirectoryName)), "nothing left behind")
+
+        do {
+            let engine = try StorageEngine(directory: dir.path)
+            #expect(engine.uuid == uuid)
+            #expect(engine.fileSize == report.bytesAfter)
+            #expect(try engine.read { try Model(reading: $0) } == model, "content (seed \(seed))")
+            #expect(try engine.read { try $0.treeNames() }.contains("empty"), "an empty tree is kept")
+            // Transaction ids go on: the copy's commits come after the last one copied.
+            let copied = engine.lastTransactionId
+            #expect(copied > lastTxn)
+            try engine.write { txn in try txn.put(txn.tree("a")!, key: [9], value: [9]) }
+            #expect(engine.lastTransactionId == copied + 1)
+            engine.close()
+        }
+        // Without its superblocks, recovery walks the log from its start: a first commit that is
+        // not transaction 1 is accepted there too.
+        do {
+            var bytes = TestDirectory.read(dir.sub(StorageEngine.dataFileName))
+            for slot in [512, 1024] { for i in slot..<(slot + 64) { bytes[i] = 0 } }
+            let copy = TestDirectory("compact-no-superblocks")
+            defer { copy.remove() }
+            TestDirectory.write(bytes, to: copy.sub(StorageEngine.dataFileName))
+            let engine = try StorageEngine(directory: copy.path, options: StorageOptions(readOnly: true))
+            defer { engine.close() }
+            var withPut = model
+            withPut.trees["a", default: [:]][[9]] = [9]
+            #expect(try engine.read { try Model(reading: $0) } == withPut)
+        }
+        // Reopened, compacted again.
+        var expected = model
+        expected.trees["a", default: [:]][[9]] = [9]
+        let again = try StorageEngine.compact(directory: dir.path)
+        let engine = try StorageEngine(directory: dir.path)
+        defer { engine.close() }
+        #expect(engine.uuid == uuid)
+        #expect(try engine.read { try Model(reading: $0) } == expected)
+        #expect(again.bytesAfter <= report.bytesAfter + 4096)
+    }
+
+    @Test func leftoversOfAnUnfinishedCompactionAreRemovedByAWritableOpen() throws {
+        let dir = TestDirectory("compact-leftovers")
+        defer { dir.remove() }
+        let model = try Self.makeStoreWithGarbage(dir.path, seed: 5)
+        // What a crash before the rename leaves: the work directory with a partial file and a lock.
+        let work = dir.sub(StorageEngine.compactionDirectoryName)
+        try #require(mkdirForTest(work))
+        TestDirectory.write([UInt8](repeating: 0xEE, count: 10_000), to: work + "/" + StorageEngine.dataFileName)
+        TestDirectory.write([], to: work + "/" + StorageEngine.lockFileName)
+        do {
+            let reader = try StorageEngine(directory: dir.path, options: StorageOptions(readOnly: true))
+            #expect(try reader.read { try Model(reading: $0) } == model)
+            reader.close()
+            #expect(TestDirectory.exists(work), "a read-only open changes nothing")
+        }
+        let engine = try StorageEngine(directory: dir.path)
+        defer { engine.close() }
+        #expect(!TestDirectory.exists(work))
+        #expect(try engine.read { try Model(reading: $0) } == model)
+    }
+
+    @Test func aStoreOpenElsewhereIsNotCompacted() throws {
+        let dir = TestDirectory("compact-locked")
+        defer { dir.remove() }
+        _ = try Self.makeStoreWithGarbage(dir.path, seed: 6)
+        let engine = try StorageEngine(directory: dir.path)
+        defer { engine.close() }
+        #expect(throws: StorageError.storeLocked(path: dir.sub(StorageEngine.lockFileName))) {
+            try StorageEngine.compact(directory: dir.path)
+        }
+        #expect(throws: StorageError.self) { try StorageEngine.compact(directory: "x", options: StorageOptions(inMemory: true)) }
+    }
+}
+
+private func mkdirForTest(_ path: String) -> Bool {
+    #if canImport(Glibc)
+    return Glibc.mkdir(path, 0o755) == 0
+    #else
+    return Darwin.mkdir(path, 0o755) == 0
+    #endif
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
