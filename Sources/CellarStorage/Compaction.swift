@@ -92,8 +92,7 @@ extension StorageEngine {
             guard let tree = try source.tree(name) else { continue }
             let cursor = try source.cursor(tree)
             var more = try cursor.first()
-            try engine.write { txn in _ = try txn.tree(name, create: true) }
-            while more {
+            repeat {  // once at least: an empty tree is created too
                 try engine.write { txn in
                     let target = try txn.tree(name, create: true)!
                     var written = 0
@@ -105,7 +104,7 @@ extension StorageEngine {
                         more = try cursor.next()
                     }
                 }
-            }
+            } while more
         }
     }
 

@@ -1,4 +1,5 @@
 @testable import Cellar
+import CellarStorage
 import CellarTestSupport
 import Foundation
 import Testing
@@ -88,7 +89,7 @@ extension Note {
         }
     }
 
-    @Test func validAcrossReopenAndRename() throws {
+    @Test func validAcrossReopenCompactionAndRename() throws {
         let dir = TestDirectory("pid-reopen")
         defer { dir.remove() }
         let path = dir.sub("db")
@@ -104,6 +105,8 @@ extension Note {
             uuid = store.uuid
             store.close()
         }
+        // Compacted (offline): the same UUID and ids.
+        _ = try StorageEngine.compact(directory: path)
         do {
             // Reopened: the same store UUID, and both forms resolve.
             let store = try Store(directoryPath: path, model: testModel([ItemV1.entity]))
