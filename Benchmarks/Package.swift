@@ -83,6 +83,7 @@ let package = Package(
             dependencies: [
                 "BenchSupport",
                 .product(name: "Cellar", package: root),
+                .product(name: "CellarStorage", package: root),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             exclude: ["model-crud.json"],
