@@ -78,13 +78,10 @@ public final class StorageEngine: @unchecked Sendable {
             try Syscall.makeDirectory(directory)
             lockDescriptor = try Self.lock(directory + "/" + Self.lockFileName)
             // What a compaction that did not finish left behind (see `compact`): only a writer
-            // holding this lock builds it, and that is now us.
-            do {
-                try Self.removeCompactionLeftovers(directory)
-            } catch {
-                Syscall.close(lockDescriptor)
-                throw error
-            }
+            // holding this lock builds it, and that is now us. Left in place when it cannot be
+            // removed (a file of someone else's in it): it is never read, and `compact` says why
+            // it cannot start.
+            try? Self.removeCompactionLeftovers(directory)
         }
         var opened: (any StorageFile)?
         do {

@@ -107,6 +107,32 @@ import Testing
         #expect(try engine.read { try Model(reading: $0) } == model)
     }
 
+    @Test func aCompactingFolderThatCannotBeRemovedIsLeftAndNamed() throws {
+        let dir = TestDirectory("compact-foreign")
+        defer { dir.remove() }
+        let model = try Self.makeStoreWithGarbage(dir.path, seed: 7)
+        let work = dir.sub(StorageEngine.compactionDirectoryName)
+        try #require(mkdirForTest(work))
+        TestDirectory.write([1, 2, 3], to: work + "/notes.txt")
+        TestDirectory.write([UInt8](repeating: 0xEE, count: 100), to: work + "/" + StorageEngine.dataFileName)
+        do {
+            // The store opens; the leftover data file goes, the folder with the foreign file stays.
+            let engine = try StorageEngine(directory: dir.path)
+            #expect(try engine.read { try Model(reading: $0) } == model)
+            engine.close()
+        }
+        #expect(TestDirectory.exists(work + "/notes.txt") && !TestDirectory.exists(work + "/" + StorageEngine.dataFileName))
+        do {
+            _ = try StorageEngine.compact(directory: dir.path)
+            Issue.record("compaction started beside a foreign file")
+        } catch let StorageError.io(operation, _, path) {
+            #expect(operation == "rmdir" && path == work)
+        }
+        let engine = try StorageEngine(directory: dir.path, options: StorageOptions(readOnly: true))
+        defer { engine.close() }
+        #expect(try engine.read { try Model(reading: $0) } == model, "the store is unchanged")
+    }
+
     @Test func aStoreOpenElsewhereIsNotCompacted() throws {
         let dir = TestDirectory("compact-locked")
         defer { dir.remove() }
