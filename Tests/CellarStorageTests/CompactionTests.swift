@@ -32,6 +32,14 @@ import Testing
         return try engine.read { try Model(reading: $0) }
     }
 
+    /// Makes the store's compaction folder with files of the given sizes (bytes 0xEE); its path.
+    static func compactingFolder(in dir: TestDirectory, with files: [String: Int]) throws -> String {
+        let work = dir.sub(StorageEngine.compactionDirectoryName)
+        try #require(mkdirForTest(work))
+        for (name, size) in files { TestDirectory.write([UInt8](repeating: 0xEE, count: size), to: work + "/" + name) }
+        return work
+    }
+
     @Test func theSameContentIdsAndUuidInASmallerFile() throws {
         let seed = SplitMix64.testSeed()
         let dir = TestDirectory("compact")
@@ -91,10 +99,7 @@ import Testing
         defer { dir.remove() }
         let model = try Self.makeStoreWithGarbage(dir.path, seed: 5)
         // What a crash before the rename leaves: the work directory with a partial file and a lock.
-        let work = dir.sub(StorageEngine.compactionDirectoryName)
-        try #require(mkdirForTest(work))
-        TestDirectory.write([UInt8](repeating: 0xEE, count: 10_000), to: work + "/" + StorageEngine.dataFileName)
-        TestDirectory.write([], to: work + "/" + StorageEngine.lockFileName)
+        let work = try Self.compactingFolder(in: dir, with: [StorageEngine.dataFileName: 10_000, StorageEngine.lockFileName: 0])
         do {
             let reader = try StorageEngine(directory: dir.path, options: StorageOptions(readOnly: true))
             #expect(try reader.read { try Model(reading: $0) } == model)
@@ -111,10 +116,7 @@ import Testing
         let dir = TestDirectory("compact-foreign")
         defer { dir.remove() }
         let model = try Self.makeStoreWithGarbage(dir.path, seed: 7)
-        let work = dir.sub(StorageEngine.compactionDirectoryName)
-        try #require(mkdirForTest(work))
-        TestDirectory.write([1, 2, 3], to: work + "/notes.txt")
-        TestDirectory.write([UInt8](repeating: 0xEE, count: 100), to: work + "/" + StorageEngine.dataFileName)
+        let work = try Self.compactingFolder(in: dir, with: ["notes.txt": 3, StorageEngine.dataFileName: 100])
         do {
             // The store opens; the leftover data file goes, the folder with the foreign file stays.
             let engine = try StorageEngine(directory: dir.path)
