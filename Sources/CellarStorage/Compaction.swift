@@ -22,7 +22,7 @@ public struct CompactionReport: Sendable, CustomStringConvertible {
 extension StorageEngine {
     /// Where a compaction builds the new data file, inside the store's directory (an engine of its
     /// own with its own lock file). A writable open removes what a crash left of it.
-    static let compactionDirectoryName = "compacting"
+    public static let compactionDirectoryName = "compacting"
 
     /// Compacts the closed store in `directory` *offline*: opens it for writing (so no other
     /// process may have it open: `storeLocked` otherwise), copies the live entries of its newest

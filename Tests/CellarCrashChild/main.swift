@@ -1,10 +1,15 @@
 // The child of the kill -9 test: commits a deterministic sequence of transactions into a store and
 // reports each acknowledged commit on standard output, until it is killed.
 //
-//   CellarCrashChild <directory> <seed> <full|none> [max-commits]
+//   CellarCrashChild <directory> <seed> <full|none|compact> [max-commits]
 //
 // Transaction k (1-based) is `CrashWorkload.transaction(k, seed)`; the parent replays the same
 // sequence in memory to know what the store must hold after any number of commits.
+//
+// `compact`: each transaction also writes k into the tree `~progress` (compaction changes
+// transaction ids, so the store says how far the workload got), the store is opened and closed
+// around each commit, and every second commit is followed by an offline compaction
+// (`StorageEngine.compact`), announced with a `compacting` line.
 import CellarStorage
 import CellarTestSupport
 #if canImport(Glibc)
@@ -21,7 +26,35 @@ guard arguments.count >= 4, let seed = UInt64(arguments[2]) else {
 let durability: StorageOptions.Durability = arguments[3] == "none" ? .none : .full
 let maxCommits = arguments.count > 4 ? Int(arguments[4]) ?? Int.max : Int.max
 
+/// The `compact` mode: commits and offline compactions, one after the other.
+func commitAndCompact(_ directory: String) throws {
+    let options = StorageOptions(initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 7)
+    var k = try CrashWorkload.progress(in: directory)
+    while k < maxCommits {
+        k += 1
+        let engine = try StorageEngine(directory: directory, options: options)
+        try engine.write { txn in
+            try CrashWorkload.apply(CrashWorkload.transaction(k, seed: seed), to: txn)
+            try txn.put(txn.tree(CrashWorkload.progressTree)!, key: [0], value: bigEndianKey(UInt64(k)))
+        }
+        engine.close()
+        print("ack \(k)")
+        fflush(stdout)
+        if k % 2 == 0 {
+            print("compacting")
+            fflush(stdout)
+            _ = try StorageEngine.compact(directory: directory, options: options)
+            print("compacted")
+            fflush(stdout)
+        }
+    }
+}
+
 do {
+    if arguments[3] == "compact" {
+        try commitAndCompact(arguments[1])
+        exit(0)
+    }
     let engine = try StorageEngine(directory: arguments[1],
                                    options: StorageOptions(durability: durability, initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 7))
     var k = Int(engine.lastTransactionId)

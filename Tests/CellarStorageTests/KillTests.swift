@@ -105,6 +105,54 @@ struct KillTests {
         print("kill -9 (\(durability)): \(kills) kills, \(modelAt) commits, \(killedWhileCommitting) reopened past the last acknowledgement")
     }
 
+    @Test("30 kills of a process that commits and compacts lose no acknowledged commit, whenever in the compaction they land")
+    func killNineDuringCompaction() throws {
+        let seed = SplitMix64.testSeed()
+        var rng = SplitMix64(seed: seed)
+        let directory = TestDirectory("kill-compact")
+        defer { directory.remove() }
+        var model = Model()
+        var modelAt = 0
+        var acknowledged = 0
+        var duringCompaction = 0, midCopy = 0
+        for round in 0..<30 {
+            let child = try Self.spawn([directory.path, String(seed), "compact"])
+            let runFor = 5_000 + Int(rng.next() % 115_000)
+            var output: [UInt8] = []
+            var waited = 0
+            while waited < runFor {
+                usleep(2_000)
+                waited += 2_000
+                if let k = Self.drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
+            }
+            kill(child.pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(child.pid, &status, 0)
+            if let k = Self.drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
+            close(child.output)
+            let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
+            if lines.last == "compacting" { duringCompaction += 1 }
+            if TestDirectory.exists(directory.sub(StorageEngine.compactionDirectoryName)) { midCopy += 1 }
+            // Reopen (which removes a half-built copy) and compare.
+            let progress = try CrashWorkload.progress(in: directory.path)
+            #expect(progress >= acknowledged, "round \(round): the store has \(progress) transactions but \(acknowledged) were acknowledged (seed \(seed))")
+            while modelAt < progress {
+                modelAt += 1
+                model.apply(CrashWorkload.transaction(modelAt, seed: seed))
+            }
+            let engine = try StorageEngine(directory: directory.path, options: StorageOptions(readOnly: true))
+            var content = try engine.read { try Model(reading: $0) }
+            engine.close()
+            content.trees[CrashWorkload.progressTree] = nil
+            #expect(content == model, "round \(round): content after \(progress) transactions differs: \(content.difference(from: model) ?? "") (seed \(seed))")
+            #expect(!TestDirectory.exists(directory.sub(StorageEngine.compactionDirectoryName)), "a writable open removes the half-built copy")
+            acknowledged = progress
+        }
+        #expect(modelAt > 30, "the children committed too little: \(modelAt) transactions")
+        #expect(duringCompaction > 0, "no kill landed during a compaction")
+        print("kill -9 during compaction: 30 kills, \(modelAt) transactions, \(duringCompaction) during a compaction, \(midCopy) with a half-built copy on disk")
+    }
+
     @Test("while another process writes to a store, opening it for writing throws storeLocked")
     func anotherProcessHoldsTheLock() throws {
         let directory = TestDirectory("lock-process")

@@ -58,6 +58,20 @@ public func apply(_ operations: [Operation], to txn: WriteTransaction) throws {
 /// always the same few puts and deletes over a few trees, with values from empty to several KiB
 /// (some out of line), so that any prefix of commits has a known content.
 public enum CrashWorkload {
+    /// Where the compacting kill test's child records how many workload transactions it committed.
+    public static let progressTree = "~progress"
+
+    /// The number of workload transactions committed into the store in `directory` (0 when the
+    /// store or its progress tree does not exist yet).
+    public static func progress(in directory: String) throws -> Int {
+        let engine = try StorageEngine(directory: directory, options: StorageOptions(initialMapSize: 1 << 20))
+        defer { engine.close() }
+        return try engine.read { txn in
+            guard let tree = try txn.tree(progressTree), let bytes = try txn.get(tree, key: [0]) else { return 0 }
+            return Int(bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        }
+    }
+
     public static func transaction(_ k: Int, seed: UInt64) -> [Operation] {
         var rng = SplitMix64(seed: seed &+ UInt64(k) &* 0x9E37_79B9)
         // The first operation is always a put, so that every transaction commits something (a
