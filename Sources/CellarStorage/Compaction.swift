@@ -50,22 +50,34 @@ extension StorageEngine {
         let dataPath = work + "/" + dataFileName
         var rng = SystemRandomNumberGenerator()
         let newHeader = FileHeader(uuid: header.uuid, salt: rng.next(), createdMs: header.createdMs)
-        let headerFile = try PosixFile(path: dataPath, create: true, readOnly: false, mode: mode_t(options.fileMode))
-        var bytes = [UInt8](repeating: 0, count: FileHeader.size)
-        bytes.withUnsafeMutableBytes { newHeader.encode(into: $0) }
-        try bytes.withUnsafeBytes { try headerFile.write($0, at: 0) }
-        try headerFile.sync()
-        headerFile.close()
-
         var copyOptions = StorageOptions(durability: .none, nodeSize: options.nodeSize)
         copyOptions.fileMode = options.fileMode
-        let copy = try StorageEngine(directory: work, options: copyOptions)
+        copyOptions.openFile = options.openFile  // the fault-injection seam reaches the copy too
+        let copy: StorageEngine
+        do {
+            let open = options.openFile ?? { path, create, readOnly in
+                try PosixFile(path: path, create: create, readOnly: readOnly, mode: mode_t(options.fileMode))
+            }
+            let headerFile = try open(dataPath, true, false)
+            defer { headerFile.close() }
+            var bytes = [UInt8](repeating: 0, count: FileHeader.size)
+            bytes.withUnsafeMutableBytes { newHeader.encode(into: $0) }
+            try bytes.withUnsafeBytes { try headerFile.write($0, at: 0) }
+            try headerFile.sync()
+            copy = try StorageEngine(directory: work, options: copyOptions)
+        } catch {
+            try? removeCompactionLeftovers(directory)
+            throw error
+        }
         do {
             copy.continueTransactionIds(after: snapshot.txnId)
             try copyTrees(of: ReadTransaction(snapshot: snapshot), into: copy)
+            // Written in `.none` durability: synced here, where a failure stops the compaction
+            // (close syncs again, with the superblock, but cannot report a failure).
+            try copy.syncNow()
             copy.close()
-            // The copy was made in `.none` durability: close synced it. Check it before it replaces
-            // anything: it must open, hold the same trees and counts, and carry the same UUID.
+            // Check the copy before it replaces anything: it must open, hold the same trees and
+            // counts, and carry the same UUID.
             let check = try StorageEngine(directory: work, options: StorageOptions(readOnly: true))
             defer { check.close() }
             try verifyCopy(of: ReadTransaction(snapshot: snapshot), against: check, uuid: header.uuid)

@@ -154,6 +154,14 @@ public final class StorageEngine: @unchecked Sendable {
 
     deinit { close() }
 
+    /// Syncs the data file, throwing when the sync fails (`close` syncs too, but cannot report a
+    /// failure). For a copy written in `.none` durability that must be on disk before it is used.
+    func syncNow() throws {
+        writer.wait()
+        defer { writer.signal() }
+        try file.sync()
+    }
+
     /// Makes the first commit of an engine that has none carry transaction id `txnId + 1`: a
     /// compacted copy goes on from the store it copies.
     func continueTransactionIds(after txnId: UInt64) {

@@ -1,5 +1,6 @@
 @testable import CellarStorage
 import CellarTestSupport
+import Synchronization
 import Testing
 
 /// Offline compaction (`StorageEngine.compact`): the same content, UUID and transaction ids in a
@@ -133,6 +134,48 @@ import Testing
         let engine = try StorageEngine(directory: dir.path, options: StorageOptions(readOnly: true))
         defer { engine.close() }
         #expect(try engine.read { try Model(reading: $0) } == model, "the store is unchanged")
+    }
+
+    @Test("the Nth write or sync of the copy fails (ENOSPC, EIO): compaction throws, the store is as it was",
+          arguments: [true, false])
+    func failuresWhileCopyingLeaveTheStore(failWrites: Bool) throws {
+        let dir = TestDirectory("compact-faults")
+        defer { dir.remove() }
+        let model = try Self.makeStoreWithGarbage(dir.path, seed: 8)
+        // The copy's file is opened twice: to write its header (open 0), then by the engine that
+        // fills it (open 1). Each counts its own writes and syncs; each gets the fault in turn,
+        // at N = 1, 2, 3 … until compaction gets past it.
+        var failures = [0, 0]
+        for target in 0..<2 {
+            for n in 1...400 {
+                let fault: FaultInjectingFile.Fault = failWrites ? .failWrite(number: n, errno: n % 2 == 0 ? ENOSPC : EIO)
+                                                                : .failSync(number: n, errno: EIO)
+                let opens = Mutex(0)
+                var options = StorageOptions()
+                options.openFile = { path, create, readOnly -> any StorageFile in
+                    guard path.contains("/" + StorageEngine.compactionDirectoryName + "/") else {
+                        return try PosixFile(path: path, create: create, readOnly: readOnly)
+                    }
+                    let open = opens.withLock { $0 += 1; return $0 - 1 }
+                    return try FaultInjectingFile(path: path, create: create, readOnly: readOnly, fault: open == target ? fault : .none)
+                }
+                do {
+                    _ = try StorageEngine.compact(directory: dir.path, options: options)
+                    break
+                } catch StorageError.io {
+                    failures[target] += 1
+                    #expect(!TestDirectory.exists(dir.sub(StorageEngine.compactionDirectoryName)), "open \(target), n = \(n): cleaned up")
+                    let engine = try StorageEngine(directory: dir.path)
+                    #expect(try engine.read { try Model(reading: $0) } == model, "open \(target), n = \(n): the store is unchanged")
+                    engine.close()
+                }
+            }
+        }
+        #expect(failures[0] > 0 && failures[1] > 0, "\(failures)")
+        print("compaction with the Nth \(failWrites ? "write" : "sync") failing: \(failures[0]) failed attempts on the header's file, \(failures[1]) on the engine's, then it succeeded")
+        let engine = try StorageEngine(directory: dir.path)
+        defer { engine.close() }
+        #expect(try engine.read { try Model(reading: $0) } == model)
     }
 
     @Test func aStoreOpenElsewhereIsNotCompacted() throws {
