@@ -58,6 +58,26 @@ struct KillTests {
         return highest
     }
 
+    /// Starts the child with `arguments`, lets it run 5 to 120 ms collecting its acknowledgements
+    /// (the highest goes into `acknowledged`), kills it with SIGKILL and returns all it printed.
+    static func runAndKill(_ arguments: [String], rng: inout SplitMix64, acknowledged: inout Int) throws -> [UInt8] {
+        let child = try spawn(arguments)
+        let runFor = 5_000 + Int(rng.next() % 115_000)
+        var output: [UInt8] = []
+        var waited = 0
+        while waited < runFor {
+            usleep(2_000)
+            waited += 2_000
+            if let k = drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
+        }
+        kill(child.pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(child.pid, &status, 0)
+        if let k = drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
+        close(child.output)
+        return output
+    }
+
     @Test("60 kills (40 in .full, 20 in .none) at random moments lose no acknowledged commit and leave no partial one",
           arguments: [(StorageOptions.Durability.full, 40), (.none, 20)])
     func killNine(durability: StorageOptions.Durability, kills: Int) throws {
@@ -70,21 +90,7 @@ struct KillTests {
         var acknowledged = 0
         var killedWhileCommitting = 0
         for round in 0..<kills {
-            let child = try Self.spawn([directory.path, String(seed), durability == .full ? "full" : "none"])
-            // Let it run 5 to 120 ms, collecting acknowledgements, then kill it.
-            let runFor = 5_000 + Int(rng.next() % 115_000)
-            var output: [UInt8] = []
-            var waited = 0
-            while waited < runFor {
-                usleep(2_000)
-                waited += 2_000
-                if let k = Self.drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
-            }
-            kill(child.pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(child.pid, &status, 0)
-            if let k = Self.drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
-            close(child.output)
+            _ = try Self.runAndKill([directory.path, String(seed), durability == .full ? "full" : "none"], rng: &rng, acknowledged: &acknowledged)
             // Reopen and compare.
             let engine = try StorageEngine(directory: directory.path, options: StorageOptions(initialMapSize: 1 << 20))
             let t = Int(engine.lastTransactionId)
@@ -116,20 +122,7 @@ struct KillTests {
         var acknowledged = 0
         var duringCompaction = 0, midCopy = 0
         for round in 0..<30 {
-            let child = try Self.spawn([directory.path, String(seed), "compact"])
-            let runFor = 5_000 + Int(rng.next() % 115_000)
-            var output: [UInt8] = []
-            var waited = 0
-            while waited < runFor {
-                usleep(2_000)
-                waited += 2_000
-                if let k = Self.drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
-            }
-            kill(child.pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(child.pid, &status, 0)
-            if let k = Self.drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
-            close(child.output)
+            let output = try Self.runAndKill([directory.path, String(seed), "compact"], rng: &rng, acknowledged: &acknowledged)
             let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
             if lines.last == "compacting" { duringCompaction += 1 }
             if TestDirectory.exists(directory.sub(StorageEngine.compactionDirectoryName)) { midCopy += 1 }
