@@ -60,15 +60,13 @@ extension StorageEngine {
             }
             let headerFile = try open(dataPath, true, false)
             defer { headerFile.close() }
-            var bytes = [UInt8](repeating: 0, count: FileHeader.size)
-            bytes.withUnsafeMutableBytes { newHeader.encode(into: $0) }
-            try bytes.withUnsafeBytes { try headerFile.write($0, at: 0) }
-            try headerFile.sync()
+            try writeHeader(newHeader, to: headerFile)
             copy = try StorageEngine(directory: work, options: copyOptions)
         } catch {
             try? removeCompactionLeftovers(directory)
             throw error
         }
+        let after: UInt64
         do {
             copy.continueTransactionIds(after: snapshot.txnId)
             try copyTrees(of: ReadTransaction(snapshot: snapshot), into: copy)
@@ -81,12 +79,12 @@ extension StorageEngine {
             let check = try StorageEngine(directory: work, options: StorageOptions(readOnly: true))
             defer { check.close() }
             try verifyCopy(of: ReadTransaction(snapshot: snapshot), against: check, uuid: header.uuid)
+            after = check.fileSize
         } catch {
             copy.close()
             try? removeCompactionLeftovers(directory)
             throw error
         }
-        let after = try StorageEngine.logLength(of: work)
 
         // The swap: still under the store's lock (held by `source`).
         try Syscall.rename(dataPath, to: directory + "/" + dataFileName)
@@ -148,12 +146,5 @@ extension StorageEngine {
             let code = errno
             if code != ENOENT { throw StorageError.io(operation: "rmdir", errno: code, path: work) }
         }
-    }
-
-    /// The length of the log (the newest commit's end) in the store in `directory`.
-    private static func logLength(of directory: String) throws -> UInt64 {
-        let engine = try StorageEngine(directory: directory, options: StorageOptions(readOnly: true))
-        defer { engine.close() }
-        return engine.fileSize
     }
 }

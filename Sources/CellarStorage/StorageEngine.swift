@@ -429,13 +429,18 @@ public final class StorageEngine: @unchecked Sendable {
     private static func createHeader(_ file: any StorageFile, directory: String?) throws -> FileHeader {
         var rng = SystemRandomNumberGenerator()
         let header = FileHeader(uuid: .random(), salt: rng.next(), createdMs: nowMs())
-        var bytes = [UInt8](repeating: 0, count: FileHeader.size)
-        bytes.withUnsafeMutableBytes { header.encode(into: $0) }
         try file.truncate(to: 0)
-        try bytes.withUnsafeBytes { try file.write($0, at: 0) }
-        try file.sync()
+        try writeHeader(header, to: file)
         if let directory { try Syscall.syncDirectory(directory) }
         return header
+    }
+
+    /// Writes `header` as the first 4096 bytes of `file` (the superblock slots zero) and syncs it.
+    static func writeHeader(_ header: FileHeader, to file: any StorageFile) throws {
+        var bytes = [UInt8](repeating: 0, count: FileHeader.size)
+        bytes.withUnsafeMutableBytes { header.encode(into: $0) }
+        try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+        try file.sync()
     }
 
     /// A mapping length for a file of `size` bytes: room to double, in whole megabytes.
