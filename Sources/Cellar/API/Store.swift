@@ -1,5 +1,6 @@
 import CellarStorage
 import Dispatch
+import Foundation
 
 /// A database: a directory holding the data file, opened with the model the code was generated
 /// from. Thread-safe; open it once and share it. Get a `Box` per entity type to store objects.
@@ -35,6 +36,9 @@ public final class Store: @unchecked Sendable {
     /// so that a small transaction need not look it up again (see `TransactionContext`). Only the
     /// thread holding the engine's write transaction touches it.
     let savedSequences: UnsafeMutablePointer<(txnId: UInt64, sequence: IdSequence)?>
+    /// The store's UUID, made when its file was created and kept for its life (through reopen and
+    /// compaction). Every `PersistentIdentifier` of its objects carries it.
+    public let uuid: UUID
     /// Who is told about commits (see `Box.changes()`, `Query.changes()`).
     let observers: ChangeObservers
     private let writeQueue = DispatchQueue(label: "cellar.store.write")
@@ -75,6 +79,7 @@ public final class Store: @unchecked Sendable {
         self.model = sync.model
         self.modelChanges = sync.changes
         self.observers = ChangeObservers(model: sync.model)
+        self.uuid = engine.uuid.foundationUUID
         let entitySchemas = Store.schemas(of: sync.model)
         schemas = Dictionary(entitySchemas.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
         schemasById = Dictionary(entitySchemas.map { ($0.id.id, $0) }, uniquingKeysWith: { a, _ in a })

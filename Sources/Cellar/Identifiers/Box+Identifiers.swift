@@ -1,10 +1,10 @@
+import CellarStorage
 import Foundation
 
-extension Store {
-    /// The store's UUID, made when its file was created and kept for its life (through reopen and
-    /// compaction). Every `PersistentIdentifier` of its objects carries it.
-    public var uuid: UUID {
-        let bytes = engine.uuid.bytes
+extension StoreUUID {
+    /// The same 16 bytes as a Foundation `UUID`.
+    var foundationUUID: UUID {
+        let bytes = self.bytes
         return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
                            bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
     }
@@ -53,10 +53,6 @@ extension Query {
     /// The persistent identifiers of the matching objects, in the query's order, without building
     /// the objects.
     public func findIdentifiers() throws -> [PersistentIdentifier] {
-        let schema = try box.schema.get()
-        let store = box.store.uuid
-        return try findIds().map {
-            PersistentIdentifier(store: store, entityName: schema.name, entityUid: schema.id.uid, id: $0.value)
-        }
+        try findIds().map { try box.identifier(for: $0) }
     }
 }
