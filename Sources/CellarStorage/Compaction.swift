@@ -1,139 +1,249 @@
+import Atomics
+import Dispatch
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// What `StorageEngine.compact(directory:)` did.
+/// What a compaction did.
 public struct CompactionReport: Sendable, CustomStringConvertible {
     /// The log's length before and after (the data file without the zeros written ahead of it).
     public let bytesBefore: UInt64
     public let bytesAfter: UInt64
-    /// The newest transaction copied; the compacted store's next commit follows it.
+    /// The newest transaction in the compacted file; the next commit follows it.
     public let transactionId: UInt64
-    /// Wall-clock milliseconds, from opening the store to the swap.
+    /// Wall-clock milliseconds, from the start to the swap.
     public let milliseconds: UInt64
+    /// The longest time compaction held the writer lock, in microseconds: what a write
+    /// transaction starting at the worst moment waited for it. Readers never wait.
+    public let longestWriterWaitMicroseconds: UInt64
+    /// How many times compaction brought in what writers changed while it copied (the last one
+    /// under the writer lock).
+    public let catchUpRounds: Int
 
     public var description: String {
-        "compacted \(bytesBefore) → \(bytesAfter) bytes (transaction \(transactionId)) in \(milliseconds) ms"
+        "compacted \(bytesBefore) → \(bytesAfter) bytes (transaction \(transactionId)) in \(milliseconds) ms; "
+            + "writers waited at most \(Double(longestWriterWaitMicroseconds) / 1000) ms; \(catchUpRounds) catch-up rounds"
     }
 }
 
+/// Compaction: the live entries of the store, copied into a new data file that replaces the old
+/// one while the store stays in use (`docs/compaction.md`).
+///
+/// 1. Under the writer lock (between two write transactions): start a `ChangeJournal` and take
+///    the newest snapshot.
+/// 2. Without it: copy that snapshot's trees into a new file in `compacting/`, through an engine
+///    of its own. Writers go on, and journal the keys they change.
+/// 3. Without it: catch up. Take the journal and a newer snapshot (holding the lock a moment),
+///    write each journaled key's value in that snapshot (or its absence) into the copy. Again,
+///    while much changed.
+/// 4. Under the lock: the last catch-up, the copy's last commit carrying the newest commit's id,
+///    a sync, the check (same UUID, trees and counts), the rename, a directory sync, and the switch.
+///
+/// A crash before the rename leaves the old file, whole; after it, the new one, whole and synced.
+/// Any error before the rename leaves the store as it was (the copy is removed).
 extension StorageEngine {
     /// Where a compaction builds the new data file, inside the store's directory (an engine of its
     /// own with its own lock file). A writable open removes what a crash left of it.
     public static let compactionDirectoryName = "compacting"
 
-    /// Compacts the closed store in `directory` *offline*: opens it for writing (so no other
-    /// process may have it open: `storeLocked` otherwise), copies the live entries of its newest
-    /// commit into a new data file, and replaces the old file with it (`rename`, then a directory
-    /// sync). Keeps the store UUID and every tree, key and value; transaction ids go on from the
-    /// newest one. The garbage of replaced and deleted records is left behind.
+    /// More journaled keys than this and catch-up runs another round without the writer lock
+    /// (at most `maxUnlockedRounds`): what is left for the round under the lock stays small.
+    static let smallCatchUp = 2_000
+    static let maxUnlockedRounds = 8
+
+    /// Compacts the store while it stays open: readers are never blocked, writers only while the
+    /// journal starts, between catch-up rounds, and during the swap (`longestWriterWaitMicroseconds`
+    /// says how long). Keeps the UUID and every tree, key and value; transaction ids keep going up.
+    /// One compaction runs at a time (a second call waits for the first). Do not call it from a
+    /// thread that holds the write transaction: it waits for it.
     ///
-    /// A crash at any point leaves the old file or the new one, each with every commit; the
-    /// half-built new file is removed by the next writable open. The online compaction that runs
-    /// while the store is in use is issue 7 and not built yet (`docs/compaction.md`).
+    /// Throws `readOnly`, `closed` (also when the store is closed meanwhile; it gives up), and the
+    /// I/O errors of the copy (`ENOSPC` among them): then the store is as it was and goes on.
+    @discardableResult
+    public func compact() throws -> CompactionReport {
+        guard !options.readOnly else { throw StorageError.readOnly }
+        guard !options.inMemory else {
+            throw StorageError.illegalArgument("an in-memory store has no file to compact")
+        }
+        guard !closedFlag.load(ordering: .relaxed) else { throw StorageError.closed }
+        compactionGate.wait()
+        defer { compactionGate.signal() }
+        let started = DispatchTime.now().uptimeNanoseconds
+        var longestWait: UInt64 = 0
+
+        // 1. The journal and the snapshot to copy.
+        let (snapshot, startWait) = try holdingWriter { () -> Snapshot in
+            journal = ChangeJournal()
+            return current.load(ordering: .acquiring)
+        }
+        longestWait = max(longestWait, startWait)
+        var switched = false
+        defer { if !switched { endJournal() } }
+
+        let work = directory + "/" + Self.compactionDirectoryName
+        let copy = try makeCopyEngine(in: work)
+        var rounds = 0
+        var bytesBefore: UInt64 = 0
+        let bytesAfter: UInt64, transactionId: UInt64
+        do {
+            // 2. The copy.
+            copy.raiseTransactionIds(to: snapshot.txnId + 1)
+            try Self.copyTrees(of: ReadTransaction(snapshot: snapshot), into: copy, cancelled: closedFlag)
+            try copy.syncNow()
+            // 3. Catch up while writers go on.
+            while rounds < Self.maxUnlockedRounds {
+                let ((changes, count, newer), wait) = try holdingWriter { () -> ([String: ChangeJournal.TreeChanges], Int, Snapshot) in
+                    let count = journal!.keyCount
+                    return (journal!.take(), count, current.load(ordering: .acquiring))
+                }
+                longestWait = max(longestWait, wait)
+                rounds += 1
+                try Self.catchUp(changes, from: ReadTransaction(snapshot: newer), into: copy, cancelled: closedFlag)
+                if count <= Self.smallCatchUp { break }
+            }
+            try copy.syncNow()
+            // 4. The last round and the swap, under the lock.
+            let (result, finalWait) = try holdingWriter { () -> (UInt64, UInt64, UInt64) in
+                let newest = current.load(ordering: .acquiring)
+                try Self.catchUp(journal!.take(), from: ReadTransaction(snapshot: newest), into: copy, cancelled: closedFlag)
+                copy.raiseTransactionIds(to: newest.txnId)
+                if copy.lastTransactionId < newest.txnId { try copy.write { _ in } }
+                try copy.syncNow()
+                let after = try switchToCompactedFile(of: copy, at: work + "/" + Self.dataFileName, expected: newest)
+                switched = true
+                return (newest.committedLength, after, lastTransactionId)
+            }
+            rounds += 1
+            longestWait = max(longestWait, finalWait)
+            (bytesBefore, bytesAfter, transactionId) = result
+        } catch {
+            copy.close()
+            if !switched { try? Self.removeCompactionLeftovers(directory) }
+            throw error
+        }
+        try? Self.removeCompactionLeftovers(directory)  // the copy's lock file and the folder
+        return CompactionReport(bytesBefore: bytesBefore, bytesAfter: bytesAfter, transactionId: transactionId,
+                                milliseconds: (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000,
+                                longestWriterWaitMicroseconds: longestWait / 1000, catchUpRounds: rounds)
+    }
+
+    /// Compacts the store in `directory` while no process has it open (`storeLocked` otherwise):
+    /// opens it, compacts it, closes it. What `cellar compact` does.
     public static func compact(directory: String, options: StorageOptions = StorageOptions()) throws -> CompactionReport {
         guard !options.inMemory, !options.readOnly else {
             throw StorageError.illegalArgument("compaction needs a store on disk, opened for writing")
         }
-        let started = nowMs()
-        let source = try StorageEngine(directory: directory, options: options)
-        defer { source.close() }
-        let snapshot = source.current.load(ordering: .acquiring)
-        let header = try readHeader(source.file)
-
-        // The new file: the same UUID and creation time, a new salt.
-        let work = directory + "/" + compactionDirectoryName
-        try removeCompactionLeftovers(directory)
-        try Syscall.makeDirectory(work)
-        let dataPath = work + "/" + dataFileName
-        var rng = SystemRandomNumberGenerator()
-        let newHeader = FileHeader(uuid: header.uuid, salt: rng.next(), createdMs: header.createdMs)
-        var copyOptions = StorageOptions(durability: .none, nodeSize: options.nodeSize)
-        copyOptions.fileMode = options.fileMode
-        copyOptions.openFile = options.openFile  // the fault-injection seam reaches the copy too
-        let copy: StorageEngine
-        do {
-            let open = options.openFile ?? { path, create, readOnly in
-                try PosixFile(path: path, create: create, readOnly: readOnly, mode: mode_t(options.fileMode))
-            }
-            let headerFile = try open(dataPath, true, false)
-            defer { headerFile.close() }
-            try writeHeader(newHeader, to: headerFile)
-            copy = try StorageEngine(directory: work, options: copyOptions)
-        } catch {
-            try? removeCompactionLeftovers(directory)
-            throw error
-        }
-        let after: UInt64
-        do {
-            copy.continueTransactionIds(after: snapshot.txnId)
-            try copyTrees(of: ReadTransaction(snapshot: snapshot), into: copy)
-            // Written in `.none` durability: synced here, where a failure stops the compaction
-            // (close syncs again, with the superblock, but cannot report a failure).
-            try copy.syncNow()
-            copy.close()
-            // Check the copy before it replaces anything: it must open, hold the same trees and
-            // counts, and carry the same UUID.
-            let check = try StorageEngine(directory: work, options: StorageOptions(readOnly: true))
-            defer { check.close() }
-            try verifyCopy(of: ReadTransaction(snapshot: snapshot), against: check, uuid: header.uuid)
-            after = check.fileSize
-        } catch {
-            copy.close()
-            try? removeCompactionLeftovers(directory)
-            throw error
-        }
-
-        // The swap: still under the store's lock (held by `source`).
-        try Syscall.rename(dataPath, to: directory + "/" + dataFileName)
-        try Syscall.syncDirectory(directory)
-        try removeCompactionLeftovers(directory)
-        return CompactionReport(bytesBefore: snapshot.committedLength, bytesAfter: after,
-                                transactionId: snapshot.txnId, milliseconds: nowMs() - started)
+        var options = options
+        options.automaticCompaction = nil
+        let engine = try StorageEngine(directory: directory, options: options)
+        defer { engine.close() }
+        return try engine.compact()
     }
 
-    /// Copies every tree of `source` into `engine`, in key order, committing every 16 MiB of
-    /// keys and values so that the copy's dirty nodes stay small.
-    private static func copyTrees(of source: ReadTransaction, into engine: StorageEngine) throws {
-        let batchBytes = 16 << 20
+    /// An engine on a new, empty data file in `work` with this store's UUID and creation time and
+    /// a new salt, written without a sync per commit (the compaction syncs it).
+    private func makeCopyEngine(in work: String) throws -> StorageEngine {
+        try Self.removeCompactionLeftovers(directory)
+        try Syscall.makeDirectory(work)
+        do {
+            let header = try Self.readHeader(file)
+            var rng = SystemRandomNumberGenerator()
+            let newHeader = FileHeader(uuid: header.uuid, salt: rng.next(), createdMs: header.createdMs)
+            var copyOptions = StorageOptions(durability: .none, nodeSize: options.nodeSize)
+            copyOptions.fileMode = options.fileMode
+            copyOptions.automaticCompaction = nil
+            copyOptions.openFile = options.openFile  // the fault-injection seam reaches the copy too
+            let open = options.openFile ?? { [fileMode = options.fileMode] path, create, readOnly in
+                try PosixFile(path: path, create: create, readOnly: readOnly, mode: mode_t(fileMode))
+            }
+            let headerFile = try open(work + "/" + Self.dataFileName, true, false)
+            defer { headerFile.close() }
+            try Self.writeHeader(newHeader, to: headerFile)
+            return try StorageEngine(directory: work, options: copyOptions)
+        } catch {
+            try? Self.removeCompactionLeftovers(directory)
+            throw error
+        }
+    }
+
+    /// Keys and values written to the copy between two of its commits: its dirty nodes stay small.
+    private static let batchBytes = 16 << 20
+
+    /// Copies every tree of `source` into `engine`, in key order, committing every `batchBytes`.
+    private static func copyTrees(of source: ReadTransaction, into engine: StorageEngine, cancelled: ManagedAtomic<Bool>) throws {
         for name in try source.treeNames() {
             guard let tree = try source.tree(name) else { continue }
-            let cursor = try source.cursor(tree)
-            var more = try cursor.first()
-            repeat {  // once at least: an empty tree is created too
+            try copyTree(name, cursor: try source.cursor(tree), into: engine, cancelled: cancelled)
+        }
+    }
+
+    /// Copies the entries of `cursor` into the tree `name` of `engine` (created, even when empty).
+    private static func copyTree(_ name: String, cursor: Cursor, into engine: StorageEngine, cancelled: ManagedAtomic<Bool>) throws {
+        var more = try cursor.first()
+        repeat {  // once at least: an empty tree is created too
+            guard !cancelled.load(ordering: .relaxed) else { throw StorageError.closed }
+            try engine.write { txn in
+                let target = try txn.tree(name, create: true)!
+                var written = 0
+                while more && written < batchBytes {
+                    let key = cursor.key
+                    let value = try cursor.value()
+                    try txn.put(target, key: key, value: value)
+                    written += key.count + value.count
+                    more = try cursor.next()
+                }
+            }
+        } while more
+    }
+
+    /// Brings `changes` into the copy: each journaled key gets its value in `source`, or is
+    /// deleted when `source` has none; a tree dropped meanwhile is copied again whole.
+    private static func catchUp(_ changes: [String: ChangeJournal.TreeChanges], from source: ReadTransaction,
+                                into engine: StorageEngine, cancelled: ManagedAtomic<Bool>) throws {
+        for name in changes.keys.sorted() {
+            let change = changes[name]!
+            let sourceTree = try source.tree(name)
+            if change.whole || sourceTree == nil {
+                try engine.write { txn in _ = try txn.dropTree(name) }
+                if let sourceTree { try copyTree(name, cursor: try source.cursor(sourceTree), into: engine, cancelled: cancelled) }
+                continue
+            }
+            let keys = change.sortedKeys()
+            var next = 0
+            repeat {  // once at least: a tree created meanwhile exists in the copy too
+                guard !cancelled.load(ordering: .relaxed) else { throw StorageError.closed }
                 try engine.write { txn in
                     let target = try txn.tree(name, create: true)!
                     var written = 0
-                    while more && written < batchBytes {
-                        let key = cursor.key
-                        let value = try cursor.value()
-                        try txn.put(target, key: key, value: value)
-                        written += key.count + value.count
-                        more = try cursor.next()
+                    while next < keys.count && written < batchBytes {
+                        let key = keys[next]
+                        if let value = try source.get(sourceTree!, key: key) {
+                            try txn.put(target, key: key, value: value)
+                            written += value.count
+                        } else {
+                            try txn.delete(target, key: key)
+                        }
+                        written += key.count
+                        next += 1
                     }
                 }
-            } while more
+            } while next < keys.count
         }
     }
 
-    /// Throws unless `engine` holds the trees of `source` with the same counts, and `uuid`.
-    private static func verifyCopy(of source: ReadTransaction, against engine: StorageEngine, uuid: StoreUUID) throws {
-        guard engine.uuid == uuid else {
-            throw StorageError.fileCorrupt(offset: 16, reason: "the compacted file has another store UUID")
+    /// Throws unless `copy` holds the same trees as `source`, each with as many entries.
+    static func checkSameTrees(_ source: ReadTransaction, _ copy: ReadTransaction) throws {
+        let names = try source.treeNames()
+        guard try copy.treeNames() == names else {
+            throw StorageError.fileCorrupt(offset: 0, reason: "the compacted file does not list the same trees")
         }
-        try engine.read { copy in
-            let names = try source.treeNames()
-            guard try copy.treeNames() == names else {
-                throw StorageError.fileCorrupt(offset: 0, reason: "the compacted file does not list the same trees")
-            }
-            for name in names {
-                let a = try source.count(try source.tree(name)!)
-                let b = try copy.tree(name).map { try copy.count($0) } ?? -1
-                guard a == b else {
-                    throw StorageError.fileCorrupt(offset: 0, reason: "the compacted tree \(name) holds \(b) entries, not \(a)")
-                }
+        for name in names {
+            let a = try source.count(try source.tree(name)!)
+            let b = try copy.tree(name).map { try copy.count($0) } ?? -1
+            guard a == b else {
+                throw StorageError.fileCorrupt(offset: 0, reason: "the compacted tree \(name) holds \(b) entries, not \(a)")
             }
         }
     }

@@ -9,6 +9,8 @@ struct RecoveredState {
     /// The file goes on past `end` with something other than zeros (a torn or unfinished frame):
     /// the caller cuts it off. Zeros past `end` (written ahead by the writer) are left in place.
     var hasTail = false
+    /// The highest sequence of a valid superblock slot: the next superblock written must be newer.
+    var superblockSequence: UInt64 = 0
 }
 
 /// Finds the newest complete commit.
@@ -16,8 +18,10 @@ struct RecoveredState {
 /// 1. Of the two superblock slots, the valid one with the higher sequence whose commit record
 ///    verifies is the starting point; with neither, the start of the log.
 /// 2. From there, frames are read forward: each record must verify (checksum seeded with its
-///    offset), and a commit record must continue the chain (transaction id + 1, its frame start,
-///    the previous commit's offset). Each such commit becomes the newest.
+///    offset), and a commit record must continue the chain (a higher transaction id, its frame
+///    start, the previous commit's offset). Each such commit becomes the newest. Ids go up by one,
+///    except in a compacted file: its first commit goes on from the store it copied, and its last
+///    catch-up commit jumps to the id of the commit it caught up with (`StorageEngine.compact`).
 /// 3. The first record that does not verify ends the log. If a *durable* commit record still
 ///    verifies beyond that point, the bad bytes lie inside synced data: that is corruption, not a
 ///    torn write, and open throws `fileCorrupt` with the offset instead of dropping commits.
@@ -32,6 +36,7 @@ enum Recovery {
             let bytes = UnsafeRawBufferPointer(start: base + Int(slot), count: Superblock.size)
             if let block = Superblock.decode(bytes, slotOffset: slot, salt: salt) { candidates.append(block) }
         }
+        let newestSequence = candidates.map(\.sequence).max() ?? 0
         for block in candidates.sorted(by: { $0.sequence > $1.sequence }) {
             if let (length, kind) = LogRecord.verify(base, offset: block.commitOffset, available: fileSize, salt: salt),
                kind == .commit, block.end == block.commitOffset + UInt64(length) {
@@ -48,10 +53,7 @@ enum Recovery {
         while let (length, kind) = LogRecord.verify(base, offset: position, available: fileSize, salt: salt) {
             if kind == .commit {
                 let commit = CommitRecord.read(base + Int(position))
-                // The log's first commit may carry any id: a compacted file goes on from the
-                // transaction it copied (see `StorageEngine.compact`).
-                let first = state.commitOffset == 0 && state.txnId == 0
-                guard commit.txnId == state.txnId + 1 || (first && commit.txnId > 0), commit.frameStart == state.end,
+                guard commit.txnId > state.txnId, commit.frameStart == state.end,
                       commit.previousCommit == state.commitOffset, commit.catalogRoot < position
                 else { break }
                 state.txnId = commit.txnId
@@ -62,6 +64,7 @@ enum Recovery {
             }
             position += UInt64(length)
         }
+        state.superblockSequence = newestSequence
         if state.end < fileSize {
             // Zeros only: the space the writer keeps ahead of the log. Nothing to cut.
             if allZero(base + Int(state.end), count: Int(fileSize - state.end)) { return state }

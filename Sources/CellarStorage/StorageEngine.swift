@@ -22,7 +22,8 @@ import Darwin
 /// ```
 public final class StorageEngine: @unchecked Sendable {
     // Thread safety: `current` is atomic; everything under "writer state" is only touched while the
-    // writer semaphore is held (by a write transaction, by close); the rest is immutable.
+    // writer semaphore is held (by a write transaction, by a compaction, by close); the rest is
+    // immutable.
     public static let dataFileName = "data.cellar"
     public static let lockFileName = "lock"
 
@@ -31,14 +32,29 @@ public final class StorageEngine: @unchecked Sendable {
     public let options: StorageOptions
     /// The store's identity, created with it and kept forever.
     public let uuid: StoreUUID
-    let file: any StorageFile
-    let salt: UInt64
     private let lockDescriptor: Int32
     let current: ManagedAtomic<Snapshot>
     private let writer = DispatchSemaphore(value: 1)
-    private let closedFlag = ManagedAtomic<Bool>(false)
+    let closedFlag = ManagedAtomic<Bool>(false)
+
+    // Compaction (see Compaction.swift): one at a time, on this queue when it starts by itself.
+    let compactionGate = DispatchSemaphore(value: 1)
+    let compactionQueue = DispatchQueue(label: "cellar.compaction", qos: .utility)
+    let compactionScheduled = ManagedAtomic<Bool>(false)
+    /// An automatic compaction that failed is not tried again before the log reaches this length.
+    let automaticCompactionFloor = ManagedAtomic<UInt64>(0)
+    /// Compactions that replaced the data file since open (for tests and diagnostics).
+    package let compactions = ManagedAtomic<Int>(0)
 
     // Writer state.
+    /// The data file; a compaction replaces it (`switchToCompactedFile`).
+    private(set) var file: any StorageFile
+    /// The data file's salt (checksums are seeded with it); a compacted file has its own.
+    private var salt: UInt64
+    /// Records what transactions change while a compaction runs; nil otherwise.
+    var journal: ChangeJournal?
+    /// The lowest id the next commit may carry: a compacted copy goes on from the store it copies.
+    private var transactionFloor: UInt64 = 0
     private var end: UInt64
     private var failure: String?
     private var commitsSinceSuperblock = 0
@@ -142,6 +158,7 @@ public final class StorageEngine: @unchecked Sendable {
             self.end = recovered.end
             self.physicalSize = recovered.hasTail && !options.readOnly ? recovered.end : size
             self.lastSuperblockTxn = recovered.txnId
+            self.superblockSequence = recovered.superblockSequence
             self.current = ManagedAtomic(Snapshot(
                 txnId: recovered.txnId, catalogRoot: recovered.catalogRoot, committedLength: recovered.end,
                 commitOffset: recovered.commitOffset, liveBytes: recovered.liveBytes, generation: generation))
@@ -162,16 +179,13 @@ public final class StorageEngine: @unchecked Sendable {
         try file.sync()
     }
 
-    /// Makes the first commit of an engine that has none carry transaction id `txnId + 1`: a
-    /// compacted copy goes on from the store it copies.
-    func continueTransactionIds(after txnId: UInt64) {
+    /// Makes the next commit carry an id of at least `txnId`, even when it changes nothing: a
+    /// compacted copy goes on from the store it copies. Recovery accepts ids that go up by more
+    /// than one.
+    func raiseTransactionIds(to txnId: UInt64) {
         writer.wait()
         defer { writer.signal() }
-        let snapshot = current.load(ordering: .acquiring)
-        precondition(snapshot.commitOffset == 0 && snapshot.txnId == 0, "only an engine without commits")
-        current.store(Snapshot(txnId: txnId, catalogRoot: 0, committedLength: snapshot.committedLength, commitOffset: 0,
-                               liveBytes: 0, generation: snapshot.generation), ordering: .releasing)
-        lastSuperblockTxn = txnId
+        transactionFloor = max(transactionFloor, txnId)
     }
 
     // MARK: Transactions
@@ -198,7 +212,8 @@ public final class StorageEngine: @unchecked Sendable {
             writer.signal()
             throw StorageError.commitsRefused(reason: failure)
         }
-        let txn = WriteTransaction(engine: self, base: current.load(ordering: .acquiring), nodeSize: options.nodeSize)
+        let txn = WriteTransaction(engine: self, base: current.load(ordering: .acquiring), nodeSize: options.nodeSize,
+                                   journal: journal)
         activeWriter = ObjectIdentifier(txn)
         return txn
     }
@@ -228,8 +243,10 @@ public final class StorageEngine: @unchecked Sendable {
     /// Appends `txn`'s frame, syncs it (in `.full` durability) and publishes the new snapshot.
     func commit(_ txn: WriteTransaction) throws {
         if let failure { throw StorageError.commitsRefused(reason: failure) }
-        guard txn.hasChanges else { return }
         let base = txn.base
+        let txnId = max(base.txnId + 1, transactionFloor)
+        // A transaction without changes makes no commit, unless an id is owed (`raiseTransactionIds`).
+        guard txn.hasChanges || transactionFloor > base.txnId else { return }
         let durable = options.durability == .full
         frame.begin(file: file, at: end)
         let (catalogRoot, liveBytes) = try txn.writeFrame(to: frame, salt: salt)
@@ -240,7 +257,7 @@ public final class StorageEngine: @unchecked Sendable {
         if newEnd > UInt64(generation.region.length) {
             generation = MapGeneration(region: try file.map(length: Self.mapLength(for: newEnd, minimum: options.initialMapSize)), salt: salt)
         }
-        let commit = CommitRecord(txnId: base.txnId + 1, catalogRoot: catalogRoot, frameStart: end,
+        let commit = CommitRecord(txnId: txnId, catalogRoot: catalogRoot, frameStart: end,
                                   previousCommit: base.commitOffset, liveBytes: liveBytes,
                                   timeMs: Self.nowMs(), flags: durable ? CommitRecord.durableFlag : 0)
         let (record, offset) = try frame.appendRecord(length: CommitRecord.length)
@@ -280,6 +297,7 @@ public final class StorageEngine: @unchecked Sendable {
             try? checkpoint(durableAlready: durable)
         }
         extendAhead()
+        if options.automaticCompaction != nil, journal == nil { considerCompaction(end: newEnd, liveBytes: commit.liveBytes) }
     }
 
     /// Keeps zeros written ahead of the log's end, so that a small commit overwrites blocks the
@@ -346,6 +364,120 @@ public final class StorageEngine: @unchecked Sendable {
         return code == ENOSPC || code == EDQUOT || code == EFBIG
     }
 
+    // MARK: Compaction's hold on the writer (the rest is in Compaction.swift)
+
+    /// Runs `body` holding the writer lock, between write transactions, as compaction does to
+    /// start its journal, to take what was journaled, and to swap files. Returns the result and how
+    /// long writers were kept waiting, in nanoseconds.
+    func holdingWriter<T>(_ body: () throws -> T) throws -> (T, UInt64) {
+        writer.wait()
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { writer.signal() }
+        guard !closedFlag.load(ordering: .relaxed) else { throw StorageError.closed }
+        if let failure { throw StorageError.commitsRefused(reason: failure) }
+        let result = try body()
+        return (result, DispatchTime.now().uptimeNanoseconds - start)
+    }
+
+    /// Stops journaling changes (a compaction that gave up), once the write transaction ends.
+    func endJournal() {
+        writer.wait()
+        journal = nil
+        writer.signal()
+    }
+
+    /// Hands this engine's data file and newest commit over to the engine that adopts them (a
+    /// compacted copy: `switchToCompactedFile`), and ends this engine without closing the file.
+    /// Records a superblock first (the data must be synced), so that the next open starts at the
+    /// newest commit instead of reading the whole log.
+    private func surrender() -> (file: any StorageFile, snapshot: Snapshot, salt: UInt64, physicalSize: UInt64, superblockSequence: UInt64) {
+        writer.wait()
+        defer { writer.signal() }
+        try? checkpoint(durableAlready: true)
+        closedFlag.store(true, ordering: .releasing)
+        if lockDescriptor >= 0 { Syscall.close(lockDescriptor) }
+        return (file, current.load(ordering: .acquiring), salt, physicalSize, superblockSequence)
+    }
+
+    /// Makes the compacted copy's file (at `path`; everything of it synced) the store's data file.
+    /// The writer lock must be held and `expected` must be the newest commit. The copy must hold
+    /// a commit at least as new, with the same UUID, trees and counts; then its file is renamed
+    /// over the data file, the directory is synced, and the next commit goes to it. The copy
+    /// engine ends. Readers on older snapshots keep their mapping of the old file (the kernel keeps
+    /// its unlinked inode) and finish on it. Returns the new log's length.
+    func switchToCompactedFile(of copy: StorageEngine, at path: String, expected: Snapshot) throws -> UInt64 {
+        let dataPath = directory + "/" + Self.dataFileName
+        let handover = copy.surrender()
+        var newFile = handover.file
+        let snapshot = handover.snapshot
+        do {
+            guard copy.uuid == uuid else {
+                throw StorageError.fileCorrupt(offset: 16, reason: "the compacted file has another store UUID")
+            }
+            guard snapshot.txnId >= expected.txnId else {
+                throw StorageError.fileCorrupt(offset: snapshot.commitOffset, reason: "the compacted file ends before the newest commit")
+            }
+            try Self.checkSameTrees(ReadTransaction(snapshot: expected), ReadTransaction(snapshot: snapshot))
+            try Syscall.rename(path, to: dataPath)
+        } catch {
+            newFile.close()
+            throw error
+        }
+        // The same file under its new name, so that errors name it right (the copy's mapping stays
+        // valid after its descriptor is closed). Should this open fail, the copy's descriptor serves.
+        let open = options.openFile ?? { [fileMode = options.fileMode] path, create, readOnly in
+            try PosixFile(path: path, create: create, readOnly: readOnly, mode: mode_t(fileMode))
+        }
+        if let renamed = try? open(dataPath, false, false) {
+            newFile.close()
+            newFile = renamed
+        }
+        // The data file's name now leads to the new file: from here on the engine must write there,
+        // whatever else fails.
+        let old = file
+        file = newFile
+        salt = handover.salt
+        end = snapshot.committedLength
+        physicalSize = handover.physicalSize
+        commitsSinceSuperblock = 0
+        superblockSequence = handover.superblockSequence
+        lastSuperblockTxn = snapshot.txnId
+        journal = nil
+        compactions.wrappingIncrement(ordering: .relaxed)
+        current.store(snapshot, ordering: .releasing)
+        old.close()
+        do {
+            try Syscall.syncDirectory(directory)
+        } catch {
+            // The rename may not survive a power loss, and commits to the new file would go with
+            // it: refuse them, as after any failed sync.
+            failure = "syncing the directory after compaction failed (\(error)); reopen the store"
+            throw error
+        }
+        return snapshot.committedLength
+    }
+
+    /// After a commit: schedules one compaction on `compactionQueue` when the policy in
+    /// `options.automaticCompaction` says the file holds enough garbage.
+    private func considerCompaction(end: UInt64, liveBytes: UInt64) {
+        guard let policy = options.automaticCompaction, !options.inMemory, end >= policy.minimumFileSize,
+              end >= automaticCompactionFloor.load(ordering: .relaxed),
+              Double(end - min(end, liveBytes)) >= policy.garbageShare * Double(end),
+              compactionScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        compactionQueue.async { [weak self] in
+            guard let self else { return }
+            defer { compactionScheduled.store(false, ordering: .releasing) }
+            do {
+                _ = try compact()
+            } catch {
+                // The store goes on with its file (compaction leaves it as it was); try again once
+                // the log has grown by the policy's minimum size.
+                automaticCompactionFloor.store(fileSize + policy.minimumFileSize, ordering: .relaxed)
+            }
+        }
+    }
+
     // MARK: Information and close
 
     /// The id of the newest commit (0 for a store without commits).
@@ -364,6 +496,9 @@ public final class StorageEngine: @unchecked Sendable {
         guard !options.readOnly || !closedFlag.load(ordering: .relaxed) else { return }
         guard closedFlag.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         if !options.readOnly {
+            // A running compaction sees the flag at its next step and gives up; wait for that.
+            compactionGate.wait()
+            compactionGate.signal()
             writer.wait()
             if failure == nil {
                 if (try? file.sync()) != nil { try? checkpoint(durableAlready: true); try? file.sync() }

@@ -11,6 +11,21 @@ public struct StorageOptions: Sendable {
         case none
     }
 
+    /// When a store compacts itself (`StorageEngine.compact()`, on a utility-QoS queue of the
+    /// store's): after a commit that leaves at least `garbageShare` of the log garbage (bytes no
+    /// commit reaches any more: replaced and deleted records), once the log is at least
+    /// `minimumFileSize` bytes. A compaction that fails leaves the store as it was and is tried
+    /// again once the log has grown by `minimumFileSize`.
+    public struct AutomaticCompaction: Sendable, Equatable {
+        public var garbageShare: Double
+        public var minimumFileSize: UInt64
+
+        public init(garbageShare: Double = 0.5, minimumFileSize: UInt64 = 64 << 20) {
+            self.garbageShare = garbageShare
+            self.minimumFileSize = minimumFileSize
+        }
+    }
+
     public var durability: Durability
     /// Open without the write lock; no writes. A missing store is an error.
     public var readOnly: Bool
@@ -25,6 +40,8 @@ public struct StorageOptions: Sendable {
     public var nodeSize: Int
     /// Commits between two superblock updates (which let open skip reading the whole log).
     public var superblockInterval: Int
+    /// When the store compacts itself; nil: only when `compact()` is called. Ignored in memory.
+    public var automaticCompaction: AutomaticCompaction?
     /// The test seam: opens the data file. Nil means the real `PosixFile`.
     package var openFile: (@Sendable (_ path: String, _ create: Bool, _ readOnly: Bool) throws -> any StorageFile)?
 
@@ -37,6 +54,7 @@ public struct StorageOptions: Sendable {
         self.initialMapSize = initialMapSize
         self.nodeSize = nodeSize
         self.superblockInterval = superblockInterval
+        self.automaticCompaction = AutomaticCompaction()
         self.openFile = nil
     }
 }

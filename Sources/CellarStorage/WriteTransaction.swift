@@ -34,10 +34,13 @@ public final class WriteTransaction: NodeSource {
     private let mutations = Indirect(0)
     var mutationCount: Int { mutations.value }
     private(set) var isOpen = true
+    /// Where changes are recorded while a compaction runs (see `ChangeJournal`); nil otherwise.
+    private let journal: ChangeJournal?
 
-    init(engine: StorageEngine, base: Snapshot, nodeSize: Int) {
+    init(engine: StorageEngine, base: Snapshot, nodeSize: Int, journal: ChangeJournal?) {
         self.engine = engine
         self.base = base
+        self.journal = journal
         self.nodeSize = nodeSize
         self.inlineLimit = nodeSize / 4
         self.catalog = TreeState(name: "", root: base.catalogRoot, count: 0, bytes: 0)
@@ -85,6 +88,7 @@ public final class WriteTransaction: NodeSource {
             state = TreeState(name: name, root: entry.root, count: entry.count, bytes: entry.bytes)
         } else {
             guard create else { return nil }
+            journal?.recordCreated(tree: name)
             state = TreeState(name: name, root: 0, count: 0, bytes: 0)
             state.modified = true
             // Record it in the catalog now, so that `treeNames` sees it; the root is filled in at commit.
@@ -108,6 +112,7 @@ public final class WriteTransaction: NodeSource {
         state.count = 0
         trees[name] = nil
         droppedTrees.insert(name)
+        journal?.recordDropped(tree: name)
         _ = try Array(name.utf8).withUnsafeBytes { try delete(state: catalog, key: $0) }
         noteMutation()
         return true
@@ -169,6 +174,7 @@ public final class WriteTransaction: NodeSource {
     /// Stores `value` under `key`, replacing what was there.
     public func put(_ tree: Tree, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
         try check(tree)
+        journal?.record(tree: tree.state.name, key: key)
         try put(state: tree.state, key: key, value: value)
     }
 
@@ -181,6 +187,7 @@ public final class WriteTransaction: NodeSource {
     @discardableResult
     public func delete(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> Bool {
         try check(tree)
+        journal?.record(tree: tree.state.name, key: key)
         return try delete(state: tree.state, key: key)
     }
 

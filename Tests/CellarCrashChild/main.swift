@@ -7,10 +7,11 @@
 // sequence in memory to know what the store must hold after any number of commits.
 //
 // `compact`: each transaction also writes k into the tree `~progress` (compaction changes
-// transaction ids, so the store says how far the workload got), the store is opened and closed
-// around each commit, and every second commit is followed by an offline compaction
-// (`StorageEngine.compact`), announced with a `compacting` line.
+// transaction ids, so the store says how far the workload got), while another thread compacts
+// the open store over and over (`StorageEngine.compact()`), announcing each compaction with a
+// `compacting` line and its end with `compacted`.
 import CellarStorage
+import Dispatch
 import CellarTestSupport
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -26,27 +27,36 @@ guard arguments.count >= 4, let seed = UInt64(arguments[2]) else {
 let durability: StorageOptions.Durability = arguments[3] == "none" ? .none : .full
 let maxCommits = arguments.count > 4 ? Int(arguments[4]) ?? Int.max : Int.max
 
-/// The `compact` mode: commits and offline compactions, one after the other.
+/// The `compact` mode: commits on this thread, compactions of the same open store on another.
 func commitAndCompact(_ directory: String) throws {
-    let options = StorageOptions(initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 7)
+    var options = StorageOptions(initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 7)
+    options.automaticCompaction = nil
     var k = try CrashWorkload.progress(in: directory)
+    let engine = try StorageEngine(directory: directory, options: options)
+    DispatchQueue.global(qos: .utility).async {
+        while true {
+            print("compacting")
+            fflush(stdout)
+            do {
+                try engine.compact()
+            } catch {
+                // On standard output too: the parent reads it and fails the test.
+                print("compaction error: \(error)")
+                fflush(stdout)
+                exit(1)
+            }
+            print("compacted")
+            fflush(stdout)
+        }
+    }
     while k < maxCommits {
         k += 1
-        let engine = try StorageEngine(directory: directory, options: options)
         try engine.write { txn in
             try CrashWorkload.apply(CrashWorkload.transaction(k, seed: seed), to: txn)
             try txn.put(txn.tree(CrashWorkload.progressTree)!, key: [0], value: bigEndianKey(UInt64(k)))
         }
-        engine.close()
         print("ack \(k)")
         fflush(stdout)
-        if k % 2 == 0 {
-            print("compacting")
-            fflush(stdout)
-            _ = try StorageEngine.compact(directory: directory, options: options)
-            print("compacted")
-            fflush(stdout)
-        }
     }
 }
 

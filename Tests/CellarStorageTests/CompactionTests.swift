@@ -53,7 +53,7 @@ import Testing
         }()
 
         let report = try StorageEngine.compact(directory: dir.path)
-        #expect(report.bytesBefore == sizeBefore && report.transactionId == lastTxn)
+        #expect(report.bytesBefore == sizeBefore && report.transactionId > lastTxn)
         #expect(report.bytesAfter * 2 < report.bytesBefore, "\(report) (seed \(seed))")
         #expect(!TestDirectory.exists(dir.sub(StorageEngine.compactionDirectoryName)), "nothing left behind")
 
@@ -65,7 +65,7 @@ import Testing
             #expect(try engine.read { try $0.treeNames() }.contains("empty"), "an empty tree is kept")
             // Transaction ids go on: the copy's commits come after the last one copied.
             let copied = engine.lastTransactionId
-            #expect(copied > lastTxn)
+            #expect(copied == report.transactionId)
             try engine.write { txn in try txn.put(txn.tree("a")!, key: [9], value: [9]) }
             #expect(engine.lastTransactionId == copied + 1)
             engine.close()

@@ -111,7 +111,7 @@ struct KillTests {
         print("kill -9 (\(durability)): \(kills) kills, \(modelAt) commits, \(killedWhileCommitting) reopened past the last acknowledgement")
     }
 
-    @Test("30 kills of a process that commits and compacts lose no acknowledged commit, whenever in the compaction they land")
+    @Test("30 kills of a process that commits while another thread compacts lose no acknowledged commit, whenever in the compaction they land")
     func killNineDuringCompaction() throws {
         let seed = SplitMix64.testSeed()
         var rng = SplitMix64(seed: seed)
@@ -120,11 +120,13 @@ struct KillTests {
         var model = Model()
         var modelAt = 0
         var acknowledged = 0
-        var duringCompaction = 0, midCopy = 0
+        var duringCompaction = 0, midCopy = 0, compactions = 0
         for round in 0..<30 {
             let output = try Self.runAndKill([directory.path, String(seed), "compact"], rng: &rng, acknowledged: &acknowledged)
             let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
-            if lines.last == "compacting" { duringCompaction += 1 }
+            if lines.last(where: { $0.hasPrefix("compact") }) == "compacting" { duringCompaction += 1 }
+            compactions += lines.filter { $0 == "compacted" }.count
+            #expect(!lines.contains { $0.hasPrefix("compaction error") }, "round \(round): \(lines.filter { $0.hasPrefix("compaction error") })")
             if TestDirectory.exists(directory.sub(StorageEngine.compactionDirectoryName)) { midCopy += 1 }
             // Reopen (which removes a half-built copy) and compare.
             let progress = try CrashWorkload.progress(in: directory.path)
@@ -143,7 +145,7 @@ struct KillTests {
         }
         #expect(modelAt > 30, "the children committed too little: \(modelAt) transactions")
         #expect(duringCompaction > 0, "no kill landed during a compaction")
-        print("kill -9 during compaction: 30 kills, \(modelAt) transactions, \(duringCompaction) during a compaction, \(midCopy) with a half-built copy on disk")
+        print("kill -9 during compaction: 30 kills, \(modelAt) transactions, \(compactions) compactions finished, \(duringCompaction) kills during a compaction, \(midCopy) with a half-built copy on disk")
     }
 
     @Test("while another process writes to a store, opening it for writing throws storeLocked")
