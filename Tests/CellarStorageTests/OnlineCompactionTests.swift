@@ -26,9 +26,9 @@ import Darwin
                 operations.append(.put(tree: tree, key: key, value: [UInt8](repeating: UInt8(truncatingIfNeeded: k), count: size)))
             }
         }
-        if k % 40 == 0 {
+        if k % 12 == 0 {
             operations.append(.drop(tree: "c"))
-            for i in 0..<UInt64(k % 7) { operations.append(.put(tree: "c", key: bigEndianKey(i), value: bigEndianKey(UInt64(k)))) }
+            for i in 0..<UInt64(k % 7) { operations.append(.put(tree: "c", key: bigEndianKey(UInt64(k) * 10 + i), value: bigEndianKey(UInt64(k)))) }
         }
         return (operations, k % 90 == 0 ? "new-\(k)" : nil)
     }
