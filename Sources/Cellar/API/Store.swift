@@ -54,8 +54,10 @@ public final class Store: @unchecked Sendable {
             throw CellarError.illegalArgument(directoryPath.isEmpty ? "the directory path is empty" : "an in-memory store cannot be read-only: it starts empty")
         }
         let engine = try translatingErrors {
-            try StorageEngine(directory: directoryPath, options: StorageOptions(
-                durability: options.durability, readOnly: options.readOnly, inMemory: inMemory, fileMode: options.fileMode))
+            var storageOptions = StorageOptions(durability: options.durability, readOnly: options.readOnly,
+                                                inMemory: inMemory, fileMode: options.fileMode)
+            storageOptions.automaticCompaction = options.automaticCompaction
+            return try StorageEngine(directory: directoryPath, options: storageOptions)
         }
         let sync: ModelSync.Result
         do {
@@ -206,6 +208,39 @@ public final class Store: @unchecked Sendable {
         defer { ThreadTransactions.pop(context) }
         return try translatingErrors { try body(context) }
     }
+
+    // MARK: Compaction
+
+    /// Compacts the database now: copies its live objects into a new file that replaces the old
+    /// one, while other threads go on reading (never blocked) and writing (blocked only for the
+    /// last catch-up and the swap; the report says how long). Returns what it did. Everything is
+    /// kept: objects and their IDs, ID sequences, indexes, relations, the model, the store's UUID
+    /// (identifiers stay valid). A store also compacts itself (`StoreOptions.automaticCompaction`).
+    ///
+    /// Throws `readOnly` for a read-only store, `illegalArgument` for an in-memory one or inside a
+    /// transaction on this thread (compaction would wait for it forever), `storeClosed` when the
+    /// store closes meanwhile, and I/O errors (no space, say): the database is then as it was.
+    @discardableResult
+    public func compact() throws -> CompactionReport {
+        guard ThreadTransactions.current(for: self) == nil else {
+            throw CellarError.illegalArgument("compact() cannot run inside a transaction: it would wait for that transaction to end")
+        }
+        return try translatingErrors { try engine.compact() }
+    }
+
+    /// `compact()` off the caller's task, on a utility-QoS queue.
+    @discardableResult
+    public func compact() async throws -> CompactionReport {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global(qos: .utility).async {
+                continuation.resume(with: Result { try self.engine.compact() }.mapError { CellarError.wrap($0) })
+            }
+        }
+    }
+
+    /// Bytes of the data file in use, and of the records the newest commit reaches (the rest is
+    /// what compaction reclaims).
+    public var fileSize: (total: UInt64, live: UInt64) { (engine.fileSize, engine.liveBytes) }
 
     // MARK: The stored model
 
