@@ -103,6 +103,7 @@ extension StorageEngine {
                 try Self.catchUp(changes, from: ReadTransaction(snapshot: newer), into: copy, cancelled: closedFlag)
                 if count <= Self.smallCatchUp { break }
             }
+            copy.prepareZerosAhead()
             try copy.syncNow()
             // 4. The last round and the swap, under the lock.
             let (result, finalWait) = try holdingWriter { () -> (UInt64, UInt64, UInt64) in
@@ -195,6 +196,10 @@ extension StorageEngine {
                     more = try cursor.next()
                 }
             }
+            // Synced batch by batch: dirty pages of the copy never pile up. A writer's sync can
+            // wait for them (ext4 writes a file's new blocks before the journal commit that
+            // allocates them, and a commit that grows the data file needs one).
+            try engine.syncNow()
         } while more
     }
 

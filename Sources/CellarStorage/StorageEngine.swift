@@ -304,32 +304,47 @@ public final class StorageEngine: @unchecked Sendable {
     /// file already has instead of growing it: `fdatasync` then flushes data only, where a growing
     /// file also makes the file system commit its journal. The zeros are synced with the next
     /// commit. They are not part of the store: recovery stops at them (a zero length is no
-    /// record) and a writable open cuts them off. A failure here only means no zeros ahead.
+    /// record). A failure here only means no zeros ahead.
     private func extendAhead() {
         // Only a per-commit sync gains from it; without one (`.none`, in memory) the zeros would
-        // be writes for nothing (up to 64 MiB at a time, in the middle of some commit).
-        guard options.durability == .full else { return }
-        let ahead = UInt64(min(max(Int(end / 16), 1 << 20), 64 << 20))
-        guard physicalSize < end + ahead / 2 else { return }
-        let target = end + ahead
-        guard let zeros = zeroMegabyte else { return }
+        // be writes for nothing.
+        guard options.durability == .full, physicalSize < end + zerosAhead / 2 else { return }
+        guard writeZeros(upTo: end + zerosAhead) else { return }
+        // Synced now, so their blocks are allocated and the file's new size is on disk: later
+        // commits (synced by range) then overwrite allocated blocks and commit no metadata. A
+        // failed sync refuses further commits, as any failed sync does.
+        do {
+            try file.sync()
+        } catch {
+            failure = "a sync failed (\(error)); the store cannot promise durability any more"
+        }
+    }
+
+    /// How far ahead of the log's end `extendAhead` keeps zeros: a sixteenth of the log, at least
+    /// 1 MiB and at most 4 MiB. The commit that writes them waits for them (and their sync), so
+    /// the cap bounds that commit's latency; more would only make it rarer.
+    private var zerosAhead: UInt64 { UInt64(min(max(Int(end / 16), 1 << 20), 4 << 20)) }
+
+    /// Writes zeros from the physical end up to `target`; false when a write failed.
+    private func writeZeros(upTo target: UInt64) -> Bool {
+        guard let zeros = zeroMegabyte else { return false }
         var at = max(physicalSize, end)
         while at < target {
             let n = Int(min(target - at, 1 << 20))
-            guard (try? file.write(UnsafeRawBufferPointer(start: zeros, count: n), at: at)) != nil else { return }
+            guard (try? file.write(UnsafeRawBufferPointer(start: zeros, count: n), at: at)) != nil else { return false }
             at += UInt64(n)
             physicalSize = at
         }
-        // In `.full`, sync them now, so their blocks are allocated and the file's new size is on
-        // disk: later commits (synced by range) then overwrite allocated blocks and commit no
-        // metadata. A failed sync refuses further commits, as any failed sync does.
-        if options.durability == .full {
-            do {
-                try file.sync()
-            } catch {
-                failure = "a sync failed (\(error)); the store cannot promise durability any more"
-            }
-        }
+        return true
+    }
+
+    /// For a compacted copy about to replace a store's file: writes and syncs the zeros the
+    /// store's commits keep ahead of the log (this copy commits without syncs and keeps none), so
+    /// that the first commits after the swap do not wait for them. A failure only means none.
+    func prepareZerosAhead() {
+        writer.wait()
+        defer { writer.signal() }
+        if writeZeros(upTo: end + zerosAhead) { try? file.sync() }
     }
 
     /// Points a superblock slot at the newest commit. The commit must be on disk first: in `.full`

@@ -27,6 +27,7 @@ enum CellarEngine {
         }
         try check("a: box.count() == N", try box.count() == n)
         result.sizeAfterA = folderBytes(path)
+        result.logAfterA = Int(store.fileSize.total)
 
         // b: one read transaction, every object by id in WORKLOAD.md's random order, title length
         // read from the stored record (Box.visit(id:), as the anchors read one FlatBuffers field).
@@ -59,7 +60,7 @@ enum CellarEngine {
         result.sizeAfterD = folderBytes(path)
 
         // After d: a copy of the data file (read and written, not mapped: no RSS), compacted after
-        // the run by `compactCopy`, so that the compaction is not in the run's peak RSS.
+        // the run by `compactCopy` (while a writer commits to it), outside the run's peak RSS.
         try FileManager.default.createDirectory(atPath: compactionFolder(folder), withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: path + "/" + StorageEngine.dataFileName,
                                          toPath: compactionFolder(folder) + "/" + StorageEngine.dataFileName)
@@ -139,21 +140,81 @@ enum CellarEngine {
 
     static func compactionFolder(_ folder: String) -> String { folder + "/cellar-after-d" }
 
-    /// Compacts the copy of the store made after d offline (`StorageEngine.compact`: the store in
-    /// use stayed as it was for the next steps) and records its size. Online compaction, while
-    /// readers and writers go on, is not built yet.
+    /// Compacts the copy of the store made after d *online* (`Store.compact()`), while another
+    /// thread goes on committing durable one-object updates to it, and records the compacted size
+    /// (the log's length at the swap), the throughput, and how long writers waited: the longest
+    /// wait compaction reports, and the longest commit the writer saw during the compaction against
+    /// the longest it saw outside it. Runs after the measured run, so the run's peak RSS is the run's.
     static func compactCopy(folder: String, _ w: Workload, into result: inout RunResult) throws {
         let n = w.n
         let copy = compactionFolder(folder)
-        let report = try StorageEngine.compact(directory: copy)
-        result.sizeAfterCompaction = folderBytes(copy)
+        let store = try Store(directoryPath: copy, options: StoreOptions(automaticCompaction: nil))
+        defer { store.close() }
+        let box = store.box(for: Note.self)
+        let writer = CommitLog()
+        let (report, compactionWindow) = try withWriter(box, log: writer) {
+            Thread.sleep(forTimeInterval: 0.3)  // commits before: the baseline
+            let start = now()
+            let report = try store.compact()
+            let end = now()
+            Thread.sleep(forTimeInterval: 0.3)
+            return (report, start...end)
+        }
+        // The compacted log's length at the swap (the writer's commits after it not counted).
+        result.sizeAfterCompaction = Int(report.bytesAfter)
         result.compactionSeconds = Double(report.milliseconds) / 1000
         result.compactedBytes = Int(report.bytesBefore)
-        let store = try Store(directoryPath: copy)
-        defer { store.close() }
-        try check("compaction: the copy keeps every object", try store.box(for: Note.self).count() == n)
-        let query = try store.box(for: Note.self).query { Note.author == 42 }.build()
+        result.compactionWriterWait = Double(report.longestWriterWaitMicroseconds) / 1e6
+        let commits = writer.commits
+        let during = commits.filter { compactionWindow.overlaps($0.start...$0.end) }
+        let outside = commits.filter { !compactionWindow.overlaps($0.start...$0.end) }
+        result.commitsDuringCompaction = during.count
+        result.longestCommitDuringCompaction = during.map { $0.end - $0.start }.max() ?? 0
+        result.longestCommitOutsideCompaction = outside.map { $0.end - $0.start }.max() ?? 0
+        result.p99CommitDuringCompaction = percentile99(during.map { $0.end - $0.start })
+        result.p99CommitOutsideCompaction = percentile99(outside.map { $0.end - $0.start })
+        if let error = writer.error { throw BenchError("compaction: the writer failed: \(error)") }
+        try check("compaction: the writer committed during the compaction", !during.isEmpty)
+        try check("compaction: the copy keeps every object", try box.count() == n)
+        let query = try box.query { Note.author == 42 }.build()
         try check("compaction: the author index answers as before", try query.count() == w.authorIds.count)
+        try check("compaction: the writer's updates are kept",
+                  try commits.allSatisfy { commit in
+                      try box.get(commit.id).map { $0.modificationDate == $0.creationDate.addingTimeInterval(90) } ?? false
+                  })
+    }
+
+    static func percentile99(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        return values.sorted()[min(values.count - 1, values.count * 99 / 100)]
+    }
+
+    /// Runs `body` while a thread commits one-object updates (ids 1, 2, …; modificationDate =
+    /// creationDate + 90 s; each its own durable write transaction) into `log`, then stops it.
+    static func withWriter<T>(_ box: Box<Note>, log: CommitLog, _ body: () throws -> T) rethrows -> T {
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            var id: Id = 1
+            while !log.stopped {
+                let start = now()
+                do {
+                    guard var note = try box.get(id) else { throw BenchError("object \(id) is missing") }
+                    note.modificationDate = note.creationDate.addingTimeInterval(90)
+                    try box.put(note)
+                } catch {
+                    log.fail(error)
+                    break
+                }
+                log.append(id: id, start: start, end: now())
+                id += 1
+            }
+            done.signal()
+        }
+        defer {
+            log.stop()
+            done.wait()
+        }
+        return try body()
     }
 
     @inline(never)
@@ -261,4 +322,20 @@ enum CellarEngine {
     static func timedRemoveAll(_ box: Box<Note>) throws -> Int {
         try box.removeAll()
     }
+}
+
+/// The commits of `CellarEngine.withWriter`'s thread, and when to stop it.
+final class CommitLog: @unchecked Sendable {
+    // Every member behind `lock`.
+    private let lock = NSLock()
+    private var entries: [(id: Id, start: Double, end: Double)] = []
+    private var stopFlag = false
+    private var failure: (any Error)?
+
+    var commits: [(id: Id, start: Double, end: Double)] { lock.withLock { entries } }
+    var stopped: Bool { lock.withLock { stopFlag } }
+    var error: (any Error)? { lock.withLock { failure } }
+    func append(id: Id, start: Double, end: Double) { lock.withLock { entries.append((id, start, end)) } }
+    func stop() { lock.withLock { stopFlag = true } }
+    func fail(_ error: any Error) { lock.withLock { failure = error } }
 }
