@@ -28,6 +28,13 @@ public struct CompactionReport: Sendable, CustomStringConvertible {
     }
 }
 
+/// Rewrites one value as compaction copies it: the new bytes, or nil to copy it as it is.
+public typealias ValueRewrite = (UnsafeRawBufferPointer) throws -> [UInt8]?
+
+/// Given a tree's name, how compaction rewrites its values; nil copies them as they are. The
+/// object layer drops retired properties' fields this way. Keys never change.
+public typealias CompactionRewrites = @Sendable (_ tree: String) -> ValueRewrite?
+
 /// Compaction: the live entries of the store, copied into a new data file that replaces the old
 /// one while the store stays in use (`docs/compaction.md`).
 ///
@@ -70,6 +77,7 @@ extension StorageEngine {
         guard !closedFlag.load(ordering: .relaxed) else { throw StorageError.closed }
         compactionGate.wait()
         defer { compactionGate.signal() }
+        let rewrites = compactionRewrites
         let started = DispatchTime.now().uptimeNanoseconds
         var longestWait: UInt64 = 0
 
@@ -90,7 +98,7 @@ extension StorageEngine {
         do {
             // 2. The copy.
             copy.raiseTransactionIds(to: snapshot.txnId + 1)
-            try Self.copyTrees(of: ReadTransaction(snapshot: snapshot), into: copy, cancelled: closedFlag)
+            try Self.copyTrees(of: ReadTransaction(snapshot: snapshot), into: copy, rewrites: rewrites, cancelled: closedFlag)
             try copy.syncNow()
             // 3. Catch up while writers go on.
             while rounds < Self.maxUnlockedRounds {
@@ -100,7 +108,7 @@ extension StorageEngine {
                 }
                 longestWait = max(longestWait, wait)
                 rounds += 1
-                try Self.catchUp(changes, from: ReadTransaction(snapshot: newer), into: copy, cancelled: closedFlag)
+                try Self.catchUp(changes, from: ReadTransaction(snapshot: newer), into: copy, rewrites: rewrites, cancelled: closedFlag)
                 if count <= Self.smallCatchUp { break }
             }
             copy.prepareZerosAhead()
@@ -108,7 +116,7 @@ extension StorageEngine {
             // 4. The last round and the swap, under the lock.
             let (result, finalWait) = try holdingWriter { () -> (UInt64, UInt64, UInt64) in
                 let newest = current.load(ordering: .acquiring)
-                try Self.catchUp(journal!.take(), from: ReadTransaction(snapshot: newest), into: copy, cancelled: closedFlag)
+                try Self.catchUp(journal!.take(), from: ReadTransaction(snapshot: newest), into: copy, rewrites: rewrites, cancelled: closedFlag)
                 copy.raiseTransactionIds(to: newest.txnId)
                 if copy.lastTransactionId < newest.txnId { try copy.write { _ in } }
                 try copy.syncNow()
@@ -172,16 +180,36 @@ extension StorageEngine {
     /// Keys and values written to the copy between two of its commits: its dirty nodes stay small.
     private static let batchBytes = 16 << 20
 
+    /// Sets how compaction rewrites values, tree by tree (see `CompactionRewrites`); the next
+    /// compaction uses it. The object layer sets it when it opens a store.
+    public func setCompactionRewrites(_ rewrites: CompactionRewrites?) {
+        compactionGate.wait()
+        compactionRewrites = rewrites
+        compactionGate.signal()
+    }
+
     /// Copies every tree of `source` into `engine`, in key order, committing every `batchBytes`.
-    private static func copyTrees(of source: ReadTransaction, into engine: StorageEngine, cancelled: ManagedAtomic<Bool>) throws {
+    private static func copyTrees(of source: ReadTransaction, into engine: StorageEngine, rewrites: CompactionRewrites?,
+                                  cancelled: ManagedAtomic<Bool>) throws {
         for name in try source.treeNames() {
             guard let tree = try source.tree(name) else { continue }
-            try copyTree(name, cursor: try source.cursor(tree), into: engine, cancelled: cancelled)
+            try copyTree(name, cursor: try source.cursor(tree), into: engine, rewrite: rewrites?(name), cancelled: cancelled)
+        }
+    }
+
+    /// Puts `value`, or what `rewrite` makes of it, under `key`.
+    private static func put(_ txn: WriteTransaction, _ tree: Tree, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                            rewrite: ValueRewrite?) throws {
+        if let rewrite, let rewritten = try rewrite(value) {
+            try rewritten.withUnsafeBytes { try txn.put(tree, key: key, value: $0) }
+        } else {
+            try txn.put(tree, key: key, value: value)
         }
     }
 
     /// Copies the entries of `cursor` into the tree `name` of `engine` (created, even when empty).
-    private static func copyTree(_ name: String, cursor: Cursor, into engine: StorageEngine, cancelled: ManagedAtomic<Bool>) throws {
+    private static func copyTree(_ name: String, cursor: Cursor, into engine: StorageEngine, rewrite: ValueRewrite?,
+                                 cancelled: ManagedAtomic<Bool>) throws {
         var more = try cursor.first()
         repeat {  // once at least: an empty tree is created too
             guard !cancelled.load(ordering: .relaxed) else { throw StorageError.closed }
@@ -191,7 +219,7 @@ extension StorageEngine {
                 while more && written < batchBytes {
                     let key = cursor.key
                     let value = try cursor.value()
-                    try txn.put(target, key: key, value: value)
+                    try put(txn, target, key: key, value: value, rewrite: rewrite)
                     written += key.count + value.count
                     more = try cursor.next()
                 }
@@ -206,13 +234,16 @@ extension StorageEngine {
     /// Brings `changes` into the copy: each journaled key gets its value in `source`, or is
     /// deleted when `source` has none; a tree dropped meanwhile is copied again whole.
     private static func catchUp(_ changes: [String: ChangeJournal.TreeChanges], from source: ReadTransaction,
-                                into engine: StorageEngine, cancelled: ManagedAtomic<Bool>) throws {
+                                into engine: StorageEngine, rewrites: CompactionRewrites?, cancelled: ManagedAtomic<Bool>) throws {
         for name in changes.keys.sorted() {
+            let rewrite = rewrites?(name)
             let change = changes[name]!
             let sourceTree = try source.tree(name)
             if change.whole || sourceTree == nil {
                 try engine.write { txn in _ = try txn.dropTree(name) }
-                if let sourceTree { try copyTree(name, cursor: try source.cursor(sourceTree), into: engine, cancelled: cancelled) }
+                if let sourceTree {
+                    try copyTree(name, cursor: try source.cursor(sourceTree), into: engine, rewrite: rewrite, cancelled: cancelled)
+                }
                 continue
             }
             let keys = change.sortedKeys()
@@ -224,8 +255,8 @@ extension StorageEngine {
                     var written = 0
                     while next < keys.count && written < batchBytes {
                         let key = keys[next]
-                        if let value = try source.get(sourceTree!, key: key) {
-                            try txn.put(target, key: key, value: value)
+                        if let value = try key.withUnsafeBytes({ try source.get(sourceTree!, key: $0) }) {
+                            try key.withUnsafeBytes { try put(txn, target, key: $0, value: value, rewrite: rewrite) }
                             written += value.count
                         } else {
                             try txn.delete(target, key: key)

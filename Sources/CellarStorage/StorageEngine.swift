@@ -43,6 +43,8 @@ public final class StorageEngine: @unchecked Sendable {
     let compactionScheduled = ManagedAtomic<Bool>(false)
     /// An automatic compaction that failed is not tried again before the log reaches this length.
     let automaticCompactionFloor = ManagedAtomic<UInt64>(0)
+    /// How compaction rewrites values; only touched while holding `compactionGate`.
+    var compactionRewrites: CompactionRewrites?
     /// Compactions that replaced the data file since open (for tests and diagnostics).
     package let compactions = ManagedAtomic<Int>(0)
 

@@ -90,6 +90,25 @@ public final class Store: @unchecked Sendable {
         savedSequences = .allocate(capacity: max(entityCount, 1))
         savedSequences.initialize(repeating: nil, count: max(entityCount, 1))
         try reconcileIndexes(readOnly: options.readOnly)
+        if !options.readOnly { engine.setCompactionRewrites(Self.retiredFieldDropping(sync.model)) }
+    }
+
+    /// How compaction rewrites object records: without the fields of retired properties (their
+    /// slots absent from `model`'s entities). Trees of entities without such fields are copied
+    /// record by record as they are; the check costs one pass over each record's slot table.
+    private static func retiredFieldDropping(_ model: Model) -> CompactionRewrites {
+        var types: [String: [PropertyType?]] = [:]
+        for entity in model.entities {
+            var slots = [PropertyType?](repeating: nil, count: Int(entity.lastPropertyId.id))
+            for property in entity.properties where property.id.id >= 1 && Int(property.id.id) <= slots.count {
+                slots[Int(property.id.id) - 1] = property.type
+            }
+            types[StorageLayout.entityTree(entity.id.id)] = slots
+        }
+        return { [types] tree in
+            guard let slots = types[tree] else { return nil }
+            return { record in try RecordReader(record).withoutRetiredFields(slots) }
+        }
     }
 
     deinit {
