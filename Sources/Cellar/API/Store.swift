@@ -107,7 +107,8 @@ public final class Store: @unchecked Sendable {
         }
         return { [types] tree in
             guard let slots = types[tree] else { return nil }
-            return { record in try RecordReader(record).withoutRetiredFields(slots) }
+            let builder = RecordBuilder()  // one per tree; compaction copies a tree on one thread
+            return { record in try RecordReader(record).withoutRetiredFields(slots, into: builder) }
         }
     }
 

@@ -17,6 +17,8 @@ public final class RecordBuilder {
         @usableFromInline var capacity: Int
         @usableFromInline var length = 0
         @usableFromInline var slotCount = 0
+        /// The slot table holds u32 offsets: the record grew past `RecordLayout.narrowLimit`.
+        @usableFromInline var wide = false
 
         @usableFromInline
         init(buffer: UnsafeMutableRawPointer, capacity: Int) {
@@ -39,17 +41,19 @@ public final class RecordBuilder {
         state.deallocate()
     }
 
-    /// Starts a record with room for `slotCount` fields (the entity's last property ID).
+    /// Starts a record with room for `slotCount` fields (the entity's last property ID). It starts
+    /// narrow (u16 offsets) and turns wide when it grows past 64 KiB.
     public func begin(slotCount: Int) {
         precondition(slotCount >= 0 && slotCount <= RecordLayout.maxSlots, "slot count \(slotCount) out of range")
-        let length = RecordLayout.headerSize + 4 * slotCount
+        let length = RecordLayout.headerSize + 2 * slotCount
         reserve(length)
         state.pointee.slotCount = slotCount
         state.pointee.length = length
+        state.pointee.wide = false
         let buffer = state.pointee.buffer
         buffer.storeBytes(of: UInt16(slotCount).littleEndian, toByteOffset: 0, as: UInt16.self)
-        buffer.storeBytes(of: RecordLayout.format.littleEndian, toByteOffset: 2, as: UInt16.self)
-        (buffer + RecordLayout.headerSize).initializeMemory(as: UInt8.self, repeating: 0, count: 4 * slotCount)
+        buffer.storeBytes(of: RecordLayout.narrowFormat.littleEndian, toByteOffset: 2, as: UInt16.self)
+        (buffer + RecordLayout.headerSize).initializeMemory(as: UInt8.self, repeating: 0, count: 2 * slotCount)
     }
 
     /// The finished record; valid until the next `begin`.
@@ -167,12 +171,40 @@ public final class RecordBuilder {
     func field(_ slot: Int, size: Int) -> Int {
         let slotCount = state.pointee.slotCount
         precondition(slot >= 0 && slot < slotCount, "slot \(slot) is outside the record's \(slotCount) slots")
+        if !state.pointee.wide && state.pointee.length + size > RecordLayout.narrowLimit { widen() }
         let at = state.pointee.length
         reserve(at + size)
         state.pointee.length = at + size
-        state.pointee.buffer.storeBytes(of: UInt32(truncatingIfNeeded: at).littleEndian,
-                                        toByteOffset: RecordLayout.headerSize + 4 * slot, as: UInt32.self)
+        if state.pointee.wide {
+            state.pointee.buffer.storeBytes(of: UInt32(truncatingIfNeeded: at).littleEndian,
+                                            toByteOffset: RecordLayout.headerSize + 4 * slot, as: UInt32.self)
+        } else {
+            state.pointee.buffer.storeBytes(of: UInt16(truncatingIfNeeded: at).littleEndian,
+                                            toByteOffset: RecordLayout.headerSize + 2 * slot, as: UInt16.self)
+        }
         return at
+    }
+
+    /// Turns the record wide: the fields move up by 2 bytes a slot, the table holds u32 offsets.
+    @usableFromInline
+    func widen() {
+        let slotCount = state.pointee.slotCount
+        let shift = 2 * slotCount
+        let narrowEnd = RecordLayout.headerSize + shift
+        let length = state.pointee.length
+        reserve(length + shift)
+        let buffer = state.pointee.buffer
+        let offsets = (0..<slotCount).map {
+            Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: RecordLayout.headerSize + 2 * $0, as: UInt16.self)))
+        }
+        memmove(buffer + narrowEnd + shift, buffer + narrowEnd, length - narrowEnd)  // overlapping
+        for (slot, offset) in offsets.enumerated() {
+            let wide = offset == 0 ? 0 : UInt32(offset + shift)
+            buffer.storeBytes(of: wide.littleEndian, toByteOffset: RecordLayout.headerSize + 4 * slot, as: UInt32.self)
+        }
+        buffer.storeBytes(of: RecordLayout.wideFormat.littleEndian, toByteOffset: 2, as: UInt16.self)
+        state.pointee.length = length + shift
+        state.pointee.wide = true
     }
 
     /// Appends a u32 length and room for `count` bytes; returns the offset of the bytes.

@@ -2,8 +2,9 @@
 ///
 /// ```
 /// offset 0   u16  slot count N (= the entity's last property ID when written)
-/// offset 2   u16  format (1)
-/// offset 4   N × u32  field offsets from the record's start; 0 = the field is absent
+/// offset 2   u16  format: 2 (narrow) or 1 (wide)
+/// offset 4   N × u16 (narrow) or N × u32 (wide)  field offsets from the record's start;
+///            0 = the field is absent. A record is narrow when it is shorter than 64 KiB.
 /// then       the fields, in the order they were written:
 ///              scalars at their natural width (Bool 1 byte, 0 or 1; integers; Float and
 ///              Double as their bit patterns; dates as Int64 milliseconds or nanoseconds);
@@ -16,7 +17,12 @@
 @usableFromInline
 enum RecordLayout {
     @usableFromInline static let headerSize = 4
-    @usableFromInline static let format: UInt16 = 1
+    /// u32 offsets: records of 64 KiB and more (and every record written before format 2).
+    @usableFromInline static let wideFormat: UInt16 = 1
+    /// u16 offsets: records shorter than 64 KiB; 2 bytes a slot less.
+    @usableFromInline static let narrowFormat: UInt16 = 2
+    /// The largest offset a narrow record's slot table holds.
+    @usableFromInline static let narrowLimit = Int(UInt16.max)
     /// The largest slot count a record can hold (property IDs are at most this).
     static let maxSlots = Int(UInt16.max)
 }

@@ -12,6 +12,8 @@ public struct RecordReader {
     @usableFromInline let base: UnsafeRawPointer
     @usableFromInline let count: Int
     @usableFromInline let slotCount: Int
+    /// Whether the slot table holds u16 offsets (`RecordLayout.narrowFormat`), not u32.
+    @usableFromInline let narrow: Bool
 
     /// Checks the header of `bytes` and returns a reader on them.
     @inlinable
@@ -22,11 +24,13 @@ public struct RecordReader {
         }
         let slots = Int(UInt16(littleEndian: base.loadUnaligned(as: UInt16.self)))
         let format = UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
-        guard format == RecordLayout.format else { throw Self.unknownFormat(format) }
-        guard RecordLayout.headerSize + 4 * slots <= bytes.count else { throw Self.tooManySlots(slots, count: bytes.count) }
+        let narrow = format == RecordLayout.narrowFormat
+        guard narrow || format == RecordLayout.wideFormat else { throw Self.unknownFormat(format) }
+        guard RecordLayout.headerSize + (narrow ? 2 : 4) * slots <= bytes.count else { throw Self.tooManySlots(slots, count: bytes.count) }
         self.base = base
         self.count = bytes.count
         self.slotCount = slots
+        self.narrow = narrow
     }
 
     @usableFromInline
@@ -36,7 +40,7 @@ public struct RecordReader {
 
     @usableFromInline
     static func unknownFormat(_ format: UInt16) -> CellarError {
-        CellarError.fileCorrupt("an object record has format \(format); this build reads format \(RecordLayout.format)")
+        CellarError.fileCorrupt("an object record has format \(format); this build reads formats \(RecordLayout.wideFormat) and \(RecordLayout.narrowFormat)")
     }
 
     @usableFromInline
@@ -50,6 +54,7 @@ public struct RecordReader {
         base = UnsafeRawPointer(bitPattern: 8)!
         count = 0
         slotCount = 0
+        narrow = true
     }
 
     /// The number of slots the record was written with.
@@ -59,9 +64,11 @@ public struct RecordReader {
     @inlinable
     func offset(_ slot: Int, size: Int) throws -> Int? {
         guard slot >= 0, slot < slotCount else { return nil }
-        let at = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: RecordLayout.headerSize + 4 * slot, as: UInt32.self)))
+        let at = narrow
+            ? Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: RecordLayout.headerSize + 2 * slot, as: UInt16.self)))
+            : Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: RecordLayout.headerSize + 4 * slot, as: UInt32.self)))
         if at == 0 { return nil }
-        guard at >= RecordLayout.headerSize + 4 * slotCount, size <= count - at else {
+        guard at >= RecordLayout.headerSize + (narrow ? 2 : 4) * slotCount, size <= count - at else {
             throw Self.outOfBounds(slot: slot, offset: at, size: size, count: count)
         }
         return at
