@@ -152,7 +152,7 @@ enum CellarEngine {
         defer { store.close() }
         let box = store.box(for: Note.self)
         let writer = CommitLog()
-        let (report, compactionWindow) = try withWriter(box, log: writer) {
+        let (report, compactionWindow) = try withWriter(box, objects: n, log: writer) {
             Thread.sleep(forTimeInterval: 0.3)  // commits before: the baseline
             let start = now()
             let report = try store.compact()
@@ -160,19 +160,16 @@ enum CellarEngine {
             Thread.sleep(forTimeInterval: 0.3)
             return (report, start...end)
         }
-        // The compacted log's length at the swap (the writer's commits after it not counted).
-        result.sizeAfterCompaction = Int(report.bytesAfter)
-        result.compactionSeconds = Double(report.milliseconds) / 1000
-        result.compactedBytes = Int(report.bytesBefore)
-        result.compactionWriterWait = Double(report.longestWriterWaitMicroseconds) / 1e6
         let commits = writer.commits
         let during = commits.filter { compactionWindow.overlaps($0.start...$0.end) }
         let outside = commits.filter { !compactionWindow.overlaps($0.start...$0.end) }
-        result.commitsDuringCompaction = during.count
-        result.longestCommitDuringCompaction = during.map { $0.end - $0.start }.max() ?? 0
-        result.longestCommitOutsideCompaction = outside.map { $0.end - $0.start }.max() ?? 0
-        result.p99CommitDuringCompaction = percentile99(during.map { $0.end - $0.start })
-        result.p99CommitOutsideCompaction = percentile99(outside.map { $0.end - $0.start })
+        let latencies = (during.map { $0.end - $0.start }, outside.map { $0.end - $0.start })
+        // The compacted log's length at the swap (the writer's commits after it not counted).
+        result.compaction = CompactionFigures(
+            bytesAfter: Int(report.bytesAfter), bytesBefore: Int(report.bytesBefore), seconds: Double(report.milliseconds) / 1000,
+            writerLockHold: Double(report.longestWriterWaitMicroseconds) / 1e6, commitsDuring: during.count,
+            p99During: percentile99(latencies.0), p99Outside: percentile99(latencies.1),
+            longestDuring: latencies.0.max() ?? 0, longestOutside: latencies.1.max() ?? 0)
         if let error = writer.error { throw BenchError("compaction: the writer failed: \(error)") }
         try check("compaction: the writer committed during the compaction", !during.isEmpty)
         try check("compaction: the copy keeps every object", try box.count() == n)
@@ -189,9 +186,10 @@ enum CellarEngine {
         return values.sorted()[min(values.count - 1, values.count * 99 / 100)]
     }
 
-    /// Runs `body` while a thread commits one-object updates (ids 1, 2, …; modificationDate =
-    /// creationDate + 90 s; each its own durable write transaction) into `log`, then stops it.
-    static func withWriter<T>(_ box: Box<Note>, log: CommitLog, _ body: () throws -> T) rethrows -> T {
+    /// Runs `body` while a thread commits one-object updates (ids 1, 2, … `objects`, 1, 2, …;
+    /// modificationDate = creationDate + 90 s; each its own durable write transaction) into `log`,
+    /// then stops it.
+    static func withWriter<T>(_ box: Box<Note>, objects: Int, log: CommitLog, _ body: () throws -> T) rethrows -> T {
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             var id: Id = 1
@@ -206,7 +204,7 @@ enum CellarEngine {
                     break
                 }
                 log.append(id: id, start: start, end: now())
-                id += 1
+                id = id % Id(objects) + 1
             }
             done.signal()
         }

@@ -16,7 +16,8 @@
 // over the runs), `engine size_after_a n bytes 0`, `engine size_after_d n bytes 0`, for Cellar
 // `cellar size_after_compaction n bytes 0` (a copy of the store after d, compacted online after
 // the run while a thread commits to it: the compacted log's length), `cellar
-// compaction_longest_writer_wait_us n µs 0`, `cellar compaction_mb_per_s n MB/s 0` and `engine peak_rss n bytes 0`.
+// compaction_longest_writer_wait_us n µs 0`, `cellar compaction_mb_per_s n MB/s 0` (of the log it started from),
+// `cellar compaction_written_mb_per_s n MB/s 0` (of the compacted log) and `engine peak_rss n bytes 0`.
 import BenchSupport
 import Foundation
 
@@ -90,21 +91,25 @@ struct RunResult {
     var seconds: [Step: Double] = [:]
     var sizeAfterA = 0
     var sizeAfterD = 0
-    /// Cellar only: the log's length of a copy of the store after d, compacted online; 0 for SQLite.
-    var sizeAfterCompaction = 0
     /// Cellar only: the log's length after a (the file without the zeros written ahead of it).
     var logAfterA = 0
-    var compactionSeconds = 0.0
-    var compactedBytes = 0
-    /// Cellar only: the longest writer wait compaction reported, and the writer's own view: its
-    /// longest commit during the compaction and outside it (seconds), and how many it made during.
-    var compactionWriterWait = 0.0
-    var longestCommitDuringCompaction = 0.0
-    var longestCommitOutsideCompaction = 0.0
-    var commitsDuringCompaction = 0
-    var p99CommitDuringCompaction = 0.0
-    var p99CommitOutsideCompaction = 0.0
+    /// Cellar only: the online compaction of a copy of the store after d.
+    var compaction = CompactionFigures()
     var peakRSS = 0
+}
+
+/// What `CellarEngine.compactCopy` measured (seconds unless named otherwise).
+struct CompactionFigures {
+    /// The compacted log's length at the swap, and the log's length it started from.
+    var bytesAfter = 0
+    var bytesBefore = 0
+    var seconds = 0.0
+    /// The longest hold compaction had on the writer lock.
+    var writerLockHold = 0.0
+    /// The writer thread's durable commits: during the compaction and outside it.
+    var commitsDuring = 0
+    var p99During = 0.0, p99Outside = 0.0
+    var longestDuring = 0.0, longestOutside = 0.0
 }
 
 struct Options: BenchOptions {
@@ -171,10 +176,11 @@ struct Crud {
                 print("\(engine)\tsize_after_a\t\(n)\t\(bytes(engine, \.sizeAfterA))\t0")
                 print("\(engine)\tsize_after_d\t\(n)\t\(bytes(engine, \.sizeAfterD))\t0")
                 if engine == "cellar" {
-                    print("\(engine)\tsize_after_compaction\t\(n)\t\(bytes(engine, \.sizeAfterCompaction))\t0")
+                    print("\(engine)\tsize_after_compaction\t\(n)\t\(bytes(engine, \.compaction.bytesAfter))\t0")
                     let runs = results[engine]!
-                    print("\(engine)\tcompaction_longest_writer_wait_us\t\(n)\t\(Int(median(runs.map(\.compactionWriterWait)) * 1e6))\t0")
-                    print("\(engine)\tcompaction_mb_per_s\t\(n)\t\(Int(median(runs.map { Double($0.compactedBytes) / 1e6 / max($0.compactionSeconds, 1e-9) })))\t0")
+                    print("\(engine)\tcompaction_longest_writer_wait_us\t\(n)\t\(Int(median(runs.map(\.compaction.writerLockHold)) * 1e6))\t0")
+                    print("\(engine)\tcompaction_mb_per_s\t\(n)\t\(Int(median(runs.map { Double($0.compaction.bytesBefore) / 1e6 / max($0.compaction.seconds, 1e-9) })))\t0")
+                    print("\(engine)\tcompaction_written_mb_per_s\t\(n)\t\(Int(median(runs.map { Double($0.compaction.bytesAfter) / 1e6 / max($0.compaction.seconds, 1e-9) })))\t0")
                 }
                 print("\(engine)\tpeak_rss\t\(n)\t\(bytes(engine, \.peakRSS))\t0")
             }
@@ -240,7 +246,7 @@ struct Crud {
         if hasCellar {
             // Online compaction of a copy of Cellar's store after d; the target is against a (the
             // log's length after a: the compacted length has no zeros written ahead either).
-            let after = bytes("cellar", \.sizeAfterCompaction), a = bytes("cellar", \.logAfterA)
+            let after = bytes("cellar", \.compaction.bytesAfter), a = bytes("cellar", \.logAfterA)
             let ratio = Double(after) / Double(max(a, 1))
             var cells = ["file after d, compacted", mb(after)]
             if hasSQLite { cells += ["–", "–"] }
@@ -258,16 +264,17 @@ struct Crud {
         print("the engine's run (reset before it), the prebuilt objects included.")
         if hasCellar {
             let results = results["cellar"]!
-            let seconds = median(results.map(\.compactionSeconds))
-            let megabytes = median(results.map { Double($0.compactedBytes) }) / 1e6
-            print(String(format: "Compaction: online (Store.compact()) of a copy of the store after d, a thread committing durable one-object updates meanwhile: %.1f MB in %.2f s, %.0f MB/s.",
-                         megabytes, seconds, megabytes / max(seconds, 1e-9)))
-            let wait = median(results.map(\.compactionWriterWait)) * 1e3
+            let seconds = median(results.map(\.compaction.seconds))
+            let before = median(results.map { Double($0.compaction.bytesBefore) }) / 1e6
+            let after = median(results.map { Double($0.compaction.bytesAfter) }) / 1e6
+            print(String(format: "Compaction: online (Store.compact()) of a copy of the store after d, a thread committing durable one-object updates meanwhile: %.1f MB → %.1f MB in %.2f s: %.0f MB/s of log, %.0f MB/s written.",
+                         before, after, seconds, before / max(seconds, 1e-9), after / max(seconds, 1e-9)))
+            let wait = median(results.map(\.compaction.writerLockHold)) * 1e3
             print(String(format: "Longest writer wait it reports (its hold on the writer lock): %.1f ms (target at 1M: ≤ 50 ms %@).", wait, wait <= 50 ? "met" : "NOT MET"))
             print(String(format: "The writer's durable commits during it: p99 %.1f ms, longest %.1f ms (%d commits); outside it: p99 %.1f ms, longest %.1f ms.",
-                         median(results.map(\.p99CommitDuringCompaction)) * 1e3, median(results.map(\.longestCommitDuringCompaction)) * 1e3,
-                         Int(median(results.map { Double($0.commitsDuringCompaction) })),
-                         median(results.map(\.p99CommitOutsideCompaction)) * 1e3, median(results.map(\.longestCommitOutsideCompaction)) * 1e3))
+                         median(results.map(\.compaction.p99During)) * 1e3, median(results.map(\.compaction.longestDuring)) * 1e3,
+                         Int(median(results.map { Double($0.compaction.commitsDuring) })),
+                         median(results.map(\.compaction.p99Outside)) * 1e3, median(results.map(\.compaction.longestOutside)) * 1e3))
         }
         print("Differences under ~20% between invocations are noise on this machine.")
     }
