@@ -2,29 +2,33 @@
 /// ObjectBox project reads unchanged. Codes Cellar does not know are kept as they are.
 public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: Int
-    public init(rawValue: Int) { self.rawValue = rawValue }
+    @inlinable public init(rawValue: Int) { self.rawValue = rawValue }
+    @inlinable public static func == (a: PropertyType, b: PropertyType) -> Bool { a.rawValue == b.rawValue }
 
-    public static let bool = PropertyType(rawValue: 1)
+    // The types are computed and inlinable, not stored `static let`s: a stored one is reached
+    // through an addressor call from other modules, on every comparison in a hot switch.
+
+    @inlinable public static var bool: PropertyType { PropertyType(rawValue: 1) }
     /// 8-bit integer (`Int8`, or `UInt8` with the `unsigned` flag).
-    public static let byte = PropertyType(rawValue: 2)
+    @inlinable public static var byte: PropertyType { PropertyType(rawValue: 2) }
     /// 16-bit integer.
-    public static let short = PropertyType(rawValue: 3)
-    public static let char = PropertyType(rawValue: 4)
+    @inlinable public static var short: PropertyType { PropertyType(rawValue: 3) }
+    @inlinable public static var char: PropertyType { PropertyType(rawValue: 4) }
     /// 32-bit integer.
-    public static let int = PropertyType(rawValue: 5)
+    @inlinable public static var int: PropertyType { PropertyType(rawValue: 5) }
     /// 64-bit integer (`Int`, `Int64`, `Id`, `UInt64` with the `unsigned` flag).
-    public static let long = PropertyType(rawValue: 6)
-    public static let float = PropertyType(rawValue: 7)
-    public static let double = PropertyType(rawValue: 8)
-    public static let string = PropertyType(rawValue: 9)
+    @inlinable public static var long: PropertyType { PropertyType(rawValue: 6) }
+    @inlinable public static var float: PropertyType { PropertyType(rawValue: 7) }
+    @inlinable public static var double: PropertyType { PropertyType(rawValue: 8) }
+    @inlinable public static var string: PropertyType { PropertyType(rawValue: 9) }
     /// A `Date` stored as milliseconds since 1970 (64-bit).
-    public static let date = PropertyType(rawValue: 10)
+    @inlinable public static var date: PropertyType { PropertyType(rawValue: 10) }
     /// A to-one relation: the target's object id (64-bit), always indexed.
-    public static let relation = PropertyType(rawValue: 11)
+    @inlinable public static var relation: PropertyType { PropertyType(rawValue: 11) }
     /// A `Date` stored as nanoseconds since 1970 (64-bit).
-    public static let dateNano = PropertyType(rawValue: 12)
+    @inlinable public static var dateNano: PropertyType { PropertyType(rawValue: 12) }
     /// `Data` or `[UInt8]`.
-    public static let byteVector = PropertyType(rawValue: 23)
+    @inlinable public static var byteVector: PropertyType { PropertyType(rawValue: 23) }
 
     /// Whether Cellar can store values of this type.
     public var isSupported: Bool { Self.names[rawValue] != nil }

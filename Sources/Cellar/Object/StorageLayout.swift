@@ -43,7 +43,7 @@ enum StorageLayout {
     }
 
     /// The object id in a key of an entity tree.
-    @inlinable
+    @inlinable @inline(__always)
     static func objectId(_ key: UnsafeRawBufferPointer) throws -> Id {
         guard key.count == 8 else {
             throw CellarError.fileCorrupt("an object key has \(key.count) bytes, expected 8")

@@ -1,3 +1,4 @@
+import CellarStorage
 import Foundation
 
 /// A built query: finds, counts and removes the objects of entity `E` that meet its conditions.
@@ -57,11 +58,35 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     public func visit(_ body: (ObjectView<E>) throws -> Bool) throws {
         var view = ObjectView<E>(store: box.store)
         try withExtendedLifetime(box.store) {
+            // Every object in id order: straight from the cursor, one closure between it and
+            // `body` (a full scan makes one call per object of each closure on the way).
+            let scanned = try withEveryRecord { cursor in
+                try cursor.scan { key, record in
+                    try view.move(to: StorageLayout.objectId(key), bytes: record)
+                    return try body(view)
+                }
+            }
+            if scanned { return }
             try visitRecords(offset: 0, limit: nil) { id, record in
                 try view.move(to: id, bytes: record)
                 return try body(view)
             }
         }
+    }
+
+    /// When the query matches every object in id order (no condition, link or order): runs
+    /// `body` with a cursor over the entity's records, in the thread's transaction or a read
+    /// transaction of its own, and returns true. Returns false otherwise.
+    @usableFromInline
+    func withEveryRecord(_ body: (Cursor) throws -> Void) throws -> Bool {
+        let query = try compiled
+        guard query.condition == nil && query.links.isEmpty && query.orders.isEmpty else { return false }
+        try box.store.inReadContext { context in
+            try translatingErrors {
+                if let cursor = try context.cursor(query.schema) { try body(cursor) }
+            }
+        }
+        return true
     }
 
     /// Runs the query in the thread's transaction (or a read transaction of its own) and calls

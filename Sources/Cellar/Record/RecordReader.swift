@@ -16,7 +16,7 @@ public struct RecordReader {
     @usableFromInline let narrow: Bool
 
     /// Checks the header of `bytes` and returns a reader on them.
-    @inlinable
+    @inlinable @inline(__always)
     public init(_ bytes: UnsafeRawBufferPointer) throws {
         // Inlined: scans make one reader per record; the messages are built out of line.
         guard bytes.count >= RecordLayout.headerSize, let base = bytes.baseAddress else {
