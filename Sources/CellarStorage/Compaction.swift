@@ -93,13 +93,11 @@ extension StorageEngine {
         let work = directory + "/" + Self.compactionDirectoryName
         let copy = try makeCopyEngine(in: work)
         var rounds = 0
-        var bytesBefore: UInt64 = 0
-        let bytesAfter: UInt64, transactionId: UInt64
+        let bytesBefore: UInt64, bytesAfter: UInt64, transactionId: UInt64
         do {
             // 2. The copy.
             copy.raiseTransactionIds(to: snapshot.txnId + 1)
             try Self.copyTrees(of: ReadTransaction(snapshot: snapshot), into: copy, rewrites: rewrites, cancelled: closedFlag)
-            try copy.syncNow()
             // 3. Catch up while writers go on.
             while rounds < Self.maxUnlockedRounds {
                 let ((changes, count, newer), wait) = try holdingWriter { () -> ([String: ChangeJournal.TreeChanges], Int, Snapshot) in
@@ -112,7 +110,7 @@ extension StorageEngine {
                 if count <= Self.smallCatchUp { break }
             }
             copy.prepareZerosAhead()
-            try copy.syncNow()
+            try copy.syncNow()  // the catch-up rounds and the zeros
             // 4. The last round and the swap, under the lock.
             let (result, finalWait) = try holdingWriter { () -> (UInt64, UInt64, UInt64) in
                 let newest = current.load(ordering: .acquiring)
@@ -164,10 +162,7 @@ extension StorageEngine {
             copyOptions.fileMode = options.fileMode
             copyOptions.automaticCompaction = nil
             copyOptions.openFile = options.openFile  // the fault-injection seam reaches the copy too
-            let open = options.openFile ?? { [fileMode = options.fileMode] path, create, readOnly in
-                try PosixFile(path: path, create: create, readOnly: readOnly, mode: mode_t(fileMode))
-            }
-            let headerFile = try open(work + "/" + Self.dataFileName, true, false)
+            let headerFile = try options.openDataFile(work + "/" + Self.dataFileName, create: true, readOnly: false)
             defer { headerFile.close() }
             try Self.writeHeader(newHeader, to: headerFile)
             return try StorageEngine(directory: work, options: copyOptions)

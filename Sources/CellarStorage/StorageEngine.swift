@@ -103,11 +103,7 @@ public final class StorageEngine: @unchecked Sendable {
         }
         var opened: (any StorageFile)?
         do {
-            let fileMode = mode_t(options.fileMode)
-            let open = options.openFile ?? { path, create, readOnly in
-                try PosixFile(path: path, create: create, readOnly: readOnly, mode: fileMode)
-            }
-            let file = try open(dataPath, !options.readOnly, options.readOnly)
+            let file = try options.openDataFile(dataPath, create: !options.readOnly, readOnly: options.readOnly)
             opened = file
             var size = try file.size()
             let header: FileHeader
@@ -340,13 +336,14 @@ public final class StorageEngine: @unchecked Sendable {
         return true
     }
 
-    /// For a compacted copy about to replace a store's file: writes and syncs the zeros the
-    /// store's commits keep ahead of the log (this copy commits without syncs and keeps none), so
-    /// that the first commits after the swap do not wait for them. A failure only means none.
+    /// For a compacted copy about to replace a store's file: writes the zeros the store's commits
+    /// keep ahead of the log (this copy commits without syncs and keeps none), so that the first
+    /// commits after the swap do not wait for them. The caller syncs them with the copy (`syncNow`).
+    /// A failure only means none.
     func prepareZerosAhead() {
         writer.wait()
         defer { writer.signal() }
-        if writeZeros(upTo: end + zerosAhead) { try? file.sync() }
+        _ = writeZeros(upTo: end + zerosAhead)
     }
 
     /// Points a superblock slot at the newest commit. The commit must be on disk first: in `.full`
@@ -442,10 +439,7 @@ public final class StorageEngine: @unchecked Sendable {
         }
         // The same file under its new name, so that errors name it right (the copy's mapping stays
         // valid after its descriptor is closed). Should this open fail, the copy's descriptor serves.
-        let open = options.openFile ?? { [fileMode = options.fileMode] path, create, readOnly in
-            try PosixFile(path: path, create: create, readOnly: readOnly, mode: mode_t(fileMode))
-        }
-        if let renamed = try? open(dataPath, false, false) {
+        if let renamed = try? options.openDataFile(dataPath, create: false, readOnly: false) {
             newFile.close()
             newFile = renamed
         }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// How a store is opened.
 public struct StorageOptions: Sendable {
     /// When a commit is on disk.
@@ -56,5 +62,14 @@ public struct StorageOptions: Sendable {
         self.superblockInterval = superblockInterval
         self.automaticCompaction = AutomaticCompaction()
         self.openFile = nil
+    }
+}
+
+extension StorageOptions {
+    /// Opens a data file: through the test seam when one is set, else as a `PosixFile` created
+    /// with `fileMode`.
+    func openDataFile(_ path: String, create: Bool, readOnly: Bool) throws -> any StorageFile {
+        if let openFile { return try openFile(path, create, readOnly) }
+        return try PosixFile(path: path, create: create, readOnly: readOnly, mode: mode_t(fileMode))
     }
 }
