@@ -97,15 +97,9 @@ public final class Store: @unchecked Sendable {
     /// slots absent from `model`'s entities). Trees of entities without such fields are copied
     /// record by record as they are; the check costs one pass over each record's slot table.
     private static func retiredFieldDropping(_ model: Model) -> CompactionRewrites {
-        var types: [String: [PropertyType?]] = [:]
-        for entity in model.entities {
-            var slots = [PropertyType?](repeating: nil, count: Int(entity.lastPropertyId.id))
-            for property in entity.properties where property.id.id >= 1 && Int(property.id.id) <= slots.count {
-                slots[Int(property.id.id) - 1] = property.type
-            }
-            types[StorageLayout.entityTree(entity.id.id)] = slots
-        }
-        return { [types] tree in
+        let types = Dictionary(model.entities.map { (StorageLayout.entityTree($0.id.id), $0.typesBySlot) },
+                               uniquingKeysWith: { a, _ in a })
+        return { tree in
             guard let slots = types[tree] else { return nil }
             let builder = RecordBuilder()  // one per tree; compaction copies a tree on one thread
             return { record in try RecordReader(record).withoutRetiredFields(slots, into: builder) }
@@ -253,7 +247,7 @@ public final class Store: @unchecked Sendable {
     public func compact() async throws -> CompactionReport {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global(qos: .utility).async {
-                continuation.resume(with: Result { try self.engine.compact() }.mapError { CellarError.wrap($0) })
+                continuation.resume(with: Result { try self.compact() })
             }
         }
     }

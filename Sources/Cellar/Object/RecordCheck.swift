@@ -25,10 +25,7 @@ public enum RecordCheck {
                 guard let model = try StorageLayout.storedModel(in: txn) else { return summary }
                 for entity in model.entities {
                     summary.entities += 1
-                    var types = [PropertyType?](repeating: nil, count: Int(entity.lastPropertyId.id))
-                    for property in entity.properties where Int(property.id.id) <= types.count {
-                        types[Int(property.id.id) - 1] = property.type
-                    }
+                    let types = entity.typesBySlot
                     guard let tree = try txn.tree(StorageLayout.entityTree(entity.id.id)) else { continue }
                     try txn.cursor(tree).scan { key, value in
                         let id = try StorageLayout.objectId(key)

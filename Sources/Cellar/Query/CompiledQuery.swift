@@ -36,9 +36,13 @@ struct CompiledQuery {
         return try matchingIds(context).count
     }
 
+    /// Whether every object of the entity matches (no condition, no link): a scan of its tree
+    /// answers the query.
+    var matchesEveryObject: Bool { condition == nil && links.isEmpty }
+
     /// Visits the matching objects (id and record) in id order until `body` returns false.
     func forEachMatch(_ context: TransactionContext, _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
-        if condition == nil && links.isEmpty {
+        if matchesEveryObject {
             guard let cursor = try context.cursor(schema) else { return }
             try cursor.scan { key, record in try body(try StorageLayout.objectId(key), record) }
             return

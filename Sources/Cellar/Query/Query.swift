@@ -80,7 +80,7 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     @usableFromInline
     func withEveryRecord(_ body: (Cursor) throws -> Void) throws -> Bool {
         let query = try compiled
-        guard query.condition == nil && query.links.isEmpty && query.orders.isEmpty else { return false }
+        guard query.matchesEveryObject && query.orders.isEmpty else { return false }
         try box.store.inReadContext { context in
             try translatingErrors {
                 if let cursor = try context.cursor(query.schema) { try body(cursor) }

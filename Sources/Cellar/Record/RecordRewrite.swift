@@ -1,9 +1,9 @@
 extension RecordReader {
     /// This record without the fields of retired properties: the slots `types` has no type for
-    /// (`types[slot]` is the type of the property with ID `slot + 1` in the current model), built
-    /// in `builder`. Nil when the record has no such field, so that it is kept as it is.
-    /// Compaction writes the result in the record's place; the slot count stays, a dropped slot
-    /// reads as absent.
+    /// (`types[slot]` is the type of the property with ID `slot + 1` in the current model; see
+    /// `ModelEntity.typesBySlot`), built in `builder`. Nil when the record has no such field, so
+    /// that it is kept as it is. Compaction writes the result in the record's place; the slot
+    /// count stays, a dropped slot reads as absent.
     func withoutRetiredFields(_ types: [PropertyType?], into builder: RecordBuilder) throws -> [UInt8]? {
         var hasRetired = false
         for slot in 0..<slotCount where slot >= types.count || types[slot] == nil {
@@ -15,19 +15,36 @@ extension RecordReader {
         guard hasRetired else { return nil }
         builder.begin(slotCount: slotCount)
         for slot in 0..<min(slotCount, types.count) {
-            guard let type = types[slot] else { continue }
-            if let width = type.fixedWidth {
-                guard let at = try offset(slot, size: width) else { continue }
-                switch width {
-                case 1: builder.add(base.load(fromByteOffset: at, as: UInt8.self), slot: slot)
-                case 2: builder.add(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt16.self)), slot: slot)
-                case 4: builder.add(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt32.self)), slot: slot)
-                default: builder.add(UInt64(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt64.self)), slot: slot)
-                }
-            } else if let bytes = try bytes(slot: slot) {
-                builder.add(bytes: bytes, slot: slot)
-            }
+            if let type = types[slot] { try builder.copyField(slot, of: type, from: self) }
         }
         return Array(builder.bytes)
+    }
+}
+
+extension RecordBuilder {
+    /// Adds `record`'s field in `slot`, read as `type`, unless the record has none there.
+    func copyField(_ slot: Int, of type: PropertyType, from record: RecordReader) throws {
+        if let width = type.fixedWidth {
+            switch width {
+            case 1: add(try record.read(UInt8.self, slot: slot), slot: slot)
+            case 2: add(try record.read(UInt16.self, slot: slot), slot: slot)
+            case 4: add(try record.read(UInt32.self, slot: slot), slot: slot)
+            default: add(try record.read(UInt64.self, slot: slot), slot: slot)
+            }
+        } else if let bytes = try record.bytes(slot: slot) {
+            add(bytes: bytes, slot: slot)
+        }
+    }
+}
+
+extension ModelEntity {
+    /// The type of the property stored in each slot (slot = property ID − 1), for every slot up
+    /// to `lastPropertyId`; nil where no property of this model has it (retired, or never used).
+    var typesBySlot: [PropertyType?] {
+        var types = [PropertyType?](repeating: nil, count: Int(lastPropertyId.id))
+        for property in properties where property.id.id >= 1 && Int(property.id.id) <= types.count {
+            types[Int(property.id.id) - 1] = property.type
+        }
+        return types
     }
 }

@@ -126,16 +126,7 @@ extension RecordBuilder {
         for property in schema.properties.values.sorted(by: { $0.id < $1.id }) where !property.isId && property.slot < slots {
             let at = property.slot
             if at == slot { add(value, slot: at); continue }
-            if let width = property.type.fixedWidth {
-                switch width {
-                case 1: add(try record.read(UInt8.self, slot: at), slot: at)
-                case 2: add(try record.read(UInt16.self, slot: at), slot: at)
-                case 4: add(try record.read(UInt32.self, slot: at), slot: at)
-                default: add(try record.read(UInt64.self, slot: at), slot: at)
-                }
-            } else if let bytes = try record.bytes(slot: at) {
-                add(bytes: bytes, slot: at)
-            }
+            try copyField(at, of: property.type, from: record)
         }
     }
 }
