@@ -32,7 +32,7 @@ let package = Package(
         // The storage engine: log, copy-on-write B+tree, transactions, recovery.
         .target(
             name: "CellarStorage",
-            dependencies: [.product(name: "Atomics", package: "swift-atomics")],
+            dependencies: ["CZstd", .product(name: "Atomics", package: "swift-atomics")],
             swiftSettings: strict
         ),
         // The object layer and the API apps use: records, meta model, Store, Box, transactions.

@@ -43,7 +43,7 @@ extension WriteTransaction {
 
     /// Forgets the out-of-line value of leaf entry `index` (its record becomes garbage).
     private func releaseValue(of leaf: NodeView, at index: Int, tree: TreeState) {
-        if case .outOfLine(let ref, let length) = leaf.value(index) {
+        if case .outOfLine(let ref, let length, _) = leaf.value(index) {
             if ref & dirtyTag != 0 {
                 pending.value[Int(ref & ~dirtyTag)] = nil
             } else {
@@ -54,7 +54,8 @@ extension WriteTransaction {
 
     // MARK: Put
 
-    func put(state tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
+    /// Puts `value` under `key`; `flags` is `NodeView.compressedBit` when `value` is a zstd frame.
+    func put(state tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws {
         guard key.count <= StorageLimits.maxKeySize else {
             throw StorageError.tooLarge(what: "key", size: key.count, limit: StorageLimits.maxKeySize)
         }
@@ -64,7 +65,7 @@ extension WriteTransaction {
         noteMutation()
         tree.modified = true
         if let leaf = tree.finger.pointee.leaf(for: key.nonNullBase, key.count),
-           putInPlace(dirtyNode(leaf), tree: tree, key: key, value: value) {
+           putInPlace(dirtyNode(leaf), tree: tree, key: key, value: value, flags: flags) {
             return
         }
         if tree.root == 0 {
@@ -73,7 +74,7 @@ extension WriteTransaction {
             tree.root = try makeDirty(tree.root, of: tree)
         }
         var bounds = Bounds()
-        if let split = try insert(into: tree.root, tree: tree, key: key, value: value, bounds: &bounds) {
+        if let split = try insert(into: tree.root, tree: tree, key: key, value: value, flags: flags, bounds: &bounds) {
             let root = DirtyNode(isLeaf: false, capacity: dirtyCapacity)
             root.insertBranch(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), child: tree.root)
             split.key.withUnsafeBytes { root.insertBranch(at: 1, key: $0, child: split.right) }
@@ -97,24 +98,27 @@ extension WriteTransaction {
 
     /// Puts into `leaf` (the finger's, whose range holds `key`) when the entry fits without a
     /// split; false when it does not (the caller descends from the root and splits).
-    private func putInPlace(_ leaf: DirtyNode, tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
+    private func putInPlace(_ leaf: DirtyNode, tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                            flags: UInt32) -> Bool {
         let view = leaf.view
         let (index, found) = view.lowerBound(key.nonNullBase, key.count)
         let entrySize = value.count <= inlineLimit ? 8 &+ key.count &+ value.count : 16 &+ key.count
         var size = leaf.encodedSize &+ 4 &+ entrySize
         if found { size &-= 4 &+ view.entrySize(index) }
         guard size <= nodeSize else { return false }
-        putInLeaf(leaf, at: index, found: found, tree: tree, key: key, value: value)
+        putInLeaf(leaf, at: index, found: found, tree: tree, key: key, value: value, flags: flags)
         return true
     }
 
     /// Puts the entry at `index` of a leaf, replacing the one there when `found`.
     @inline(__always)
     private func putInLeaf(_ node: DirtyNode, at index: Int, found: Bool, tree: TreeState,
-                           key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+                           key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32) {
         if found {
-            // An update that keeps the value's length (the common one) is written over the old bytes.
-            if value.count <= inlineLimit, case .inline(let old) = node.view.value(index), old.count == value.count {
+            // An update that keeps the value's length and form (the common one) is written over
+            // the old bytes.
+            if value.count <= inlineLimit, node.view.valueWord(index) == UInt32(truncatingIfNeeded: value.count) | flags,
+               case .inline(let old, _) = node.view.value(index) {
                 if value.count > 0 {
                     UnsafeMutableRawPointer(mutating: old.baseAddress!).copyMemory(from: value.baseAddress!, byteCount: value.count)
                 }
@@ -126,23 +130,23 @@ extension WriteTransaction {
             tree.count &+= 1
         }
         if value.count <= inlineLimit {
-            node.insertLeaf(at: index, key: key, value: value)
+            node.insertLeaf(at: index, key: key, value: value, flags: flags)
         } else {
             pending.value.append(PendingValue(copying: value))
-            node.insertLeaf(at: index, key: key, outOfLine: UInt64(pending.value.count - 1) | dirtyTag, length: value.count)
+            node.insertLeaf(at: index, key: key, outOfLine: UInt64(pending.value.count - 1) | dirtyTag, length: value.count, flags: flags)
         }
     }
 
     /// Inserts into the dirty subtree at `ref`; returns the split when the node had to split.
     /// A leaf reached without a split becomes the tree's finger; any split forgets it.
     private func insert(into ref: UInt64, tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
-                        bounds: inout Bounds) throws -> Split? {
+                        flags: UInt32, bounds: inout Bounds) throws -> Split? {
         let view = dirtyView(ref)
         let keyBase = key.nonNullBase
         if view.isLeaf {
             let node = dirtyNode(ref)
             let (index, found) = view.lowerBound(keyBase, key.count)
-            putInLeaf(node, at: index, found: found, tree: tree, key: key, value: value)
+            putInLeaf(node, at: index, found: found, tree: tree, key: key, value: value, flags: flags)
             if let split = splitIfNeeded(node, inserted: index) {
                 tree.finger.pointee.forget()
                 return split
@@ -155,7 +159,7 @@ extension WriteTransaction {
         let child = view.child(index)
         let dirtyChild = try makeDirty(child, of: tree)
         if dirtyChild != child { DirtyNode.setChild(index, dirtyChild, in: view) }
-        guard let split = try insert(into: dirtyChild, tree: tree, key: key, value: value, bounds: &bounds) else { return nil }
+        guard let split = try insert(into: dirtyChild, tree: tree, key: key, value: value, flags: flags, bounds: &bounds) else { return nil }
         tree.finger.pointee.forget()
         let node = dirtyNode(ref)
         split.key.withUnsafeBytes { node.insertBranch(at: index + 1, key: $0, child: split.right) }

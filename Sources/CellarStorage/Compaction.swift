@@ -97,7 +97,7 @@ extension StorageEngine {
         do {
             // 2. The copy.
             copy.raiseTransactionIds(to: snapshot.txnId + 1)
-            try Self.copyTrees(of: ReadTransaction(snapshot: snapshot), into: copy, rewrites: rewrites, cancelled: closedFlag)
+            try Self.copyTrees(of: ReadTransaction(snapshot: snapshot, codecs: codecs), into: copy, rewrites: rewrites, cancelled: closedFlag)
             // 3. Catch up while writers go on.
             while rounds < Self.maxUnlockedRounds {
                 let ((changes, count, newer), wait) = try holdingWriter { () -> ([String: ChangeJournal.TreeChanges], Int, Snapshot) in
@@ -106,7 +106,7 @@ extension StorageEngine {
                 }
                 longestWait = max(longestWait, wait)
                 rounds += 1
-                try Self.catchUp(changes, from: ReadTransaction(snapshot: newer), into: copy, rewrites: rewrites, cancelled: closedFlag)
+                try Self.catchUp(changes, from: ReadTransaction(snapshot: newer, codecs: codecs), into: copy, rewrites: rewrites, cancelled: closedFlag)
                 if count <= Self.smallCatchUp { break }
             }
             copy.prepareZerosAhead()
@@ -114,7 +114,7 @@ extension StorageEngine {
             // 4. The last round and the swap, under the lock.
             let (result, finalWait) = try holdingWriter { () -> (UInt64, UInt64, UInt64) in
                 let newest = current.load(ordering: .acquiring)
-                try Self.catchUp(journal!.take(), from: ReadTransaction(snapshot: newest), into: copy, rewrites: rewrites, cancelled: closedFlag)
+                try Self.catchUp(journal!.take(), from: ReadTransaction(snapshot: newest, codecs: codecs), into: copy, rewrites: rewrites, cancelled: closedFlag)
                 copy.raiseTransactionIds(to: newest.txnId)
                 if copy.lastTransactionId < newest.txnId { try copy.write { _ in } }
                 try copy.syncNow()
@@ -161,6 +161,8 @@ extension StorageEngine {
             var copyOptions = StorageOptions(durability: .none, nodeSize: options.nodeSize)
             copyOptions.fileMode = options.fileMode
             copyOptions.automaticCompaction = nil
+            copyOptions.compression = options.compression
+            copyOptions.compressionThreshold = options.compressionThreshold
             copyOptions.openFile = options.openFile  // the fault-injection seam reaches the copy too
             let headerFile = try options.openDataFile(work + "/" + Self.dataFileName, create: true, readOnly: false)
             defer { headerFile.close() }
@@ -184,11 +186,53 @@ extension StorageEngine {
     }
 
     /// Copies every tree of `source` into `engine`, in key order, committing every `batchBytes`.
+    /// Values are written as `engine`'s options say (compressed or not, with a dictionary trained
+    /// for the tree first when they say so); the old dictionaries are not copied, only their
+    /// numbering goes on.
     private static func copyTrees(of source: ReadTransaction, into engine: StorageEngine, rewrites: CompactionRewrites?,
                                   cancelled: ManagedAtomic<Bool>) throws {
+        if let root = try source.reservedTreeRoot(Dictionaries.treeName),
+           let next = try Dictionaries.nextIdKey.withUnsafeBytes({ try source.get(root: root, key: $0) }) {
+            let id = try Dictionaries.decodeId(next, key: "next id")
+            try engine.write { try $0.setNextDictionaryId(id) }
+        }
         for name in try source.treeNames() {
             guard let tree = try source.tree(name) else { continue }
-            try copyTree(name, cursor: try source.cursor(tree), into: engine, rewrite: rewrites?(name), cancelled: cancelled)
+            let rewrite = rewrites?(name)
+            if engine.options.compression.trainsDictionaries {
+                try trainDictionary(for: name, cursor: try source.cursor(tree), count: try source.count(tree),
+                                    into: engine, rewrite: rewrite)
+            }
+            try copyTree(name, cursor: try source.cursor(tree), into: engine, rewrite: rewrite, cancelled: cancelled)
+        }
+    }
+
+    /// Trains a dictionary for tree `name` from a sample of its values (as `rewrite` makes them),
+    /// spread evenly over it, and installs it in `engine`; does nothing when the tree has too few
+    /// values above the compression threshold, or zstd finds too little in common.
+    private static func trainDictionary(for name: String, cursor: Cursor, count: Int, into engine: StorageEngine,
+                                        rewrite: ValueRewrite?) throws {
+        let threshold = engine.options.compressionThreshold
+        let step = max(1, count / Dictionaries.maximumSamples)
+        var samples: [UInt8] = []
+        var sizes: [Int] = []
+        var index = 0
+        try cursor.scan { _, value in
+            defer { index += 1 }
+            guard index % step == 0 else { return true }
+            let sample = try rewrite?(value) ?? Array(value)
+            if sample.count >= threshold {
+                samples += sample
+                sizes.append(sample.count)
+            }
+            return samples.count < Dictionaries.maximumSampleBytes && sizes.count < Dictionaries.maximumSamples
+        }
+        guard sizes.count >= Dictionaries.minimumSamples else { return }
+        let capacity = min(max(samples.count / 10, Dictionaries.minimumCapacity), Dictionaries.maximumCapacity)
+        try engine.write { txn in
+            let id = try txn.nextDictionaryId()
+            guard let dictionary = Zstd.trainDictionary(samples: samples, sizes: sizes, capacity: capacity, id: id) else { return }
+            try txn.installDictionary(dictionary, id: id, for: name)
         }
     }
 
@@ -213,7 +257,7 @@ extension StorageEngine {
                 var written = 0
                 while more && written < batchBytes {
                     let key = cursor.key
-                    let value = try cursor.value()
+                    let value = try cursor.scanValue()  // a compressed one decoded into the cursor's buffer
                     try put(txn, target, key: key, value: value, rewrite: rewrite)
                     written += key.count + value.count
                     more = try cursor.next()
@@ -250,9 +294,13 @@ extension StorageEngine {
                     var written = 0
                     while next < keys.count && written < batchBytes {
                         let key = keys[next]
-                        if let value = try key.withUnsafeBytes({ try source.get(sourceTree!, key: $0) }) {
+                        let found = try source.withValue(sourceTree!, key: key) { value -> Int? in
+                            guard let value else { return nil }
                             try key.withUnsafeBytes { try put(txn, target, key: $0, value: value, rewrite: rewrite) }
-                            written += value.count
+                            return value.count
+                        }
+                        if let found {
+                            written += found
                         } else {
                             try txn.delete(target, key: key)
                         }

@@ -1,8 +1,10 @@
 /// A position in a tree, moved in key order: `first`, `last`, `next`, `previous`, `seek`.
 ///
 /// The key and value it exposes point into the map (or the write transaction's buffers) and are
-/// valid until the cursor moves or the transaction changes or ends; copy them to keep them. In a
-/// write transaction a cursor survives changes to the tree: it finds its place again by its key.
+/// valid until the cursor moves or the transaction changes or ends; copy them to keep them. A
+/// compressed value is decoded: by `value()` into memory of the transaction's, by `scan` into a
+/// buffer of the cursor's that the next entry reuses (unless `stableValues`). In a write
+/// transaction a cursor survives changes to the tree: it finds its place again by its key.
 ///
 /// ```swift
 /// let cursor = try txn.cursor(tree)
@@ -23,6 +25,8 @@ public final class Cursor {
         var depth = 0
         var isValid = false
         var seenMutations = 0
+        /// Where `scan` decodes compressed values, reused from entry to entry.
+        var scratch: UnsafeMutableRawBufferPointer?
     }
 
     private static let maxDepth = 64
@@ -48,6 +52,7 @@ public final class Cursor {
 
     deinit {
         levels.deallocate()
+        state.pointee.scratch?.deallocate()
         state.deinitialize(count: 1)
         state.deallocate()
     }
@@ -69,22 +74,41 @@ public final class Cursor {
         return level.node.keyBuffer(level.index)
     }
 
-    /// The current value. Only valid while `isValid`.
+    /// The current value. Only valid while `isValid`; a compressed one is decoded into memory
+    /// that stays valid until the transaction ends.
     public func value() throws -> UnsafeRawBufferPointer {
         precondition(isValid, "the cursor is not on an entry")
         if mutable { try ensureCurrent() }
         let level = leaf
-        return try value(of: level.node, at: level.index, ref: level.ref)
+        return try value(of: level.node, at: level.index, ref: level.ref, stable: true)
     }
 
+    /// Value `index` of `node`, decoded when compressed: into the transaction's memory when
+    /// `stable`, else into the cursor's scratch buffer (valid until the next entry's).
     @inline(__always)
-    private func value(of node: NodeView, at index: Int, ref: UInt64) throws -> UnsafeRawBufferPointer {
-        switch node.value(index) {
-        case .inline(let bytes):
-            return bytes
-        case .outOfLine(let valueRef, let length):
-            return try source.outOfLineValue(valueRef, length: length, below: source.childBound(of: ref))
-        }
+    private func value(of node: NodeView, at index: Int, ref: UInt64, stable: Bool) throws -> UnsafeRawBufferPointer {
+        let stored = try source.storedValue(of: node, at: index, below: source.childBound(of: ref))
+        guard stored.compressed else { return stored.bytes }
+        return try decode(stored, stable: stable)
+    }
+
+    private func decode(_ stored: StoredValue, stable: Bool) throws -> UnsafeRawBufferPointer {
+        if stable { return try source.decoder.decodeKept(stored, source: source) }
+        return try source.decoder.decode(stored, into: &state.pointee.scratch, source: source)
+    }
+
+    /// The current value, valid until the cursor moves (a compressed one is decoded into the
+    /// cursor's buffer, which the next entry's reuses): for reading every value of a tree.
+    func scanValue() throws -> UnsafeRawBufferPointer {
+        precondition(isValid, "the cursor is not on an entry")
+        return try currentValue(stable: false)
+    }
+
+    /// The current value, as `scan` hands it out.
+    private func currentValue(stable: Bool) throws -> UnsafeRawBufferPointer {
+        if mutable { try ensureCurrent() }
+        let level = leaf
+        return try value(of: level.node, at: level.index, ref: level.ref, stable: stable)
     }
 
     /// Moves to the smallest key; false when the tree is empty.
@@ -253,7 +277,7 @@ public final class Cursor {
     /// Visits the rest of the current leaf from the current entry, in order (read cursors only);
     /// leaves the cursor on the leaf's last entry, or on the entry `body` stopped at. Returns
     /// whether to go on.
-    fileprivate func visitLeafForward(_ range: KeyRange, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
+    fileprivate func visitLeafForward(_ range: KeyRange, stable: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
         let top = levels + (state.pointee.depth - 1)
         let node = top.pointee.node
         let ref = top.pointee.ref
@@ -262,7 +286,7 @@ public final class Cursor {
         while i < node.count {
             let key = node.keyBuffer(i)
             if checkUpper && !range.admitsFromAbove(key) { top.pointee.index = i; return false }
-            guard try body(key, value(of: node, at: i, ref: ref)) else { top.pointee.index = i; return false }
+            guard try body(key, value(of: node, at: i, ref: ref, stable: stable)) else { top.pointee.index = i; return false }
             i += 1
         }
         top.pointee.index = node.count - 1
@@ -270,7 +294,7 @@ public final class Cursor {
     }
 
     /// Like `visitLeafForward`, backwards.
-    fileprivate func visitLeafBackward(_ range: KeyRange, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
+    fileprivate func visitLeafBackward(_ range: KeyRange, stable: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws -> Bool {
         let top = levels + (state.pointee.depth - 1)
         let node = top.pointee.node
         let ref = top.pointee.ref
@@ -279,7 +303,7 @@ public final class Cursor {
         while i >= 0 {
             let key = node.keyBuffer(i)
             if checkLower && !range.admitsFromBelow(key) { top.pointee.index = i; return false }
-            guard try body(key, value(of: node, at: i, ref: ref)) else { top.pointee.index = i; return false }
+            guard try body(key, value(of: node, at: i, ref: ref, stable: stable)) else { top.pointee.index = i; return false }
             i -= 1
         }
         top.pointee.index = 0
@@ -342,16 +366,21 @@ extension Cursor {
     }
 
     /// Visits the entries in `range` in key order (or reverse order), until `body` returns false.
-    public func scan(_ range: KeyRange = .all, reverse: Bool = false,
+    ///
+    /// `key` and `value` are valid during the call. Uncompressed values (and, with
+    /// `stableValues`, compressed ones too, decoded into the transaction's memory) stay valid
+    /// after it, like `value()`; without `stableValues` a compressed value's bytes are reused for
+    /// the next entry.
+    public func scan(_ range: KeyRange = .all, reverse: Bool = false, stableValues: Bool = false,
                      _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool) throws {
         var more: Bool
         if !reverse {
             more = try moveToStart(of: range)
             while more {
                 if isReadOnly {
-                    guard try visitLeafForward(range, body) else { return }
+                    guard try visitLeafForward(range, stable: stableValues, body) else { return }
                 } else {
-                    guard range.admitsFromAbove(key), try body(key, value()) else { return }
+                    guard range.admitsFromAbove(key), try body(key, currentValue(stable: stableValues)) else { return }
                 }
                 more = try next()
             }
@@ -365,9 +394,9 @@ extension Cursor {
             }
             while more {
                 if isReadOnly {
-                    guard try visitLeafBackward(range, body) else { return }
+                    guard try visitLeafBackward(range, stable: stableValues, body) else { return }
                 } else {
-                    guard range.admitsFromBelow(key), try body(key, value()) else { return }
+                    guard range.admitsFromBelow(key), try body(key, currentValue(stable: stableValues)) else { return }
                 }
                 more = try previous()
             }

@@ -23,7 +23,7 @@ public enum Diagnostics {
         var payload = 0
         for i in 0..<node.count {
             payload += node.keyBuffer(i).count
-            if node.isLeaf, case .inline(let bytes) = node.value(i) { payload += bytes.count }
+            if node.isLeaf, case .inline(let bytes, _) = node.value(i) { payload += bytes.count }
         }
         return NodeSummary(isLeaf: node.isLeaf, entries: node.count, payloadBytes: payload)
     }

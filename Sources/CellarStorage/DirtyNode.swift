@@ -126,23 +126,23 @@ final class DirtyNode {
         buffer.storeLE(UInt32(count), at: 4)
     }
 
-    /// Inserts a leaf entry with an inline value.
-    func insertLeaf(at index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+    /// Inserts a leaf entry with an inline value; `flags` go into its value word.
+    func insertLeaf(at index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) {
         let at = reserve(8 + key.count + value.count)
         let e = buffer + at
         e.storeLE(UInt32(key.count), at: 0)
-        e.storeLE(UInt32(value.count), at: 4)
+        e.storeLE(UInt32(value.count) | flags, at: 4)
         if key.count > 0 { (e + 8).copyMemory(from: key.baseAddress!, byteCount: key.count) }
         if value.count > 0 { (e + 8 + key.count).copyMemory(from: value.baseAddress!, byteCount: value.count) }
         insertSlot(at: index, entryOffset: at)
     }
 
     /// Inserts a leaf entry whose value lives in a record of its own.
-    func insertLeaf(at index: Int, key: UnsafeRawBufferPointer, outOfLine ref: UInt64, length: Int) {
+    func insertLeaf(at index: Int, key: UnsafeRawBufferPointer, outOfLine ref: UInt64, length: Int, flags: UInt32 = 0) {
         let at = reserve(16 + key.count)
         let e = buffer + at
         e.storeLE(UInt32(key.count), at: 0)
-        e.storeLE(UInt32(length) | NodeView.outOfLineBit, at: 4)
+        e.storeLE(UInt32(length) | NodeView.outOfLineBit | flags, at: 4)
         if key.count > 0 { (e + 8).copyMemory(from: key.baseAddress!, byteCount: key.count) }
         (e + 8 + key.count).storeLE(ref, at: 0)
         insertSlot(at: index, entryOffset: at)

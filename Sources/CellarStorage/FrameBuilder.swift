@@ -127,7 +127,7 @@ private struct FrameWriter {
             if !view.isLeaf {
                 let child = view.child(i)
                 if child & dirtyTag != 0 { nodeOffsets[Int(child & ~dirtyTag)] = try write(child, of: tree) }
-            } else if case .outOfLine(let valueRef, _) = view.value(i), valueRef & dirtyTag != 0 {
+            } else if case .outOfLine(let valueRef, _, _) = view.value(i), valueRef & dirtyTag != 0 {
                 valueOffsets[Int(valueRef & ~dirtyTag)] = try writeValue(valueRef, of: tree)
             }
         }

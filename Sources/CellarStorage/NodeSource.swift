@@ -15,6 +15,12 @@ protocol NodeSource: AnyObject {
     func node(_ ref: UInt64, below: UInt64) throws -> NodeView
     /// The bytes of an out-of-line value.
     func outOfLineValue(_ ref: UInt64, length: Int, below: UInt64) throws -> UnsafeRawBufferPointer
+    /// The catalog's root as this source sees it.
+    var catalogRootRef: UInt64 { get }
+    /// Decodes the compressed values this source reads (made on the first).
+    var decoder: ValueDecoder { get }
+    /// The root of the engine's tree `name` as this source sees it; nil when there is none.
+    func reservedTreeRoot(_ name: String) throws -> UInt64?
 }
 
 extension NodeSource {
@@ -23,8 +29,23 @@ extension NodeSource {
     @inline(__always)
     func childBound(of ref: UInt64) -> UInt64 { ref & dirtyTag != 0 ? limit : ref }
 
-    /// Finds `key` in the tree rooted at `root`; returns its value's bytes.
+    /// Finds `key` in the tree rooted at `root`; returns its value's bytes, valid until the
+    /// source ends (a compressed value is decoded into its arena).
     func get(root: UInt64, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        guard let stored = try storedValue(root: root, key: key) else { return nil }
+        return stored.compressed ? try decoder.decodeKept(stored, source: self) : stored.bytes
+    }
+
+    /// Calls `body` with the value of `key` in the tree rooted at `root` (nil when absent), valid
+    /// during the call: a compressed value is decoded into memory that lives for the call only.
+    func withValue<R>(root: UInt64, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        guard let stored = try storedValue(root: root, key: key) else { return try body(nil) }
+        guard stored.compressed else { return try body(stored.bytes) }
+        return try decoder.withDecoded(stored, source: self) { try body($0) }
+    }
+
+    /// Finds `key` in the tree rooted at `root`; returns its value as stored.
+    func storedValue(root: UInt64, key: UnsafeRawBufferPointer) throws -> StoredValue? {
         guard root != 0 else { return nil }
         let keyBase = key.nonNullBase
         var ref = root
@@ -36,7 +57,7 @@ extension NodeSource {
             if node.isLeaf {
                 let (index, found) = node.lowerBound(keyBase, key.count)
                 guard found else { return nil }
-                return try value(of: node, at: index, below: below)
+                return try storedValue(of: node, at: index, below: below)
             }
             ref = node.child(node.childIndex(keyBase, key.count))
             depth += 1
@@ -44,12 +65,15 @@ extension NodeSource {
         }
     }
 
-    /// The value of leaf entry `index`.
+    /// The value of leaf entry `index` as stored. `below` is the leaf's own offset when committed.
     @inline(__always)
-    func value(of leaf: NodeView, at index: Int, below: UInt64) throws -> UnsafeRawBufferPointer {
+    func storedValue(of leaf: NodeView, at index: Int, below: UInt64) throws -> StoredValue {
         switch leaf.value(index) {
-        case .inline(let bytes): return bytes
-        case .outOfLine(let ref, let length): return try outOfLineValue(ref, length: length, below: below)
+        case .inline(let bytes, let compressed):
+            return StoredValue(bytes: bytes, compressed: compressed, offset: below & ~dirtyTag)
+        case .outOfLine(let ref, let length, let compressed):
+            return StoredValue(bytes: try outOfLineValue(ref, length: length, below: below), compressed: compressed,
+                               offset: ref & dirtyTag != 0 ? 0 : ref)
         }
     }
 }

@@ -9,7 +9,8 @@
 ///
 /// leaf entry:   u32 key length, u32 value word, key bytes, then
 ///               the value bytes (inline) or a u64 offset of a value record (out of line)
-///               value word: bit 31 = out of line, bits 0…30 = value length
+///               value word: bit 31 = out of line, bit 30 = compressed (a zstd frame),
+///               bits 0…29 = the stored value's length
 /// branch entry: u64 child reference, u32 key length, key bytes
 ///               entry 0's key is ignored (it stands for "everything below entry 1")
 /// ```
@@ -19,6 +20,9 @@ struct NodeView {
     static let leafKind: UInt8 = 1
     static let branchKind: UInt8 = 2
     static let outOfLineBit: UInt32 = 1 << 31
+    static let compressedBit: UInt32 = 1 << 30
+    /// The stored length's bits of a value word.
+    static let lengthMask: UInt32 = (1 << 30) - 1
 
     let body: UnsafeRawPointer
     let count: Int
@@ -54,12 +58,17 @@ struct NodeView {
         let e = entry(i)
         let keyLength = Int(e.loadLE(UInt32.self, at: 0))
         let word = e.loadLE(UInt32.self, at: 4)
-        let length = Int(word & ~Self.outOfLineBit)
+        let length = Int(word & Self.lengthMask)
+        let compressed = word & Self.compressedBit != 0
         if word & Self.outOfLineBit != 0 {
-            return .outOfLine(ref: e.loadLE(UInt64.self, at: 8 &+ keyLength), length: length)
+            return .outOfLine(ref: e.loadLE(UInt64.self, at: 8 &+ keyLength), length: length, compressed: compressed)
         }
-        return .inline(UnsafeRawBufferPointer(start: e + 8 + keyLength, count: length))
+        return .inline(UnsafeRawBufferPointer(start: e + 8 + keyLength, count: length), compressed: compressed)
     }
+
+    /// The value word of leaf entry `i` (see the layout above).
+    @inline(__always)
+    func valueWord(_ i: Int) -> UInt32 { entry(i).loadLE(UInt32.self, at: 4) }
 
     /// A branch's child reference `i` (an offset, or a dirty node's tagged index).
     @inline(__always)
@@ -71,7 +80,7 @@ struct NodeView {
         let e = entry(i)
         if !isLeaf { return 12 &+ Int(e.loadLE(UInt32.self, at: 8)) }
         let word = e.loadLE(UInt32.self, at: 4)
-        let valueBytes = word & Self.outOfLineBit != 0 ? 8 : Int(word & ~Self.outOfLineBit)
+        let valueBytes = word & Self.outOfLineBit != 0 ? 8 : Int(word & Self.lengthMask)
         return 8 &+ Int(e.loadLE(UInt32.self, at: 0)) &+ valueBytes
     }
 
@@ -129,7 +138,7 @@ struct NodeView {
                 guard room >= 8 else { return "entry \(i) header outside the node" }
                 let keyLength = Int(body.loadLE(UInt32.self, at: start))
                 let word = body.loadLE(UInt32.self, at: start + 4)
-                let valueBytes = word & outOfLineBit != 0 ? 8 : Int(word & ~outOfLineBit)
+                let valueBytes = word & outOfLineBit != 0 ? 8 : Int(word & lengthMask)
                 guard keyLength <= room - 8, valueBytes <= room - 8 - keyLength else {
                     return "entry \(i) key or value outside the node"
                 }
@@ -143,10 +152,10 @@ struct NodeView {
     }
 }
 
-/// Where a leaf value is.
+/// Where a leaf value is, and whether it is stored compressed.
 enum LeafValue {
     /// The bytes, inside the node.
-    case inline(UnsafeRawBufferPointer)
+    case inline(UnsafeRawBufferPointer, compressed: Bool)
     /// In a value record of its own: a file offset, or a write transaction's pending value.
-    case outOfLine(ref: UInt64, length: Int)
+    case outOfLine(ref: UInt64, length: Int, compressed: Bool)
 }

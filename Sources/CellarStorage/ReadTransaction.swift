@@ -1,8 +1,10 @@
 /// A consistent, read-only view of the store as of one commit.
 ///
 /// Taking one costs one atomic load; reading takes no lock and is never blocked by the writer or
-/// by other readers. Any number can be open on any threads. Bytes it returns point into the map and
-/// stay valid while the transaction is alive.
+/// by other readers. Any number can be open on any threads; each is used from one thread at a
+/// time. Bytes it returns point into the map and stay valid while the transaction is alive; a
+/// compressed value is decoded into memory of the transaction's (see `withValue` for reads that
+/// need it only for a moment).
 ///
 /// ```swift
 /// try engine.read { txn in
@@ -17,11 +19,25 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
     /// lives): reading a node then costs no reference counting.
     private unowned(unsafe) let generation: MapGeneration
     private let committedLength: UInt64
+    private let codecs: ValueCodecs
+    private var madeDecoder: ValueDecoder?
 
-    init(snapshot: Snapshot) {
+    init(snapshot: Snapshot, codecs: ValueCodecs) {
         self.snapshot = snapshot
+        self.codecs = codecs
         generation = snapshot.generation
         committedLength = snapshot.committedLength
+    }
+
+    var catalogRootRef: UInt64 { snapshot.catalogRoot }
+
+    func reservedTreeRoot(_ name: String) throws -> UInt64? { try catalogTreeRoot(name) }
+
+    var decoder: ValueDecoder {
+        if let madeDecoder { return madeDecoder }
+        let made = ValueDecoder(codecs: codecs)
+        madeDecoder = made
+        return made
     }
 
     /// The id of the commit this transaction reads.
@@ -42,6 +58,7 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
 
     /// The tree named `name`, or nil when there is none.
     public func tree(_ name: String) throws -> Tree? {
+        try Dictionaries.refuseReserved(name)
         let catalog = TreeState(name: "", root: snapshot.catalogRoot, count: 0, bytes: 0)
         guard let value = try Array(name.utf8).withUnsafeBytes({ try get(root: catalog.root, key: $0) }) else { return nil }
         let entry = try CatalogEntry.decode(value, name: name, at: snapshot.catalogRoot)
@@ -54,7 +71,7 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
         let cursor = Cursor(source: self, tree: TreeState(name: "", root: snapshot.catalogRoot, count: 0, bytes: 0))
         var names: [String] = []
         try cursor.scan { key, _ in
-            names.append(String(decoding: key, as: UTF8.self))
+            if key.first != 0 { names.append(String(decoding: key, as: UTF8.self)) }
             return true
         }
         return names
@@ -68,7 +85,20 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
 
     /// A copy of the value stored under `key`; nil when absent.
     public func get(_ tree: Tree, key: [UInt8]) throws -> [UInt8]? {
-        try key.withUnsafeBytes { try get(tree, key: $0).map { Array($0) } }
+        try withValue(tree, key: key) { $0.map { Array($0) } }
+    }
+
+    /// Calls `body` with the value stored under `key` (nil when absent), valid during the call.
+    /// The same as `get`, except that a compressed value is decoded into memory that lives for
+    /// the call only: for reading many values in one transaction.
+    public func withValue<R>(_ tree: Tree, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try check(tree)
+        return try withValue(root: tree.state.root, key: key, body)
+    }
+
+    /// `withValue` with the key as an array.
+    public func withValue<R>(_ tree: Tree, key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try key.withUnsafeBytes { try withValue(tree, key: $0, body) }
     }
 
     /// The number of entries in `tree`.

@@ -47,6 +47,8 @@ public final class StorageEngine: @unchecked Sendable {
     var compactionRewrites: CompactionRewrites?
     /// Compactions that replaced the data file since open (for tests and diagnostics).
     package let compactions = ManagedAtomic<Int>(0)
+    /// Shared by the transactions for compressed values (see `ValueCodecs`).
+    let codecs = ValueCodecs()
 
     // Writer state.
     /// The data file; a compaction replaces it (`switchToCompactedFile`).
@@ -66,6 +68,10 @@ public final class StorageEngine: @unchecked Sendable {
     /// The file's physical size: the log, then zeros written ahead of it (see `extendAhead`).
     private var physicalSize: UInt64 = 0
     private var activeWriter: ObjectIdentifier?
+    /// Compresses the values writers put; nil when the options say `.none` or the store is read-only.
+    let compressor: ValueCompressor?
+    /// The dictionaries writers compressed with, by id (ids are never reused, so none goes stale).
+    var compressionDictionaries: [UInt32: CompressionDictionary] = [:]
 
     /// Opens the store in `directory`, creating it (and the directory) when missing, unless read-only.
     /// With `options.inMemory`, `directory` only names the store in messages.
@@ -86,8 +92,15 @@ public final class StorageEngine: @unchecked Sendable {
         guard options.initialMapSize > 0, options.superblockInterval > 0 else {
             throw StorageError.illegalArgument("initialMapSize and superblockInterval must be positive")
         }
+        guard options.compressionThreshold >= 16 else {
+            throw StorageError.illegalArgument("compressionThreshold must be at least 16 bytes, got \(options.compressionThreshold)")
+        }
+        if let level = options.compression.level, level < -(1 << 17) || level > 22 {
+            throw StorageError.illegalArgument("zstd level must be between -131072 and 22, got \(level)")
+        }
         self.directory = directory
         self.options = options
+        compressor = options.readOnly ? nil : options.compression.level.map { ValueCompressor(level: $0) }
         let dataPath = directory + "/" + Self.dataFileName
 
         if options.readOnly || options.inMemory {
@@ -191,7 +204,7 @@ public final class StorageEngine: @unchecked Sendable {
     /// A read transaction on the newest commit. One atomic load; never blocks.
     public func beginRead() throws -> ReadTransaction {
         guard !closedFlag.load(ordering: .relaxed) else { throw StorageError.closed }
-        return ReadTransaction(snapshot: current.load(ordering: .acquiring))
+        return ReadTransaction(snapshot: current.load(ordering: .acquiring), codecs: codecs)
     }
 
     /// Runs `body` in a read transaction on the newest commit.
@@ -431,7 +444,7 @@ public final class StorageEngine: @unchecked Sendable {
             guard snapshot.txnId >= expected.txnId else {
                 throw StorageError.fileCorrupt(offset: snapshot.commitOffset, reason: "the compacted file ends before the newest commit")
             }
-            try Self.checkSameTrees(ReadTransaction(snapshot: expected), ReadTransaction(snapshot: snapshot))
+            try Self.checkSameTrees(ReadTransaction(snapshot: expected, codecs: codecs), ReadTransaction(snapshot: snapshot, codecs: codecs))
             try Syscall.rename(path, to: dataPath)
         } catch {
             newFile.close()

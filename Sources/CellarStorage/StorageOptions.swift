@@ -48,11 +48,16 @@ public struct StorageOptions: Sendable {
     public var superblockInterval: Int
     /// When the store compacts itself; nil: only when `compact()` is called. Ignored in memory.
     public var automaticCompaction: AutomaticCompaction?
+    /// How new values are compressed (see `Compression`); every store reads compressed values.
+    public var compression: Compression
+    /// Values shorter than this many bytes are never compressed (at least 16).
+    public var compressionThreshold: Int
     /// The test seam: opens the data file. Nil means the real `PosixFile`.
     package var openFile: (@Sendable (_ path: String, _ create: Bool, _ readOnly: Bool) throws -> any StorageFile)?
 
     public init(durability: Durability = .full, readOnly: Bool = false, inMemory: Bool = false, fileMode: UInt16 = 0o644,
-                initialMapSize: Int = 64 << 20, nodeSize: Int = 4096, superblockInterval: Int = 256) {
+                initialMapSize: Int = 64 << 20, nodeSize: Int = 4096, superblockInterval: Int = 256,
+                compression: Compression = .none, compressionThreshold: Int = 64) {
         self.durability = durability
         self.readOnly = readOnly
         self.inMemory = inMemory
@@ -61,6 +66,8 @@ public struct StorageOptions: Sendable {
         self.nodeSize = nodeSize
         self.superblockInterval = superblockInterval
         self.automaticCompaction = AutomaticCompaction()
+        self.compression = compression
+        self.compressionThreshold = compressionThreshold
         self.openFile = nil
     }
 }

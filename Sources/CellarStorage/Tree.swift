@@ -15,6 +15,10 @@ final class TreeState {
 
     let name: String
     private let fields: UnsafeMutablePointer<Fields>
+    /// The dictionary this transaction compresses the tree's values with; looked up on the first
+    /// compressed put (`dictionaryResolved`).
+    var compressionDictionary: CompressionDictionary?
+    var dictionaryResolved = false
     /// Where the last put landed (see `Finger`), inside `fields` (no allocation of its own: a read
     /// transaction makes a tree state per tree it opens).
     var finger: UnsafeMutablePointer<Finger> {

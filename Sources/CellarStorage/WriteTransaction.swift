@@ -16,6 +16,9 @@ public final class WriteTransaction: NodeSource {
     let nodeSize: Int
     /// Values at most this long are stored inside their leaf; longer ones in a record of their own.
     let inlineLimit: Int
+    /// Values at least this long are offered to the compressor (`Int.max`: no compression).
+    private let compressionThreshold: Int
+    private var madeDecoder: ValueDecoder?
 
     /// The nodes this transaction changed, by the index in their dirty reference.
     let dirty = DirtyNodes()
@@ -43,6 +46,7 @@ public final class WriteTransaction: NodeSource {
         self.journal = journal
         self.nodeSize = nodeSize
         self.inlineLimit = nodeSize / 4
+        self.compressionThreshold = engine.compressor == nil ? Int.max : engine.options.compressionThreshold
         self.catalog = TreeState(name: "", root: base.catalogRoot, count: 0, bytes: 0)
     }
 
@@ -72,10 +76,30 @@ public final class WriteTransaction: NodeSource {
         return try base.generation.value(at: ref, length: length, below: below, limit: base.committedLength)
     }
 
+    var catalogRootRef: UInt64 { catalog.root }
+
+    func reservedTreeRoot(_ name: String) throws -> UInt64? {
+        if let state = trees[name] { return state.root }
+        return try catalogTreeRoot(name)
+    }
+
+    var decoder: ValueDecoder {
+        if let madeDecoder { return madeDecoder }
+        let made = ValueDecoder(codecs: engine.codecs)
+        madeDecoder = made
+        return made
+    }
+
     // MARK: Trees
 
     /// The tree named `name`; created (empty) when missing and `create` is true, else nil.
     public func tree(_ name: String, create: Bool = true) throws -> Tree? {
+        try Dictionaries.refuseReserved(name)
+        return try openTree(name, create: create)
+    }
+
+    /// `tree`, for the engine's own trees too.
+    func openTree(_ name: String, create: Bool) throws -> Tree? {
         try checkOpen()
         if let state = trees[name] { return Tree(state: state, owner: ObjectIdentifier(self)) }
         let nameBytes = Array(name.utf8)
@@ -103,6 +127,7 @@ public final class WriteTransaction: NodeSource {
     /// Removes the tree named `name` and everything in it; false when there was none.
     @discardableResult
     public func dropTree(_ name: String) throws -> Bool {
+        try Dictionaries.refuseReserved(name)
         guard let tree = try tree(name, create: false) else { return false }
         let state = tree.state
         droppedBytes = droppedBytes &+ state.bytes
@@ -132,7 +157,7 @@ public final class WriteTransaction: NodeSource {
         try checkOpen()
         var names: [String] = []
         try Cursor(source: self, tree: catalog).scan { key, _ in
-            names.append(String(decoding: key, as: UTF8.self))
+            if key.first != 0 { names.append(String(decoding: key, as: UTF8.self)) }
             return true
         }
         return names
@@ -141,20 +166,40 @@ public final class WriteTransaction: NodeSource {
     // MARK: Reads
 
     /// The value stored under `key` (this transaction's own changes included); nil when absent.
-    /// The bytes are valid until the next change in this transaction.
+    /// The bytes are valid until the next change in this transaction (a compressed value's,
+    /// decoded into memory of the transaction's, until it ends).
     public func get(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
-        try check(tree)
-        if let leaf = tree.state.finger.pointee.leaf(for: key.nonNullBase, key.count) {
-            let view = dirtyView(leaf)
-            let (index, found) = view.lowerBound(key.nonNullBase, key.count)
-            return found ? try value(of: view, at: index, below: limit) : nil
-        }
-        return try get(root: tree.state.root, key: key)
+        guard let stored = try storedValue(tree, key: key) else { return nil }
+        return stored.compressed ? try decoder.decodeKept(stored, source: self) : stored.bytes
     }
 
     /// A copy of the value stored under `key`; nil when absent.
     public func get(_ tree: Tree, key: [UInt8]) throws -> [UInt8]? {
-        try key.withUnsafeBytes { try get(tree, key: $0).map { Array($0) } }
+        try withValue(tree, key: key) { $0.map { Array($0) } }
+    }
+
+    /// Calls `body` with the value stored under `key` (nil when absent), valid during the call;
+    /// a compressed value is decoded into memory that lives for the call only.
+    public func withValue<R>(_ tree: Tree, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        guard let stored = try storedValue(tree, key: key) else { return try body(nil) }
+        guard stored.compressed else { return try body(stored.bytes) }
+        return try decoder.withDecoded(stored, source: self) { try body($0) }
+    }
+
+    /// `withValue` with the key as an array.
+    public func withValue<R>(_ tree: Tree, key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try key.withUnsafeBytes { try withValue(tree, key: $0, body) }
+    }
+
+    @inline(__always)
+    private func storedValue(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> StoredValue? {
+        try check(tree)
+        if let leaf = tree.state.finger.pointee.leaf(for: key.nonNullBase, key.count) {
+            let view = dirtyView(leaf)
+            let (index, found) = view.lowerBound(key.nonNullBase, key.count)
+            return found ? try storedValue(of: view, at: index, below: limit) : nil
+        }
+        return try storedValue(root: tree.state.root, key: key)
     }
 
     /// The number of entries in `tree`.
@@ -171,11 +216,16 @@ public final class WriteTransaction: NodeSource {
 
     // MARK: Writes
 
-    /// Stores `value` under `key`, replacing what was there.
+    /// Stores `value` under `key`, replacing what was there. With compression on, a value of at
+    /// least the threshold is stored compressed when that saves an eighth of it.
     public func put(_ tree: Tree, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
         try check(tree)
         journal?.record(tree: tree.state.name, key: key)
-        try put(state: tree.state, key: key, value: value)
+        if value.count >= compressionThreshold, let frame = try compressed(value, for: tree.state) {
+            try put(state: tree.state, key: key, value: frame, flags: NodeView.compressedBit)
+            return
+        }
+        try put(state: tree.state, key: key, value: value, flags: 0)
     }
 
     /// Stores `value` under `key`, replacing what was there.
@@ -249,4 +299,63 @@ final class PendingValue {
     }
 
     deinit { UnsafeMutableRawPointer(mutating: bytes.baseAddress!).deallocate() }
+}
+
+// MARK: - Compression
+
+extension WriteTransaction {
+    /// `value` compressed for `tree` (valid until the next put), or nil to store it as it is.
+    fileprivate func compressed(_ value: UnsafeRawBufferPointer, for tree: TreeState) throws -> UnsafeRawBufferPointer? {
+        guard let compressor = engine.compressor, value.count <= StorageLimits.maxValueSize else { return nil }
+        return compressor.compress(value, dictionary: try dictionary(for: tree, level: compressor.level))
+    }
+
+    /// The dictionary `tree`'s new values are compressed with: none unless the store trains
+    /// dictionaries and compaction made one for the tree.
+    private func dictionary(for tree: TreeState, level: Int32) throws -> CompressionDictionary? {
+        if tree.dictionaryResolved { return tree.compressionDictionary }
+        tree.dictionaryResolved = true
+        guard engine.options.compression.trainsDictionaries, let id = try currentDictionaryId(of: tree.name) else { return nil }
+        if let made = engine.compressionDictionaries[id] {
+            tree.compressionDictionary = made
+            return made
+        }
+        guard let bytes = try dictionaryBytes(id) else {
+            throw StorageError.fileCorrupt(offset: 0, reason: "tree \"\(tree.name)\" names dictionary \(id), which the store does not hold")
+        }
+        guard let made = CompressionDictionary(id: id, bytes: bytes, level: level) else {
+            throw StorageError.fileCorrupt(offset: 0, reason: "dictionary \(id) is not a zstd dictionary")
+        }
+        engine.compressionDictionaries[id] = made
+        tree.compressionDictionary = made
+        return made
+    }
+
+    /// The id the next dictionary gets (see `Dictionaries`).
+    func nextDictionaryId() throws -> UInt32 {
+        guard let root = try reservedTreeRoot(Dictionaries.treeName),
+              let value = try Dictionaries.nextIdKey.withUnsafeBytes({ try get(root: root, key: $0) }) else { return 1 }
+        return try Dictionaries.decodeId(value, key: "next id")
+    }
+
+    /// Stores `dictionary` (made by `Zstd.trainDictionary` with the id `nextDictionaryId()` gave)
+    /// and makes it the one `tree`'s values are compressed with from the next transaction on.
+    func installDictionary(_ dictionary: [UInt8], id: UInt32, for tree: String) throws {
+        try setNextDictionaryId(id + 1)
+        let state = try openTree(Dictionaries.treeName, create: true)!.state
+        try Dictionaries.dictionaryKey(id).withUnsafeBytes { key in
+            try dictionary.withUnsafeBytes { try put(state: state, key: key, value: $0) }
+        }
+        try Dictionaries.treeKey(tree).withUnsafeBytes { key in
+            try withUnsafeBytes(of: id.littleEndian) { try put(state: state, key: key, value: $0) }
+        }
+    }
+
+    /// Records that ids below `id` are taken (a compacted copy goes on from the store it copies).
+    func setNextDictionaryId(_ id: UInt32) throws {
+        let state = try openTree(Dictionaries.treeName, create: true)!.state
+        try Dictionaries.nextIdKey.withUnsafeBytes { key in
+            try withUnsafeBytes(of: id.littleEndian) { try put(state: state, key: key, value: $0) }
+        }
+    }
 }
