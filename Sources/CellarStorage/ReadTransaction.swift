@@ -96,6 +96,12 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
         return try withValue(root: tree.state.root, key: key, body)
     }
 
+    /// Whether `key` is stored (its value is not read).
+    public func contains(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> Bool {
+        try check(tree)
+        return try storedValue(root: tree.state.root, key: key) != nil
+    }
+
     /// `withValue` with the key as an array.
     public func withValue<R>(_ tree: Tree, key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         try key.withUnsafeBytes { try withValue(tree, key: $0, body) }

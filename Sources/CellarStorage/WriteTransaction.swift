@@ -186,6 +186,11 @@ public final class WriteTransaction: NodeSource {
         return try decoder.withDecoded(stored, source: self) { try body($0) }
     }
 
+    /// Whether `key` is stored (its value is not read).
+    public func contains(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> Bool {
+        try storedValue(tree, key: key) != nil
+    }
+
     /// `withValue` with the key as an array.
     public func withValue<R>(_ tree: Tree, key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         try key.withUnsafeBytes { try withValue(tree, key: $0, body) }

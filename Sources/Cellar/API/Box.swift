@@ -109,7 +109,7 @@ public struct Box<E: EntityInspectable>: Sendable {
             id = try context.withSequence(schema) { try $0.take() }
         } else {
             if mode != .put {
-                let exists = try context.record(schema, id) != nil
+                let exists = try context.contains(schema, id)
                 if mode == .insert && exists { throw CellarError.idAlreadyExists(entity: schema.name, id: id) }
                 if mode == .update && !exists { throw CellarError.notFound(entity: schema.name, id: id) }
             }
@@ -158,9 +158,10 @@ public struct Box<E: EntityInspectable>: Sendable {
         // Outside a transaction: one snapshot for this read, without a transaction context.
         return try translatingErrors {
             let txn = try store.engine.beginRead()
-            guard let tree = try txn.tree(schema.treeName),
-                  let bytes = try StorageLayout.withObjectKey(id, { try txn.get(tree, key: $0) }) else { return nil }
-            return try object(id: id, record: bytes)
+            guard let tree = try txn.tree(schema.treeName) else { return nil }
+            return try StorageLayout.withObjectKey(id) { key in
+                try txn.withValue(tree, key: key) { bytes in try bytes.map { try object(id: id, record: $0) } }
+            }
         }
     }
 
@@ -178,9 +179,11 @@ public struct Box<E: EntityInspectable>: Sendable {
         var view = ObjectView<E>(store: store)
         return try translatingErrors {
             try store.inReadContext { context in
-                guard let bytes = try context.record(schema, id) else { return nil }
-                try view.move(to: id, bytes: bytes)
-                return try body(view)
+                try context.withRecord(schema, id) { bytes in
+                    guard let bytes else { return nil }
+                    try view.move(to: id, bytes: bytes)
+                    return try body(view)
+                }
             }
         }
     }
@@ -235,8 +238,7 @@ public struct Box<E: EntityInspectable>: Sendable {
 
     @inlinable
     func get(_ id: Id, schema: EntitySchema, context: TransactionContext) throws -> E? {
-        guard let bytes = try context.record(schema, id) else { return nil }
-        return try object(id: id, record: bytes)
+        try context.withRecord(schema, id) { bytes in try bytes.map { try object(id: id, record: $0) } }
     }
 
     // MARK: Count and contains
@@ -256,7 +258,7 @@ public struct Box<E: EntityInspectable>: Sendable {
     @inlinable
     public func contains(_ id: Id) throws -> Bool {
         let schema = try self.schema.get()
-        return try store.inReadContext { try $0.record(schema, id) != nil }
+        return try store.inReadContext { try $0.contains(schema, id) }
     }
 
     @_disfavoredOverload
@@ -267,7 +269,7 @@ public struct Box<E: EntityInspectable>: Sendable {
     @inlinable
     public func contains(_ ids: [Id]) throws -> Bool {
         let schema = try self.schema.get()
-        return try store.inReadContext { context in try ids.allSatisfy { try context.record(schema, $0) != nil } }
+        return try store.inReadContext { context in try ids.allSatisfy { try context.contains(schema, $0) } }
     }
 
     // MARK: Remove

@@ -57,6 +57,8 @@ public final class Store: @unchecked Sendable {
             var storageOptions = StorageOptions(durability: options.durability, readOnly: options.readOnly,
                                                 inMemory: inMemory, fileMode: options.fileMode)
             storageOptions.automaticCompaction = options.automaticCompaction
+            storageOptions.compression = options.compression
+            storageOptions.compressionThreshold = options.compressionThreshold
             return try StorageEngine(directory: directoryPath, options: storageOptions)
         }
         let sync: ModelSync.Result

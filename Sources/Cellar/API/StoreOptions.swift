@@ -9,6 +9,10 @@ public typealias CompactionReport = CellarStorage.CompactionReport
 /// When a store compacts itself: see `StoreOptions.automaticCompaction`.
 public typealias AutomaticCompaction = StorageOptions.AutomaticCompaction
 
+/// How a store compresses objects' records: `.none`, `.zstd(level:)`, or `.zstdDictionary(level:)`
+/// (a dictionary per entity, trained by each compaction). See `StoreOptions.compression`.
+public typealias Compression = CellarStorage.Compression
+
 /// How a `Store` is opened.
 public struct StoreOptions: Sendable {
     /// `.full` (default): a transaction that returned is on disk, through `kill -9` and power
@@ -24,12 +28,25 @@ public struct StoreOptions: Sendable {
     /// half of a file of at least 64 MiB is garbage (replaced and removed objects). Nil: only when
     /// `Store.compact()` is called.
     public var automaticCompaction: AutomaticCompaction?
+    /// How records are compressed (default `.none`). With `.zstd`, a record of at least
+    /// `compressionThreshold` bytes is stored compressed when that saves an eighth of it: large
+    /// text and data shrink, small objects stay as they are and are read in place. With
+    /// `.zstdDictionary`, each compaction (`Store.compact()`, or the automatic one) also trains a
+    /// dictionary per entity from a sample of its objects and recompresses them with it: then
+    /// even small objects that share text shrink several times. Reading costs a decode per
+    /// compressed record. Any store reads compressed records, whatever this says.
+    public var compression: Compression
+    /// Records shorter than this many bytes are never compressed (at least 16; default 64).
+    public var compressionThreshold: Int
 
     public init(durability: Durability = .full, readOnly: Bool = false, fileMode: UInt16 = 0o644,
-                automaticCompaction: AutomaticCompaction? = AutomaticCompaction()) {
+                automaticCompaction: AutomaticCompaction? = AutomaticCompaction(),
+                compression: Compression = .none, compressionThreshold: Int = 64) {
         self.durability = durability
         self.readOnly = readOnly
         self.fileMode = fileMode
         self.automaticCompaction = automaticCompaction
+        self.compression = compression
+        self.compressionThreshold = compressionThreshold
     }
 }

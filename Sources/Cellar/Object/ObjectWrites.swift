@@ -13,10 +13,23 @@ extension TransactionContext {
     func putIndexed(_ schema: EntitySchema, id: Id, record: UnsafeRawBufferPointer, tree: Tree, isNew: Bool) throws {
         let write = write!
         let newReader = try RecordReader(record)
-        var oldReader: RecordReader?
-        if !isNew, let old = try StorageLayout.withObjectKey(id, { try write.get(tree, key: $0) }) {
-            oldReader = try RecordReader(old)
+        if isNew {
+            try updateIndexes(schema, id: id, new: newReader, old: nil, in: write)
+        } else {
+            // The old record (decoded, when stored compressed) lives for this call.
+            try StorageLayout.withObjectKey(id) { key in
+                try write.withValue(tree, key: key) { old in
+                    try updateIndexes(schema, id: id, new: newReader, old: old.map { try RecordReader($0) }, in: write)
+                }
+            }
         }
+        try StorageLayout.withObjectKey(id) { try write.put(tree, key: $0, value: record) }
+    }
+
+    /// Brings the entity's index entries from `oldReader`'s values (nil: a new object) to
+    /// `newReader`'s, checking unique constraints first.
+    private func updateIndexes(_ schema: EntitySchema, id: Id, new newReader: RecordReader, old oldReader: RecordReader?,
+                               in write: WriteTransaction) throws {
         if !schema.hasUniqueIndex && (oldReader == nil || schema.indexed.count == 1) {
             // Nothing to check first, and no old record whose bytes a write could move before the
             // next property reads them: each index is brought up to date in turn, keys built on
@@ -47,7 +60,6 @@ extension TransactionContext {
             }
             for change in changes { try apply(change, id: id, in: write) }
         }
-        try StorageLayout.withObjectKey(id) { try write.put(tree, key: $0, value: record) }
     }
 
     /// An indexed value that a put changes: the key parts to remove and to add.
@@ -100,8 +112,10 @@ extension TransactionContext {
         }
         guard property.index!.kind != .value else { return candidates }
         return try candidates.filter { other in
-            guard let bytes = try record(schema, other) else { return false }
-            return try RecordReader(bytes).value(of: property, id: other) == value
+            try withRecord(schema, other) { bytes in
+                guard let bytes else { return false }
+                return try RecordReader(bytes).value(of: property, id: other) == value
+            }
         }
     }
 
@@ -111,12 +125,16 @@ extension TransactionContext {
         guard id != 0, let tree = try tree(schema) else { return false }
         let write = write!
         if schema.hasIndexes {
-            guard let old = try StorageLayout.withObjectKey(id, { try write.get(tree, key: $0) }) else { return false }
-            let reader = try RecordReader(old)
-            var keys: [(IndexSchema, [UInt8])] = []
-            for property in schema.indexed {
-                if let key = try indexKey(property, of: reader, id: id) { keys.append((property.index!, key)) }
+            let keys = try withRecord(schema, id) { old -> [(IndexSchema, [UInt8])]? in
+                guard let old else { return nil }
+                let reader = try RecordReader(old)
+                var keys: [(IndexSchema, [UInt8])] = []
+                for property in schema.indexed {
+                    if let key = try indexKey(property, of: reader, id: id) { keys.append((property.index!, key)) }
+                }
+                return keys
             }
+            guard let keys else { return false }
             for (index, key) in keys { try write.delete(try indexTree(index), key: key) }
         }
         let removed = try StorageLayout.withObjectKey(id) { try write.delete(tree, key: $0) }

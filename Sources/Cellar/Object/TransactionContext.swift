@@ -74,32 +74,43 @@ final class TransactionContext {
         return tree
     }
 
-    /// The record of object `id`, in place; nil when there is none.
+    /// Calls `body` with the record of object `id` (nil when there is none), valid during the
+    /// call: in place, or decoded when stored compressed.
     @inlinable
-    func record(_ schema: EntitySchema, _ id: Id) throws -> UnsafeRawBufferPointer? {
-        guard let tree = try tree(schema) else { return nil }
+    func withRecord<R>(_ schema: EntitySchema, _ id: Id, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        guard let tree = try tree(schema) else { return try body(nil) }
         return try StorageLayout.withObjectKey(id) { key in
-            if let write { return try write.get(tree, key: key) }
-            return try read!.get(tree, key: key)
+            if let write { return try write.withValue(tree, key: key, body) }
+            return try read!.withValue(tree, key: key, body)
+        }
+    }
+
+    /// Whether object `id` is stored (its record is not read).
+    @usableFromInline
+    func contains(_ schema: EntitySchema, _ id: Id) throws -> Bool {
+        guard let tree = try tree(schema) else { return false }
+        return try StorageLayout.withObjectKey(id) { key in
+            if let write { return try write.contains(tree, key: key) }
+            return try read!.contains(tree, key: key)
         }
     }
 
     /// Calls `body` with the record of each of `ids` that exists, in the order given, until it
-    /// returns false (the tree and transaction looked up once for all of them).
-    func forEachRecord(_ schema: EntitySchema, ids: [Id],
+    /// returns false (the tree and transaction looked up once for all of them). Each record is
+    /// valid during its call, or, when `stable`, until the transaction ends.
+    func forEachRecord(_ schema: EntitySchema, ids: [Id], stable: Bool,
                        _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard let tree = try tree(schema) else { return }
-        if let write {
-            for id in ids {
-                guard let record = try StorageLayout.withObjectKey(id, { try write.get(tree, key: $0) }) else { continue }
-                guard try body(id, record) else { return }
+        for id in ids {
+            let goOn = try StorageLayout.withObjectKey(id) { key -> Bool in
+                if stable {
+                    let record = try write.map { try $0.get(tree, key: key) } ?? read!.get(tree, key: key)
+                    return try record.map { try body(id, $0) } ?? true
+                }
+                if let write { return try write.withValue(tree, key: key) { try $0.map { try body(id, $0) } ?? true } }
+                return try read!.withValue(tree, key: key) { try $0.map { try body(id, $0) } ?? true }
             }
-        } else {
-            let read = read!
-            for id in ids {
-                guard let record = try StorageLayout.withObjectKey(id, { try read.get(tree, key: $0) }) else { continue }
-                guard try body(id, record) else { return }
-            }
+            guard goOn else { return }
         }
     }
 

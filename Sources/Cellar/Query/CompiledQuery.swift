@@ -40,11 +40,13 @@ struct CompiledQuery {
     /// answers the query.
     var matchesEveryObject: Bool { condition == nil && links.isEmpty }
 
-    /// Visits the matching objects (id and record) in id order until `body` returns false.
-    func forEachMatch(_ context: TransactionContext, _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
+    /// Visits the matching objects (id and record) in id order until `body` returns false. Each
+    /// record is valid during its call, or, when `stable`, until the transaction ends (a
+    /// compressed one is then decoded into the transaction's memory).
+    func forEachMatch(_ context: TransactionContext, stable: Bool = false, _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
         if matchesEveryObject {
             guard let cursor = try context.cursor(schema) else { return }
-            try cursor.scan { key, record in try body(try StorageLayout.objectId(key), record) }
+            try cursor.scan(stableValues: stable) { key, record in try body(try StorageLayout.objectId(key), record) }
             return
         }
         let linkSets = try links.map { Set(try $0.matchingIds(context)) }
@@ -56,11 +58,11 @@ struct CompiledQuery {
         let check: (Id, UnsafeRawBufferPointer) throws -> Bool = plan.exact ? { _, _ in true } : evaluate
         switch plan.source {
         case .scan:
-            try scan(context, range: .all, check: check, body)
+            try scan(context, range: .all, stable: stable, check: check, body)
         case .ids(let ranges):
             for range in ranges {
                 var more = true
-                try scan(context, range: range, check: check) { id, record in
+                try scan(context, range: range, stable: stable, check: check) { id, record in
                     more = try body(id, record)
                     return more
                 }
@@ -70,19 +72,19 @@ struct CompiledQuery {
             guard let ids = try idsFromSource(context) else {
                 // The index was never built (a store opened read-only): every record is read and
                 // the whole condition checked, whatever the plan thought of the index.
-                try scan(context, range: .all, check: evaluate, body)
+                try scan(context, range: .all, stable: stable, check: evaluate, body)
                 return
             }
-            try context.forEachRecord(schema, ids: ids) { id, record in
+            try context.forEachRecord(schema, ids: ids, stable: stable) { id, record in
                 try !check(id, record) || body(id, record)
             }
         }
     }
 
-    private func scan(_ context: TransactionContext, range: KeyRange, check: (Id, UnsafeRawBufferPointer) throws -> Bool,
+    private func scan(_ context: TransactionContext, range: KeyRange, stable: Bool, check: (Id, UnsafeRawBufferPointer) throws -> Bool,
                       _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard let cursor = try context.cursor(schema) else { return }
-        try cursor.scan(range) { key, record in
+        try cursor.scan(range, stableValues: stable) { key, record in
             let id = try StorageLayout.objectId(key)
             guard try check(id, record) else { return true }
             return try body(id, record)

@@ -194,7 +194,9 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
         }
         var matches: [(id: Id, keys: [CompiledOrder.Key?])] = []
         var records: [Id: UnsafeRawBufferPointer] = [:]
-        try query.forEachMatch(context) { id, record in
+        // The records are kept until sorted: stable ones (a compressed record decoded into the
+        // transaction's memory).
+        try query.forEachMatch(context, stable: true) { id, record in
             let reader = try RecordReader(record)
             matches.append((id, try query.orders.map { try $0.key(reader, id: id) }))
             records[id] = record

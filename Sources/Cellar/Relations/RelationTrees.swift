@@ -86,14 +86,19 @@ extension TransactionContext {
     /// Points object `id`'s to-one `property` at `owner` (or, when unlinking, at nothing if it
     /// points at `owner`), rewriting its record and index entry.
     private func setToOne(of id: Id, in schema: EntitySchema, property: PropertySchema, to owner: Id, linked: Bool) throws {
-        guard let bytes = try record(schema, id) else { return }
-        let reader = try RecordReader(bytes)
-        let current = try reader.value(of: property, id: id)
-        if !linked && current != .integer(owner) { return }
-        let value: Id = linked ? owner : 0
-        if current == .integer(value) { return }
-        let builder = RecordBuilder(capacity: bytes.count + 16)
-        try builder.copy(reader, schema: schema, replacing: property.slot, with: value)
+        // The record with the property changed, built while the old one is at hand.
+        let rewritten = try withRecord(schema, id) { bytes -> RecordBuilder? in
+            guard let bytes else { return nil }
+            let reader = try RecordReader(bytes)
+            let current = try reader.value(of: property, id: id)
+            if !linked && current != .integer(owner) { return nil }
+            let value: Id = linked ? owner : 0
+            if current == .integer(value) { return nil }
+            let builder = RecordBuilder(capacity: bytes.count + 16)
+            try builder.copy(reader, schema: schema, replacing: property.slot, with: value)
+            return builder
+        }
+        guard let builder = rewritten else { return }
         let tree = try writeTree(schema)
         if schema.hasIndexes {
             try putIndexed(schema, id: id, record: builder.bytes, tree: tree, isNew: false)
