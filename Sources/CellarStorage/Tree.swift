@@ -19,6 +19,9 @@ final class TreeState {
     /// compressed put (`dictionaryResolved`).
     var compressionDictionary: CompressionDictionary?
     var dictionaryResolved = false
+    /// Small values of this tree that failed to shrink in a row, in this transaction (see
+    /// `CompressionSampling`).
+    var compressionFailures = 0
     /// Where the last put landed (see `Finger`), inside `fields` (no allocation of its own: a read
     /// transaction makes a tree state per tree it opens).
     var finger: UnsafeMutablePointer<Finger> {

@@ -308,11 +308,36 @@ final class PendingValue {
 
 // MARK: - Compression
 
+/// When a write transaction stops offering a tree's small values to zstd (see
+/// `WriteTransaction.compressed`).
+enum CompressionSampling {
+    static let smallValue = 1 << 10
+    static let giveUpAfter = 32
+    static let retryEvery = 64
+}
+
 extension WriteTransaction {
     /// `value` compressed for `tree` (valid until the next put), or nil to store it as it is.
+    ///
+    /// zstd spends tens of thousands of instructions on a small value without a dictionary (its
+    /// per-frame entropy tables), so a tree whose small values keep failing to shrink stops being
+    /// offered them: after `CompressionSampling.giveUpAfter` failures in a row in this
+    /// transaction, only one small value in `CompressionSampling.retryEvery` is tried, and one
+    /// that shrinks starts trying them all again. Values of at least `CompressionSampling.smallValue`
+    /// bytes are always tried.
     fileprivate func compressed(_ value: UnsafeRawBufferPointer, for tree: TreeState) throws -> UnsafeRawBufferPointer? {
         guard let compressor = engine.compressor, value.count <= StorageLimits.maxValueSize else { return nil }
-        return compressor.compress(value, dictionary: try dictionary(for: tree, level: compressor.level))
+        let small = value.count < CompressionSampling.smallValue
+        if small {
+            // Counts every small value until one shrinks; past the limit only every
+            // `retryEvery`-th is tried.
+            tree.compressionFailures &+= 1
+            if tree.compressionFailures > CompressionSampling.giveUpAfter
+                && tree.compressionFailures % CompressionSampling.retryEvery != 0 { return nil }
+        }
+        let frame = compressor.compress(value, dictionary: try dictionary(for: tree, level: compressor.level))
+        if small && frame != nil { tree.compressionFailures = 0 }
+        return frame
     }
 
     /// The dictionary `tree`'s new values are compressed with: none unless the store trains

@@ -283,6 +283,33 @@ import Testing
         }
     }
 
+    /// Small values that keep failing to shrink stop being offered to zstd for the rest of the
+    /// transaction, except one in `retryEvery`; one that shrinks brings them all back.
+    @Test func smallValuesThatDoNotShrinkAreSampled() throws {
+        var rng = SplitMix64(seed: SplitMix64.testSeed())
+        let dir = TestDirectory("compression-sampling")
+        defer { dir.remove() }
+        let engine = try StorageEngine(directory: dir.path, options: Self.options(.zstd()))
+        defer { engine.close() }
+        let noise = 200, text = 200
+        try engine.write { txn in
+            let tree = try txn.tree("t")!
+            for i in 0..<noise { try txn.put(tree, key: bigEndianKey(UInt64(i)), value: Self.noise(&rng, count: 300)) }
+            for i in noise..<(noise + text) { try txn.put(tree, key: bigEndianKey(UInt64(i)), value: Self.text(&rng, count: 300)) }
+            // Large values are always tried.
+            try txn.put(tree, key: bigEndianKey(1_000), value: Self.text(&rng, count: 5_000))
+        }
+        let compressed = try engine.read { txn in
+            try (noise..<(noise + text)).map { try Self.stored(txn, tree: "t", key: bigEndianKey(UInt64($0)))!.compressed }
+        }
+        // 200 small values in a row that did not shrink: the next try is the 256th (a multiple
+        // of 64), the 56th text value; it shrinks, and every one after it is tried again.
+        let firstTried = CompressionSampling.retryEvery * 4 - noise - 1
+        #expect(compressed.prefix(firstTried).allSatisfy { !$0 }, "\(compressed.prefix(firstTried + 2))")
+        #expect(compressed.dropFirst(firstTried).allSatisfy { $0 })
+        #expect(try engine.read { try Self.stored($0, tree: "t", key: bigEndianKey(1_000)) }!.compressed)
+    }
+
     @Test func reservedNamesAndBadOptionsAreRefused() throws {
         let dir = TestDirectory("compression-refusals")
         defer { dir.remove() }

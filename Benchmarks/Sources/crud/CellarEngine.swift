@@ -6,12 +6,15 @@ import Foundation
 /// The steps through Cellar's public API: the generated `Store(directoryPath:)` (model-crud.json's
 /// model) with default options (durability `.full`: every
 /// commit is synced, which is what step f asks for), `Box<Note>`, and `box.query { Note.author == 42 }`.
+/// `StoreOptions.compression`, named for Crud.swift (which does not import Cellar).
+typealias CellarCompression = Cellar.Compression
+
 enum CellarEngine {
-    static func run(_ w: Workload, folder: String) throws -> RunResult {
+    static func run(_ w: Workload, folder: String, compression: CellarCompression) throws -> RunResult {
         let n = w.n
         let path = folder + "/cellar"
         var result = RunResult()
-        let store = try Store(directoryPath: path)
+        let store = try Store(directoryPath: path, options: StoreOptions(compression: compression))
         defer { store.close() }
         let box = store.box(for: Note.self)
 
@@ -28,6 +31,15 @@ enum CellarEngine {
         try check("a: box.count() == N", try box.count() == n)
         result.sizeAfterA = folderBytes(path)
         result.logAfterA = Int(store.fileSize.total)
+        if compression == .zstdDictionary() {
+            // The dictionary is trained by a compaction: one now (untimed), so that b…g run on
+            // records compressed with it, as they would once the store has compacted itself.
+            start = now()
+            try store.compact()
+            result.trainingSeconds = now() - start
+            result.sizeAfterATrained = folderBytes(path)
+            try check("a, compacted: box.count() == N", try box.count() == n)
+        }
 
         // b: one read transaction, every object by id in WORKLOAD.md's random order, title length
         // read from the stored record (Box.visit(id:), as the anchors read one FlatBuffers field).
@@ -145,10 +157,10 @@ enum CellarEngine {
     /// (the log's length at the swap), the throughput, and how long writers waited: the longest
     /// wait compaction reports, and the longest commit the writer saw during the compaction against
     /// the longest it saw outside it. Runs after the measured run, so the run's peak RSS is the run's.
-    static func compactCopy(folder: String, _ w: Workload, into result: inout RunResult) throws {
+    static func compactCopy(folder: String, _ w: Workload, compression: CellarCompression, into result: inout RunResult) throws {
         let n = w.n
         let copy = compactionFolder(folder)
-        let store = try Store(directoryPath: copy, options: StoreOptions(automaticCompaction: nil))
+        let store = try Store(directoryPath: copy, options: StoreOptions(automaticCompaction: nil, compression: compression))
         defer { store.close() }
         let box = store.box(for: Note.self)
         let writer = CommitLog()

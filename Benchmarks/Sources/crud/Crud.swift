@@ -6,7 +6,12 @@
 //           index of WORKLOAD.md, cached prepared statements, `Note` rows as GRDB records
 //
 //   swift run -c release --package-path Benchmarks crud --n 100000 [--runs 3] [--format tsv]
-//       [--engines cellar,sqlite] [--dir PARENT]
+//       [--engines cellar,sqlite] [--dir PARENT] [--compression none|zstd|dictionary]
+//
+// --compression opens Cellar's store with `StoreOptions.compression` `.none` (default), `.zstd()`
+// or `.zstdDictionary()`. With `dictionary`, the store is compacted right after a (untimed; it
+// trains the Note dictionary and recompresses every record with it) and b…g run on that store:
+// `cellar size_after_a_trained n bytes 0` and `cellar training_compaction_ms n ms 0` report it.
 //
 // Per run and engine: a fresh database in a new temporary folder on disk (never tmpfs). The
 // objects (strings included) are built before any timer. Every check of WORKLOAD.md runs after
@@ -95,6 +100,10 @@ struct RunResult {
     var logAfterA = 0
     /// Cellar only: the online compaction of a copy of the store after d.
     var compaction = CompactionFigures()
+    /// Cellar with `--compression dictionary` only: the store after a, compacted (dictionary
+    /// trained), and how long that compaction took.
+    var sizeAfterATrained = 0
+    var trainingSeconds = 0.0
     var peakRSS = 0
 }
 
@@ -115,15 +124,29 @@ struct CompactionFigures {
 struct Options: BenchOptions {
     var common = CommonOptions()
     var engines = ["cellar", "sqlite"]
+    var compression = "none"
 
-    static let usage = "usage: crud [--n N] [--runs R] [--format human|tsv] [--engines cellar,sqlite] [--dir PARENT]"
+    static let usage = "usage: crud [--n N] [--runs R] [--format human|tsv] [--engines cellar,sqlite] [--dir PARENT] [--compression none|zstd|dictionary]"
 
     mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
         switch arg {
         case "--engines": engines = try arguments.list(arg, of: ["cellar", "sqlite"])
+        case "--compression":
+            let chosen = try arguments.list(arg, of: ["none", "zstd", "dictionary"])
+            guard chosen.count == 1 else { throw BenchError("--compression takes one of none, zstd, dictionary") }
+            compression = chosen[0]
         default: return false
         }
         return true
+    }
+
+    /// Cellar's store options for `--compression`.
+    var cellarCompression: CellarCompression {
+        switch compression {
+        case "zstd": .zstd()
+        case "dictionary": .zstdDictionary()
+        default: .none
+        }
     }
 }
 
@@ -146,10 +169,12 @@ struct Crud {
                 defer { removeTree(folder) }
                 resetPeakRSS()
                 var result = engine == "cellar"
-                    ? try CellarEngine.run(workload, folder: folder)
+                    ? try CellarEngine.run(workload, folder: folder, compression: options.cellarCompression)
                     : try SQLiteEngine.run(workload, folder: folder)
                 result.peakRSS = peakRSS()
-                if engine == "cellar" { try CellarEngine.compactCopy(folder: folder, workload, into: &result) }
+                if engine == "cellar" {
+                    try CellarEngine.compactCopy(folder: folder, workload, compression: options.cellarCompression, into: &result)
+                }
                 results[engine, default: []].append(result)
                 logRun(run, of: options.runs, engine, rates: Step.allCases.compactMap { step in
                     result.seconds[step].map { (step.rawValue, Double(step.ops(n)) / $0) }
@@ -181,6 +206,10 @@ struct Crud {
                     print("\(engine)\tcompaction_longest_writer_wait_us\t\(n)\t\(Int(median(runs.map(\.compaction.writerLockHold)) * 1e6))\t0")
                     print("\(engine)\tcompaction_mb_per_s\t\(n)\t\(Int(median(runs.map { Double($0.compaction.bytesBefore) / 1e6 / max($0.compaction.seconds, 1e-9) })))\t0")
                     print("\(engine)\tcompaction_written_mb_per_s\t\(n)\t\(Int(median(runs.map { Double($0.compaction.bytesAfter) / 1e6 / max($0.compaction.seconds, 1e-9) })))\t0")
+                    if options.compression == "dictionary" {
+                        print("\(engine)\tsize_after_a_trained\t\(n)\t\(bytes(engine, \.sizeAfterATrained))\t0")
+                        print("\(engine)\ttraining_compaction_ms\t\(n)\t\(Int(median(runs.map(\.trainingSeconds)) * 1e3))\t0")
+                    }
                 }
                 print("\(engine)\tpeak_rss\t\(n)\t\(bytes(engine, \.peakRSS))\t0")
             }
@@ -188,7 +217,8 @@ struct Crud {
         }
 
         print("")
-        print("CRUD workload (WORKLOAD.md), N = \(grouped(n)), " + runsPhrase(options.runs) + "; ops/s (queries/s for e*, commits/s for f)")
+        print("CRUD workload (WORKLOAD.md), N = \(grouped(n)), " + runsPhrase(options.runs) + "; ops/s (queries/s for e*, commits/s for f)"
+              + (options.compression == "none" ? "" : "; Cellar compression: \(options.compression)"))
         print("")
         let hasCellar = options.engines.contains("cellar")
         let hasSQLite = options.engines.contains("sqlite")
@@ -251,6 +281,21 @@ struct Crud {
             var cells = ["file after d, compacted", mb(after)]
             if hasSQLite { cells += ["–", "–"] }
             cells += ["–", String(format: "%.2f× a", ratio), String(format: "≤ 1.05× a %@", ratio <= 1.05 ? "met" : "NOT MET")]
+            rows.append(cells)
+        }
+        if hasCellar && options.compression == "dictionary" {
+            // WORKLOAD.md: file after a ≤ 0.5× ObjectBox's with zstd; the dictionary exists once a
+            // compaction trained it.
+            let trained = bytes("cellar", \.sizeAfterATrained)
+            let anchor: Double? = n == 100_000 ? 29.3e6 : n == 1_000_000 ? 293.7e6 : nil
+            var cells = ["file after a, compacted (dictionary)", mb(trained)]
+            if hasSQLite { cells += ["–", "–"] }
+            if let anchor {
+                let ratio = Double(trained) / anchor
+                cells += [mb(Int(anchor)), String(format: "%.2f×", ratio), String(format: "≤ 0.5× %@", ratio <= 0.5 ? "met" : "NOT MET")]
+            } else {
+                cells += ["–", "–", "≤ 0.5×"]
+            }
             rows.append(cells)
         }
         printTable(header: header, rows: rows)
