@@ -22,13 +22,15 @@ let package = Package(
         .executable(name: "FuzzModelJSON", targets: ["FuzzModelJSON"]),
         .executable(name: "FuzzRecord", targets: ["FuzzRecord"]),
         .executable(name: "FuzzIdentifier", targets: ["FuzzIdentifier"]),
+        .executable(name: "FuzzDecompress", targets: ["FuzzDecompress"]),
         .executable(name: "MakeCorpus", targets: ["MakeCorpus"]),
     ],
     dependencies: [
         .package(path: "../"),
     ],
     targets: [
-        // Recomputes the checksums of a data file (so that mutations get past them).
+        // Recomputes the checksums of a data file (so that mutations get past them); the Note-like
+        // values the compression fuzzing trains its dictionary from.
         .target(
             name: "FuzzSupport",
             swiftSettings: strict
@@ -66,8 +68,16 @@ let package = Package(
             dependencies: [.product(name: "Cellar", package: root)],
             swiftSettings: strict
         ),
-        // Writes the seed corpus (corpus/open-store, corpus/node) with the public API. Built
-        // without sanitizers, in its own scratch path.
+        // libFuzzer: byte 0 picks a dictionary (none, or a fixed one), the rest is a compressed
+        // value's zstd frame, decoded as a read decodes it; what decodes is compressed again and
+        // must decode to the same bytes.
+        .executableTarget(
+            name: "FuzzDecompress",
+            dependencies: ["FuzzSupport", .product(name: "CellarStorage", package: root)],
+            swiftSettings: strict
+        ),
+        // Writes the seed corpus (corpus/open-store, corpus/node, corpus/decompress) with the
+        // public API. Built without sanitizers, in its own scratch path.
         .executableTarget(
             name: "MakeCorpus",
             dependencies: ["FuzzSupport", .product(name: "CellarStorage", package: root)],

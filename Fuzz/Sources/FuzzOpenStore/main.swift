@@ -3,10 +3,12 @@
 // Each run writes the bytes to `data.cellar` in a scratch directory of this process (see
 // `Scratch.directory`), opens the store read-only (a read-only open neither writes nor locks)
 // and, if it opens, reads everything it can reach: every tree named in the catalog, every entry
-// forwards and backwards, and a few point lookups. Then it does the same with the input's
-// checksums recomputed (`Reseal`), when that changes anything: a mutated record nearly always
-// fails its checksum, so without this second pass the fuzzer would never reach the checks behind
-// it (node validation, the commit chain, references between records).
+// forwards and backwards, and a few point lookups. Compressed values are decoded on each read path
+// (both scans, `get`, `withValue`), with the dictionaries of the engine's reserved tree; that tree
+// is not in `treeNames()` and is read only through those dictionary lookups. Then it does the same
+// with the input's checksums recomputed (`Reseal`), when that changes anything: a mutated record
+// nearly always fails its checksum, so without this second pass the fuzzer would never reach the
+// checks behind it (node validation, the commit chain, references between records).
 //
 // Any thrown error is a correct answer to a bad file; a crash, a trap or an AddressSanitizer report
 // is a bug in CellarStorage.
@@ -95,16 +97,20 @@ func readEverything(_ engine: StorageEngine, probe: [UInt8]) throws {
                 if firstKey == nil { firstKey = Array(key) }
                 return true
             }
-            // Backwards too: `previous` walks the tree by a path of its own.
-            try txn.cursor(tree).scan(reverse: true) { key, value in
+            // Backwards too: `previous` walks the tree by a path of its own. With stable values, so
+            // that compressed ones are decoded the other way (into the transaction's memory, not
+            // the cursor's buffer).
+            try txn.cursor(tree).scan(reverse: true, stableValues: true) { key, value in
                 touch(key, into: &sum)
                 touch(value, into: &sum)
                 if lastKey == nil { lastKey = Array(key) }
                 return true
             }
-            // Point lookups: present keys, and a key taken from the input.
+            // Point lookups: present keys, and a key taken from the input; through `get` and through
+            // `withValue` (which decodes a compressed value into memory of its own).
             for key in [firstKey, lastKey, probe].compactMap({ $0 }) {
                 if let value = try key.withUnsafeBytes({ try txn.get(tree, key: $0) }) { touch(value, into: &sum) }
+                try txn.withValue(tree, key: key) { if let value = $0 { touch(value, into: &sum) } }
             }
             // A short range scan, which starts with a seek.
             var seen = 0

@@ -2,15 +2,19 @@
 //
 //   corpus/open-store/  whole data files of small stores (FuzzOpenStore)
 //   corpus/node/        node bodies taken out of those files (FuzzNode)
+//   corpus/decompress/  zstd frames of compressed values, a dictionary byte first (FuzzDecompress)
 //
 // Usage: MakeCorpus [CORPUS_DIR]   (default: the corpus/ folder beside Sources/ of this package)
 //        MakeCorpus --reseal INPUT OUTPUT
 //            writes INPUT with its checksums recomputed, as FuzzOpenStore's second pass opens it:
 //            the data file to reproduce a FuzzOpenStore crash with the engine alone.
-// Both subfolders are emptied and written anew. The stores use small nodes (256 or 512 bytes) so
-// that a few KB of data already make trees of several levels, values longer than a quarter of
-// a node (stored out of line) and superblocks (interval 2). The output is not byte-for-byte
-// reproducible: each store gets a random UUID and salt, and commit times.
+// The three subfolders are emptied and written anew, except for files named `regression-*`
+// (inputs that once crashed a fuzzer, added by hand), which are kept. The stores use small nodes
+// (256 or 512 bytes) so that a few KB of data already make trees of several levels, values longer
+// than a quarter of a node (stored out of line) and superblocks (interval 2). The stores are not
+// byte-for-byte reproducible: each gets a random UUID and salt, and commit times. The frames of
+// corpus/decompress are, with the same libzstd: its compressor and dictionary trainer are
+// deterministic.
 import CellarStorage
 import Foundation
 import FuzzSupport
@@ -157,6 +161,148 @@ func makeNoSync(_ dir: String) throws {
     }
 }
 
+/// Compressed values with per-tree dictionaries (`.zstdDictionary()`): two trees of a few
+/// hundred compressible values (enough for compaction to train a dictionary for each), compacted,
+/// then two more commits that compress with those dictionaries, with values kept as they are
+/// beside them (too short, incompressible) and one compressed value stored out of line. Then the
+/// store is opened read-only and every value must read back as it was written: the seed is to
+/// exercise decoding, not only its errors.
+func makeZstdDictionary(_ dir: String) throws {
+    var rng = SplitMix64(state: 6)
+    var expected: [String: [[UInt8]: [UInt8]]] = ["notes": [:], "events": [:]]
+    func event(_ i: Int) -> [UInt8] {
+        let name = ["open", "save", "close", "share"][i % 4]
+        return Array(("{\"event\":\"\(name)\",\"user\":\(1000 + i % 37),\"at\":\(1_700_000_000 + 17 * i),"
+            + "\"device\":\"phone-\(NoteSamples.zeroPadded(i % 5, width: 2))\"}").utf8)
+    }
+    let options = StorageOptions(nodeSize: 512, superblockInterval: 2, compression: .zstdDictionary())
+    do {
+        let engine = try StorageEngine(directory: dir, options: options)
+        defer { engine.close() }
+        func commit(_ changes: [(tree: String, key: [UInt8], value: [UInt8]?)]) throws {
+            try engine.write { txn in
+                for change in changes {
+                    let tree = try txn.tree(change.tree)!
+                    if let value = change.value {
+                        try txn.put(tree, key: change.key, value: value)
+                    } else {
+                        _ = try txn.delete(tree, key: change.key)
+                    }
+                }
+            }
+            for change in changes { expected[change.tree]![change.key] = change.value }
+        }
+        // Compaction trains a dictionary from at least 256 values above the threshold (64 bytes).
+        let perTree = 280
+        try commit((0..<perTree).flatMap { i in
+            [("notes", key("n", i), NoteSamples.note(i)), ("events", key("e", i), event(i))]
+        })
+        _ = try engine.compact()
+        var changes: [(tree: String, key: [UInt8], value: [UInt8]?)] = (perTree..<(perTree + 6)).map { ("notes", key("n", $0), NoteSamples.note($0)) }
+        changes.append(("notes", key("n", 3), NoteSamples.note(9_999)))                        // an overwrite
+        changes.append(("notes", key("short", 0), Array("under the threshold".utf8)))
+        changes.append(("notes", key("random", 0), value(&rng, length: 100)))                 // does not shrink
+        // 20 notes in one value: compressed, and still over a quarter of a node (out of line).
+        changes.append(("notes", key("batch", 0), (0..<20).flatMap { NoteSamples.note(500 + $0) }))
+        try commit(changes)
+        try commit(stride(from: 0, to: 40, by: 4).map { ("events", key("e", $0), nil) } + [("events", key("e", 1), event(9_999))])
+    }
+    let engine = try StorageEngine(directory: dir, options: StorageOptions(readOnly: true))
+    defer { engine.close() }
+    let problem = try engine.read { txn -> String? in
+        for (name, entries) in expected {
+            var read: [[UInt8]: [UInt8]] = [:]
+            try txn.cursor(txn.tree(name)!).scan { key, value in
+                read[Array(key)] = Array(value)
+                return true
+            }
+            if read != entries.compactMapValues({ $0 }) { return "tree \(name) does not read back as written" }
+        }
+        return nil
+    }
+    if let problem {
+        throw CocoaError(.fileReadCorruptFile, userInfo: [NSFilePathErrorKey: dir, NSLocalizedDescriptionKey: problem])
+    }
+}
+
+// MARK: Decompress seeds
+
+/// A zstd frame built by hand (RFC 8878): magic, a single-segment header with a 4-byte content
+/// size and, when given, a 4-byte dictionary id, then `blocks` (type 0 raw, 1 RLE, with the size
+/// they decode to), the last one flagged as last. Frames of kinds the writer seldom makes.
+func handFrame(contentSize: UInt32, dictionary: UInt32? = nil, blocks: [(type: UInt32, size: UInt32, bytes: [UInt8])]) -> [UInt8] {
+    var frame: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD]
+    frame.append(0b1010_0000 | (dictionary == nil ? 0 : 3))  // FCS 4 bytes, single segment, dictionary id of 4 bytes
+    if let dictionary { withUnsafeBytes(of: dictionary.littleEndian) { frame += $0 } }
+    withUnsafeBytes(of: contentSize.littleEndian) { frame += $0 }
+    for (index, block) in blocks.enumerated() {
+        let header = (index == blocks.count - 1 ? 1 : 0) | block.type << 1 | block.size << 3
+        frame += [UInt8(header & 0xFF), UInt8(header >> 8 & 0xFF), UInt8(header >> 16 & 0xFF)]
+        frame += block.bytes
+    }
+    return frame
+}
+
+/// The seeds of corpus/decompress: byte 0 picks the dictionary (0: none, 1: FuzzDecompress's fixed
+/// one), the rest is the frame. Valid frames without and with the dictionary, hand-made ones with
+/// raw and RLE blocks, and broken ones.
+func decompressSeeds() throws -> [(name: String, bytes: [UInt8])] {
+    guard let dictionary = Diagnostics.trainDictionary(NoteSamples.notes(), capacity: NoteSamples.dictionaryCapacity,
+                                                       id: NoteSamples.dictionaryId) else {
+        throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "zstd trains no dictionary from the Note samples"])
+    }
+    func compressed(_ name: String, _ value: [UInt8], withDictionary: Bool) throws -> [UInt8] {
+        let frame = value.withUnsafeBytes { value in
+            withDictionary ? dictionary.withUnsafeBytes { Diagnostics.compressValue(value, dictionary: $0) }
+                           : Diagnostics.compressValue(value)
+        }
+        guard let frame else {
+            throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "decompress/\(name): \(value.count) bytes do not compress"])
+        }
+        // The seed must decode as FuzzDecompress decodes it, to the same bytes.
+        let back = try frame.withUnsafeBytes { frame in
+            try withDictionary ? dictionary.withUnsafeBytes { try Diagnostics.decodeCompressedValue(frame, dictionary: $0) }
+                               : Diagnostics.decodeCompressedValue(frame, dictionary: nil)
+        }
+        guard back == value else {
+            throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "decompress/\(name) does not decode to its value"])
+        }
+        return [withDictionary ? 1 : 0] + frame
+    }
+
+    var rng = SplitMix64(state: 7)
+    let text = Array((0..<6).map { "\($0 + 1). \(NoteSamples.lorem) Ut enim ad minim veniam, quis nostrud exercitation ullamco." }
+        .joined(separator: "\n").utf8)
+    let notes = (0..<4).flatMap { NoteSamples.note(2_000 + $0) }
+    // Over 64 KiB, but repetitive: an 80 KiB value made of one random KiB; about 1 KB compressed.
+    let block = value(&rng, length: 1024)
+    let repetitive = (0..<80).flatMap { _ in block }
+    var seeds: [(name: String, bytes: [UInt8])] = [
+        ("text", try compressed("text", text, withDictionary: false)),
+        ("text-dictionary", try compressed("text-dictionary", text, withDictionary: true)),
+        ("notes", try compressed("notes", notes, withDictionary: false)),
+        ("note-dictionary", try compressed("note-dictionary", NoteSamples.note(1_234), withDictionary: true)),
+        ("notes-dictionary", try compressed("notes-dictionary", notes, withDictionary: true)),
+        ("repetitive-80k", try compressed("repetitive-80k", repetitive, withDictionary: false)),
+    ]
+    // Hand-made frames: one raw block, an RLE block, nothing at all, a raw block naming the dictionary.
+    let raw = value(&rng, length: 96)
+    seeds.append(("raw-block", [0] + handFrame(contentSize: 96, blocks: [(0, 96, raw)])))
+    seeds.append(("rle-block", [0] + handFrame(contentSize: 3000, blocks: [(1, 3000, [0x41])])))
+    seeds.append(("empty-value", [0] + handFrame(contentSize: 0, blocks: [(0, 0, [])])))
+    seeds.append(("raw-block-dictionary", [1] + handFrame(contentSize: 96, dictionary: NoteSamples.dictionaryId, blocks: [(0, 96, raw)])))
+    // Broken: cut in half; one byte flipped in the middle of the compressed data; a frame naming
+    // the dictionary without it; a header that claims one byte more than the blocks hold.
+    let textSeed = seeds[0].bytes
+    seeds.append(("truncated", Array(textSeed[..<(textSeed.count / 2)])))
+    var flipped = seeds[3].bytes
+    flipped[flipped.count / 2] ^= 0x10
+    seeds.append(("flipped-byte", flipped))
+    seeds.append(("missing-dictionary", [0] + seeds[3].bytes.dropFirst()))
+    seeds.append(("size-too-large", [0] + handFrame(contentSize: 97, blocks: [(0, 96, raw)])))
+    return seeds
+}
+
 // MARK: Files
 
 
@@ -170,6 +316,20 @@ func readFile(_ path: String) throws -> [UInt8] {
 
 func writeFile(_ path: String, _ bytes: [UInt8]) throws {
     try Data(bytes).write(to: URL(fileURLWithPath: path))
+}
+
+/// The data file of the store in `dir` up to the end of its log (`fileSize` once reopened): without
+/// the zeros that `.full` durability keeps written ahead of the log (at least 1 MiB, see
+/// docs/format.md), which would make every seed a megabyte. A store opens the same without them.
+func logBytes(_ dir: String) throws -> [UInt8] {
+    let engine = try StorageEngine(directory: dir, options: StorageOptions(readOnly: true))
+    let length = Int(engine.fileSize)
+    engine.close()
+    let bytes = try readFile("\(dir)/\(StorageEngine.dataFileName)")
+    guard length <= bytes.count, bytes[length...].allSatisfy({ $0 == 0 }) else {
+        throw CocoaError(.fileReadCorruptFile, userInfo: [NSFilePathErrorKey: dir, NSLocalizedDescriptionKey: "more than zeros after the log's end \(length)"])
+    }
+    return Array(bytes[..<length])
 }
 
 /// The bodies of the node records (kind 1) of a data file, in file order: after the 4096-byte
@@ -222,28 +382,31 @@ let corpus = CommandLine.arguments.count > 1
         .deletingLastPathComponent().appendingPathComponent("corpus").path
 let openStoreDir = corpus + "/open-store"
 let nodeDir = corpus + "/node"
+let decompressDir = corpus + "/decompress"
 let work = NSTemporaryDirectory() + "cellar-make-corpus-\(ProcessInfo.processInfo.processIdentifier)"
 
 do {
     try? FileManager.default.removeItem(atPath: work)
     defer { try? FileManager.default.removeItem(atPath: work) }
     try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-    for dir in [openStoreDir, nodeDir] {
-        try? FileManager.default.removeItem(atPath: dir)
+    for dir in [openStoreDir, nodeDir, decompressDir] {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        // Seeds added by hand from crashes found (`regression-*`) stay.
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir) where !name.hasPrefix("regression-") {
+            try FileManager.default.removeItem(atPath: "\(dir)/\(name)")
+        }
     }
-    func dataFile(_ name: String) -> String { "\(work)/\(name)/\(StorageEngine.dataFileName)" }
-
     try makeEmpty("\(work)/empty")
     try makeOneCommit("\(work)/one-commit")
     let lastFrame = try makeSeveralCommits("\(work)/several-commits")
     try makeLevels("\(work)/levels-512")
     try makeNoSync("\(work)/no-sync")
     try makeDeep("\(work)/deep-256")
+    try makeZstdDictionary("\(work)/zstd-dictionary")
 
     var stores: [(name: String, bytes: [UInt8])] = []
-    for name in ["empty", "one-commit", "several-commits", "levels-512", "no-sync", "deep-256"] {
-        let bytes = try readFile(dataFile(name))
+    for name in ["empty", "one-commit", "several-commits", "levels-512", "no-sync", "deep-256", "zstd-dictionary"] {
+        let bytes = try logBytes("\(work)/\(name)")
         // FuzzOpenStore's resealing must leave an intact store as it is: that checks its XXH64 and
         // its reading of the layout against the engine's.
         var resealed = bytes
@@ -252,6 +415,17 @@ do {
             exit(1)
         }
         stores.append((name, bytes))
+    }
+    // The compressed store must hold what FuzzOpenStore is to read: zstd frames (magic 28 B5 2F FD)
+    // and, in the engine's reserved tree, a dictionary (magic 37 A4 30 EC).
+    func contains(_ bytes: [UInt8], _ pattern: [UInt8]) -> Bool {
+        bytes.count >= pattern.count && (0...(bytes.count - pattern.count)).contains { bytes[$0..<($0 + pattern.count)].elementsEqual(pattern) }
+    }
+    let zstdStore = stores[6].bytes
+    guard contains(zstdStore, [0x28, 0xB5, 0x2F, 0xFD]), contains(zstdStore, [0x37, 0xA4, 0x30, 0xEC]),
+          contains(zstdStore, Array("\u{0}zstd-dictionaries".utf8)) else {
+        FileHandle.standardError.write(Data("MakeCorpus: zstd-dictionary holds no compressed value or no dictionary\n".utf8))
+        exit(1)
     }
     // Torn: the several-commits store cut in the middle of its last frame.
     let several = stores[2].bytes
@@ -298,7 +472,14 @@ do {
         try writeFile("\(nodeDir)/\(name)", body)
         print("node/\(name): \(body.count) bytes")
     }
-    print("found \(leaves.count) leaves and \(branches.count) branches; wrote \(stores.count) stores and \(nodes.count) nodes to \(corpus)")
+
+    let frames = try decompressSeeds()
+    for (name, bytes) in frames {
+        try writeFile("\(decompressDir)/\(name)", bytes)
+        print("decompress/\(name): \(bytes.count) bytes")
+    }
+    print("found \(leaves.count) leaves and \(branches.count) branches; wrote \(stores.count) stores, \(nodes.count) nodes "
+          + "and \(frames.count) frames to \(corpus)")
 } catch {
     FileHandle.standardError.write(Data("MakeCorpus: \(error)\n".utf8))
     exit(1)
