@@ -87,12 +87,16 @@ public final class Cursor {
     /// `stable`, else into the cursor's scratch buffer (valid until the next entry's).
     @inline(__always)
     private func value(of node: NodeView, at index: Int, ref: UInt64, stable: Bool) throws -> UnsafeRawBufferPointer {
-        let stored = try source.storedValue(of: node, at: index, below: source.childBound(of: ref))
-        guard stored.compressed else { return stored.bytes }
-        return try decode(stored, stable: stable)
+        // The common case first, with nothing but the entry touched: an inline, plain value.
+        if case .inline(let bytes, false) = node.value(index) { return bytes }
+        return try storedValue(of: node, at: index, ref: ref, stable: stable)
     }
 
-    private func decode(_ stored: StoredValue, stable: Bool) throws -> UnsafeRawBufferPointer {
+    /// An out-of-line or compressed value (`value(of:at:ref:stable:)`'s less common cases).
+    @inline(never)
+    private func storedValue(of node: NodeView, at index: Int, ref: UInt64, stable: Bool) throws -> UnsafeRawBufferPointer {
+        let stored = try source.storedValue(of: node, at: index, below: source.childBound(of: ref))
+        guard stored.compressed else { return stored.bytes }
         if stable { return try source.decoder.decodeKept(stored, source: source) }
         return try source.decoder.decode(stored, into: &state.pointee.scratch, source: source)
     }

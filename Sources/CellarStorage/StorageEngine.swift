@@ -571,7 +571,10 @@ public final class StorageEngine: @unchecked Sendable {
         var header = [UInt8](repeating: 0, count: LogRecord.headerSize)
         guard (try? header.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) })) == LogRecord.headerSize else { return false }
         let length = Int(header.withUnsafeBytes { $0.loadLE(UInt32.self, at: 8) })
-        guard length >= LogRecord.headerSize, length <= LogRecord.maxLength else { return false }
+        // A record cannot be longer than what the file holds after it: a corrupt length must not
+        // make this allocate up to 2 GiB (found by FuzzOpenStore).
+        guard length >= LogRecord.headerSize, length <= LogRecord.maxLength,
+              let size = try? file.size(), offset <= size, UInt64(length) <= size - offset else { return false }
         var record = [UInt8](repeating: 0, count: length)
         guard (try? record.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) })) == length else { return false }
         return record.withUnsafeBytes { bytes in
