@@ -163,6 +163,7 @@ extension StorageEngine {
             copyOptions.automaticCompaction = nil
             copyOptions.compression = options.compression
             copyOptions.compressionThreshold = options.compressionThreshold
+            copyOptions.dictionaryMinimumSamples = options.dictionaryMinimumSamples
             copyOptions.openFile = options.openFile  // the fault-injection seam reaches the copy too
             let headerFile = try options.openDataFile(work + "/" + Self.dataFileName, create: true, readOnly: false)
             defer { headerFile.close() }
@@ -227,7 +228,7 @@ extension StorageEngine {
             }
             return samples.count < Dictionaries.maximumSampleBytes && sizes.count < Dictionaries.maximumSamples
         }
-        guard sizes.count >= Dictionaries.minimumSamples else { return }
+        guard sizes.count >= engine.options.dictionaryMinimumSamples else { return }
         let capacity = min(max(samples.count / 10, Dictionaries.minimumCapacity), Dictionaries.maximumCapacity)
         try engine.write { txn in
             let id = try txn.nextDictionaryId()

@@ -96,6 +96,18 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
         return try withValue(root: tree.state.root, key: key, body)
     }
 
+    /// The ids of the zstd dictionaries this snapshot holds (see `Dictionaries`), in order.
+    package func dictionaryIds() throws -> [UInt32] {
+        guard let root = try reservedTreeRoot(Dictionaries.treeName) else { return [] }
+        var ids: [UInt32] = []
+        try Cursor(source: self, tree: TreeState(name: Dictionaries.treeName, root: root, count: 0, bytes: 0))
+            .scan(.prefix([1])) { key, _ in
+                ids.append(key.loadUnaligned(fromByteOffset: 1, as: UInt32.self).bigEndian)
+                return true
+            }
+        return ids
+    }
+
     /// Whether `key` is stored (its value is not read).
     public func contains(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> Bool {
         try check(tree)

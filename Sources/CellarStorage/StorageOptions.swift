@@ -52,6 +52,9 @@ public struct StorageOptions: Sendable {
     public var compression: Compression
     /// Values shorter than this many bytes are never compressed (at least 16).
     public var compressionThreshold: Int
+    /// How many values above the threshold a tree needs for compaction to train its dictionary
+    /// (`Dictionaries.minimumSamples`); lowered by tests whose trees are small.
+    package var dictionaryMinimumSamples = Dictionaries.minimumSamples
     /// The test seam: opens the data file. Nil means the real `PosixFile`.
     package var openFile: (@Sendable (_ path: String, _ create: Bool, _ readOnly: Bool) throws -> any StorageFile)?
 

@@ -29,8 +29,11 @@ let maxCommits = arguments.count > 4 ? Int(arguments[4]) ?? Int.max : Int.max
 
 /// The `compact` mode: commits on this thread, compactions of the same open store on another.
 func commitAndCompact(_ directory: String) throws {
-    var options = StorageOptions(initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 7)
+    // Compressed, with dictionaries trained by each compaction (small trees: a low sample floor),
+    // so that kills also land while the copy trains and installs them.
+    var options = StorageOptions(initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 7, compression: .zstdDictionary())
     options.automaticCompaction = nil
+    options.dictionaryMinimumSamples = 16
     var k = try CrashWorkload.progress(in: directory)
     let engine = try StorageEngine(directory: directory, options: options)
     DispatchQueue.global(qos: .utility).async {

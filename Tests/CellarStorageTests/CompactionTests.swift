@@ -137,8 +137,8 @@ import Testing
     }
 
     @Test("the Nth write or sync of the copy fails (ENOSPC, EIO): compaction throws, the store is as it was",
-          arguments: [true, false])
-    func failuresWhileCopyingLeaveTheStore(failWrites: Bool) throws {
+          arguments: [true, false], [Compression.none, .zstdDictionary()])
+    func failuresWhileCopyingLeaveTheStore(failWrites: Bool, compression: Compression) throws {
         let dir = TestDirectory("compact-faults")
         defer { dir.remove() }
         let model = try Self.makeStoreWithGarbage(dir.path, seed: 8)
@@ -151,7 +151,8 @@ import Testing
                 let fault: FaultInjectingFile.Fault = failWrites ? .failWrite(number: n, errno: n % 2 == 0 ? ENOSPC : EIO)
                                                                 : .failSync(number: n, errno: EIO)
                 let opens = Mutex(0)
-                var options = StorageOptions()
+                // With dictionaries, the copy also trains and stores one per tree before copying it.
+                var options = StorageOptions(compression: compression)
                 options.openFile = { path, create, readOnly -> any StorageFile in
                     guard path.contains("/" + StorageEngine.compactionDirectoryName + "/") else {
                         return try PosixFile(path: path, create: create, readOnly: readOnly)
@@ -172,7 +173,7 @@ import Testing
             }
         }
         #expect(failures[0] > 0 && failures[1] > 0, "\(failures)")
-        print("compaction with the Nth \(failWrites ? "write" : "sync") failing: \(failures[0]) failed attempts on the header's file, \(failures[1]) on the engine's, then it succeeded")
+        print("compaction (\(compression)) with the Nth \(failWrites ? "write" : "sync") failing: \(failures[0]) failed attempts on the header's file, \(failures[1]) on the engine's, then it succeeded")
         let engine = try StorageEngine(directory: dir.path)
         defer { engine.close() }
         #expect(try engine.read { try Model(reading: $0) } == model)

@@ -120,7 +120,7 @@ struct KillTests {
         var model = Model()
         var modelAt = 0
         var acknowledged = 0
-        var duringCompaction = 0, midCopy = 0, compactions = 0
+        var duringCompaction = 0, midCopy = 0, compactions = 0, withDictionaries = 0
         for round in 0..<30 {
             let output = try Self.runAndKill([directory.path, String(seed), "compact"], rng: &rng, acknowledged: &acknowledged)
             let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
@@ -137,6 +137,7 @@ struct KillTests {
             }
             let engine = try StorageEngine(directory: directory.path, options: StorageOptions(readOnly: true))
             var content = try engine.read { try Model(reading: $0) }
+            if try !engine.read({ try $0.dictionaryIds() }).isEmpty { withDictionaries += 1 }
             engine.close()
             content.trees[CrashWorkload.progressTree] = nil
             #expect(content == model, "round \(round): content after \(progress) transactions differs: \(content.difference(from: model) ?? "") (seed \(seed))")
@@ -145,7 +146,8 @@ struct KillTests {
         }
         #expect(modelAt > 30, "the children committed too little: \(modelAt) transactions")
         #expect(duringCompaction > 0, "no kill landed during a compaction")
-        print("kill -9 during compaction: 30 kills, \(modelAt) transactions, \(compactions) compactions finished, \(duringCompaction) kills during a compaction, \(midCopy) with a half-built copy on disk")
+        #expect(withDictionaries > 0, "the child's compactions never trained a dictionary")
+        print("kill -9 during compaction: 30 kills, \(modelAt) transactions, \(compactions) compactions finished, \(duringCompaction) kills during a compaction, \(midCopy) with a half-built copy on disk, \(withDictionaries) reopened with trained dictionaries")
     }
 
     @Test("while another process writes to a store, opening it for writing throws storeLocked")

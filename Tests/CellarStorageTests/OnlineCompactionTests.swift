@@ -33,13 +33,16 @@ import Darwin
         return (operations, k % 90 == 0 ? "new-\(k)" : nil)
     }
 
-    @Test("writers go on during three compactions; every commit is kept, ids go up, old snapshots read the old file")
-    func writersGoOnAndEverythingIsKept() throws {
+    @Test("writers go on during three compactions; every commit is kept, ids go up, old snapshots read the old file",
+          arguments: [Compression.none, .zstdDictionary()])
+    func writersGoOnAndEverythingIsKept(compression: Compression) throws {
         let seed = SplitMix64.testSeed()
         let dir = TestDirectory("online-compact")
         defer { dir.remove() }
         let start = try CompactionTests.makeStoreWithGarbage(dir.path, seed: seed)
-        var options = StorageOptions(durability: .none, nodeSize: 1024)
+        // With dictionaries: each compaction trains new ones while the writer compresses with the
+        // ones the one before made.
+        var options = StorageOptions(durability: .none, nodeSize: 1024, compression: compression)
         options.automaticCompaction = nil  // exactly the three compactions below
         let engine = try StorageEngine(directory: dir.path, options: options)
         let uuid = engine.uuid
