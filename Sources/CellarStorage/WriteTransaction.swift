@@ -191,6 +191,14 @@ public final class WriteTransaction: NodeSource {
         try storedValue(tree, key: key) != nil
     }
 
+    /// `withValue` for a body that returns nothing: not generic, so that a caller in another
+    /// module pays no generic dispatch (an update reads its old record this way).
+    public func withValue(_ tree: Tree, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> Void) throws {
+        guard let stored = try storedValue(tree, key: key) else { return try body(nil) }
+        guard stored.compressed else { return try body(stored.bytes) }
+        try decoder.withDecoded(stored, source: self) { try body($0) }
+    }
+
     /// `withValue` with the key as an array.
     public func withValue<R>(_ tree: Tree, key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         try key.withUnsafeBytes { try withValue(tree, key: $0, body) }

@@ -28,6 +28,7 @@ extension TransactionContext {
 
     /// Brings the entity's index entries from `oldReader`'s values (nil: a new object) to
     /// `newReader`'s, checking unique constraints first.
+    @inline(__always)
     private func updateIndexes(_ schema: EntitySchema, id: Id, new newReader: RecordReader, old oldReader: RecordReader?,
                                in write: WriteTransaction) throws {
         if !schema.hasUniqueIndex && (oldReader == nil || schema.indexed.count == 1) {
