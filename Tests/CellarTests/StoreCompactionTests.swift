@@ -24,17 +24,23 @@ import Testing
         return lines
     }
 
+    /// Five authors (`author-0` …) and the tags `even` and `odd`, stored.
+    static func putAuthorsAndTags(_ store: Store) throws -> (people: [QAuthor], even: QTag, odd: QTag) {
+        let people = (0..<5).map { QAuthor("author-\($0)") }
+        try store.box(for: QAuthor.self).put(people)
+        let even = QTag(), odd = QTag()
+        even.label = "even"
+        odd.label = "odd"
+        try store.box(for: QTag.self).put([even, odd])
+        return (people, even, odd)
+    }
+
     @Test func everythingSurvivesCompactionWhileAnotherThreadWrites() throws {
         let dir = TestDirectory("store-compact")
         defer { dir.remove() }
         let store = try Store(directoryPath: dir.path, model: queryModel(), options: StoreOptions(durability: .none, automaticCompaction: nil))
-        let items = store.box(for: QItem.self), authors = store.box(for: QAuthor.self), tags = store.box(for: QTag.self)
-        let people = (0..<5).map { QAuthor("author-\($0)") }
-        try authors.put(people)
-        let even = QTag(), odd = QTag()
-        even.label = "even"
-        odd.label = "odd"
-        try tags.put([even, odd])
+        let items = store.box(for: QItem.self), authors = store.box(for: QAuthor.self)
+        let (people, even, odd) = try Self.putAuthorsAndTags(store)
         // Garbage: every item rewritten ten times, a third of them removed.
         var all: [QItem] = []
         for i in 0..<300 {

@@ -12,13 +12,8 @@ import Testing
     /// The same work on any store: items with long shared text, authors, tags; then updates that
     /// change indexed values, removals, and relation changes.
     static func work(_ store: Store) throws {
-        let items = store.box(for: QItem.self), authors = store.box(for: QAuthor.self), tags = store.box(for: QTag.self)
-        let people = (0..<5).map { QAuthor("author-\($0)") }
-        try authors.put(people)
-        let even = QTag(), odd = QTag()
-        even.label = "even"
-        odd.label = "odd"
-        try tags.put([even, odd])
+        let items = store.box(for: QItem.self), authors = store.box(for: QAuthor.self)
+        let (people, even, odd) = try StoreCompactionTests.putAuthorsAndTags(store)
         var all: [QItem] = []
         for i in 0..<800 {
             let item = QItem()

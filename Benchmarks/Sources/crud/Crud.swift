@@ -299,6 +299,10 @@ struct Crud {
             rows.append(cells)
         }
         printTable(header: header, rows: rows)
+        if hasCellar && options.compression == "dictionary" {
+            print(String(format: "Dictionary training: the compaction right after a took %.0f ms (not in any step's time).",
+                         median(results["cellar"]!.map(\.trainingSeconds)) * 1e3))
+        }
         print("")
         print("ObjectBox: WORKLOAD.md's anchors (C API 5.3.2, this machine; only at N = 100,000 and 1,000,000).")
         print("e2/e2find are compared to e's anchor (ObjectBox's count costs as much as visiting the hits).")
