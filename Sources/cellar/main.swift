@@ -3,7 +3,8 @@
 //   cellar demo [directory]     put, read, update and remove notes (default: ./cellar-demo)
 //   cellar inspect <directory>  the store's identity, size, commits and trees
 //   cellar verify <directory>   read every record of every tree, checking every checksum
-//   cellar compact <directory>  rewrite a closed store without its garbage (offline)
+//   cellar compact <directory> [none|zstd|dictionary]
+//                               rewrite a closed store without its garbage (offline)
 import Cellar
 import CellarStorage
 #if canImport(Glibc)
@@ -17,8 +18,12 @@ func usage() -> Never {
     usage: cellar demo [directory]      put, read, update and remove notes (default ./cellar-demo)
            cellar inspect <directory>   show a store's identity, size, commits and trees
            cellar verify <directory>    read every record of every tree, checking every checksum
-           cellar compact <directory>   rewrite a store without its garbage; the store must not be
-                                        open in another process (offline compaction)
+           cellar compact <directory> [none|zstd|dictionary]
+                                        rewrite a store without its garbage; the store must not be
+                                        open in another process (offline compaction). Values are
+                                        written uncompressed (none), with zstd, or with zstd and a
+                                        dictionary per tree trained now; without the word: with
+                                        dictionaries when the store holds some, else uncompressed
 
     """, stderr)
     exit(2)
@@ -97,13 +102,33 @@ func verify(_ directory: String) throws {
     print("ok: \(entries) entries, \(bytes) bytes of keys and values, every record verified; \(objects.objects) objects of \(objects.entities) entities decode against the stored model; \(objects.indexEntries) index entries and \(objects.relationLinks) relation links match them")
 }
 
+/// Compacts the closed store in `directory`, writing values as `mode` says (nil: with
+/// dictionaries when the store holds some, so that compacting a dictionary-compressed store keeps
+/// it compressed; else uncompressed).
+func compact(_ directory: String, mode: String?) throws {
+    let compression: Compression
+    switch mode {
+    case "none": compression = .none
+    case "zstd": compression = .zstd()
+    case "dictionary": compression = .zstdDictionary()
+    case nil:
+        let engine = try StorageEngine(directory: directory, options: StorageOptions(readOnly: true))
+        let trained = try !engine.read { try $0.dictionaryIds() }.isEmpty
+        engine.close()
+        compression = trained ? .zstdDictionary() : .none
+    default: usage()
+    }
+    print(try StorageEngine.compact(directory: directory, options: StorageOptions(compression: compression)))
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch arguments.first {
     case "demo": try demo(arguments.count > 1 ? arguments[1] : "cellar-demo")
     case "inspect" where arguments.count == 2: try inspect(arguments[1])
     case "verify" where arguments.count == 2: try verify(arguments[1])
-    case "compact" where arguments.count == 2: print(try StorageEngine.compact(directory: arguments[1]))
+    case "compact" where arguments.count == 2 || arguments.count == 3:
+        try compact(arguments[1], mode: arguments.count == 3 ? arguments[2] : nil)
     default: usage()
     }
 } catch {
