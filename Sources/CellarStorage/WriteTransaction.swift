@@ -191,8 +191,24 @@ public final class WriteTransaction: NodeSource {
         try storedValue(tree, key: key) != nil
     }
 
+    /// What `lookup` found under a key.
+    public enum Lookup {
+        case absent
+        /// Stored as it is: the bytes in place, valid until the next change in the transaction.
+        case plain(UnsafeRawBufferPointer)
+        /// Stored compressed: read it with `withValue` (or `get`).
+        case compressed
+    }
+
+    /// Looks `key` up without decoding: for a hot path that reads values in place and takes the
+    /// slower `withValue` only for compressed ones (an update's old record).
+    public func lookup(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> Lookup {
+        guard let stored = try storedValue(tree, key: key) else { return .absent }
+        return stored.compressed ? .compressed : .plain(stored.bytes)
+    }
+
     /// `withValue` for a body that returns nothing: not generic, so that a caller in another
-    /// module pays no generic dispatch (an update reads its old record this way).
+    /// module pays no generic dispatch.
     public func withValue(_ tree: Tree, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> Void) throws {
         guard let stored = try storedValue(tree, key: key) else { return try body(nil) }
         guard stored.compressed else { return try body(stored.bytes) }

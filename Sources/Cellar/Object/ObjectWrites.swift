@@ -13,10 +13,14 @@ extension TransactionContext {
     func putIndexed(_ schema: EntitySchema, id: Id, record: UnsafeRawBufferPointer, tree: Tree, isNew: Bool) throws {
         let write = write!
         let newReader = try RecordReader(record)
-        if isNew {
+        let found = isNew ? .absent : try StorageLayout.withObjectKey(id) { try write.lookup(tree, key: $0) }
+        switch found {
+        case .absent:
             try updateIndexes(schema, id: id, new: newReader, old: nil, in: write)
-        } else {
-            // The old record (decoded, when stored compressed) lives for this call.
+        case .plain(let old):
+            try updateIndexes(schema, id: id, new: newReader, old: RecordReader(old), in: write)
+        case .compressed:
+            // Decoded into memory that lives for this call (not kept for the transaction).
             try StorageLayout.withObjectKey(id) { key in
                 try write.withValue(tree, key: key) { old in
                     try updateIndexes(schema, id: id, new: newReader, old: old.map { try RecordReader($0) }, in: write)
