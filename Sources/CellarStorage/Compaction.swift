@@ -192,9 +192,7 @@ extension StorageEngine {
     /// numbering goes on.
     private static func copyTrees(of source: ReadTransaction, into engine: StorageEngine, rewrites: CompactionRewrites?,
                                   cancelled: ManagedAtomic<Bool>) throws {
-        if let root = try source.reservedTreeRoot(Dictionaries.treeName),
-           let next = try Dictionaries.nextIdKey.withUnsafeBytes({ try source.get(root: root, key: $0) }) {
-            let id = try Dictionaries.decodeId(next, key: "next id")
+        if let id = try source.storedNextDictionaryId() {
             try engine.write { try $0.setNextDictionaryId(id) }
         }
         for name in try source.treeNames() {

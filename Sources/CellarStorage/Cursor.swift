@@ -96,8 +96,7 @@ public final class Cursor {
     @inline(never)
     private func storedValue(of node: NodeView, at index: Int, ref: UInt64, stable: Bool) throws -> UnsafeRawBufferPointer {
         let stored = try source.storedValue(of: node, at: index, below: source.childBound(of: ref))
-        guard stored.compressed else { return stored.bytes }
-        if stable { return try source.decoder.decodeKept(stored, source: source) }
+        if !stored.compressed || stable { return try source.keptBytes(stored) }
         return try source.decoder.decode(stored, into: &state.pointee.scratch, source: source)
     }
 

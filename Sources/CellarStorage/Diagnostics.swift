@@ -30,6 +30,9 @@ public enum Diagnostics {
 }
 
 extension Diagnostics {
+    /// Decoding contexts kept between calls (a fuzzer makes millions).
+    private static let decodingCodecs = ValueCodecs()
+
     /// Decodes `frame` as a stored compressed value is decoded on every read: the same header
     /// checks (a zstd frame that records its size, within the value limit and the expansion
     /// bound), the same dictionary lookup (a frame naming a dictionary decodes only with
@@ -39,15 +42,14 @@ extension Diagnostics {
         let (size, id) = try Zstd.header(of: frame, offset: 0)
         var decompression: DecompressionDictionary?
         if id != 0 {
-            guard let dictionary, dictionary.count >= 8, dictionary.loadUnaligned(fromByteOffset: 4, as: UInt32.self).littleEndian == id,
+            guard let dictionary, Zstd.dictionaryId(of: dictionary) == id,
                   let made = DecompressionDictionary(id: id, bytes: dictionary) else {
                 throw StorageError.fileCorrupt(offset: 0, reason: "compressed value names dictionary \(id), which the store does not hold")
             }
             decompression = made
         }
-        let codecs = ValueCodecs()
-        let context = codecs.takeContext()
-        defer { codecs.recycle(context) }
+        let context = decodingCodecs.takeContext()
+        defer { decodingCodecs.recycle(context) }
         var output = [UInt8](repeating: 0, count: size)
         try output.withUnsafeMutableBytes { try Zstd.decode(frame, into: $0, context: context, dictionary: decompression, offset: 0) }
         return output
@@ -58,9 +60,8 @@ extension Diagnostics {
     /// fuzz corpora and tests.
     public static func compressValue(_ value: UnsafeRawBufferPointer, level: Int = 3, dictionary: UnsafeRawBufferPointer? = nil) -> [UInt8]? {
         let compressor = ValueCompressor(level: Int32(clamping: level))
-        let made = dictionary.flatMap { bytes -> CompressionDictionary? in
-            guard bytes.count >= 8 else { return nil }
-            return CompressionDictionary(id: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self).littleEndian, bytes: bytes, level: Int32(clamping: level))
+        let made = dictionary.flatMap { bytes in
+            Zstd.dictionaryId(of: bytes).flatMap { CompressionDictionary(id: $0, bytes: bytes, level: Int32(clamping: level)) }
         }
         return compressor.compress(value, dictionary: made).map(Array.init)
     }

@@ -32,14 +32,24 @@ extension NodeSource {
     /// Finds `key` in the tree rooted at `root`; returns its value's bytes, valid until the
     /// source ends (a compressed value is decoded into its arena).
     func get(root: UInt64, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
-        guard let stored = try storedValue(root: root, key: key) else { return nil }
-        return stored.compressed ? try decoder.decodeKept(stored, source: self) : stored.bytes
+        try storedValue(root: root, key: key).map(keptBytes)
     }
 
     /// Calls `body` with the value of `key` in the tree rooted at `root` (nil when absent), valid
     /// during the call: a compressed value is decoded into memory that lives for the call only.
     func withValue<R>(root: UInt64, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
-        guard let stored = try storedValue(root: root, key: key) else { return try body(nil) }
+        try withBytes(of: storedValue(root: root, key: key), body)
+    }
+
+    /// `stored`'s bytes, valid until the source ends: in place, or decoded into its arena.
+    func keptBytes(_ stored: StoredValue) throws -> UnsafeRawBufferPointer {
+        stored.compressed ? try decoder.decodeKept(stored, source: self) : stored.bytes
+    }
+
+    /// Calls `body` with `stored`'s bytes (nil: none), valid during the call: in place, or
+    /// decoded into memory that lives for the call only.
+    func withBytes<R>(of stored: StoredValue?, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        guard let stored else { return try body(nil) }
         guard stored.compressed else { return try body(stored.bytes) }
         return try decoder.withDecoded(stored, source: self) { try body($0) }
     }

@@ -169,8 +169,7 @@ public final class WriteTransaction: NodeSource {
     /// The bytes are valid until the next change in this transaction (a compressed value's,
     /// decoded into memory of the transaction's, until it ends).
     public func get(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
-        guard let stored = try storedValue(tree, key: key) else { return nil }
-        return stored.compressed ? try decoder.decodeKept(stored, source: self) : stored.bytes
+        try storedValue(tree, key: key).map(keptBytes)
     }
 
     /// A copy of the value stored under `key`; nil when absent.
@@ -181,9 +180,7 @@ public final class WriteTransaction: NodeSource {
     /// Calls `body` with the value stored under `key` (nil when absent), valid during the call;
     /// a compressed value is decoded into memory that lives for the call only.
     public func withValue<R>(_ tree: Tree, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
-        guard let stored = try storedValue(tree, key: key) else { return try body(nil) }
-        guard stored.compressed else { return try body(stored.bytes) }
-        return try decoder.withDecoded(stored, source: self) { try body($0) }
+        try withBytes(of: storedValue(tree, key: key), body)
     }
 
     /// Whether `key` is stored (its value is not read).
@@ -205,14 +202,6 @@ public final class WriteTransaction: NodeSource {
     public func lookup(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> Lookup {
         guard let stored = try storedValue(tree, key: key) else { return .absent }
         return stored.compressed ? .compressed : .plain(stored.bytes)
-    }
-
-    /// `withValue` for a body that returns nothing: not generic, so that a caller in another
-    /// module pays no generic dispatch.
-    public func withValue(_ tree: Tree, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> Void) throws {
-        guard let stored = try storedValue(tree, key: key) else { return try body(nil) }
-        guard stored.compressed else { return try body(stored.bytes) }
-        try decoder.withDecoded(stored, source: self) { try body($0) }
     }
 
     /// `withValue` with the key as an array.
@@ -387,9 +376,7 @@ extension WriteTransaction {
 
     /// The id the next dictionary gets (see `Dictionaries`).
     func nextDictionaryId() throws -> UInt32 {
-        guard let root = try reservedTreeRoot(Dictionaries.treeName),
-              let value = try Dictionaries.nextIdKey.withUnsafeBytes({ try get(root: root, key: $0) }) else { return 1 }
-        return try Dictionaries.decodeId(value, key: "next id")
+        try storedNextDictionaryId() ?? 1
     }
 
     /// Stores `dictionary` (made by `Zstd.trainDictionary` with the id `nextDictionaryId()` gave)

@@ -51,6 +51,13 @@ enum Zstd {
         }
     }
 
+    /// The id a zstd dictionary carries (bytes 4..<8, little-endian: RFC 8878 §5); nil when the
+    /// bytes are too short to hold one.
+    static func dictionaryId(of dictionary: UnsafeRawBufferPointer) -> UInt32? {
+        guard dictionary.count >= 8 else { return nil }
+        return dictionary.loadUnaligned(fromByteOffset: 4, as: UInt32.self).littleEndian
+    }
+
     /// Trains a dictionary of at most `capacity` bytes from `samples` (their bytes one after
     /// another, and each one's length) and gives it the id `id`; nil when zstd finds too little
     /// in common to build one.
