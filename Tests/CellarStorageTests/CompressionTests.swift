@@ -246,16 +246,17 @@ import Testing
         var namesDictionary = Array(good)
         namesDictionary[4] |= 0x01  // Dictionary_ID_flag = 1: a one-byte id follows
         namesDictionary.insert(77, at: 5)
-        let cases: [(String, [UInt8])] = [
-            ("noise", Self.noise(&rng, count: 200)),
-            ("truncated", Array(good.prefix(good.count / 2))),
-            ("too short", Array(good.prefix(3))),
-            ("bad block", Array(good.prefix(12)) + Self.noise(&rng, count: good.count - 12)),
-            ("wrong size", wrongSize),
-            ("unknown dictionary", namesDictionary),
-            ("huge claim", [0x28, 0xB5, 0x2F, 0xFD, 0xA0, 0x00, 0x00, 0x00, 0x40, 0x01, 0x00, 0x00]),
+        // Each with the words its `fileCorrupt` reason must hold: the check that caught it.
+        let cases: [(String, [UInt8], String)] = [
+            ("noise", Self.noise(&rng, count: 200), "not a zstd frame"),
+            ("truncated", Array(good.prefix(good.count / 2)), "does not decode"),
+            ("too short", Array(good.prefix(3)), "too short"),
+            ("bad block", Array(good.prefix(12)) + Self.noise(&rng, count: good.count - 12), "does not decode"),
+            ("wrong size", wrongSize, "does not decode"),
+            ("unknown dictionary", namesDictionary, "dictionary 77, which the store does not hold"),
+            ("huge claim", [0x28, 0xB5, 0x2F, 0xFD, 0xA0, 0x00, 0x00, 0x00, 0x40, 0x01, 0x00, 0x00], "claims 1073741824 bytes"),
         ]
-        for (label, bytes) in cases {
+        for (label, bytes, reason) in cases {
             let dir = TestDirectory("compression-corrupt")
             defer { dir.remove() }
             let engine = try StorageEngine(directory: dir.path, options: Self.options(.zstd()))
@@ -272,7 +273,12 @@ import Testing
             }
             try engine.read { txn in
                 let tree = try txn.tree("t")!
-                #expect(isCorrupt { _ = try txn.get(tree, key: bigEndianKey(1)) }, "\(label): get")
+                do {
+                    _ = try txn.get(tree, key: bigEndianKey(1))
+                    Issue.record("\(label): get decoded")
+                } catch StorageError.fileCorrupt(_, let why) {
+                    #expect(why.contains(reason), "\(label): \(why)")
+                }
                 #expect(isCorrupt { try txn.withValue(tree, key: bigEndianKey(1)) { _ in } }, "\(label): withValue")
                 #expect(isCorrupt { try txn.cursor(tree).scan { _, _ in true } }, "\(label): scan")
                 #expect(isCorrupt { try txn.cursor(tree).scan(stableValues: true) { _, _ in true } }, "\(label): stable scan")
