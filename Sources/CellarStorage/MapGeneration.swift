@@ -78,7 +78,12 @@ package final class MapGeneration: @unchecked Sendable {
         guard offset >= UInt64(FileHeader.size), offset < below, offset < limit else {
             throw StorageError.fileCorrupt(offset: offset, reason: "node reference out of bounds (referenced below \(below))")
         }
-        if !isVerified(offset) { try verifyNode(at: offset, limit: limit) }
+        if !isVerified(offset) {
+            try verifyNode(at: offset, limit: limit)
+        } else if recordKind(at: offset) != RecordKind.node.rawValue {
+            // Verified as another kind of record: a corrupt reference, not a node.
+            throw StorageError.fileCorrupt(offset: offset, reason: "expected a node record, found kind \(recordKind(at: offset))")
+        }
         return NodeView(body: base + Int(offset) + LogRecord.headerSize)
     }
 
@@ -108,6 +113,9 @@ package final class MapGeneration: @unchecked Sendable {
                 throw StorageError.fileCorrupt(offset: offset, reason: "value record does not match the \(length)-byte value that refers to it")
             }
             markVerified(offset)
+        } else if recordKind(at: offset) != RecordKind.value.rawValue || recordLength(at: offset) != LogRecord.paddedLength(body: length) {
+            // Verified, but as a node or as a value of another length: the reference is corrupt.
+            throw StorageError.fileCorrupt(offset: offset, reason: "value record does not match the \(length)-byte value that refers to it")
         }
         return UnsafeRawBufferPointer(start: base + Int(offset) + LogRecord.headerSize, count: length)
     }
@@ -116,6 +124,14 @@ package final class MapGeneration: @unchecked Sendable {
     @inline(__always)
     func recordLength(at offset: UInt64) -> Int {
         Int((base + Int(offset)).loadLE(UInt32.self, at: 8))
+    }
+
+    /// The kind byte of a verified record (see `RecordKind`). The verified set has one bit per
+    /// record start whatever its kind, so a reference must still be checked against the kind (and
+    /// a value's length) it expects: a corrupt one may point at a record verified as another.
+    @inline(__always)
+    func recordKind(at offset: UInt64) -> UInt8 {
+        (base + Int(offset)).load(fromByteOffset: 12, as: UInt8.self)
     }
 }
 
