@@ -101,7 +101,7 @@ extension WriteTransaction {
     private func putInPlace(_ leaf: DirtyNode, tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
                             flags: UInt32) -> Bool {
         let view = leaf.view
-        let (index, found) = view.lowerBound(key.nonNullBase, key.count)
+        let (index, found) = view.lowerBoundFromEnd(key.nonNullBase, key.count)
         let entrySize = value.count <= inlineLimit ? 8 &+ key.count &+ value.count : 16 &+ key.count
         var size = leaf.encodedSize &+ 4 &+ entrySize
         if found { size &-= 4 &+ view.entrySize(index) }
@@ -174,7 +174,7 @@ extension WriteTransaction {
 
     private func splitIfNeeded(_ node: DirtyNode, inserted: Int) -> Split? {
         guard node.encodedSize > nodeSize, node.count >= 2 else { return nil }
-        let at = node.splitIndex(inserted: inserted)
+        let at = node.splitIndex(inserted: inserted, limit: nodeSize)
         let right = node.splitOff(from: at, capacity: dirtyCapacity)
         let key = Array(right.view.keyBuffer(0))
         return Split(key: key, right: register(right))

@@ -117,6 +117,7 @@ public final class Cursor {
     /// Moves to the smallest key; false when the tree is empty.
     @discardableResult
     public func first() throws -> Bool {
+        if tree.hasDeferred { try source.applyDeferred(tree) }
         try descend(from: tree.root, edge: .first)
         return try settleForward()
     }
@@ -124,6 +125,7 @@ public final class Cursor {
     /// Moves to the largest key; false when the tree is empty.
     @discardableResult
     public func last() throws -> Bool {
+        if tree.hasDeferred { try source.applyDeferred(tree) }
         try descend(from: tree.root, edge: .last)
         return try settleBackward()
     }
@@ -131,6 +133,7 @@ public final class Cursor {
     /// Moves to the first key ≥ `key`; false when there is none.
     @discardableResult
     public func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        if tree.hasDeferred { try source.applyDeferred(tree) }
         state.pointee.depth = 0
         state.pointee.seenMutations = source.mutationCount
         var ref = tree.root

@@ -11,6 +11,10 @@ final class DirtyNode {
         var count: Int
         var heapTop: Int
         var garbage: Int
+        /// Where the last entry was inserted (-2: none since the node was made or last removed
+        /// from), and whether that insert came right after the one before it (see `splitIndex`).
+        var lastInsert = -2
+        var sequential = false
     }
 
     /// Stable for the node's life: the write transaction keeps it in a table so that reading a
@@ -122,6 +126,8 @@ final class DirtyNode {
             (slots + 4 * (index + 1)).copyMemory(from: slots + 4 * index, byteCount: 4 * (count - index))
         }
         slots.storeLE(UInt32(entryOffset), at: 4 * index)
+        fields.pointee.sequential = index == fields.pointee.lastInsert &+ 1
+        fields.pointee.lastInsert = index
         count += 1
         buffer.storeLE(UInt32(count), at: 4)
     }
@@ -184,6 +190,7 @@ final class DirtyNode {
         }
         count -= 1
         buffer.storeLE(UInt32(count), at: 4)
+        fields.pointee.lastInsert = -2
         if count == 0 { heapTop = capacity; garbage = 0 }
     }
 
@@ -210,9 +217,19 @@ final class DirtyNode {
 
     /// Where to split an overfull node: about half its bytes on each side, but when `inserted`
     /// (the entry just added) is the last one, keep everything else on the left so that keys
-    /// added in order fill nodes instead of leaving them half empty.
-    func splitIndex(inserted: Int) -> Int {
+    /// added in order fill nodes instead of leaving them half empty. Likewise when it came right
+    /// after the entry inserted before it (keys added in order in the middle of a node, as a
+    /// sorted batch of index keys continues each value's run): split just after it, so that the
+    /// next keys append to a left node that fills up, instead of halving it again and again.
+    /// `limit` is the node size: the left node must not exceed it.
+    func splitIndex(inserted: Int, limit: Int) -> Int {
         if inserted == count - 1 && count >= 2 { return count - 1 }
+        if fields.pointee.sequential && inserted == fields.pointee.lastInsert && inserted >= 1 && inserted + 1 < count {
+            let v = view
+            var rightBytes = 0
+            for i in (inserted + 1)..<count { rightBytes += 4 + v.entrySize(i) }
+            if encodedSize - rightBytes <= limit { return inserted + 1 }
+        }
         let v = view
         let half = (encodedSize - 8) / 2
         var bytes = 0

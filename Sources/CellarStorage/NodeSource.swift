@@ -21,6 +21,9 @@ protocol NodeSource: AnyObject {
     var decoder: ValueDecoder { get }
     /// The root of the engine's tree `name` as this source sees it; nil when there is none.
     func reservedTreeRoot(_ name: String) throws -> UInt64?
+    /// Applies `tree`'s held-back puts (a write transaction's `putDeferred`); a cursor calls it
+    /// before it positions itself.
+    func applyDeferred(_ tree: TreeState) throws
 }
 
 extension NodeSource {

@@ -105,6 +105,17 @@ struct NodeView {
         return (lo, false)
     }
 
+    /// `lowerBound`, trying the end first: a key above the last one (keys written in ascending
+    /// order, a sorted batch) costs one comparison instead of a binary search.
+    @inline(__always)
+    func lowerBoundFromEnd(_ key: UnsafeRawPointer, _ keyCount: Int) -> (index: Int, found: Bool) {
+        if count > 0 {
+            let (p, n) = self.key(count &- 1)
+            if KeyCompare.compare(p, n, key, keyCount) < 0 { return (count, false) }
+        }
+        return lowerBound(key, keyCount)
+    }
+
     /// Branch search: the index of the child whose range holds `key`.
     @inline(__always)
     func childIndex(_ key: UnsafeRawPointer, _ keyCount: Int) -> Int {

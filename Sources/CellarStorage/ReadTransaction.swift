@@ -33,6 +33,9 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
 
     func reservedTreeRoot(_ name: String) throws -> UInt64? { try catalogTreeRoot(name) }
 
+    /// A reader's trees hold nothing back.
+    func applyDeferred(_ tree: TreeState) throws {}
+
     var decoder: ValueDecoder {
         if let madeDecoder { return madeDecoder }
         let made = ValueDecoder(codecs: codecs)

@@ -10,6 +10,7 @@ final class TreeState {
         var bytesDelta: Int64 = 0
         var modified = false
         var dropped = false
+        var hasDeferred = false
         var finger = Finger()
     }
 
@@ -22,6 +23,14 @@ final class TreeState {
     /// Small values of this tree that failed to shrink in a row, in this transaction (see
     /// `CompressionSampling`).
     var compressionFailures = 0
+    /// Puts held back to be applied in key order (see `DeferredPuts`); made on the first.
+    var deferred: DeferredPuts?
+    /// Whether `deferred` holds entries: checked before every operation on the tree, so kept
+    /// among the fields (no exclusivity check, no load of the buffer).
+    var hasDeferred: Bool {
+        get { fields.pointee.hasDeferred }
+        set { fields.pointee.hasDeferred = newValue }
+    }
     /// Where the last put landed (see `Finger`), inside `fields` (no allocation of its own: a read
     /// transaction makes a tree state per tree it opens).
     var finger: UnsafeMutablePointer<Finger> {

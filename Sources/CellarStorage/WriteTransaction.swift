@@ -38,7 +38,7 @@ public final class WriteTransaction: NodeSource {
     var mutationCount: Int { mutations.value }
     private(set) var isOpen = true
     /// Where changes are recorded while a compaction runs (see `ChangeJournal`); nil otherwise.
-    private let journal: ChangeJournal?
+    let journal: ChangeJournal?
 
     init(engine: StorageEngine, base: Snapshot, nodeSize: Int, journal: ChangeJournal?) {
         self.engine = engine
@@ -132,6 +132,8 @@ public final class WriteTransaction: NodeSource {
         let state = tree.state
         droppedBytes = droppedBytes &+ state.bytes
         state.finger.pointee.forget()
+        state.deferred = nil
+        state.hasDeferred = false
         state.dropped = true
         state.root = 0
         state.count = 0
@@ -239,11 +241,17 @@ public final class WriteTransaction: NodeSource {
     public func put(_ tree: Tree, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
         try check(tree)
         journal?.record(tree: tree.state.name, key: key)
-        if value.count >= compressionThreshold, let frame = try compressed(value, for: tree.state) {
-            try put(state: tree.state, key: key, value: frame, flags: NodeView.compressedBit)
+        try putNow(tree.state, key: key, value: value)
+    }
+
+    /// `put` after the checks and the journal: compresses when the options say so.
+    @inline(__always)
+    func putNow(_ tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
+        if value.count >= compressionThreshold, let frame = try compressed(value, for: tree) {
+            try put(state: tree, key: key, value: frame, flags: NodeView.compressedBit)
             return
         }
-        try put(state: tree.state, key: key, value: value, flags: 0)
+        try put(state: tree, key: key, value: value, flags: 0)
     }
 
     /// Stores `value` under `key`, replacing what was there.
@@ -273,6 +281,7 @@ public final class WriteTransaction: NodeSource {
     public func commit() throws {
         try checkOpen()
         defer { finish() }
+        try applyAllDeferred()
         try engine.commit(self)
     }
 
@@ -301,6 +310,7 @@ public final class WriteTransaction: NodeSource {
             throw StorageError.illegalArgument("tree \"\(tree.name)\" was opened in another transaction")
         }
         guard !tree.state.dropped else { throw StorageError.treeNotFound(tree.name) }
+        if tree.state.hasDeferred { try applyDeferred(tree.state) }
     }
 
     func noteMutation() { mutations.value &+= 1 }

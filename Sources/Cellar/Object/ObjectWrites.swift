@@ -93,7 +93,9 @@ extension TransactionContext {
     func apply(_ change: IndexChange, id: Id, in write: WriteTransaction) throws {
         let tree = try indexTree(change.property.index!)
         if let old = change.old { _ = try old.withKey(id: id) { try write.delete(tree, key: $0) } }
-        if let new = change.new { try new.withKey(id: id) { try write.put(tree, key: $0, value: UnsafeRawBufferPointer(start: nil, count: 0)) } }
+        // Held back and applied in key order (before anything reads the index, and at commit):
+        // a bulk put's index keys arrive in object order, which is not the index's.
+        if let new = change.new { try new.withKey(id: id) { try write.putDeferred(tree, key: $0, value: UnsafeRawBufferPointer(start: nil, count: 0)) } }
     }
 
     /// The index key of `property`'s value in `record`; nil when the value is not indexed.

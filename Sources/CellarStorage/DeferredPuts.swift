@@ -1,0 +1,279 @@
+/// Puts a write transaction holds back for one tree, to apply them later in key order.
+///
+/// Why: a secondary index's keys arrive in the order objects are written, which is seldom the
+/// index's order (notes by author: each insert lands in another leaf), so each put would descend
+/// from the root and miss the cache on the way. Sorted, the same entries go to one leaf after the
+/// other, nearly all through the tree's finger (see `Finger`). `WriteTransaction.putDeferred`
+/// buffers here; the transaction applies the buffer (`WriteTransaction.applyDeferred`) before
+/// anything else touches the tree, so no read can tell a deferred put from an immediate one.
+///
+/// Keys and values are copied into one growing byte buffer; an entry is where its key starts and
+/// the two lengths. The sort is stable (a later put of the same key must win): a radix sort on
+/// the first 16 bytes when every key is at most that long (index keys are a value part and an
+/// 8-byte id), else a comparison sort with the entry's position as the tie-breaker.
+final class DeferredPuts {
+    /// Apply once this many bytes of keys and values are held…
+    static let byteLimit = 8 << 20
+    /// …or this many entries. Small enough for the sort's two buffers (24 bytes an entry) to
+    /// stay in the cache; large enough that each leaf a batch reaches gets many keys at once.
+    static let entryLimit = 1 << 14
+
+    /// Where an entry's key starts in `bytes` (its value follows it), and the two lengths.
+    struct Entry {
+        var offset: Int
+        var keyLength: Int
+        var valueLength: Int
+    }
+
+    /// The mutable fields, behind a pointer (a class's stored `var`s cost an exclusivity check on
+    /// every access, and an append touches them all).
+    private struct Fields {
+        var bytes: UnsafeMutableRawPointer
+        var byteCapacity: Int
+        var used = 0
+        var entries: UnsafeMutablePointer<Entry>
+        var entryCapacity: Int
+        var count = 0
+        /// The longest key held (decides the sort).
+        var longestKey = 0
+        /// Whether any entry has a value (an index's never do).
+        var hasValues = false
+    }
+
+    private let fields: UnsafeMutablePointer<Fields>
+
+    init() {
+        fields = .allocate(capacity: 1)
+        fields.initialize(to: Fields(bytes: .allocate(byteCount: 64 << 10, alignment: 8), byteCapacity: 64 << 10,
+                                     entries: .allocate(capacity: 4096), entryCapacity: 4096))
+    }
+
+    deinit {
+        fields.pointee.bytes.deallocate()
+        fields.pointee.entries.deallocate()
+        fields.deinitialize(count: 1)
+        fields.deallocate()
+    }
+
+    var isEmpty: Bool { fields.pointee.count == 0 }
+    var count: Int { fields.pointee.count }
+    var isFull: Bool { fields.pointee.used >= Self.byteLimit || fields.pointee.count >= Self.entryLimit }
+
+    @inline(__always)
+    func append(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        let size = key.count &+ value.count
+        if fields.pointee.used &+ size > fields.pointee.byteCapacity { growBytes(fields.pointee.used + size) }
+        if fields.pointee.count == fields.pointee.entryCapacity { growEntries() }
+        let used = fields.pointee.used
+        let at = fields.pointee.bytes + used
+        if key.count > 0 { at.copyMemory(from: key.baseAddress!, byteCount: key.count) }
+        if value.count > 0 { (at + key.count).copyMemory(from: value.baseAddress!, byteCount: value.count) }
+        (fields.pointee.entries + fields.pointee.count).initialize(to: Entry(offset: used, keyLength: key.count, valueLength: value.count))
+        fields.pointee.count &+= 1
+        fields.pointee.used = used &+ size
+        if key.count > fields.pointee.longestKey { fields.pointee.longestKey = key.count }
+        if value.count > 0 { fields.pointee.hasValues = true }
+    }
+
+    private func growBytes(_ needed: Int) {
+        var capacity = fields.pointee.byteCapacity * 2
+        while capacity < needed { capacity *= 2 }
+        let bytes = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        bytes.copyMemory(from: fields.pointee.bytes, byteCount: fields.pointee.used)
+        fields.pointee.bytes.deallocate()
+        fields.pointee.bytes = bytes
+        fields.pointee.byteCapacity = capacity
+    }
+
+    private func growEntries() {
+        let capacity = fields.pointee.entryCapacity * 2
+        let entries = UnsafeMutablePointer<Entry>.allocate(capacity: capacity)
+        entries.moveInitialize(from: fields.pointee.entries, count: fields.pointee.count)
+        fields.pointee.entries.deallocate()
+        fields.pointee.entries = entries
+        fields.pointee.entryCapacity = capacity
+    }
+
+    /// Forgets every entry (the memory is kept for the next ones).
+    func removeAll() {
+        fields.pointee.count = 0
+        fields.pointee.used = 0
+        fields.pointee.longestKey = 0
+        fields.pointee.hasValues = false
+    }
+
+    /// Calls `body` with each entry's key and value in key order; a key held twice comes in the
+    /// order it was put. The buffer must not change during the calls. When `body` throws, the
+    /// entries it was given so far (the failed one included) are forgotten and the rest kept, so
+    /// that applying again resumes after them.
+    func forEachSorted(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
+        let n = fields.pointee.count
+        guard n > 0 else { return }
+        let bytes = fields.pointee.bytes
+        let entries = fields.pointee.entries
+        var done = 0
+        // The entries not applied yet, in the order they were to come: kept when `body` throws.
+        var rest: (Int) -> Int = { $0 }
+        var sorted: UnsafeMutablePointer<SortKey>?
+        defer {
+            if done == n {
+                removeAll()
+            } else {
+                let kept = (done..<n).map { entries[rest($0)] }
+                for (i, entry) in kept.enumerated() { entries[i] = entry }
+                fields.pointee.count = kept.count
+            }
+            sorted?.deallocate()
+        }
+        if fields.pointee.longestKey <= 16 {
+            // The sorted keys carry the key bytes themselves: the buffer is read again only for
+            // values (an index's are empty), not at random for every key.
+            let keys = radixSorted()
+            sorted = keys
+            rest = { Int(truncatingIfNeeded: keys[$0].tag & 0xFFFF_FFFF) }
+            var words: (UInt64, UInt64) = (0, 0)
+            for i in 0..<n {
+                let key = keys[i]
+                let length = Int(truncatingIfNeeded: key.tag >> 32)
+                words = (key.high.bigEndian, key.low.bigEndian)
+                var value = UnsafeRawBufferPointer(start: nil, count: 0)
+                if fields.pointee.hasValues {
+                    let entry = entries[Int(truncatingIfNeeded: key.tag & 0xFFFF_FFFF)]
+                    value = UnsafeRawBufferPointer(start: bytes + entry.offset + entry.keyLength, count: entry.valueLength)
+                }
+                done += 1
+                try withUnsafeBytes(of: &words) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<length]), value) }
+            }
+        } else {
+            let order = (0..<n).sorted { a, b in
+                let x = entries[a], y = entries[b]
+                let c = KeyCompare.compare(bytes + x.offset, x.keyLength, bytes + y.offset, y.keyLength)
+                return c != 0 ? c < 0 : a < b
+            }
+            rest = { order[$0] }
+            for index in order {
+                let entry = entries[index]
+                let key = UnsafeRawBufferPointer(start: bytes + entry.offset, count: entry.keyLength)
+                let value = UnsafeRawBufferPointer(start: bytes + entry.offset + entry.keyLength, count: entry.valueLength)
+                done += 1
+                try body(key, value)
+            }
+        }
+    }
+
+    /// One key of at most 16 bytes as two big-endian words, zero-padded, and its length: ordering
+    /// these three compares the keys (a shorter key that is a prefix of a longer one pads with
+    /// zeros and then loses on length, as `KeyCompare` orders them).
+    private struct SortKey {
+        var high: UInt64
+        var low: UInt64
+        /// The key's length in the top 32 bits, the entry's index in the lower ones.
+        var tag: UInt64
+    }
+
+    /// Least-significant-digit radix sort, one byte a pass, skipping the bytes all keys share
+    /// (an index of small integers over sequential ids varies in four or five of the seventeen).
+    /// Digits, least significant first: the length, then `low`'s bytes, then `high`'s.
+    private func radixSorted() -> UnsafeMutablePointer<SortKey> {
+        let n = fields.pointee.count
+        let bytes = fields.pointee.bytes
+        let entries = fields.pointee.entries
+        let keys = UnsafeMutablePointer<SortKey>.allocate(capacity: n)
+        let other = UnsafeMutablePointer<SortKey>.allocate(capacity: n)
+        var differHigh: UInt64 = 0, differLow: UInt64 = 0, differLength: UInt64 = 0
+        var firstHigh: UInt64 = 0, firstLow: UInt64 = 0, firstLength: UInt64 = 0
+        for i in 0..<n {
+            let entry = entries[i]
+            var padded: (UInt64, UInt64) = (0, 0)
+            withUnsafeMutableBytes(of: &padded) { $0.baseAddress!.copyMemory(from: bytes + entry.offset, byteCount: entry.keyLength) }
+            let high = UInt64(bigEndian: padded.0), low = UInt64(bigEndian: padded.1), length = UInt64(entry.keyLength)
+            if i == 0 { firstHigh = high; firstLow = low; firstLength = length }
+            differHigh |= high ^ firstHigh
+            differLow |= low ^ firstLow
+            differLength |= length ^ firstLength
+            (keys + i).initialize(to: SortKey(high: high, low: low, tag: length << 32 | UInt64(i)))
+        }
+        // A pass over a digit all keys share would move nothing.
+        var source = keys, target = other
+        let counts = UnsafeMutablePointer<Int>.allocate(capacity: 256)
+        defer { counts.deallocate() }
+        func pass(_ digit: (SortKey) -> Int) {
+            counts.initialize(repeating: 0, count: 256)
+            for i in 0..<n { counts[digit(source[i])] &+= 1 }
+            var sum = 0
+            for b in 0..<256 { let c = counts[b]; counts[b] = sum; sum &+= c }
+            for i in 0..<n {
+                let key = source[i]
+                let b = digit(key)
+                (target + counts[b]).initialize(to: key)
+                counts[b] &+= 1
+            }
+            swap(&source, &target)
+        }
+        if differLength != 0 { pass { Int(truncatingIfNeeded: $0.tag >> 32) & 0xFF } }
+        for b in 0..<8 where (differLow >> UInt64(8 * b)) & 0xFF != 0 {
+            let shift = UInt64(8 * b)
+            pass { Int(truncatingIfNeeded: $0.low >> shift) & 0xFF }
+        }
+        for b in 0..<8 where (differHigh >> UInt64(8 * b)) & 0xFF != 0 {
+            let shift = UInt64(8 * b)
+            pass { Int(truncatingIfNeeded: $0.high >> shift) & 0xFF }
+        }
+        // The sorted keys are in `source`; the other buffer goes.
+        target.deallocate()
+        return source
+    }
+}
+
+extension WriteTransaction {
+    /// Stores `value` under `key` like `put`, but possibly later: the entry is held back and the
+    /// tree's held-back entries are applied in key order, all at once, before any other operation
+    /// on `tree` (a read, a cursor, a put, a delete, a count) and at commit. What any of those sees
+    /// is exactly what it would see had the put been made at once; only the work is cheaper when
+    /// many keys that are far apart are written into one tree (a secondary index during a bulk
+    /// put). Errors a put would throw for its own arguments (a key or value too large) are thrown
+    /// here; errors of the tree's storage, when the entries are applied.
+    public func putDeferred(_ tree: Tree, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
+        try checkOpen()
+        guard tree.owner == ObjectIdentifier(self) else {
+            throw StorageError.illegalArgument("tree \"\(tree.name)\" was opened in another transaction")
+        }
+        guard !tree.state.dropped else { throw StorageError.treeNotFound(tree.name) }
+        guard key.count <= StorageLimits.maxKeySize else {
+            throw StorageError.tooLarge(what: "key", size: key.count, limit: StorageLimits.maxKeySize)
+        }
+        guard value.count <= StorageLimits.maxValueSize else {
+            throw StorageError.tooLarge(what: "value", size: value.count, limit: StorageLimits.maxValueSize)
+        }
+        let state = tree.state
+        journal?.record(tree: state.name, key: key)
+        let buffer = state.deferred ?? {
+            let made = DeferredPuts()
+            state.deferred = made
+            return made
+        }()
+        buffer.append(key: key, value: value)
+        state.hasDeferred = true
+        state.modified = true
+        // Cursors re-seek (and so apply the buffer) when they move next.
+        noteMutation()
+        if buffer.isFull { try applyDeferred(state) }
+    }
+
+    /// `putDeferred` with arrays.
+    public func putDeferred(_ tree: Tree, key: [UInt8], value: [UInt8]) throws {
+        try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try putDeferred(tree, key: k, value: v) } }
+    }
+
+    /// Applies `tree`'s held-back puts (see `putDeferred`), in key order.
+    func applyDeferred(_ tree: TreeState) throws {
+        guard tree.hasDeferred, let buffer = tree.deferred else { return }
+        defer { tree.hasDeferred = !buffer.isEmpty }
+        try buffer.forEachSorted { key, value in try putNow(tree, key: key, value: value) }
+    }
+
+    /// Applies every tree's held-back puts (before a commit).
+    func applyAllDeferred() throws {
+        for tree in trees.values where tree.hasDeferred { try applyDeferred(tree) }
+    }
+}
