@@ -45,10 +45,15 @@ enum StorageLayout {
     /// The object id in a key of an entity tree.
     @inlinable @inline(__always)
     static func objectId(_ key: UnsafeRawBufferPointer) throws -> Id {
-        guard key.count == 8 else {
-            throw CellarError.fileCorrupt("an object key has \(key.count) bytes, expected 8")
-        }
+        guard key.count == 8 else { throw badObjectKey(key.count) }
         return Id(bigEndian: key.loadUnaligned(as: UInt64.self))
+    }
+
+    /// The error for an entity tree key that is not 8 bytes (built out of line: `objectId` is
+    /// inlined into every scan).
+    @usableFromInline
+    static func badObjectKey(_ count: Int) -> CellarError {
+        CellarError.fileCorrupt("an object key has \(count) bytes, expected 8")
     }
 }
 

@@ -25,7 +25,7 @@ public struct ObjectView<E: EntityInspectable> {
         record = RecordReader(empty: ())
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func move(to id: Id, bytes: UnsafeRawBufferPointer) throws {
         currentId = id
         record = try RecordReader(bytes)
@@ -63,7 +63,8 @@ public struct ObjectView<E: EntityInspectable> {
 
     /// An integer property's value (also Bool as 0/1, dates in their stored unit, relation ids);
     /// nil when absent. Unsigned values above `Int64.max` come as their bit pattern.
-    @inlinable
+    /// Always inlined: with a generated property the type is a constant and the switch folds away.
+    @inlinable @inline(__always)
     public func integer(_ property: Property<E>) throws -> Int64? {
         switch property.type {
         case .long, .date, .dateNano, .relation: return try record.read(Int64.self, slot: property.slot)
