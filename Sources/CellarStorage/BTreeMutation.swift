@@ -101,12 +101,13 @@ extension WriteTransaction {
     private func putInPlace(_ leaf: DirtyNode, tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
                             flags: UInt32) -> Bool {
         let view = leaf.view
-        let (index, found) = view.lowerBoundFromEnd(key.nonNullBase, key.count)
+        let (index, found) = view.lowerBound(key.nonNullBase, key.count, hint: tree.finger.pointee.hint)
         let entrySize = value.count <= inlineLimit ? 8 &+ key.count &+ value.count : 16 &+ key.count
         var size = leaf.encodedSize &+ 4 &+ entrySize
         if found { size &-= 4 &+ view.entrySize(index) }
         guard size <= nodeSize else { return false }
         putInLeaf(leaf, at: index, found: found, tree: tree, key: key, value: value, flags: flags)
+        tree.finger.pointee.hint = index
         return true
     }
 
@@ -151,7 +152,7 @@ extension WriteTransaction {
                 tree.finger.pointee.forget()
                 return split
             }
-            remember(ref, bounds, in: tree)
+            remember(ref, bounds, at: index, in: tree)
             return nil
         }
         let index = view.childIndex(keyBase, key.count)
@@ -168,8 +169,8 @@ extension WriteTransaction {
 
     /// Makes `leaf`, whose range is `bounds`, the tree's finger.
     @inline(__always)
-    private func remember(_ leaf: UInt64, _ bounds: Bounds, in tree: TreeState) {
-        tree.finger.pointee = Finger(leaf: leaf, low: bounds.low, high: bounds.high)
+    private func remember(_ leaf: UInt64, _ bounds: Bounds, at index: Int, in tree: TreeState) {
+        tree.finger.pointee = Finger(leaf: leaf, low: bounds.low, high: bounds.high, hint: index)
     }
 
     private func splitIfNeeded(_ node: DirtyNode, inserted: Int) -> Split? {

@@ -105,13 +105,23 @@ struct NodeView {
         return (lo, false)
     }
 
-    /// `lowerBound`, trying the end first: a key above the last one (keys written in ascending
-    /// order, a sorted batch) costs one comparison instead of a binary search.
+    /// `lowerBound`, trying first the entry at `hint` and the one after it: keys read or written
+    /// in ascending order (new ids, updates in id order, a sorted batch) land there, and cost one
+    /// or two comparisons instead of a binary search. Any `hint` is safe; a wrong one costs the
+    /// comparisons.
     @inline(__always)
-    func lowerBoundFromEnd(_ key: UnsafeRawPointer, _ keyCount: Int) -> (index: Int, found: Bool) {
-        if count > 0 {
-            let (p, n) = self.key(count &- 1)
-            if KeyCompare.compare(p, n, key, keyCount) < 0 { return (count, false) }
+    func lowerBound(_ key: UnsafeRawPointer, _ keyCount: Int, hint: Int) -> (index: Int, found: Bool) {
+        if hint >= 0 && hint < count {
+            let (p, n) = self.key(hint)
+            let c = KeyCompare.compare(p, n, key, keyCount)
+            if c == 0 { return (hint, true) }
+            if c < 0 {
+                let next = hint &+ 1
+                if next == count { return (next, false) }
+                let (q, m) = self.key(next)
+                let d = KeyCompare.compare(q, m, key, keyCount)
+                if d >= 0 { return (next, d == 0) }
+            }
         }
         return lowerBound(key, keyCount)
     }

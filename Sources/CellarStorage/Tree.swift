@@ -94,6 +94,9 @@ struct Finger {
     /// The range is `low ..< high`; a missing bound is open.
     var low: UnsafeRawBufferPointer?
     var high: UnsafeRawBufferPointer?
+    /// Where in the leaf the last put or read through the finger landed: the next one in key
+    /// order looks there first (`NodeView.lowerBound(_:_:hint:)`).
+    var hint = 0
 
     /// The leaf whose range holds `key`, if any.
     @inline(__always)

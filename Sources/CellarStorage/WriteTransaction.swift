@@ -214,10 +214,13 @@ public final class WriteTransaction: NodeSource {
     @inline(__always)
     private func storedValue(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> StoredValue? {
         try check(tree)
-        if let leaf = tree.state.finger.pointee.leaf(for: key.nonNullBase, key.count) {
+        let finger = tree.state.finger
+        if let leaf = finger.pointee.leaf(for: key.nonNullBase, key.count) {
             let view = dirtyView(leaf)
-            let (index, found) = view.lowerBound(key.nonNullBase, key.count)
-            return found ? try storedValue(of: view, at: index, below: limit) : nil
+            let (index, found) = view.lowerBound(key.nonNullBase, key.count, hint: finger.pointee.hint)
+            guard found else { return nil }
+            finger.pointee.hint = index
+            return try storedValue(of: view, at: index, below: limit)
         }
         return try storedValue(root: tree.state.root, key: key)
     }
