@@ -76,13 +76,8 @@ final class DeferredPuts {
     }
 
     private func growBytes(_ needed: Int) {
-        var capacity = fields.pointee.byteCapacity * 2
-        while capacity < needed { capacity *= 2 }
-        let bytes = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
-        bytes.copyMemory(from: fields.pointee.bytes, byteCount: fields.pointee.used)
-        fields.pointee.bytes.deallocate()
-        fields.pointee.bytes = bytes
-        fields.pointee.byteCapacity = capacity
+        (fields.pointee.bytes, fields.pointee.byteCapacity) = GrowableBytes.grow(
+            fields.pointee.bytes, used: fields.pointee.used, capacity: fields.pointee.byteCapacity, needed: needed)
     }
 
     private func growEntries() {

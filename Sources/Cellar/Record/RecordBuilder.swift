@@ -1,4 +1,5 @@
 import Foundation
+import CellarStorage
 
 /// Writes one object record (see `RecordLayout`) into a buffer it reuses, so that a put allocates
 /// nothing per field. Generated bindings call `add` once per stored property; absent optionals
@@ -222,13 +223,8 @@ public final class RecordBuilder {
 
     @usableFromInline
     func grow(_ needed: Int) {
-        var newCapacity = state.pointee.capacity * 2
-        while newCapacity < needed { newCapacity *= 2 }
-        let newBuffer = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 8)
-        newBuffer.copyMemory(from: state.pointee.buffer, byteCount: state.pointee.length)
-        state.pointee.buffer.deallocate()
-        state.pointee.buffer = newBuffer
-        state.pointee.capacity = newCapacity
+        (state.pointee.buffer, state.pointee.capacity) = GrowableBytes.grow(
+            state.pointee.buffer, used: state.pointee.length, capacity: state.pointee.capacity, needed: needed)
     }
 }
 
