@@ -12,6 +12,8 @@
 /// the first 16 bytes when every key is at most that long (index keys are a value part and an
 /// 8-byte id), else a comparison sort with the entry's position as the tie-breaker.
 final class DeferredPuts {
+    /// A tree's first puts in a transaction go in at once; puts are held back from this many on.
+    static let holdBackAfter = 64
     /// Apply once this many bytes of keys and values are held…
     static let byteLimit = 8 << 20
     /// …or this many entries. Small enough for the sort's two buffers (24 bytes an entry) to
@@ -41,14 +43,22 @@ final class DeferredPuts {
     }
 
     private let fields: UnsafeMutablePointer<Fields>
+    /// The radix sort's two buffers and its counts, kept from one batch to the next (touched
+    /// once a batch, not per entry: plain stored properties).
+    private var sortBuffers: (UnsafeMutablePointer<SortKey>, UnsafeMutablePointer<SortKey>)?
+    private var sortCapacity = 0
+    private let countsBuffer = UnsafeMutablePointer<Int>.allocate(capacity: 256)
 
     init() {
         fields = .allocate(capacity: 1)
-        fields.initialize(to: Fields(bytes: .allocate(byteCount: 64 << 10, alignment: 8), byteCapacity: 64 << 10,
-                                     entries: .allocate(capacity: 4096), entryCapacity: 4096))
+        fields.initialize(to: Fields(bytes: .allocate(byteCount: 16 << 10, alignment: 8), byteCapacity: 16 << 10,
+                                     entries: .allocate(capacity: 1024), entryCapacity: 1024))
     }
 
     deinit {
+        sortBuffers?.0.deallocate()
+        sortBuffers?.1.deallocate()
+        countsBuffer.deallocate()
         fields.pointee.bytes.deallocate()
         fields.pointee.entries.deallocate()
         fields.deinitialize(count: 1)
@@ -109,7 +119,6 @@ final class DeferredPuts {
         var done = 0
         // The entries not applied yet, in the order they were to come: kept when `body` throws.
         var rest: (Int) -> Int = { $0 }
-        var sorted: UnsafeMutablePointer<SortKey>?
         defer {
             if done == n {
                 removeAll()
@@ -118,13 +127,11 @@ final class DeferredPuts {
                 for (i, entry) in kept.enumerated() { entries[i] = entry }
                 fields.pointee.count = kept.count
             }
-            sorted?.deallocate()
         }
         if fields.pointee.longestKey <= 16 {
             // The sorted keys carry the key bytes themselves: the buffer is read again only for
             // values (an index's are empty), not at random for every key.
             let keys = radixSorted()
-            sorted = keys
             rest = { Int(truncatingIfNeeded: keys[$0].tag & 0xFFFF_FFFF) }
             var words: (UInt64, UInt64) = (0, 0)
             for i in 0..<n {
@@ -173,8 +180,13 @@ final class DeferredPuts {
         let n = fields.pointee.count
         let bytes = fields.pointee.bytes
         let entries = fields.pointee.entries
-        let keys = UnsafeMutablePointer<SortKey>.allocate(capacity: n)
-        let other = UnsafeMutablePointer<SortKey>.allocate(capacity: n)
+        if sortCapacity < n {
+            sortBuffers?.0.deallocate()
+            sortBuffers?.1.deallocate()
+            sortCapacity = max(n, 1024)
+            sortBuffers = (.allocate(capacity: sortCapacity), .allocate(capacity: sortCapacity))
+        }
+        let (keys, other) = sortBuffers!
         var differHigh: UInt64 = 0, differLow: UInt64 = 0, differLength: UInt64 = 0
         var firstHigh: UInt64 = 0, firstLow: UInt64 = 0, firstLength: UInt64 = 0
         for i in 0..<n {
@@ -190,8 +202,7 @@ final class DeferredPuts {
         }
         // A pass over a digit all keys share would move nothing.
         var source = keys, target = other
-        let counts = UnsafeMutablePointer<Int>.allocate(capacity: 256)
-        defer { counts.deallocate() }
+        let counts = countsBuffer
         func pass(_ digit: (SortKey) -> Int) {
             counts.initialize(repeating: 0, count: 256)
             for i in 0..<n { counts[digit(source[i])] &+= 1 }
@@ -214,8 +225,7 @@ final class DeferredPuts {
             let shift = UInt64(8 * b)
             pass { Int(truncatingIfNeeded: $0.high >> shift) & 0xFF }
         }
-        // The sorted keys are in `source`; the other buffer goes.
-        target.deallocate()
+        // The sorted keys are in `source` (one of the two buffers, kept for the next batch).
         return source
     }
 }
@@ -242,6 +252,13 @@ extension WriteTransaction {
         }
         let state = tree.state
         journal?.record(tree: state.name, key: key)
+        if state.deferred == nil && state.immediatePuts < DeferredPuts.holdBackAfter {
+            // A transaction that writes a handful of keys gains nothing from sorting them, and
+            // would pay the buffer's allocations: its first puts go in at once.
+            state.immediatePuts &+= 1
+            try putNow(state, key: key, value: value)
+            return
+        }
         let buffer = state.deferred ?? {
             let made = DeferredPuts()
             state.deferred = made

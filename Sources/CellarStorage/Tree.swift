@@ -11,6 +11,8 @@ final class TreeState {
         var modified = false
         var dropped = false
         var hasDeferred = false
+        /// Deferred puts made at once before holding back began (see `DeferredPuts.holdBackAfter`).
+        var immediatePuts = 0
         var finger = Finger()
     }
 
@@ -30,6 +32,10 @@ final class TreeState {
     var hasDeferred: Bool {
         get { fields.pointee.hasDeferred }
         set { fields.pointee.hasDeferred = newValue }
+    }
+    var immediatePuts: Int {
+        get { fields.pointee.immediatePuts }
+        set { fields.pointee.immediatePuts = newValue }
     }
     /// Where the last put landed (see `Finger`), inside `fields` (no allocation of its own: a read
     /// transaction makes a tree state per tree it opens).

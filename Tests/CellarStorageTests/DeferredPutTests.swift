@@ -114,6 +114,13 @@ struct DeferredPutTests {
         var expected: [[UInt8]: [UInt8]] = [:]
         try engine.write { txn in
             let tree = try txn.tree("t")!
+            // A transaction's first puts to a tree go in at once (`DeferredPuts.holdBackAfter`):
+            // these come first, so that the keys below are held back.
+            for i in 0..<100 {
+                let filler: [UInt8] = [0xEE, UInt8(i)]
+                try txn.putDeferred(tree, key: filler, value: filler)
+                expected[filler] = filler
+            }
             // Each key three times in a shuffled order, each time with another value.
             var puts = (0..<3).flatMap { round in keys.map { ($0, round) } }
             for i in stride(from: puts.count - 1, to: 0, by: -1) { puts.swapAt(i, Int(rng.next() % UInt64(i + 1))) }
@@ -122,7 +129,7 @@ struct DeferredPutTests {
                 try txn.putDeferred(tree, key: key, value: value)
                 expected[key] = value
             }
-            #expect(try txn.count(tree) == keys.count)
+            #expect(try txn.count(tree) == keys.count + 100)
         }
         try engine.read { txn in
             let tree = try txn.tree("t")!
@@ -130,15 +137,15 @@ struct DeferredPutTests {
         }
     }
 
-    /// More than the buffer holds (8 MiB of keys and values) applies the first part on the way;
-    /// the rest at commit.
+    /// More than the buffer holds (8 MiB of keys and values, after the first 64 puts that go in
+    /// at once) applies the first part on the way; the rest at commit.
     @Test("a batch larger than the buffer is applied in parts")
     func largerThanTheBuffer() throws {
         let directory = TestDirectory("deferred-large")
         defer { directory.remove() }
         let engine = try StorageEngine(directory: directory.path, options: StorageOptions(durability: .none))
         defer { engine.close() }
-        let count = 200
+        let count = 300
         try engine.write { txn in
             let tree = try txn.tree("t")!
             for i in (0..<count).reversed() {
