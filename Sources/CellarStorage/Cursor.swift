@@ -426,20 +426,26 @@ extension Cursor {
     public func appendKeySuffixes(_ range: KeyRange, to output: inout [UInt64]) throws {
         try forEachRun(range) { node, start, end in
             // Gathered on the stack, then appended at once: the array is checked and grown once
-            // per leaf, not once per key.
-            let short: Int? = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: end &- start) { buffer in
-                var out = 0
-                for i in start..<end {
-                    let (p, n) = node.key(i)
-                    guard n >= 8 else { return n }
-                    buffer[out] = UInt64(bigEndian: (p + (n &- 8)).loadUnaligned(as: UInt64.self))
-                    out &+= 1
+            // per chunk, not once per key. Chunks of 128 (1 KiB): a larger temporary allocation
+            // may go to the heap (a full leaf holds more keys than that).
+            var chunkStart = start
+            while chunkStart < end {
+                let chunkEnd = Swift.min(end, chunkStart &+ 128)
+                let short: Int? = withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 128) { buffer in
+                    var out = 0
+                    for i in chunkStart..<chunkEnd {
+                        let (p, n) = node.key(i)
+                        guard n >= 8 else { return n }
+                        buffer[out] = UInt64(bigEndian: (p + (n &- 8)).loadUnaligned(as: UInt64.self))
+                        out &+= 1
+                    }
+                    output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<out]))
+                    return nil
                 }
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<out]))
-                return nil
-            }
-            if let short {
-                throw StorageError.fileCorrupt(offset: 0, reason: "a key of \(short) bytes in tree \"\(tree.name)\", where every key ends with an 8-byte id")
+                if let short {
+                    throw StorageError.fileCorrupt(offset: 0, reason: "a key of \(short) bytes in tree \"\(tree.name)\", where every key ends with an 8-byte id")
+                }
+                chunkStart = chunkEnd
             }
         }
     }
