@@ -56,12 +56,7 @@ extension WriteTransaction {
 
     /// Puts `value` under `key`; `flags` is `NodeView.compressedBit` when `value` is a zstd frame.
     func put(state tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws {
-        guard key.count <= StorageLimits.maxKeySize else {
-            throw StorageError.tooLarge(what: "key", size: key.count, limit: StorageLimits.maxKeySize)
-        }
-        guard value.count <= StorageLimits.maxValueSize else {
-            throw StorageError.tooLarge(what: "value", size: value.count, limit: StorageLimits.maxValueSize)
-        }
+        try StorageLimits.check(key: key, value: value)
         noteMutation()
         tree.modified = true
         if let leaf = tree.finger.pointee.leaf(for: key.nonNullBase, key.count),

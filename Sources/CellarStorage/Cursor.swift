@@ -117,16 +117,14 @@ public final class Cursor {
     /// Moves to the smallest key; false when the tree is empty.
     @discardableResult
     public func first() throws -> Bool {
-        if tree.hasDeferred { try source.applyDeferred(tree) }
-        try descend(from: tree.root, edge: .first)
+        try descend(edge: .first)
         return try settleForward()
     }
 
     /// Moves to the largest key; false when the tree is empty.
     @discardableResult
     public func last() throws -> Bool {
-        if tree.hasDeferred { try source.applyDeferred(tree) }
-        try descend(from: tree.root, edge: .last)
+        try descend(edge: .last)
         return try settleBackward()
     }
 
@@ -208,10 +206,14 @@ public final class Cursor {
         state.pointee.depth = depth + 1
     }
 
-    /// Replaces the path with the leftmost or rightmost path below `root`.
-    private func descend(from root: UInt64, edge: Edge) throws {
+    /// Replaces the path with the tree's leftmost or rightmost path, after applying the puts the
+    /// tree holds back (a write transaction's `putDeferred`; applying them counts as a mutation,
+    /// so it comes before the count is taken).
+    private func descend(edge: Edge) throws {
+        if tree.hasDeferred { try source.applyDeferred(tree) }
         state.pointee.depth = 0
         state.pointee.seenMutations = source.mutationCount
+        let root = tree.root
         guard root != 0 else { return }
         try pushEdge(ref: root, below: source.limit, edge: edge)
     }

@@ -66,7 +66,6 @@ final class DeferredPuts {
     }
 
     var isEmpty: Bool { fields.pointee.count == 0 }
-    var count: Int { fields.pointee.count }
     var isFull: Bool { fields.pointee.used >= Self.byteLimit || fields.pointee.count >= Self.entryLimit }
 
     @inline(__always)
@@ -239,17 +238,9 @@ extension WriteTransaction {
     /// put). Errors a put would throw for its own arguments (a key or value too large) are thrown
     /// here; errors of the tree's storage, when the entries are applied.
     public func putDeferred(_ tree: Tree, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
-        try checkOpen()
-        guard tree.owner == ObjectIdentifier(self) else {
-            throw StorageError.illegalArgument("tree \"\(tree.name)\" was opened in another transaction")
-        }
-        guard !tree.state.dropped else { throw StorageError.treeNotFound(tree.name) }
-        guard key.count <= StorageLimits.maxKeySize else {
-            throw StorageError.tooLarge(what: "key", size: key.count, limit: StorageLimits.maxKeySize)
-        }
-        guard value.count <= StorageLimits.maxValueSize else {
-            throw StorageError.tooLarge(what: "value", size: value.count, limit: StorageLimits.maxValueSize)
-        }
+        // The handle's checks without applying what the tree holds back (that is what we add to).
+        try checkHandle(tree)
+        try StorageLimits.check(key: key, value: value)
         let state = tree.state
         journal?.record(tree: state.name, key: key)
         if state.deferred == nil && state.immediatePuts < DeferredPuts.holdBackAfter {

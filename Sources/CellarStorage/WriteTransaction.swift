@@ -307,13 +307,20 @@ public final class WriteTransaction: NodeSource {
         guard isOpen else { throw StorageError.transactionClosed }
     }
 
+    /// Checks `tree`'s handle, then applies the puts it holds back (see `putDeferred`): what
+    /// every operation on a tree does first.
     private func check(_ tree: Tree) throws {
+        try checkHandle(tree)
+        if tree.state.hasDeferred { try applyDeferred(tree.state) }
+    }
+
+    /// Throws unless this transaction is open and `tree` is a live handle of it.
+    func checkHandle(_ tree: Tree) throws {
         try checkOpen()
         guard tree.owner == ObjectIdentifier(self) else {
             throw StorageError.illegalArgument("tree \"\(tree.name)\" was opened in another transaction")
         }
         guard !tree.state.dropped else { throw StorageError.treeNotFound(tree.name) }
-        if tree.state.hasDeferred { try applyDeferred(tree.state) }
     }
 
     func noteMutation() { mutations.value &+= 1 }

@@ -33,6 +33,8 @@ struct DeferredPutTests {
             // A cursor opened early and stepped now and then: it must see what was deferred.
             let walker = try txn.cursor(tree)
             var walkerKey: [UInt8]? = try walker.first() ? Array(walker.key) : nil
+            // Another, moved to the first or the last key now and then (until the tree is dropped).
+            var edges: Cursor? = try txn.cursor(tree)
             for _ in 0..<Int(rng.next() % 600) {
                 switch rng.next() % 20 {
                 case 0:
@@ -69,12 +71,25 @@ struct DeferredPutTests {
                     } else {
                         walkerKey = nil
                     }
-                case 6 where rng.next() % 40 == 0:
+                case 6 where edges != nil && rng.next() % 4 == 0:
+                    // The first (or last) 30 keys, stepping from there.
+                    let sorted = BTreeModelTests.sorted(scratch)
+                    let forward = rng.next() % 2 == 0
+                    let want = (forward ? Array(sorted.prefix(30)) : Array(sorted.suffix(30).reversed())).map(\.0)
+                    var seen: [[UInt8]] = []
+                    var more = forward ? try edges!.first() : try edges!.last()
+                    while more && seen.count < 30 {
+                        seen.append(Array(edges!.key))
+                        more = forward ? try edges!.next() : try edges!.previous()
+                    }
+                    #expect(seen == want, "keys from first/last (seed \(seed))")
+                case 7 where rng.next() % 40 == 0:
                     // Dropping the tree discards what it held back.
                     #expect(try txn.dropTree("t"))
                     scratch = [:]
                     tree = try txn.tree("t")!
                     walkerKey = nil
+                    edges = nil
                 default:
                     let k = key(), value = BTreeModelTests.randomValue(&rng)
                     try txn.putDeferred(tree, key: k, value: value)
