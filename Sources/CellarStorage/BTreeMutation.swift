@@ -29,15 +29,15 @@ extension WriteTransaction {
         if ref & dirtyTag != 0 {
             dirty.release(Int(ref & ~dirtyTag))
         } else {
-            tree.bytesDelta -= Int64(base.generation.recordLength(at: ref))
+            tree.bytesDelta -= Int64(baseRecords.recordLength(at: ref))
         }
     }
 
     /// The dirty version of the node at `ref`, copying it first when it is committed.
     private func makeDirty(_ ref: UInt64, of tree: TreeState) throws -> UInt64 {
         if ref & dirtyTag != 0 { return ref }
-        let view = try base.generation.node(at: ref, below: limit, limit: base.committedLength)
-        tree.bytesDelta -= Int64(base.generation.recordLength(at: ref))
+        let view = try baseRecords.node(at: ref, below: limit, limit: base.committedLength)
+        tree.bytesDelta -= Int64(baseRecords.recordLength(at: ref))
         return register(DirtyNode(copying: view, capacity: dirtyCapacity))
     }
 

@@ -40,9 +40,19 @@ struct NodeView {
 
     /// Key `i` as a pointer and a length.
     @inline(__always)
-    func key(_ i: Int) -> (UnsafeRawPointer, Int) {
+    func key(_ i: Int) -> (UnsafeRawPointer, Int) { isLeaf ? leafKey(i) : branchKey(i) }
+
+    /// Key `i` of a leaf (the searches know the kind; `key` tests it).
+    @inline(__always)
+    func leafKey(_ i: Int) -> (UnsafeRawPointer, Int) {
         let e = entry(i)
-        if isLeaf { return (e + 8, Int(e.loadLE(UInt32.self, at: 0))) }
+        return (e + 8, Int(e.loadLE(UInt32.self, at: 0)))
+    }
+
+    /// Key `i` of a branch.
+    @inline(__always)
+    func branchKey(_ i: Int) -> (UnsafeRawPointer, Int) {
+        let e = entry(i)
         return (e + 12, Int(e.loadLE(UInt32.self, at: 8)))
     }
 
@@ -91,15 +101,21 @@ struct NodeView {
         return size
     }
 
-    /// Leaf search: the first index whose key is ≥ `key`, and whether it is equal.
+    /// Leaf search (of a leaf only): the first index whose key is ≥ `key`, and whether it is equal.
     @inline(__always)
     func lowerBound(_ key: UnsafeRawPointer, _ keyCount: Int) -> (index: Int, found: Bool) {
+        lowerBound(SearchKey(key, keyCount))
+    }
+
+    @inline(__always)
+    func lowerBound(_ key: SearchKey) -> (index: Int, found: Bool) {
+        assert(isLeaf)
         var lo = 0
         var hi = count
         while lo < hi {
             let mid = (lo &+ hi) >> 1
-            let (p, n) = self.key(mid)
-            let c = KeyCompare.compare(p, n, key, keyCount)
+            let (p, n) = leafKey(mid)
+            let c = key.order(of: p, n)
             if c < 0 { lo = mid &+ 1 } else if c > 0 { hi = mid } else { return (mid, true) }
         }
         return (lo, false)
@@ -110,31 +126,34 @@ struct NodeView {
     /// or two comparisons instead of a binary search. Any `hint` is safe; a wrong one costs the
     /// comparisons.
     @inline(__always)
-    func lowerBound(_ key: UnsafeRawPointer, _ keyCount: Int, hint: Int) -> (index: Int, found: Bool) {
+    func lowerBound(_ keyBase: UnsafeRawPointer, _ keyCount: Int, hint: Int) -> (index: Int, found: Bool) {
+        let key = SearchKey(keyBase, keyCount)
         if hint >= 0 && hint < count {
-            let (p, n) = self.key(hint)
-            let c = KeyCompare.compare(p, n, key, keyCount)
+            let (p, n) = leafKey(hint)
+            let c = key.order(of: p, n)
             if c == 0 { return (hint, true) }
             if c < 0 {
                 let next = hint &+ 1
                 if next == count { return (next, false) }
-                let (q, m) = self.key(next)
-                let d = KeyCompare.compare(q, m, key, keyCount)
+                let (q, m) = leafKey(next)
+                let d = key.order(of: q, m)
                 if d >= 0 { return (next, d == 0) }
             }
         }
-        return lowerBound(key, keyCount)
+        return lowerBound(key)
     }
 
-    /// Branch search: the index of the child whose range holds `key`.
+    /// Branch search (of a branch only): the index of the child whose range holds `key`.
     @inline(__always)
-    func childIndex(_ key: UnsafeRawPointer, _ keyCount: Int) -> Int {
+    func childIndex(_ keyBase: UnsafeRawPointer, _ keyCount: Int) -> Int {
+        assert(!isLeaf)
+        let key = SearchKey(keyBase, keyCount)
         var lo = 1
         var hi = count
         while lo < hi {
             let mid = (lo &+ hi) >> 1
-            let (p, n) = self.key(mid)
-            if KeyCompare.compare(p, n, key, keyCount) <= 0 { lo = mid &+ 1 } else { hi = mid }
+            let (p, n) = branchKey(mid)
+            if key.order(of: p, n) <= 0 { lo = mid &+ 1 } else { hi = mid }
         }
         return lo &- 1
     }

@@ -15,9 +15,9 @@
 public final class ReadTransaction: NodeSource, @unchecked Sendable {
     // Immutable: a snapshot and its map, which nobody changes.
     let snapshot: Snapshot
-    /// The snapshot's map, unretained (the snapshot holds it for as long as this transaction
-    /// lives): reading a node then costs no reference counting.
-    private unowned(unsafe) let generation: MapGeneration
+    /// The records of the snapshot's map (which the snapshot keeps alive for as long as this
+    /// transaction lives), held as a struct: reading a node then costs no reference counting.
+    private let records: MappedRecords
     private let committedLength: UInt64
     private let codecs: ValueCodecs
     private var madeDecoder: ValueDecoder?
@@ -25,7 +25,7 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
     init(snapshot: Snapshot, codecs: ValueCodecs) {
         self.snapshot = snapshot
         self.codecs = codecs
-        generation = snapshot.generation
+        records = snapshot.generation.records
         committedLength = snapshot.committedLength
     }
 
@@ -52,11 +52,11 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
 
     @inline(__always)
     func node(_ ref: UInt64, below: UInt64) throws -> NodeView {
-        try generation.node(at: ref, below: below, limit: committedLength)
+        try records.node(at: ref, below: below, limit: committedLength)
     }
 
     func outOfLineValue(_ ref: UInt64, length: Int, below: UInt64) throws -> UnsafeRawBufferPointer {
-        try generation.value(at: ref, length: length, below: below, limit: committedLength)
+        try records.value(at: ref, length: length, below: below, limit: committedLength)
     }
 
     /// The tree named `name`, or nil when there is none.
@@ -96,7 +96,9 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
     /// the call only: for reading many values in one transaction.
     public func withValue<R>(_ tree: Tree, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         try check(tree)
-        return try withValue(root: tree.state.root, key: key, body)
+        // The search called here, not inside the generic `withValue(root:)`: this way it is
+        // specialized for a read transaction (its node reads inlined, not called as witnesses).
+        return try withBytes(of: storedValue(root: tree.state.root, key: key), body)
     }
 
     /// The ids of the zstd dictionaries this snapshot holds (see `Dictionaries`), in order.

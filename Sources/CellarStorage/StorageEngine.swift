@@ -296,7 +296,7 @@ public final class StorageEngine: @unchecked Sendable {
         end = newEnd
         // What this process just wrote is what the map shows (the page cache holds our bytes):
         // no need to verify it again when it is read.
-        for offset in txn.writtenRecords { generation.markVerified(offset) }
+        for offset in txn.writtenRecords { generation.records.markVerified(offset) }
         current.store(Snapshot(txnId: commit.txnId, catalogRoot: catalogRoot, committedLength: newEnd,
                                commitOffset: commitOffset, liveBytes: commit.liveBytes, generation: generation),
                       ordering: .releasing)

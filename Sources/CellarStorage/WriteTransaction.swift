@@ -13,6 +13,9 @@
 public final class WriteTransaction: NodeSource {
     let engine: StorageEngine
     let base: Snapshot
+    /// The records of the base snapshot's map (kept alive by `base`), held as a struct: reading a
+    /// committed node then costs no reference counting.
+    let baseRecords: MappedRecords
     let nodeSize: Int
     /// Values at most this long are stored inside their leaf; longer ones in a record of their own.
     let inlineLimit: Int
@@ -43,6 +46,7 @@ public final class WriteTransaction: NodeSource {
     init(engine: StorageEngine, base: Snapshot, nodeSize: Int, journal: ChangeJournal?) {
         self.engine = engine
         self.base = base
+        self.baseRecords = base.generation.records
         self.journal = journal
         self.nodeSize = nodeSize
         self.inlineLimit = nodeSize / 4
@@ -68,12 +72,12 @@ public final class WriteTransaction: NodeSource {
     @inline(__always)
     func node(_ ref: UInt64, below: UInt64) throws -> NodeView {
         if ref & dirtyTag != 0 { return dirtyView(ref) }
-        return try base.generation.node(at: ref, below: below, limit: base.committedLength)
+        return try baseRecords.node(at: ref, below: below, limit: base.committedLength)
     }
 
     func outOfLineValue(_ ref: UInt64, length: Int, below: UInt64) throws -> UnsafeRawBufferPointer {
         if ref & dirtyTag != 0 { return pending.value[Int(ref & ~dirtyTag)]!.bytes }
-        return try base.generation.value(at: ref, length: length, below: below, limit: base.committedLength)
+        return try baseRecords.value(at: ref, length: length, below: below, limit: base.committedLength)
     }
 
     var catalogRootRef: UInt64 { catalog.root }
