@@ -60,19 +60,24 @@ extension NodeSource {
     /// Finds `key` in the tree rooted at `root`; returns its value as stored.
     func storedValue(root: UInt64, key: UnsafeRawBufferPointer) throws -> StoredValue? {
         guard root != 0 else { return nil }
-        let keyBase = key.nonNullBase
+        let search = SearchKey(key.nonNullBase, key.count)
         var ref = root
         var below = limit
         var depth = 0
+        // Each node's searches start where its range says the key should be (see `HeadRange`).
+        var range = HeadRange.unbounded
         while true {
             let node = try self.node(ref, below: below)
             below = childBound(of: ref)
+            let guess = range.guess(search, count: node.count)
             if node.isLeaf {
-                let (index, found) = node.lowerBound(keyBase, key.count)
+                let (index, found) = if let guess { node.lowerBound(search, guess: guess) } else { node.lowerBound(search) }
                 guard found else { return nil }
                 return try storedValue(of: node, at: index, below: below)
             }
-            ref = node.child(node.childIndex(keyBase, key.count))
+            let index = if let guess { node.childIndex(search, guess: guess) } else { node.childIndex(search) }
+            range = range.narrowed(to: index, of: node)
+            ref = node.child(index)
             depth += 1
             if depth > 64 { throw StorageError.fileCorrupt(offset: ref, reason: "tree deeper than 64 levels") }
         }

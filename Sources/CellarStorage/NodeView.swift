@@ -146,8 +146,12 @@ struct NodeView {
     /// Branch search (of a branch only): the index of the child whose range holds `key`.
     @inline(__always)
     func childIndex(_ keyBase: UnsafeRawPointer, _ keyCount: Int) -> Int {
+        childIndex(SearchKey(keyBase, keyCount))
+    }
+
+    @inline(__always)
+    func childIndex(_ key: SearchKey) -> Int {
         assert(!isLeaf)
-        let key = SearchKey(keyBase, keyCount)
         var lo = 1
         var hi = count
         while lo < hi {
