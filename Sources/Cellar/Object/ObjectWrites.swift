@@ -18,7 +18,10 @@ extension TransactionContext {
         case .absent:
             try updateIndexes(schema, id: id, new: newReader, old: nil, in: write)
         case .plain(let old):
-            try updateIndexes(schema, id: id, new: newReader, old: RecordReader(old), in: write)
+            let oldReader = try RecordReader(old)
+            if try !newReader.sameValues(schema.indexedFields, as: oldReader) {
+                try updateIndexes(schema, id: id, new: newReader, old: oldReader, in: write)
+            }
         case .compressed:
             // Decoded into memory that lives for this call (not kept for the transaction).
             try StorageLayout.withObjectKey(id) { key in

@@ -73,6 +73,8 @@ final class EntitySchema: Sendable {
     let properties: [UInt32: PropertySchema]
     /// The properties with an index, in ID order.
     let indexed: [PropertySchema]
+    /// Where their values are in a record (see `RecordReader.sameValues`).
+    let indexedFields: [IndexedField]
     /// Whether a put or remove must maintain indexes: read the old record, update the index trees.
     @usableFromInline let hasIndexes: Bool
     /// Whether one of the indexes is unique (a put then checks before it writes).
@@ -98,6 +100,7 @@ final class EntitySchema: Sendable {
         }
         self.properties = properties
         indexed = properties.values.filter { $0.index != nil }.sorted { $0.id < $1.id }
+        indexedFields = indexed.map(IndexedField.init)
         hasIndexes = !indexed.isEmpty
         hasUniqueIndex = indexed.contains { $0.index!.unique }
         relations = entity.relations

@@ -125,18 +125,22 @@ public final class RecordBuilder {
 
     /// Adds a string as its UTF-8 bytes.
     public func add(_ value: String, slot: Int) {
-        let utf8 = value.utf8
-        let count = utf8.count
+        let count = value.utf8.count
         let at = variableField(slot, count: count)
         let buffer = state.pointee.buffer
-        let copied: Bool? = utf8.withContiguousStorageIfAvailable { source in
+        let copied: Bool? = value.utf8.withContiguousStorageIfAvailable { source in
             if count > 0 { (buffer + at).copyMemory(from: source.baseAddress!, byteCount: count) }
             return true
         }
-        if copied == nil {
-            var i = at
-            for byte in utf8 { buffer.storeBytes(of: byte, toByteOffset: i, as: UInt8.self); i += 1 }
-        }
+        if copied == nil { Self.copyBytes(of: value, to: buffer + at) }
+    }
+
+    /// A string without contiguous UTF-8 (a bridged one), byte by byte. Kept out of `add`: its
+    /// loop made the compiler retain every string `add` copies.
+    @inline(never)
+    private static func copyBytes(of value: String, to target: UnsafeMutableRawPointer) {
+        var i = 0
+        for byte in value.utf8 { target.storeBytes(of: byte, toByteOffset: i, as: UInt8.self); i += 1 }
     }
 
     public func add(_ value: String?, slot: Int) {
