@@ -90,6 +90,32 @@ func openStore(_ dir: TestDirectory, model: Cellar.Model = standardModel, option
         #expect(bad.id == 0)
     }
 
+    /// The date encoding's rounding is `rounded()`'s (halves away from zero) for every double it
+    /// accepts: halves, near-halves, negatives, the limits and random bit patterns.
+    @Test func dateRoundingMatchesRounded() throws {
+        var rng = SplitMix64(seed: SplitMix64.testSeed())
+        var values: [Double] = [0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, 0.49999999999999994, -0.49999999999999994,
+                                4503599627370495.5, -4503599627370495.5, 9007199254740992, 9.2e18, -9.2e18,
+                                1_700_000_000_042.4999, 1_700_000_000_042.5, 1_700_000_000_042.5000001]
+        for _ in 0..<20_000 {
+            let bits = rng.next()
+            switch bits % 4 {
+            case 0: values.append(Double(bitPattern: rng.next()))
+            case 1: values.append(Double(Int64(bitPattern: rng.next()) >> Int64(rng.next() % 60)) + [0.5, -0.5, 0.25, 0.75][Int((bits >> 8) % 4)])
+            case 2: values.append((Double(Int64(bitPattern: rng.next()) % 100_000_000_000_000) / 1000) * 1000)
+            default: values.append(Double(Int64(bitPattern: rng.next()) % 1_000_000) + Double(rng.next() % 1000) / 1000)
+            }
+        }
+        for value in values {
+            let rounded = value.rounded()
+            if rounded.isFinite && rounded >= -9.2e18 && rounded <= 9.2e18 && value.isFinite {
+                #expect(try DateEncoding.whole(value, unit: "ms") == Int64(rounded), "\(value)")
+            } else {
+                #expect(throws: CellarError.self, "\(value)") { try DateEncoding.whole(value, unit: "ms") }
+            }
+        }
+    }
+
     @Test func putModesAndIds() throws {
         let dir = TestDirectory("box-modes")
         defer { dir.remove() }

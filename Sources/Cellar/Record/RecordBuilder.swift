@@ -174,20 +174,32 @@ public final class RecordBuilder {
     /// Appends `size` bytes for `slot`'s field, points the slot at them and returns their offset.
     @inlinable
     func field(_ slot: Int, size: Int) -> Int {
+        let state = self.state
         let slotCount = state.pointee.slotCount
         precondition(slot >= 0 && slot < slotCount, "slot \(slot) is outside the record's \(slotCount) slots")
-        if !state.pointee.wide && state.pointee.length + size > RecordLayout.narrowLimit { widen() }
         let at = state.pointee.length
-        reserve(at + size)
-        state.pointee.length = at + size
-        if state.pointee.wide {
-            state.pointee.buffer.storeBytes(of: UInt32(truncatingIfNeeded: at).littleEndian,
-                                            toByteOffset: RecordLayout.headerSize + 4 * slot, as: UInt32.self)
+        let end = at + size
+        let wide = state.pointee.wide
+        // One test for the common case: the field fits the buffer and the narrow offsets.
+        guard end <= state.pointee.capacity && (wide || end <= RecordLayout.narrowLimit) else {
+            return fieldAfterGrowing(slot, size: size)
+        }
+        state.pointee.length = end
+        let buffer = state.pointee.buffer
+        if wide {
+            buffer.storeBytes(of: UInt32(truncatingIfNeeded: at).littleEndian, toByteOffset: RecordLayout.headerSize + 4 * slot, as: UInt32.self)
         } else {
-            state.pointee.buffer.storeBytes(of: UInt16(truncatingIfNeeded: at).littleEndian,
-                                            toByteOffset: RecordLayout.headerSize + 2 * slot, as: UInt16.self)
+            buffer.storeBytes(of: UInt16(truncatingIfNeeded: at).littleEndian, toByteOffset: RecordLayout.headerSize + 2 * slot, as: UInt16.self)
         }
         return at
+    }
+
+    /// `field` when the record must turn wide or the buffer grow first.
+    @usableFromInline
+    func fieldAfterGrowing(_ slot: Int, size: Int) -> Int {
+        if !state.pointee.wide && state.pointee.length + size > RecordLayout.narrowLimit { widen() }
+        reserve(state.pointee.length + size)
+        return field(slot, size: size)
     }
 
     /// Turns the record wide: the fields move up by 2 bytes a slot, the table holds u32 offsets.
@@ -265,12 +277,19 @@ public enum DateEncoding {
         return Date(timeIntervalSince1970: Double(seconds) + Double(rest) / 1e9)
     }
 
+    /// `value` rounded to the nearest whole number, halves away from zero (`value.rounded()`),
+    /// worked out from the truncation: `rounded()` is a call into libm on baseline x86-64, and
+    /// every date a put stores comes through here.
     @usableFromInline
     static func whole(_ value: Double, unit: String) throws -> Int64 {
-        let rounded = value.rounded()
-        guard rounded.isFinite, rounded >= -9.2e18, rounded <= 9.2e18 else {
+        guard value >= -9.2e18, value <= 9.2e18 else {   // NaN fails both
             throw CellarError.illegalArgument("a date of \(value) \(unit) since 1970 cannot be stored")
         }
-        return Int64(rounded)
+        let truncated = Int64(value)
+        // Exact: a double and its truncation differ by a representable fraction.
+        let fraction = value - Double(truncated)
+        if fraction >= 0.5 { return truncated + 1 }
+        if fraction <= -0.5 { return truncated - 1 }
+        return truncated
     }
 }
