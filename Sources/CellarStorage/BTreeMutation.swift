@@ -60,7 +60,7 @@ extension WriteTransaction {
         noteMutation()
         tree.modified = true
         if let leaf = tree.finger.pointee.leaf(for: key.nonNullBase, key.count),
-           putInPlace(dirtyNode(leaf), tree: tree, key: key, value: value, flags: flags) {
+           dirty.withNode(Int(leaf & ~dirtyTag), { putInPlace($0, tree: tree, key: key, value: value, flags: flags) }) {
             return
         }
         if tree.root == 0 {
