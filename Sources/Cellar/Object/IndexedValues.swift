@@ -5,19 +5,64 @@ import Darwin
 #endif
 
 /// Where an indexed property's value lies in a record: enough to compare two records' values
-/// byte by byte without reading them as values. A plain struct, so that going through an
-/// entity's list of them retains nothing.
+/// byte by byte without reading them as values, and, for a number, to make its index key from
+/// its bytes. A plain struct, so that going through an entity's list of them retains nothing.
 struct IndexedField: Sendable {
     let slot: Int
     /// The value's size when fixed; 0 for a string or byte vector (a u32 length, then the bytes).
     let size: Int
+    let index: IndexSchema
+    /// Signed integers are sign-extended, and their keys have the sign bit flipped.
+    let signed: Bool
+    let floating: Bool
 
     init(_ property: PropertySchema) {
         slot = property.slot
+        index = property.index!
         switch property.kind {
-        case .integer(let width, _), .floating(let width): size = width
-        case .string, .bytes: size = 0
+        case .integer(let width, let signed):
+            size = width
+            self.signed = signed
+            floating = false
+        case .floating(let width):
+            size = width
+            signed = false
+            floating = true
+        case .string, .bytes:
+            size = 0
+            signed = false
+            floating = false
         }
+    }
+
+    /// Whether `keyBits` makes this field's keys: a number in an index that is not unique (a
+    /// unique one is checked first, through the general path).
+    var hasFixedKey: Bool { size > 0 && !index.unique }
+
+    /// The key bits (see `IndexKey`) of a number whose `size` stored bytes are `raw`, the same as
+    /// `IndexKey.part` gives for its value; nil when it is not indexed (a zero that the index
+    /// skips). Only for a field with `hasFixedKey`, on a record this process built (its bytes are
+    /// not checked the way `RecordReader.value(of:)` checks a stored one).
+    @inline(__always)
+    func keyBits(_ raw: UnsafeRawBufferPointer) -> UInt64? {
+        var bits: UInt64
+        switch size {
+        case 1:
+            let v = raw.load(as: UInt8.self)
+            bits = signed ? UInt64(bitPattern: Int64(Int8(bitPattern: v))) : UInt64(v)
+        case 2:
+            let v = UInt16(littleEndian: raw.loadUnaligned(as: UInt16.self))
+            bits = signed ? UInt64(bitPattern: Int64(Int16(bitPattern: v))) : UInt64(v)
+        case 4:
+            let v = UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self))
+            if floating { return IndexKey.orderedBits(Double(Float(bitPattern: v))) }
+            bits = signed ? UInt64(bitPattern: Int64(Int32(bitPattern: v))) : UInt64(v)
+        default:
+            bits = UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
+            if floating { return IndexKey.orderedBits(Double(bitPattern: bits)) }
+        }
+        if index.skipZero && bits == 0 { return nil }
+        return IndexKey.integerKey(bits, signed: signed)
     }
 }
 

@@ -16,7 +16,11 @@ extension TransactionContext {
         let found = isNew ? .absent : try StorageLayout.withObjectKey(id) { try write.lookup(tree, key: $0) }
         switch found {
         case .absent:
-            try updateIndexes(schema, id: id, new: newReader, old: nil, in: write)
+            if schema.fixedIndexKeys {
+                try addFixedIndexKeys(schema, id: id, record: newReader, in: write)
+            } else {
+                try updateIndexes(schema, id: id, new: newReader, old: nil, in: write)
+            }
         case .plain(let old):
             let oldReader = try RecordReader(old)
             if try !newReader.sameValues(schema.indexedFields, as: oldReader) {
@@ -31,6 +35,19 @@ extension TransactionContext {
             }
         }
         try StorageLayout.withObjectKey(id) { try write.put(tree, key: $0, value: record) }
+    }
+
+    /// Adds the index keys of a new object whose indexes are all on numbers and not unique
+    /// (`EntitySchema.fixedIndexKeys`): each key made from the record's bytes on the stack, with
+    /// nothing to check first and no value read (what `updateIndexes` does for them, shorter).
+    @inline(__always)
+    private func addFixedIndexKeys(_ schema: EntitySchema, id: Id, record: RecordReader, in write: WriteTransaction) throws {
+        for field in schema.indexedFields {
+            guard let raw = try record.rawValue(field), let bits = field.keyBits(raw) else { continue }
+            var key = (bits.bigEndian, id.bigEndian)
+            let tree = try indexTree(field.index)
+            try withUnsafeBytes(of: &key) { try write.putDeferred(tree, key: $0, value: UnsafeRawBufferPointer(start: nil, count: 0)) }
+        }
     }
 
     /// Brings the entity's index entries from `oldReader`'s values (nil: a new object) to

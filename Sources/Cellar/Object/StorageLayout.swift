@@ -75,6 +75,9 @@ final class EntitySchema: Sendable {
     let indexed: [PropertySchema]
     /// Where their values are in a record (see `RecordReader.sameValues`).
     let indexedFields: [IndexedField]
+    /// Every index is on a number and none is unique: a new object's index keys are made from
+    /// its record's bytes (`TransactionContext.addFixedIndexKeys`).
+    let fixedIndexKeys: Bool
     /// Whether a put or remove must maintain indexes: read the old record, update the index trees.
     @usableFromInline let hasIndexes: Bool
     /// Whether one of the indexes is unique (a put then checks before it writes).
@@ -101,6 +104,7 @@ final class EntitySchema: Sendable {
         self.properties = properties
         indexed = properties.values.filter { $0.index != nil }.sorted { $0.id < $1.id }
         indexedFields = indexed.map(IndexedField.init)
+        fixedIndexKeys = indexedFields.allSatisfy(\.hasFixedKey)
         hasIndexes = !indexed.isEmpty
         hasUniqueIndex = indexed.contains { $0.index!.unique }
         relations = entity.relations
