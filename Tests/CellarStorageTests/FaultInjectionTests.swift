@@ -90,6 +90,58 @@ struct FaultInjectionTests {
         #expect(n > 10, "the workload should make more than 10 writes")
     }
 
+    /// Frames above the stream's 4 MiB buffer are written in the background while the next
+    /// buffer is built (`FrameStream`): a failure of such a write must fail its commit just the
+    /// same, keep nothing of it, and leave the store taking commits.
+    @Test("the Nth write of large frames fails, in the background or not: the commit fails whole, the store goes on")
+    func failingWritesOfLargeFrames() throws {
+        let commits = 2
+        let perCommit = 20_000
+        func key(_ commit: Int, _ i: Int) -> [UInt8] { bigEndianKey(UInt64(commit * 1_000_000 + i)) }
+        var n = 1
+        while true {
+            let directory = TestDirectory("failwrite-large")
+            defer { directory.remove() }
+            let path = directory.sub(StorageEngine.dataFileName)
+            let box = FileBox()
+            var acknowledged: [Int] = []
+            let fault = FaultInjectingFile.Fault.failWrite(number: n, errno: EIO)
+            var opened = false
+            do {
+                let engine = try Self.open(directory, { try box.make(path: path, fault: fault) })
+                opened = true
+                for commit in 0..<commits {
+                    do {
+                        try engine.write { txn in
+                            let tree = try txn.tree("big")!
+                            let value = [UInt8](repeating: UInt8(commit + 1), count: 400)
+                            for i in 0..<perCommit { try txn.put(tree, key: key(commit, i), value: value) }
+                        }
+                        acknowledged.append(commit)
+                    } catch StorageError.io {}
+                }
+                engine.close()
+            } catch StorageError.io {
+                // The fault hit creation: nothing was acknowledged.
+            }
+            #expect(!opened || acknowledged.count >= commits - 1, "N=\(n): after one failed write the engine must go on committing")
+            let engine = try StorageEngine(directory: directory.path, options: StorageOptions(initialMapSize: 1 << 20))
+            try engine.read { txn in
+                let tree = try txn.tree("big")
+                #expect(try tree.map { try txn.count($0) } ?? 0 == acknowledged.count * perCommit, "N=\(n)")
+                for commit in 0..<commits {
+                    let value = try tree.flatMap { try txn.get($0, key: key(commit, perCommit - 1)) }
+                    #expect((value != nil) == acknowledged.contains(commit), "N=\(n) commit \(commit)")
+                    if let value { #expect(value == [UInt8](repeating: UInt8(commit + 1), count: 400)) }
+                }
+            }
+            engine.close()
+            if (box.file?.counts.writes ?? 0) < n { break }
+            n += 1
+        }
+        #expect(n > 4, "each large frame should take several writes")
+    }
+
     @Test("the Nth sync fails: the store refuses further commits, and a reopen has everything acknowledged")
     func failingSyncs() throws {
         var n = 1
