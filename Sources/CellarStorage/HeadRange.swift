@@ -52,8 +52,6 @@ extension NodeView {
     @inline(__always)
     func lowerBound(_ key: SearchKey, guess: Int) -> (index: Int, found: Bool) {
         assert(isLeaf && guess >= 0 && guess < count)
-        var lo = 0
-        var hi = count
         let (p, n) = leafKey(guess)
         let c = key.order(of: p, n)
         if c == 0 { return (guess, true) }
@@ -64,55 +62,37 @@ extension NodeView {
             let (q, m) = leafKey(next)
             let d = key.order(of: q, m)
             if d >= 0 { return (next, d == 0) }
-            lo = next &+ 1
-        } else {
-            // Entry `guess` sorts after the key: the answer is at or before it.
-            if guess == 0 { return (0, false) }
-            let (q, m) = leafKey(guess &- 1)
-            let d = key.order(of: q, m)
-            if d < 0 { return (guess, false) }
-            if d == 0 { return (guess &- 1, true) }
-            hi = guess &- 1
+            return lowerBound(key, from: next &+ 1, to: count)
         }
-        while lo < hi {
-            let mid = (lo &+ hi) >> 1
-            let (q, m) = leafKey(mid)
-            let d = key.order(of: q, m)
-            if d < 0 { lo = mid &+ 1 } else if d > 0 { hi = mid } else { return (mid, true) }
-        }
-        return (lo, false)
+        // Entry `guess` sorts after the key: the answer is at or before it.
+        if guess == 0 { return (0, false) }
+        let (q, m) = leafKey(guess &- 1)
+        let d = key.order(of: q, m)
+        if d < 0 { return (guess, false) }
+        if d == 0 { return (guess &- 1, true) }
+        return lowerBound(key, from: 0, to: guess &- 1)
     }
 
     /// `childIndex(key)` (a branch only) starting at `guess` (any index below `count`).
     @inline(__always)
     func childIndex(_ key: SearchKey, guess: Int) -> Int {
         assert(!isLeaf && guess >= 0 && guess < count)
-        // The first entry from 1 on whose key sorts after the search key, in [lo, hi]; the child
-        // is the one before it. Entry 0's key is never compared.
-        var lo = 1
-        var hi = count
+        // The first entry from 1 on whose key sorts after the search key; the child is the one
+        // before it. Entry 0's key is never compared.
         let probe = Swift.max(guess, 1)
-        if probe < count {
-            let (p, n) = branchKey(probe)
-            if key.order(of: p, n) <= 0 {
-                // Entry `probe` is at or below the key: the answer is after it.
-                let next = probe &+ 1
-                if next == count { return probe }
-                let (q, m) = branchKey(next)
-                if key.order(of: q, m) > 0 { return probe }
-                lo = next &+ 1
-            } else {
-                if probe == 1 { return 0 }
-                let (q, m) = branchKey(probe &- 1)
-                if key.order(of: q, m) <= 0 { return probe &- 1 }
-                hi = probe &- 1
-            }
+        guard probe < count else { return childIndex(key) }
+        let (p, n) = branchKey(probe)
+        if key.order(of: p, n) <= 0 {
+            // Entry `probe` is at or below the key: the answer is after it.
+            let next = probe &+ 1
+            if next == count { return probe }
+            let (q, m) = branchKey(next)
+            if key.order(of: q, m) > 0 { return probe }
+            return childIndex(key, from: next &+ 1, to: count)
         }
-        while lo < hi {
-            let mid = (lo &+ hi) >> 1
-            let (p, n) = branchKey(mid)
-            if key.order(of: p, n) <= 0 { lo = mid &+ 1 } else { hi = mid }
-        }
-        return lo &- 1
+        if probe == 1 { return 0 }
+        let (q, m) = branchKey(probe &- 1)
+        if key.order(of: q, m) <= 0 { return probe &- 1 }
+        return childIndex(key, from: 1, to: probe &- 1)
     }
 }

@@ -109,9 +109,15 @@ struct NodeView {
 
     @inline(__always)
     func lowerBound(_ key: SearchKey) -> (index: Int, found: Bool) {
+        lowerBound(key, from: 0, to: count)
+    }
+
+    /// `lowerBound` when the answer is known to lie in `lo...hi`.
+    @inline(__always)
+    func lowerBound(_ key: SearchKey, from lo: Int, to hi: Int) -> (index: Int, found: Bool) {
         assert(isLeaf)
-        var lo = 0
-        var hi = count
+        var lo = lo
+        var hi = hi
         while lo < hi {
             let mid = (lo &+ hi) >> 1
             let (p, n) = leafKey(mid)
@@ -121,26 +127,15 @@ struct NodeView {
         return (lo, false)
     }
 
-    /// `lowerBound`, trying first the entry at `hint` and the one after it: keys read or written
-    /// in ascending order (new ids, updates in id order, a sorted batch) land there, and cost one
-    /// or two comparisons instead of a binary search. Any `hint` is safe; a wrong one costs the
-    /// comparisons.
+    /// `lowerBound`, trying first the entry at `hint` and its neighbours (see
+    /// `lowerBound(_:guess:)`): keys read or written in ascending order (new ids, updates in id
+    /// order, a sorted batch) land there, and cost one or two comparisons instead of a binary
+    /// search. Any `hint` is safe; a wrong one costs the comparisons.
     @inline(__always)
     func lowerBound(_ keyBase: UnsafeRawPointer, _ keyCount: Int, hint: Int) -> (index: Int, found: Bool) {
         let key = SearchKey(keyBase, keyCount)
-        if hint >= 0 && hint < count {
-            let (p, n) = leafKey(hint)
-            let c = key.order(of: p, n)
-            if c == 0 { return (hint, true) }
-            if c < 0 {
-                let next = hint &+ 1
-                if next == count { return (next, false) }
-                let (q, m) = leafKey(next)
-                let d = key.order(of: q, m)
-                if d >= 0 { return (next, d == 0) }
-            }
-        }
-        return lowerBound(key)
+        guard hint >= 0 && hint < count else { return lowerBound(key) }
+        return lowerBound(key, guess: hint)
     }
 
     /// Branch search (of a branch only): the index of the child whose range holds `key`.
@@ -151,9 +146,16 @@ struct NodeView {
 
     @inline(__always)
     func childIndex(_ key: SearchKey) -> Int {
+        childIndex(key, from: 1, to: count)
+    }
+
+    /// `childIndex` when the first entry from 1 on whose key sorts after `key` is known to lie in
+    /// `lo...hi` (the child is the one before it).
+    @inline(__always)
+    func childIndex(_ key: SearchKey, from lo: Int, to hi: Int) -> Int {
         assert(!isLeaf)
-        var lo = 1
-        var hi = count
+        var lo = lo
+        var hi = hi
         while lo < hi {
             let mid = (lo &+ hi) >> 1
             let (p, n) = branchKey(mid)
