@@ -38,12 +38,6 @@ extension NodeSource {
         try storedValue(root: root, key: key).map(keptBytes)
     }
 
-    /// Calls `body` with the value of `key` in the tree rooted at `root` (nil when absent), valid
-    /// during the call: a compressed value is decoded into memory that lives for the call only.
-    func withValue<R>(root: UInt64, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
-        try withBytes(of: storedValue(root: root, key: key), body)
-    }
-
     /// `stored`'s bytes, valid until the source ends: in place, or decoded into its arena.
     func keptBytes(_ stored: StoredValue) throws -> UnsafeRawBufferPointer {
         stored.compressed ? try decoder.decodeKept(stored, source: self) : stored.bytes

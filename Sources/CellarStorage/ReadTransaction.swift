@@ -96,7 +96,7 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
     /// the call only: for reading many values in one transaction.
     public func withValue<R>(_ tree: Tree, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
         try check(tree)
-        // The search called here, not inside the generic `withValue(root:)`: this way it is
+        // The search is called here, outside any function generic in `R`: this way it is
         // specialized for a read transaction (its node reads inlined, not called as witnesses).
         return try withBytes(of: storedValue(root: tree.state.root, key: key), body)
     }
