@@ -81,22 +81,15 @@ extension RecordReader {
     /// indexed changed).
     func sameValues(_ fields: [IndexedField], as other: RecordReader) throws -> Bool {
         for field in fields {
-            if field.size == 8 {
-                // The common indexed field (a 64-bit number): two words, no memcmp.
-                let mine = try offset(field.slot, size: 8)
-                let theirs = try other.offset(field.slot, size: 8)
-                guard let mine, let theirs else {
-                    if (mine == nil) != (theirs == nil) { return false }
-                    continue
-                }
-                if base.loadUnaligned(fromByteOffset: mine, as: UInt64.self)
-                    != other.base.loadUnaligned(fromByteOffset: theirs, as: UInt64.self) { return false }
-                continue
-            }
             let mine = try rawValue(field)
             let theirs = try other.rawValue(field)
             guard let mine, let theirs else {
                 if (mine == nil) != (theirs == nil) { return false }
+                continue
+            }
+            if field.size == 8 {
+                // The common indexed field (a 64-bit number): two words, no memcmp.
+                if mine.loadUnaligned(as: UInt64.self) != theirs.loadUnaligned(as: UInt64.self) { return false }
                 continue
             }
             guard mine.count == theirs.count else { return false }
