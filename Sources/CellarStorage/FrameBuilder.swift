@@ -15,9 +15,9 @@ final class FrameStream {
 
     private(set) var base: UnsafeMutableRawPointer
     private(set) var capacity: Int
-    /// The other buffer: being written, or free.
-    private var spare: UnsafeMutableRawPointer
-    private var spareCapacity: Int
+    /// The other buffer: being written, or free; made by the first frame that fills a buffer.
+    private var spare: UnsafeMutableRawPointer?
+    private var spareCapacity = 0
     /// Bytes in the buffer, not yet written.
     private(set) var count = 0
     /// Where the frame starts in the file.
@@ -38,29 +38,24 @@ final class FrameStream {
     init() {
         capacity = Self.chunk
         base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
-        spareCapacity = Self.chunk
-        spare = UnsafeMutableRawPointer.allocate(byteCount: spareCapacity, alignment: 16)
     }
 
     deinit {
         writing.wait()
         base.deallocate()
-        spare.deallocate()
+        spare?.deallocate()
     }
 
     /// Starts a frame at `frameStart` of `file`. A write left in flight by a frame that failed
     /// is waited for; its outcome no longer matters (that frame was never committed).
     func begin(file: any StorageFile, at frameStart: UInt64) {
         _ = try? finishWrite()
-        if capacity > Self.chunk {
-            base.deallocate()
-            capacity = Self.chunk
-            base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
-        }
+        if capacity > Self.chunk { replaceBase(capacity: Self.chunk) }
         if spareCapacity > Self.chunk {
-            spare.deallocate()
-            spareCapacity = Self.chunk
-            spare = UnsafeMutableRawPointer.allocate(byteCount: spareCapacity, alignment: 16)
+            // Made again, at the usual size, when a frame needs it.
+            spare?.deallocate()
+            spare = nil
+            spareCapacity = 0
         }
         self.file = file
         self.frameStart = frameStart
@@ -76,11 +71,7 @@ final class FrameStream {
     func appendRecord(length: Int) throws -> (record: UnsafeMutableRawPointer, offset: UInt64) {
         if count + length > capacity {
             try flushInBackground()
-            if length > capacity {
-                base.deallocate()
-                capacity = (length + Self.chunk - 1) / Self.chunk * Self.chunk
-                base = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
-            }
+            if length > capacity { replaceBase(capacity: (length + Self.chunk - 1) / Self.chunk * Self.chunk) }
         }
         let at = count
         count += length
@@ -122,8 +113,17 @@ final class FrameStream {
         }
         flushed += UInt64(count)
         count = 0
-        swap(&base, &spare)
-        swap(&capacity, &spareCapacity)
+        let next = spare ?? UnsafeMutableRawPointer.allocate(byteCount: Self.chunk, alignment: 16)
+        let nextCapacity = spare == nil ? Self.chunk : spareCapacity
+        (spare, spareCapacity) = (base, capacity)
+        (base, capacity) = (next, nextCapacity)
+    }
+
+    /// Replaces the current buffer, which holds nothing, with one of `newCapacity` bytes.
+    private func replaceBase(capacity newCapacity: Int) {
+        base.deallocate()
+        capacity = newCapacity
+        base = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
     }
 
     /// Waits for the write in flight, if any, and throws its error.
