@@ -1,8 +1,10 @@
 import Dispatch
 
-/// Where a commit's frame is assembled and written: records are built in a buffer of 4 MiB, so a
+/// Where a commit's frame is assembled and written: records are built in a buffer of 1 MiB, so a
 /// large transaction never holds its whole frame in memory and a small one allocates nothing (the
-/// engine keeps one stream and reuses it).
+/// engine keeps one stream and reuses it). 1 MiB, not more: the two buffers then stay in the
+/// processor's caches while they are filled and written (4 MiB ones made steps a and d of crud
+/// 1.2–1.6× slower, the copies into them missing the cache; docs/performance.md).
 ///
 /// A buffer that fills is written (`pwrite`) on a queue of the stream's while the next one is
 /// built in a second buffer: the kernel's copy of a large frame into the page cache, a quarter of
@@ -11,7 +13,7 @@ import Dispatch
 /// the bytes reach the file in order and all of them before the commit's sync. A failed write
 /// throws from the next `appendRecord` that fills a buffer, or from `flush`.
 final class FrameStream {
-    static let chunk = 4 << 20
+    static let chunk = 1 << 20
 
     private(set) var base: UnsafeMutableRawPointer
     private(set) var capacity: Int

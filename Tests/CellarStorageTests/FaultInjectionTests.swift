@@ -90,13 +90,13 @@ struct FaultInjectionTests {
         #expect(n > 10, "the workload should make more than 10 writes")
     }
 
-    /// Frames above the stream's 4 MiB buffer are written in the background while the next
+    /// Frames above the stream's 1 MiB buffer are written in the background while the next
     /// buffer is built (`FrameStream`): a failure of such a write must fail its commit just the
     /// same, keep nothing of it, and leave the store taking commits.
     @Test("the Nth write of large frames fails, in the background or not: the commit fails whole, the store goes on")
     func failingWritesOfLargeFrames() throws {
         let commits = 2
-        let perCommit = 20_000
+        let perCommit = 6_000
         func key(_ commit: Int, _ i: Int) -> [UInt8] { bigEndianKey(UInt64(commit * 1_000_000 + i)) }
         var n = 1
         while true {
