@@ -85,6 +85,7 @@ let package = Package(
                 .product(name: "Cellar", package: root),
                 .product(name: "CellarStorage", package: root),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                "CLMDB",
             ],
             exclude: ["model-crud.json"],
             swiftSettings: [.swiftLanguageMode(.v6)]
