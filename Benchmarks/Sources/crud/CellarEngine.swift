@@ -46,23 +46,19 @@ enum CellarEngine {
         start = now()
         let (found, titleBytes) = try timedVisits(store, box, w.permutation)
         result.seconds[.b] = now() - start
-        try check("b: every object found", found == n, "\(found) of \(n)")
-        try check("b: Σ title length == 20 N", titleBytes == 20 * n, "\(titleBytes)")
+        try w.checkGets("cellar b", found: found, titleBytes: titleBytes)
 
         // bget: the same with every Note built (Box.get), as most apps read.
         start = now()
         let (built, builtTitleBytes) = try timedGets(store, box, w.permutation)
         result.seconds[.bget] = now() - start
-        try check("bget: every object found", built == n, "\(built) of \(n)")
-        try check("bget: Σ title length == 20 N", builtTitleBytes == 20 * n, "\(builtTitleBytes)")
+        try w.checkGets("cellar bget", found: built, titleBytes: builtTitleBytes)
 
         // c: scan all objects in id order, Σ creationDate (read from each record, no object built).
         start = now()
         let (scanned, creationSum, ordered) = try timedScan(box)
         result.seconds[.c] = now() - start
-        try check("c: scanned N objects", scanned == n, "\(scanned)")
-        try check("c: ids ascending 1...N", ordered)
-        try check("c: Σ creationDate == closed form", creationSum == w.creationSum, "\(creationSum) vs \(w.creationSum)")
+        try w.checkScan("cellar c", scanned: scanned, ordered: ordered, creationSum: creationSum)
 
         // d: one write transaction, every object rebuilt with modificationDate = creationDate + 60 s.
         start = now()

@@ -115,8 +115,7 @@ enum LMDBEngine {
             return (found, titleBytes)
         }
         result.seconds[.b] = now() - start
-        try check("lmdb b: every object found", found == n, "\(found) of \(n)")
-        try check("lmdb b: Σ title length == 20 N", titleBytes == 20 * n, "\(titleBytes)")
+        try w.checkGets("lmdb b", found: found, titleBytes: titleBytes)
 
         // c: one read transaction, a cursor over notes in id order, Σ creationDate.
         start = now()
@@ -131,9 +130,7 @@ enum LMDBEngine {
             return (scanned, sum, ordered)
         }
         result.seconds[.c] = now() - start
-        try check("lmdb c: scanned N objects", scanned == n, "\(scanned)")
-        try check("lmdb c: ids ascending 1...N", ordered)
-        try check("lmdb c: Σ creationDate == closed form", creationSum == w.creationSum, "\(creationSum) vs \(w.creationSum)")
+        try w.checkScan("lmdb c", scanned: scanned, ordered: ordered, creationSum: creationSum)
 
         // d: one write transaction, every object rebuilt with modificationDate = creationDate + 60 s.
         start = now()

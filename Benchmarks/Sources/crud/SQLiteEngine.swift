@@ -108,8 +108,7 @@ enum SQLiteEngine {
             try Row.fetchOne(get, arguments: [id]).map { ($0[1] as String).utf8.count }
         }
         result.seconds[.b] = now() - start
-        try check("b: every row found", visited == n, "\(visited) of \(n)")
-        try check("b: Σ title length == 20 N", visitedTitleBytes == 20 * n, "\(visitedTitleBytes)")
+        try w.checkGets("sqlite b", found: visited, titleBytes: visitedTitleBytes)
 
         // bget: each row decoded into a Note record.
         start = now()
@@ -117,8 +116,7 @@ enum SQLiteEngine {
             try SQLNote.fetchOne(get, arguments: [id])?.title.utf8.count
         }
         result.seconds[.bget] = now() - start
-        try check("bget: every row found", found == n, "\(found) of \(n)")
-        try check("bget: Σ title length == 20 N", titleBytes == 20 * n, "\(titleBytes)")
+        try w.checkGets("sqlite bget", found: found, titleBytes: titleBytes)
 
         // c: scan in id order, Σ creationDate.
         start = now()
@@ -133,9 +131,7 @@ enum SQLiteEngine {
             return (scanned, sum, ordered)
         }
         result.seconds[.c] = now() - start
-        try check("c: scanned N rows", scanned == n, "\(scanned)")
-        try check("c: ids ascending 1...N", ordered)
-        try check("c: Σ creationDate == closed form", creationSum == w.creationSum, "\(creationSum) vs \(w.creationSum)")
+        try w.checkScan("sqlite c", scanned: scanned, ordered: ordered, creationSum: creationSum)
 
         // d: one write transaction, every row rewritten with modificationDate = creationDate + 60 s.
         start = now()

@@ -50,6 +50,19 @@ struct Workload {
     static func creationMs(_ i: Int) -> Int64 { baseMs + 1000 * Int64(i) }
     /// Σ creationDate over i = 1...N in closed form.
     var creationSum: Int64 { Int64(n) * Self.baseMs + 1000 * Int64(n) * Int64(n + 1) / 2 }
+    /// b's and bget's checks: every object found, each title 20 bytes (`step`: e.g. `cellar b`).
+    func checkGets(_ step: String, found: Int, titleBytes: Int) throws {
+        try check("\(step): every object found", found == n, "\(found) of \(n)")
+        try check("\(step): Σ title length == 20 N", titleBytes == 20 * n, "\(titleBytes)")
+    }
+
+    /// c's checks: N objects in id order, Σ creationDate in its closed form.
+    func checkScan(_ step: String, scanned: Int, ordered: Bool, creationSum: Int64) throws {
+        try check("\(step): scanned N objects", scanned == n, "\(scanned)")
+        try check("\(step): ids ascending 1...N", ordered)
+        try check("\(step): Σ creationDate == closed form", creationSum == self.creationSum, "\(creationSum) vs \(self.creationSum)")
+    }
+
     /// modificationDate of object i after step d (`afterF`: and after step f).
     func modificationMs(_ i: Int, afterF: Bool) -> Int64 {
         Self.creationMs(i) + (afterF && i <= Self.commits(n) ? 120_000 : 60_000)
