@@ -37,6 +37,12 @@ let package = Package(
             name: "BenchSupport",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // What engine-bench and crud share of LMDB: opening an environment, errors.
+        .target(
+            name: "BenchLMDB",
+            dependencies: ["BenchSupport", "CLMDB"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // WORKLOAD.md's `Note` entity, its hand-written binding and objects: box-bench and query-bench.
         .target(
             name: "BenchNote",
@@ -49,7 +55,7 @@ let package = Package(
             dependencies: [
                 "BenchSupport",
                 .product(name: "CellarStorage", package: root),
-                "CLMDB",
+                "BenchLMDB",
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -85,7 +91,7 @@ let package = Package(
                 .product(name: "Cellar", package: root),
                 .product(name: "CellarStorage", package: root),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                "CLMDB",
+                "BenchLMDB",
             ],
             exclude: ["model-crud.json"],
             swiftSettings: [.swiftLanguageMode(.v6)]

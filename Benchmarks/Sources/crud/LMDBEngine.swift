@@ -1,5 +1,5 @@
 import BenchSupport
-import CLMDB
+import BenchLMDB
 import Foundation
 
 /// The steps on LMDB 0.9.24 exactly as WORKLOAD.md's "LMDB raw" anchors ran them: env flags 0
@@ -261,20 +261,12 @@ enum LMDBEngine {
         }
     }
 
-    /// An LMDB environment: flags 0, map size 16 GiB, up to 4 named DBIs.
+    /// WORKLOAD.md's LMDB environment (`openLMDBEnvironment`) and its transactions.
     final class Env {
         private var env: OpaquePointer?
 
         init(directory: String) throws {
-            try Self.check(mdb_env_create(&env), "mdb_env_create")
-            do {
-                try Self.check(mdb_env_set_mapsize(env, 16 << 30), "mdb_env_set_mapsize")
-                try Self.check(mdb_env_set_maxdbs(env, 4), "mdb_env_set_maxdbs")
-                try Self.check(mdb_env_open(env, directory, 0, 0o644), "mdb_env_open")
-            } catch {
-                close()
-                throw error
-            }
+            env = try openLMDBEnvironment(directory: directory)
         }
 
         deinit { close() }
@@ -284,9 +276,7 @@ enum LMDBEngine {
             env = nil
         }
 
-        static func check(_ rc: Int32, _ what: String) throws {
-            if rc != 0 { throw BenchError("lmdb: \(what) failed: \(String(cString: mdb_strerror(rc)))") }
-        }
+        static func check(_ rc: Int32, _ what: String) throws { try lmdbCheck(rc, what) }
 
         func open(_ txn: OpaquePointer?, _ name: String) throws -> MDB_dbi {
             var dbi: MDB_dbi = 0

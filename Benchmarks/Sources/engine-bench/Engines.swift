@@ -1,6 +1,6 @@
 import BenchSupport
 import CellarStorage
-import CLMDB
+import BenchLMDB
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Darwin)
@@ -160,27 +160,15 @@ final class LMDBEngine: EngineUnderTest {
         return "\(major).\(minor).\(patch)"
     }
 
-    /// Env flags 0 (a durable commit syncs the data, then writes the meta page with O_DSYNC),
-    /// map size 16 GiB, one named DBI.
+    /// WORKLOAD.md's environment (`openLMDBEnvironment`), one named DBI.
     init(directory: String) throws {
         self.directory = directory
-        try Self.check(mdb_env_create(&env), "mdb_env_create")
-        do {
-            try Self.check(mdb_env_set_mapsize(env, 16 << 30), "mdb_env_set_mapsize")
-            try Self.check(mdb_env_set_maxdbs(env, 4), "mdb_env_set_maxdbs")
-            try Self.check(mdb_env_open(env, directory, 0, 0o644), "mdb_env_open")
-        } catch {
-            mdb_env_close(env)
-            env = nil
-            throw error
-        }
+        env = try openLMDBEnvironment(directory: directory)
     }
 
     deinit { close() }
 
-    static func check(_ rc: Int32, _ what: String) throws {
-        if rc != 0 { throw BenchError("lmdb: \(what) failed: \(String(cString: mdb_strerror(rc)))") }
-    }
+    static func check(_ rc: Int32, _ what: String) throws { try lmdbCheck(rc, what) }
 
     private func beginTxn(readOnly: Bool) throws -> OpaquePointer? {
         var txn: OpaquePointer?
