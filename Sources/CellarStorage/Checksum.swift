@@ -11,7 +11,7 @@ enum Checksum {
     private static let p5: UInt64 = 0x27D4_EB2F_1656_67C5
 
     @inline(__always)
-    private static func rotl(_ x: UInt64, _ r: UInt64) -> UInt64 { (x << r) | (x >> (64 &- r)) }
+    private static func rotl(_ x: UInt64, _ r: UInt64) -> UInt64 { (x &<< r) | (x &>> (64 &- r)) }
 
     @inline(__always)
     private static func round(_ acc: UInt64, _ input: UInt64) -> UInt64 {
@@ -34,13 +34,18 @@ enum Checksum {
             var v2 = seed &+ p2
             var v3 = seed
             var v4 = seed &- p1
-            while p + 32 <= count {
-                v1 = round(v1, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p, as: UInt64.self)))
-                v2 = round(v2, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p + 8, as: UInt64.self)))
-                v3 = round(v3, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p + 16, as: UInt64.self)))
-                v4 = round(v4, UInt64(littleEndian: base.loadUnaligned(fromByteOffset: p + 24, as: UInt64.self)))
-                p += 32
-            }
+            // One pointer walks the stripes up to the last whole one (wrapping arithmetic: no
+            // overflow checks in the loop, which is most of a large record's checksum).
+            var stripe = base
+            let lastStripe = base + (count &- 32)
+            repeat {
+                v1 = round(v1, UInt64(littleEndian: stripe.loadUnaligned(as: UInt64.self)))
+                v2 = round(v2, UInt64(littleEndian: stripe.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+                v3 = round(v3, UInt64(littleEndian: stripe.loadUnaligned(fromByteOffset: 16, as: UInt64.self)))
+                v4 = round(v4, UInt64(littleEndian: stripe.loadUnaligned(fromByteOffset: 24, as: UInt64.self)))
+                stripe += 32
+            } while stripe <= lastStripe
+            p = stripe - base
             h = rotl(v1, 1) &+ rotl(v2, 7) &+ rotl(v3, 12) &+ rotl(v4, 18)
             h = merge(h, v1); h = merge(h, v2); h = merge(h, v3); h = merge(h, v4)
         } else {
