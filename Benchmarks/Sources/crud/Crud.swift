@@ -24,7 +24,9 @@
 // `cellar size_after_compaction n bytes 0` (a copy of the store after d, compacted online after
 // the run while a thread commits to it: the compacted log's length), `cellar
 // compaction_longest_writer_wait_us n µs 0`, `cellar compaction_mb_per_s n MB/s 0` (of the log it started from),
-// `cellar compaction_written_mb_per_s n MB/s 0` (of the compacted log) and `engine peak_rss n bytes 0`.
+// `cellar compaction_written_mb_per_s n MB/s 0` (of the compacted log) and `engine peak_rss n bytes 0`,
+// then per step at N = 100,000 and 1,000,000 `objectbox_ratio step n ratio 0` (cellar/OBX) and,
+// with lmdb, `lmdb_now_then step n ratio 0` and `objectbox_ratio_here step n ratio 0`.
 import BenchSupport
 import Foundation
 
@@ -195,6 +197,13 @@ struct Crud {
             Int(median(results[engine]!.map { Double(value($0)) }))
         }
 
+        /// Cellar against ObjectBox's anchor, and against it scaled by lmdb now/then (when lmdb ran).
+        func objectBoxRatios(_ step: Step) -> (raw: Double?, machine: Double?, here: Double?) {
+            let machine = rate("lmdb", step).flatMap { l in LMDBEngine.anchor(step, n).map { l / $0 } }
+            guard let anchor = step.anchor(n), let c = rate("cellar", step) else { return (nil, machine, nil) }
+            return (c / anchor, machine, machine.map { c / anchor / $0 })
+        }
+
         if options.tsv {
             for engine in options.engines {
                 for step in Step.allCases {
@@ -216,6 +225,13 @@ struct Crud {
                     }
                 }
                 print("\(engine)\tpeak_rss\t\(n)\t\(bytes(engine, \.peakRSS))\t0")
+            }
+            // Ratios (`label step n ratio 0`): cellar/OBX, lmdb now/then, cellar/OBX here.
+            for step in Step.allCases {
+                let (raw, machine, here) = objectBoxRatios(step)
+                if let raw { print(tsvRatioLine("objectbox_ratio", step.rawValue, n, raw)) }
+                if let machine { print(tsvRatioLine("lmdb_now_then", step.rawValue, n, machine)) }
+                if let here { print(tsvRatioLine("objectbox_ratio_here", step.rawValue, n, here)) }
             }
             return
         }
@@ -250,18 +266,12 @@ struct Crud {
             cells["sqlite (GRDB)"] = s.map(formatOps)
             if let c, let s { cells["cellar/sqlite"] = ratio(c / s) }
             cells["lmdb"] = l.map(formatOps)
-            let machine = l.flatMap { l in LMDBEngine.anchor(step, n).map { l / $0 } }
+            let (raw, machine, here) = objectBoxRatios(step)
             cells["lmdb now/then"] = machine.map(ratio)
-            var judged: Double?
-            if let anchor = step.anchor(n), let c {
-                cells["ObjectBox"] = formatOps(anchor)
-                cells["cellar/OBX"] = ratio(c / anchor)
-                judged = c / anchor
-                if let machine {
-                    cells["cellar/OBX here"] = ratio(c / anchor / machine)
-                    judged = c / anchor / machine
-                }
-            }
+            if hasCellar, let anchor = step.anchor(n) { cells["ObjectBox"] = formatOps(anchor) }
+            cells["cellar/OBX"] = raw.map(ratio)
+            cells["cellar/OBX here"] = here.map(ratio)
+            let judged = here ?? raw
             if let target = step.target {
                 cells["target"] = judged.map { String(format: "≥ %g× %@", target, $0 >= target ? "met" : "NOT MET") } ?? String(format: "≥ %g×", target)
             }
