@@ -42,22 +42,31 @@ struct FaultInjectionTests {
         try engine.write { txn in try txn.put(txn.tree("after")!, key: [1], value: [1]) }
     }
 
+    /// Runs `attempt` for N = 1, 2, 3 …, each time in a new directory named `name` with a
+    /// `FileBox` for the data file at `path`, until `attempt` says N is past the last write or
+    /// sync its workload makes (returns false). Returns that N.
+    static func forEveryN(_ name: String,
+                          _ attempt: (_ n: Int, _ directory: TestDirectory, _ path: String, _ box: FileBox) throws -> Bool) throws -> Int {
+        var n = 1
+        while true {
+            let directory = TestDirectory(name)
+            defer { directory.remove() }
+            guard try attempt(n, directory, directory.sub(StorageEngine.dataFileName), FileBox()) else { return n }
+            n += 1
+        }
+    }
+
     enum WriteFault: CaseIterable { case eio, enospc, shortThenEIO }
 
     @Test("the Nth write fails (EIO, ENOSPC, short then EIO) for N = 1, 2, 3 … until the workload succeeds",
           arguments: WriteFault.allCases)
     func failingWrites(kind: WriteFault) throws {
-        var n = 1
-        while true {
-            let directory = TestDirectory("failwrite")
-            defer { directory.remove() }
+        let n = try Self.forEveryN("failwrite") { n, directory, path, box in
             let fault: FaultInjectingFile.Fault = switch kind {
             case .eio: .failWrite(number: n, errno: EIO)
             case .enospc: .failWrite(number: n, errno: ENOSPC)
             case .shortThenEIO: .shortWriteThenFail(number: n, errno: EIO)
             }
-            let path = directory.sub(StorageEngine.dataFileName)
-            let box = FileBox()
             var sequence: [[Operation]] = []
             var acknowledged = 0
             var failures = 0
@@ -83,9 +92,8 @@ struct FaultInjectionTests {
             try Self.checkReopened(directory, sequence: sequence, acknowledged: acknowledged, context: "\(kind) N=\(n)")
             // Done once N is past the last write the workload makes. (A failure can also go unseen:
             // a failed superblock write is not an error, the commit it names is already durable.)
-            if (box.file?.counts.writes ?? 0) < n { break }
             _ = failures
-            n += 1
+            return (box.file?.counts.writes ?? 0) >= n
         }
         #expect(n > 10, "the workload should make more than 10 writes")
     }
@@ -98,12 +106,7 @@ struct FaultInjectionTests {
         let commits = 2
         let perCommit = 6_000
         func key(_ commit: Int, _ i: Int) -> [UInt8] { bigEndianKey(UInt64(commit * 1_000_000 + i)) }
-        var n = 1
-        while true {
-            let directory = TestDirectory("failwrite-large")
-            defer { directory.remove() }
-            let path = directory.sub(StorageEngine.dataFileName)
-            let box = FileBox()
+        let n = try Self.forEveryN("failwrite-large") { n, directory, path, box in
             var acknowledged: [Int] = []
             let fault = FaultInjectingFile.Fault.failWrite(number: n, errno: EIO)
             var opened = false
@@ -136,20 +139,14 @@ struct FaultInjectionTests {
                 }
             }
             engine.close()
-            if (box.file?.counts.writes ?? 0) < n { break }
-            n += 1
+            return (box.file?.counts.writes ?? 0) >= n
         }
         #expect(n > 4, "each large frame should take several writes")
     }
 
     @Test("the Nth sync fails: the store refuses further commits, and a reopen has everything acknowledged")
     func failingSyncs() throws {
-        var n = 1
-        while true {
-            let directory = TestDirectory("failsync")
-            defer { directory.remove() }
-            let path = directory.sub(StorageEngine.dataFileName)
-            let box = FileBox()
+        let n = try Self.forEveryN("failsync") { n, directory, path, box in
             var sequence: [[Operation]] = []
             var acknowledged = 0
             var failed = false
@@ -190,9 +187,9 @@ struct FaultInjectionTests {
                 failed = true  // the sync at creation
             }
             try Self.checkReopened(directory, sequence: sequence, acknowledged: acknowledged, context: "sync N=\(n)")
-            if (box.file?.counts.syncs ?? 0) < n { break }
+            if (box.file?.counts.syncs ?? 0) < n { return false }
             #expect(failed || n > syncsBeforeClose, "sync \(n) failed but nobody was told")
-            n += 1
+            return true
         }
         #expect(n > Self.commits)
     }
@@ -217,12 +214,7 @@ struct FaultInjectionTests {
     @Test("a crash at every sync point, unsynced writes kept, dropped, garbled or half kept",
           arguments: FaultInjectingFile.CrashMode.allCases, [StorageOptions.Durability.full, .none])
     func crashAtEverySync(mode: FaultInjectingFile.CrashMode, durability: StorageOptions.Durability) throws {
-        var n = 1
-        while true {
-            let directory = TestDirectory("crash")
-            defer { directory.remove() }
-            let path = directory.sub(StorageEngine.dataFileName)
-            let box = FileBox()
+        let n = try Self.forEveryN("crash") { n, directory, path, box in
             var sequence: [[Operation]] = []
             var acknowledged = 0
             do {
@@ -238,7 +230,7 @@ struct FaultInjectionTests {
             } catch is FaultInjectingFile.Crashed {
             } catch StorageError.commitsRefused {
             }
-            guard let image = box.file?.crashImage else { break }  // N is past the last sync
+            guard let image = box.file?.crashImage else { return false }  // N is past the last sync
             // Power comes back: the disk holds the crash image.
             let after = TestDirectory("crash-after")
             defer { after.remove() }
@@ -246,7 +238,7 @@ struct FaultInjectionTests {
             try Self.checkReopened(after, sequence: sequence,
                                    acknowledged: durability == .full ? acknowledged : 0,
                                    context: "crash at sync \(n), \(mode), \(durability)")
-            n += 1
+            return true
         }
         #expect(n > 2)
     }
