@@ -115,8 +115,7 @@ extension StorageEngine {
             let (result, finalWait) = try holdingWriter { () -> (UInt64, UInt64, UInt64) in
                 let newest = current.load(ordering: .acquiring)
                 try Self.catchUp(journal!.take(), from: ReadTransaction(snapshot: newest, codecs: codecs), into: copy, rewrites: rewrites, cancelled: closedFlag)
-                copy.raiseTransactionIds(to: newest.txnId)
-                if copy.lastTransactionId < newest.txnId { try copy.write { _ in } }
+                try copy.sealCopy(carrying: newest.txnId)
                 try copy.syncNow()
                 let after = try switchToCompactedFile(of: copy, at: work + "/" + Self.dataFileName, expected: newest)
                 switched = true
@@ -157,7 +156,8 @@ extension StorageEngine {
         do {
             let header = try Self.readHeader(file)
             var rng = SystemRandomNumberGenerator()
-            let newHeader = FileHeader(uuid: header.uuid, salt: rng.next(), createdMs: header.createdMs)
+            let newHeader = FileHeader(uuid: header.uuid, salt: rng.next(), createdMs: header.createdMs,
+                                       flags: FileHeader.compactedFlag)
             var copyOptions = StorageOptions(durability: .none, nodeSize: options.nodeSize)
             copyOptions.fileMode = options.fileMode
             copyOptions.automaticCompaction = nil
@@ -168,7 +168,7 @@ extension StorageEngine {
             let headerFile = try options.openDataFile(work + "/" + Self.dataFileName, create: true, readOnly: false)
             defer { headerFile.close() }
             try Self.writeHeader(newHeader, to: headerFile)
-            return try StorageEngine(directory: work, options: copyOptions)
+            return try StorageEngine(directory: work, options: copyOptions, compactionCopy: true)
         } catch {
             try? Self.removeCompactionLeftovers(directory)
             throw error

@@ -9,6 +9,9 @@
 ///     32     8  salt: random, mixed into every record checksum seed
 ///     40     8  creation time, ms since 1970
 ///     48     8  XXH64 of bytes 0..<48, seed 0
+///     56     4  flags: bit 0 = a compacted file (see `compacted`)
+///     60     4  zero
+///     64     8  XXH64 of bytes 0..<64, seed 0 (all of 56..<72 zero: a file from before the flags)
 ///    512    64  superblock slot 0
 ///   1024    64  superblock slot 1
 /// ```
@@ -19,12 +22,23 @@ struct FileHeader: Equatable {
     static let size = 4096
     static let superblockOffsets: [UInt64] = [512, 1024]
 
+    /// Bytes of the header that `decode` reads.
+    static let encodedSize = 72
+    /// Flag bit: the file was written by a compaction. Its log holds the copy's commits first,
+    /// each flagged `CommitRecord.partialFlag`, and the store's state begins at the first commit
+    /// without that flag: a prefix of the file that ends before it is not a store.
+    static let compactedFlag: UInt32 = 1
+
     var uuid: StoreUUID
     var salt: UInt64
     var createdMs: UInt64
+    var flags: UInt32 = 0
+
+    /// Whether the file was written by a compaction (`compactedFlag`).
+    var compacted: Bool { flags & Self.compactedFlag != 0 }
 
     func encode(into buffer: UnsafeMutableRawBufferPointer) {
-        precondition(buffer.count >= 56)
+        precondition(buffer.count >= Self.encodedSize)
         for (i, byte) in Self.magic.enumerated() { buffer[i] = byte }
         buffer.storeBytes(of: Self.formatVersion.littleEndian, toByteOffset: 8, as: UInt32.self)
         buffer.storeBytes(of: UInt32(Self.size).littleEndian, toByteOffset: 12, as: UInt32.self)
@@ -34,6 +48,10 @@ struct FileHeader: Equatable {
         buffer.storeBytes(of: createdMs.littleEndian, toByteOffset: 40, as: UInt64.self)
         let sum = Checksum.xxh64(UnsafeRawBufferPointer(rebasing: buffer[0..<48]))
         buffer.storeBytes(of: sum.littleEndian, toByteOffset: 48, as: UInt64.self)
+        buffer.storeBytes(of: flags.littleEndian, toByteOffset: 56, as: UInt32.self)
+        buffer.storeBytes(of: UInt32(0), toByteOffset: 60, as: UInt32.self)
+        let extended = Checksum.xxh64(UnsafeRawBufferPointer(rebasing: buffer[0..<64]))
+        buffer.storeBytes(of: extended.littleEndian, toByteOffset: 64, as: UInt64.self)
     }
 
     static func decode(_ buffer: UnsafeRawBufferPointer) throws -> FileHeader {
@@ -52,11 +70,26 @@ struct FileHeader: Equatable {
         guard buffer.loadLE(UInt32.self, at: 12) == UInt32(size) else {
             throw StorageError.fileCorrupt(offset: 12, reason: "unexpected header size")
         }
+        // The flags and their checksum. A file written before they existed has zeros there (the
+        // header's rest was always zero), which reads as no flags; anything else must verify.
+        var flags: UInt32 = 0
+        if buffer.count >= encodedSize,
+           buffer.loadLE(UInt64.self, at: 56) != 0 || buffer.loadLE(UInt64.self, at: 64) != 0 {
+            let extended = Checksum.xxh64(UnsafeRawBufferPointer(rebasing: buffer[0..<64]))
+            guard extended == buffer.loadLE(UInt64.self, at: 64) else {
+                throw StorageError.fileCorrupt(offset: 56, reason: "file header flags checksum mismatch")
+            }
+            flags = buffer.loadLE(UInt32.self, at: 56)
+            guard flags & ~compactedFlag == 0 else {
+                throw StorageError.fileCorrupt(offset: 56, reason: "unknown file header flags \(flags)")
+            }
+        }
         return FileHeader(
             uuid: StoreUUID(high: UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
                             low: UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 24, as: UInt64.self))),
             salt: buffer.loadLE(UInt64.self, at: 32),
-            createdMs: buffer.loadLE(UInt64.self, at: 40))
+            createdMs: buffer.loadLE(UInt64.self, at: 40),
+            flags: flags)
     }
 }
 

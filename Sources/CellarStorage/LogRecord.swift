@@ -69,13 +69,17 @@ enum LogRecord {
 /// 40  8  offset of the previous commit record (0 for the first)
 /// 48  8  live bytes: bytes of records reachable from this commit
 /// 56  8  time of commit, ms since 1970
-/// 64  4  flags: bit 0 = durable (synced before the next frame was written)
+/// 64  4  flags: bit 0 = durable (synced before the next frame was written),
+///                bit 1 = partial (a step of a compaction's copy, not a state of the store)
 /// 68  4  zero
 /// ```
 struct CommitRecord: Equatable {
     static let bodySize = 56
     static let length = LogRecord.paddedLength(body: bodySize)
     static let durableFlag: UInt32 = 1
+    /// A commit of a compaction's copy before its last one: it holds only part of the store (some
+    /// trees copied, others not yet), so recovery walks past it but never stops at it.
+    static let partialFlag: UInt32 = 2
 
     var txnId: UInt64
     var catalogRoot: UInt64

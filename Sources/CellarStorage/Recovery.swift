@@ -11,6 +11,8 @@ struct RecoveredState {
     var hasTail = false
     /// The highest sequence of a valid superblock slot: the next superblock written must be newer.
     var superblockSequence: UInt64 = 0
+    /// The newest commit is a step of a compaction's copy (`CommitRecord.partialFlag`).
+    var partial = false
 }
 
 /// Finds the newest complete commit.
@@ -25,10 +27,17 @@ struct RecoveredState {
 /// 3. The first record that does not verify ends the log. If a *durable* commit record still
 ///    verifies beyond that point, the bad bytes lie inside synced data: that is corruption, not a
 ///    torn write, and open throws `fileCorrupt` with the offset instead of dropping commits.
-///    Otherwise the tail is a torn or unfinished frame, and is cut off, unless it is all zeros: the
-///    space the writer keeps written ahead of the log, which stays.
+///    Otherwise the tail is a torn or unfinished frame, which a writable open overwrites with
+///    zeros, unless it is all zeros already: the space the writer keeps written ahead of the log.
+/// 4. A compacted file (`FileHeader.compacted`) holds the store only from its first commit without
+///    `CommitRecord.partialFlag` on: the copy's earlier commits hold some trees and not others.
+///    When the newest commit found is partial, or there is none, the file is a prefix of a
+///    compacted file (a copy that was interrupted, a disk that lost its end): `fileCorrupt`, never
+///    a state no commit had. Only the compaction that is writing the copy opens it that way
+///    (`acceptsPartial`).
 enum Recovery {
-    static func recover(base: UnsafeRawPointer, fileSize: UInt64, header: FileHeader) throws -> RecoveredState {
+    static func recover(base: UnsafeRawPointer, fileSize: UInt64, header: FileHeader,
+                        acceptsPartial: Bool = false) throws -> RecoveredState {
         let salt = header.salt
         var state = RecoveredState()
         var candidates: [Superblock] = []
@@ -43,7 +52,8 @@ enum Recovery {
                 let commit = CommitRecord.read(base + Int(block.commitOffset))
                 guard commit.txnId == block.txnId else { continue }
                 state = RecoveredState(txnId: commit.txnId, commitOffset: block.commitOffset,
-                                       catalogRoot: commit.catalogRoot, liveBytes: commit.liveBytes, end: block.end)
+                                       catalogRoot: commit.catalogRoot, liveBytes: commit.liveBytes, end: block.end,
+                                       partial: commit.flags & CommitRecord.partialFlag != 0)
                 break
             }
         }
@@ -61,10 +71,17 @@ enum Recovery {
                 state.catalogRoot = commit.catalogRoot
                 state.liveBytes = commit.liveBytes
                 state.end = position + UInt64(length)
+                state.partial = commit.flags & CommitRecord.partialFlag != 0
             }
             position += UInt64(length)
         }
         state.superblockSequence = newestSequence
+        if !acceptsPartial && (state.partial || (header.compacted && state.commitOffset == 0)) {
+            throw StorageError.fileCorrupt(
+                offset: position,
+                reason: "the file ends inside a compaction's copy (its log stops before the copy's last commit): "
+                    + "it is an incomplete copy of a compacted store, not a whole store")
+        }
         if state.end < fileSize {
             // Zeros only: the space the writer keeps ahead of the log. Nothing to cut.
             if allZero(base + Int(state.end), count: Int(fileSize - state.end)) { return state }

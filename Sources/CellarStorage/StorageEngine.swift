@@ -68,6 +68,8 @@ public final class StorageEngine: @unchecked Sendable {
     /// The file's physical size: the log, then zeros written ahead of it (see `extendAhead`).
     private var physicalSize: UInt64 = 0
     private var activeWriter: ObjectIdentifier?
+    /// This engine writes a compaction's copy: its commits are flagged partial until `sealCopy`.
+    private var partialCommits = false
     /// Compresses the values writers put; nil when the options say `.none` or the store is read-only.
     let compressor: ValueCompressor?
     /// The dictionaries writers compressed with, by id (ids are never reused, so none goes stale).
@@ -75,7 +77,17 @@ public final class StorageEngine: @unchecked Sendable {
 
     /// Opens the store in `directory`, creating it (and the directory) when missing, unless read-only.
     /// With `options.inMemory`, `directory` only names the store in messages.
-    public init(directory: String, options: StorageOptions = StorageOptions()) throws {
+    ///
+    /// A writable open compacts the store before it returns when its log already holds more
+    /// garbage than `options.automaticCompaction` allows (and the policy's `atOpen` is set).
+    public convenience init(directory: String, options: StorageOptions = StorageOptions()) throws {
+        try self.init(directory: directory, options: options, compactionCopy: false)
+        if !options.deferCompactionAtOpen { compactAtOpenIfDue() }
+    }
+
+    /// Opens a store; `compactionCopy`: the file is a compaction's copy being written (its header
+    /// says compacted, its commits so far are partial), which only `compact` opens.
+    init(directory: String, options: StorageOptions, compactionCopy: Bool) throws {
         var options = options
         if options.inMemory {
             guard !options.readOnly else {
@@ -122,14 +134,21 @@ public final class StorageEngine: @unchecked Sendable {
             let header: FileHeader
             let existing = Result { try Self.readHeader(file) }
             if size <= UInt64(FileHeader.size), case .failure = existing {
-                // No valid header and no room for a commit: the store was never completely created
-                // (a crash during creation), so nothing can have been committed in it.
+                // No valid header and no room for a commit. A store whose creation was cut short
+                // (empty, zeros, or the start of Cellar's header) holds nothing committed and is
+                // created anew; any other file is someone else's, and is left alone.
+                guard try Self.isUnfinishedHeader(file, size: size) else {
+                    throw StorageError.notAStore(path: dataPath, reason: "its \(size) bytes do not start with Cellar's header")
+                }
                 guard !options.readOnly else {
                     throw StorageError.fileCorrupt(offset: 0, reason: "the store was never completely created (no valid header)")
                 }
                 header = try Self.createHeader(file, directory: options.inMemory ? nil : directory)
                 size = UInt64(FileHeader.size)
             } else {
+                if case .failure(StorageError.fileCorrupt(0, _)) = existing, try !Self.isUnfinishedHeader(file, size: 8) {
+                    throw StorageError.notAStore(path: dataPath, reason: "it does not start with Cellar's magic")
+                }
                 header = try existing.get()
                 if size < UInt64(FileHeader.size) && !options.readOnly {
                     // A valid header whose superblock area was never written: complete it.
@@ -143,7 +162,8 @@ public final class StorageEngine: @unchecked Sendable {
             var attempt = 0
             while true {
                 do {
-                    recovered = try Recovery.recover(base: region.base, fileSize: size, header: header)
+                    recovered = try Recovery.recover(base: region.base, fileSize: size, header: header,
+                                                     acceptsPartial: compactionCopy)
                     break
                 } catch StorageError.fileCorrupt(let offset, let reason) {
                     // A read-only open races with the process that writes: what looked like a bad
@@ -160,14 +180,18 @@ public final class StorageEngine: @unchecked Sendable {
             }
             let generation = MapGeneration(region: region, salt: header.salt)
             if recovered.hasTail && !options.readOnly {
-                try file.truncate(to: recovered.end)
+                // Overwritten with zeros (the space ahead of the log), never cut off: the file
+                // must not shrink under a process that has it mapped (a read-only open of the
+                // same store elsewhere), whose reads past the new end would be SIGBUS.
+                try file.zero(at: recovered.end, length: size - recovered.end, from: Self.zeroBytes)
                 try file.sync()
             }
             self.file = file
             self.uuid = header.uuid
             self.salt = header.salt
             self.end = recovered.end
-            self.physicalSize = recovered.hasTail && !options.readOnly ? recovered.end : size
+            self.physicalSize = size
+            self.partialCommits = compactionCopy
             self.lastSuperblockTxn = recovered.txnId
             self.superblockSequence = recovered.superblockSequence
             self.current = ManagedAtomic(Snapshot(
@@ -197,6 +221,17 @@ public final class StorageEngine: @unchecked Sendable {
         writer.wait()
         defer { writer.signal() }
         transactionFloor = max(transactionFloor, txnId)
+    }
+
+    /// Ends a compaction's copy: one last commit, the first without `CommitRecord.partialFlag`,
+    /// whose id is at least `txnId` and above every id of the copy. Recovery stops at no commit
+    /// before it, so no prefix of the copy opens as a state the store never had.
+    func sealCopy(carrying txnId: UInt64) throws {
+        writer.wait()
+        partialCommits = false
+        transactionFloor = max(transactionFloor, txnId, current.load(ordering: .acquiring).txnId + 1)
+        writer.signal()
+        try write { _ in }  // no changes, but an id is owed: a commit is made
     }
 
     // MARK: Transactions
@@ -270,7 +305,8 @@ public final class StorageEngine: @unchecked Sendable {
         }
         let commit = CommitRecord(txnId: txnId, catalogRoot: catalogRoot, frameStart: end,
                                   previousCommit: base.commitOffset, liveBytes: liveBytes,
-                                  timeMs: Self.nowMs(), flags: durable ? CommitRecord.durableFlag : 0)
+                                  timeMs: Self.nowMs(),
+                                  flags: (durable ? CommitRecord.durableFlag : 0) | (partialCommits ? CommitRecord.partialFlag : 0))
         let (record, offset) = try frame.appendRecord(length: CommitRecord.length)
         commit.write(to: record, fileOffset: offset, salt: salt)
         if durable {
@@ -481,12 +517,37 @@ public final class StorageEngine: @unchecked Sendable {
         return snapshot.committedLength
     }
 
+    /// Whether the policy in `options.automaticCompaction` says a log of `end` bytes, `liveBytes`
+    /// of them live, is worth compacting.
+    private func compactionDue(end: UInt64, liveBytes: UInt64) -> Bool {
+        guard let policy = options.automaticCompaction, !options.inMemory, !options.readOnly else { return false }
+        return end >= policy.minimumFileSize && end >= automaticCompactionFloor.load(ordering: .relaxed)
+            && Double(end - min(end, liveBytes)) >= policy.garbageShare * Double(end)
+    }
+
+    /// Compacts now, on this thread, when the log already passes the automatic policy and its
+    /// `atOpen` is set: what a writable open does before it returns (the object layer calls it
+    /// once it has set its rewrites). A process too short-lived for a background compaction to
+    /// finish (killed a few hundred milliseconds after it opened) would otherwise only ever grow
+    /// the file. A failure leaves the store as it was: it is not tried again before the log has
+    /// grown by the policy's minimum size. Returns what the compaction did, or nil.
+    @discardableResult
+    package func compactAtOpenIfDue() -> CompactionReport? {
+        guard let policy = options.automaticCompaction, policy.atOpen else { return nil }
+        let snapshot = current.load(ordering: .acquiring)
+        guard compactionDue(end: snapshot.committedLength, liveBytes: snapshot.liveBytes) else { return nil }
+        do {
+            return try compact()
+        } catch {
+            automaticCompactionFloor.store(fileSize + policy.minimumFileSize, ordering: .relaxed)
+            return nil
+        }
+    }
+
     /// After a commit: schedules one compaction on `compactionQueue` when the policy in
     /// `options.automaticCompaction` says the file holds enough garbage.
     private func considerCompaction(end: UInt64, liveBytes: UInt64) {
-        guard let policy = options.automaticCompaction, !options.inMemory, end >= policy.minimumFileSize,
-              end >= automaticCompactionFloor.load(ordering: .relaxed),
-              Double(end - min(end, liveBytes)) >= policy.garbageShare * Double(end),
+        guard let policy = options.automaticCompaction, compactionDue(end: end, liveBytes: liveBytes),
               compactionScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
         compactionQueue.async { [weak self] in
@@ -543,6 +604,16 @@ public final class StorageEngine: @unchecked Sendable {
         return UnsafeRawPointer(pointer)
     }()
     private var zeroMegabyte: UnsafeRawPointer? { Self.zeroMegabyteMapping }
+    /// Zeros to write from: the megabyte above, or 4 KiB where it could not be mapped.
+    private static var zeroBytes: UnsafeRawBufferPointer {
+        if let zeros = zeroMegabyteMapping { return UnsafeRawBufferPointer(start: zeros, count: 1 << 20) }
+        return UnsafeRawBufferPointer(start: fallbackZeros, count: FileHeader.size)
+    }
+    nonisolated(unsafe) private static let fallbackZeros: UnsafeRawPointer = {
+        let zeros = UnsafeMutableRawPointer.allocate(byteCount: FileHeader.size, alignment: 8)
+        zeros.initializeMemory(as: UInt8.self, repeating: 0, count: FileHeader.size)
+        return UnsafeRawPointer(zeros)
+    }()
 
     /// Takes the store's write lock. A lock that is busy is tried again for a moment before
     /// `storeLocked` is thrown: when any thread of this process forks (to run a command, say), the
@@ -582,8 +653,19 @@ public final class StorageEngine: @unchecked Sendable {
         }
     }
 
+    /// Whether the first `size` bytes of `file` (at most 4096) are what a creation that was cut
+    /// short leaves: nothing, zeros, or bytes that begin with Cellar's magic (as much of it as fits).
+    private static func isUnfinishedHeader(_ file: any StorageFile, size: UInt64) throws -> Bool {
+        var bytes = [UInt8](repeating: 0, count: Int(min(size, UInt64(FileHeader.size))))
+        let n = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+        let read = bytes[0..<n]
+        if read.allSatisfy({ $0 == 0 }) { return true }
+        let magic = FileHeader.magic
+        return read.prefix(magic.count).elementsEqual(magic.prefix(min(n, magic.count)))
+    }
+
     static func readHeader(_ file: any StorageFile) throws -> FileHeader {
-        var bytes = [UInt8](repeating: 0, count: 64)
+        var bytes = [UInt8](repeating: 0, count: FileHeader.encodedSize)
         let n = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
         return try bytes.withUnsafeBytes { try FileHeader.decode(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
     }
@@ -591,7 +673,8 @@ public final class StorageEngine: @unchecked Sendable {
     private static func createHeader(_ file: any StorageFile, directory: String?) throws -> FileHeader {
         var rng = SystemRandomNumberGenerator()
         let header = FileHeader(uuid: .random(), salt: rng.next(), createdMs: nowMs())
-        try file.truncate(to: 0)
+        // The file holds at most the 4096 bytes the header overwrites: no truncation (which could
+        // cut a mapping another process has of it).
         try writeHeader(header, to: file)
         if let directory { try Syscall.syncDirectory(directory) }
         return header

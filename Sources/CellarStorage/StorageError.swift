@@ -24,6 +24,9 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     case closed
     /// An argument is out of its allowed range.
     case illegalArgument(String)
+    /// The data file at `path` is something other than a Cellar store (another program's file,
+    /// not a regular file). Cellar never overwrites it.
+    case notAStore(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -49,6 +52,8 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the store was closed"
         case .illegalArgument(let what):
             return "illegal argument: \(what)"
+        case .notAStore(let path, let reason):
+            return "\(path) is not a Cellar data file (\(reason)); Cellar leaves it untouched: open the store in another directory, or move the file away"
         }
     }
 }

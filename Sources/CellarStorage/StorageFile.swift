@@ -22,6 +22,9 @@ package protocol StorageFile: AnyObject, Sendable {
     /// bytes written, which may be fewer than asked (then nothing is known to be durable).
     func writeOnceDurably(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws -> Int?
     func truncate(to length: UInt64) throws
+    /// One hole punched at `offset` (`fallocate` with `PUNCH_HOLE | KEEP_SIZE`): the range reads
+    /// as zeros and the file keeps its size. False where the system has no such call.
+    func punchHoleOnce(at offset: UInt64, length: UInt64) throws -> Bool
     /// Maps `length` bytes read-only from offset 0. The mapping may be longer than the file;
     /// callers never touch bytes past the committed length.
     func map(length: Int) throws -> MappedRegion
@@ -85,6 +88,24 @@ extension StorageFile {
     /// Where the system has no durable single write.
     package func writeOnceDurably(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws -> Int? { nil }
 
+    /// Where the system has no way to punch holes: the caller writes zeros.
+    package func punchHoleOnce(at offset: UInt64, length: UInt64) throws -> Bool { false }
+
+    /// Makes `offset ..< offset + length` read as zeros without changing the file's size: a hole
+    /// punched where the system can, else zeros written from `zeros` (a buffer of that many
+    /// zero bytes, at least 1), `zeros.count` at a time. The file never shrinks on the way, so a
+    /// process that maps it never finds its mapping cut short (which would be `SIGBUS`).
+    package func zero(at offset: UInt64, length: UInt64, from zeros: UnsafeRawBufferPointer) throws {
+        guard length > 0 else { return }
+        if try punchHoleOnce(at: offset, length: length) { return }
+        var at = offset
+        while at < offset + length {
+            let n = Int(min(offset + length - at, UInt64(zeros.count)))
+            try write(UnsafeRawBufferPointer(rebasing: zeros[0..<n]), at: at)
+            at += UInt64(n)
+        }
+    }
+
     /// Makes everything written so far durable, retrying only on `EINTR`. Any other failure is
     /// final: after a failed sync nothing is known to be on disk, and a retry would prove nothing.
     package func sync() throws {
@@ -125,11 +146,19 @@ package final class PosixFile: StorageFile, @unchecked Sendable {
     package let path: String
     private let fd: Int32
 
+    /// Opens `path`, which must be a regular file (a directory is `EISDIR`, even read-only).
     package init(path: String, create: Bool, readOnly: Bool, mode: mode_t = 0o644) throws {
         self.path = path
         var flags = readOnly ? O_RDONLY : O_RDWR
         if create && !readOnly { flags |= O_CREAT }
-        self.fd = try Syscall.open(path, flags: flags, mode: mode)
+        let fd = try Syscall.open(path, flags: flags, mode: mode)
+        do {
+            try Syscall.requireRegularFile(fd, path: path)
+        } catch {
+            Syscall.close(fd)
+            throw error
+        }
+        self.fd = fd
     }
 
     /// A file that lives in memory only (see `Syscall.anonymousFile`); `path` names it in errors.
@@ -150,6 +179,9 @@ package final class PosixFile: StorageFile, @unchecked Sendable {
         try Syscall.pwriteDurablyOnce(fd, buffer, at: offset, path: path)
     }
     package func truncate(to length: UInt64) throws { try Syscall.truncate(fd, to: length, path: path) }
+    package func punchHoleOnce(at offset: UInt64, length: UInt64) throws -> Bool {
+        try Syscall.punchHoleOnce(fd, at: offset, length: length, path: path)
+    }
     package func map(length: Int) throws -> MappedRegion { try MappedRegion(fd: fd, length: length, path: path) }
     package func close() { Syscall.close(fd) }
 }

@@ -22,13 +22,20 @@ public struct StorageOptions: Sendable {
     /// commit reaches any more: replaced and deleted records), once the log is at least
     /// `minimumFileSize` bytes. A compaction that fails leaves the store as it was and is tried
     /// again once the log has grown by `minimumFileSize`.
+    ///
+    /// With `atOpen`, a writable open whose log already passes the policy compacts before it
+    /// returns (on the opening thread): a process that never lives long enough for a background
+    /// compaction to finish still gets its file back. Open then takes as long as copying the live
+    /// data. Commits never wait for a compaction to finish.
     public struct AutomaticCompaction: Sendable, Equatable {
         public var garbageShare: Double
         public var minimumFileSize: UInt64
+        public var atOpen: Bool
 
-        public init(garbageShare: Double = 0.5, minimumFileSize: UInt64 = 64 << 20) {
+        public init(garbageShare: Double = 0.5, minimumFileSize: UInt64 = 64 << 20, atOpen: Bool = true) {
             self.garbageShare = garbageShare
             self.minimumFileSize = minimumFileSize
+            self.atOpen = atOpen
         }
     }
 
@@ -55,6 +62,9 @@ public struct StorageOptions: Sendable {
     /// How many values above the threshold a tree needs for compaction to train its dictionary
     /// (`Dictionaries.minimumSamples`); lowered by tests whose trees are small.
     package var dictionaryMinimumSamples = Dictionaries.minimumSamples
+    /// The object layer opens the engine with this set and calls `compactAtOpenIfDue` itself,
+    /// once it has told the engine how to rewrite its records (`setCompactionRewrites`).
+    package var deferCompactionAtOpen = false
     /// The test seam: opens the data file. Nil means the real `PosixFile`.
     package var openFile: (@Sendable (_ path: String, _ create: Bool, _ readOnly: Bool) throws -> any StorageFile)?
 

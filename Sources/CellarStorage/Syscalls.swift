@@ -20,6 +20,12 @@ private let linuxMemfdCreate: (@convention(c) (UnsafePointer<CChar>, UInt32) -> 
     guard let symbol = dlsym(nil, "memfd_create") else { return nil }
     return unsafeBitCast(symbol, to: (@convention(c) (UnsafePointer<CChar>, UInt32) -> Int32).self)
 }()
+
+/// glibc's `fallocate`, looked up at run time for the same reason.
+private let linuxFallocate: (@convention(c) (Int32, Int32, off_t, off_t) -> Int32)? = {
+    guard let symbol = dlsym(nil, "fallocate") else { return nil }
+    return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32, off_t, off_t) -> Int32).self)
+}()
 #endif
 
 enum Syscall {
@@ -112,6 +118,37 @@ enum Syscall {
             if code == EINTR { continue }
             throw StorageError.io(operation: "ftruncate", errno: code, path: path)
         }
+    }
+
+    /// One `fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)` on Linux: the range reads as
+    /// zeros from now on and the file keeps its size. False where the system or the file system
+    /// has no such call (the caller writes zeros instead); throws `.io` on any other failure.
+    static func punchHoleOnce(_ fd: Int32, at offset: UInt64, length: UInt64, path: String) throws -> Bool {
+        #if os(Linux)
+        guard let fallocate = linuxFallocate else { return false }
+        let keepSizePunchHole: Int32 = 0x01 | 0x02  // <linux/falloc.h>
+        if fallocate(fd, keepSizePunchHole, off_t(offset), off_t(length)) == 0 { return true }
+        let code = errno()
+        if code == EOPNOTSUPP || code == ENOSYS { return false }
+        throw StorageError.io(operation: "fallocate(PUNCH_HOLE)", errno: code, path: path)
+        #else
+        return false
+        #endif
+    }
+
+    /// Throws unless `fd` is a regular file: a directory is `EISDIR` (as a writable `open` says),
+    /// anything else (a device, a pipe, a socket) `notAStore`.
+    static func requireRegularFile(_ fd: Int32, path: String) throws {
+        var info = stat()
+        while fstat(fd, &info) != 0 {
+            let code = errno()
+            if code == EINTR { continue }
+            throw StorageError.io(operation: "fstat", errno: code, path: path)
+        }
+        let type = info.st_mode & S_IFMT
+        if type == S_IFREG { return }
+        if type == S_IFDIR { throw StorageError.io(operation: "open", errno: EISDIR, path: path) }
+        throw StorageError.notAStore(path: path, reason: "it is not a regular file")
     }
 
     static func size(_ fd: Int32, path: String) throws -> UInt64 {

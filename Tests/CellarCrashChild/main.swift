@@ -2,6 +2,7 @@
 // reports each acknowledged commit on standard output, until it is killed.
 //
 //   CellarCrashChild <directory> <seed> <full|none|compact> [max-commits]
+//   CellarCrashChild <directory> 0 read-loop <milliseconds>
 //
 // Transaction k (1-based) is `CrashWorkload.transaction(k, seed)`; the parent replays the same
 // sequence in memory to know what the store must hold after any number of commits.
@@ -10,6 +11,10 @@
 // transaction ids, so the store says how far the workload got), while another thread compacts
 // the open store over and over (`StorageEngine.compact()`), announcing each compaction with a
 // `compacting` line and its end with `compacted`.
+//
+// `read-loop`: for the given time, opens the store read-only, reads every value of every tree and
+// closes it, over and over, while the parent opens it for writing; prints `cycles N errors M`
+// (an open that throws is an error; a crash, SIGBUS above all, is what the parent looks for).
 import CellarStorage
 import Dispatch
 import CellarTestSupport
@@ -63,7 +68,33 @@ func commitAndCompact(_ directory: String) throws {
     }
 }
 
+/// The `read-loop` mode.
+func readLoop(_ directory: String, milliseconds: Int) {
+    let until = DispatchTime.now().uptimeNanoseconds + UInt64(milliseconds) * 1_000_000
+    var cycles = 0, errors = 0
+    while DispatchTime.now().uptimeNanoseconds < until {
+        cycles += 1
+        do {
+            let engine = try StorageEngine(directory: directory, options: StorageOptions(readOnly: true))
+            defer { engine.close() }
+            try engine.read { txn in
+                for name in try txn.treeNames() {
+                    try txn.cursor(txn.tree(name)!).scan { _, value in value.count >= 0 }
+                }
+            }
+        } catch {
+            errors += 1
+        }
+    }
+    print("cycles \(cycles) errors \(errors)")
+    fflush(stdout)
+}
+
 do {
+    if arguments[3] == "read-loop" {
+        readLoop(arguments[1], milliseconds: Int(arguments[4]) ?? 1_000)
+        exit(0)
+    }
     if arguments[3] == "compact" {
         try commitAndCompact(arguments[1])
         exit(0)

@@ -59,6 +59,7 @@ public final class Store: @unchecked Sendable {
             storageOptions.automaticCompaction = options.automaticCompaction
             storageOptions.compression = options.compression
             storageOptions.compressionThreshold = options.compressionThreshold
+            storageOptions.deferCompactionAtOpen = true  // below, once the rewrites are set
             return try StorageEngine(directory: directoryPath, options: storageOptions)
         }
         let sync: ModelSync.Result
@@ -92,7 +93,12 @@ public final class Store: @unchecked Sendable {
         savedSequences = .allocate(capacity: max(entityCount, 1))
         savedSequences.initialize(repeating: nil, count: max(entityCount, 1))
         try reconcileIndexes(readOnly: options.readOnly)
-        if !options.readOnly { engine.setCompactionRewrites(Self.retiredFieldDropping(sync.model)) }
+        if !options.readOnly {
+            engine.setCompactionRewrites(Self.retiredFieldDropping(sync.model))
+            // A log that is mostly garbage is compacted before the store is handed out (see
+            // `AutomaticCompaction.atOpen`).
+            engine.compactAtOpenIfDue()
+        }
     }
 
     /// How compaction rewrites object records: without the fields of retired properties (their
