@@ -86,7 +86,8 @@ public enum Reseal {
     static let recordHeaderSize = 16
 
     /// Makes every checksum of `file` match its bytes: the file header's (bytes 0..<48, seed 0,
-    /// stored at 48), each superblock slot that is not all zero (bytes 8..<64, seed slot offset ^
+    /// stored at 48), its flags' (bytes 0..<64, seed 0, stored at 64, unless 56..<72 are all zero
+    /// as in a file from before the flags), each superblock slot that is not all zero (bytes 8..<64, seed slot offset ^
     /// salt, stored at 0), and each record of the log from offset 4096 on, as far as the records'
     /// length and kind fields chain (bytes 8..<length, seed record offset ^ salt, stored at 0).
     /// Returns whether anything changed.
@@ -106,6 +107,7 @@ public enum Reseal {
         }
         guard file.count >= 56 else { return false }
         seal(0..<48, seed: 0, at: 48)
+        if file.count >= 72, file[56..<72].contains(where: { $0 != 0 }) { seal(0..<64, seed: 0, at: 64) }
         let salt = load(file, 32)
         for slot in superblockSlots where slot + superblockSize <= file.count {
             if file[slot + 8 ..< slot + superblockSize].contains(where: { $0 != 0 }) {
