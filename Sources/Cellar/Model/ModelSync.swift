@@ -39,7 +39,8 @@ extension ModelChange: CustomStringConvertible {
 /// - a UID the code no longer has retires it: its UID is never used again, its data is dropped;
 /// - refused with `CellarError.schema`: a changed type, an ID that does not match its UID, an ID
 ///   the database used before for something else, a retired UID, and a model whose last IDs are
-///   below the database's (an older model file than the one that wrote the database).
+///   below the database's (an older model file than the one that wrote the database). What the
+///   sync says for an ID that moved is in `checkNoIdMoved`.
 enum ModelSync {
     struct Result {
         /// What the database stores from now on: the code's model with the database's history
@@ -58,6 +59,8 @@ enum ModelSync {
         try checkNotOlder("lastIndexId", code.lastIndexId, stored.lastIndexId)
         try checkNotOlder("lastRelationId", code.lastRelationId, stored.lastRelationId)
         try checkNotOlder("lastSequenceId", code.lastSequenceId, stored.lastSequenceId)
+        // From here on every UID the database knows has the same ID in the code's model.
+        try checkNoIdMoved(code: code, stored: stored)
 
         let retired = stored.retiredUids
         var merged = code
@@ -75,9 +78,6 @@ enum ModelSync {
             try checkNotRetired(entity.id.uid, "entity \(entity.name)", retired)
             guard let old = storedByUid[entity.id.uid] else {
                 if let other = storedById[entity.id.id] {
-                    if codeUids.contains(other.id.uid) {
-                        throw CellarError.schema("entity \(entity.name) has ID \(entity.id.id) with UID \(entity.id.uid), but the database has ID \(entity.id.id) with UID \(other.id.uid) (entity \(other.name)); an ID/UID mismatch usually comes from a merge of the model JSON: give \(entity.name) the ID \(max(code.lastEntityId.id, stored.lastEntityId.id) + 1) (keep its UID) as docs/model.md describes")
-                    }
                     throw CellarError.schema("entity \(entity.name) has ID \(entity.id.id), which the database used for entity \(other.name) (UID \(other.id.uid)); IDs are never reused — give \(entity.name) the ID \(max(code.lastEntityId.id, stored.lastEntityId.id) + 1) and set lastEntityId to it")
                 }
                 if entity.id.id <= stored.lastEntityId.id {
@@ -88,9 +88,6 @@ enum ModelSync {
                     try checkNotRetired(property.indexId!.uid, "the index of \(entity.name).\(property.name)", retired)
                 }
                 continue
-            }
-            guard old.id.id == entity.id.id else {
-                throw CellarError.schema("entity \(entity.name) has UID \(entity.id.uid) with ID \(entity.id.id) in the code's model, but ID \(old.id.id) in the database; an ID/UID mismatch usually comes from a bad merge of the model JSON: set its ID back to \(old.id)")
             }
             if old.name != entity.name { changes.append(.renameEntity(from: old.name, to: entity.name)) }
             try checkNotOlder("lastPropertyId of entity \(entity.name)", entity.lastPropertyId, old.lastPropertyId)
@@ -152,9 +149,6 @@ enum ModelSync {
                 }
                 continue
             }
-            guard before.id.id == property.id.id else {
-                throw CellarError.schema("property \(what) has UID \(property.id.uid) with ID \(property.id.id) in the code's model, but ID \(before.id.id) in the database; set its ID back to \(before.id)")
-            }
             guard before.type == property.type,
                   before.flags.contains(.unsigned) == property.flags.contains(.unsigned) else {
                 throw CellarError.schema("property \(what) changed its type from \(typeName(before)) to \(typeName(property)); stored values cannot be read as the new type. To start the property afresh (its old values dropped), give it a new UID: annotate it `// cellar: uid` and run the generator, which prints a fresh UID to use; or keep the old type")
@@ -171,8 +165,6 @@ enum ModelSync {
                     try checkNotRetired(newIndex.uid, "the index of \(what)", retired)
                     changes.append(.addIndex(entity: entity.name, property: property.name))
                 }
-            } else if let oldIndex, let newIndex, oldIndex.id != newIndex.id {
-                throw CellarError.schema("the index of \(what) has UID \(newIndex.uid) with ID \(newIndex.id) in the code's model, but ID \(oldIndex.id) in the database; set its ID back to \(oldIndex)")
             }
         }
         for property in old.properties where !uids.contains(property.id.uid) {
@@ -191,11 +183,7 @@ enum ModelSync {
         let uids = Set(entity.relations.map(\.id.uid))
         for relation in entity.relations {
             try checkNotRetired(relation.id.uid, "relation \(entity.name).\(relation.name)", retired)
-            if let before = oldByUid[relation.id.uid] {
-                guard before.id.id == relation.id.id else {
-                    throw CellarError.schema("relation \(entity.name).\(relation.name) has UID \(relation.id.uid) with ID \(relation.id.id) in the code's model, but ID \(before.id.id) in the database; set its ID back to \(before.id)")
-                }
-            } else {
+            if oldByUid[relation.id.uid] == nil {
                 changes.append(.addRelation(entity: entity.name, relation: relation.name))
             }
         }

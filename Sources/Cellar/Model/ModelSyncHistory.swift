@@ -1,0 +1,71 @@
+/// What the sync says when a UID the database knows has another ID in the code's model: a
+/// **moved ID**, as when a merge conflict of the model JSON (two entities with the same ID) was
+/// resolved by giving one of them the next free ID. The databases made before that change store
+/// it under the old ID and cannot follow: a development database is recreated. The model file is
+/// left as it is, since the databases made with it since use the new ID.
+extension ModelSync {
+    /// Refuses a code model in which an entity, property, index or relation the database knows
+    /// (by UID) has another ID: a moved ID. Runs before the sync proper, so that a moved ID is
+    /// named as such, never mistaken for a new thing reusing the old ID of another.
+    static func checkNoIdMoved(code: Model, stored: Model) throws {
+        let storedEntities = Dictionary(stored.entities.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
+        for entity in code.entities {
+            guard let old = storedEntities[entity.id.uid] else { continue }
+            if old.id.id != entity.id.id {
+                let holder = code.entities.first { $0.id.id == old.id.id }
+                throw CellarError.schema(moved("entity \(entity.name)", entity.name, "entities", code: entity.id, stored: old.id,
+                                               holder: holder.map { "entity \($0.name) (\($0.id))" }))
+            }
+            let oldProperties = Dictionary(old.properties.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
+            for property in entity.properties {
+                guard let before = oldProperties[property.id.uid], before.id.id != property.id.id else { continue }
+                let holder = entity.properties.first { $0.id.id == before.id.id }
+                throw CellarError.schema(moved("property \(entity.name).\(property.name)", "\(entity.name).\(property.name)", "properties",
+                                               code: property.id, stored: before.id,
+                                               holder: holder.map { "property \(entity.name).\($0.name) (\($0.id))" }))
+            }
+        }
+        let storedIndexes = Dictionary(indexes(of: stored).map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
+        let codeIndexes = indexes(of: code)
+        for index in codeIndexes {
+            guard let before = storedIndexes[index.id.uid], before.id.id != index.id.id else { continue }
+            let holder = codeIndexes.first { $0.id.id == before.id.id }
+            throw CellarError.schema(moved("the index of \(index.name)", "the index of \(index.name)", "indexes", code: index.id, stored: before.id,
+                                           holder: holder.map { "the index of \($0.name) (\($0.id))" }))
+        }
+        let storedRelations = Dictionary(relations(of: stored).map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
+        let codeRelations = relations(of: code)
+        for relation in codeRelations {
+            guard let before = storedRelations[relation.id.uid], before.id.id != relation.id.id else { continue }
+            let holder = codeRelations.first { $0.id.id == before.id.id }
+            throw CellarError.schema(moved("relation \(relation.name)", relation.name, "relations", code: relation.id, stored: before.id,
+                                           holder: holder.map { "relation \($0.name) (\($0.id))" }))
+        }
+    }
+
+    /// The message for a moved ID: `what` (called `name` in the advice, one of `kinds`) is `code`
+    /// in the code's model, `stored` in the database; `holder` is what has the old ID in the
+    /// code's model now.
+    private static func moved(_ what: String, _ name: String, _ kinds: String, code: IdUid, stored: IdUid, holder: String?) -> String {
+        let start = "\(what) has moved: it is \(code) in the model but \(stored) in this database"
+        let recreate = "A database cannot follow an ID change, and this one was made before it: if it is a development database, delete it; it is created anew with the model (its data is lost)"
+        if let holder {
+            return "\(start), and \(holder) has ID \(stored.id) now, as when a merge conflict of the model JSON (two \(kinds) with ID \(stored.id)) was resolved by giving \(name) the next free ID. \(recreate). Keep the model file as it is: setting \(name) back to \(stored) would clash with \(holder), and the databases made with the model since have \(name) at \(code.id)"
+        }
+        return "\(start): its ID was changed in the model file since this database was made. \(recreate). Only if that change was a mistake and the model file with it was never shared, set \(name) back to \"\(stored)\" in the model file instead"
+    }
+
+    /// Every index of `model`, named by its property (`Entity.property`).
+    private static func indexes(of model: Model) -> [(name: String, id: IdUid)] {
+        model.entities.flatMap { entity in
+            entity.properties.compactMap { property in
+                property.indexId.flatMap { $0.isZero ? nil : ("\(entity.name).\(property.name)", $0) }
+            }
+        }
+    }
+
+    /// Every standalone relation of `model`, named `Entity.relation`.
+    private static func relations(of model: Model) -> [(name: String, id: IdUid)] {
+        model.entities.flatMap { entity in entity.relations.map { ("\(entity.name).\($0.name)", $0.id) } }
+    }
+}
