@@ -107,7 +107,7 @@ private func expectSchemaError(_ parts: [String], sourceLocation: SourceLocation
         newcomer.id = IdUid(id: 1, uid: 555)
         newcomer.properties = newcomer.properties.map { var p = $0; p.id.uid += 1000; return p }
         newcomer.lastPropertyId.uid += 1000
-        expectSchemaError(["Item", "ID 1", "never reused", "ID 3"]) {
+        expectSchemaError(["Item (1:555)", "ID 1", "never reused", "ID 3", "\"3:555\"", "lastEntityId 2:\(Note.modelEntity.id.uid)"]) {
             _ = try Store(directoryPath: path, model: model(newcomer, Note.modelEntity, lastEntity: IdUid(id: 2, uid: Note.modelEntity.id.uid)))
         }
         newcomer.id.id = 3
@@ -253,6 +253,23 @@ private func expectSchemaError(_ parts: [String], sourceLocation: SourceLocation
         moved.lastRelationId = IdUid(id: 2, uid: 93)
         expectSchemaError(["relation Ant.bases has moved", "2:93 in the model", "1:93 in this database", "set Ant.bases back to \"1:93\""]) {
             _ = try ModelSync.sync(code: moved, stored: stored)
+        }
+    }
+
+    @Test func aNewEntityOnAnIdTheDatabaseUsedGetsAdviceForBothBranches() throws {
+        // Bob's database (Bear at 2) opened with a model file that never had Bear but has Ant at 2.
+        expectSchemaError(["entity Ant (2:12345) is new to this database", "for entity Bear (2:9876)", "never reused",
+                           "Ant at 2:12345 is already shared", "delete it", "give Ant the ID 3", "\"3:12345\"", "lastEntityId"]) {
+            _ = try ModelSync.sync(code: testModel([Merge.base, Merge.ant]), stored: testModel([Merge.base, Merge.bear]))
+        }
+        // The same for a property.
+        var alice = Merge.base, bob = Merge.base
+        alice.properties.append(ModelProperty(name: "b", id: IdUid(id: 3, uid: 61), type: .string))
+        alice.lastPropertyId = IdUid(id: 3, uid: 61)
+        bob.properties.append(ModelProperty(name: "c", id: IdUid(id: 3, uid: 71), type: .string))
+        bob.lastPropertyId = IdUid(id: 3, uid: 71)
+        expectSchemaError(["property Base.b (3:61) is new to this database", "for property Base.c (3:71)", "\"4:61\"", "\"lastPropertyId\" of entity Base"]) {
+            _ = try ModelSync.sync(code: testModel([alice]), stored: testModel([bob]))
         }
     }
 

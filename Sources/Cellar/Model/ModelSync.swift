@@ -40,7 +40,8 @@ extension ModelChange: CustomStringConvertible {
 /// - refused with `CellarError.schema`: a changed type, an ID that does not match its UID, an ID
 ///   the database used before for something else, a retired UID, and a model whose last IDs are
 ///   below the database's (an older model file than the one that wrote the database). What the
-///   sync says for an ID that moved is in `checkNoIdMoved`.
+///   sync says for an ID that moved and for one given out twice is in `checkNoIdMoved` and
+///   `reusedId`.
 enum ModelSync {
     struct Result {
         /// What the database stores from now on: the code's model with the database's history
@@ -77,11 +78,16 @@ enum ModelSync {
         for entity in code.entities {
             try checkNotRetired(entity.id.uid, "entity \(entity.name)", retired)
             guard let old = storedByUid[entity.id.uid] else {
+                let next = max(code.lastEntityId.id, stored.lastEntityId.id) + 1
                 if let other = storedById[entity.id.id] {
-                    throw CellarError.schema("entity \(entity.name) has ID \(entity.id.id), which the database used for entity \(other.name) (UID \(other.id.uid)); IDs are never reused — give \(entity.name) the ID \(max(code.lastEntityId.id, stored.lastEntityId.id) + 1) and set lastEntityId to it")
+                    throw CellarError.schema(reusedId("entity \(entity.name)", entity.name, id: entity.id,
+                                                      used: "for entity \(other.name) (\(other.id)), which the model does not have",
+                                                      next: next, last: "\"lastEntityId\""))
                 }
                 if entity.id.id <= stored.lastEntityId.id {
-                    throw CellarError.schema("entity \(entity.name) is new but has ID \(entity.id.id), not above the database's lastEntityId \(stored.lastEntityId); IDs are never reused — give it the ID \(stored.lastEntityId.id + 1) and set lastEntityId to it")
+                    throw CellarError.schema(reusedId("entity \(entity.name)", entity.name, id: entity.id,
+                                                      used: "already: it gave out entity IDs up to its lastEntityId \(stored.lastEntityId)",
+                                                      next: next, last: "\"lastEntityId\""))
                 }
                 changes.append(.addEntity(entity.name))
                 for property in entity.properties where property.indexId.map({ !$0.isZero }) ?? false {
@@ -136,11 +142,17 @@ enum ModelSync {
             let oldIndex = oldByUid[property.id.uid]?.indexId.flatMap { $0.isZero ? nil : $0 }
             let newIndex = property.indexId.flatMap { $0.isZero ? nil : $0 }
             guard let before = oldByUid[property.id.uid] else {
+                let next = max(entity.lastPropertyId.id, old.lastPropertyId.id) + 1
+                let last = "the \"lastPropertyId\" of entity \(entity.name)"
                 if let other = oldById[property.id.id] {
-                    throw CellarError.schema("property \(what) has ID \(property.id.id) with UID \(property.id.uid), but the database has that ID for property \(entity.name).\(other.name) with UID \(other.id.uid); IDs are never reused — give \(property.name) the ID \(max(entity.lastPropertyId.id, old.lastPropertyId.id) + 1) (keep its UID) and set lastPropertyId to it")
+                    throw CellarError.schema(reusedId("property \(what)", what, id: property.id,
+                                                      used: "for property \(entity.name).\(other.name) (\(other.id)), which the model does not have",
+                                                      next: next, last: last))
                 }
                 if property.id.id <= old.lastPropertyId.id {
-                    throw CellarError.schema("property \(what) is new but has ID \(property.id.id), not above the database's lastPropertyId \(old.lastPropertyId) of \(entity.name); IDs are never reused — give it the ID \(old.lastPropertyId.id + 1)")
+                    throw CellarError.schema(reusedId("property \(what)", what, id: property.id,
+                                                      used: "already: it gave out IDs of \(entity.name)'s properties up to its lastPropertyId \(old.lastPropertyId)",
+                                                      next: next, last: last))
                 }
                 changes.append(.addProperty(entity: entity.name, property: property.name))
                 if let newIndex {

@@ -1,8 +1,15 @@
-/// What the sync says when a UID the database knows has another ID in the code's model: a
-/// **moved ID**, as when a merge conflict of the model JSON (two entities with the same ID) was
-/// resolved by giving one of them the next free ID. The databases made before that change store
-/// it under the old ID and cannot follow: a development database is recreated. The model file is
-/// left as it is, since the databases made with it since use the new ID.
+/// What the sync says when the database was made with another version of the model file than
+/// the code's, in the two ways that show in IDs, each with its own advice:
+///
+/// - **A moved ID**: a UID the database knows has another ID in the code's model, as when a merge
+///   conflict of the model JSON (two entities with the same ID) was resolved by giving one of them
+///   the next free ID. The databases made before that change store it under the old ID and
+///   cannot follow: a development database is recreated. The model file is left as it is, since
+///   the databases made with it since use the new ID.
+/// - **A reused ID**: something new to the database has an ID the database gave out before for
+///   something else, as when two branches of the model file each gave out the same ID and the
+///   merge kept one. Which side has to give way depends on which model file is already shared,
+///   so the message gives both ways.
 extension ModelSync {
     /// Refuses a code model in which an entity, property, index or relation the database knows
     /// (by UID) has another ID: a moved ID. Runs before the sync proper, so that a moved ID is
@@ -41,6 +48,14 @@ extension ModelSync {
             throw CellarError.schema(moved("relation \(relation.name)", relation.name, "relations", code: relation.id, stored: before.id,
                                            holder: holder.map { "relation \($0.name) (\($0.id))" }))
         }
+    }
+
+    /// The message for something new to the database (`what`, called `name` in the advice) whose
+    /// ID the database gave out before, as `used` says ("for entity Bear (42:9876), which the
+    /// model does not have"). `next` is the next free ID, `last` the last-ID member that takes
+    /// it too.
+    static func reusedId(_ what: String, _ name: String, id: IdUid, used: String, next: UInt32, last: String) -> String {
+        "\(what) (\(id)) is new to this database, but the database used ID \(id.id) \(used); IDs are never reused. Two versions of the model file gave out ID \(id.id), as on two branches that each added something. If the model file with \(name) at \(id) is already shared, this database was made with another version of it: if it is a development database, delete it; it is created anew with the model (its data is lost). If not, give \(name) the ID \(next): write \"\(IdUid(id: next, uid: id.uid))\" as its \"id\" and in \(last)"
     }
 
     /// The message for a moved ID: `what` (called `name` in the advice, one of `kinds`) is `code`
