@@ -273,6 +273,40 @@ private func expectSchemaError(_ parts: [String], sourceLocation: SourceLocation
         }
     }
 
+    @Test func aRecreatedModelFileIsToldApartFromAMerge() throws {
+        let dir = TestDirectory("sync-recreated")
+        defer { dir.remove() }
+        let path = dir.sub("db")
+        _ = try Store(directoryPath: path, model: testModel([Merge.base, Merge.ant]))
+        // The model file deleted and generated anew: the same entities and IDs, all UIDs new.
+        let recreated = testModel([testEntity("Base", id: 1, uid: 70_000, [("id", 1, .long, [.id]), ("a", 2, .string, [])]),
+                                   testEntity("Ant", id: 2, uid: 80_000, [("id", 1, .long, [.id])])])
+        let expected = ["model file was recreated", "none of its UIDs is known to this database",
+                        "entity Base is 1:70000 in the model, 1:50000 in the database",
+                        "delete the database", "restore the old model file"]
+        let misleading = ["merge", "never reused", "newer model", "has moved"]
+        func check(_ model: Cellar.Model) {
+            do {
+                _ = try Store(directoryPath: path, model: model)
+                Issue.record("the database opened with a recreated model file")
+            } catch CellarError.schema(let message) {
+                for part in expected { #expect(message.contains(part), "lacks \"\(part)\": \(message)") }
+                for part in misleading { #expect(!message.contains(part), "says \"\(part)\": \(message)") }
+            } catch {
+                Issue.record("expected a schema error, got \(error)")
+            }
+        }
+        check(recreated)
+        // The database's last IDs above the recreated file's (an entity retired before): still a
+        // recreated file, not an older one.
+        let bear = testEntity("Bear", id: 3, uid: 9_876, [("id", 1, .long, [.id])])
+        _ = try Store(directoryPath: path, model: testModel([Merge.base, Merge.ant, bear]))
+        _ = try Store(directoryPath: path, model: testModel([Merge.base, Merge.ant], lastEntity: bear.id))
+        check(recreated)
+        // Restoring the old model file keeps the data.
+        #expect(try Store(directoryPath: path, model: testModel([Merge.base, Merge.ant], lastEntity: bear.id)).modelChanges.isEmpty)
+    }
+
     @Test func theSeedsModelFileOpensAStoreAndSyncsIdempotently() throws {
         let seed = try Cellar.Model(json: Array(ModelJSONSeed.text.utf8))
         let dir = TestDirectory("sync-seed")

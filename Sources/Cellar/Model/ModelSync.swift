@@ -38,10 +38,11 @@ extension ModelChange: CustomStringConvertible {
 /// - a known UID with another name renames it, keeping its data;
 /// - a UID the code no longer has retires it: its UID is never used again, its data is dropped;
 /// - refused with `CellarError.schema`: a changed type, an ID that does not match its UID, an ID
-///   the database used before for something else, a retired UID, and a model whose last IDs are
-///   below the database's (an older model file than the one that wrote the database). What the
-///   sync says for an ID that moved and for one given out twice is in `checkNoIdMoved` and
-///   `reusedId`.
+///   the database used before for something else, a retired UID, a model whose last IDs are
+///   below the database's (an older model file than the one that wrote the database), and a
+///   model that shares no UID with the database's (a recreated model file). How the sync tells
+///   apart the ways a database and the code's model come from different versions of the model
+///   file, and what it says for each, is in `checkSameModelFile`, `checkNoIdMoved` and `reusedId`.
 enum ModelSync {
     struct Result {
         /// What the database stores from now on: the code's model with the database's history
@@ -56,6 +57,7 @@ enum ModelSync {
             return Result(model: code, changes: code.entities.map { .addEntity($0.name) })
         }
         try stored.validate(source: "the database's model", requireSupportedTypes: false)
+        try checkSameModelFile(code: code, stored: stored)
         try checkNotOlder("lastEntityId", code.lastEntityId, stored.lastEntityId)
         try checkNotOlder("lastIndexId", code.lastIndexId, stored.lastIndexId)
         try checkNotOlder("lastRelationId", code.lastRelationId, stored.lastRelationId)

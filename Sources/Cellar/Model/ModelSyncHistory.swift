@@ -1,6 +1,10 @@
 /// What the sync says when the database was made with another version of the model file than
-/// the code's, in the two ways that show in IDs, each with its own advice:
+/// the code's, in the three ways that happens, each with its own advice:
 ///
+/// - **A recreated model file**: the model JSON was deleted and generated anew (ObjectBox's
+///   "nuke option"), so the code's model shares no UID with the database's, live or retired,
+///   and its IDs start over at 1. Nothing can be synced: delete the database, or restore the old
+///   model file to keep the data.
 /// - **A moved ID**: a UID the database knows has another ID in the code's model, as when a merge
 ///   conflict of the model JSON (two entities with the same ID) was resolved by giving one of them
 ///   the next free ID. The databases made before that change store it under the old ID and
@@ -11,6 +15,20 @@
 ///   merge kept one. Which side has to give way depends on which model file is already shared,
 ///   so the message gives both ways.
 extension ModelSync {
+    /// Refuses a code model that shares no UID with the database's: a recreated model file.
+    static func checkSameModelFile(code: Model, stored: Model) throws {
+        guard let someCode = code.entities.first, let someStored = stored.entities.first,
+              code.allUids.isDisjoint(with: stored.allUids) else { return }
+        let example: String
+        if let same = code.entities.first(where: { stored.entity(named: $0.name) != nil }),
+           let old = stored.entity(named: same.name) {
+            example = "entity \(same.name) is \(same.id) in the model, \(old.id) in the database"
+        } else {
+            example = "the model has entity \(someCode.name) (\(someCode.id)), the database entity \(someStored.name) (\(someStored.id))"
+        }
+        throw CellarError.schema("the model file was recreated: none of its UIDs is known to this database (\(example)), as when the model JSON is deleted and generated anew. The database cannot be synced with it. To start afresh with the new model file, delete the database (its data is lost); to keep the data, restore the old model file (from version control) and run the generator again")
+    }
+
     /// Refuses a code model in which an entity, property, index or relation the database knows
     /// (by UID) has another ID: a moved ID. Runs before the sync proper, so that a moved ID is
     /// named as such, never mistaken for a new thing reusing the old ID of another.
