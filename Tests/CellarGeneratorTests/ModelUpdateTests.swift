@@ -216,4 +216,46 @@ private func message(_ body: () throws -> Void) -> String? {
         orphan[1].properties[5].relationTarget = "Person"
         #expect(message { _ = try update(seed, orphan) }?.contains("Person, which is not an entity") == true)
     }
+
+    /// Seed 000's "manual conflict resolution": after a merge, two of a kind share an ID. The
+    /// message names both with their ID:UID and says what to write for either (only the
+    /// developer knows which one is not shared yet), and which last ID to raise.
+    @Test func duplicateIdsAfterAMergeNameBothIdUidsAndWhatToWrite() throws {
+        let seed = try Cellar.Model(json: Array(ModelJSONSeed.text.utf8))
+        func expectMessage(_ model: Cellar.Model, _ parts: [String], sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+            guard let text = message({ _ = try update(model, seedSources()) }) else {
+                Issue.record("no error", sourceLocation: sourceLocation)
+                return
+            }
+            for part in parts + ["model-Notes.json", "keep its UID", "nothing was written"] where !text.contains(part) {
+                Issue.record("lacks \"\(part)\": \(text)", sourceLocation: sourceLocation)
+            }
+        }
+        // Entities: Bear, added on another branch, got Note's ID 2.
+        var entities = seed
+        entities.entities.append(ModelEntity(name: "Bear", id: IdUid(id: 2, uid: 9876), lastPropertyId: IdUid(id: 1, uid: 9877),
+                                             properties: [ModelProperty(name: "id", id: IdUid(id: 1, uid: 9877), type: .long, flags: .id)]))
+        expectMessage(entities, ["entities Note (2:5608901830082711040) and Bear (2:9876) both have ID 2",
+                                 "write \"3:9876\" as the id of Bear, or \"3:5608901830082711040\" as the id of Note",
+                                 "the same value in \"lastEntityId\"", "search the file for that UID", "development database"])
+        // Properties: Note.summary got title's ID 2; the next free one is 7.
+        var properties = seed
+        properties.entities[1].properties.append(ModelProperty(name: "summary", id: IdUid(id: 2, uid: 4242), type: .string))
+        expectMessage(properties, ["properties Note.title (2:249105953415333376) and Note.summary (2:4242) both have ID 2",
+                                   "\"7:4242\" as the id of Note.summary", "\"7:249105953415333376\" as the id of Note.title",
+                                   "the \"lastPropertyId\" of entity Note"])
+        // Indexes: Author.name's index got the ID of Note.author's.
+        var indexes = seed
+        indexes.entities[0].properties[1].indexId = IdUid(id: 1, uid: 4343)
+        expectMessage(indexes, ["the indexes of Author.name (1:4343) and Note.author (1:6069708401898380544) both have ID 1",
+                                "\"2:6069708401898380544\" as the indexId of Note.author", "\"2:4343\" as the indexId of Author.name",
+                                "\"lastIndexId\""])
+        // Relations.
+        var relations = seed
+        relations.entities[0].relations = [ModelRelation(name: "notes", id: IdUid(id: 1, uid: 5151), targetId: seed.entities[1].id)]
+        relations.entities[1].relations = [ModelRelation(name: "authors", id: IdUid(id: 1, uid: 5252), targetId: seed.entities[0].id)]
+        relations.lastRelationId = IdUid(id: 1, uid: 5252)
+        expectMessage(relations, ["relations Author.notes (1:5151) and Note.authors (1:5252) both have ID 1",
+                                  "\"2:5252\" as the id of Note.authors", "\"2:5151\" as the id of Author.notes", "\"lastRelationId\""])
+    }
 }

@@ -107,7 +107,7 @@ private func expectSchemaError(_ parts: [String], sourceLocation: SourceLocation
         newcomer.id = IdUid(id: 1, uid: 555)
         newcomer.properties = newcomer.properties.map { var p = $0; p.id.uid += 1000; return p }
         newcomer.lastPropertyId.uid += 1000
-        expectSchemaError(["Item", "ID 1", "never reused", "ID 3"]) {
+        expectSchemaError(["Item (1:555)", "ID 1", "never reused", "ID 3", "\"3:555\"", "lastEntityId 2:\(Note.modelEntity.id.uid)"]) {
             _ = try Store(directoryPath: path, model: model(newcomer, Note.modelEntity, lastEntity: IdUid(id: 2, uid: Note.modelEntity.id.uid)))
         }
         newcomer.id.id = 3
@@ -131,16 +131,17 @@ private func expectSchemaError(_ parts: [String], sourceLocation: SourceLocation
         var signChanged = V2.entity
         signChanged.properties[2].flags = [.unsigned]
         expectSchemaError(["Item.points", "unsigned Long"]) { _ = try Store(directoryPath: path, model: model(signChanged, Note.modelEntity)) }
-        // ID/UID mismatches: an entity, a property.
+        // ID/UID mismatches: an entity, a property (nothing else has the old ID: setting it back
+        // is offered, for a change that was never shared).
         var entityMoved = V2.entity
         entityMoved.id.id = 3
-        expectSchemaError(["Item", "ID 3", "ID 1", "\(itemUid)"]) {
+        expectSchemaError(["entity Item has moved", "3:\(itemUid) in the model", "1:\(itemUid) in this database", "delete it", "set Item back to \"1:\(itemUid)\""]) {
             _ = try Store(directoryPath: path, model: model(entityMoved, Note.modelEntity, lastEntity: IdUid(id: 3, uid: itemUid)))
         }
         var propertyMoved = V2.entity
         propertyMoved.properties[3].id.id = 5
         propertyMoved.lastPropertyId = propertyMoved.properties[3].id
-        expectSchemaError(["Item.note", "ID 5", "ID 4"]) { _ = try Store(directoryPath: path, model: model(propertyMoved, Note.modelEntity)) }
+        expectSchemaError(["property Item.note has moved", "5:104", "4:104"]) { _ = try Store(directoryPath: path, model: model(propertyMoved, Note.modelEntity)) }
         // A model older than the database's.
         expectSchemaError(["lastPropertyId", "Item", "3:103", "4:104", "newest model JSON"]) {
             _ = try Store(directoryPath: path, model: model(V1.entity, Note.modelEntity))
@@ -167,6 +168,143 @@ private func expectSchemaError(_ parts: [String], sourceLocation: SourceLocation
         let store = try Store(directoryPath: path, model: model(V2.entity, Note.modelEntity))
         #expect(store.modelChanges.isEmpty)
         #expect(try store.box(for: Row<V2>.self).all().map(\.values) == [["name": .string("x")]])
+    }
+
+    // MARK: Databases made with another version of the model file
+
+    /// Seed 000's merge: on a shared base, Alice adds Ant and Bob adds Bear, both with entity ID 2.
+    /// Bob resolves the duplicate by giving his Bear the next free ID, 3.
+    private enum Merge {
+        static let base = testEntity("Base", id: 1, uid: 50_000, [("id", 1, .long, [.id]), ("a", 2, .string, [])])
+        static let ant = testEntity("Ant", id: 2, uid: 12_345, [("id", 1, .long, [.id])])
+        static let bear = testEntity("Bear", id: 2, uid: 9_876, [("id", 1, .long, [.id])])
+        static var movedBear: ModelEntity { var bear = bear; bear.id.id = 3; return bear }
+        static var merged: Cellar.Model { testModel([base, ant, movedBear]) }
+    }
+
+    @Test func aDatabaseMadeBeforeAMergeThatMovedAnEntityIsToldWhichMovedAndToBeRecreated() throws {
+        let dir = TestDirectory("sync-merge")
+        defer { dir.remove() }
+        let alice = dir.sub("alice"), bob = dir.sub("bob")
+        _ = try Store(directoryPath: alice, model: testModel([Merge.base, Merge.ant]))
+        _ = try Store(directoryPath: bob, model: testModel([Merge.base, Merge.bear]))
+        // Alice's database takes the merged model: Ant kept its ID, Bear is new to it.
+        #expect(try Store(directoryPath: alice, model: Merge.merged).modelChanges == [.addEntity("Bear")])
+        // Bob's database has Bear at 2: the message names Bear as moved, with both ID:UIDs, says
+        // what now has ID 2, and tells Bob to recreate his database; it must never tell him to
+        // move Ant (that would break Alice's database) nor to set Bear back.
+        let expected = ["entity Bear has moved", "3:9876 in the model", "2:9876 in this database", "entity Ant (2:12345) has ID 2 now",
+                        "merge conflict", "development database, delete it", "Keep the model file as it is"]
+        var reordered = Merge.merged
+        reordered.entities.reverse()
+        for merged in [Merge.merged, reordered] {
+            do {
+                _ = try Store(directoryPath: bob, model: merged)
+                Issue.record("Bob's database opened with the merged model")
+            } catch CellarError.schema(let message) {
+                for part in expected { #expect(message.contains(part), "lacks \"\(part)\": \(message)") }
+                #expect(!message.contains("give Ant") && !message.contains("12345\""), "advice that breaks Alice's database: \(message)")
+            }
+        }
+        // Recreated, Bob's database takes the merged model.
+        try FileManager.default.removeItem(atPath: bob)
+        #expect(try Store(directoryPath: bob, model: Merge.merged).modelChanges == [.addEntity("Base"), .addEntity("Ant"), .addEntity("Bear")])
+    }
+
+    @Test func movedPropertiesIndexesAndRelationsAreNamedWithBothIdUids() throws {
+        // Properties: Alice adds Base.b, Bob adds Base.c, both ID 3; Bob moves his to 4.
+        var alice = Merge.base, bob = Merge.base
+        alice.properties.append(ModelProperty(name: "b", id: IdUid(id: 3, uid: 61), type: .string))
+        alice.lastPropertyId = IdUid(id: 3, uid: 61)
+        bob.properties.append(ModelProperty(name: "c", id: IdUid(id: 3, uid: 71), type: .string))
+        bob.lastPropertyId = IdUid(id: 3, uid: 71)
+        var merged = alice
+        merged.properties.append(ModelProperty(name: "c", id: IdUid(id: 4, uid: 71), type: .string))
+        merged.lastPropertyId = IdUid(id: 4, uid: 71)
+        expectSchemaError(["property Base.c has moved", "4:71 in the model", "3:71 in this database", "property Base.b (3:61) has ID 3 now",
+                           "two properties with ID 3", "delete it"]) {
+            _ = try ModelSync.sync(code: testModel([merged]), stored: testModel([bob]))
+        }
+        // Indexes (IDs across the model): Alice indexes Base.a, Bob adds an indexed Ant.b, both
+        // index ID 1; Bob moves his to 2.
+        var indexedA = Merge.base
+        indexedA.properties[1].flags = [.indexed]
+        indexedA.properties[1].indexId = IdUid(id: 1, uid: 81)
+        var antB = Merge.ant
+        antB.properties.append(ModelProperty(name: "b", id: IdUid(id: 2, uid: 82), type: .string, flags: [.indexed], indexId: IdUid(id: 1, uid: 91)))
+        antB.lastPropertyId = IdUid(id: 2, uid: 82)
+        var movedIndex = antB
+        movedIndex.properties[1].indexId = IdUid(id: 2, uid: 91)
+        var bobs = testModel([Merge.base, antB])
+        bobs.lastIndexId = IdUid(id: 1, uid: 91)
+        var code = testModel([indexedA, movedIndex])
+        code.lastIndexId = IdUid(id: 2, uid: 91)
+        expectSchemaError(["the index of Ant.b has moved", "2:91 in the model", "1:91 in this database", "the index of Base.a (1:81) has ID 1 now"]) {
+            _ = try ModelSync.sync(code: code, stored: bobs)
+        }
+        // Relations (IDs across the model), with nothing holding the old ID now.
+        var related = Merge.ant
+        related.relations = [ModelRelation(name: "bases", id: IdUid(id: 1, uid: 93), targetId: Merge.base.id)]
+        var relatedMoved = related
+        relatedMoved.relations[0].id.id = 2
+        var stored = testModel([Merge.base, related])
+        stored.lastRelationId = IdUid(id: 1, uid: 93)
+        var moved = testModel([Merge.base, relatedMoved])
+        moved.lastRelationId = IdUid(id: 2, uid: 93)
+        expectSchemaError(["relation Ant.bases has moved", "2:93 in the model", "1:93 in this database", "set Ant.bases back to \"1:93\""]) {
+            _ = try ModelSync.sync(code: moved, stored: stored)
+        }
+    }
+
+    @Test func aNewEntityOnAnIdTheDatabaseUsedGetsAdviceForBothBranches() throws {
+        // Bob's database (Bear at 2) opened with a model file that never had Bear but has Ant at 2.
+        expectSchemaError(["entity Ant (2:12345) is new to this database", "for entity Bear (2:9876)", "never reused",
+                           "Ant at 2:12345 is already shared", "delete it", "give Ant the ID 3", "\"3:12345\"", "lastEntityId"]) {
+            _ = try ModelSync.sync(code: testModel([Merge.base, Merge.ant]), stored: testModel([Merge.base, Merge.bear]))
+        }
+        // The same for a property.
+        var alice = Merge.base, bob = Merge.base
+        alice.properties.append(ModelProperty(name: "b", id: IdUid(id: 3, uid: 61), type: .string))
+        alice.lastPropertyId = IdUid(id: 3, uid: 61)
+        bob.properties.append(ModelProperty(name: "c", id: IdUid(id: 3, uid: 71), type: .string))
+        bob.lastPropertyId = IdUid(id: 3, uid: 71)
+        expectSchemaError(["property Base.b (3:61) is new to this database", "for property Base.c (3:71)", "\"4:61\"", "\"lastPropertyId\" of entity Base"]) {
+            _ = try ModelSync.sync(code: testModel([alice]), stored: testModel([bob]))
+        }
+    }
+
+    @Test func aRecreatedModelFileIsToldApartFromAMerge() throws {
+        let dir = TestDirectory("sync-recreated")
+        defer { dir.remove() }
+        let path = dir.sub("db")
+        _ = try Store(directoryPath: path, model: testModel([Merge.base, Merge.ant]))
+        // The model file deleted and generated anew: the same entities and IDs, all UIDs new.
+        let recreated = testModel([testEntity("Base", id: 1, uid: 70_000, [("id", 1, .long, [.id]), ("a", 2, .string, [])]),
+                                   testEntity("Ant", id: 2, uid: 80_000, [("id", 1, .long, [.id])])])
+        let expected = ["model file was recreated", "none of its UIDs is known to this database",
+                        "entity Base is 1:70000 in the model, 1:50000 in the database",
+                        "delete the database", "restore the old model file"]
+        let misleading = ["merge", "never reused", "newer model", "has moved"]
+        func check(_ model: Cellar.Model) {
+            do {
+                _ = try Store(directoryPath: path, model: model)
+                Issue.record("the database opened with a recreated model file")
+            } catch CellarError.schema(let message) {
+                for part in expected { #expect(message.contains(part), "lacks \"\(part)\": \(message)") }
+                for part in misleading { #expect(!message.contains(part), "says \"\(part)\": \(message)") }
+            } catch {
+                Issue.record("expected a schema error, got \(error)")
+            }
+        }
+        check(recreated)
+        // The database's last IDs above the recreated file's (an entity retired before): still a
+        // recreated file, not an older one.
+        let bear = testEntity("Bear", id: 3, uid: 9_876, [("id", 1, .long, [.id])])
+        _ = try Store(directoryPath: path, model: testModel([Merge.base, Merge.ant, bear]))
+        _ = try Store(directoryPath: path, model: testModel([Merge.base, Merge.ant], lastEntity: bear.id))
+        check(recreated)
+        // Restoring the old model file keeps the data.
+        #expect(try Store(directoryPath: path, model: testModel([Merge.base, Merge.ant], lastEntity: bear.id)).modelChanges.isEmpty)
     }
 
     @Test func theSeedsModelFileOpensAStoreAndSyncsIdempotently() throws {

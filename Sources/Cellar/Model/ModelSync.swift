@@ -38,8 +38,11 @@ extension ModelChange: CustomStringConvertible {
 /// - a known UID with another name renames it, keeping its data;
 /// - a UID the code no longer has retires it: its UID is never used again, its data is dropped;
 /// - refused with `CellarError.schema`: a changed type, an ID that does not match its UID, an ID
-///   the database used before for something else, a retired UID, and a model whose last IDs are
-///   below the database's (an older model file than the one that wrote the database).
+///   the database used before for something else, a retired UID, a model whose last IDs are
+///   below the database's (an older model file than the one that wrote the database), and a
+///   model that shares no UID with the database's (a recreated model file). How the sync tells
+///   apart the ways a database and the code's model come from different versions of the model
+///   file, and what it says for each, is in `checkSameModelFile`, `checkNoIdMoved` and `reusedId`.
 enum ModelSync {
     struct Result {
         /// What the database stores from now on: the code's model with the database's history
@@ -54,10 +57,13 @@ enum ModelSync {
             return Result(model: code, changes: code.entities.map { .addEntity($0.name) })
         }
         try stored.validate(source: "the database's model", requireSupportedTypes: false)
+        try checkSameModelFile(code: code, stored: stored)
         try checkNotOlder("lastEntityId", code.lastEntityId, stored.lastEntityId)
         try checkNotOlder("lastIndexId", code.lastIndexId, stored.lastIndexId)
         try checkNotOlder("lastRelationId", code.lastRelationId, stored.lastRelationId)
         try checkNotOlder("lastSequenceId", code.lastSequenceId, stored.lastSequenceId)
+        // From here on every UID the database knows has the same ID in the code's model.
+        try checkNoIdMoved(code: code, stored: stored)
 
         let retired = stored.retiredUids
         var merged = code
@@ -74,23 +80,22 @@ enum ModelSync {
         for entity in code.entities {
             try checkNotRetired(entity.id.uid, "entity \(entity.name)", retired)
             guard let old = storedByUid[entity.id.uid] else {
+                let next = max(code.lastEntityId.id, stored.lastEntityId.id) + 1
                 if let other = storedById[entity.id.id] {
-                    if codeUids.contains(other.id.uid) {
-                        throw CellarError.schema("entity \(entity.name) has ID \(entity.id.id) with UID \(entity.id.uid), but the database has ID \(entity.id.id) with UID \(other.id.uid) (entity \(other.name)); an ID/UID mismatch usually comes from a merge of the model JSON: give \(entity.name) the ID \(max(code.lastEntityId.id, stored.lastEntityId.id) + 1) (keep its UID) as docs/model.md describes")
-                    }
-                    throw CellarError.schema("entity \(entity.name) has ID \(entity.id.id), which the database used for entity \(other.name) (UID \(other.id.uid)); IDs are never reused — give \(entity.name) the ID \(max(code.lastEntityId.id, stored.lastEntityId.id) + 1) and set lastEntityId to it")
+                    throw CellarError.schema(reusedId("entity \(entity.name)", entity.name, id: entity.id,
+                                                      used: "for entity \(other.name) (\(other.id)), which the model does not have",
+                                                      next: next, last: "\"lastEntityId\""))
                 }
                 if entity.id.id <= stored.lastEntityId.id {
-                    throw CellarError.schema("entity \(entity.name) is new but has ID \(entity.id.id), not above the database's lastEntityId \(stored.lastEntityId); IDs are never reused — give it the ID \(stored.lastEntityId.id + 1) and set lastEntityId to it")
+                    throw CellarError.schema(reusedId("entity \(entity.name)", entity.name, id: entity.id,
+                                                      used: "already: it gave out entity IDs up to its lastEntityId \(stored.lastEntityId)",
+                                                      next: next, last: "\"lastEntityId\""))
                 }
                 changes.append(.addEntity(entity.name))
                 for property in entity.properties where property.indexId.map({ !$0.isZero }) ?? false {
                     try checkNotRetired(property.indexId!.uid, "the index of \(entity.name).\(property.name)", retired)
                 }
                 continue
-            }
-            guard old.id.id == entity.id.id else {
-                throw CellarError.schema("entity \(entity.name) has UID \(entity.id.uid) with ID \(entity.id.id) in the code's model, but ID \(old.id.id) in the database; an ID/UID mismatch usually comes from a bad merge of the model JSON: set its ID back to \(old.id)")
             }
             if old.name != entity.name { changes.append(.renameEntity(from: old.name, to: entity.name)) }
             try checkNotOlder("lastPropertyId of entity \(entity.name)", entity.lastPropertyId, old.lastPropertyId)
@@ -139,11 +144,17 @@ enum ModelSync {
             let oldIndex = oldByUid[property.id.uid]?.indexId.flatMap { $0.isZero ? nil : $0 }
             let newIndex = property.indexId.flatMap { $0.isZero ? nil : $0 }
             guard let before = oldByUid[property.id.uid] else {
+                let next = max(entity.lastPropertyId.id, old.lastPropertyId.id) + 1
+                let last = "the \"lastPropertyId\" of entity \(entity.name)"
                 if let other = oldById[property.id.id] {
-                    throw CellarError.schema("property \(what) has ID \(property.id.id) with UID \(property.id.uid), but the database has that ID for property \(entity.name).\(other.name) with UID \(other.id.uid); IDs are never reused — give \(property.name) the ID \(max(entity.lastPropertyId.id, old.lastPropertyId.id) + 1) (keep its UID) and set lastPropertyId to it")
+                    throw CellarError.schema(reusedId("property \(what)", what, id: property.id,
+                                                      used: "for property \(entity.name).\(other.name) (\(other.id)), which the model does not have",
+                                                      next: next, last: last))
                 }
                 if property.id.id <= old.lastPropertyId.id {
-                    throw CellarError.schema("property \(what) is new but has ID \(property.id.id), not above the database's lastPropertyId \(old.lastPropertyId) of \(entity.name); IDs are never reused — give it the ID \(old.lastPropertyId.id + 1)")
+                    throw CellarError.schema(reusedId("property \(what)", what, id: property.id,
+                                                      used: "already: it gave out IDs of \(entity.name)'s properties up to its lastPropertyId \(old.lastPropertyId)",
+                                                      next: next, last: last))
                 }
                 changes.append(.addProperty(entity: entity.name, property: property.name))
                 if let newIndex {
@@ -151,9 +162,6 @@ enum ModelSync {
                     changes.append(.addIndex(entity: entity.name, property: property.name))
                 }
                 continue
-            }
-            guard before.id.id == property.id.id else {
-                throw CellarError.schema("property \(what) has UID \(property.id.uid) with ID \(property.id.id) in the code's model, but ID \(before.id.id) in the database; set its ID back to \(before.id)")
             }
             guard before.type == property.type,
                   before.flags.contains(.unsigned) == property.flags.contains(.unsigned) else {
@@ -171,8 +179,6 @@ enum ModelSync {
                     try checkNotRetired(newIndex.uid, "the index of \(what)", retired)
                     changes.append(.addIndex(entity: entity.name, property: property.name))
                 }
-            } else if let oldIndex, let newIndex, oldIndex.id != newIndex.id {
-                throw CellarError.schema("the index of \(what) has UID \(newIndex.uid) with ID \(newIndex.id) in the code's model, but ID \(oldIndex.id) in the database; set its ID back to \(oldIndex)")
             }
         }
         for property in old.properties where !uids.contains(property.id.uid) {
@@ -191,11 +197,7 @@ enum ModelSync {
         let uids = Set(entity.relations.map(\.id.uid))
         for relation in entity.relations {
             try checkNotRetired(relation.id.uid, "relation \(entity.name).\(relation.name)", retired)
-            if let before = oldByUid[relation.id.uid] {
-                guard before.id.id == relation.id.id else {
-                    throw CellarError.schema("relation \(entity.name).\(relation.name) has UID \(relation.id.uid) with ID \(relation.id.id) in the code's model, but ID \(before.id.id) in the database; set its ID back to \(before.id)")
-                }
-            } else {
+            if oldByUid[relation.id.uid] == nil {
                 changes.append(.addRelation(entity: entity.name, relation: relation.name))
             }
         }

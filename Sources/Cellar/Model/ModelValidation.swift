@@ -19,8 +19,9 @@ extension Model {
             }
         }
 
-        var entityIds: [UInt32: String] = [:]
+        var entityIds: [UInt32: ModelEntity] = [:]
         var entityNames: Set<String> = []
+        let nextEntityId = max(lastEntityId.id, entities.map(\.id.id).max() ?? 0) + 1
         for entity in entities {
             let what = "entity \(entity.name)"
             guard !entity.name.isEmpty else { throw CellarError.schema("\(source): an entity with ID \(entity.id) has an empty name") }
@@ -29,9 +30,10 @@ extension Model {
             }
             guard entity.id.id != 0 else { throw CellarError.schema("\(source): \(what) has ID 0; run the generator to assign one") }
             if let other = entityIds[entity.id.id] {
-                throw CellarError.schema("\(source): \(what) and entity \(other) both have ID \(entity.id.id); give one the ID \(lastEntityId.id + 1) (keep its UID) and set lastEntityId to it")
+                throw CellarError.schema(Self.duplicateId(source, "entities", (other.name, other.id), (entity.name, entity.id),
+                                                          member: "id", next: nextEntityId, last: "\"lastEntityId\""))
             }
-            entityIds[entity.id.id] = entity.name
+            entityIds[entity.id.id] = entity
             guard entity.id.id <= lastEntityId.id else {
                 throw CellarError.schema("\(source): \(what) has ID \(entity.id.id), above lastEntityId \(lastEntityId); set lastEntityId to \(entity.id)")
             }
@@ -42,32 +44,48 @@ extension Model {
                                 requireSupportedTypes: requireSupportedTypes)
         }
         // Index and relation IDs are unique across the whole model.
-        var indexIds: [UInt32: String] = [:]
-        var relationIds: [UInt32: String] = [:]
-        for entity in entities {
-            for property in entity.properties {
-                guard let index = property.indexId, !index.isZero else { continue }
-                let what = "\(entity.name).\(property.name)"
-                if let other = indexIds.updateValue(what, forKey: index.id) {
-                    throw CellarError.schema("\(source): the indexes of \(other) and \(what) both have ID \(index.id); give one the ID \(lastIndexId.id + 1) (keep its UID) and set lastIndexId to it")
-                }
-            }
-            for relation in entity.relations {
-                let what = "\(entity.name).\(relation.name)"
-                if let other = relationIds.updateValue(what, forKey: relation.id.id) {
-                    throw CellarError.schema("\(source): the relations \(other) and \(what) both have ID \(relation.id.id); give one the ID \(lastRelationId.id + 1) (keep its UID) and set lastRelationId to it")
-                }
+        let indexes = entities.flatMap { entity in
+            entity.properties.compactMap { property in
+                property.indexId.flatMap { $0.isZero ? nil : ("\(entity.name).\(property.name)", $0) }
             }
         }
+        let relations = entities.flatMap { entity in entity.relations.map { ("\(entity.name).\($0.name)", $0.id) } }
+        let nextIndexId = max(lastIndexId.id, indexes.map(\.1.id).max() ?? 0) + 1
+        let nextRelationId = max(lastRelationId.id, relations.map(\.1.id).max() ?? 0) + 1
+        var indexIds: [UInt32: (String, IdUid)] = [:]
+        for index in indexes {
+            if let other = indexIds.updateValue(index, forKey: index.1.id) {
+                throw CellarError.schema(Self.duplicateId(source, "the indexes of", other, index, member: "indexId", next: nextIndexId, last: "\"lastIndexId\""))
+            }
+        }
+        var relationIds: [UInt32: (String, IdUid)] = [:]
+        for relation in relations {
+            if let other = relationIds.updateValue(relation, forKey: relation.1.id) {
+                throw CellarError.schema(Self.duplicateId(source, "relations", other, relation, member: "id", next: nextRelationId, last: "\"lastRelationId\""))
+            }
+        }
+    }
+
+    /// The message for two things of one kind with the same ID, as after a merge of two branches
+    /// of the model file that each added one: it names both by name and `ID:UID` and says what
+    /// to write for either, since only the developer knows which of the two is not shared yet.
+    /// `kinds` names the two in the plural ("entities"), `member` is the JSON member that holds
+    /// the ID, `last` the last-ID member to raise with it.
+    fileprivate static func duplicateId(_ source: String, _ kinds: String, _ first: (name: String, id: IdUid),
+                                        _ second: (name: String, id: IdUid), member: String, next: UInt32, last: String) -> String {
+        let firstMoved = IdUid(id: next, uid: first.id.uid)
+        let secondMoved = IdUid(id: next, uid: second.id.uid)
+        return "\(source): \(kinds) \(first.name) (\(first.id)) and \(second.name) (\(second.id)) both have ID \(first.id.id), as after a merge of two branches that each added one. Give one of them the next free ID and keep its UID: write \"\(secondMoved)\" as the \(member) of \(second.name), or \"\(firstMoved)\" as the \(member) of \(first.name), and the same value in \(last); then search the file for that UID and use the new ID wherever it appears. Move the one not shared with others yet (usually your own): a development database that already stores it must then be deleted and created anew"
     }
 }
 
 extension ModelEntity {
     fileprivate func validate(source: String, claim: (UInt64, String) throws -> Void, notRetired: (UInt64, String) throws -> Void,
                               lastIndexId: UInt32, lastRelationId: UInt32, requireSupportedTypes: Bool) throws {
-        var ids: [UInt32: String] = [:]
+        var ids: [UInt32: ModelProperty] = [:]
         var names: Set<String> = []
         var idProperties = 0
+        let nextPropertyId = max(lastPropertyId.id, properties.map(\.id.id).max() ?? 0) + 1
         for property in properties {
             let what = "property \(name).\(property.name)"
             guard !property.name.isEmpty else { throw CellarError.schema("\(source): a property of entity \(name) with ID \(property.id) has an empty name") }
@@ -79,9 +97,10 @@ extension ModelEntity {
                 throw CellarError.schema("\(source): \(what) has ID \(property.id.id); property IDs go up to \(RecordLayout.maxSlots)")
             }
             if let other = ids[property.id.id] {
-                throw CellarError.schema("\(source): properties \(name).\(property.name) and \(name).\(other) both have ID \(property.id.id); give one the ID \(lastPropertyId.id + 1) (keep its UID) and set the entity's lastPropertyId to it")
+                throw CellarError.schema(Model.duplicateId(source, "properties", ("\(name).\(other.name)", other.id), ("\(name).\(property.name)", property.id),
+                                                           member: "id", next: nextPropertyId, last: "the \"lastPropertyId\" of entity \(name)"))
             }
-            ids[property.id.id] = property.name
+            ids[property.id.id] = property
             guard property.id.id <= lastPropertyId.id else {
                 throw CellarError.schema("\(source): \(what) has ID \(property.id.id), above the entity's lastPropertyId \(lastPropertyId); set lastPropertyId to \(property.id)")
             }
