@@ -286,10 +286,20 @@ public final class WriteTransaction: NodeSource {
     /// readers, as one commit. When it throws, nothing of this transaction is visible; after a
     /// failed sync the store refuses further commits until it is reopened.
     public func commit() throws {
+        try commit(beforeRelease: {})
+    }
+
+    /// `commit()`, then `committed` before the transaction ends: on this thread, while it still
+    /// holds the store's one writer slot, so the next write transaction begins after `committed`
+    /// returns and sees what it wrote (in memory; nothing it does is part of the commit). Not
+    /// called when the commit throws. For state a layer above keeps beside the store and hands
+    /// from one write transaction to the next.
+    public func commit(beforeRelease committed: () -> Void) throws {
         try checkOpen()
         defer { finish() }
         try applyAllDeferred()
         try engine.commit(self)
+        committed()
     }
 
     /// Discards every change of this transaction.

@@ -10,7 +10,8 @@
 // `compact`: each transaction also writes k into the tree `~progress` (compaction changes
 // transaction ids, so the store says how far the workload got), while another thread compacts
 // the open store over and over (`StorageEngine.compact()`), announcing each compaction with a
-// `compacting` line and its end with `compacted`.
+// `compacting` line and its end with `compacted`, followed by `dictionaries` when the store then
+// has trained dictionaries.
 //
 // `read-loop`: for the given time, opens the store read-only, reads every value of every tree and
 // closes it, over and over, while the parent opens it for writing; prints `cycles N errors M`
@@ -54,6 +55,7 @@ func commitAndCompact(_ directory: String) throws {
                 exit(1)
             }
             print("compacted")
+            if let ids = try? engine.read({ try $0.dictionaryIds() }), !ids.isEmpty { print("dictionaries") }
             fflush(stdout)
         }
     }

@@ -61,15 +61,23 @@ struct KillTests {
     /// Starts the child with `arguments`, lets it run 5 to 120 ms collecting its acknowledgements
     /// (the highest goes into `acknowledged`), kills it with SIGKILL and returns all it printed.
     static func runAndKill(_ arguments: [String], rng: inout SplitMix64, acknowledged: inout Int) throws -> [UInt8] {
-        let child = try spawn(arguments)
         let runFor = 5_000 + Int(rng.next() % 115_000)
+        return try run(arguments, acknowledged: &acknowledged) { waited, _ in waited >= runFor }
+    }
+
+    /// Starts the child with `arguments` and kills it with SIGKILL as soon as `killNow` (asked every
+    /// 2 ms with the microseconds waited and what the child printed so far) says so; collects its
+    /// acknowledgements (the highest goes into `acknowledged`) and returns all it printed.
+    static func run(_ arguments: [String], acknowledged: inout Int,
+                    killWhen killNow: (_ waited: Int, _ output: [UInt8]) -> Bool) throws -> [UInt8] {
+        let child = try spawn(arguments)
         var output: [UInt8] = []
         var waited = 0
-        while waited < runFor {
+        repeat {
             usleep(2_000)
             waited += 2_000
             if let k = drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
-        }
+        } while !killNow(waited, output)
         kill(child.pid, SIGKILL)
         var status: Int32 = 0
         waitpid(child.pid, &status, 0)
@@ -121,8 +129,9 @@ struct KillTests {
         var modelAt = 0
         var acknowledged = 0
         var duringCompaction = 0, midCopy = 0, compactions = 0, withDictionaries = 0
-        for round in 0..<30 {
-            let output = try Self.runAndKill([directory.path, String(seed), "compact"], rng: &rng, acknowledged: &acknowledged)
+        let arguments = [directory.path, String(seed), "compact"]
+        // Checks the store after the child of `round` printed `output` and was killed.
+        func check(_ output: [UInt8], round: Int) throws {
             let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
             if lines.last(where: { $0.hasPrefix("compact") }) == "compacting" { duringCompaction += 1 }
             compactions += lines.filter { $0 == "compacted" }.count
@@ -144,10 +153,35 @@ struct KillTests {
             #expect(!TestDirectory.exists(directory.sub(StorageEngine.compactionDirectoryName)), "a writable open removes the half-built copy")
             acknowledged = progress
         }
+        for round in 0..<30 {
+            try check(try Self.runAndKill(arguments, rng: &rng, acknowledged: &acknowledged), round: round)
+        }
+        // The kills above land 5 to 120 ms after a child starts: on a slow machine (a debug build
+        // under a sanitizer, a busy runner) none of its compactions may finish, or train a
+        // dictionary, in that time. What they did not reach, rounds that wait for it do: the child
+        // runs until it reports a compaction that left trained dictionaries and then starts the
+        // next one, and is killed there (during a compaction). At most 5 such rounds of at most
+        // 30 s each; on a fast machine there are none.
+        var waitingRounds = 0
+        while (modelAt <= 30 || duringCompaction == 0 || withDictionaries == 0) && waitingRounds < 5 {
+            let output = try Self.run(arguments, acknowledged: &acknowledged) { waited, output in
+                waited >= 30_000_000 || Self.compactingAfterDictionaries(output)
+            }
+            try check(output, round: 30 + waitingRounds)
+            waitingRounds += 1
+        }
         #expect(modelAt > 30, "the children committed too little: \(modelAt) transactions")
         #expect(duringCompaction > 0, "no kill landed during a compaction")
         #expect(withDictionaries > 0, "the child's compactions never trained a dictionary")
-        print("kill -9 during compaction: 30 kills, \(modelAt) transactions, \(compactions) compactions finished, \(duringCompaction) kills during a compaction, \(midCopy) with a half-built copy on disk, \(withDictionaries) reopened with trained dictionaries")
+        print("kill -9 during compaction: 30 kills at random moments and \(waitingRounds) waiting for a compaction with dictionaries, \(modelAt) transactions, \(compactions) compactions finished, \(duringCompaction) kills during a compaction, \(midCopy) with a half-built copy on disk, \(withDictionaries) reopened with trained dictionaries")
+    }
+
+    /// Whether the compacting child's `output` reports a compaction that left trained
+    /// dictionaries and then the start of the next one.
+    static func compactingAfterDictionaries(_ output: [UInt8]) -> Bool {
+        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
+        guard let trained = lines.firstIndex(of: "dictionaries") else { return false }
+        return lines[trained...].contains("compacting")
     }
 
     @Test("while another process writes to a store, opening it for writing throws storeLocked")

@@ -2,6 +2,7 @@
 import CellarTestSupport
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 private struct Boom: Error, Equatable {}
@@ -175,6 +176,48 @@ private struct Boom: Error, Equatable {}
         store.close()
         let again = try openStore(dir)
         #expect(try again.box(for: Note.self).count() == expected)
+    }
+
+    /// Eight threads putting one object at a time: nearly every write transaction waits for the
+    /// engine's writer lock and starts from another thread's commit, taking the id sequence that
+    /// commit saved in the store. That hand-over must be ordered by the writer lock: the
+    /// sequences are saved before it is released. CI runs this suite under ThreadSanitizer, which
+    /// reports a sequence saved after the release; and in such a slow build, a writer preempted
+    /// between the release and the saving let the next one hand out ids twice.
+    @Test func singlePutsOnEightThreadsHandTheIdSequenceOn() throws {
+        let dir = TestDirectory("txn-single-puts")
+        defer { dir.remove() }
+        let store = try openStore(dir)
+        let box = store.box(for: Note.self)
+        let threads = 8, perThread = 150
+        let failures = Failures()
+        let ids = Mutex<[UInt64]>([])
+        let done = DispatchGroup()
+        for t in 0..<threads {
+            done.enter()
+            // Threads of their own, more than there are cores: a writer is often preempted while
+            // the next one takes over.
+            Thread {
+                defer { done.leave() }
+                var mine: [UInt64] = []
+                for i in 0..<perThread {
+                    do {
+                        mine.append(try box.put(Note(title: "t\(t)-\(i)")).value)
+                    } catch {
+                        failures.add("thread \(t): \(error)")
+                    }
+                }
+                ids.withLock { $0 += mine }
+            }.start()
+        }
+        done.wait()
+        #expect(failures.all.isEmpty, "\(failures.all)")
+        let all = ids.withLock { $0 }
+        let twice = Dictionary(grouping: all) { $0 }.filter { $0.value.count > 1 }.keys.sorted()
+        #expect(twice.isEmpty, "ids handed out twice (each put over another object): \(twice)")
+        #expect(Set(all) == Set(1...UInt64(threads * perThread)), "the ids follow one another across threads")
+        #expect(try box.count() == threads * perThread)
+        store.close()
     }
 }
 

@@ -15,7 +15,8 @@ import Foundation
 /// memory only: every such `Store` is new, empty and private, and is gone when it closes.
 public final class Store: @unchecked Sendable {
     // Thread safety: everything is immutable after init except `writeBuilder` and
-    // `savedSequences`, which only the thread holding the engine's write transaction uses.
+    // `savedSequences`, which only the thread holding the engine's write transaction uses (until
+    // that transaction ends: `savedSequences` is written by the commit's `beforeRelease`).
     /// The prefix of `directoryPath` that asks for an in-memory store.
     public static let inMemoryPrefix = "memory:"
 
@@ -34,7 +35,9 @@ public final class Store: @unchecked Sendable {
     let entityCount: Int
     /// Each entity's id sequence as of the commit that wrote it, kept between write transactions
     /// so that a small transaction need not look it up again (see `TransactionContext`). Only the
-    /// thread holding the engine's write transaction touches it.
+    /// thread holding the engine's write transaction touches it: it is written after a successful
+    /// commit but before the transaction ends (`WriteTransaction.commit(beforeRelease:)`), and the
+    /// engine's writer lock orders that before the next write transaction's reads.
     let savedSequences: UnsafeMutablePointer<(txnId: UInt64, sequence: IdSequence)?>
     /// The store's UUID, made when its file was created and kept for its life (through reopen and
     /// compaction). Every `PersistentIdentifier` of its objects carries it.
@@ -206,9 +209,10 @@ public final class Store: @unchecked Sendable {
                 try context.prepareCommit()
                 // What observers need, collected only when there are any (it ends with the commit).
                 if !observers.isEmpty { changedTrees = txn.changedTreeNames }
-                try txn.commit()
+                // The sequences are saved before the engine lets the next writer begin: it reads
+                // them (`loadSequence`), and must see them whole.
+                try txn.commit(beforeRelease: { context.saveSequences() })
             }
-            context.saveSequences()
             // Looked at again after the commit: an observer that registered meanwhile may have
             // read its first value before this commit was visible.
             if changedTrees != nil || !observers.isEmpty { observers.committed(changedTrees: changedTrees) }

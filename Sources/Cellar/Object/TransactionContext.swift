@@ -207,7 +207,9 @@ final class TransactionContext {
         }
     }
 
-    /// After a successful commit: the store keeps the sequences for the next write transaction.
+    /// After a successful commit, before the engine lets the next write transaction begin (see
+    /// `WriteTransaction.commit(beforeRelease:)`): the store keeps the sequences for it. A failed
+    /// commit saves nothing.
     func saveSequences() {
         guard let write else { return }
         for index in 0..<store.entityCount {

@@ -217,4 +217,13 @@ enum StringFolding {
         }
         return Array(String(decoding: bytes, as: UTF8.self).lowercased().utf8)
     }
+
+    /// `string` folded the same way: its UTF-8 bytes are `fold(Array(string.utf8))`. A string
+    /// without uppercase ASCII letters or other than ASCII text is returned as it is (nothing
+    /// allocated).
+    static func fold(_ string: String) -> String {
+        var copy = string
+        let unchanged = copy.withUTF8 { bytes in !bytes.contains { $0 >= 0x80 || ($0 >= 0x41 && $0 <= 0x5A) } }
+        return unchanged ? string : string.lowercased()
+    }
 }

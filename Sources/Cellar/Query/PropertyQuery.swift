@@ -112,8 +112,10 @@ public struct PropertyQuery<E: EntityInspectable> {
         self.property = property
     }
 
-    /// Only distinct values count (strings ignoring case when `caseSensitive` is false: the first
-    /// of the values that are equal is kept).
+    /// Only distinct values count: the first of the values that are equal is kept. Values are
+    /// equal as `==` conditions compare them: strings by their UTF-8 bytes (no Unicode
+    /// normalization), ignoring case when `caseSensitive` is false the way case-insensitive
+    /// conditions do (see `QueryValue`).
     public func distinct(_ distinct: Bool = true, caseSensitive: Bool = true) -> PropertyQuery<E> {
         var copy = self
         copy.isDistinct = distinct
@@ -248,8 +250,9 @@ public struct PropertyQuery<E: EntityInspectable> {
             let value = try RecordReader(record).value(of: property, id: id).map { Self.stored($0, property) }
             if value == nil && !keepingNils { return true }
             if isDistinct {
+                // `QueryValue` compares and hashes strings by their bytes: the value is its own key.
                 var key = value
-                if !distinctCaseSensitive, case .string(let s)? = value { key = .string(s.lowercased()) }
+                if !distinctCaseSensitive, case .string(let s)? = value { key = .string(StringFolding.fold(s)) }
                 guard seen.insert(key).inserted else { return true }
             }
             values.append(value)

@@ -2,6 +2,12 @@ import Foundation
 
 /// A value given to a query condition (before it is checked against the property's type), or a
 /// property's stored value as property queries read it.
+///
+/// Two values are equal when they are the same case holding equal values, as query conditions
+/// compare them: strings by their UTF-8 bytes (Swift's `==` on `String` compares canonical
+/// equivalence, under which a precomposed "é" equals "e" followed by a combining accent), doubles
+/// as numbers (-0 equals 0; NaN equals nothing). Hashing agrees, so sets and `distinct()` tell
+/// apart what `==` and `isIn` tell apart.
 public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
     case integer(Int64)
     case unsigned(UInt64)
@@ -18,6 +24,29 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case .string(let v): "\"\(v)\""
         case .bytes(let v): "\(v.count) bytes"
         case .date(let v): "\(v)"
+        }
+    }
+
+    public static func == (a: QueryValue, b: QueryValue) -> Bool {
+        switch (a, b) {
+        case (.integer(let x), .integer(let y)): x == y
+        case (.unsigned(let x), .unsigned(let y)): x == y
+        case (.floating(let x), .floating(let y)): x == y
+        case (.string(let x), .string(let y)): UTF8Bytes.equal(x, y)
+        case (.bytes(let x), .bytes(let y)): x == y
+        case (.date(let x), .date(let y)): x == y
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .integer(let v): hasher.combine(0 as UInt8); hasher.combine(v)
+        case .unsigned(let v): hasher.combine(1 as UInt8); hasher.combine(v)
+        case .floating(let v): hasher.combine(2 as UInt8); hasher.combine(v)
+        case .string(let v): hasher.combine(3 as UInt8); UTF8Bytes.hash(v, into: &hasher)
+        case .bytes(let v): hasher.combine(4 as UInt8); hasher.combine(v)
+        case .date(let v): hasher.combine(5 as UInt8); hasher.combine(v)
         }
     }
 }
