@@ -50,21 +50,23 @@ extension ModelSync {
                                                holder: holder.map { "property \(entity.name).\($0.name) (\($0.id))" }))
             }
         }
-        let storedIndexes = Dictionary(indexes(of: stored).map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
-        let codeIndexes = indexes(of: code)
-        for index in codeIndexes {
-            guard let before = storedIndexes[index.id.uid], before.id.id != index.id.id else { continue }
-            let holder = codeIndexes.first { $0.id.id == before.id.id }
-            throw CellarError.schema(moved("the index of \(index.name)", "the index of \(index.name)", "indexes", code: index.id, stored: before.id,
-                                           holder: holder.map { "the index of \($0.name) (\($0.id))" }))
-        }
-        let storedRelations = Dictionary(relations(of: stored).map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
-        let codeRelations = relations(of: code)
-        for relation in codeRelations {
-            guard let before = storedRelations[relation.id.uid], before.id.id != relation.id.id else { continue }
-            let holder = codeRelations.first { $0.id.id == before.id.id }
-            throw CellarError.schema(moved("relation \(relation.name)", relation.name, "relations", code: relation.id, stored: before.id,
-                                           holder: holder.map { "relation \($0.name) (\($0.id))" }))
+        try checkNoIdMoved(code: indexes(of: code), stored: indexes(of: stored), kinds: "indexes",
+                           describe: { "the index of \($0)" }, call: { "the index of \($0)" })
+        try checkNoIdMoved(code: relations(of: code), stored: relations(of: stored), kinds: "relations",
+                           describe: { "relation \($0)" }, call: { $0 })
+    }
+
+    /// Throws when an item of `code` (an index, a relation) has a UID that `stored` knows under
+    /// another ID; `describe` turns an item's name into the words for it, `call` into what the
+    /// advice calls it.
+    private static func checkNoIdMoved(code: [(name: String, id: IdUid)], stored: [(name: String, id: IdUid)], kinds: String,
+                                       describe: (String) -> String, call: (String) -> String) throws {
+        let before = Dictionary(stored.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
+        for item in code {
+            guard let old = before[item.id.uid], old.id.id != item.id.id else { continue }
+            let holder = code.first { $0.id.id == old.id.id }
+            throw CellarError.schema(moved(describe(item.name), call(item.name), kinds, code: item.id, stored: old.id,
+                                           holder: holder.map { "\(describe($0.name)) (\($0.id))" }))
         }
     }
 
