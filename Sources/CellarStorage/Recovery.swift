@@ -79,8 +79,8 @@ enum Recovery {
         if !acceptsPartial && (state.partial || (header.compacted && state.commitOffset == 0)) {
             throw StorageError.fileCorrupt(
                 offset: position,
-                reason: "the file ends inside a compaction's copy (its log stops before the copy's last commit): "
-                    + "it is an incomplete copy of a compacted store, not a whole store")
+                reason: "the log stops inside a compaction's copy, before the commit that completes it (the file was "
+                    + "cut short there, or a record there fails its check): no whole state of the store comes before it")
         }
         if state.end < fileSize {
             // Zeros only: the space the writer keeps ahead of the log. Nothing to cut.
