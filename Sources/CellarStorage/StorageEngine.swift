@@ -43,6 +43,10 @@ public final class StorageEngine: @unchecked Sendable {
     let compactionScheduled = ManagedAtomic<Bool>(false)
     /// An automatic compaction that failed is not tried again before the log reaches this length.
     let automaticCompactionFloor = ManagedAtomic<UInt64>(0)
+    /// Set while an open that deferred its compaction (`StorageOptions.deferCompactionAtOpen`)
+    /// has not called `compactAtOpenIfDue` yet: no automatic compaction starts before it, so
+    /// none copies the store before the layer above has set its rewrites.
+    private let openCompactionPending = ManagedAtomic<Bool>(false)
     /// How compaction rewrites values; only touched while holding `compactionGate`.
     var compactionRewrites: CompactionRewrites?
     /// Compactions that replaced the data file since open (for tests and diagnostics).
@@ -82,7 +86,11 @@ public final class StorageEngine: @unchecked Sendable {
     /// garbage than `options.automaticCompaction` allows (and the policy's `atOpen` is set).
     public convenience init(directory: String, options: StorageOptions = StorageOptions()) throws {
         try self.init(directory: directory, options: options, compactionCopy: false)
-        if !options.deferCompactionAtOpen { compactAtOpenIfDue() }
+        if options.deferCompactionAtOpen {
+            openCompactionPending.store(true, ordering: .releasing)
+        } else {
+            compactAtOpenIfDue()
+        }
     }
 
     /// Opens a store; `compactionCopy`: the file is a compaction's copy being written (its header
@@ -531,8 +539,11 @@ public final class StorageEngine: @unchecked Sendable {
     /// finish (killed a few hundred milliseconds after it opened) would otherwise only ever grow
     /// the file. A failure leaves the store as it was: it is not tried again before the log has
     /// grown by the policy's minimum size. Returns what the compaction did, or nil.
+    /// Until it is called, an engine opened with `deferCompactionAtOpen` starts no automatic
+    /// compaction.
     @discardableResult
     package func compactAtOpenIfDue() -> CompactionReport? {
+        defer { openCompactionPending.store(false, ordering: .releasing) }
         guard let policy = options.automaticCompaction, policy.atOpen else { return nil }
         let snapshot = current.load(ordering: .acquiring)
         guard compactionDue(end: snapshot.committedLength, liveBytes: snapshot.liveBytes) else { return nil }
@@ -548,6 +559,7 @@ public final class StorageEngine: @unchecked Sendable {
     /// `options.automaticCompaction` says the file holds enough garbage.
     private func considerCompaction(end: UInt64, liveBytes: UInt64) {
         guard let policy = options.automaticCompaction, compactionDue(end: end, liveBytes: liveBytes),
+              !openCompactionPending.load(ordering: .acquiring),
               compactionScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
         compactionQueue.async { [weak self] in
