@@ -276,3 +276,24 @@ extension UUIDPropertyTests {
         store.close()
     }
 }
+
+extension UUIDPropertyTests {
+    @Test func compactionKeepsTheUUIDWhenItDropsARetiredField() throws {
+        let uuid = Self.pool[6]
+        let builder = RecordBuilder()
+        builder.begin(slotCount: 3)
+        builder.add(Int64(7), slot: 0)           // retired
+        builder.add(uuid, slot: 1)
+        builder.add(Optional(Self.pool[1]), slot: 2)
+        let bytes = Array(builder.bytes)
+        let rewritten = try bytes.withUnsafeBytes { raw in
+            try RecordReader(raw).withoutRetiredFields([nil, .uuid, .uuid], into: RecordBuilder())
+        }
+        let kept = try #require(rewritten)
+        #expect(kept.count == bytes.count - 8)
+        try kept.withUnsafeBytes { raw in
+            let reader = try RecordReader(raw)
+            #expect(try reader.read(Int64.self, slot: 0) == nil && reader.uuid(slot: 1) == uuid && reader.uuid(slot: 2) == Self.pool[1])
+        }
+    }
+}
