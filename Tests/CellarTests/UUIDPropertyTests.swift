@@ -41,13 +41,16 @@ struct UTokenBinding: EntityBinding {
     }
 }
 
-/// UToken's model; `indexes: false` leaves both indexes (and the unique constraint) out.
-func uuidModel(indexes: Bool = true) -> Cellar.Model {
+/// UToken's model; `indexes: false` leaves both indexes (and the unique constraint) out,
+/// `keyIndex: false` only `key`'s (`ref`'s index alone takes the put path that makes keys from
+/// record bytes, which must leave a UUID to the general one).
+func uuidModel(indexes: Bool = true, keyIndex: Bool = true) -> Cellar.Model {
+    let keyIndexed = indexes && keyIndex
     let token = ModelEntity(name: "UToken", id: IdUid(id: 1, uid: 7_100), lastPropertyId: IdUid(id: 4, uid: 7_104), properties: [
         ModelProperty(name: "id", id: IdUid(id: 1, uid: 7_101), type: .long, flags: .id),
         ModelProperty(name: "key", id: IdUid(id: 2, uid: 7_102), type: .uuid,
-                      flags: indexes ? [.notNull, .indexed, .unique] : .notNull,
-                      indexId: indexes ? IdUid(id: 1, uid: 7_901) : nil),
+                      flags: keyIndexed ? [.notNull, .indexed, .unique] : .notNull,
+                      indexId: keyIndexed ? IdUid(id: 1, uid: 7_901) : nil),
         ModelProperty(name: "ref", id: IdUid(id: 3, uid: 7_103), type: .uuid, flags: indexes ? .indexed : [],
                       indexId: indexes ? IdUid(id: 2, uid: 7_902) : nil),
         ModelProperty(name: "label", id: IdUid(id: 4, uid: 7_104), type: .string),
@@ -156,11 +159,11 @@ extension UUIDPropertyTests {
         return (condition, { value($0).map(test) ?? false }, "\(property) \(name) \(o) \(set)")
     }
 
-    @Test(arguments: [true, false])
-    func randomQueriesMatchFilteringInMemory(indexes: Bool) throws {
+    @Test(arguments: [(true, true), (true, false), (false, false)])
+    func randomQueriesMatchFilteringInMemory(indexes: Bool, keyIndex: Bool) throws {
         let seed = SplitMix64.testSeed()
         var rng = SplitMix64(seed: seed)
-        let store = try Store(directoryPath: "memory:uuid-queries-\(indexes)", model: uuidModel(indexes: indexes))
+        let store = try Store(directoryPath: "memory:uuid-queries-\(indexes)-\(keyIndex)", model: uuidModel(indexes: indexes, keyIndex: keyIndex))
         let box = store.box(for: UToken.self)
         var model: [Id: UToken] = [:]
         // `key` is unique when indexed: each object takes a fresh one, or one of the pool not yet taken.
@@ -197,7 +200,7 @@ extension UUIDPropertyTests {
                     let first = matches
                     (condition, matches, text) = (condition && other, { first($0) && otherMatches($0) }, "\(text) && \(otherText)")
                 }
-                let context = "seed \(seed), indexes \(indexes), round \(round), query \(query): \(text)"
+                let context = "seed \(seed), indexes \(indexes) \(keyIndex), round \(round), query \(query): \(text)"
                 let expected = model.values.filter(matches).map(\.id).sorted()
                 let built = try box.query { condition }.build()
                 #expect(try built.findIds().map(\.value) == expected, "\(context)")
