@@ -234,6 +234,7 @@ public struct CodeEmitter {
         case "Date": property.propertyType == .dateNano ? "try record.dateNanoseconds(slot: \(slot))" : "try record.date(slot: \(slot))"
         case "Data": "try record.data(slot: \(slot))"
         case "[UInt8]": "try record.byteArray(slot: \(slot))"
+        case "UUID": "try record.uuid(slot: \(slot))"
         case "Id": "try record.read(Cellar.Id.self, slot: \(slot))"
         default: "try record.read(\(property.storedSwiftType).self, slot: \(slot))"
         }
@@ -247,6 +248,7 @@ public struct CodeEmitter {
         case "Date": "Date(timeIntervalSince1970: 0)"
         case "Data": "Data()"
         case "[UInt8]": "[]"
+        case "UUID": "Cellar.UUIDEncoding.zero"
         default: "0"
         }
     }

@@ -148,7 +148,7 @@ public struct PropertyDescription: Hashable, Sendable {
     public var propertyType: PropertyType
     /// The Swift type the record holds for this property: one of `Bool`, `Int8`, `Int16`,
     /// `Int32`, `Int64`, `Int`, `UInt8`…`UInt64`, `UInt`, `Float`, `Double`, `String`, `Date`,
-    /// `Data`, `[UInt8]`; `Id` for ids and relations.
+    /// `Data`, `[UInt8]`, `UUID`; `Id` for ids and relations.
     public var storedSwiftType: String
     public var flags: PropertyFlags
     public var conversion: Conversion

@@ -228,6 +228,7 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
             ("Data", .byteVector, [], "Data"), ("[UInt8]", .byteVector, [], "[UInt8]"),
             ("Array<UInt8>", .byteVector, [], "[UInt8]"), ("Foundation.Date", .date, [], "Date"),
             ("Swift.Int32", .int, [], "Int32"), ("Id", .long, .unsigned, "UInt64"),
+            ("UUID", .uuid, [], "UUID"), ("Foundation.UUID", .uuid, [], "UUID"),
         ]
         var source = "class All: Entity {\n    var id: Id = 0\n"
         for (index, (type, _, _, _)) in types.enumerated() {
@@ -263,6 +264,25 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         #expect(e.property("at")?.propertyType.rawValue == 12 && e.property("at")?.dateNano == true)
         #expect(e.property("maybe")?.propertyType == .dateNano && e.property("maybe")?.isOptional == true)
         #expect(e.property("day")?.propertyType == .dateNano && e.property("day")?.storedSwiftType == "Date")
+    }
+
+    @Test func uuidProperties() throws {
+        let e = try entity("""
+        class E: Entity {
+            var id: Id = 0
+            // cellar: unique
+            var id2: UUID = UUID()
+            // cellar: index
+            var ref: UUID?
+            var plain = UUID()
+        }
+        """)
+        let id2 = try #require(e.property("id2"))
+        #expect(id2.propertyType == .uuid && id2.propertyType.rawValue == 100 && id2.storedSwiftType == "UUID" && !id2.isOptional)
+        #expect(id2.index == .value && id2.unique && id2.flags == [.indexed, .unique], "a UUID's index is a value index")
+        let ref = try #require(e.property("ref"))
+        #expect(ref.propertyType == .uuid && ref.isOptional && ref.index == .value && ref.flags == .indexed)
+        #expect(e.property("plain")?.propertyType == .uuid, "the type inferred from `UUID()`")
     }
 
     @Test func idForms() throws {
@@ -636,6 +656,7 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         }
         check("index = \"hash\"", "Int", "hash indexes are for String properties; use `// cellar: index` (a value index)")
         check("index = \"hash64\"", "Date", "hash indexes are for String properties")
+        check("index = \"hash\"", "UUID", "hash indexes are for String properties")
         check("date-nano", "String", "is stored as String: date-nano is for Date properties; remove it")
         check("index", "ToOne<E> = nil", "cannot be used on the relation `E.x` (a ToOne is stored as the target's id, always indexed)")
         expectError("class E: Entity {\n    var id: Id = 0\n    // cellar: convert = { \"dbType\": \"Double\", \"converter\": \"C\" }\n    // cellar: index\n    var x: Money\n}",

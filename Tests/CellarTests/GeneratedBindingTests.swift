@@ -81,4 +81,34 @@ import Testing
         try storeRawTicket(store, id: 2, slots: 3) { $0.add(UInt8(1), slot: 2) }
         #expect(throws: CellarError.self) { try store.box(for: Ticket.self).get(2 as Id) }
     }
+
+    @Test func uuidPropertiesThroughTheGeneratedBinding() throws {
+        let store = try Store(directoryPath: "memory:generated-uuid", model: cellarModel())
+        let devices = store.box(for: Device.self)
+        let a = Device()
+        a.name = "a"
+        let b = Device()
+        b.name = "b"
+        b.ref = a.id2
+        try devices.put([a, b])
+        let back = try #require(try devices.get(b.id))
+        #expect(back.id2 == b.id2 && back.ref == a.id2 && back.name == "b")
+        #expect(try devices.get(a.id)?.ref == nil)
+        #expect(try devices.query { Device.ref == a.id2 }.build().find().map(\.id) == [b.id])
+        #expect(try devices.query { Device.ref.isNil() }.build().find().map(\.id) == [a.id])
+        let sorted = [a, b].sorted { UUIDEncoding.bytes($0.id2).lexicographicallyPrecedes(UUIDEncoding.bytes($1.id2)) }
+        #expect(try devices.query().ordered(by: Device.id2).build().find().map(\.id) == sorted.map(\.id))
+        let duplicate = Device()
+        duplicate.id2 = a.id2
+        #expect(throws: CellarError.self) { try devices.put(duplicate) }
+        // A record without the UUIDs (an object put before they were added) reads the nil UUID.
+        let schema = try devices.schema.get()
+        let record = RecordBuilder()
+        record.begin(slotCount: 1)
+        try store.engine.write { txn in
+            try StorageLayout.withObjectKey(99) { try txn.put(txn.tree(schema.treeName)!, key: $0, value: record.bytes) }
+        }
+        let old = try #require(try devices.get(99 as Id))
+        #expect(old.id2 == UUIDEncoding.zero && old.id2.uuidString == "00000000-0000-0000-0000-000000000000" && old.ref == nil)
+    }
 }

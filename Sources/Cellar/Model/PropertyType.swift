@@ -29,24 +29,30 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
     @inlinable public static var dateNano: PropertyType { PropertyType(rawValue: 12) }
     /// `Data` or `[UInt8]`.
     @inlinable public static var byteVector: PropertyType { PropertyType(rawValue: 23) }
+    /// A Foundation `UUID`: its 16 bytes inline, in RFC 4122 order (as `uuid_t` gives them).
+    /// A Cellar extension: ObjectBox has no UUID type, so the code is outside ObjectBox's 1–32,
+    /// far enough above them to leave ObjectBox room to add types (see `docs/model.md`).
+    @inlinable public static var uuid: PropertyType { PropertyType(rawValue: 100) }
 
     /// Whether Cellar can store values of this type.
     public var isSupported: Bool { Self.names[rawValue] != nil }
 
-    /// Bytes of the value inline in a record; nil for strings and byte vectors (stored by offset).
+    /// Bytes of the value inline in a record (16 for a UUID); nil for strings and byte vectors
+    /// (a length, then the bytes).
     var fixedWidth: Int? {
         switch rawValue {
         case 1, 2: 1
         case 3, 4: 2
         case 5, 7: 4
         case 6, 8, 10, 11, 12: 8
+        case 100: 16
         default: nil
         }
     }
 
     private static let names: [Int: String] = [
         1: "Bool", 2: "Byte", 3: "Short", 4: "Char", 5: "Int", 6: "Long", 7: "Float", 8: "Double",
-        9: "String", 10: "Date", 11: "Relation", 12: "DateNano", 23: "ByteVector",
+        9: "String", 10: "Date", 11: "Relation", 12: "DateNano", 23: "ByteVector", 100: "UUID",
     ]
 
     public var description: String { Self.names[rawValue] ?? "type \(rawValue)" }

@@ -11,7 +11,9 @@ import CellarStorage
 /// - strings and byte vectors (value index): the bytes with 0x00 written as 0x00 0x01, then the
 ///   terminator 0x00 0x00, so that a shorter value sorts before its extensions and a prefix of
 ///   the value is a prefix of the key;
-/// - hash indexes: the FNV-1a hash of the bytes, 4 bytes (`hash`) or 8 (`hash64`), big-endian.
+/// - hash indexes: the FNV-1a hash of the bytes, 4 bytes (`hash`) or 8 (`hash64`), big-endian;
+/// - UUIDs: their 16 bytes as stored (RFC 4122 order), unescaped: every one has the same length,
+///   so byte order of the keys is byte order of the values (always a value index).
 enum IndexKey {
     /// Appends the encoded `value` of `property` (without the id) as `index` keys it.
     static func appendValue(_ value: FieldValue, property: PropertySchema, index: IndexSchema, to key: inout [UInt8]) {
@@ -27,6 +29,8 @@ enum IndexKey {
             return .fixed(integerKey(bits, signed: signed), width: 8)
         case .floating(let double):
             return .fixed(orderedBits(double), width: 8)
+        case .bytes(let bytes) where property.type == .uuid:
+            return .escaped(Array(bytes))
         case .bytes(let bytes):
             switch index.kind {
             case .hash32: return .fixed(UInt64(hash32(bytes)), width: 4)
@@ -94,7 +98,8 @@ enum IndexKey {
 
     /// The value part of an index key, before the object id: a fixed-width number (integers,
     /// floats, hashes), kept in a register, or escaped bytes (a value index on strings and byte
-    /// vectors). Equal parts mean equal keys for the same object.
+    /// vectors; a UUID's 16 bytes, which need no escaping). Equal parts mean equal keys for the
+    /// same object.
     enum Part: Equatable {
         /// `width` (4 or 8) big-endian bytes of `bits`.
         case fixed(UInt64, width: Int)

@@ -9,7 +9,8 @@ import Darwin
 /// its bytes. A plain struct, so that going through an entity's list of them retains nothing.
 struct IndexedField: Sendable {
     let slot: Int
-    /// The value's size when fixed; 0 for a string or byte vector (a u32 length, then the bytes).
+    /// The value's size when fixed (16 for a UUID); 0 for a string or byte vector (a u32
+    /// length, then the bytes).
     let size: Int
     let index: IndexSchema
     /// Signed integers are sign-extended, and their keys have the sign bit flipped.
@@ -32,14 +33,18 @@ struct IndexedField: Sendable {
             size = 0
             signed = false
             floating = false
+        case .uuid:
+            size = 16
+            signed = false
+            floating = false
         }
     }
 
     /// Whether `keyBits` makes this field's keys: a number in an index that is not unique (a
     /// unique one is checked first, through the general path).
-    var hasFixedKey: Bool { size > 0 && !index.unique }
+    var hasFixedKey: Bool { size > 0 && size <= 8 && !index.unique }
 
-    /// The key bits (see `IndexKey`) of a number whose `size` stored bytes are `raw`, the same as
+    /// The key bits (see `IndexKey`) of a number (not a UUID) whose `size` stored bytes are `raw`, the same as
     /// `IndexKey.part` gives for its value; nil when it is not indexed (a zero that the index
     /// skips). Only for a field with `hasFixedKey`, on a record this process built (its bytes are
     /// not checked the way `RecordReader.value(of:)` checks a stored one).

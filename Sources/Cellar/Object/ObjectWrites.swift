@@ -179,6 +179,8 @@ extension TransactionContext {
             return property.type == .bool ? (bits == 0 ? "false" : "true") : String(bits)
         case .floating(let double):
             return String(double)
+        case .bytes(let bytes) where property.type == .uuid:
+            return UUIDEncoding.uuid(bytes).uuidString
         case .bytes(let bytes):
             guard property.type == .string else { return "\(bytes.count) bytes" }
             let string = String(decoding: bytes, as: UTF8.self)

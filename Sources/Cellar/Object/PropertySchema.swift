@@ -17,6 +17,8 @@ final class PropertySchema: Sendable {
         case string
         /// Raw bytes (`Data`, `[UInt8]`).
         case bytes
+        /// A UUID: 16 bytes inline, compared as bytes (memcmp order).
+        case uuid
     }
 
     /// "Entity.property", for messages.
@@ -44,6 +46,7 @@ final class PropertySchema: Sendable {
         case .double: kind = .floating(width: 8)
         case .string: kind = .string
         case .byteVector: kind = .bytes
+        case .uuid: kind = .uuid
         default:
             let unsigned = property.flags.contains(.unsigned) || property.type == .relation || property.type == .bool || isId
             kind = .integer(width: property.type.fixedWidth ?? 8, signed: !unsigned)
@@ -67,6 +70,11 @@ final class PropertySchema: Sendable {
 extension PropertySchema.Kind {
     var isString: Bool {
         if case .string = self { return true }
+        return false
+    }
+
+    var isUUID: Bool {
+        if case .uuid = self { return true }
         return false
     }
 }
@@ -97,6 +105,7 @@ struct IndexSchema: Sendable {
         id = property.indexId!.id
         self.ordinal = ordinal
         let flags = property.flags
+        // Numbers and UUIDs have a value index only: their keys are short and fixed in size.
         switch kind {
         case .string, .bytes:
             self.kind = flags.contains(.indexHash64) ? .hash64 : flags.contains(.indexHash) ? .hash32 : .value
@@ -116,6 +125,7 @@ struct IndexSchema: Sendable {
 enum FieldValue: Equatable {
     case integer(UInt64)
     case floating(Double)
+    /// A string's or byte vector's bytes, or a UUID's 16.
     case bytes(UnsafeRawBufferPointer)
 
     static func == (a: FieldValue, b: FieldValue) -> Bool {
@@ -162,6 +172,9 @@ extension RecordReader {
             return .bytes(bytes)
         case .bytes:
             return try bytes(slot: property.slot).map { .bytes($0) }
+        case .uuid:
+            guard let at = try offset(property.slot, size: 16) else { return nil }
+            return .bytes(UnsafeRawBufferPointer(start: base + at, count: 16))
         }
     }
 }

@@ -54,7 +54,7 @@ struct CompiledLeaf {
     init(_ condition: PropertyCondition, property: PropertySchema) throws {
         self.property = property
         operation = condition.operation
-        caseSensitive = condition.caseSensitive
+        caseSensitive = condition.caseSensitive || property.kind.isUUID   // no case in a UUID's bytes
         let what = "\(property.qualifiedName) \(condition.operation.rawValue)"
         func refuse(_ reason: String) -> CellarError { .illegalArgument("query condition \(what): \(reason)") }
 
@@ -97,6 +97,15 @@ struct CompiledLeaf {
             }
             if !property.kind.isString, ![.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .isNil, .isNotNil].contains(operation) {
                 throw refuse("byte vectors are compared with ==, !=, <, <=, >, >=, isNil and isNotNil only")
+            }
+            operands = [.isIn, .isNotIn].contains(operation) ? .bytesSet(Set(values)) : .bytes(values)
+        case .uuid:
+            let values = try condition.values.map { value -> [UInt8] in
+                guard case .uuid(let uuid) = value else { throw refuse("\(property.name) is a UUID; \(value) is not one") }
+                return UUIDEncoding.bytes(uuid)
+            }
+            if [.between, .startsWith, .endsWith, .contains].contains(operation) {
+                throw refuse("UUIDs are compared with ==, !=, <, <=, >, >= (byte order), isIn, isNotIn, isNil and isNotNil only")
             }
             operands = [.isIn, .isNotIn].contains(operation) ? .bytesSet(Set(values)) : .bytes(values)
         }

@@ -84,6 +84,12 @@ public struct ObjectView<E: EntityInspectable> {
         }
     }
 
+    /// A UUID property's value; nil when absent.
+    public func uuid(_ property: Property<E>) throws -> UUID? {
+        try check(property, .uuid)
+        return try record.uuid(slot: property.slot)
+    }
+
     /// A Date property's value; nil when absent.
     public func date(_ property: Property<E>) throws -> Date? {
         switch property.type {

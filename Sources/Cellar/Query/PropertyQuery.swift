@@ -1,7 +1,7 @@
 import Foundation
 
 /// A Swift type the values of a property can be read as in a `PropertyQuery`: integers, `Bool`,
-/// `Float`, `Double`, `String`, `Date`, `Data` and `[UInt8]`.
+/// `Float`, `Double`, `String`, `Date`, `Data`, `[UInt8]` and `UUID`.
 public protocol PropertyQueryValue {
     /// The value from its stored form (a date property's as `.date`); nil when it does not fit
     /// this type.
@@ -83,6 +83,12 @@ extension Date: PropertyQueryValue {
 extension Data: PropertyQueryValue {
     public static func fromStored(_ value: QueryValue) -> Data? {
         if case .bytes(let v) = value { return Data(v) }
+        return nil
+    }
+}
+extension UUID: PropertyQueryValue {
+    public static func fromStored(_ value: QueryValue) -> UUID? {
+        if case .uuid(let v) = value { return v }
         return nil
     }
 }
@@ -237,6 +243,7 @@ public struct PropertyQuery<E: EntityInspectable> {
         case .string(let v): .bytes(Array(v.utf8))
         case .bytes(let v): .bytes(v)
         case .date(let v): .floating(v.timeIntervalSince1970)
+        case .uuid(let v): .bytes(UUIDEncoding.bytes(v))
         }
     }
 
@@ -270,6 +277,8 @@ public struct PropertyQuery<E: EntityInspectable> {
             return .unsigned(bits)
         case .floating(let double):
             return .floating(double)
+        case .bytes(let bytes) where property.kind.isUUID:
+            return .uuid(UUIDEncoding.uuid(bytes))
         case .bytes(let bytes):
             return property.kind.isString ? .string(String(decoding: bytes, as: UTF8.self)) : .bytes(Array(bytes))
         }

@@ -45,6 +45,7 @@ struct CompiledOrder {
             case .integer(_, let signed): return signed && !flags.contains(.unsigned) ? .signed(0) : .unsigned(0)
             case .floating: return .floating(0)
             case .string, .bytes: return .bytes([])
+            case .uuid: return .bytes(UUIDEncoding.bytes(UUIDEncoding.zero))
             }
         }
         switch value {

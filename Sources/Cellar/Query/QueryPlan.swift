@@ -5,10 +5,11 @@ import CellarStorage
 ///
 /// The planner looks at the query's condition, or at the conditions joined by `&&` at its top:
 /// the first one an index serves (`==`, `isIn`, ranges on numbers, `==`, `isIn` and `startsWith`
-/// on strings with a value index, `==` and `isIn` with a hash index) gives the candidates; a
+/// on strings with a value index, `==` and `isIn` with a hash index, `==` and `isIn` on UUIDs)
+/// gives the candidates; a
 /// condition on the id gives a range of keys. When that one condition is the whole query and the
-/// index answers it exactly (a value index on a number, or on a string compared case-sensitively
-/// for `==`, `isIn` or `startsWith`), `count` and `findIds` read the index alone.
+/// index answers it exactly (a value index on a number or a UUID, or on a string compared
+/// case-sensitively for `==`, `isIn` or `startsWith`), `count` and `findIds` read the index alone.
 struct QueryPlan {
     enum Source {
         case scan
@@ -83,6 +84,10 @@ struct QueryPlan {
             guard leaf.operation == .equal || (leaf.operation == .startsWith && index.kind == .value) else { return nil }
             return (.index(index, [stringPrefix(values[0], index: index, whole: leaf.operation == .equal)]),
                     index.kind == .value, leaf.operation == .equal ? 1 : 3)
+        case (.uuid, .bytes(let values)) where leaf.operation == .equal:
+            return (.index(index, [KeyRange.prefix(values[0])]), true, 1)
+        case (.uuid, .bytesSet(let set)) where leaf.operation == .isIn:
+            return (.index(index, set.sorted { CompiledLeaf.lexicographic($0, $1) < 0 }.map { KeyRange.prefix($0) }), true, 1)
         case (.string, .bytesSet(let set)) where leaf.caseSensitive && leaf.operation == .isIn:
             return (.index(index, set.sorted { CompiledLeaf.lexicographic($0, $1) < 0 }.map { stringPrefix($0, index: index, whole: true) }),
                     index.kind == .value, 1)

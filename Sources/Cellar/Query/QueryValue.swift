@@ -15,6 +15,8 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
     case string(String)
     case bytes([UInt8])
     case date(Date)
+    /// A UUID; compared with a UUID property's stored bytes (RFC 4122 order).
+    case uuid(UUID)
 
     public var description: String {
         switch self {
@@ -24,6 +26,7 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case .string(let v): "\"\(v)\""
         case .bytes(let v): "\(v.count) bytes"
         case .date(let v): "\(v)"
+        case .uuid(let v): v.uuidString
         }
     }
 
@@ -35,6 +38,7 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case (.string(let x), .string(let y)): UTF8Bytes.equal(x, y)
         case (.bytes(let x), .bytes(let y)): x == y
         case (.date(let x), .date(let y)): x == y
+        case (.uuid(let x), .uuid(let y)): x == y
         default: false
         }
     }
@@ -47,12 +51,13 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case .string(let v): hasher.combine(3 as UInt8); UTF8Bytes.hash(v, into: &hasher)
         case .bytes(let v): hasher.combine(4 as UInt8); hasher.combine(v)
         case .date(let v): hasher.combine(5 as UInt8); hasher.combine(v)
+        case .uuid(let v): hasher.combine(6 as UInt8); hasher.combine(v)
         }
     }
 }
 
 /// A Swift value a query condition can compare a property with: integers, `Bool`, `Float`,
-/// `Double`, `String`, `Date`, `Data`, `[UInt8]` and `EntityId`. Enums and custom types are
+/// `Double`, `String`, `Date`, `Data`, `[UInt8]`, `UUID` and `EntityId`. Enums and custom types are
 /// queried by their database value (`Status.done.rawValue`).
 public protocol QueryValueConvertible: Sendable {
     var queryValue: QueryValue { get }
@@ -75,4 +80,5 @@ extension String: QueryValueConvertible { public var queryValue: QueryValue { .s
 extension Date: QueryValueConvertible { public var queryValue: QueryValue { .date(self) } }
 extension Data: QueryValueConvertible { public var queryValue: QueryValue { .bytes(Array(self)) } }
 extension Array: QueryValueConvertible where Element == UInt8 { public var queryValue: QueryValue { .bytes(self) } }
+extension UUID: QueryValueConvertible { public var queryValue: QueryValue { .uuid(self) } }
 extension EntityId: QueryValueConvertible { public var queryValue: QueryValue { .unsigned(value) } }

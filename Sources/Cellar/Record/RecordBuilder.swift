@@ -121,6 +121,18 @@ public final class RecordBuilder {
         if let value { try addNanoseconds(value, slot: slot) }
     }
 
+    /// Adds a UUID as its 16 bytes, in RFC 4122 order (as `uuid_t` holds them).
+    @inlinable
+    public func add(_ value: UUID, slot: Int) {
+        let at = field(slot, size: 16)
+        withUnsafeBytes(of: value.uuid) { (state.pointee.buffer + at).copyMemory(from: $0.baseAddress!, byteCount: 16) }
+    }
+
+    @inlinable
+    public func add(_ value: UUID?, slot: Int) {
+        if let value { add(value, slot: slot) }
+    }
+
     // MARK: Strings and bytes
 
     /// Adds a string as its UTF-8 bytes.

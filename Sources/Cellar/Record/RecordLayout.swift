@@ -7,7 +7,8 @@
 ///            0 = the field is absent. A record is narrow when it is shorter than 64 KiB.
 /// then       the fields, in the order they were written:
 ///              scalars at their natural width (Bool 1 byte, 0 or 1; integers; Float and
-///              Double as their bit patterns; dates as Int64 milliseconds or nanoseconds);
+///              Double as their bit patterns; dates as Int64 milliseconds or nanoseconds;
+///              UUIDs as their 16 bytes in RFC 4122 order);
 ///              strings and byte vectors as a u32 length, then the bytes (UTF-8 for strings)
 /// ```
 ///

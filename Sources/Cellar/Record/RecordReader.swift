@@ -124,6 +124,14 @@ public struct RecordReader {
         try read(Int64.self, slot: slot).map { DateEncoding.date(nanoseconds: $0) }
     }
 
+    /// A UUID (16 bytes, RFC 4122 order); nil when absent. Throws `fileCorrupt` when fewer than
+    /// 16 bytes are left in the record at the field's offset.
+    @inlinable
+    public func uuid(slot: Int) throws -> UUID? {
+        guard let at = try offset(slot, size: 16) else { return nil }
+        return UUIDEncoding.uuid(UnsafeRawBufferPointer(start: base + at, count: 16))
+    }
+
     // MARK: Strings and bytes
 
     /// The bytes of the string or byte vector in `slot`, in place; nil when absent.

@@ -29,6 +29,7 @@ extension RecordBuilder {
             case 1: add(try record.read(UInt8.self, slot: slot), slot: slot)
             case 2: add(try record.read(UInt16.self, slot: slot), slot: slot)
             case 4: add(try record.read(UInt32.self, slot: slot), slot: slot)
+            case 16: add(try record.uuid(slot: slot), slot: slot)
             default: add(try record.read(UInt64.self, slot: slot), slot: slot)
             }
         } else if let bytes = try record.bytes(slot: slot) {

@@ -187,6 +187,53 @@ extension Comment {
     static let ticket = Cellar.Property<Comment>(name: "ticket", id: 3, type: Cellar.PropertyType(rawValue: 11))
 }
 
+// MARK: - Device
+
+extension Device: Cellar.EntityInspectable {
+    static let entityBinding = DeviceCellarBinding()
+}
+
+/// Stores and reads `Device` objects (entity Device, 5:7980844868420013494).
+struct DeviceCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Device
+
+    init() {}
+
+    var entityName: String { "Device" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 5, uid: 7980844868420013494) }
+    var slotCount: Int { 4 }
+
+    func id(of entity: Device) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Device) { entity.id = id }
+
+    func write(_ entity: Device, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.id2, slot: 1)
+        record.add(entity.ref, slot: 2)
+        record.add(entity.name, slot: 3)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Device {
+        let entity = Device()
+        entity.id = id
+        entity.id2 = try record.uuid(slot: 1) ?? Cellar.UUIDEncoding.zero
+        entity.ref = try record.uuid(slot: 2)
+        entity.name = try record.string(slot: 3) ?? ""
+        return entity
+    }
+}
+
+extension Device {
+    /// `id` in queries: property "id" (1:3554863394338180669), Long.
+    static let id = Cellar.Property<Device>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `id2` in queries: property "id2" (2:501132621678612216), UUID.
+    static let id2 = Cellar.Property<Device>(name: "id2", id: 2, type: Cellar.PropertyType(rawValue: 100))
+    /// `ref` in queries: property "ref" (3:5194490856055370610), UUID.
+    static let ref = Cellar.Property<Device>(name: "ref", id: 3, type: Cellar.PropertyType(rawValue: 100))
+    /// `name` in queries: property "name" (4:3051363989780764186), String.
+    static let name = Cellar.Property<Device>(name: "name", id: 4, type: Cellar.PropertyType(rawValue: 9))
+}
+
 // MARK: - Reading
 
 extension Reading: Cellar.EntityInspectable {
@@ -286,8 +333,16 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "text", id: Cellar.IdUid(id: 2, uid: 8275653764835365429), type: Cellar.PropertyType(rawValue: 9)),
                     Cellar.ModelProperty(name: "ticket", id: Cellar.IdUid(id: 3, uid: 7469401950676137439), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 1, uid: 5072934735057141879), relationTarget: "Ticket"),
                 ]),
+            Cellar.ModelEntity(
+                name: "Device", id: Cellar.IdUid(id: 5, uid: 7980844868420013494), lastPropertyId: Cellar.IdUid(id: 4, uid: 3051363989780764186),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 3554863394338180669), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "id2", id: Cellar.IdUid(id: 2, uid: 501132621678612216), type: Cellar.PropertyType(rawValue: 100), flags: Cellar.PropertyFlags(rawValue: 40), indexId: Cellar.IdUid(id: 2, uid: 2185503565361576382)),
+                    Cellar.ModelProperty(name: "ref", id: Cellar.IdUid(id: 3, uid: 5194490856055370610), type: Cellar.PropertyType(rawValue: 100), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 3, uid: 7872231772731697499)),
+                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 4, uid: 3051363989780764186), type: Cellar.PropertyType(rawValue: 9)),
+                ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 4, uid: 4486559450079830933), lastIndexId: Cellar.IdUid(id: 1, uid: 5072934735057141879),
+        lastEntityId: Cellar.IdUid(id: 5, uid: 7980844868420013494), lastIndexId: Cellar.IdUid(id: 3, uid: 7872231772731697499),
         lastRelationId: Cellar.IdUid(id: 1, uid: 5999317382176583668), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])

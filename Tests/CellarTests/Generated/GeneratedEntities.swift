@@ -94,6 +94,18 @@ final class Comment: Entity {
     }
 }
 
+/// UUIDs: one unique (a value index on its 16 bytes), one optional and indexed.
+final class Device: Entity {
+    var id: Id = 0
+    // cellar: unique
+    var id2: UUID = UUID()
+    // cellar: index
+    var ref: UUID?
+    var name: String = ""
+
+    required init() {}
+}
+
 struct Reading: Entity, Equatable {
     var id: EntityId<Reading> = 0
     var value: Double = 0
