@@ -8,8 +8,9 @@
 // When the record verifies, every typed value is written again with `RecordBuilder` and read
 // back: the values must be the same (the builder and the reader agree on the layout).
 import Cellar
+import Foundation
 
-let types: [PropertyType] = [.bool, .byte, .short, .int, .long, .float, .double, .string, .date, .byteVector, .dateNano, .relation]
+let types: [PropertyType] = [.bool, .byte, .short, .int, .long, .float, .double, .string, .date, .byteVector, .dateNano, .relation, .uuid]
 
 /// One decoded value, compared by bits (so that NaN equals itself).
 enum Value: Equatable {
@@ -30,6 +31,7 @@ func readAll(_ reader: RecordReader, _ slotTypes: [PropertyType?]) throws -> [Va
         case .double: return try reader.double(slot: slot).map { .integer($0.bitPattern) } ?? .absent
         case .string: return try reader.string(slot: slot).map { .bytes(Array($0.utf8)) } ?? .absent
         case .byteVector: return try reader.byteArray(slot: slot).map { .bytes($0) } ?? .absent
+        case .uuid: return try reader.uuid(slot: slot).map { .bytes(UUIDEncoding.bytes($0)) } ?? .absent
         default: return try reader.read(UInt64.self, slot: slot).map { .integer($0) } ?? .absent
         }
     }
@@ -50,7 +52,13 @@ func write(_ values: [Value], _ slotTypes: [PropertyType?], into builder: Record
             default: builder.add(bits, slot: slot)
             }
         case .bytes(let bytes):
-            if type == .string { builder.add(String(decoding: bytes, as: UTF8.self), slot: slot) } else { builder.add(bytes, slot: slot) }
+            if type == .string {
+                builder.add(String(decoding: bytes, as: UTF8.self), slot: slot)
+            } else if type == .uuid {
+                bytes.withUnsafeBytes { builder.add(UUIDEncoding.uuid($0), slot: slot) }
+            } else {
+                builder.add(bytes, slot: slot)
+            }
         }
     }
 }
@@ -80,6 +88,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = try? reader.data(slot: slot)
         _ = try? reader.date(slot: slot)
         _ = try? reader.dateNanoseconds(slot: slot)
+        _ = try? reader.uuid(slot: slot)
     }
     guard (try? reader.verify(types: slotTypes)) != nil, let values = try? readAll(reader, slotTypes) else { return 0 }
     // Slots beyond the record read as absent; write back only the record's own slots.
