@@ -50,9 +50,9 @@ extension ModelSync {
                                                holder: holder.map { "property \(entity.name).\($0.name) (\($0.id))" }))
             }
         }
-        try checkNoIdMoved(code: indexes(of: code), stored: indexes(of: stored), kinds: "indexes",
+        try checkNoIdMoved(code: code.namedIndexIds, stored: stored.namedIndexIds, kinds: "indexes",
                            describe: { "the index of \($0)" }, call: { "the index of \($0)" })
-        try checkNoIdMoved(code: relations(of: code), stored: relations(of: stored), kinds: "relations",
+        try checkNoIdMoved(code: code.namedRelationIds, stored: stored.namedRelationIds, kinds: "relations",
                            describe: { "relation \($0)" }, call: { $0 })
     }
 
@@ -88,19 +88,5 @@ extension ModelSync {
             return "\(start), and \(holder) has ID \(stored.id) now, as when a merge conflict of the model JSON (two \(kinds) with ID \(stored.id)) was resolved by giving \(name) the next free ID. \(recreate). Keep the model file as it is: setting \(name) back to \(stored) would clash with \(holder), and the databases made with the model since have \(name) at \(code.id)"
         }
         return "\(start): its ID was changed in the model file since this database was made. \(recreate). Only if that change was a mistake and the model file with it was never shared, set \(name) back to \"\(stored)\" in the model file instead"
-    }
-
-    /// Every index of `model`, named by its property (`Entity.property`).
-    private static func indexes(of model: Model) -> [(name: String, id: IdUid)] {
-        model.entities.flatMap { entity in
-            entity.properties.compactMap { property in
-                property.indexId.flatMap { $0.isZero ? nil : ("\(entity.name).\(property.name)", $0) }
-            }
-        }
-    }
-
-    /// Every standalone relation of `model`, named `Entity.relation`.
-    private static func relations(of model: Model) -> [(name: String, id: IdUid)] {
-        model.entities.flatMap { entity in entity.relations.map { ("\(entity.name).\($0.name)", $0.id) } }
     }
 }

@@ -44,24 +44,20 @@ extension Model {
                                 requireSupportedTypes: requireSupportedTypes)
         }
         // Index and relation IDs are unique across the whole model.
-        let indexes = entities.flatMap { entity in
-            entity.properties.compactMap { property in
-                property.indexId.flatMap { $0.isZero ? nil : ("\(entity.name).\(property.name)", $0) }
-            }
-        }
-        let relations = entities.flatMap { entity in entity.relations.map { ("\(entity.name).\($0.name)", $0.id) } }
-        let nextIndexId = max(lastIndexId.id, indexes.map(\.1.id).max() ?? 0) + 1
-        let nextRelationId = max(lastRelationId.id, relations.map(\.1.id).max() ?? 0) + 1
-        var indexIds: [UInt32: (String, IdUid)] = [:]
-        for index in indexes {
-            if let other = indexIds.updateValue(index, forKey: index.1.id) {
-                throw CellarError.schema(Self.duplicateId(source, "the indexes of", other, index, member: "indexId", next: nextIndexId, last: "\"lastIndexId\""))
-            }
-        }
-        var relationIds: [UInt32: (String, IdUid)] = [:]
-        for relation in relations {
-            if let other = relationIds.updateValue(relation, forKey: relation.1.id) {
-                throw CellarError.schema(Self.duplicateId(source, "relations", other, relation, member: "id", next: nextRelationId, last: "\"lastRelationId\""))
+        try Self.checkUniqueIds(namedIndexIds, source: source, kinds: "the indexes of", member: "indexId",
+                                lastId: lastIndexId, last: "\"lastIndexId\"")
+        try Self.checkUniqueIds(namedRelationIds, source: source, kinds: "relations", member: "id",
+                                lastId: lastRelationId, last: "\"lastRelationId\"")
+    }
+
+    /// Throws `duplicateId`'s message for the first two of `items` with the same ID.
+    private static func checkUniqueIds(_ items: [(name: String, id: IdUid)], source: String, kinds: String, member: String,
+                                       lastId: IdUid, last: String) throws {
+        let next = max(lastId.id, items.map(\.id.id).max() ?? 0) + 1
+        var seen: [UInt32: (name: String, id: IdUid)] = [:]
+        for item in items {
+            if let other = seen.updateValue(item, forKey: item.id.id) {
+                throw CellarError.schema(duplicateId(source, kinds, other, item, member: member, next: next, last: last))
             }
         }
     }
@@ -144,6 +140,20 @@ extension ModelEntity {
 }
 
 extension Model {
+    /// Every index of the model, named by its property (`Entity.property`).
+    var namedIndexIds: [(name: String, id: IdUid)] {
+        entities.flatMap { entity in
+            entity.properties.compactMap { property in
+                property.indexId.flatMap { $0.isZero ? nil : ("\(entity.name).\(property.name)", $0) }
+            }
+        }
+    }
+
+    /// Every standalone relation of the model, named `Entity.relation`.
+    var namedRelationIds: [(name: String, id: IdUid)] {
+        entities.flatMap { entity in entity.relations.map { ("\(entity.name).\($0.name)", $0.id) } }
+    }
+
     /// Every UID the model retired: entities, properties, indexes, relations.
     public var retiredUids: Set<UInt64> {
         Set(retiredEntityUids + retiredPropertyUids + retiredIndexUids + retiredRelationUids)
