@@ -139,26 +139,25 @@ enum Syscall {
     /// Throws unless `fd` is a regular file: a directory is `EISDIR` (as a writable `open` says),
     /// anything else (a device, a pipe, a socket) `notAStore`.
     static func requireRegularFile(_ fd: Int32, path: String) throws {
-        var info = stat()
-        while fstat(fd, &info) != 0 {
-            let code = errno()
-            if code == EINTR { continue }
-            throw StorageError.io(operation: "fstat", errno: code, path: path)
-        }
-        let type = info.st_mode & S_IFMT
+        let type = try status(fd, path: path).st_mode & S_IFMT
         if type == S_IFREG { return }
         if type == S_IFDIR { throw StorageError.io(operation: "open", errno: EISDIR, path: path) }
         throw StorageError.notAStore(path: path, reason: "it is not a regular file")
     }
 
     static func size(_ fd: Int32, path: String) throws -> UInt64 {
+        UInt64(try status(fd, path: path).st_size)
+    }
+
+    /// `fstat`, looping on EINTR.
+    private static func status(_ fd: Int32, path: String) throws -> stat {
         var info = stat()
         while fstat(fd, &info) != 0 {
             let code = errno()
             if code == EINTR { continue }
             throw StorageError.io(operation: "fstat", errno: code, path: path)
         }
-        return UInt64(info.st_size)
+        return info
     }
 
     static func close(_ fd: Int32) {
