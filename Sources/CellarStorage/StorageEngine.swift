@@ -140,23 +140,24 @@ public final class StorageEngine: @unchecked Sendable {
             opened = file
             var size = try file.size()
             let header: FileHeader
-            let existing = Result { try Self.readHeader(file) }
+            // The file's start, read once: all of a file too short to hold a commit, else the header.
+            let start = try Self.readStart(of: file, count: size <= UInt64(FileHeader.size) ? Int(size) : FileHeader.encodedSize)
+            let existing = Result { try start.withUnsafeBytes { try FileHeader.decode($0) } }
+            if case .failure = existing, !Self.isUnfinishedHeader(size <= UInt64(FileHeader.size) ? start[...] : start.prefix(8)) {
+                // Any other file is someone else's, and is left alone.
+                throw StorageError.notAStore(path: dataPath, reason: size <= UInt64(FileHeader.size)
+                    ? "its \(size) bytes do not start with Cellar's header" : "it does not start with Cellar's magic")
+            }
             if size <= UInt64(FileHeader.size), case .failure = existing {
-                // No valid header and no room for a commit. A store whose creation was cut short
+                // No valid header and no room for a commit: a store whose creation was cut short
                 // (empty, zeros, or the start of Cellar's header) holds nothing committed and is
-                // created anew; any other file is someone else's, and is left alone.
-                guard try Self.isUnfinishedHeader(file, size: size) else {
-                    throw StorageError.notAStore(path: dataPath, reason: "its \(size) bytes do not start with Cellar's header")
-                }
+                // created anew.
                 guard !options.readOnly else {
                     throw StorageError.fileCorrupt(offset: 0, reason: "the store was never completely created (no valid header)")
                 }
                 header = try Self.createHeader(file, directory: options.inMemory ? nil : directory)
                 size = UInt64(FileHeader.size)
             } else {
-                if case .failure(StorageError.fileCorrupt(0, _)) = existing, try !Self.isUnfinishedHeader(file, size: 8) {
-                    throw StorageError.notAStore(path: dataPath, reason: "it does not start with Cellar's magic")
-                }
                 header = try existing.get()
                 if size < UInt64(FileHeader.size) && !options.readOnly {
                     // A valid header whose superblock area was never written: complete it.
@@ -547,6 +548,13 @@ public final class StorageEngine: @unchecked Sendable {
         guard let policy = options.automaticCompaction, policy.atOpen else { return nil }
         let snapshot = current.load(ordering: .acquiring)
         guard compactionDue(end: snapshot.committedLength, liveBytes: snapshot.liveBytes) else { return nil }
+        return compactAutomatically(policy)
+    }
+
+    /// A compaction the policy started, at open or after a commit. One that fails leaves the store
+    /// as it was (the store goes on with its file) and is not tried again before the log has grown
+    /// by the policy's minimum size.
+    private func compactAutomatically(_ policy: StorageOptions.AutomaticCompaction) -> CompactionReport? {
         do {
             return try compact()
         } catch {
@@ -565,13 +573,7 @@ public final class StorageEngine: @unchecked Sendable {
         compactionQueue.async { [weak self] in
             guard let self else { return }
             defer { compactionScheduled.store(false, ordering: .releasing) }
-            do {
-                _ = try compact()
-            } catch {
-                // The store goes on with its file (compaction leaves it as it was); try again once
-                // the log has grown by the policy's minimum size.
-                automaticCompactionFloor.store(fileSize + policy.minimumFileSize, ordering: .relaxed)
-            }
+            _ = compactAutomatically(policy)
         }
     }
 
@@ -665,21 +667,24 @@ public final class StorageEngine: @unchecked Sendable {
         }
     }
 
-    /// Whether the first `size` bytes of `file` (at most 4096) are what a creation that was cut
-    /// short leaves: nothing, zeros, or bytes that begin with Cellar's magic (as much of it as fits).
-    private static func isUnfinishedHeader(_ file: any StorageFile, size: UInt64) throws -> Bool {
-        var bytes = [UInt8](repeating: 0, count: Int(min(size, UInt64(FileHeader.size))))
-        let n = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
-        let read = bytes[0..<n]
-        if read.allSatisfy({ $0 == 0 }) { return true }
+    /// Whether `bytes`, the start of a data file without a valid header, are what a creation that
+    /// was cut short leaves: nothing, zeros, or bytes that begin with Cellar's magic (as much of it
+    /// as there is).
+    private static func isUnfinishedHeader(_ bytes: ArraySlice<UInt8>) -> Bool {
+        if bytes.allSatisfy({ $0 == 0 }) { return true }
         let magic = FileHeader.magic
-        return read.prefix(magic.count).elementsEqual(magic.prefix(min(n, magic.count)))
+        return bytes.prefix(magic.count).elementsEqual(magic.prefix(min(bytes.count, magic.count)))
+    }
+
+    /// The first `count` bytes of `file` (fewer when it is shorter).
+    private static func readStart(of file: any StorageFile, count: Int) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let n = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+        return Array(bytes[0..<n])
     }
 
     static func readHeader(_ file: any StorageFile) throws -> FileHeader {
-        var bytes = [UInt8](repeating: 0, count: FileHeader.encodedSize)
-        let n = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
-        return try bytes.withUnsafeBytes { try FileHeader.decode(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+        try readStart(of: file, count: FileHeader.encodedSize).withUnsafeBytes { try FileHeader.decode($0) }
     }
 
     private static func createHeader(_ file: any StorageFile, directory: String?) throws -> FileHeader {
