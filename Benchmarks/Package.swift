@@ -31,7 +31,7 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
-        // What engine-bench and box-bench share: the command line, the clock, WORKLOAD.md's random
+        // What engine-bench and box-bench share: the command line, the clock, the CRUD workload's random
         // order, temporary folders on disk, the table and tsv output.
         .target(
             name: "BenchSupport",
@@ -43,7 +43,7 @@ let package = Package(
             dependencies: ["BenchSupport", "CLMDB"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // WORKLOAD.md's `Note` entity, its hand-written binding and objects: box-bench and query-bench.
+        // The CRUD workload's `Note` entity, its hand-written binding and objects: box-bench and query-bench.
         .target(
             name: "BenchNote",
             dependencies: [.product(name: "Cellar", package: root)],
@@ -70,7 +70,7 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // WORKLOAD.md's query steps e, e2 and e3 through Cellar's query API, beside ObjectBox's anchors.
+        // The CRUD workload's query steps e, e2 and e3 through Cellar's query API, beside ObjectBox's anchors.
         .executableTarget(
             name: "query-bench",
             dependencies: [
@@ -80,7 +80,7 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // WORKLOAD.md's CRUD steps a b c d e e2 e3 f g: Cellar through its public API beside SQLite
+        // The CRUD workload's steps a b c d e e2 e3 f g: Cellar through its public API beside SQLite
         // through GRDB, in one process, with ObjectBox's anchors. Its `Note` entity is generated as
         // an app's is: `swift package --package-path Benchmarks --allow-writing-to-package-directory
         // cellar-generate --target crud` keeps model-crud.json and generated/EntityInfo-crud.generated.swift.
@@ -108,7 +108,7 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        // The object layer's hot paths on WORKLOAD.md's `Note`: record encode/decode, a cursor seek
+        // The object layer's hot paths on the CRUD workload's `Note`: record encode/decode, a cursor seek
         // (node search), Box put/get, a query's count and findIds.
         .executableTarget(
             name: "ObjectMicro",

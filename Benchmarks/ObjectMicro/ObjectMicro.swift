@@ -1,4 +1,4 @@
-// Micro-benchmarks of the object layer's hot paths (package-benchmark), on WORKLOAD.md's `Note`
+// Micro-benchmarks of the object layer's hot paths (package-benchmark), on the CRUD workload's `Note`
 // (BenchNote: the hand-written binding, as the generator writes one).
 //
 //   swift package --package-path Benchmarks benchmark --target ObjectMicro
@@ -75,7 +75,7 @@ func shuffled<T>(_ values: [T], seed: UInt64) -> [T] {
 
 // MARK: - Record encode / decode
 
-/// 256 of WORKLOAD.md's notes and their records, encoded once.
+/// 256 of the CRUD workload's notes and their records, encoded once.
 final class RecordFixture: @unchecked Sendable {
     static let count = 256
     static let shared = RecordFixture()
@@ -231,9 +231,9 @@ func nodeSearchBenchmarks() {
     }
 }
 
-// MARK: - Box put / get and a query, on a store of WORKLOAD.md's notes
+// MARK: - Box put / get and a query, on a store of the CRUD workload's notes
 
-/// A store (the `author` index of `Note.indexedModel`, default options) holding WORKLOAD.md's
+/// A store (the `author` index of `Note.indexedModel`, default options) holding the CRUD workload's
 /// notes 1...count, in a temporary folder.
 final class StoreFixture: @unchecked Sendable {
     static let count = 100_000

@@ -1,4 +1,4 @@
-/* The check of crud's LMDB ruler: steps a, b, c, d, e and e3 of WORKLOAD.md on LMDB from C, with
+/* The check of crud's LMDB ruler: steps a, b, c, d, e and e3 of docs/crud-workload.md on LMDB from C, with
  * the object bytes of Sources/crud/FlatNote.swift, to compare with `crud --engines lmdb` (Swift
  * driving the same LMDB calls) on the same machine. If the two agree, the Swift driver adds
  * nothing and crud's "lmdb now/then" measures the machine, not the driver.

@@ -8,7 +8,7 @@ public func lmdbCheck(_ rc: Int32, _ what: String) throws {
     if rc != 0 { throw BenchError("lmdb: \(what) failed: \(String(cString: mdb_strerror(rc)))") }
 }
 
-/// An environment as WORKLOAD.md's anchors opened theirs: env flags 0 (a durable commit syncs the
+/// An environment as the CRUD workload's anchors opened theirs: env flags 0 (a durable commit syncs the
 /// data, then writes the meta page with O_DSYNC), map size 16 GiB, up to 4 named DBIs, in the
 /// existing folder `directory`. The caller closes it (`mdb_env_close`).
 public func openLMDBEnvironment(directory: String) throws -> OpaquePointer {

@@ -1,11 +1,11 @@
 import Cellar
 import Foundation
 
-// WORKLOAD.md's `Note` as an app would declare it, shared by box-bench and query-bench, with the
+// The CRUD workload's `Note` as an app would declare it, shared by box-bench and query-bench, with the
 // binding written by hand the way the generator writes one (property ID k = record slot k − 1;
 // dates through `add(_: Date, slot:)`). Two models: `Note.model` without the author index
 // (box-bench: neither of its ways maintains one) and `Note.indexedModel` with it (query-bench:
-// WORKLOAD.md's `author` flagged INDEXED|UNSIGNED, index id 1). The binding is the same for both:
+// The CRUD workload's `author` flagged INDEXED|UNSIGNED, index id 1). The binding is the same for both:
 // the store maintains the index from the model.
 // Public and `@inlinable` so that the benchmarks call it as if it were in their own module.
 
@@ -41,7 +41,7 @@ public struct Note: Entity, EntityInspectable, Equatable, Sendable {
 
     static let uid: UInt64 = 7_245_113_000_000
 
-    /// The model entity: ObjectBox property ids 1...6, as WORKLOAD.md numbers them; `author`
+    /// The model entity: ObjectBox property ids 1...6, as docs/crud-workload.md numbers them; `author`
     /// indexed (INDEXED|UNSIGNED, index id 1) when `indexed`.
     public static func makeModelEntity(indexed: Bool) -> ModelEntity {
         func property(_ name: String, _ id: UInt32, _ type: PropertyType, _ flags: PropertyFlags = [],
@@ -71,12 +71,12 @@ public struct Note: Entity, EntityInspectable, Equatable, Sendable {
     public static let indexedModel = Model(entities: [makeModelEntity(indexed: true)], lastEntityId: modelEntity.id,
                                            lastIndexId: authorIndex)
 
-    // MARK: WORKLOAD.md's objects
+    // MARK: the CRUD workload's objects
 
     public static let baseMs: Int64 = 1_700_000_000_000
     public static let lorem = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua."
 
-    /// Objects 1...n as WORKLOAD.md builds them (id 0, not stored yet); object i at index i − 1.
+    /// Objects 1...n as docs/crud-workload.md builds them (id 0, not stored yet); object i at index i − 1.
     public static func fresh(_ n: Int) -> [Note] {
         let loremPrefix = String(lorem.prefix(85))
         var notes: [Note] = []

@@ -1,4 +1,4 @@
-// What engine-bench and box-bench share: the command line, the clock, WORKLOAD.md's random order,
+// What engine-bench and box-bench share: the command line, the clock, the CRUD workload's random order,
 // the temporary folders on disk and the output (table and tsv lines).
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -41,9 +41,9 @@ public func median(_ xs: [Double]) -> Double {
     return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
 }
 
-// MARK: - WORKLOAD.md's random order
+// MARK: - the CRUD workload's random order
 
-/// WORKLOAD.md: `perm[k] = k + 1`, then Fisher–Yates from the end with SplitMix64 seeded with 42.
+/// docs/crud-workload.md: `perm[k] = k + 1`, then Fisher–Yates from the end with SplitMix64 seeded with 42.
 public func randomOrder(_ n: Int) -> [UInt64] {
     var perm = (0..<n).map { UInt64($0 + 1) }
     var rng = SplitMix64(state: 42)

@@ -3,7 +3,7 @@
 //
 //   swift run -c release --package-path Benchmarks box-bench --n 100000 [--runs 5] [--format tsv] [--dir PATH] [--ways box,raw]
 //
-// Both ways store WORKLOAD.md's `Note` (6 fields, no index) as the same record bytes under the
+// Both ways store the CRUD workload's `Note` (6 fields, no index) as the same record bytes under the
 // same keys, built and read by the same `RecordBuilder` / `RecordReader` calls (the binding's),
 // durability `.none`. Steps, each run for both ways back to back (which goes first alternates
 // per run), on fresh stores in a new temporary folder on disk (never tmpfs):
@@ -44,7 +44,7 @@ enum Step: String, CaseIterable {
     }
 }
 
-/// The requirement: Box loses at most 15% against the raw engine.
+/// The requirement: Box loses at most 15% against the raw engine.
 let requiredRatio = 0.85
 
 struct Options: BenchOptions {

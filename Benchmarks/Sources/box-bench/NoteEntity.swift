@@ -18,7 +18,7 @@ final class NoteWorkload {
     let updated: [Note]
     /// Step put1's objects (ids 1...singles): modificationDate = creationDate + 120 s.
     let single: [Note]
-    /// 1...n in WORKLOAD.md's random order.
+    /// 1...n in the CRUD workload's random order.
     let permutation: [Id]
     /// 1...n, for remove.
     let ids: [Id]

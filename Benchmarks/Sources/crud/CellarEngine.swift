@@ -41,7 +41,7 @@ enum CellarEngine {
             try check("a, compacted: box.count() == N", try box.count() == n)
         }
 
-        // b: one read transaction, every object by id in WORKLOAD.md's random order, title length
+        // b: one read transaction, every object by id in the CRUD workload's random order, title length
         // read from the stored record (Box.visit(id:), as the anchors read one FlatBuffers field).
         start = now()
         let (found, titleBytes) = try timedVisits(store, box, w.permutation)

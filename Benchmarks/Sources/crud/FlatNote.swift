@@ -1,4 +1,4 @@
-/// WORKLOAD.md's object bytes for the LMDB engine: one FlatBuffers table of 200 bytes per `Note`,
+/// The CRUD workload's object bytes for the LMDB engine: one FlatBuffers table of 200 bytes per `Note`,
 /// laid out as the anchors' C harness builds it, and a generic table reader (a vtable lookup per
 /// field), so that the LMDB figures measured beside Cellar do the anchors' work.
 ///
@@ -15,7 +15,7 @@
 /// | 92..<200 | text: u32 length 100, the bytes, NUL, padding to 4 |
 ///
 /// Slots (ObjectBox property id − 1): 0 id, 1 title, 2 text, 3 creationDate, 4 modificationDate,
-/// 5 author. Strings of other lengths than WORKLOAD.md's make other sizes; the builder handles any.
+/// 5 author. Strings of other lengths than the CRUD workload's make other sizes; the builder handles any.
 enum FlatNote {
     /// The vtable's field offsets (from the table's start) in slot order.
     static let fieldOffsets: [UInt16] = [4, 36, 40, 12, 20, 28]

@@ -2,18 +2,18 @@ import BenchSupport
 import BenchLMDB
 import Foundation
 
-/// The steps on LMDB 0.9.24 exactly as WORKLOAD.md's "LMDB raw" anchors ran them: env flags 0
+/// The steps on LMDB 0.9.24 exactly as the CRUD workload's "LMDB raw" anchors ran them: env flags 0
 /// (every commit durable), map size 16 GiB, DBI `notes` (8-byte big-endian id → the `FlatNote`
 /// bytes) and DBI `author_idx` (author BE8 ‖ id BE8 → empty), a generic put (`mdb_get` the old
 /// version, `mdb_put` the object; when there was none or its author differs, `mdb_put` the index
 /// entry and `mdb_del` the old one), reads through a generic FlatBuffers table reader.
 ///
-/// Not a competitor Cellar is judged against: the ruler. WORKLOAD.md has LMDB's figures from the
+/// Not a competitor Cellar is judged against: the ruler. docs/crud-workload.md has LMDB's figures from the
 /// day its ObjectBox anchors were measured, so LMDB measured again in the same run says how much
 /// faster or slower this machine is now, and scales ObjectBox's anchors to it (Crud.swift).
 /// bget and e2find (objects built) have no LMDB counterpart and are not run.
 enum LMDBEngine {
-    /// A step's figure from WORKLOAD.md's "LMDB raw" column, at N = 100,000 and 1,000,000.
+    /// A step's figure from the CRUD workload's "LMDB raw" column, at N = 100,000 and 1,000,000.
     static func anchor(_ step: Step, _ n: Int) -> Double? {
         switch (step, n) {
         case (.a, 100_000): 1_221_304
@@ -30,7 +30,7 @@ enum LMDBEngine {
         case (.e3, 1_000_000): 12_354
         case (.f, 100_000): 4_731
         case (.f, 1_000_000): 3_373
-        // g (2.49M and 2.36M objects/s in WORKLOAD.md) is left out: two `mdb_drop`s and a commit
+        // g (2.49M and 2.36M objects/s in docs/crud-workload.md) is left out: two `mdb_drop`s and a commit
         // run here at 50–150M objects/s, so the anchor's figure cannot have timed the same work.
         default: nil
         }
@@ -53,7 +53,7 @@ enum LMDBEngine {
             index = try env.open(txn, "author_idx")
         }
 
-        /// WORKLOAD.md's generic put of object i (1-based) with this modificationDate.
+        /// The CRUD workload's generic put of object i (1-based) with this modificationDate.
         func put(_ txn: OpaquePointer?, _ i: Int, modified: Int64) throws {
             let note = w.notes[i - 1]
             let created = Workload.creationMs(i)
@@ -96,7 +96,7 @@ enum LMDBEngine {
         try check("lmdb a: N objects, N index entries", try env.entries(notes) == n && env.entries(index) == n)
         result.sizeAfterA = fileBytes(dataFile)
 
-        // b: one read transaction, every object by id in WORKLOAD.md's random order, title length.
+        // b: one read transaction, every object by id in the CRUD workload's random order, title length.
         start = now()
         let (found, titleBytes) = try env.read { txn in
             var (found, titleBytes) = (0, 0)
@@ -253,7 +253,7 @@ enum LMDBEngine {
         }
     }
 
-    /// WORKLOAD.md's LMDB environment (`openLMDBEnvironment`) and its transactions.
+    /// The CRUD workload's LMDB environment (`openLMDBEnvironment`) and its transactions.
     final class Env {
         private var env: OpaquePointer?
 

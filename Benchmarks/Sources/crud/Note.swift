@@ -1,10 +1,10 @@
 import Cellar
 import Foundation
 
-// WORKLOAD.md's `Note` as an app declares it; its binding and `model-crud.json` come from the
+// The CRUD workload's `Note` as an app declares it; its binding and `model-crud.json` come from the
 // `cellar-generate` plugin (run from the repository's root after changing this entity):
 //   swift package --package-path Benchmarks --allow-writing-to-package-directory cellar-generate --target crud
-// Property ids 1...6 in this order = WORKLOAD.md's ObjectBox property ids (record slots 0...5).
+// Property ids 1...6 in this order = the CRUD workload's ObjectBox property ids (record slots 0...5).
 
 struct Note: Entity {
     var id: Id = 0

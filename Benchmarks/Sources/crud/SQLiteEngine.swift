@@ -2,7 +2,7 @@ import BenchSupport
 import Foundation
 import GRDB
 
-/// A row of WORKLOAD.md's `notes` table as a GRDB user writes a record: dates as integer
+/// A row of the CRUD workload's `notes` table as a GRDB user writes a record: dates as integer
 /// milliseconds, decoded by column index (GRDB's fast path for a fixed `SELECT *`).
 struct SQLNote: FetchableRecord, TableRecord {
     static let databaseTableName = "notes"
@@ -34,7 +34,7 @@ struct SQLNote: FetchableRecord, TableRecord {
 }
 
 /// The steps on SQLite through GRDB 7.10.0: one `DatabaseQueue` (one connection), `journal_mode=WAL`,
-/// `synchronous=NORMAL` (FULL during step f), WORKLOAD.md's table and index, statements prepared
+/// `synchronous=NORMAL` (FULL during step f), the CRUD workload's table and index, statements prepared
 /// once per connection (`cachedStatement`), values bound as statement arguments.
 enum SQLiteEngine {
     static let insertSQL = "INSERT INTO notes (id, title, text, creationDate, modificationDate, author) VALUES (?, ?, ?, ?, ?, ?)"
@@ -87,7 +87,7 @@ enum SQLiteEngine {
         try check("a: ids 1...N", count == n && minId == 1 && maxId == Int64(n), "\(count) rows, \(minId)...\(maxId)")
         result.sizeAfterA = sizes()
 
-        // b and bget: one read transaction, every row by id in WORKLOAD.md's random order, title length.
+        // b and bget: one read transaction, every row by id in the CRUD workload's random order, title length.
         func titleLengths(_ titleLength: (Statement, Int64) throws -> Int?) throws -> (found: Int, titleBytes: Int) {
             try queue.read { db in
                 let get = try db.cachedStatement(sql: getSQL)

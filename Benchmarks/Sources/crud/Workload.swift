@@ -2,7 +2,7 @@ import BenchSupport
 import Cellar
 import Foundation
 
-/// WORKLOAD.md's data and expected results for N objects, built before any timer.
+/// The CRUD workload's data and expected results for N objects, built before any timer.
 struct Workload {
     /// Queries per step e, e2, e2find, e3.
     static let queries = 100
@@ -12,7 +12,7 @@ struct Workload {
     let n: Int
     /// Objects 1...N as the app holds them (id 0: not stored yet); object i at index i − 1.
     let notes: [Note]
-    /// Step b's order: WORKLOAD.md's SplitMix64 permutation of 1...N.
+    /// Step b's order: the CRUD workload's SplitMix64 permutation of 1...N.
     let permutation: [UInt64]
     /// i ≡ 42 (mod 100): the ids with author 42, ascending.
     let authorIds: [Int64]
@@ -27,7 +27,7 @@ struct Workload {
     static let baseMs: Int64 = 1_700_000_000_000
     static let lorem = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua."
 
-    /// Objects 1...n as WORKLOAD.md builds them (id 0: not stored yet); object i at index i − 1.
+    /// Objects 1...n as docs/crud-workload.md builds them (id 0: not stored yet); object i at index i − 1.
     static func fresh(_ n: Int) -> [Note] {
         let loremPrefix = String(lorem.prefix(85))
         var notes: [Note] = []

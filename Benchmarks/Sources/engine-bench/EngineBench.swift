@@ -2,7 +2,7 @@
 //
 //   swift run -c release --package-path Benchmarks engine-bench --n 100000 [--runs 3] [--format tsv] [--dir PATH] [--node-size BYTES]
 //
-// Steps (WORKLOAD.md's letters): a. put N keys (8-byte big-endian 1...N, 200-byte values) in one
+// Steps (the CRUD workload's letters): a. put N keys (8-byte big-endian 1...N, 200-byte values) in one
 // write transaction; b. get every key in random order in one read transaction; c. scan in key order
 // with a cursor; f. 1,000 durable single-key commits (the two engines' commits interleaved one by
 // one). Every run uses fresh stores in a new temporary folder on disk (never tmpfs) and checks
@@ -23,7 +23,7 @@ enum Step: String, CaseIterable {
         }
     }
 
-    /// Issue 2's target for Cellar/LMDB.
+    /// The target for Cellar/LMDB.
     var target: Double {
         switch self {
         case .a, .b, .c: 1.0
@@ -31,7 +31,7 @@ enum Step: String, CaseIterable {
         }
     }
 
-    /// WORKLOAD.md's "LMDB raw" anchors (the CRUD workload: FlatBuffers values, an index DBI), for
+    /// The CRUD workload's "LMDB raw" anchors (the CRUD workload: FlatBuffers values, an index DBI), for
     /// context only: the steps here are plain key-value and not the same work.
     func anchor(n: Int) -> Double? {
         switch (n, self) {
@@ -156,7 +156,7 @@ struct EngineBench {
                      String(format: "%.2f×", Double(cellarSize) / Double(lmdbSize)), "", "", ""])
         printTable(header: header, rows: rows)
         print("")
-        print("* WORKLOAD.md's LMDB raw figure for the same letter on its CRUD workload (FlatBuffers values, an index DBI),")
+        print("* The CRUD workload's LMDB raw figure for the same letter on its CRUD workload (FlatBuffers values, an index DBI),")
         print("  measured 2026-11-21 on this kind of machine; context only, not the same work as here.")
         print("  Ratio = Cellar ops/s / LMDB ops/s in this run. Differences under ~20% are noise on this machine.")
     }

@@ -160,7 +160,7 @@ final class LMDBEngine: EngineUnderTest {
         return "\(major).\(minor).\(patch)"
     }
 
-    /// WORKLOAD.md's environment (`openLMDBEnvironment`), one named DBI.
+    /// The CRUD workload's environment (`openLMDBEnvironment`), one named DBI.
     init(directory: String) throws {
         self.directory = directory
         env = try openLMDBEnvironment(directory: directory)

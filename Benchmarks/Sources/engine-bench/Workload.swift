@@ -12,7 +12,7 @@ final class Workload {
     let values: UnsafeMutableRawPointer
     /// `commits` replacement values for step f.
     let updated: UnsafeMutableRawPointer
-    /// The keys 1...n in WORKLOAD.md's random order (SplitMix64 Fisher–Yates seeded with 42).
+    /// The keys 1...n in the CRUD workload's random order (SplitMix64 Fisher–Yates seeded with 42).
     let permutation: [UInt64]
     /// The sum of the last byte of every value, which step b must find.
     let lastByteSum: UInt64

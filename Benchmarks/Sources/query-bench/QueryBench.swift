@@ -1,5 +1,5 @@
-// query-bench: WORKLOAD.md's query steps e, e2 and e3 through Cellar's public query API, on
-// WORKLOAD.md's `Note` with `author` indexed (INDEXED|UNSIGNED, index id 1), beside ObjectBox's
+// query-bench: the CRUD workload's query steps e, e2 and e3 through Cellar's public query API, on
+// The CRUD workload's `Note` with `author` indexed (INDEXED|UNSIGNED, index id 1), beside ObjectBox's
 // anchors from the same machine.
 //
 //   swift run -c release --package-path Benchmarks query-bench --n 100000 [--runs 3] [--format tsv] [--dir PATH] [--reps 100]
@@ -19,7 +19,7 @@
 // found that many objects, all with author 42, and Σ title lengths = 20 × that; every e3 result
 // has that many ids and their sum, and the last one is exactly 42, 142, 242, …
 // Output: a human table with ops/s (queries/s for e, e2, e3; e2 also hits/s) and the ratio to
-// ObjectBox's anchor at N = 100,000 and 1,000,000 (WORKLOAD.md; e2 has none, so it is compared to
+// ObjectBox's anchor at N = 100,000 and 1,000,000 (docs/crud-workload.md; e2 has none, so it is compared to
 // e's, ObjectBox's count costing as much as visiting); with --format tsv, lines
 // `cellar step n ops_per_s seconds` (medians over the runs), then `objectbox_ratio step n ratio 0`
 // at the anchored N.
@@ -41,7 +41,7 @@ enum Step: String, CaseIterable {
         }
     }
 
-    /// ObjectBox C 5.3.2's figure on this machine at `n` (WORKLOAD.md), if there is one; e2 has
+    /// ObjectBox C 5.3.2's figure on this machine at `n` (docs/crud-workload.md), if there is one; e2 has
     /// none: e's (ObjectBox's count visits the hits).
     func anchor(_ n: Int) -> Double? {
         switch (self, n) {
@@ -55,7 +55,7 @@ enum Step: String, CaseIterable {
         }
     }
 
-    /// The target, as a multiple of ObjectBox's anchor.
+    /// The target, as a multiple of ObjectBox's anchor.
     var target: Double {
         switch self {
         case .a: 1.5
@@ -68,7 +68,7 @@ enum Step: String, CaseIterable {
 
 struct Options: BenchOptions {
     var common = CommonOptions()
-    /// Repetitions of each query step (WORKLOAD.md: 100).
+    /// Repetitions of each query step (docs/crud-workload.md: 100).
     var reps = 100
 
     static let usage = "usage: query-bench [--n N] [--runs R] [--format human|tsv] [--dir PARENT] [--reps QUERIES]"
@@ -192,7 +192,7 @@ struct QueryBench {
         }
         printTable(header: header, rows: rows)
         print("")
-        print("ObjectBox: WORKLOAD.md's anchors (C API 5.3.2, this machine; only at N = 100,000 and 1,000,000).")
+        print("ObjectBox: the CRUD workload's anchors (C API 5.3.2, this machine; only at N = 100,000 and 1,000,000).")
         print("e2 has no anchor: it is compared to e's, since ObjectBox's count costs as much as visiting the hits.")
         print("a is the setup (durability .full, the author index maintained); its anchor is ObjectBox's step a.")
         print("Differences under ~20% between invocations are noise on this machine.")

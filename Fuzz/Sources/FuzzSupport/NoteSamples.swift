@@ -3,7 +3,7 @@
 // corpus with) and the values of its compressed store. One definition, so that both train the
 // same dictionary: zstd's trainer is deterministic, given the same samples and capacity.
 
-/// Values shaped like the benchmarks' `Note` objects (Benchmarks/WORKLOAD.md), without the record
+/// Values shaped like the benchmarks' `Note` objects (docs/crud-workload.md), without the record
 /// layout: what a store's values have in common, for zstd to find.
 public enum NoteSamples {
     /// How many samples the fixed dictionary is trained from.
