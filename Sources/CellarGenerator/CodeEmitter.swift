@@ -208,6 +208,9 @@ public struct CodeEmitter {
         let optional = property.isOptional ? "?" : ""
         switch property.conversion {
         case .none:
+            if property.collection != nil || property.isFlex {
+                return property.dateNano ? "try record.addNanoseconds(\(value), slot: \(slot))" : "try record.add(\(value), slot: \(slot))"
+            }
             if property.relationTarget != nil { return "record.add(try \(value).targetIdForPut(), slot: \(slot))" }
             if property.propertyType == .date { return "try record.add(\(value), slot: \(slot))" }
             if property.propertyType == .dateNano { return "try record.addNanoseconds(\(value), slot: \(slot))" }
@@ -226,7 +229,17 @@ public struct CodeEmitter {
 
     /// The expression reading the stored value: optional (nil when absent).
     private func storedRead(_ property: PropertyDescription, slot: Int) -> String {
-        switch property.storedSwiftType {
+        if property.isFlex { return "try record.flex(slot: \(slot))" }
+        if let collection = property.collection, let element = property.elementSwiftType {
+            let method = switch collection.kind {
+            case .list: "list"
+            case .set: "set"
+            case .map: "map"
+            }
+            if property.dateNano { return "try record.dateNanoseconds\(method.prefix(1).uppercased() + method.dropFirst())(slot: \(slot))" }
+            return "try record.\(method)(\(element).self, slot: \(slot))"
+        }
+        return switch property.storedSwiftType {
         case "Bool": "try record.bool(slot: \(slot))"
         case "Float": "try record.float(slot: \(slot))"
         case "Double": "try record.double(slot: \(slot))"
@@ -258,6 +271,10 @@ public struct CodeEmitter {
         switch property.conversion {
         case .none:
             if let target = property.relationTarget { return "Cellar.ToOne<\(target)>(targetId: \(raw) ?? 0)" }
+            if property.isFlex { return property.isOptional ? raw : "\(raw) ?? .null" }
+            if let collection = property.collection {
+                return property.isOptional ? raw : "\(raw) ?? \(collection.kind == .map ? "[:]" : "[]")"
+            }
             return property.isOptional ? raw : "\(raw) ?? \(zero(property.storedSwiftType))"
         case .rawValue(let defaultCase):
             let decoded = "(\(raw)).flatMap { \(property.swiftType)(rawValue: $0) }"

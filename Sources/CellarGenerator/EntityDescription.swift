@@ -162,6 +162,12 @@ public struct PropertyDescription: Hashable, Sendable {
     public var uniqueOnConflictReplace: Bool
     /// `// cellar: date-nano`.
     public var dateNano: Bool
+    /// For a list, set or map: its shape, and the Swift type of its elements (of a map: of its
+    /// values) as the record holds them (`String`, `Int`, `UUID`…).
+    public var collection: CollectionShape?
+    public var elementSwiftType: String?
+    /// A `FlexValue` property.
+    public var isFlex = false
     /// For `ToOne<T>`: `T`'s qualified type name.
     public var relationTarget: String?
     /// `// cellar: uid` (nil: no annotation; `.some(nil)`: the annotation without a value).

@@ -616,7 +616,7 @@ private struct Scan {
 
     /// Built-in types, `Id`, `EntityId<T>` and `ToOne<T>`: the types `T(…)` infers.
     func isConstructible(_ type: TypeName) -> Bool {
-        TypeMapping.builtIn(type) != nil || type.argument(ofGeneric: "ToOne") != nil || type.argument(ofGeneric: "EntityId") != nil
+        TypeMapping.builtIn(type) != nil || TypeMapping.collection(type) != nil || TypeMapping.isFlex(type) || type.argument(ofGeneric: "ToOne") != nil || type.argument(ofGeneric: "EntityId") != nil
     }
 
     /// Looks a (possibly dotted) type name up as Swift would from `scope`: innermost type first.
@@ -724,6 +724,10 @@ private struct Scan {
             stored = try conversion(spec, convert, for: candidate, subject: subject, entity: entity, into: &property)
         } else if let builtIn = TypeMapping.builtIn(type) {
             stored = builtIn
+        } else if TypeMapping.isFlex(type) {
+            return try describeFlex(candidate, subject: subject, into: property)
+        } else if let collection = TypeMapping.collection(type) {
+            return try describeCollection(candidate, collection, subject: subject, entity: entity, into: property)
         } else if case .named(let typeName, let arguments) = type, arguments.isEmpty, let info = resolveEnum(typeName, scope: entity.scope) {
             let example = info.cases.contains("unknown") ? ".unknown" : info.cases.first.map { ".\($0)" } ?? ".caseName"
             throw GeneratorError("\(subject) is the enum \(info.qualifiedName): store its raw value with `// cellar: convert = { \"default\": \"\(example)\" }` (the default is read when the stored value is missing or unknown)", at: location)
@@ -772,6 +776,92 @@ private struct Scan {
             }
         }
         property.flags = flags
+        return property
+    }
+
+    /// A list, set or map property (`[T]`, `Set<T>`, `[String: T]`) of a built-in element type.
+    func describeCollection(_ candidate: PropertyCandidate, _ collection: (kind: CollectionShape.Kind, element: TypeName, key: TypeName?),
+                            subject: String, entity: EntityDeclaration, into described: PropertyDescription) throws -> PropertyDescription {
+        var property = described
+        let annotations = candidate.annotations
+        let location = candidate.location
+        let type = candidate.type
+        let what = switch collection.kind {
+        case .list: "a list"
+        case .set: "a set"
+        case .map: "a map"
+        }
+        if let key = collection.key, key.unqualifiedName != "String" || !key.genericArguments.isEmpty {
+            throw GeneratorError("\(subject) is a \(type): a map's keys must be String; keep the keys as strings (e.g. `String(key)`) or use a relation to a new entity for the entries", at: location)
+        }
+        let element = collection.element
+        guard var stored = TypeMapping.builtIn(element) else {
+            let elements = "Bool, the integer types, Float, Double, String, Date, Data and UUID"
+            if case .named(let name, let arguments) = element, arguments.isEmpty, let target = resolveEntity(name, scope: entity.scope) {
+                throw GeneratorError("\(subject) is a \(type): \(what) can hold \(elements), not objects of the entity \(target.qualifiedName); use a relation, `var \(candidate.name): ToMany<\(name)> = nil`", at: location)
+            }
+            if case .named(_, let arguments) = element, arguments.isEmpty {
+                // An enum or another custom type: it would need a converter per element.
+                throw GeneratorError("\(subject) is a \(type): \(what) can hold \(elements), not types with a converter; store their raw values (e.g. `[Int]` or `[String]`) and map them in code, convert the whole collection to one built-in value (such as a JSON String) with `// cellar: convert`, or replace it with a relation to a new entity for the elements", at: location)
+            }
+            throw GeneratorError("\(subject) is a \(type): \(what) can hold \(elements); use a relation (`ToMany<T>`) for objects, or a `FlexValue` for nested, mixed data", at: location)
+        }
+        if element.isByteArray {
+            throw GeneratorError("\(subject) is a \(type): write its elements as `Data` (`\(type.description.replacingOccurrences(of: "[UInt8]", with: "Data"))`)", at: location)
+        }
+        if element.unqualifiedName == "Id" { stored.swiftName = "UInt64" }
+        if let dateNano = annotations.dateNano {
+            guard stored.propertyType == .date else {
+                throw GeneratorError("\(dateNano.quoted) is on \(subject), whose elements are \(stored.swiftName): date-nano is for Date elements; remove it", at: dateNano.location)
+            }
+            stored.propertyType = .dateNano
+            property.dateNano = true
+        }
+        let propertyType: PropertyType? = switch collection.kind {
+        case .list: .list(of: stored.propertyType)
+        case .set: .set(of: stored.propertyType)
+        case .map: .map(of: stored.propertyType)
+        }
+        property.propertyType = propertyType!
+        property.collection = property.propertyType.collection
+        property.elementSwiftType = stored.swiftName
+        property.storedSwiftType = type.description
+        var flags = stored.flags
+        if let unique = annotations.unique {
+            throw GeneratorError("\(unique.quoted) is on \(subject), \(what): a collection cannot be unique (its index has a key per element); remove it, or use `// cellar: index`", at: unique.location)
+        }
+        if let index = annotations.index, var kind = annotations.indexKind {
+            guard collection.kind != .map else {
+                throw GeneratorError("\(index.quoted) is on \(subject), a map: lists and sets can be indexed (a key per element), maps cannot; remove the annotation", at: index.location)
+            }
+            guard stored.isIndexable else {
+                throw GeneratorError("\(index.quoted) is on \(subject), whose elements are \(stored.swiftName): Cellar, like ObjectBox, cannot index Float, Double or byte vector (Data) values; remove the annotation", at: index.location)
+            }
+            if kind != .value && stored.propertyType != .string && !annotations.indexKindIsDefault {
+                throw GeneratorError("\(index.quoted) is on \(subject), whose elements are \(stored.swiftName): hash indexes are for String elements; use `// cellar: index` (a value index)", at: index.location)
+            }
+            if annotations.indexKindIsDefault { kind = stored.propertyType == .string ? .hash : .value }
+            flags.insert(.indexed)
+            property.index = kind
+            switch kind {
+            case .value: break
+            case .hash: flags.insert(.indexHash)
+            case .hash64: flags.insert(.indexHash64)
+            }
+        }
+        property.flags = flags
+        return property
+    }
+
+    /// A `FlexValue` property: a self-describing value of any shape (Flex, type 13).
+    func describeFlex(_ candidate: PropertyCandidate, subject: String, into described: PropertyDescription) throws -> PropertyDescription {
+        var property = described
+        for annotation in [candidate.annotations.index, candidate.annotations.unique, candidate.annotations.dateNano].compactMap({ $0 }) {
+            throw GeneratorError("\(annotation.quoted) is on \(subject), a FlexValue: a flexible value can be neither indexed nor unique, and has no date-nano form; remove the annotation", at: annotation.location)
+        }
+        property.propertyType = PropertyType(rawValue: 13)
+        property.storedSwiftType = "FlexValue"
+        property.isFlex = true
         return property
     }
 

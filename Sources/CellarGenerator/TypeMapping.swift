@@ -9,6 +9,8 @@ indirect enum TypeName: Hashable, CustomStringConvertible {
     case named(String, [TypeName])
     /// `[Element]`.
     case array(TypeName)
+    /// `[Key: Value]`.
+    case dictionary(TypeName, TypeName)
     /// `T?`, `T!` or `Optional<T>`.
     case optional(TypeName)
     /// Anything else (dictionaries, tuples, functions, `some`/`any` types, …), as written.
@@ -34,6 +36,8 @@ indirect enum TypeName: Hashable, CustomStringConvertible {
             self = .optional(TypeName(optional.wrappedType))
         } else if let array = type.as(ArrayTypeSyntax.self) {
             self = .array(TypeName(array.element))
+        } else if let dictionary = type.as(DictionaryTypeSyntax.self) {
+            self = .dictionary(TypeName(dictionary.key), TypeName(dictionary.value))
         } else {
             self = .other(type.trimmedDescription)
         }
@@ -59,6 +63,10 @@ indirect enum TypeName: Hashable, CustomStringConvertible {
         } else if let array = expression.as(ArrayExprSyntax.self), array.elements.count == 1,
                   let element = TypeName(expression: array.elements.first!.expression) {
             self = .array(element)
+        } else if let dictionary = expression.as(DictionaryExprSyntax.self),
+                  case .elements(let elements) = dictionary.content, elements.count == 1,
+                  let key = TypeName(expression: elements.first!.key), let value = TypeName(expression: elements.first!.value) {
+            self = .dictionary(key, value)
         } else {
             return nil
         }
@@ -80,6 +88,7 @@ indirect enum TypeName: Hashable, CustomStringConvertible {
         case .named(let name, let arguments):
             arguments.isEmpty ? name : "\(name)<\(arguments.map(\.description).joined(separator: ", "))>"
         case .array(let element): "[\(element)]"
+        case .dictionary(let key, let value): "[\(key): \(value)]"
         case .optional(let wrapped): "\(wrapped)?"
         case .other(let text): text
         }
@@ -159,9 +168,37 @@ enum TypeMapping {
             return builtIns[name]
         case .array:
             return type.isByteArray ? builtIns["[UInt8]"] : nil
-        case .optional, .other:
+        case .optional, .dictionary, .other:
             return nil
         }
+    }
+
+    /// A list, set or map type taken apart: its kind and element type as written (`[String]`,
+    /// `Array<Int>`, `Set<UUID>`, `[String: Double]`, `Dictionary<String, Date>`); nil for any other
+    /// type (`[UInt8]` is a byte vector, not a list). For a map, `key` is the key type as written.
+    static func collection(_ type: TypeName) -> (kind: CollectionShape.Kind, element: TypeName, key: TypeName?)? {
+        if type.isByteArray { return nil }
+        switch type {
+        case .array(let element):
+            return (.list, element, nil)
+        case .dictionary(let key, let value):
+            return (.map, value, key)
+        case .named:
+            let arguments = type.genericArguments
+            switch (type.unqualifiedName, arguments.count) {
+            case ("Array", 1): return (.list, arguments[0], nil)
+            case ("Set", 1): return (.set, arguments[0], nil)
+            case ("Dictionary", 2): return (.map, arguments[1], arguments[0])
+            default: return nil
+            }
+        default:
+            return nil
+        }
+    }
+
+    /// `FlexValue` (also `Cellar.FlexValue`).
+    static func isFlex(_ type: TypeName) -> Bool {
+        type.unqualifiedName == "FlexValue" && type.genericArguments.isEmpty
     }
 
     /// The stored form of a `dbType` in `// cellar: convert` (a built-in type name, as written in

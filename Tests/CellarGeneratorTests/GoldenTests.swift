@@ -84,10 +84,10 @@ import Testing
         #expect(try String(contentsOfFile: options.modelPath + ".bak", encoding: .utf8) == firstModel)
         // Sources with an error: a message with the place, and neither file is touched.
         let before = try String(contentsOfFile: options.modelPath, encoding: .utf8)
-        try "class Item: Entity { var id: Id = 0; var tags: [String] = []; required init() {} }\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try "class Item: Entity { var id: Id = 0; var tags: [Color] = []; required init() {} }\n".write(toFile: file, atomically: true, encoding: .utf8)
         do {
             _ = try Generator(options: options).run(using: &random)
-            Issue.record("expected an error for [String]")
+            Issue.record("expected an error for [Color]")
         } catch {
             #expect("\(error)".contains("Item.swift:1:") && "\(error)".contains("relation"))
         }

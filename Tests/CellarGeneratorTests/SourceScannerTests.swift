@@ -218,6 +218,37 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
 
     // MARK: Types
 
+    @Test func everyCollectionType() throws {
+        // ObjectBox's vector codes where it has one; Cellar's extension codes (1000 + element for
+        // other lists, 2000 + element for sets, 3000 + value for maps) elsewhere.
+        let types: [(String, Int, PropertyFlags, String)] = [
+            ("[Bool]", 22, [], "Bool"), ("[Int16]", 24, [], "Int16"), ("[UInt16]", 24, .unsigned, "UInt16"),
+            ("[Int32]", 26, [], "Int32"), ("[Int]", 27, [], "Int"), ("Array<UInt64>", 27, .unsigned, "UInt64"),
+            ("[Float]", 28, [], "Float"), ("[Double]", 29, [], "Double"), ("[String]", 30, [], "String"),
+            ("[Date]", 31, [], "Date"), ("[Int8]", 1002, [], "Int8"), ("[Data]", 1023, [], "Data"), ("[UUID]", 1100, [], "UUID"),
+            ("Set<String>", 2009, [], "String"), ("Set<UInt8>", 2002, .unsigned, "UInt8"), ("Swift.Set<UUID>", 2100, [], "UUID"),
+            ("[String: Double]", 3008, [], "Double"), ("Dictionary<String, Int>", 3006, [], "Int"), ("[String: Data]", 3023, [], "Data"),
+            ("[String: Bool]", 3001, [], "Bool"), ("[Id]", 27, .unsigned, "UInt64"),
+        ]
+        for (swift, code, flags, element) in types {
+            for optional in [false, true] {
+                let declared = optional ? "\(swift)?" : swift
+                let found = try entity("class E: Entity {\n    var id: Id = 0\n    var x: \(declared)\n}")
+                let x = try #require(found.property("x"))
+                #expect(x.propertyType.rawValue == code && x.flags == flags && x.elementSwiftType == element && x.isOptional == optional, "\(declared)")
+                #expect(x.propertyType.collection != nil, "\(declared)")
+            }
+        }
+        let nano = try entity("class E: Entity {\n    var id: Id = 0\n    // cellar: date-nano\n    var x: Set<Date> = []\n}")
+        #expect(nano.property("x")?.propertyType.rawValue == 2012)
+        let indexed = try entity("class E: Entity {\n    var id: Id = 0\n    // cellar: index\n    var tags: [String] = []\n    // cellar: index\n    var ns: Set<Int> = []\n}")
+        #expect(indexed.property("tags")?.flags == [.indexed, .indexHash] && indexed.property("ns")?.flags == [.indexed])
+        // Inferred from an initializer.
+        let inferred = try entity("class E: Entity {\n    var id: Id = 0\n    var a = [String]()\n    var b = Set<Int>()\n    var c = [String: Double]()\n}")
+        #expect(inferred.property("a")?.propertyType.rawValue == 30 && inferred.property("b")?.propertyType.rawValue == 2006
+            && inferred.property("c")?.propertyType.rawValue == 3008)
+    }
+
     @Test func everyPropertyType() throws {
         let types: [(String, PropertyType, PropertyFlags, String)] = [
             ("Bool", .bool, [], "Bool"), ("Int8", .byte, [], "Int8"), ("UInt8", .byte, .unsigned, "UInt8"),
@@ -630,10 +661,18 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         check("    var x = Other.value", at: "3:5", "add a type annotation")
         check("    // cellar: backlink = \"x\"\n    var x: Int = 0", at: "3:5",
               "`// cellar: backlink = \"x\"` is on `E.x`, a Int: a backlink is a ToMany (`var x: ToMany<Target> = nil`); remove the annotation or make the property a ToMany")
-        check("    var tags: [String] = []", at: "3:5",
-              "`E.tags` is a [String], which cannot be stored: use a relation (a new entity for the elements), or a `// cellar: convert` to a built-in type such as a JSON String")
-        check("    var set: Set<Int> = []", at: "3:5", "`E.set` is a Set<Int>, which cannot be stored")
-        check("    var map: [String: Int]", at: "3:5", "`E.map` is a [String: Int], which cannot be stored")
+        // Collections of what a record cannot hold element by element.
+        check("    var tags: [Plain] = []", at: "3:5",
+              "`E.tags` is a [Plain]: a list can hold Bool, the integer types, Float, Double, String, Date, Data and UUID, not types with a converter; store their raw values (e.g. `[Int]` or `[String]`) and map them in code, convert the whole collection to one built-in value (such as a JSON String) with `// cellar: convert`, or replace it with a relation to a new entity for the elements")
+        check("    var set: Set<Point> = []", at: "3:5", "`E.set` is a Set<Point>: a set can hold Bool")
+        check("    var map: [Int: String] = [:]", at: "3:5", "`E.map` is a [Int: String]: a map's keys must be String")
+        check("    var nested: [[String]] = []", at: "3:5", "`E.nested` is a [[String]]: a list can hold Bool, the integer types, Float, Double, String, Date, Data and UUID; use a relation (`ToMany<T>`) for objects, or a `FlexValue` for nested, mixed data")
+        check("    var bytes: [[UInt8]] = []", at: "3:5", "write its elements as `Data` (`[Data]`)")
+        check("    var es: [E] = []", at: "3:5", "not objects of the entity E; use a relation, `var es: ToMany<E> = nil`")
+        check("    // cellar: unique\n    var tags: [String] = []", at: "3:5", "a collection cannot be unique")
+        check("    // cellar: index\n    var m: [String: Int] = [:]", at: "3:5", "lists and sets can be indexed (a key per element), maps cannot")
+        check("    // cellar: index\n    var d: [Double] = []", at: "3:5", "cannot index Float, Double or byte vector (Data) values")
+        check("    // cellar: date-nano\n    var d: [Int] = []", at: "3:5", "date-nano is for Date elements")
         check("    var point: Point", at: "3:5", "`E.point` is a Point, which cannot be stored")
         check("    var e: E?", at: "3:5", "`E.e` is the entity E, which cannot be stored inside another object: use a relation, `var e: ToOne<E> = nil`")
         check("    var plain: Plain", at: "3:5", "`E.plain` is the enum Plain: store its raw value with `// cellar: convert = { \"default\": \".a\" }`")
@@ -861,12 +900,12 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
 
     @Test func severalErrorsInSourceOrder() {
         let found = errors([
-            (path: "B.swift", contents: "class B: Entity {\n    var tags: [String] = []\n}"),
+            (path: "B.swift", contents: "class B: Entity {\n    var tags: [Color] = []\n}"),
             (path: "A.swift", contents: "class A: Entity {\n    var id: Id = 0\n    // cellar: indexd\n    var x = 0\n    lazy var y = 0\n}"),
         ])
         #expect(found.count == 4)
         #expect(found.map { $0.split(separator: " ").first.map(String.init) ?? "" }
             == ["B.swift:1:1:", "B.swift:2:5:", "A.swift:3:5:", "A.swift:5:5:"])
-        #expect(found[0].contains("has no id property") && found[1].contains("cannot be stored"))
+        #expect(found[0].contains("has no id property") && found[1].contains("not types with a converter"))
     }
 }

@@ -111,6 +111,14 @@ extension ModelEntity {
                     throw CellarError.schema("\(source): the id property \(name).\(property.name) has type \(property.type); an id is a Long (type 6)")
                 }
             }
+            if let shape = property.type.collection, let index = property.indexId, !index.isZero {
+                guard shape.kind != .map else {
+                    throw CellarError.schema("\(source): \(what) is a map (\(property.type)) with an index; lists and sets can have one (a key per element), maps cannot")
+                }
+                guard !property.flags.contains(.unique) else {
+                    throw CellarError.schema("\(source): \(what) is a \(property.type) marked unique; a list or set cannot be unique (its index has a key per element)")
+                }
+            }
             if property.type == .relation && (property.relationTarget ?? "").isEmpty {
                 throw CellarError.schema("\(source): the relation \(what) names no relationTarget")
             }

@@ -29,13 +29,70 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
     @inlinable public static var dateNano: PropertyType { PropertyType(rawValue: 12) }
     /// `Data` or `[UInt8]`.
     @inlinable public static var byteVector: PropertyType { PropertyType(rawValue: 23) }
+    /// `[Bool]`: one byte per element, 0 or 1.
+    @inlinable public static var boolVector: PropertyType { PropertyType(rawValue: 22) }
+    /// `[Int16]` (`[UInt16]` with the `unsigned` flag).
+    @inlinable public static var shortVector: PropertyType { PropertyType(rawValue: 24) }
+    /// ObjectBox's vector of 16-bit characters; Swift has no such type, so Cellar never writes it.
+    @inlinable public static var charVector: PropertyType { PropertyType(rawValue: 25) }
+    /// `[Int32]` (`[UInt32]` with the `unsigned` flag).
+    @inlinable public static var intVector: PropertyType { PropertyType(rawValue: 26) }
+    /// `[Int]`, `[Int64]` (`[UInt]`, `[UInt64]` with the `unsigned` flag).
+    @inlinable public static var longVector: PropertyType { PropertyType(rawValue: 27) }
+    @inlinable public static var floatVector: PropertyType { PropertyType(rawValue: 28) }
+    @inlinable public static var doubleVector: PropertyType { PropertyType(rawValue: 29) }
+    @inlinable public static var stringVector: PropertyType { PropertyType(rawValue: 30) }
+    /// `[Date]`, each as milliseconds since 1970.
+    @inlinable public static var dateVector: PropertyType { PropertyType(rawValue: 31) }
+    /// `[Date]` with `// cellar: date-nano`, each as nanoseconds since 1970.
+    @inlinable public static var dateNanoVector: PropertyType { PropertyType(rawValue: 32) }
+
     /// A Foundation `UUID`: its 16 bytes inline, in RFC 4122 order (as `uuid_t` gives them).
     /// A Cellar extension: ObjectBox has no UUID type, so the code is outside ObjectBox's 1–32,
     /// far enough above them to leave ObjectBox room to add types (see `docs/model.md`).
     @inlinable public static var uuid: PropertyType { PropertyType(rawValue: 100) }
 
+    // Collections ObjectBox has no code for are Cellar extensions, numbered from the element's
+    // code: a list is 1000 + element (where ObjectBox has no vector code for it), a set 2000 +
+    // element, a map from String keys 3000 + value. See `docs/collections.md`.
+
+    /// A list of `element`: ObjectBox's vector code where it has one (`[Int]` is 27), else
+    /// 1000 + the element's code (`[UUID]` 1100, `[Data]` 1023). Nil for an element that cannot
+    /// be in a collection.
+    public static func list(of element: PropertyType) -> PropertyType? {
+        guard CollectionShape.elementTypes.contains(element.rawValue) else { return nil }
+        if let vector = CollectionShape.vectorCodes[element.rawValue] { return PropertyType(rawValue: vector) }
+        return PropertyType(rawValue: CollectionShape.Kind.list.base + element.rawValue)
+    }
+
+    /// A set of `element`: 2000 + the element's code.
+    public static func set(of element: PropertyType) -> PropertyType? {
+        guard CollectionShape.elementTypes.contains(element.rawValue) else { return nil }
+        return PropertyType(rawValue: CollectionShape.Kind.set.base + element.rawValue)
+    }
+
+    /// A map from `String` keys to `value`: 3000 + the value's code.
+    public static func map(of value: PropertyType) -> PropertyType? {
+        guard CollectionShape.elementTypes.contains(value.rawValue) else { return nil }
+        return PropertyType(rawValue: CollectionShape.Kind.map.base + value.rawValue)
+    }
+
+    /// What the type is a collection of; nil for a type that is not a list, set or map. A byte
+    /// vector (`Data`, `[UInt8]`) is not one: it is compared as a whole.
+    public var collection: CollectionShape? {
+        if let element = CollectionShape.vectorElements[rawValue] { return CollectionShape(kind: .list, element: PropertyType(rawValue: element)) }
+        for kind in [CollectionShape.Kind.list, .set, .map] {
+            let element = rawValue - kind.base
+            if CollectionShape.elementTypes.contains(element) {
+                if kind == .list && CollectionShape.vectorCodes[element] != nil { return nil }   // spelled with its vector code
+                return CollectionShape(kind: kind, element: PropertyType(rawValue: element))
+            }
+        }
+        return nil
+    }
+
     /// Whether Cellar can store values of this type.
-    public var isSupported: Bool { Self.names[rawValue] != nil }
+    public var isSupported: Bool { (Self.names[rawValue] != nil && self != .charVector) || collection != nil }
 
     /// Bytes of the value inline in a record (16 for a UUID); nil for strings and byte vectors
     /// (a length, then the bytes).
@@ -52,10 +109,52 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
 
     private static let names: [Int: String] = [
         1: "Bool", 2: "Byte", 3: "Short", 4: "Char", 5: "Int", 6: "Long", 7: "Float", 8: "Double",
-        9: "String", 10: "Date", 11: "Relation", 12: "DateNano", 23: "ByteVector", 100: "UUID",
+        9: "String", 10: "Date", 11: "Relation", 12: "DateNano", 22: "BoolVector", 23: "ByteVector",
+        24: "ShortVector", 25: "CharVector", 26: "IntVector", 27: "LongVector", 28: "FloatVector",
+        29: "DoubleVector", 30: "StringVector", 31: "DateVector", 32: "DateNanoVector", 100: "UUID",
     ]
 
-    public var description: String { Self.names[rawValue] ?? "type \(rawValue)" }
+    public var description: String {
+        if let name = Self.names[rawValue] { return name }
+        if let shape = collection { return shape.description }
+        return "type \(rawValue)"
+    }
+}
+
+/// A collection property type taken apart: a list, set or map, and its element's type (for a
+/// map, its values' type; keys are always strings).
+public struct CollectionShape: Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: Hashable, Sendable {
+        case list, set, map
+
+        /// The first code of the kind's extension range.
+        var base: Int {
+            switch self {
+            case .list: 1000
+            case .set: 2000
+            case .map: 3000
+            }
+        }
+    }
+
+    public let kind: Kind
+    /// The element's scalar type (Bool, an integer, Float, Double, String, Date, DateNano,
+    /// ByteVector for `Data`, UUID).
+    public let element: PropertyType
+
+    /// Element codes a collection can hold.
+    static let elementTypes: Set<Int> = [1, 2, 3, 5, 6, 7, 8, 9, 10, 12, 23, 100]
+    /// ObjectBox's vector codes, by element code (Byte's vector is the byte vector itself, `Data`).
+    static let vectorCodes: [Int: Int] = [1: 22, 3: 24, 5: 26, 6: 27, 7: 28, 8: 29, 9: 30, 10: 31, 12: 32]
+    static let vectorElements: [Int: Int] = Dictionary(uniqueKeysWithValues: vectorCodes.map { ($1, $0) })
+
+    public var description: String {
+        switch kind {
+        case .list: "\(element)List"
+        case .set: "\(element)Set"
+        case .map: "\(element)Map"
+        }
+    }
 }
 
 /// A property's flags in the meta model, with ObjectBox's values.

@@ -85,10 +85,9 @@ extension Store {
         try cursor.scan { key, record in
             let id = try StorageLayout.objectId(key)
             let reader = try RecordReader(record)
-            if let key = try context.indexKey(property, of: reader, id: id) {
-                keys.append(key)
-                if index.unique, let value = try reader.value(of: property, id: id) { values.append((id, value)) }
-            }
+            let propertyKeys = try context.indexKeys(property, of: reader, id: id)
+            keys += propertyKeys
+            if index.unique, !propertyKeys.isEmpty, let value = try reader.value(of: property, id: id) { values.append((id, value)) }
             return true
         }
         if index.unique { try checkUnique(values, property: property, schema: schema, context: context) }

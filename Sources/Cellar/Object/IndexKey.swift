@@ -100,7 +100,7 @@ enum IndexKey {
     /// floats, hashes), kept in a register, or escaped bytes (a value index on strings and byte
     /// vectors; a UUID's 16 bytes, which need no escaping). Equal parts mean equal keys for the
     /// same object.
-    enum Part: Equatable {
+    enum Part: Hashable {
         /// `width` (4 or 8) big-endian bytes of `bits`.
         case fixed(UInt64, width: Int)
         case escaped([UInt8])

@@ -60,7 +60,9 @@ extension TransactionContext {
             // next property reads them: each index is brought up to date in turn, keys built on
             // the stack (the common put: no allocation).
             for property in schema.indexed {
-                if let change = try indexChange(property, id: id, new: newReader, old: oldReader) {
+                if property.collection != nil {
+                    try elementIndexChange(property, id: id, new: newReader, old: oldReader)?.apply(id: id, context: self)
+                } else if let change = try indexChange(property, id: id, new: newReader, old: oldReader) {
                     try apply(change, id: id, in: write)
                 }
             }
@@ -68,8 +70,13 @@ extension TransactionContext {
             // Every change is worked out before anything is written: the old record's bytes are
             // valid only until then, and a unique violation must leave the store unchanged.
             var changes: [IndexChange] = []
+            var elementChanges: [ElementIndexChange] = []
             for property in schema.indexed {
-                if let change = try indexChange(property, id: id, new: newReader, old: oldReader) { changes.append(change) }
+                if property.collection != nil {
+                    if let change = try elementIndexChange(property, id: id, new: newReader, old: oldReader) { elementChanges.append(change) }
+                } else if let change = try indexChange(property, id: id, new: newReader, old: oldReader) {
+                    changes.append(change)
+                }
             }
             for change in changes {
                 let index = change.property.index!
@@ -84,7 +91,38 @@ extension TransactionContext {
                 for holder in holders { _ = try removeObject(schema, id: holder) }
             }
             for change in changes { try apply(change, id: id, in: write) }
+            for change in elementChanges { try change.apply(id: id, context: self) }
         }
+    }
+
+    /// What a put changes in the element index of a list or set: the keys of elements it no
+    /// longer holds, and of elements it newly holds (each distinct element has one key).
+    struct ElementIndexChange {
+        let index: IndexSchema
+        let removed: [IndexKey.Part]
+        let added: [IndexKey.Part]
+
+        func apply(id: Id, context: TransactionContext) throws {
+            let write = context.write!
+            let tree = try context.indexTree(index)
+            for part in removed { _ = try part.withKey(id: id) { try write.delete(tree, key: $0) } }
+            for part in added {
+                try part.withKey(id: id) { try write.putDeferred(tree, key: $0, value: UnsafeRawBufferPointer(start: nil, count: 0)) }
+            }
+        }
+    }
+
+    /// The element index change of `property` (a list or set) from `old` to `new`; nil when none.
+    func elementIndexChange(_ property: PropertySchema, id: Id, new: RecordReader, old: RecordReader?) throws -> ElementIndexChange? {
+        let collection = property.collection!
+        let newValue = try new.value(of: property, id: id)
+        let oldValue = try old?.value(of: property, id: id)
+        if old != nil && oldValue == newValue { return nil }
+        let newParts = try collection.indexParts(newValue)
+        let oldParts = try collection.indexParts(oldValue)
+        let removed = oldParts.subtracting(newParts), added = newParts.subtracting(oldParts)
+        if removed.isEmpty && added.isEmpty { return nil }
+        return ElementIndexChange(index: property.index!, removed: Array(removed), added: Array(added))
     }
 
     /// An indexed value that a put changes: the key parts to remove and to add.
@@ -118,10 +156,14 @@ extension TransactionContext {
         if let new = change.new { try new.withKey(id: id) { try write.putDeferred(tree, key: $0, value: UnsafeRawBufferPointer(start: nil, count: 0)) } }
     }
 
-    /// The index key of `property`'s value in `record`; nil when the value is not indexed.
-    func indexKey(_ property: PropertySchema, of record: RecordReader, id: Id) throws -> [UInt8]? {
-        guard let value = try record.value(of: property, id: id) else { return nil }
-        return try IndexKey.key(value, id: id, index: property.index!, property: property)
+    /// The index keys of `property`'s value in `record`: none when the value is not indexed, one
+    /// per distinct element of a list or set.
+    func indexKeys(_ property: PropertySchema, of record: RecordReader, id: Id) throws -> [[UInt8]] {
+        guard let value = try record.value(of: property, id: id) else { return [] }
+        if let collection = property.collection {
+            return try collection.indexParts(value).map { part in try part.withKey(id: id) { Array($0) } }
+        }
+        return try IndexKey.key(value, id: id, index: property.index!, property: property).map { [$0] } ?? []
     }
 
     /// The objects other than `except` whose `property` holds `value`, found through the index
@@ -157,7 +199,7 @@ extension TransactionContext {
                 let reader = try RecordReader(old)
                 var keys: [(IndexSchema, [UInt8])] = []
                 for property in schema.indexed {
-                    if let key = try indexKey(property, of: reader, id: id) { keys.append((property.index!, key)) }
+                    for key in try indexKeys(property, of: reader, id: id) { keys.append((property.index!, key)) }
                 }
                 return keys
             }

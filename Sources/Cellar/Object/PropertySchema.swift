@@ -19,6 +19,8 @@ final class PropertySchema: Sendable {
         case bytes
         /// A UUID: 16 bytes inline, compared as bytes (memcmp order).
         case uuid
+        /// A list, set or map (`collection` says of what): its payload's bytes.
+        case collection
     }
 
     /// "Entity.property", for messages.
@@ -31,6 +33,8 @@ final class PropertySchema: Sendable {
     /// The object id (kept in the key, not in the record).
     let isId: Bool
     let index: IndexSchema?
+    /// For a list, set or map: its shape and how one element is read and compared.
+    let collection: CollectionSchema?
 
     var slot: Int { Int(id) - 1 }
 
@@ -41,7 +45,9 @@ final class PropertySchema: Sendable {
         type = property.type
         flags = property.flags
         isId = property.flags.contains(.id)
+        collection = property.type.collection.map { CollectionSchema($0, property: property, entity: entity, indexOrdinal: indexOrdinal) }
         switch property.type {
+        case _ where collection != nil: kind = .collection
         case .float: kind = .floating(width: 4)
         case .double: kind = .floating(width: 8)
         case .string: kind = .string
@@ -52,7 +58,7 @@ final class PropertySchema: Sendable {
             kind = .integer(width: property.type.fixedWidth ?? 8, signed: !unsigned)
         }
         if let ordinal = indexOrdinal, let indexId = property.indexId, !indexId.isZero, !isId {
-            index = IndexSchema(property: property, kind: kind, ordinal: ordinal)
+            index = IndexSchema(property: property, kind: collection?.element.kind ?? kind, ordinal: ordinal)
         } else {
             index = nil
         }
@@ -76,6 +82,73 @@ extension PropertySchema.Kind {
     var isUUID: Bool {
         if case .uuid = self { return true }
         return false
+    }
+}
+
+/// What a list, set or map property holds.
+struct CollectionSchema: Sendable {
+    let shape: CollectionShape
+    /// One element (of a map: one value) as if it were a property of its own: its kind, type and
+    /// flags, for reading, comparing and indexing it. It has the property's name, ID and index
+    /// (an index on a list or set has a key per distinct element; see `IndexKey`).
+    let element: PropertySchema
+    /// Bytes of one element when fixed; nil for strings and `Data`.
+    let width: Int?
+
+    init(_ shape: CollectionShape, property: ModelProperty, entity: String, indexOrdinal: Int?) {
+        self.shape = shape
+        width = shape.elementWidth
+        let scalar = ModelProperty(name: property.name, id: property.id, type: shape.element,
+                                   flags: property.flags, indexId: property.indexId)
+        element = PropertySchema(scalar, entity: entity, indexOrdinal: indexOrdinal)
+    }
+
+    /// The index key parts of the distinct elements of a list or set payload (nil: absent), for
+    /// the element index `element.index`.
+    func indexParts(_ payload: FieldValue?) throws -> Set<IndexKey.Part> {
+        guard case .bytes(let bytes)? = payload, let index = element.index else { return [] }
+        var parts = Set<IndexKey.Part>()
+        try forEachElement(bytes) { value in
+            if let part = try IndexKey.part(value, index: index, property: element) { parts.insert(part) }
+            return true
+        }
+        return parts
+    }
+
+    /// The elements of a list or set payload, or the values of a map payload, as values (see
+    /// `RecordReader.value(of:id:)`), in stored order, until `body` returns false.
+    func forEachElement(_ payload: UnsafeRawBufferPointer, _ body: (FieldValue) throws -> Bool) throws {
+        if shape.kind == .map {
+            var entries = MapEntries(payload, width: width)
+            while let (_, value) = try entries.next() {
+                guard try body(element.value(ofElement: value)) else { return }
+            }
+            return
+        }
+        var elements = CollectionElements(payload, width: width)
+        while let bytes = try elements.next() {
+            guard try body(element.value(ofElement: bytes)) else { return }
+        }
+    }
+
+    /// The number of elements (or entries) of a payload.
+    func count(_ payload: UnsafeRawBufferPointer) throws -> Int {
+        if shape.kind == .map {
+            var entries = MapEntries(payload, width: width)
+            return try entries.count()
+        }
+        var elements = CollectionElements(payload, width: width)
+        return try elements.count()
+    }
+
+    /// The value stored under `key` in a map payload; nil when the map has no such key.
+    func value(forKey key: [UInt8], in payload: UnsafeRawBufferPointer) throws -> FieldValue? {
+        var entries = MapEntries(payload, width: width)
+        while let (stored, value) = try entries.next() {
+            if stored.elementsEqual(key) { return try element.value(ofElement: value) }
+            if key.lexicographicallyPrecedes(stored) { return nil }   // keys are in ascending order
+        }
+        return nil
     }
 }
 
@@ -138,6 +211,40 @@ enum FieldValue: Equatable {
     }
 }
 
+extension PropertySchema {
+    /// The value of one element of a collection whose element schema this is, from its stored
+    /// bytes (exactly its width, or its bytes without their length).
+    func value(ofElement bytes: UnsafeRawBufferPointer) throws -> FieldValue {
+        switch kind {
+        case .integer(let width, let signed):
+            switch width {
+            case 1:
+                let v = bytes.load(as: UInt8.self)
+                if type == .bool, v > 1 { throw CellarError.fileCorrupt("\(qualifiedName) holds a Bool holding \(v)") }
+                return .integer(signed ? UInt64(bitPattern: Int64(Int8(bitPattern: v))) : UInt64(v))
+            case 2:
+                let v = UInt16(littleEndian: bytes.loadUnaligned(as: UInt16.self))
+                return .integer(signed ? UInt64(bitPattern: Int64(Int16(bitPattern: v))) : UInt64(v))
+            case 4:
+                let v = UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self))
+                return .integer(signed ? UInt64(bitPattern: Int64(Int32(bitPattern: v))) : UInt64(v))
+            default:
+                return .integer(UInt64(littleEndian: bytes.loadUnaligned(as: UInt64.self)))
+            }
+        case .floating(let width):
+            if width == 4 { return .floating(Double(try Float.decode(bytes))) }
+            return .floating(try Double.decode(bytes))
+        case .string:
+            guard RecordReader.isASCII(bytes) || String(decoding: bytes, as: UTF8.self).utf8.elementsEqual(bytes) else {
+                throw CellarError.fileCorrupt("\(qualifiedName) holds a string that is not valid UTF-8")
+            }
+            return .bytes(bytes)
+        case .bytes, .uuid, .collection:
+            return .bytes(bytes)
+        }
+    }
+}
+
 extension RecordReader {
     /// The value of `property` in this record (of object `id`); nil when absent. Integers come as
     /// their 64-bit pattern: sign-extended when signed, so comparing them as `Int64` orders them.
@@ -175,6 +282,8 @@ extension RecordReader {
         case .uuid:
             guard let at = try offset(property.slot, size: 16) else { return nil }
             return .bytes(UnsafeRawBufferPointer(start: base + at, count: 16))
+        case .collection:
+            return try bytes(slot: property.slot).map { .bytes($0) }
         }
     }
 }

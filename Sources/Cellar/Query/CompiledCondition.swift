@@ -4,6 +4,8 @@ import Foundation
 /// stored form, ready to be evaluated on records without building objects.
 indirect enum CompiledCondition {
     case leaf(CompiledLeaf)
+    /// A condition on a list, set or map property.
+    case collection(CollectionLeaf)
     case all([CompiledCondition])
     case any([CompiledCondition])
     /// The object's to-one `property` points into the link's set of target ids.
@@ -14,6 +16,8 @@ indirect enum CompiledCondition {
     func evaluate(_ record: RecordReader, id: Id, links: [Set<Id>], context: TransactionContext) throws -> Bool {
         switch self {
         case .leaf(let leaf):
+            return try leaf.evaluate(record.value(of: leaf.property, id: id))
+        case .collection(let leaf):
             return try leaf.evaluate(record.value(of: leaf.property, id: id))
         case .all(let conditions):
             for condition in conditions where try !condition.evaluate(record, id: id, links: links, context: context) { return false }
@@ -99,6 +103,10 @@ struct CompiledLeaf {
                 throw refuse("byte vectors are compared with ==, !=, <, <=, >, >=, isNil and isNotNil only")
             }
             operands = [.isIn, .isNotIn].contains(operation) ? .bytesSet(Set(values)) : .bytes(values)
+        case .collection where [.isNil, .isNotNil].contains(operation):
+            operands = .none
+        case .collection:
+            throw refuse("\(property.name) is a \(property.type): use contains, containsAny, containsAll, isEmpty or count (a map: a key's value or containsKey)")
         case .uuid:
             let values = try condition.values.map { value -> [UInt8] in
                 guard case .uuid(let uuid) = value else { throw refuse("\(property.name) is a UUID; \(value) is not one") }

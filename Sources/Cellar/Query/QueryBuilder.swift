@@ -112,7 +112,11 @@ public struct QueryBuilder<E: EntityInspectable> {
             compiled = .all((compiled.map { [$0] } ?? []) + linkConditions)
         }
         let orders = try self.orders.map { ref, flags in
-            CompiledOrder(property: try schema.property(ref.id, named: ref.name), flags: flags)
+            let property = try schema.property(ref.id, named: ref.name)
+            guard property.collection == nil else {
+                throw CellarError.illegalArgument("order(by: \(property.qualifiedName)): a \(property.type) has no order; order by a property of another type")
+            }
+            return CompiledOrder(property: property, flags: flags)
         }
         return CompiledQuery(schema: schema, condition: compiled, plan: QueryPlan.plan(compiled, linked: !links.isEmpty),
                              links: compiledLinks, orders: orders)
@@ -123,6 +127,10 @@ public struct QueryBuilder<E: EntityInspectable> {
         case .property(let condition):
             if let invalid = condition.invalid { throw CellarError.illegalArgument(invalid) }
             let property = try schema.property(condition.propertyId, named: condition.propertyName)
+            let onCollection = property.collection != nil && ![.isNil, .isNotNil].contains(condition.operation)
+            if onCollection || condition.subject != .value || [.containsAny, .containsAll, .isEmpty, .containsKey].contains(condition.operation) {
+                return .collection(try CollectionLeaf(condition, property: property))
+            }
             return .leaf(try CompiledLeaf(condition, property: property))
         case .all(let nodes):
             return .all(try nodes.map { try compile($0, schema: schema) })

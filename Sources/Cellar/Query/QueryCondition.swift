@@ -67,6 +67,21 @@ struct PropertyCondition: Sendable {
         case contains = "contains"
         case isNil = "isNil"
         case isNotNil = "isNotNil"
+        case containsAny = "containsAny"
+        case containsAll = "containsAll"
+        case isEmpty = "isEmpty"
+        case containsKey = "containsKey"
+    }
+
+    /// What of the property the condition is on.
+    enum Subject: Sendable, Equatable {
+        /// The value itself (for a collection: `contains`, `containsAny`, `containsAll`,
+        /// `isEmpty`, `containsKey` on its elements or keys).
+        case value
+        /// A collection's number of elements (or map entries).
+        case count
+        /// The value a map holds under a key (or a flexible value at a path).
+        case path([QueryPathStep])
     }
 
     var propertyId: UInt32
@@ -75,6 +90,7 @@ struct PropertyCondition: Sendable {
     var values: [QueryValue]
     var caseSensitive: Bool
     var alias: String?
+    var subject: Subject = .value
     /// Why the condition cannot be built (reported by `build()`).
     var invalid: String?
 
@@ -92,7 +108,12 @@ struct PropertyCondition: Sendable {
     }
 
     var description: String {
-        let what = "\(propertyName) \(operation.rawValue)"
+        let subjectName = switch subject {
+        case .value: propertyName
+        case .count: "\(propertyName).count"
+        case .path(let steps): propertyName + steps.map(\.description).joined()
+        }
+        let what = "\(subjectName) \(operation.rawValue)"
         return values.isEmpty ? what : "\(what) \(values.map(\.description).joined(separator: ", "))"
     }
 }

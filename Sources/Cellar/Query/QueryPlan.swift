@@ -30,16 +30,33 @@ struct QueryPlan {
 
     static func plan(_ condition: CompiledCondition?, linked: Bool) -> QueryPlan {
         guard let condition else { return QueryPlan(source: .scan, exact: !linked) }
-        let candidates: [CompiledLeaf]
-        switch condition {
-        case .leaf(let leaf): candidates = [leaf]
-        case .all(let conditions): candidates = conditions.compactMap { if case .leaf(let leaf) = $0 { leaf } else { nil } }
-        default: candidates = []
+        // A condition on a list's or set's elements that some element must meet (`contains`,
+        // `containsAny`) is served by its element index like the same condition on a property
+        // of the element's type; an object whose several elements match is in several of the
+        // ranges, so only a single range is exact.
+        func candidate(_ condition: CompiledCondition) -> (CompiledLeaf, elements: Bool)? {
+            switch condition {
+            case .leaf(let leaf): return (leaf, false)
+            case .collection(let collection):
+                if case .any(let leaf) = collection.mode { return (leaf, true) }
+                return nil
+            default: return nil
+            }
         }
-        let whole: Bool = if case .leaf = condition { !linked } else { false }
+        let candidates: [(CompiledLeaf, elements: Bool)]
+        switch condition {
+        case .all(let conditions): candidates = conditions.compactMap(candidate)
+        default: candidates = candidate(condition).map { [$0] } ?? []
+        }
+        let whole: Bool = switch condition {
+        case .leaf, .collection: !linked
+        default: false
+        }
         var best: (QueryPlan, rank: Int)?
-        for leaf in candidates {
-            guard let (source, exactLeaf, rank) = sourceFor(leaf) else { continue }
+        for (leaf, elements) in candidates {
+            guard let (source, exactForLeaf, rank) = sourceFor(leaf) else { continue }
+            var exactLeaf = exactForLeaf
+            if elements, case .index(_, let ranges) = source, ranges.count > 1 { exactLeaf = false }
             if best == nil || rank < best!.rank {
                 var inIdOrder = true
                 if case .index(let index, _) = source { inIdOrder = leaf.operation == .equal && index.kind == .value }

@@ -237,6 +237,7 @@ public final class RecordBuilder {
     }
 
     /// Appends a u32 length and room for `count` bytes; returns the offset of the bytes.
+    @usableFromInline
     func variableField(_ slot: Int, count: Int) -> Int {
         precondition(count <= Int(UInt32.max) - state.pointee.length, "a field of \(count) bytes is too large")
         let at = field(slot, size: 4 + count)

@@ -195,6 +195,8 @@ public struct RecordReader {
             if let width = type.fixedWidth {
                 _ = try offset(slot, size: width)
                 if type == .bool { _ = try bool(slot: slot) }
+            } else if let shape = type.collection {
+                try verifyCollection(slot: slot, shape)
             } else if type == .string {
                 _ = try string(slot: slot)
             } else {

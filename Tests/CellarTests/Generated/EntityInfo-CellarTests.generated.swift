@@ -289,6 +289,113 @@ extension Reading {
     static let flag = Cellar.Property<Reading>(name: "flag", id: 6, type: Cellar.PropertyType(rawValue: 1))
 }
 
+// MARK: - Post
+
+extension Post: Cellar.EntityInspectable {
+    static let entityBinding = PostCellarBinding()
+}
+
+/// Stores and reads `Post` objects (entity Post, 6:2157599764288266820).
+struct PostCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Post
+
+    init() {}
+
+    var entityName: String { "Post" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 6, uid: 2157599764288266820) }
+    var slotCount: Int { 19 }
+
+    func id(of entity: Post) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Post) { entity.id = id }
+
+    func write(_ entity: Post, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.title, slot: 1)
+        try record.add(entity.tags, slot: 2)
+        try record.add(entity.scores, slot: 3)
+        try record.add(entity.labels, slot: 4)
+        try record.add(entity.flags, slot: 5)
+        try record.add(entity.ratios, slot: 6)
+        try record.add(entity.weights, slot: 7)
+        try record.add(entity.shorts, slot: 8)
+        try record.add(entity.bytes, slot: 9)
+        try record.add(entity.stamps, slot: 10)
+        try record.addNanoseconds(entity.nanoStamps, slot: 11)
+        try record.add(entity.blobs, slot: 12)
+        try record.add(entity.refs, slot: 13)
+        try record.add(entity.attributes, slot: 14)
+        try record.add(entity.measures, slot: 15)
+        try record.add(entity.notes, slot: 16)
+        try record.add(entity.counts, slot: 17)
+        try record.add(entity.ids, slot: 18)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Post {
+        let entity = Post()
+        entity.id = id
+        entity.title = try record.string(slot: 1) ?? ""
+        entity.tags = try record.list(String.self, slot: 2) ?? []
+        entity.scores = try record.list(Int.self, slot: 3) ?? []
+        entity.labels = try record.set(Int32.self, slot: 4) ?? []
+        entity.flags = try record.list(Bool.self, slot: 5) ?? []
+        entity.ratios = try record.list(Double.self, slot: 6) ?? []
+        entity.weights = try record.set(Float.self, slot: 7) ?? []
+        entity.shorts = try record.list(UInt16.self, slot: 8) ?? []
+        entity.bytes = try record.list(Int8.self, slot: 9) ?? []
+        entity.stamps = try record.list(Date.self, slot: 10) ?? []
+        entity.nanoStamps = try record.dateNanosecondsList(slot: 11) ?? []
+        entity.blobs = try record.list(Data.self, slot: 12) ?? []
+        entity.refs = try record.list(UUID.self, slot: 13) ?? []
+        entity.attributes = try record.map(String.self, slot: 14) ?? [:]
+        entity.measures = try record.map(Double.self, slot: 15) ?? [:]
+        entity.notes = try record.list(String.self, slot: 16)
+        entity.counts = try record.map(Int.self, slot: 17)
+        entity.ids = try record.set(UUID.self, slot: 18)
+        return entity
+    }
+}
+
+extension Post {
+    /// `id` in queries: property "id" (1:1075342042948491854), Long.
+    static let id = Cellar.Property<Post>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `title` in queries: property "title" (2:3272341554883998922), String.
+    static let title = Cellar.Property<Post>(name: "title", id: 2, type: Cellar.PropertyType(rawValue: 9))
+    /// `tags` in queries: property "tags" (3:5040082926122012552), StringVector.
+    static let tags = Cellar.Property<Post>(name: "tags", id: 3, type: Cellar.PropertyType(rawValue: 30))
+    /// `scores` in queries: property "scores" (4:1044330534429307799), LongVector.
+    static let scores = Cellar.Property<Post>(name: "scores", id: 4, type: Cellar.PropertyType(rawValue: 27))
+    /// `labels` in queries: property "labels" (5:8752273555318101333), IntSet.
+    static let labels = Cellar.Property<Post>(name: "labels", id: 5, type: Cellar.PropertyType(rawValue: 2005))
+    /// `flags` in queries: property "flags" (6:1870637777981035036), BoolVector.
+    static let flags = Cellar.Property<Post>(name: "flags", id: 6, type: Cellar.PropertyType(rawValue: 22))
+    /// `ratios` in queries: property "ratios" (7:768197556752200783), DoubleVector.
+    static let ratios = Cellar.Property<Post>(name: "ratios", id: 7, type: Cellar.PropertyType(rawValue: 29))
+    /// `weights` in queries: property "weights" (8:3500765530889344992), FloatSet.
+    static let weights = Cellar.Property<Post>(name: "weights", id: 8, type: Cellar.PropertyType(rawValue: 2007))
+    /// `shorts` in queries: property "shorts" (9:5735039857130485535), ShortVector.
+    static let shorts = Cellar.Property<Post>(name: "shorts", id: 9, type: Cellar.PropertyType(rawValue: 24))
+    /// `bytes` in queries: property "bytes" (10:2167924471395355008), ByteList.
+    static let bytes = Cellar.Property<Post>(name: "bytes", id: 10, type: Cellar.PropertyType(rawValue: 1002))
+    /// `stamps` in queries: property "stamps" (11:3114914516016983042), DateVector.
+    static let stamps = Cellar.Property<Post>(name: "stamps", id: 11, type: Cellar.PropertyType(rawValue: 31))
+    /// `nanoStamps` in queries: property "nanoStamps" (12:6270789675836300516), DateNanoVector.
+    static let nanoStamps = Cellar.Property<Post>(name: "nanoStamps", id: 12, type: Cellar.PropertyType(rawValue: 32))
+    /// `blobs` in queries: property "blobs" (13:1154598348575556544), ByteVectorList.
+    static let blobs = Cellar.Property<Post>(name: "blobs", id: 13, type: Cellar.PropertyType(rawValue: 1023))
+    /// `refs` in queries: property "refs" (14:5734649732772636547), UUIDList.
+    static let refs = Cellar.Property<Post>(name: "refs", id: 14, type: Cellar.PropertyType(rawValue: 1100))
+    /// `attributes` in queries: property "attributes" (15:4274051126399197985), StringMap.
+    static let attributes = Cellar.Property<Post>(name: "attributes", id: 15, type: Cellar.PropertyType(rawValue: 3009))
+    /// `measures` in queries: property "measures" (16:1763118353569240768), DoubleMap.
+    static let measures = Cellar.Property<Post>(name: "measures", id: 16, type: Cellar.PropertyType(rawValue: 3008))
+    /// `notes` in queries: property "notes" (17:4240524031556113940), StringVector.
+    static let notes = Cellar.Property<Post>(name: "notes", id: 17, type: Cellar.PropertyType(rawValue: 30))
+    /// `counts` in queries: property "counts" (18:1247111119811693822), LongMap.
+    static let counts = Cellar.Property<Post>(name: "counts", id: 18, type: Cellar.PropertyType(rawValue: 3006))
+    /// `ids` in queries: property "ids" (19:1595423552131344344), UUIDSet.
+    static let ids = Cellar.Property<Post>(name: "ids", id: 19, type: Cellar.PropertyType(rawValue: 2100))
+}
+
 /// The model of target CellarTests, as in its model JSON file: pass it to `Store`.
 func cellarModel() -> Cellar.Model {
     Cellar.Model(
@@ -341,8 +448,31 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "ref", id: Cellar.IdUid(id: 3, uid: 5194490856055370610), type: Cellar.PropertyType(rawValue: 100), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 3, uid: 7872231772731697499)),
                     Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 4, uid: 3051363989780764186), type: Cellar.PropertyType(rawValue: 9)),
                 ]),
+            Cellar.ModelEntity(
+                name: "Post", id: Cellar.IdUid(id: 6, uid: 2157599764288266820), lastPropertyId: Cellar.IdUid(id: 19, uid: 1595423552131344344),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 1075342042948491854), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 3272341554883998922), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "tags", id: Cellar.IdUid(id: 3, uid: 5040082926122012552), type: Cellar.PropertyType(rawValue: 30), flags: Cellar.PropertyFlags(rawValue: 2056), indexId: Cellar.IdUid(id: 4, uid: 6944560082786365478)),
+                    Cellar.ModelProperty(name: "scores", id: Cellar.IdUid(id: 4, uid: 1044330534429307799), type: Cellar.PropertyType(rawValue: 27)),
+                    Cellar.ModelProperty(name: "labels", id: Cellar.IdUid(id: 5, uid: 8752273555318101333), type: Cellar.PropertyType(rawValue: 2005), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 5, uid: 7836293900054967457)),
+                    Cellar.ModelProperty(name: "flags", id: Cellar.IdUid(id: 6, uid: 1870637777981035036), type: Cellar.PropertyType(rawValue: 22)),
+                    Cellar.ModelProperty(name: "ratios", id: Cellar.IdUid(id: 7, uid: 768197556752200783), type: Cellar.PropertyType(rawValue: 29)),
+                    Cellar.ModelProperty(name: "weights", id: Cellar.IdUid(id: 8, uid: 3500765530889344992), type: Cellar.PropertyType(rawValue: 2007)),
+                    Cellar.ModelProperty(name: "shorts", id: Cellar.IdUid(id: 9, uid: 5735039857130485535), type: Cellar.PropertyType(rawValue: 24), flags: Cellar.PropertyFlags(rawValue: 8192)),
+                    Cellar.ModelProperty(name: "bytes", id: Cellar.IdUid(id: 10, uid: 2167924471395355008), type: Cellar.PropertyType(rawValue: 1002)),
+                    Cellar.ModelProperty(name: "stamps", id: Cellar.IdUid(id: 11, uid: 3114914516016983042), type: Cellar.PropertyType(rawValue: 31)),
+                    Cellar.ModelProperty(name: "nanoStamps", id: Cellar.IdUid(id: 12, uid: 6270789675836300516), type: Cellar.PropertyType(rawValue: 32)),
+                    Cellar.ModelProperty(name: "blobs", id: Cellar.IdUid(id: 13, uid: 1154598348575556544), type: Cellar.PropertyType(rawValue: 1023)),
+                    Cellar.ModelProperty(name: "refs", id: Cellar.IdUid(id: 14, uid: 5734649732772636547), type: Cellar.PropertyType(rawValue: 1100), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 6, uid: 9202637219915820168)),
+                    Cellar.ModelProperty(name: "attributes", id: Cellar.IdUid(id: 15, uid: 4274051126399197985), type: Cellar.PropertyType(rawValue: 3009)),
+                    Cellar.ModelProperty(name: "measures", id: Cellar.IdUid(id: 16, uid: 1763118353569240768), type: Cellar.PropertyType(rawValue: 3008)),
+                    Cellar.ModelProperty(name: "notes", id: Cellar.IdUid(id: 17, uid: 4240524031556113940), type: Cellar.PropertyType(rawValue: 30)),
+                    Cellar.ModelProperty(name: "counts", id: Cellar.IdUid(id: 18, uid: 1247111119811693822), type: Cellar.PropertyType(rawValue: 3006)),
+                    Cellar.ModelProperty(name: "ids", id: Cellar.IdUid(id: 19, uid: 1595423552131344344), type: Cellar.PropertyType(rawValue: 2100)),
+                ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 5, uid: 7980844868420013494), lastIndexId: Cellar.IdUid(id: 3, uid: 7872231772731697499),
+        lastEntityId: Cellar.IdUid(id: 6, uid: 2157599764288266820), lastIndexId: Cellar.IdUid(id: 6, uid: 9202637219915820168),
         lastRelationId: Cellar.IdUid(id: 1, uid: 5999317382176583668), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])

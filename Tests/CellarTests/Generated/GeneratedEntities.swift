@@ -114,3 +114,34 @@ struct Reading: Entity, Equatable {
     var blob: Data?
     var flag: Bool = false
 }
+
+/// Lists, sets and maps of every element kind: an indexed tag list (hash index on its strings),
+/// an indexed set of numbers (value index), optional collections (nil differs from empty) and
+/// dates in nanoseconds.
+final class Post: Entity {
+    var id: Id = 0
+    var title: String = ""
+    // cellar: index
+    var tags: [String] = []
+    var scores: [Int] = []
+    // cellar: index
+    var labels: Set<Int32> = []
+    var flags: [Bool] = []
+    var ratios: [Double] = []
+    var weights: Set<Float> = []
+    var shorts: [UInt16] = []
+    var bytes: [Int8] = []
+    var stamps: [Date] = []
+    // cellar: date-nano
+    var nanoStamps: [Date] = []
+    var blobs: [Data] = []
+    // cellar: index
+    var refs: [UUID] = []
+    var attributes: [String: String] = [:]
+    var measures: [String: Double] = [:]
+    var notes: [String]?
+    var counts: [String: Int]?
+    var ids: Set<UUID>?
+
+    required init() {}
+}

@@ -1,0 +1,132 @@
+/// Conditions on list, set and map properties:
+///
+/// ```swift
+/// box.query { Note.tags.contains("swift") }                       // an element equal to "swift"
+/// box.query { Note.tags.containsAny(["swift", "db"]) && Note.scores.count >= 3 }
+/// box.query { Note.attributes["color"] == "red" }                  // a map's value at a key
+/// ```
+///
+/// A collection that is absent from an object (a nil optional, or a property added after the
+/// object was put) counts as empty: `isEmpty()` and `count == 0` are true for it, every other
+/// collection condition false. `isNil()` tells a nil optional collection from an empty one.
+extension Property {
+    /// Some element equals `element` (strings ignoring case when `caseSensitive` is false); for a
+    /// String property, `contains(_:caseSensitive:)` is a substring test instead.
+    public func contains<V: QueryValueConvertible>(_ element: V) -> QueryCondition<E> {
+        condition(.contains, [element.queryValue])
+    }
+
+    /// Some element equals one of `elements`.
+    public func containsAny<V: QueryValueConvertible>(_ elements: [V], caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.containsAny, elements.map(\.queryValue), caseSensitive: caseSensitive)
+    }
+
+    /// Every one of `elements` equals some element (true for an empty `elements`).
+    public func containsAll<V: QueryValueConvertible>(_ elements: [V], caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.containsAll, elements.map(\.queryValue), caseSensitive: caseSensitive)
+    }
+
+    /// The collection has no elements (or is absent).
+    public func isEmpty() -> QueryCondition<E> { condition(.isEmpty, []) }
+
+    /// The map has an entry under `key` (compared by UTF-8 bytes).
+    public func containsKey(_ key: String) -> QueryCondition<E> { condition(.containsKey, [.string(key)]) }
+
+    /// The number of elements of a list or set, or of entries of a map, to compare with a number:
+    /// `Note.tags.count > 3`.
+    public var count: ElementCount<E> { ElementCount(property: ref) }
+
+    /// The value a map holds under `key`, to compare: `Doc.attributes["color"] == "red"`. A
+    /// condition on a key the map does not have is false, except `isNil()`.
+    public subscript(key: String) -> PropertyPath<E> { PropertyPath(property: ref, steps: [.key(key)]) }
+}
+
+/// A step into a map (or a flexible value): a key, or an index into a list.
+enum QueryPathStep: Sendable, Equatable, CustomStringConvertible {
+    case key(String)
+    case index(Int)
+
+    var description: String {
+        switch self {
+        case .key(let key): "[\"\(key)\"]"
+        case .index(let index): "[\(index)]"
+        }
+    }
+}
+
+/// The number of elements of a collection property, in a query condition.
+public struct ElementCount<E>: Sendable {
+    let property: PropertyRef
+
+    func condition(_ operation: PropertyCondition.Operation, _ values: [QueryValue]) -> QueryCondition<E> {
+        var condition = PropertyCondition(property, operation, values)
+        condition.subject = .count
+        return QueryCondition(.property(condition))
+    }
+
+    public static func == (lhs: ElementCount<E>, rhs: Int) -> QueryCondition<E> { lhs.condition(.equal, [.integer(Int64(rhs))]) }
+    public static func != (lhs: ElementCount<E>, rhs: Int) -> QueryCondition<E> { lhs.condition(.notEqual, [.integer(Int64(rhs))]) }
+    public static func < (lhs: ElementCount<E>, rhs: Int) -> QueryCondition<E> { lhs.condition(.less, [.integer(Int64(rhs))]) }
+    public static func <= (lhs: ElementCount<E>, rhs: Int) -> QueryCondition<E> { lhs.condition(.lessOrEqual, [.integer(Int64(rhs))]) }
+    public static func > (lhs: ElementCount<E>, rhs: Int) -> QueryCondition<E> { lhs.condition(.greater, [.integer(Int64(rhs))]) }
+    public static func >= (lhs: ElementCount<E>, rhs: Int) -> QueryCondition<E> { lhs.condition(.greaterOrEqual, [.integer(Int64(rhs))]) }
+
+    /// Between `lower` and `upper`, both included.
+    public func isBetween(_ lower: Int, and upper: Int) -> QueryCondition<E> {
+        condition(.between, [.integer(Int64(lower)), .integer(Int64(upper))])
+    }
+}
+
+/// A value inside a map property (or a flexible value) reached by keys, in a query condition:
+/// `Doc.attributes["color"] == "red"`. Compared like a property of the value's type.
+public struct PropertyPath<E>: Sendable {
+    let property: PropertyRef
+    let steps: [QueryPathStep]
+
+    func condition(_ operation: PropertyCondition.Operation, _ values: [QueryValue], caseSensitive: Bool = true) -> QueryCondition<E> {
+        var condition = PropertyCondition(property, operation, values, caseSensitive: caseSensitive)
+        condition.subject = .path(steps)
+        return QueryCondition(.property(condition))
+    }
+
+    public static func == <V: QueryValueConvertible>(lhs: PropertyPath<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.equal, [rhs.queryValue]) }
+    public static func != <V: QueryValueConvertible>(lhs: PropertyPath<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.notEqual, [rhs.queryValue]) }
+    public static func < <V: QueryValueConvertible>(lhs: PropertyPath<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.less, [rhs.queryValue]) }
+    public static func <= <V: QueryValueConvertible>(lhs: PropertyPath<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.lessOrEqual, [rhs.queryValue]) }
+    public static func > <V: QueryValueConvertible>(lhs: PropertyPath<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.greater, [rhs.queryValue]) }
+    public static func >= <V: QueryValueConvertible>(lhs: PropertyPath<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.greaterOrEqual, [rhs.queryValue]) }
+
+    /// Equal to `value`; strings compare ignoring case when `caseSensitive` is false.
+    public func isEqual<V: QueryValueConvertible>(to value: V, caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.equal, [value.queryValue], caseSensitive: caseSensitive)
+    }
+
+    /// Between `lower` and `upper`, both included (numbers and dates).
+    public func isBetween<V: QueryValueConvertible>(_ lower: V, and upper: V) -> QueryCondition<E> {
+        condition(.between, [lower.queryValue, upper.queryValue])
+    }
+
+    /// Equal to one of `values`.
+    public func isIn<V: QueryValueConvertible>(_ values: [V], caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.isIn, values.map(\.queryValue), caseSensitive: caseSensitive)
+    }
+
+    public func startsWith(_ prefix: String, caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.startsWith, [.string(prefix)], caseSensitive: caseSensitive)
+    }
+
+    public func endsWith(_ suffix: String, caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.endsWith, [.string(suffix)], caseSensitive: caseSensitive)
+    }
+
+    /// A string value containing `part`.
+    public func contains(_ part: String, caseSensitive: Bool = true) -> QueryCondition<E> {
+        condition(.contains, [.string(part)], caseSensitive: caseSensitive)
+    }
+
+    /// There is no value at the path (the map has no such key).
+    public func isNil() -> QueryCondition<E> { condition(.isNil, []) }
+
+    /// There is a value at the path.
+    public func isNotNil() -> QueryCondition<E> { condition(.isNotNil, []) }
+}
