@@ -159,6 +159,32 @@ import Testing
         }
     }
 
+    @Test func anElementIndexAddedLaterIsBuiltAtOpenAndDroppedWhenRemoved() throws {
+        let directory = TestDirectory("collections-index-build")
+        defer { directory.remove() }
+        var random = SplitMix64(seed: 5)
+        let vocabulary = ["a", "b", "c", "d"]
+        do {
+            let store = try Store(directoryPath: directory.path, model: Self.unindexedModel())
+            try store.box(for: Post.self).put((0..<300).map { _ in Self.post(&random, vocabulary: vocabulary) })
+            store.close()
+        }
+        let indexTree = try #require(cellarModel().entities.first { $0.name == "Post" }?.properties.first { $0.name == "tags" }?.indexId)
+        for (model, indexed) in [(cellarModel(), true), (Self.unindexedModel(), false)] {
+            let store = try Store(directoryPath: directory.path, model: model)
+            let box = store.box(for: Post.self)
+            let hasTree = try store.engine.read { try $0.tree(StorageLayout.indexTree(indexTree.id)) != nil }
+            #expect(hasTree == indexed)
+            let objects = try box.all()
+            for tag in vocabulary {
+                let query = try box.query { Post.tags.contains(tag) }.build()
+                #expect(try query.findIds().map(\.value) == objects.filter { $0.tags.contains(tag) }.map(\.id))
+                #expect(try query.count() == objects.filter { $0.tags.contains(tag) }.count)
+            }
+            store.close()
+        }
+    }
+
     @Test func removingAnObjectDropsItsElementKeys() throws {
         let store = try Store(directoryPath: "memory:collections-index-upkeep", model: cellarModel())
         let box = store.box(for: Post.self)

@@ -10,7 +10,10 @@
 import Cellar
 import Foundation
 
+let collections: [PropertyType] = [.list(of: .string)!, .list(of: .long)!, .set(of: .int)!, .set(of: .string)!, .map(of: .string)!,
+                                   .map(of: .double)!, .list(of: .uuid)!, .list(of: .bool)!, .list(of: .byteVector)!, .set(of: .short)!]
 let types: [PropertyType] = [.bool, .byte, .short, .int, .long, .float, .double, .string, .date, .byteVector, .dateNano, .relation, .uuid]
+    + collections
 
 /// One decoded value, compared by bits (so that NaN equals itself).
 enum Value: Equatable {
@@ -32,6 +35,7 @@ func readAll(_ reader: RecordReader, _ slotTypes: [PropertyType?]) throws -> [Va
         case .string: return try reader.string(slot: slot).map { .bytes(Array($0.utf8)) } ?? .absent
         case .byteVector: return try reader.byteArray(slot: slot).map { .bytes($0) } ?? .absent
         case .uuid: return try reader.uuid(slot: slot).map { .bytes(UUIDEncoding.bytes($0)) } ?? .absent
+        case _ where type.collection != nil: return try reader.bytes(slot: slot).map { .bytes(Array($0)) } ?? .absent
         default: return try reader.read(UInt64.self, slot: slot).map { .integer($0) } ?? .absent
         }
     }
@@ -56,10 +60,39 @@ func write(_ values: [Value], _ slotTypes: [PropertyType?], into builder: Record
                 builder.add(String(decoding: bytes, as: UTF8.self), slot: slot)
             } else if type == .uuid {
                 bytes.withUnsafeBytes { builder.add(UUIDEncoding.uuid($0), slot: slot) }
+            } else if type.collection != nil {
+                bytes.withUnsafeBytes { builder.add(bytes: $0, slot: slot) }   // verified: copied as it is
             } else {
                 builder.add(bytes, slot: slot)
             }
         }
+    }
+}
+
+/// A collection that verified reads as its Swift value, which written again with `RecordBuilder`
+/// and read back is the same value (sets and maps compared as values: their stored order is the
+/// writer's).
+func checkCollection(_ reader: RecordReader, slot: Int, _ type: PropertyType) throws {
+    func same<V: Equatable>(_ read: (RecordReader, Int) throws -> V?, _ write: (RecordBuilder, V) throws -> Void) throws {
+        guard let value = try read(reader, slot) else { return }
+        let scratch = RecordBuilder()
+        scratch.begin(slotCount: 1)
+        try write(scratch, value)
+        let back = try read(RecordReader(scratch.bytes), 0)
+        precondition(back == value, "\(type) changed through a write and read")
+    }
+    switch type {
+    case .list(of: .string)!: try same({ try $0.list(String.self, slot: $1) }) { try $0.add($1, slot: 0) }
+    case .list(of: .long)!: try same({ try $0.list(Int64.self, slot: $1) }) { try $0.add($1, slot: 0) }
+    case .set(of: .int)!: try same({ try $0.set(Int32.self, slot: $1) }) { try $0.add($1, slot: 0) }
+    case .set(of: .string)!: try same({ try $0.set(String.self, slot: $1) }) { try $0.add($1, slot: 0) }
+    case .map(of: .string)!: try same({ try $0.map(String.self, slot: $1) }) { try $0.add($1, slot: 0) }
+    case .map(of: .double)!: try same({ try $0.map(Double.self, slot: $1)?.mapValues(\.bitPattern) }) { try $0.add($1.mapValues(Double.init(bitPattern:)), slot: 0) }
+    case .list(of: .uuid)!: try same({ try $0.list(UUID.self, slot: $1) }) { try $0.add($1, slot: 0) }
+    case .list(of: .bool)!: try same({ try $0.list(Bool.self, slot: $1) }) { try $0.add($1, slot: 0) }
+    case .list(of: .byteVector)!: try same({ try $0.list(Data.self, slot: $1) }) { try $0.add($1, slot: 0) }
+    case .set(of: .short)!: try same({ try $0.set(Int16.self, slot: $1) }) { try $0.add($1, slot: 0) }
+    default: break
     }
 }
 
@@ -91,6 +124,14 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = try? reader.uuid(slot: slot)
     }
     guard (try? reader.verify(types: slotTypes)) != nil, let values = try? readAll(reader, slotTypes) else { return 0 }
+    for (slot, type) in slotTypes.enumerated() {
+        guard let type, type.collection != nil else { continue }
+        do {
+            try checkCollection(reader, slot: slot, type)
+        } catch {
+            fatalError("a verified \(type) in slot \(slot) does not read, or does not write back: \(error)")
+        }
+    }
     // Slots beyond the record read as absent; write back only the record's own slots.
     let own = Array(values.prefix(reader.slots))
     write(own, Array(slotTypes.prefix(reader.slots)), into: builder)
