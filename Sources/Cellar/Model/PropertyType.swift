@@ -27,6 +27,9 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
     @inlinable public static var relation: PropertyType { PropertyType(rawValue: 11) }
     /// A `Date` stored as nanoseconds since 1970 (64-bit).
     @inlinable public static var dateNano: PropertyType { PropertyType(rawValue: 12) }
+    /// A `FlexValue`: null, a scalar, or lists and maps of them, stored as a u32 length and the
+    /// value's `FlexEncoding` (see `docs/flex.md`).
+    @inlinable public static var flex: PropertyType { PropertyType(rawValue: 13) }
     /// `Data` or `[UInt8]`.
     @inlinable public static var byteVector: PropertyType { PropertyType(rawValue: 23) }
     /// A Foundation `UUID`: its 16 bytes inline, in RFC 4122 order (as `uuid_t` gives them).
@@ -37,8 +40,8 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
     /// Whether Cellar can store values of this type.
     public var isSupported: Bool { Self.names[rawValue] != nil }
 
-    /// Bytes of the value inline in a record (16 for a UUID); nil for strings and byte vectors
-    /// (a length, then the bytes).
+    /// Bytes of the value inline in a record (16 for a UUID); nil for strings, byte vectors and
+    /// Flex values (a length, then the bytes).
     var fixedWidth: Int? {
         switch rawValue {
         case 1, 2: 1
@@ -52,7 +55,7 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
 
     private static let names: [Int: String] = [
         1: "Bool", 2: "Byte", 3: "Short", 4: "Char", 5: "Int", 6: "Long", 7: "Float", 8: "Double",
-        9: "String", 10: "Date", 11: "Relation", 12: "DateNano", 23: "ByteVector", 100: "UUID",
+        9: "String", 10: "Date", 11: "Relation", 12: "DateNano", 13: "Flex", 23: "ByteVector", 100: "UUID",
     ]
 
     public var description: String { Self.names[rawValue] ?? "type \(rawValue)" }

@@ -197,6 +197,8 @@ public struct RecordReader {
                 if type == .bool { _ = try bool(slot: slot) }
             } else if type == .string {
                 _ = try string(slot: slot)
+            } else if type == .flex {
+                if let bytes = try bytes(slot: slot) { try FlexEncoding.verify(bytes) }
             } else {
                 _ = try bytes(slot: slot)
             }
