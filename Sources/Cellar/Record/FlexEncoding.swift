@@ -25,8 +25,9 @@ import Foundation
 ///
 /// Why not FlexBuffers (ObjectBox's Flex encoding): FlexBuffers writes children before their
 /// parents and reaches them through offsets read backwards from the end of the buffer, with
-/// widths chosen per vector after its elements are known; its readers trust offsets that may
-/// point anywhere, including back into the value itself. This encoding is written forward in one
+/// widths chosen per vector after its elements are known; its offsets may point anywhere before
+/// them, several parents may share a child, and a verifier must guard every offset and remember
+/// what it has checked, or shared references cost it exponential time. This encoding is written forward in one
 /// pass (the only thing filled in afterwards is a container's body length), every container says
 /// how many bytes its body takes, so a reader skips a nested value without parsing it, and
 /// nothing points anywhere: a reader only ever moves forward, inside its container's body, which
@@ -259,13 +260,17 @@ public enum FlexScalar {
     case bool(Bool)
     case integer(Int64)
     case double(Double)
-    /// Valid UTF-8.
+    /// The string's bytes, checked to be valid UTF-8.
     case string(UnsafeRawBufferPointer)
+    /// The byte vector's bytes.
     case bytes(UnsafeRawBufferPointer)
+    /// Milliseconds since 1970 (`DateEncoding.date(milliseconds:)` makes the `Date`).
     case date(milliseconds: Int64)
     /// 16 bytes, RFC 4122 order (`UUIDEncoding.uuid(_:)` makes the `UUID`).
     case uuid(UnsafeRawBufferPointer)
+    /// A list and its element count.
     case list(count: Int)
+    /// A map and its entry count.
     case map(count: Int)
 }
 

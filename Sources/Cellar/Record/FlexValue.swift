@@ -19,16 +19,23 @@ import Foundation
 /// value equals what was written), and `.double(0.0)` differs from `.double(-0.0)`. An integer
 /// never equals a double: `.integer(1) != .double(1)`.
 public indirect enum FlexValue: Hashable, Sendable {
+    /// No value (JSON's null; `nil` as a literal).
     case null
     case bool(Bool)
     case integer(Int64)
+    /// Stored as its bit pattern: NaN payloads and the sign of zero survive.
     case double(Double)
     case string(String)
+    /// A byte vector.
     case bytes(Data)
-    /// Stored as Int64 milliseconds since 1970, rounded to the nearest millisecond.
+    /// Stored as Int64 milliseconds since 1970, rounded to the nearest millisecond; at most
+    /// `FlexEncoding.maxDateMilliseconds` from 1970.
     case date(Date)
+    /// Stored as its 16 bytes in RFC 4122 order.
     case uuid(UUID)
+    /// Elements in order; at most `FlexEncoding.maxElements`.
     case list([FlexValue])
+    /// Entries by key; at most `FlexEncoding.maxElements`. Stored in the order of the keys' UTF-8.
     case map([String: FlexValue])
 
     public static func == (a: FlexValue, b: FlexValue) -> Bool {
