@@ -413,11 +413,12 @@ import Testing
 
     /// Every millisecond count within the limit reads as a date that writes again as the same count.
     @Test func datesWithinTheLimitAreExact() throws {
-        var rng = SplitMix64(seed: SplitMix64.testSeed())
+        let seed = SplitMix64.testSeed()
+        var rng = SplitMix64(seed: seed)
         let edges: [Int64] = [0, 1, -1, FlexEncoding.maxDateMilliseconds, -FlexEncoding.maxDateMilliseconds, FlexEncoding.maxDateMilliseconds - 1]
         let random = (0..<20_000).map { _ in Int64(bitPattern: rng.next()) % (FlexEncoding.maxDateMilliseconds + 1) }
         for milliseconds in edges + random {
-            #expect(try DateEncoding.milliseconds(DateEncoding.date(milliseconds: milliseconds)) == milliseconds)
+            #expect(try DateEncoding.milliseconds(DateEncoding.date(milliseconds: milliseconds)) == milliseconds, "seed \(seed)")
         }
     }
 }
