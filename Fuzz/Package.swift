@@ -23,6 +23,7 @@ let package = Package(
         .executable(name: "FuzzRecord", targets: ["FuzzRecord"]),
         .executable(name: "FuzzIdentifier", targets: ["FuzzIdentifier"]),
         .executable(name: "FuzzDecompress", targets: ["FuzzDecompress"]),
+        .executable(name: "FuzzFlex", targets: ["FuzzFlex"]),
         .executable(name: "MakeCorpus", targets: ["MakeCorpus"]),
     ],
     dependencies: [
@@ -74,6 +75,13 @@ let package = Package(
         .executableTarget(
             name: "FuzzDecompress",
             dependencies: ["FuzzSupport", .product(name: "CellarStorage", package: root)],
+            swiftSettings: strict
+        ),
+        // libFuzzer: the input is a Flex value's encoding, verified, decoded and looked into;
+        // what decodes is encoded again and must give the same bytes and an equal value.
+        .executableTarget(
+            name: "FuzzFlex",
+            dependencies: [.product(name: "Cellar", package: root)],
             swiftSettings: strict
         ),
         // Writes the seed corpus (corpus/open-store, corpus/node, corpus/decompress) with the

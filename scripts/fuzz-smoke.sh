@@ -12,7 +12,7 @@
 #   FUZZ_CONFIG    debug (default) or release (faster, and ASan also sees the standard library's
 #                  inlined pointer reads; see Fuzz/README.md)
 #   FUZZ_TIMEOUT   seconds one input may take before libFuzzer reports a hang (default 10)
-#   FUZZ_TARGETS   which fuzzers to run (default "FuzzOpenStore FuzzNode FuzzModelJSON FuzzRecord FuzzIdentifier FuzzDecompress")
+#   FUZZ_TARGETS   which fuzzers to run (default "FuzzOpenStore FuzzNode FuzzModelJSON FuzzRecord FuzzFlex FuzzIdentifier FuzzDecompress")
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -20,7 +20,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds=${FUZZ_SECONDS:-30}
 config=${FUZZ_CONFIG:-debug}
 timeout=${FUZZ_TIMEOUT:-10}
-targets=${FUZZ_TARGETS:-FuzzOpenStore FuzzNode FuzzModelJSON FuzzRecord FuzzIdentifier FuzzDecompress}
+targets=${FUZZ_TARGETS:-FuzzOpenStore FuzzNode FuzzModelJSON FuzzRecord FuzzFlex FuzzIdentifier FuzzDecompress}
 
 corpus_of() {
     case "$1" in
@@ -28,6 +28,7 @@ corpus_of() {
         FuzzNode) echo node ;;
         FuzzModelJSON) echo model-json ;;
         FuzzRecord) echo record ;;
+        FuzzFlex) echo flex ;;
         FuzzIdentifier) echo identifier ;;
         FuzzDecompress) echo decompress ;;
         *) echo "fuzz-smoke: unknown fuzzer $1" >&2; exit 2 ;;

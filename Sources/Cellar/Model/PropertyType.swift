@@ -27,6 +27,9 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
     @inlinable public static var relation: PropertyType { PropertyType(rawValue: 11) }
     /// A `Date` stored as nanoseconds since 1970 (64-bit).
     @inlinable public static var dateNano: PropertyType { PropertyType(rawValue: 12) }
+    /// A `FlexValue`: null, a scalar, or lists and maps of them, stored as a u32 length and the
+    /// value's `FlexEncoding` (see `docs/flex.md`).
+    @inlinable public static var flex: PropertyType { PropertyType(rawValue: 13) }
     /// `Data` or `[UInt8]`.
     @inlinable public static var byteVector: PropertyType { PropertyType(rawValue: 23) }
     /// `[Bool]`: one byte per element, 0 or 1.
@@ -94,8 +97,8 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
     /// Whether Cellar can store values of this type.
     public var isSupported: Bool { (Self.names[rawValue] != nil && self != .charVector) || collection != nil }
 
-    /// Bytes of the value inline in a record (16 for a UUID); nil for strings and byte vectors
-    /// (a length, then the bytes).
+    /// Bytes of the value inline in a record (16 for a UUID); nil for strings, byte vectors and
+    /// Flex values (a length, then the bytes).
     var fixedWidth: Int? {
         switch rawValue {
         case 1, 2: 1
@@ -109,9 +112,13 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
 
     private static let names: [Int: String] = [
         1: "Bool", 2: "Byte", 3: "Short", 4: "Char", 5: "Int", 6: "Long", 7: "Float", 8: "Double",
+<<<<<<< HEAD
         9: "String", 10: "Date", 11: "Relation", 12: "DateNano", 22: "BoolVector", 23: "ByteVector",
         24: "ShortVector", 25: "CharVector", 26: "IntVector", 27: "LongVector", 28: "FloatVector",
         29: "DoubleVector", 30: "StringVector", 31: "DateVector", 32: "DateNanoVector", 100: "UUID",
+=======
+        9: "String", 10: "Date", 11: "Relation", 12: "DateNano", 13: "Flex", 23: "ByteVector", 100: "UUID",
+>>>>>>> flex
     ]
 
     public var description: String {

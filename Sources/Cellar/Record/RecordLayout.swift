@@ -9,7 +9,8 @@
 ///              scalars at their natural width (Bool 1 byte, 0 or 1; integers; Float and
 ///              Double as their bit patterns; dates as Int64 milliseconds or nanoseconds;
 ///              UUIDs as their 16 bytes in RFC 4122 order);
-///              strings and byte vectors as a u32 length, then the bytes (UTF-8 for strings)
+///              strings and byte vectors as a u32 length, then the bytes (UTF-8 for strings);
+///              Flex values as a u32 length, then their `FlexEncoding`
 /// ```
 ///
 /// A property's slot is its property ID − 1, so a property added to the model later is simply

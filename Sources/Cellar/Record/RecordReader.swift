@@ -199,6 +199,8 @@ public struct RecordReader {
                 try verifyCollection(slot: slot, shape)
             } else if type == .string {
                 _ = try string(slot: slot)
+            } else if type == .flex {
+                if let bytes = try bytes(slot: slot) { try FlexEncoding.verify(bytes) }
             } else {
                 _ = try bytes(slot: slot)
             }
