@@ -243,6 +243,10 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         #expect(nano.property("x")?.propertyType.rawValue == 2012)
         let indexed = try entity("class E: Entity {\n    var id: Id = 0\n    // cellar: index\n    var tags: [String] = []\n    // cellar: index\n    var ns: Set<Int> = []\n}")
         #expect(indexed.property("tags")?.flags == [.indexed, .indexHash] && indexed.property("ns")?.flags == [.indexed])
+        let flex = try entity("class E: Entity {\n    var id: Id = 0\n    var a: FlexValue = .null\n    var b: Cellar.FlexValue?\n}")
+        #expect(flex.property("a")?.propertyType == .flex && flex.property("a")?.isFlex == true && flex.property("b")?.isOptional == true)
+        #expect(errors([(path: "M.swift", contents: "class E: Entity {\n    var id: Id = 0\n    // cellar: index\n    var a: FlexValue = .null\n}")])
+            .first?.contains("a flexible value can be neither indexed nor unique") == true)
         // Inferred from an initializer.
         let inferred = try entity("class E: Entity {\n    var id: Id = 0\n    var a = [String]()\n    var b = Set<Int>()\n    var c = [String: Double]()\n}")
         #expect(inferred.property("a")?.propertyType.rawValue == 30 && inferred.property("b")?.propertyType.rawValue == 2006

@@ -111,6 +111,9 @@ extension ModelEntity {
                     throw CellarError.schema("\(source): the id property \(name).\(property.name) has type \(property.type); an id is a Long (type 6)")
                 }
             }
+            if property.type == .flex, let index = property.indexId, !index.isZero {
+                throw CellarError.schema("\(source): \(what) is a Flex value with an index; a FlexValue cannot be indexed")
+            }
             if let shape = property.type.collection, let index = property.indexId, !index.isZero {
                 guard shape.kind != .map else {
                     throw CellarError.schema("\(source): \(what) is a map (\(property.type)) with an index; lists and sets can have one (a key per element), maps cannot")

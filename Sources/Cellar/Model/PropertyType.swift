@@ -112,13 +112,9 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
 
     private static let names: [Int: String] = [
         1: "Bool", 2: "Byte", 3: "Short", 4: "Char", 5: "Int", 6: "Long", 7: "Float", 8: "Double",
-<<<<<<< HEAD
-        9: "String", 10: "Date", 11: "Relation", 12: "DateNano", 22: "BoolVector", 23: "ByteVector",
+        9: "String", 10: "Date", 11: "Relation", 12: "DateNano", 13: "Flex", 22: "BoolVector", 23: "ByteVector",
         24: "ShortVector", 25: "CharVector", 26: "IntVector", 27: "LongVector", 28: "FloatVector",
         29: "DoubleVector", 30: "StringVector", 31: "DateVector", 32: "DateNanoVector", 100: "UUID",
-=======
-        9: "String", 10: "Date", 11: "Relation", 12: "DateNano", 13: "Flex", 23: "ByteVector", 100: "UUID",
->>>>>>> flex
     ]
 
     public var description: String {

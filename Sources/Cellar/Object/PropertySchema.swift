@@ -21,6 +21,8 @@ final class PropertySchema: Sendable {
         case uuid
         /// A list, set or map (`collection` says of what): its payload's bytes.
         case collection
+        /// A `FlexValue`: its encoding's bytes (`FlexEncoding`).
+        case flex
     }
 
     /// "Entity.property", for messages.
@@ -48,6 +50,7 @@ final class PropertySchema: Sendable {
         collection = property.type.collection.map { CollectionSchema($0, property: property, entity: entity, indexOrdinal: indexOrdinal) }
         switch property.type {
         case _ where collection != nil: kind = .collection
+        case .flex: kind = .flex
         case .float: kind = .floating(width: 4)
         case .double: kind = .floating(width: 8)
         case .string: kind = .string
@@ -239,7 +242,7 @@ extension PropertySchema {
                 throw CellarError.fileCorrupt("\(qualifiedName) holds a string that is not valid UTF-8")
             }
             return .bytes(bytes)
-        case .bytes, .uuid, .collection:
+        case .bytes, .uuid, .collection, .flex:
             return .bytes(bytes)
         }
     }
@@ -282,7 +285,7 @@ extension RecordReader {
         case .uuid:
             guard let at = try offset(property.slot, size: 16) else { return nil }
             return .bytes(UnsafeRawBufferPointer(start: base + at, count: 16))
-        case .collection:
+        case .collection, .flex:
             return try bytes(slot: property.slot).map { .bytes($0) }
         }
     }

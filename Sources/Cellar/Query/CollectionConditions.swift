@@ -37,8 +37,21 @@ extension Property {
     public var count: ElementCount<E> { ElementCount(property: ref) }
 
     /// The value a map holds under `key`, to compare: `Doc.attributes["color"] == "red"`. A
-    /// condition on a key the map does not have is false, except `isNil()`.
+    /// condition on a key the map does not have is false, except `isNil()`. On a `FlexValue`
+    /// property, keys and indexes chain into nested maps and lists: `Doc.payload["user"]["age"] > 30`.
     public subscript(key: String) -> PropertyPath<E> { PropertyPath(property: ref, steps: [.key(key)]) }
+
+    /// The element at `index` of a `FlexValue` property holding a list.
+    public subscript(index: Int) -> PropertyPath<E> { PropertyPath(property: ref, steps: [.index(index)]) }
+
+    /// A `FlexValue` property holds a value of `type` (`.null` is an explicit null, not an absent
+    /// value).
+    public func hasType(_ type: FlexType) -> QueryCondition<E> { PropertyPath(property: ref, steps: []).hasType(type) }
+}
+
+/// The kinds of value a `FlexValue` holds, for `hasType` conditions.
+public enum FlexType: String, Sendable, CaseIterable {
+    case null, bool, integer, double, string, bytes, date, uuid, list, map
 }
 
 /// A step into a map (or a flexible value): a key, or an index into a list.
@@ -124,7 +137,19 @@ public struct PropertyPath<E>: Sendable {
         condition(.contains, [.string(part)], caseSensitive: caseSensitive)
     }
 
-    /// There is no value at the path (the map has no such key).
+    /// The value under `key` of the map at this path (`FlexValue` properties).
+    public subscript(key: String) -> PropertyPath<E> { PropertyPath(property: property, steps: steps + [.key(key)]) }
+
+    /// The element at `index` of the list at this path (`FlexValue` properties).
+    public subscript(index: Int) -> PropertyPath<E> { PropertyPath(property: property, steps: steps + [.index(index)]) }
+
+    /// The value at the path is of `type` (`FlexValue` properties).
+    public func hasType(_ type: FlexType) -> QueryCondition<E> { condition(.hasType, [.string(type.rawValue)]) }
+
+    /// The value at the path is a map with an entry under `key` (`FlexValue` properties).
+    public func containsKey(_ key: String) -> QueryCondition<E> { condition(.containsKey, [.string(key)]) }
+
+    /// There is no value at the path (the map has no such key; in a `FlexValue`, also a null).
     public func isNil() -> QueryCondition<E> { condition(.isNil, []) }
 
     /// There is a value at the path.

@@ -25,6 +25,7 @@ struct CollectionLeaf {
             switch condition.subject {
             case .count: throw refuse("count is for list, set and map properties; \(property.name) is a \(property.type)")
             case .path: throw refuse("a key is for map properties; \(property.name) is a \(property.type)")
+            case .value where condition.operation == .hasType: throw refuse("hasType is for FlexValue properties; \(property.name) is a \(property.type)")
             case .value: throw refuse("\(condition.operation.rawValue) is for list, set and map properties; \(property.name) is a \(property.type)")
             }
         }

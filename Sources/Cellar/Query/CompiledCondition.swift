@@ -6,6 +6,8 @@ indirect enum CompiledCondition {
     case leaf(CompiledLeaf)
     /// A condition on a list, set or map property.
     case collection(CollectionLeaf)
+    /// A condition on a `FlexValue` property.
+    case flex(FlexLeaf)
     case all([CompiledCondition])
     case any([CompiledCondition])
     /// The object's to-one `property` points into the link's set of target ids.
@@ -18,6 +20,8 @@ indirect enum CompiledCondition {
         case .leaf(let leaf):
             return try leaf.evaluate(record.value(of: leaf.property, id: id))
         case .collection(let leaf):
+            return try leaf.evaluate(record.value(of: leaf.property, id: id))
+        case .flex(let leaf):
             return try leaf.evaluate(record.value(of: leaf.property, id: id))
         case .all(let conditions):
             for condition in conditions where try !condition.evaluate(record, id: id, links: links, context: context) { return false }
@@ -71,6 +75,9 @@ struct CompiledLeaf {
         if let expected, condition.values.count != expected {
             throw refuse("takes \(expected) value\(expected == 1 ? "" : "s"), got \(condition.values.count)")
         }
+        if [.hasType, .containsAny, .containsAll, .isEmpty, .containsKey].contains(operation) {
+            throw refuse("\(operation.rawValue) is not for a \(property.type) (hasType: FlexValue properties; the others: lists, sets and maps)")
+        }
         if property.isBytes == false, [.startsWith, .endsWith, .contains].contains(operation) {
             throw refuse("only strings have \(operation.rawValue); \(property.name) is a \(property.type)")
         }
@@ -103,9 +110,9 @@ struct CompiledLeaf {
                 throw refuse("byte vectors are compared with ==, !=, <, <=, >, >=, isNil and isNotNil only")
             }
             operands = [.isIn, .isNotIn].contains(operation) ? .bytesSet(Set(values)) : .bytes(values)
-        case .collection where [.isNil, .isNotNil].contains(operation):
+        case .collection where [.isNil, .isNotNil].contains(operation), .flex where [.isNil, .isNotNil].contains(operation):
             operands = .none
-        case .collection:
+        case .collection, .flex:
             throw refuse("\(property.name) is a \(property.type): use contains, containsAny, containsAll, isEmpty or count (a map: a key's value or containsKey)")
         case .uuid:
             let values = try condition.values.map { value -> [UInt8] in

@@ -251,7 +251,7 @@ public struct PropertyQuery<E: EntityInspectable> {
     /// out unless `keepingNils`), made distinct when asked.
     private func values(keepingNils: Bool = false) throws -> [QueryValue?] {
         let property = try query.compiled.schema.property(self.property.id, named: self.property.name)
-        guard property.collection == nil else {
+        guard property.collection == nil, property.type != .flex else {
             throw CellarError.illegalArgument("property query on \(property.qualifiedName): a \(property.type) has no single value; read the objects instead")
         }
         var values: [QueryValue?] = []

@@ -113,7 +113,7 @@ public struct QueryBuilder<E: EntityInspectable> {
         }
         let orders = try self.orders.map { ref, flags in
             let property = try schema.property(ref.id, named: ref.name)
-            guard property.collection == nil else {
+            guard property.collection == nil, property.type != .flex else {
                 throw CellarError.illegalArgument("order(by: \(property.qualifiedName)): a \(property.type) has no order; order by a property of another type")
             }
             return CompiledOrder(property: property, flags: flags)
@@ -127,8 +127,9 @@ public struct QueryBuilder<E: EntityInspectable> {
         case .property(let condition):
             if let invalid = condition.invalid { throw CellarError.illegalArgument(invalid) }
             let property = try schema.property(condition.propertyId, named: condition.propertyName)
+            if case .flex = property.kind { return .flex(try FlexLeaf(condition, property: property)) }
             let onCollection = property.collection != nil && ![.isNil, .isNotNil].contains(condition.operation)
-            if onCollection || condition.subject != .value || [.containsAny, .containsAll, .isEmpty, .containsKey].contains(condition.operation) {
+            if onCollection || condition.subject != .value || [.containsAny, .containsAll, .isEmpty, .containsKey, .hasType].contains(condition.operation) {
                 return .collection(try CollectionLeaf(condition, property: property))
             }
             return .leaf(try CompiledLeaf(condition, property: property))

@@ -71,6 +71,7 @@ struct PropertyCondition: Sendable {
         case containsAll = "containsAll"
         case isEmpty = "isEmpty"
         case containsKey = "containsKey"
+        case hasType = "hasType"
     }
 
     /// What of the property the condition is on.

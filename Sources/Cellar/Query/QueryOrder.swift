@@ -46,7 +46,7 @@ struct CompiledOrder {
             case .floating: return .floating(0)
             case .string, .bytes: return .bytes([])
             case .uuid: return .bytes(UUIDEncoding.bytes(UUIDEncoding.zero))
-            case .collection: return nil   // refused when the query is built
+            case .collection, .flex: return nil   // refused when the query is built
             }
         }
         switch value {

@@ -303,7 +303,7 @@ struct PostCellarBinding: Cellar.EntityBinding {
 
     var entityName: String { "Post" }
     var entityId: Cellar.IdUid { Cellar.IdUid(id: 6, uid: 2157599764288266820) }
-    var slotCount: Int { 19 }
+    var slotCount: Int { 21 }
 
     func id(of entity: Post) -> Cellar.Id { entity.id }
 
@@ -328,6 +328,8 @@ struct PostCellarBinding: Cellar.EntityBinding {
         try record.add(entity.notes, slot: 16)
         try record.add(entity.counts, slot: 17)
         try record.add(entity.ids, slot: 18)
+        try record.add(entity.payload, slot: 19)
+        try record.add(entity.extra, slot: 20)
     }
 
     func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Post {
@@ -351,6 +353,8 @@ struct PostCellarBinding: Cellar.EntityBinding {
         entity.notes = try record.list(String.self, slot: 16)
         entity.counts = try record.map(Int.self, slot: 17)
         entity.ids = try record.set(UUID.self, slot: 18)
+        entity.payload = try record.flex(slot: 19) ?? .null
+        entity.extra = try record.flex(slot: 20)
         return entity
     }
 }
@@ -394,6 +398,10 @@ extension Post {
     static let counts = Cellar.Property<Post>(name: "counts", id: 18, type: Cellar.PropertyType(rawValue: 3006))
     /// `ids` in queries: property "ids" (19:1595423552131344344), UUIDSet.
     static let ids = Cellar.Property<Post>(name: "ids", id: 19, type: Cellar.PropertyType(rawValue: 2100))
+    /// `payload` in queries: property "payload" (20:2025869349572067118), Flex.
+    static let payload = Cellar.Property<Post>(name: "payload", id: 20, type: Cellar.PropertyType(rawValue: 13))
+    /// `extra` in queries: property "extra" (21:3919685465508817078), Flex.
+    static let extra = Cellar.Property<Post>(name: "extra", id: 21, type: Cellar.PropertyType(rawValue: 13))
 }
 
 /// The model of target CellarTests, as in its model JSON file: pass it to `Store`.
@@ -449,7 +457,7 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 4, uid: 3051363989780764186), type: Cellar.PropertyType(rawValue: 9)),
                 ]),
             Cellar.ModelEntity(
-                name: "Post", id: Cellar.IdUid(id: 6, uid: 2157599764288266820), lastPropertyId: Cellar.IdUid(id: 19, uid: 1595423552131344344),
+                name: "Post", id: Cellar.IdUid(id: 6, uid: 2157599764288266820), lastPropertyId: Cellar.IdUid(id: 21, uid: 3919685465508817078),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 1075342042948491854), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
                     Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 3272341554883998922), type: Cellar.PropertyType(rawValue: 9)),
@@ -470,6 +478,8 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "notes", id: Cellar.IdUid(id: 17, uid: 4240524031556113940), type: Cellar.PropertyType(rawValue: 30)),
                     Cellar.ModelProperty(name: "counts", id: Cellar.IdUid(id: 18, uid: 1247111119811693822), type: Cellar.PropertyType(rawValue: 3006)),
                     Cellar.ModelProperty(name: "ids", id: Cellar.IdUid(id: 19, uid: 1595423552131344344), type: Cellar.PropertyType(rawValue: 2100)),
+                    Cellar.ModelProperty(name: "payload", id: Cellar.IdUid(id: 20, uid: 2025869349572067118), type: Cellar.PropertyType(rawValue: 13)),
+                    Cellar.ModelProperty(name: "extra", id: Cellar.IdUid(id: 21, uid: 3919685465508817078), type: Cellar.PropertyType(rawValue: 13)),
                 ]),
         ],
         lastEntityId: Cellar.IdUid(id: 6, uid: 2157599764288266820), lastIndexId: Cellar.IdUid(id: 6, uid: 9202637219915820168),

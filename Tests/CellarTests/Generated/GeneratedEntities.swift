@@ -142,6 +142,8 @@ final class Post: Entity {
     var notes: [String]?
     var counts: [String: Int]?
     var ids: Set<UUID>?
+    var payload: FlexValue = .null
+    var extra: FlexValue?
 
     required init() {}
 }
