@@ -82,6 +82,41 @@ import Testing
         #expect(nilNotes == [emptyId] && someNotes == [id])
     }
 
+    @Test func modelChangesOfCollections() throws {
+        let directory = TestDirectory("collections-model-change")
+        defer { directory.remove() }
+        do {
+            let store = try Store(directoryPath: directory.path, model: cellarModel())
+            let box = store.box(for: Post.self)
+            // A record written before the collections existed (only the title): they read empty,
+            // the optional ones nil, and the Flex value null.
+            let schema = try box.schema.get()
+            let record = RecordBuilder()
+            record.begin(slotCount: 2)
+            record.add("old", slot: 1)
+            try store.engine.write { txn in
+                try StorageLayout.withObjectKey(7) { try txn.put(txn.tree(schema.treeName, create: true)!, key: $0, value: record.bytes) }
+            }
+            let old = try #require(try box.get(7 as Id))
+            #expect(old.title == "old" && old.tags.isEmpty && old.labels.isEmpty && old.attributes.isEmpty && old.payload == .null)
+            #expect(old.notes == nil && old.counts == nil && old.ids == nil && old.extra == nil)
+            let emptyTags = try box.query { Post.tags.isEmpty() && Post.tags.count == 0 }.build().findIds().map(\.value)
+            #expect(emptyTags == [7])
+            store.close()
+        }
+        // [Int] to [String] under the same UID: refused, as every type change.
+        var changed = cellarModel()
+        let post = changed.entities.firstIndex { $0.name == "Post" }!
+        let scores = changed.entities[post].properties.firstIndex { $0.name == "scores" }!
+        changed.entities[post].properties[scores].type = .stringVector
+        do {
+            _ = try Store(directoryPath: directory.path, model: changed)
+            Issue.record("a type change of a collection was accepted")
+        } catch CellarError.schema(let message) {
+            #expect(message.contains("scores") && message.contains("LongVector") && message.contains("StringVector"), "\(message)")
+        }
+    }
+
     @Test func setsAreStoredInAscendingOrderWithoutDuplicates() throws {
         let builder = RecordBuilder()
         builder.begin(slotCount: 3)
