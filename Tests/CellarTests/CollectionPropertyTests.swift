@@ -251,6 +251,25 @@ import Testing
         #expect(withZero == 0)
     }
 
+    @Test func parametersOfCollectionConditionsChangeWithoutRebuilding() throws {
+        let store = try Store(directoryPath: "memory:collections-parameters", model: cellarModel())
+        let box = store.box(for: Post.self)
+        let a = Post(), b = Post()
+        a.tags = ["x", "y"]; a.attributes = ["color": "red"]
+        b.tags = ["y", "z"]; b.attributes = ["color": "blue"]
+        let ids = try box.put([a, b]).map(\.value)
+        let byTag = try box.query { Post.tags.contains("x") }.build()
+        #expect(try byTag.findIds().map(\.value) == [ids[0]])
+        byTag.setParameter(Post.tags, to: "z")
+        #expect(try byTag.findIds().map(\.value) == [ids[1]])
+        let byColor = try box.query { Post.attributes["color"] == "red" }.build()
+        byColor.setParameter(Post.attributes, to: "blue")
+        #expect(try byColor.findIds().map(\.value) == [ids[1]])
+        let anyTag = try box.query { Post.tags.containsAny(["q"]).alias("tags") }.build()
+        anyTag.setParameter("tags", to: ["x", "z"])
+        #expect(try anyTag.findIds().map(\.value) == ids)
+    }
+
     @Test func misusedConditionsAreRefusedWithTheirReason() throws {
         let store = try Store(directoryPath: "memory:collections-refused", model: cellarModel())
         let box = store.box(for: Post.self)
