@@ -253,12 +253,33 @@ public struct CodeEmitter {
         }
     }
 
+    /// A default value as a Swift expression of the stored type (`3`, `"x"`, `2.5`,
+    /// `Date(timeIntervalSince1970: 1704067200.0)`, `UUID(uuidString: "…")!`).
+    private func expression(_ value: DefaultValue, storedAs storedType: String) -> String {
+        switch value {
+        case .bool(let flag): "\(flag)"
+        case .integer(let number): "\(number)"
+        case .unsigned(let number): "\(number)"
+        // The shortest text that reads back as the same Float or Double.
+        case .floatingPoint(let number): storedType == "Float" ? Float(number).description : number.description
+        case .string(let text): literal(text)
+        case .date(let seconds, let sinceReferenceDate):
+            "Date(timeIntervalSince\(sinceReferenceDate ? "ReferenceDate" : "1970"): \(seconds.description))"
+        case .bytes(let bytes):
+            storedType == "Data"
+                ? (bytes.isEmpty ? "Data()" : "Data([\(bytes.map(String.init).joined(separator: ", "))])")
+                : "[\(bytes.map(String.init).joined(separator: ", "))]"
+        case .uuid(let text): "UUID(uuidString: \(literal(text)))!"
+        }
+    }
+
     private func readExpression(_ property: PropertyDescription, slot: Int, in entity: EntityDescription) throws -> String {
         let raw = storedRead(property, slot: slot)
         switch property.conversion {
         case .none:
             if let target = property.relationTarget { return "Cellar.ToOne<\(target)>(targetId: \(raw) ?? 0)" }
-            return property.isOptional ? raw : "\(raw) ?? \(zero(property.storedSwiftType))"
+            guard !property.isOptional else { return raw }
+            return "\(raw) ?? \(property.defaultValue.map { expression($0, storedAs: property.storedSwiftType) } ?? zero(property.storedSwiftType))"
         case .rawValue(let defaultCase):
             let decoded = "(\(raw)).flatMap { \(property.swiftType)(rawValue: $0) }"
             if let defaultCase { return "\(decoded) ?? \(property.swiftType)\(defaultCase)" }

@@ -44,7 +44,7 @@ struct TicketCellarBinding: Cellar.EntityBinding {
         entity.mood = (try record.string(slot: 3)).flatMap { Mood(rawValue: $0) }
         entity.temperature = Cellar.Converting.read(try record.double(slot: 4), zero: 0 as Double, TemperatureConverter.convert)
         entity.strictTemperature = Cellar.Converting.read(try record.double(slot: 5), zero: 0 as Double, StrictTemperatureConverter.convert)
-        entity.precise = try record.dateNanoseconds(slot: 6) ?? Date(timeIntervalSince1970: 0)
+        entity.precise = try record.dateNanoseconds(slot: 6) ?? Date(timeIntervalSince1970: 0.0)
         entity.due = try record.date(slot: 7)
         entity.count = try record.read(UInt16.self, slot: 8) ?? 0
         entity.tiny = try record.read(Int8.self, slot: 9)
@@ -216,7 +216,7 @@ struct DeviceCellarBinding: Cellar.EntityBinding {
     func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Device {
         let entity = Device()
         entity.id = id
-        entity.id2 = try record.uuid(slot: 1) ?? Cellar.UUIDEncoding.zero
+        entity.id2 = try record.uuid(slot: 1) ?? UUID(uuidString: "00000000-0000-0000-0000-000000000000")!
         entity.ref = try record.uuid(slot: 2)
         entity.name = try record.string(slot: 3) ?? ""
         return entity
@@ -265,7 +265,7 @@ struct ReadingCellarBinding: Cellar.EntityBinding {
     func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Reading {
         return Reading(
             id: Cellar.EntityId(id),
-            value: try record.double(slot: 1) ?? 0,
+            value: try record.double(slot: 1) ?? 0.0,
             label: try record.string(slot: 2),
             bytes: try record.byteArray(slot: 3) ?? [],
             blob: try record.data(slot: 4),

@@ -98,6 +98,7 @@ final class Comment: Entity {
 final class Device: Entity {
     var id: Id = 0
     // cellar: unique
+    // cellar: default = "00000000-0000-0000-0000-000000000000"
     var id2: UUID = UUID()
     // cellar: index
     var ref: UUID?

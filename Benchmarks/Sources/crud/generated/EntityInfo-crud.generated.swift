@@ -37,8 +37,8 @@ struct NoteCellarBinding: Cellar.EntityBinding {
             id: id,
             title: try record.string(slot: 1) ?? "",
             text: try record.string(slot: 2) ?? "",
-            creationDate: try record.date(slot: 3) ?? Date(timeIntervalSince1970: 0),
-            modificationDate: try record.date(slot: 4) ?? Date(timeIntervalSince1970: 0),
+            creationDate: try record.date(slot: 3) ?? Date(timeIntervalSince1970: 0.0),
+            modificationDate: try record.date(slot: 4) ?? Date(timeIntervalSince1970: 0.0),
             author: try record.read(UInt64.self, slot: 5) ?? 0
         )
     }

@@ -87,7 +87,7 @@ struct NoteCellarBinding: Cellar.EntityBinding {
         entity.id = Cellar.EntityId(id)
         entity.title = try record.string(slot: 1) ?? ""
         entity.text = try record.string(slot: 2)
-        entity.creationDate = try record.date(slot: 3) ?? Date(timeIntervalSince1970: 0)
+        entity.creationDate = try record.date(slot: 3) ?? Date(timeIntervalSince1970: 0.0)
         entity.author = Cellar.ToOne<Author>(targetId: try record.read(Cellar.Id.self, slot: 4) ?? 0)
         entity.status = (try record.read(Int.self, slot: 5)).flatMap { Status(rawValue: $0) } ?? Status.unknown
         entity.color = Cellar.Converting.read(try record.string(slot: 6), zero: "" as String, ColorConverter.convert)
