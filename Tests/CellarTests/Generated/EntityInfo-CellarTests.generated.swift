@@ -289,6 +289,77 @@ extension Reading {
     static let flag = Cellar.Property<Reading>(name: "flag", id: 6, type: Cellar.PropertyType(rawValue: 1))
 }
 
+// MARK: - Reminder
+
+extension Reminder: Cellar.EntityInspectable {
+    static let entityBinding = ReminderCellarBinding()
+}
+
+/// Stores and reads `Reminder` objects (entity Reminder, 6:5174539794564423597).
+struct ReminderCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Reminder
+
+    init() {}
+
+    var entityName: String { "Reminder" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 6, uid: 5174539794564423597) }
+    var slotCount: Int { 10 }
+
+    func id(of entity: Reminder) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Reminder) { entity.id = id }
+
+    func write(_ entity: Reminder, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.title, slot: 1)
+        record.add(entity.priority, slot: 2)
+        record.add(entity.label, slot: 3)
+        try record.add(entity.due, slot: 4)
+        record.add(entity.active, slot: 5)
+        record.add(entity.ratio, slot: 6)
+        try record.add(entity.created, slot: 7)
+        record.add(entity.count, slot: 8)
+        record.add(entity.note, slot: 9)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Reminder {
+        let entity = Reminder()
+        entity.id = id
+        entity.title = try record.string(slot: 1) ?? ""
+        entity.priority = try record.read(Int.self, slot: 2) ?? 3
+        entity.label = try record.string(slot: 3) ?? "x"
+        entity.due = try record.date(slot: 4) ?? Date(timeIntervalSince1970: 1700000000.5)
+        entity.active = try record.bool(slot: 5) ?? true
+        entity.ratio = try record.float(slot: 6) ?? 0.25
+        entity.created = try record.date(slot: 7) ?? Date(timeIntervalSince1970: 1704067200.0)
+        entity.count = try record.read(Int32.self, slot: 8) ?? 0
+        entity.note = try record.string(slot: 9)
+        return entity
+    }
+}
+
+extension Reminder {
+    /// `id` in queries: property "id" (1:92439448788513333), Long.
+    static let id = Cellar.Property<Reminder>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `title` in queries: property "title" (2:2056552154905887837), String.
+    static let title = Cellar.Property<Reminder>(name: "title", id: 2, type: Cellar.PropertyType(rawValue: 9))
+    /// `priority` in queries: property "priority" (3:5298656842045472026), Long.
+    static let priority = Cellar.Property<Reminder>(name: "priority", id: 3, type: Cellar.PropertyType(rawValue: 6))
+    /// `label` in queries: property "label" (4:8684541849378343561), String.
+    static let label = Cellar.Property<Reminder>(name: "label", id: 4, type: Cellar.PropertyType(rawValue: 9))
+    /// `due` in queries: property "due" (5:809186522023818076), Date.
+    static let due = Cellar.Property<Reminder>(name: "due", id: 5, type: Cellar.PropertyType(rawValue: 10))
+    /// `active` in queries: property "active" (6:1134947939466491712), Bool.
+    static let active = Cellar.Property<Reminder>(name: "active", id: 6, type: Cellar.PropertyType(rawValue: 1))
+    /// `ratio` in queries: property "ratio" (7:7619165068519326330), Float.
+    static let ratio = Cellar.Property<Reminder>(name: "ratio", id: 7, type: Cellar.PropertyType(rawValue: 7))
+    /// `created` in queries: property "created" (8:3633006189599864339), Date.
+    static let created = Cellar.Property<Reminder>(name: "created", id: 8, type: Cellar.PropertyType(rawValue: 10))
+    /// `count` in queries: property "count" (9:7643214274116598351), Int.
+    static let count = Cellar.Property<Reminder>(name: "count", id: 9, type: Cellar.PropertyType(rawValue: 5))
+    /// `note` in queries: property "note" (10:5481935680228789256), String.
+    static let note = Cellar.Property<Reminder>(name: "note", id: 10, type: Cellar.PropertyType(rawValue: 9))
+}
+
 /// The model of target CellarTests, as in its model JSON file: pass it to `Store`.
 func cellarModel() -> Cellar.Model {
     Cellar.Model(
@@ -341,8 +412,22 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "ref", id: Cellar.IdUid(id: 3, uid: 5194490856055370610), type: Cellar.PropertyType(rawValue: 100), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 3, uid: 7872231772731697499)),
                     Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 4, uid: 3051363989780764186), type: Cellar.PropertyType(rawValue: 9)),
                 ]),
+            Cellar.ModelEntity(
+                name: "Reminder", id: Cellar.IdUid(id: 6, uid: 5174539794564423597), lastPropertyId: Cellar.IdUid(id: 10, uid: 5481935680228789256),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 92439448788513333), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 2056552154905887837), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "priority", id: Cellar.IdUid(id: 3, uid: 5298656842045472026), type: Cellar.PropertyType(rawValue: 6)),
+                    Cellar.ModelProperty(name: "label", id: Cellar.IdUid(id: 4, uid: 8684541849378343561), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "due", id: Cellar.IdUid(id: 5, uid: 809186522023818076), type: Cellar.PropertyType(rawValue: 10)),
+                    Cellar.ModelProperty(name: "active", id: Cellar.IdUid(id: 6, uid: 1134947939466491712), type: Cellar.PropertyType(rawValue: 1)),
+                    Cellar.ModelProperty(name: "ratio", id: Cellar.IdUid(id: 7, uid: 7619165068519326330), type: Cellar.PropertyType(rawValue: 7)),
+                    Cellar.ModelProperty(name: "created", id: Cellar.IdUid(id: 8, uid: 3633006189599864339), type: Cellar.PropertyType(rawValue: 10)),
+                    Cellar.ModelProperty(name: "count", id: Cellar.IdUid(id: 9, uid: 7643214274116598351), type: Cellar.PropertyType(rawValue: 5)),
+                    Cellar.ModelProperty(name: "note", id: Cellar.IdUid(id: 10, uid: 5481935680228789256), type: Cellar.PropertyType(rawValue: 9)),
+                ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 5, uid: 7980844868420013494), lastIndexId: Cellar.IdUid(id: 3, uid: 7872231772731697499),
+        lastEntityId: Cellar.IdUid(id: 6, uid: 5174539794564423597), lastIndexId: Cellar.IdUid(id: 3, uid: 7872231772731697499),
         lastRelationId: Cellar.IdUid(id: 1, uid: 5999317382176583668), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])

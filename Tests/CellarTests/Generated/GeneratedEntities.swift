@@ -115,3 +115,26 @@ struct Reading: Entity, Equatable {
     var blob: Data?
     var flag: Bool = false
 }
+
+/// Default values: a record written before a property existed reads the property's initial value
+/// (or its `default` annotation) instead of the zero value (DefaultValueTests). Version 1 of the
+/// entity had only `title`.
+final class Reminder: Entity {
+    var id: Id = 0
+    var title: String = ""
+    var priority: Int = 3
+    var label = "x"
+    var due = Date(timeIntervalSince1970: 1_700_000_000.5)
+    var active = true
+    var ratio: Float = 0.25
+    // cellar: default = "2024-01-01T00:00:00Z"
+    var created: Date = Date()
+    /// No initial value: the zero value, as before.
+    var count: Int32
+    /// Optional: nil, whatever it starts as.
+    var note: String? = "new"
+
+    required init() {
+        count = 0
+    }
+}
