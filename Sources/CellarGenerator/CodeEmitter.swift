@@ -34,7 +34,7 @@ public struct CodeEmitter {
             }
             out += try emit(entity, modelEntity, entities: entities, model: model)
         }
-        out += emitModel(model)
+        out += emitModel(model, entities: entities)
         out += """
 
         extension Cellar.Store {
@@ -273,6 +273,21 @@ public struct CodeEmitter {
         }
     }
 
+    /// A default value as a `Cellar.PropertyDefault` for `cellarModel()`, which queries read.
+    private func modelDefault(_ value: DefaultValue, storedAs storedType: String) -> String {
+        switch value {
+        case .bool(let flag): ".bool(\(flag))"
+        case .integer(let number): ".integer(\(number))"
+        case .unsigned(let number): ".unsigned(\(number))"
+        // The Double itself (for a Float, the Double of the Float, which queries compare).
+        case .floatingPoint(let number): ".floatingPoint(\(number.description))"
+        case .string(let text): ".string(\(literal(text)))"
+        case .date: ".date(\(expression(value, storedAs: storedType)))"
+        case .bytes(let bytes): ".bytes([\(bytes.map(String.init).joined(separator: ", "))])"
+        case .uuid: ".uuid(\(expression(value, storedAs: storedType)))"
+        }
+    }
+
     private func readExpression(_ property: PropertyDescription, slot: Int, in entity: EntityDescription) throws -> String {
         let raw = storedRead(property, slot: slot)
         switch property.conversion {
@@ -295,7 +310,7 @@ public struct CodeEmitter {
 
     // MARK: The model as code
 
-    private func emitModel(_ model: Model) -> String {
+    private func emitModel(_ model: Model, entities: [EntityDescription]) -> String {
         var out = """
 
         /// The model of target \(targetName), as in its model JSON file: pass it to `Store`.
@@ -305,6 +320,7 @@ public struct CodeEmitter {
 
         """
         for entity in model.entities {
+            let described = entities.first { $0.modelName == entity.name }
             out += "            Cellar.ModelEntity(\n"
             out += "                name: \(literal(entity.name)), id: \(idUid(entity.id)), lastPropertyId: \(idUid(entity.lastPropertyId)),\n"
             out += "                properties: [\n"
@@ -313,6 +329,9 @@ public struct CodeEmitter {
                 if property.flags.rawValue != 0 { arguments += ", flags: Cellar.PropertyFlags(rawValue: \(property.flags.rawValue))" }
                 if let index = property.indexId, !index.isZero { arguments += ", indexId: \(idUid(index))" }
                 if let target = property.relationTarget { arguments += ", relationTarget: \(literal(target))" }
+                if let source = described?.properties.first(where: { $0.modelName == property.name }), let value = source.defaultValue {
+                    arguments += ", defaultValue: \(modelDefault(value, storedAs: source.storedSwiftType))"
+                }
                 out += "                    Cellar.ModelProperty(\(arguments)),\n"
             }
             if entity.relations.isEmpty {

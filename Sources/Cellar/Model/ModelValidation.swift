@@ -111,6 +111,13 @@ extension ModelEntity {
                     throw CellarError.schema("\(source): the id property \(name).\(property.name) has type \(property.type); an id is a Long (type 6)")
                 }
             }
+            if let value = property.defaultValue {
+                do {
+                    _ = try StoredDefault.stored(value, for: property)
+                } catch CellarError.schema(let problem) {
+                    throw CellarError.schema("\(source): entity \(name): \(problem)")
+                }
+            }
             if property.type == .relation && (property.relationTarget ?? "").isEmpty {
                 throw CellarError.schema("\(source): the relation \(what) names no relationTarget")
             }

@@ -31,6 +31,8 @@ final class PropertySchema: Sendable {
     /// The object id (kept in the key, not in the record).
     let isId: Bool
     let index: IndexSchema?
+    /// What queries read for a record without the property's field (`ModelProperty.defaultValue`).
+    let defaultValue: StoredDefault?
 
     var slot: Int { Int(id) - 1 }
 
@@ -41,6 +43,7 @@ final class PropertySchema: Sendable {
         type = property.type
         flags = property.flags
         isId = property.flags.contains(.id)
+        defaultValue = property.defaultValue.flatMap { StoredDefault($0, for: property) }
         switch property.type {
         case .float: kind = .floating(width: 4)
         case .double: kind = .floating(width: 8)

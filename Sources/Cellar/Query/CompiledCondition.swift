@@ -14,7 +14,7 @@ indirect enum CompiledCondition {
     func evaluate(_ record: RecordReader, id: Id, links: [Set<Id>], context: TransactionContext) throws -> Bool {
         switch self {
         case .leaf(let leaf):
-            return try leaf.evaluate(record.value(of: leaf.property, id: id))
+            return try leaf.evaluate(record.queryValue(of: leaf.property, id: id))
         case .all(let conditions):
             for condition in conditions where try !condition.evaluate(record, id: id, links: links, context: context) { return false }
             return true

@@ -303,7 +303,7 @@ struct ReminderCellarBinding: Cellar.EntityBinding {
 
     var entityName: String { "Reminder" }
     var entityId: Cellar.IdUid { Cellar.IdUid(id: 6, uid: 5174539794564423597) }
-    var slotCount: Int { 10 }
+    var slotCount: Int { 12 }
 
     func id(of entity: Reminder) -> Cellar.Id { entity.id }
 
@@ -319,6 +319,8 @@ struct ReminderCellarBinding: Cellar.EntityBinding {
         try record.add(entity.created, slot: 7)
         record.add(entity.count, slot: 8)
         record.add(entity.note, slot: 9)
+        record.add(entity.rank, slot: 10)
+        record.add(entity.tag, slot: 11)
     }
 
     func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Reminder {
@@ -333,6 +335,8 @@ struct ReminderCellarBinding: Cellar.EntityBinding {
         entity.created = try record.date(slot: 7) ?? Date(timeIntervalSince1970: 1704067200.0)
         entity.count = try record.read(Int32.self, slot: 8) ?? 0
         entity.note = try record.string(slot: 9)
+        entity.rank = try record.read(Int32.self, slot: 10) ?? 7
+        entity.tag = try record.string(slot: 11) ?? "x"
         return entity
     }
 }
@@ -358,6 +362,10 @@ extension Reminder {
     static let count = Cellar.Property<Reminder>(name: "count", id: 9, type: Cellar.PropertyType(rawValue: 5))
     /// `note` in queries: property "note" (10:5481935680228789256), String.
     static let note = Cellar.Property<Reminder>(name: "note", id: 10, type: Cellar.PropertyType(rawValue: 9))
+    /// `rank` in queries: property "rank" (11:4455519588852676086), Int.
+    static let rank = Cellar.Property<Reminder>(name: "rank", id: 11, type: Cellar.PropertyType(rawValue: 5))
+    /// `tag` in queries: property "tag" (12:3663920531507600429), String.
+    static let tag = Cellar.Property<Reminder>(name: "tag", id: 12, type: Cellar.PropertyType(rawValue: 9))
 }
 
 /// The model of target CellarTests, as in its model JSON file: pass it to `Store`.
@@ -368,14 +376,14 @@ func cellarModel() -> Cellar.Model {
                 name: "Ticket", id: Cellar.IdUid(id: 1, uid: 472380252325711114), lastPropertyId: Cellar.IdUid(id: 10, uid: 5761797628408259945),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 551430035847286472), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "headline", id: Cellar.IdUid(id: 2, uid: 4793265379942630832), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "headline", id: Cellar.IdUid(id: 2, uid: 4793265379942630832), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                     Cellar.ModelProperty(name: "priority", id: Cellar.IdUid(id: 3, uid: 6704361110280912417), type: Cellar.PropertyType(rawValue: 5)),
                     Cellar.ModelProperty(name: "mood", id: Cellar.IdUid(id: 4, uid: 8487000271790902649), type: Cellar.PropertyType(rawValue: 9)),
                     Cellar.ModelProperty(name: "temperature", id: Cellar.IdUid(id: 5, uid: 354948826926347453), type: Cellar.PropertyType(rawValue: 8)),
                     Cellar.ModelProperty(name: "strictTemperature", id: Cellar.IdUid(id: 6, uid: 3864376279475458639), type: Cellar.PropertyType(rawValue: 8)),
-                    Cellar.ModelProperty(name: "precise", id: Cellar.IdUid(id: 7, uid: 3721843627477707920), type: Cellar.PropertyType(rawValue: 12)),
+                    Cellar.ModelProperty(name: "precise", id: Cellar.IdUid(id: 7, uid: 3721843627477707920), type: Cellar.PropertyType(rawValue: 12), defaultValue: .date(Date(timeIntervalSince1970: 0.0))),
                     Cellar.ModelProperty(name: "due", id: Cellar.IdUid(id: 8, uid: 6270002296231066583), type: Cellar.PropertyType(rawValue: 10)),
-                    Cellar.ModelProperty(name: "count", id: Cellar.IdUid(id: 9, uid: 5860460882391248677), type: Cellar.PropertyType(rawValue: 3), flags: Cellar.PropertyFlags(rawValue: 8192)),
+                    Cellar.ModelProperty(name: "count", id: Cellar.IdUid(id: 9, uid: 5860460882391248677), type: Cellar.PropertyType(rawValue: 3), flags: Cellar.PropertyFlags(rawValue: 8192), defaultValue: .unsigned(0)),
                     Cellar.ModelProperty(name: "tiny", id: Cellar.IdUid(id: 10, uid: 5761797628408259945), type: Cellar.PropertyType(rawValue: 2)),
                 ],
                 relations: [
@@ -385,49 +393,51 @@ func cellarModel() -> Cellar.Model {
                 name: "Reading", id: Cellar.IdUid(id: 2, uid: 5734571986927739222), lastPropertyId: Cellar.IdUid(id: 6, uid: 7546672992204206198),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 431212808001758132), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "value", id: Cellar.IdUid(id: 2, uid: 7867639753564400858), type: Cellar.PropertyType(rawValue: 8)),
+                    Cellar.ModelProperty(name: "value", id: Cellar.IdUid(id: 2, uid: 7867639753564400858), type: Cellar.PropertyType(rawValue: 8), defaultValue: .floatingPoint(0.0)),
                     Cellar.ModelProperty(name: "label", id: Cellar.IdUid(id: 3, uid: 3958261298929383382), type: Cellar.PropertyType(rawValue: 9)),
-                    Cellar.ModelProperty(name: "bytes", id: Cellar.IdUid(id: 4, uid: 6970088126782221275), type: Cellar.PropertyType(rawValue: 23)),
+                    Cellar.ModelProperty(name: "bytes", id: Cellar.IdUid(id: 4, uid: 6970088126782221275), type: Cellar.PropertyType(rawValue: 23), defaultValue: .bytes([])),
                     Cellar.ModelProperty(name: "blob", id: Cellar.IdUid(id: 5, uid: 7935249459976587933), type: Cellar.PropertyType(rawValue: 23)),
-                    Cellar.ModelProperty(name: "flag", id: Cellar.IdUid(id: 6, uid: 7546672992204206198), type: Cellar.PropertyType(rawValue: 1)),
+                    Cellar.ModelProperty(name: "flag", id: Cellar.IdUid(id: 6, uid: 7546672992204206198), type: Cellar.PropertyType(rawValue: 1), defaultValue: .bool(false)),
                 ]),
             Cellar.ModelEntity(
                 name: "Tag", id: Cellar.IdUid(id: 3, uid: 3869921096527782366), lastPropertyId: Cellar.IdUid(id: 2, uid: 5399517261598253702),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 2410100362040170630), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 5399517261598253702), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 5399517261598253702), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                 ]),
             Cellar.ModelEntity(
                 name: "Comment", id: Cellar.IdUid(id: 4, uid: 4486559450079830933), lastPropertyId: Cellar.IdUid(id: 3, uid: 7469401950676137439),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 8950949955226675327), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "text", id: Cellar.IdUid(id: 2, uid: 8275653764835365429), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "text", id: Cellar.IdUid(id: 2, uid: 8275653764835365429), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                     Cellar.ModelProperty(name: "ticket", id: Cellar.IdUid(id: 3, uid: 7469401950676137439), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 1, uid: 5072934735057141879), relationTarget: "Ticket"),
                 ]),
             Cellar.ModelEntity(
                 name: "Device", id: Cellar.IdUid(id: 5, uid: 7980844868420013494), lastPropertyId: Cellar.IdUid(id: 4, uid: 3051363989780764186),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 3554863394338180669), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "id2", id: Cellar.IdUid(id: 2, uid: 501132621678612216), type: Cellar.PropertyType(rawValue: 100), flags: Cellar.PropertyFlags(rawValue: 40), indexId: Cellar.IdUid(id: 2, uid: 2185503565361576382)),
+                    Cellar.ModelProperty(name: "id2", id: Cellar.IdUid(id: 2, uid: 501132621678612216), type: Cellar.PropertyType(rawValue: 100), flags: Cellar.PropertyFlags(rawValue: 40), indexId: Cellar.IdUid(id: 2, uid: 2185503565361576382), defaultValue: .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000000")!)),
                     Cellar.ModelProperty(name: "ref", id: Cellar.IdUid(id: 3, uid: 5194490856055370610), type: Cellar.PropertyType(rawValue: 100), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 3, uid: 7872231772731697499)),
-                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 4, uid: 3051363989780764186), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 4, uid: 3051363989780764186), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                 ]),
             Cellar.ModelEntity(
-                name: "Reminder", id: Cellar.IdUid(id: 6, uid: 5174539794564423597), lastPropertyId: Cellar.IdUid(id: 10, uid: 5481935680228789256),
+                name: "Reminder", id: Cellar.IdUid(id: 6, uid: 5174539794564423597), lastPropertyId: Cellar.IdUid(id: 12, uid: 3663920531507600429),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 92439448788513333), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 2056552154905887837), type: Cellar.PropertyType(rawValue: 9)),
-                    Cellar.ModelProperty(name: "priority", id: Cellar.IdUid(id: 3, uid: 5298656842045472026), type: Cellar.PropertyType(rawValue: 6)),
-                    Cellar.ModelProperty(name: "label", id: Cellar.IdUid(id: 4, uid: 8684541849378343561), type: Cellar.PropertyType(rawValue: 9)),
-                    Cellar.ModelProperty(name: "due", id: Cellar.IdUid(id: 5, uid: 809186522023818076), type: Cellar.PropertyType(rawValue: 10)),
-                    Cellar.ModelProperty(name: "active", id: Cellar.IdUid(id: 6, uid: 1134947939466491712), type: Cellar.PropertyType(rawValue: 1)),
-                    Cellar.ModelProperty(name: "ratio", id: Cellar.IdUid(id: 7, uid: 7619165068519326330), type: Cellar.PropertyType(rawValue: 7)),
-                    Cellar.ModelProperty(name: "created", id: Cellar.IdUid(id: 8, uid: 3633006189599864339), type: Cellar.PropertyType(rawValue: 10)),
+                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 2056552154905887837), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "priority", id: Cellar.IdUid(id: 3, uid: 5298656842045472026), type: Cellar.PropertyType(rawValue: 6), defaultValue: .integer(3)),
+                    Cellar.ModelProperty(name: "label", id: Cellar.IdUid(id: 4, uid: 8684541849378343561), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("x")),
+                    Cellar.ModelProperty(name: "due", id: Cellar.IdUid(id: 5, uid: 809186522023818076), type: Cellar.PropertyType(rawValue: 10), defaultValue: .date(Date(timeIntervalSince1970: 1700000000.5))),
+                    Cellar.ModelProperty(name: "active", id: Cellar.IdUid(id: 6, uid: 1134947939466491712), type: Cellar.PropertyType(rawValue: 1), defaultValue: .bool(true)),
+                    Cellar.ModelProperty(name: "ratio", id: Cellar.IdUid(id: 7, uid: 7619165068519326330), type: Cellar.PropertyType(rawValue: 7), defaultValue: .floatingPoint(0.25)),
+                    Cellar.ModelProperty(name: "created", id: Cellar.IdUid(id: 8, uid: 3633006189599864339), type: Cellar.PropertyType(rawValue: 10), defaultValue: .date(Date(timeIntervalSince1970: 1704067200.0))),
                     Cellar.ModelProperty(name: "count", id: Cellar.IdUid(id: 9, uid: 7643214274116598351), type: Cellar.PropertyType(rawValue: 5)),
                     Cellar.ModelProperty(name: "note", id: Cellar.IdUid(id: 10, uid: 5481935680228789256), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "rank", id: Cellar.IdUid(id: 11, uid: 4455519588852676086), type: Cellar.PropertyType(rawValue: 5), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 4, uid: 7194578549212072459), defaultValue: .integer(7)),
+                    Cellar.ModelProperty(name: "tag", id: Cellar.IdUid(id: 12, uid: 3663920531507600429), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 2056), indexId: Cellar.IdUid(id: 5, uid: 6861564176706803015), defaultValue: .string("x")),
                 ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 6, uid: 5174539794564423597), lastIndexId: Cellar.IdUid(id: 3, uid: 7872231772731697499),
+        lastEntityId: Cellar.IdUid(id: 6, uid: 5174539794564423597), lastIndexId: Cellar.IdUid(id: 5, uid: 6861564176706803015),
         lastRelationId: Cellar.IdUid(id: 1, uid: 5999317382176583668), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])

@@ -133,6 +133,11 @@ final class Reminder: Entity {
     var count: Int32
     /// Optional: nil, whatever it starts as.
     var note: String? = "new"
+    /// Indexed, with defaults: a query condition the default meets is answered by a scan.
+    // cellar: index
+    var rank: Int32 = 7
+    // cellar: index
+    var tag = "x"
 
     required init() {
         count = 0
