@@ -10,6 +10,8 @@ struct Annotation: Hashable {
     var value: String?
     /// The comment as written (`// objectbox: index = "hash"`), for messages.
     var text: String
+    /// Written `// objectbox: …` rather than `// cellar: …`.
+    var isObjectBoxSpelling: Bool
     /// Where the comment starts.
     var location: SourceLocation
 
@@ -20,10 +22,10 @@ struct Annotation: Hashable {
 /// The annotations accepted on types and on properties, and how their values are read.
 enum Annotations {
     static let typeNames: Set<String> = ["entity", "uid", "name"]
-    static let propertyNames: Set<String> = ["uid", "name", "id", "transient", "index", "unique", "convert", "backlink", "date-nano"]
+    static let propertyNames: Set<String> = ["uid", "name", "id", "transient", "index", "unique", "convert", "backlink", "date-nano", "default"]
 
     static let acceptedOnTypes = #"entity, uid, uid = N, name = "…""#
-    static let acceptedOnProperties = #"uid, uid = N, name = "…", id, id = { "assignable": true }, transient, index, index = "hash" | "hash64" | "value", unique, unique = { "onConflict": "replace" }, convert = { "dbType": "…", "converter": "…", "default": "…" }, backlink, backlink = "…", date-nano"#
+    static let acceptedOnProperties = #"uid, uid = N, name = "…", id, id = { "assignable": true }, transient, index, index = "hash" | "hash64" | "value", unique, unique = { "onConflict": "replace" }, convert = { "dbType": "…", "converter": "…", "default": "…" }, backlink, backlink = "…", date-nano, default = …"#
 
     /// The forms of one annotation, for messages about a malformed value.
     static func forms(of name: String) -> String {
@@ -35,6 +37,7 @@ enum Annotations {
         case "unique": #"`unique` or `unique = { "onConflict": "replace" }`"#
         case "convert": #"`convert = { "default": ".unknown" }` for an enum stored by its raw value (`"dbType": "Int"` gives the raw type of an enum declared elsewhere), or `convert = { "dbType": "String", "converter": "ColorConverter" }` for a converter type"#
         case "backlink": #"`backlink = "author"` (the name of the ToOne or ToMany of the target entity that points back) or `backlink` (when the target has a single one pointing at this entity)"#
+        case "default": #"`// cellar: default = …` with a JSON value of the property's stored type: `default = 3`, `default = 1.5`, `default = true`, `default = "text"`, for a Date an ISO 8601 string (`default = "2024-01-01T00:00:00Z"`) or seconds since 1970 (`default = 1704067200`), for a UUID `default = "00000000-0000-0000-0000-000000000000"`, for Data or [UInt8] `default = []` or `default = [1, 2]`"#
         default: "`\(name)` without a value"
         }
     }
@@ -108,7 +111,8 @@ enum Annotations {
             }
             value = trimmed
         }
-        return Annotation(name: String(name), value: value, text: text, location: location)
+        return Annotation(name: String(name), value: value, text: text, isObjectBoxSpelling: body.hasPrefix("objectbox:"),
+                          location: location)
     }
 }
 
@@ -176,6 +180,10 @@ struct PropertyAnnotations {
     /// side of; nil for `backlink` without a value (the target's only relation to the owner).
     var backlinkName: String?
     var dateNano: Annotation?
+    /// `// cellar: default = …`: the value old records read, as JSON (checked against the stored
+    /// type by the scanner, which knows it).
+    var defaultAnnotation: Annotation?
+    var defaultValue: JSONValue?
 
     /// No annotations.
     init() {}
@@ -271,6 +279,14 @@ struct PropertyAnnotations {
             case "date-nano":
                 try noValue(annotation)
                 dateNano = annotation
+            case "default":
+                // ObjectBox Swift has no such annotation: only Cellar's spelling.
+                if annotation.isObjectBoxSpelling {
+                    throw GeneratorError("\(annotation.quoted): `default` is a Cellar annotation (ObjectBox has no equivalent); write it `// cellar: default = …`", at: annotation.location)
+                }
+                guard let value = annotation.value else { throw malformed(annotation, "the value is missing") }
+                defaultValue = try json(annotation, value)
+                defaultAnnotation = annotation
             default:
                 if Annotations.typeNames.contains(annotation.name) {
                     throw GeneratorError("\(annotation.quoted) belongs on a class or struct, not on a property; on a property Cellar accepts: \(Annotations.acceptedOnProperties)", at: annotation.location)

@@ -34,7 +34,7 @@ public struct CodeEmitter {
             }
             out += try emit(entity, modelEntity, entities: entities, model: model)
         }
-        out += emitModel(model)
+        out += emitModel(model, entities: entities)
         out += """
 
         extension Cellar.Store {
@@ -266,6 +266,41 @@ public struct CodeEmitter {
         }
     }
 
+    /// A default value as a Swift expression of the stored type (`3`, `"x"`, `2.5`,
+    /// `Date(timeIntervalSince1970: 1704067200.0)`, `UUID(uuidString: "…")!`).
+    private func expression(_ value: DefaultValue, storedAs storedType: String) -> String {
+        switch value {
+        case .bool(let flag): "\(flag)"
+        case .integer(let number): "\(number)"
+        case .unsigned(let number): "\(number)"
+        // The shortest text that reads back as the same Float or Double.
+        case .floatingPoint(let number): storedType == "Float" ? Float(number).description : number.description
+        case .string(let text): literal(text)
+        case .date(let seconds, let sinceReferenceDate):
+            "Date(timeIntervalSince\(sinceReferenceDate ? "ReferenceDate" : "1970"): \(seconds.description))"
+        case .bytes(let bytes):
+            storedType == "Data"
+                ? (bytes.isEmpty ? "Data()" : "Data([\(bytes.map(String.init).joined(separator: ", "))])")
+                : "[\(bytes.map(String.init).joined(separator: ", "))]"
+        case .uuid(let text): "UUID(uuidString: \(literal(text)))!"
+        }
+    }
+
+    /// A default value as a `Cellar.PropertyDefault` for `cellarModel()`, which queries read.
+    private func modelDefault(_ value: DefaultValue, storedAs storedType: String) -> String {
+        switch value {
+        case .bool(let flag): ".bool(\(flag))"
+        case .integer(let number): ".integer(\(number))"
+        case .unsigned(let number): ".unsigned(\(number))"
+        // The Double itself (for a Float, the Double of the Float, which queries compare).
+        case .floatingPoint(let number): ".floatingPoint(\(number.description))"
+        case .string(let text): ".string(\(literal(text)))"
+        case .date: ".date(\(expression(value, storedAs: storedType)))"
+        case .bytes(let bytes): ".bytes([\(bytes.map(String.init).joined(separator: ", "))])"
+        case .uuid: ".uuid(\(expression(value, storedAs: storedType)))"
+        }
+    }
+
     private func readExpression(_ property: PropertyDescription, slot: Int, in entity: EntityDescription) throws -> String {
         let raw = storedRead(property, slot: slot)
         switch property.conversion {
@@ -275,7 +310,8 @@ public struct CodeEmitter {
             if let collection = property.collection {
                 return property.isOptional ? raw : "\(raw) ?? \(collection.kind == .map ? "[:]" : "[]")"
             }
-            return property.isOptional ? raw : "\(raw) ?? \(zero(property.storedSwiftType))"
+            guard !property.isOptional else { return raw }
+            return "\(raw) ?? \(property.defaultValue.map { expression($0, storedAs: property.storedSwiftType) } ?? zero(property.storedSwiftType))"
         case .rawValue(let defaultCase):
             let decoded = "(\(raw)).flatMap { \(property.swiftType)(rawValue: $0) }"
             if let defaultCase { return "\(decoded) ?? \(property.swiftType)\(defaultCase)" }
@@ -291,7 +327,7 @@ public struct CodeEmitter {
 
     // MARK: The model as code
 
-    private func emitModel(_ model: Model) -> String {
+    private func emitModel(_ model: Model, entities: [EntityDescription]) -> String {
         var out = """
 
         /// The model of target \(targetName), as in its model JSON file: pass it to `Store`.
@@ -301,6 +337,7 @@ public struct CodeEmitter {
 
         """
         for entity in model.entities {
+            let described = entities.first { $0.modelName == entity.name }
             out += "            Cellar.ModelEntity(\n"
             out += "                name: \(literal(entity.name)), id: \(idUid(entity.id)), lastPropertyId: \(idUid(entity.lastPropertyId)),\n"
             out += "                properties: [\n"
@@ -309,6 +346,9 @@ public struct CodeEmitter {
                 if property.flags.rawValue != 0 { arguments += ", flags: Cellar.PropertyFlags(rawValue: \(property.flags.rawValue))" }
                 if let index = property.indexId, !index.isZero { arguments += ", indexId: \(idUid(index))" }
                 if let target = property.relationTarget { arguments += ", relationTarget: \(literal(target))" }
+                if let source = described?.properties.first(where: { $0.modelName == property.name }), let value = source.defaultValue {
+                    arguments += ", defaultValue: \(modelDefault(value, storedAs: source.storedSwiftType))"
+                }
                 out += "                    Cellar.ModelProperty(\(arguments)),\n"
             }
             if entity.relations.isEmpty {

@@ -172,13 +172,17 @@ public struct PropertyDescription: Hashable, Sendable {
     public var relationTarget: String?
     /// `// cellar: uid` (nil: no annotation; `.some(nil)`: the annotation without a value).
     public var uid: UInt64??
+    /// What a record without this property reads, from `// cellar: default` or the initial value;
+    /// nil for the stored type's zero value (no initial value, an optional, a ToOne, an enum with
+    /// its convert default, a converter).
+    public var defaultValue: DefaultValue?
     public var location: SourceLocation
 
     public init(name: String, modelName: String, swiftType: String, isOptional: Bool, propertyType: PropertyType,
                 storedSwiftType: String, flags: PropertyFlags = [], conversion: Conversion = .none, isId: Bool = false,
                 idAssignable: Bool = false, isTypedId: Bool = false, index: IndexKind? = nil, unique: Bool = false,
                 uniqueOnConflictReplace: Bool = false, dateNano: Bool = false, relationTarget: String? = nil,
-                uid: UInt64?? = nil, location: SourceLocation) {
+                uid: UInt64?? = nil, defaultValue: DefaultValue? = nil, location: SourceLocation) {
         self.name = name
         self.modelName = modelName
         self.swiftType = swiftType
@@ -196,6 +200,7 @@ public struct PropertyDescription: Hashable, Sendable {
         self.dateNano = dateNano
         self.relationTarget = relationTarget
         self.uid = uid
+        self.defaultValue = defaultValue
         self.location = location
     }
 }

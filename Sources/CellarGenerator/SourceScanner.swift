@@ -100,6 +100,8 @@ private struct PropertyCandidate {
     var isLet: Bool
     /// The initial value as written (`nil`, `[]`, `""`), if any.
     var initializer: String? = nil
+    /// The initial value's syntax, evaluated for the property's default.
+    var initializerExpression: ExprSyntax? = nil
     /// The property could not be read (an error was reported); it only keeps the "no id" error
     /// away when it was meant to be the id.
     var failed = false
@@ -502,7 +504,8 @@ private struct Scan {
                     }
                     candidates.append(PropertyCandidate(name: propertyName, location: location, annotations: annotations,
                                                         type: unwrapped, isOptional: optional, isLet: isLet,
-                                                        initializer: binding.initializer?.value.trimmedDescription))
+                                                        initializer: binding.initializer?.value.trimmedDescription,
+                                                        initializerExpression: binding.initializer?.value))
                 } catch let error as GeneratorError {
                     errors.append(error)
                     candidates.append(failedCandidate((propertyName, location), annotations: annotations))
@@ -776,6 +779,7 @@ private struct Scan {
             }
         }
         property.flags = flags
+        property.defaultValue = try defaultValue(of: candidate, stored: stored, conversion: property.conversion, subject: subject)
         return property
     }
 
@@ -850,7 +854,32 @@ private struct Scan {
             }
         }
         property.flags = flags
+        try checkStartsEmpty(candidate, subject: subject, empty: collection.kind == .map ? "[:]" : "[]", reads: "an empty \(collection.kind)")
         return property
+    }
+
+    /// A collection or Flex property reads empty (`.null`) for records written before it existed:
+    /// a non-optional one must start so (or have no initial value), and takes no `default`.
+    func checkStartsEmpty(_ candidate: PropertyCandidate, subject: String, empty: String, reads: String) throws {
+        if let annotation = candidate.annotations.defaultAnnotation {
+            throw GeneratorError("\(annotation.quoted) is on \(subject): records written before the property existed read \(reads) (nil when optional); remove the annotation", at: annotation.location)
+        }
+        guard !candidate.isOptional, let expression = candidate.initializerExpression else { return }
+        let isEmpty: Bool
+        if empty == ".null" {
+            isEmpty = expression.as(MemberAccessExprSyntax.self)?.declName.baseName.text == "null" || expression.is(NilLiteralExprSyntax.self)
+        } else if let array = expression.as(ArrayExprSyntax.self) {
+            isEmpty = array.elements.isEmpty
+        } else if let dictionary = expression.as(DictionaryExprSyntax.self) {
+            if case .colon = dictionary.content { isEmpty = true } else { isEmpty = false }
+        } else if let call = expression.as(FunctionCallExprSyntax.self) {
+            isEmpty = call.arguments.isEmpty && call.trailingClosure == nil   // `[String]()`, `Set<Int>()`
+        } else {
+            isEmpty = false
+        }
+        guard isEmpty else {
+            throw GeneratorError("\(subject) starts as `\(expression.trimmedDescription)`, but records written before the property existed read \(reads), not that value; start it as `\(empty)` and fill it in code, or make it optional", at: candidate.location)
+        }
     }
 
     /// A `FlexValue` property: a self-describing value of any shape (Flex, type 13).
@@ -859,10 +888,73 @@ private struct Scan {
         for annotation in [candidate.annotations.index, candidate.annotations.unique, candidate.annotations.dateNano].compactMap({ $0 }) {
             throw GeneratorError("\(annotation.quoted) is on \(subject), a FlexValue: a flexible value can be neither indexed nor unique, and has no date-nano form; remove the annotation", at: annotation.location)
         }
+        try checkStartsEmpty(candidate, subject: subject, empty: ".null", reads: "`.null`")
         property.propertyType = PropertyType(rawValue: 13)
         property.storedSwiftType = "FlexValue"
         property.isFlex = true
         return property
+    }
+
+    /// The value a record without the property reads: `// cellar: default`, else the evaluated
+    /// initial value of a non-optional property stored as it is; nil for the zero value.
+    func defaultValue(of candidate: PropertyCandidate, stored: StoredType, conversion: PropertyDescription.Conversion,
+                      subject: String) throws -> DefaultValue? {
+        let name = candidate.name
+        if let annotation = candidate.annotations.defaultAnnotation, let json = candidate.annotations.defaultValue {
+            guard !candidate.isOptional else {
+                throw GeneratorError("\(annotation.quoted) is on \(subject), an optional: a record without the property reads nil (a stored nil is written the same way), so it has no default; remove the annotation or make the property non-optional", at: annotation.location)
+            }
+            switch conversion {
+            case .none: break
+            case .rawValue:
+                throw GeneratorError("\(annotation.quoted) is on \(subject), an enum stored by its raw value: its default is the case in `// cellar: convert = { \"default\": \".caseName\" }`; remove the annotation", at: annotation.location)
+            case .converter(let converter, _):
+                throw GeneratorError("\(annotation.quoted) is on \(subject), which has a converter: \(converter).convert makes the value of a record without the property (from nil or the database type's zero value); remove the annotation", at: annotation.location)
+            }
+            do {
+                return try DefaultValues.value(annotated: json, storedAs: stored)
+            } catch {
+                throw GeneratorError("\(annotation.quoted): \(error.problem); \(subject) is stored as \(stored.swiftName), which takes \(DefaultValues.annotationForm(stored))", at: annotation.location)
+            }
+        }
+        // Optionals read nil for a missing value whatever their initial value; enums read their
+        // convert default; with a converter the initial value is of the app's type, not the stored one.
+        guard !candidate.isOptional, conversion == .none, let expression = candidate.initializerExpression else { return nil }
+        let initializer = "`\(expression.trimmedDescription)`"
+        let example = literalExample(stored, name: name, type: candidate.type)
+        let alternatives = "write a value the generator can read (`\(example.literal)`), or keep the initial value and name the value those records read in an annotation on the line above the property: `\(example.annotation)`"
+        let evaluated: InitialValue
+        do {
+            evaluated = try DefaultValues.evaluate(expression)
+        } catch .newValueEachTime {
+            throw GeneratorError("\(subject) starts as \(initializer), a new value for each new object, which cannot be what records written before the property existed read (the generated code reads the initial value for them); \(alternatives)", at: candidate.location)
+        } catch .interpolation {
+            throw GeneratorError("\(subject) starts as \(initializer), a string with interpolation, which the generator cannot evaluate (records written before the property existed read the initial value); \(alternatives)", at: candidate.location)
+        } catch .invalid(let problem) {
+            throw GeneratorError("\(subject) starts as \(initializer): \(problem)", at: candidate.location)
+        } catch .other {
+            throw GeneratorError("\(subject) starts as \(initializer), which the generator cannot evaluate: it reads literals, `T()` of built-in types, `Date(timeIntervalSince1970: <number>)`, `Date.distantPast`, `UUID(uuidString: \"…\")!`, not function calls, constants or arithmetic (records written before the property existed read the initial value); \(alternatives)", at: candidate.location)
+        }
+        do {
+            return try DefaultValues.value(evaluated, storedAs: stored)
+        } catch {
+            throw GeneratorError("\(subject) starts as \(initializer), but \(error.problem): it is stored as \(stored.swiftName); \(alternatives)", at: candidate.location)
+        }
+    }
+
+    /// A literal of a stored type and the matching `// cellar: default`, for messages.
+    func literalExample(_ stored: StoredType, name: String, type: TypeName) -> (literal: String, annotation: String) {
+        let (value, annotation): (String, String)
+        switch stored.propertyType {
+        case .bool: (value, annotation) = ("false", "false")
+        case .float, .double: (value, annotation) = ("0.0", "0.0")
+        case .string: (value, annotation) = ("\"\"", "\"\"")
+        case .date, .dateNano: (value, annotation) = ("Date(timeIntervalSince1970: 0)", "\"2024-01-01T00:00:00Z\"")
+        case .byteVector: (value, annotation) = (stored.swiftName == "Data" ? "Data()" : "[]", "[]")
+        case .uuid: (value, annotation) = ("UUID(uuidString: \"00000000-0000-0000-0000-000000000000\")!", "\"00000000-0000-0000-0000-000000000000\"")
+        default: (value, annotation) = ("0", "0")
+        }
+        return ("var \(name): \(type) = \(value)", "// cellar: default = \(annotation)")
     }
 
     /// A `ToMany<T>` property: a standalone relation, or a backlink (resolved later, once every

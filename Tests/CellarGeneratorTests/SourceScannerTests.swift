@@ -68,6 +68,7 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         // cellar: index
         var title: String = ""
         var text: String?                 // optional: stored as absent when nil
+        // cellar: default = "2024-01-01T00:00:00Z"
         var creationDate: Date = Date()
         var author: ToOne<Author> = nil   // stored as an indexed relation property
         // cellar: convert = { "default": ".unknown" }
@@ -109,6 +110,7 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         #expect(text.isOptional && text.swiftType == "String" && text.propertyType.rawValue == 9 && text.flags == [])
         #expect(text.location == SourceLocation(file: "M.swift", line: 14, column: 5))
         #expect(note.property("creationDate")?.propertyType.rawValue == 10)
+        #expect(note.property("creationDate")?.defaultValue == .date(seconds: 1_704_067_200, sinceReferenceDate: false))
         let relation = try #require(note.property("author"))
         #expect(relation.propertyType.rawValue == 11 && relation.flags.rawValue == 520 && relation.relationTarget == "Author")
         #expect(relation.storedSwiftType == "Id" && !relation.isOptional)
@@ -288,6 +290,7 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         class E: Entity {
             var id: Id = 0
             // cellar: date-nano
+            // cellar: default = 1.5
             var at: Date = Date()
             // objectbox: date-nano
             var maybe: Date?
@@ -297,6 +300,7 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         }
         """)
         #expect(e.property("at")?.propertyType.rawValue == 12 && e.property("at")?.dateNano == true)
+        #expect(e.property("at")?.defaultValue == .date(seconds: 1.5, sinceReferenceDate: false))
         #expect(e.property("maybe")?.propertyType == .dateNano && e.property("maybe")?.isOptional == true)
         #expect(e.property("day")?.propertyType == .dateNano && e.property("day")?.storedSwiftType == "Date")
     }
@@ -306,9 +310,11 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         class E: Entity {
             var id: Id = 0
             // cellar: unique
+            // cellar: default = "e621e1f8-c36c-495a-93fc-0c247a3e6e5f"
             var id2: UUID = UUID()
             // cellar: index
             var ref: UUID?
+            // cellar: default = "00000000-0000-0000-0000-000000000000"
             var plain = UUID()
         }
         """)
@@ -318,6 +324,7 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         let ref = try #require(e.property("ref"))
         #expect(ref.propertyType == .uuid && ref.isOptional && ref.index == .value && ref.flags == .indexed)
         #expect(e.property("plain")?.propertyType == .uuid, "the type inferred from `UUID()`")
+        #expect(id2.defaultValue == .uuid("E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
     }
 
     @Test func idForms() throws {
@@ -472,9 +479,19 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
             var id: Id = 0
             var s = "text", i = 42, d = 1.5, b = true
             var negative = -7, negativeDouble = -0.5
-            var date = Date(), data = Data(), bytes = [UInt8](), generic = Array<UInt8>()
-            var i64 = Int64(5), big = UInt32(7), text = String(12)
-            var max = UInt8.max, now = Date.now, pi = Double.pi
+            // Initial values the type is inferred from but that the generator cannot evaluate
+            // (a new value for each object, a conversion, a constant) need `default`.
+            // cellar: default = 0
+            var date = Date()
+            var data = Data(), bytes = [UInt8](), generic = Array<UInt8>()
+            var i64 = Int64(5), big = UInt32(7)
+            // cellar: default = "12"
+            var text = String(12)
+            var max = UInt8.max
+            // cellar: default = 0
+            var now = Date.now
+            // cellar: default = 3.141592653589793
+            var pi = Double.pi
             var cast = 5 as Int16
             var multi = \"\"\"
                 lines
@@ -486,6 +503,7 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
             var qualifiedMood = E.Feeling.sad
             enum Feeling: String { case calm, sad }
             // cellar: uid = 77
+            // cellar: default = 0
             var createdAt = Foundation.Date()
         }
         """)
@@ -503,6 +521,10 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         #expect(e.property("bytes")?.propertyType == .byteVector && e.property("generic")?.storedSwiftType == "[UInt8]")
         #expect(e.property("qualifiedMood")?.propertyType == .string)
         #expect(e.property("createdAt")?.uid == .some(.some(77)))
+        #expect(e.property("i64")?.defaultValue == .integer(5) && e.property("big")?.defaultValue == .unsigned(7))
+        #expect(e.property("max")?.defaultValue == .unsigned(255) && e.property("cast")?.defaultValue == .integer(5))
+        #expect(e.property("text")?.defaultValue == .string("12") && e.property("pi")?.defaultValue == .floatingPoint(Double.pi))
+        #expect(e.property("multi")?.defaultValue == .string("lines"))
         // Each binding of a multi-binding declaration is located at its name.
         #expect(e.property("i")?.location == SourceLocation(file: "M.swift", line: 4, column: 21))
     }
@@ -677,6 +699,10 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         check("    // cellar: index\n    var m: [String: Int] = [:]", at: "3:5", "lists and sets can be indexed (a key per element), maps cannot")
         check("    // cellar: index\n    var d: [Double] = []", at: "3:5", "cannot index Float, Double or byte vector (Data) values")
         check("    // cellar: date-nano\n    var d: [Int] = []", at: "3:5", "date-nano is for Date elements")
+        check("    var tags: [String] = [\"a\"]", at: "3:5", "`E.tags` starts as `[\"a\"]`, but records written before the property existed read an empty list, not that value; start it as `[]` and fill it in code, or make it optional")
+        check("    var m: [String: Int] = [\"a\": 1]", at: "3:5", "read an empty map, not that value; start it as `[:]`")
+        check("    var f: FlexValue = [:]", at: "3:5", "read `.null`, not that value; start it as `.null`")
+        check("    // cellar: default = 1\n    var f: [Int] = []", at: "3:5", "read an empty list (nil when optional); remove the annotation")
         check("    var point: Point", at: "3:5", "`E.point` is a Point, which cannot be stored")
         check("    var e: E?", at: "3:5", "`E.e` is the entity E, which cannot be stored inside another object: use a relation, `var e: ToOne<E> = nil`")
         check("    var plain: Plain", at: "3:5", "`E.plain` is the enum Plain: store its raw value with `// cellar: convert = { \"default\": \".a\" }`")

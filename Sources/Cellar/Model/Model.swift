@@ -101,9 +101,16 @@ public struct ModelProperty: Hashable, Sendable {
     public var relationTarget: String?
     /// Members Cellar does not interpret, kept as read.
     public var extra: [JSONMember]
+    /// What queries read for this property in a record written before it was added (one without
+    /// its field), as the binding's `read` does; nil: an absent field is nil to queries. Set by
+    /// the generated `cellarModel()` from the property's initial value. It belongs to the code's
+    /// model only: it is not written to the model JSON file or the database, and models equal
+    /// but for their defaults are equal (`==`).
+    public var defaultValue: PropertyDefault?
 
     public init(name: String, id: IdUid, type: PropertyType, flags: PropertyFlags = [],
-                indexId: IdUid? = nil, relationTarget: String? = nil, extra: [JSONMember] = []) {
+                indexId: IdUid? = nil, relationTarget: String? = nil, extra: [JSONMember] = [],
+                defaultValue: PropertyDefault? = nil) {
         self.name = name
         self.id = id
         self.type = type
@@ -111,6 +118,23 @@ public struct ModelProperty: Hashable, Sendable {
         self.indexId = indexId
         self.relationTarget = relationTarget
         self.extra = extra
+        self.defaultValue = defaultValue
+    }
+
+    /// Compares everything the model file holds: not `defaultValue`.
+    public static func == (a: ModelProperty, b: ModelProperty) -> Bool {
+        a.name == b.name && a.id == b.id && a.type == b.type && a.flags == b.flags && a.indexId == b.indexId
+            && a.relationTarget == b.relationTarget && a.extra == b.extra
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(id)
+        hasher.combine(type)
+        hasher.combine(flags)
+        hasher.combine(indexId)
+        hasher.combine(relationTarget)
+        hasher.combine(extra)
     }
 }
 

@@ -122,6 +122,13 @@ extension ModelEntity {
                     throw CellarError.schema("\(source): \(what) is a \(property.type) marked unique; a list or set cannot be unique (its index has a key per element)")
                 }
             }
+            if let value = property.defaultValue {
+                do {
+                    _ = try StoredDefault.stored(value, for: property)
+                } catch CellarError.schema(let problem) {
+                    throw CellarError.schema("\(source): entity \(name): \(problem)")
+                }
+            }
             if property.type == .relation && (property.relationTarget ?? "").isEmpty {
                 throw CellarError.schema("\(source): the relation \(what) names no relationTarget")
             }

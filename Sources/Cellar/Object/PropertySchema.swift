@@ -37,6 +37,8 @@ final class PropertySchema: Sendable {
     let index: IndexSchema?
     /// For a list, set or map: its shape and how one element is read and compared.
     let collection: CollectionSchema?
+    /// What queries read for a record without the property's field (`ModelProperty.defaultValue`).
+    let defaultValue: StoredDefault?
 
     var slot: Int { Int(id) - 1 }
 
@@ -48,6 +50,7 @@ final class PropertySchema: Sendable {
         flags = property.flags
         isId = property.flags.contains(.id)
         collection = property.type.collection.map { CollectionSchema($0, property: property, entity: entity, indexOrdinal: indexOrdinal) }
+        defaultValue = property.defaultValue.flatMap { StoredDefault($0, for: property) }
         switch property.type {
         case _ where collection != nil: kind = .collection
         case .flex: kind = .flex

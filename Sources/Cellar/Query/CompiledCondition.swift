@@ -18,7 +18,7 @@ indirect enum CompiledCondition {
     func evaluate(_ record: RecordReader, id: Id, links: [Set<Id>], context: TransactionContext) throws -> Bool {
         switch self {
         case .leaf(let leaf):
-            return try leaf.evaluate(record.value(of: leaf.property, id: id))
+            return try leaf.evaluate(record.queryValue(of: leaf.property, id: id))
         case .collection(let leaf):
             return try leaf.evaluate(record.value(of: leaf.property, id: id))
         case .flex(let leaf):

@@ -257,7 +257,7 @@ public struct PropertyQuery<E: EntityInspectable> {
         var values: [QueryValue?] = []
         var seen = Set<QueryValue?>()
         try query.visitRecords(offset: 0, limit: nil) { id, record in
-            let value = try RecordReader(record).value(of: property, id: id).map { Self.stored($0, property) }
+            let value = try RecordReader(record).queryValue(of: property, id: id).map { Self.stored($0, property) }
             if value == nil && !keepingNils { return true }
             if isDistinct {
                 // `QueryValue` compares and hashes strings by their bytes: the value is its own key.

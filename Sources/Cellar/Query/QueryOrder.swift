@@ -39,7 +39,7 @@ struct CompiledOrder {
     }
 
     func key(_ record: RecordReader, id: Id) throws -> Key? {
-        guard let value = try record.value(of: property, id: id) else {
+        guard let value = try record.queryValue(of: property, id: id) else {
             guard flags.contains(.nullsAsZero) else { return nil }
             switch property.kind {
             case .integer(_, let signed): return signed && !flags.contains(.unsigned) ? .signed(0) : .unsigned(0)

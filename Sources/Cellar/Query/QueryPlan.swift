@@ -81,6 +81,9 @@ struct QueryPlan {
         guard let index = property.index else { return nil }
         // A zero is not in an index that skips zeros: such an index cannot serve a condition zero meets.
         if index.skipZero, (try? leaf.evaluate(.integer(0))) ?? true { return nil }
+        // Nor is a default value (the index holds stored values only): a condition the default
+        // meets is answered by a scan, which reads the default for records without the field.
+        if let fallback = property.defaultValue, (try? leaf.evaluate(fallback.field)) ?? true { return nil }
         switch (property.kind, leaf.operands) {
         case (.integer(_, let signed), .integers(let values)):
             guard let ranges = integerRanges(leaf, values, encode: { IndexKey.integerKey($0, signed: signed) }) else { return nil }

@@ -44,7 +44,7 @@ struct TicketCellarBinding: Cellar.EntityBinding {
         entity.mood = (try record.string(slot: 3)).flatMap { Mood(rawValue: $0) }
         entity.temperature = Cellar.Converting.read(try record.double(slot: 4), zero: 0 as Double, TemperatureConverter.convert)
         entity.strictTemperature = Cellar.Converting.read(try record.double(slot: 5), zero: 0 as Double, StrictTemperatureConverter.convert)
-        entity.precise = try record.dateNanoseconds(slot: 6) ?? Date(timeIntervalSince1970: 0)
+        entity.precise = try record.dateNanoseconds(slot: 6) ?? Date(timeIntervalSince1970: 0.0)
         entity.due = try record.date(slot: 7)
         entity.count = try record.read(UInt16.self, slot: 8) ?? 0
         entity.tiny = try record.read(Int8.self, slot: 9)
@@ -216,7 +216,7 @@ struct DeviceCellarBinding: Cellar.EntityBinding {
     func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Device {
         let entity = Device()
         entity.id = id
-        entity.id2 = try record.uuid(slot: 1) ?? Cellar.UUIDEncoding.zero
+        entity.id2 = try record.uuid(slot: 1) ?? UUID(uuidString: "00000000-0000-0000-0000-000000000000")!
         entity.ref = try record.uuid(slot: 2)
         entity.name = try record.string(slot: 3) ?? ""
         return entity
@@ -265,7 +265,7 @@ struct ReadingCellarBinding: Cellar.EntityBinding {
     func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Reading {
         return Reading(
             id: Cellar.EntityId(id),
-            value: try record.double(slot: 1) ?? 0,
+            value: try record.double(slot: 1) ?? 0.0,
             label: try record.string(slot: 2),
             bytes: try record.byteArray(slot: 3) ?? [],
             blob: try record.data(slot: 4),
@@ -295,14 +295,14 @@ extension Post: Cellar.EntityInspectable {
     static let entityBinding = PostCellarBinding()
 }
 
-/// Stores and reads `Post` objects (entity Post, 6:2157599764288266820).
+/// Stores and reads `Post` objects (entity Post, 7:1226999656427430710).
 struct PostCellarBinding: Cellar.EntityBinding {
     typealias EntityType = Post
 
     init() {}
 
     var entityName: String { "Post" }
-    var entityId: Cellar.IdUid { Cellar.IdUid(id: 6, uid: 2157599764288266820) }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 7, uid: 1226999656427430710) }
     var slotCount: Int { 21 }
 
     func id(of entity: Post) -> Cellar.Id { entity.id }
@@ -360,48 +360,127 @@ struct PostCellarBinding: Cellar.EntityBinding {
 }
 
 extension Post {
-    /// `id` in queries: property "id" (1:1075342042948491854), Long.
+    /// `id` in queries: property "id" (1:2612386405772345505), Long.
     static let id = Cellar.Property<Post>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
-    /// `title` in queries: property "title" (2:3272341554883998922), String.
+    /// `title` in queries: property "title" (2:6117256164512902283), String.
     static let title = Cellar.Property<Post>(name: "title", id: 2, type: Cellar.PropertyType(rawValue: 9))
-    /// `tags` in queries: property "tags" (3:5040082926122012552), StringVector.
+    /// `tags` in queries: property "tags" (3:9219232531638162592), StringVector.
     static let tags = Cellar.Property<Post>(name: "tags", id: 3, type: Cellar.PropertyType(rawValue: 30))
-    /// `scores` in queries: property "scores" (4:1044330534429307799), LongVector.
+    /// `scores` in queries: property "scores" (4:4490762490580330622), LongVector.
     static let scores = Cellar.Property<Post>(name: "scores", id: 4, type: Cellar.PropertyType(rawValue: 27))
-    /// `labels` in queries: property "labels" (5:8752273555318101333), IntSet.
+    /// `labels` in queries: property "labels" (5:4026675746108984461), IntSet.
     static let labels = Cellar.Property<Post>(name: "labels", id: 5, type: Cellar.PropertyType(rawValue: 2005))
-    /// `flags` in queries: property "flags" (6:1870637777981035036), BoolVector.
+    /// `flags` in queries: property "flags" (6:2347055010240893306), BoolVector.
     static let flags = Cellar.Property<Post>(name: "flags", id: 6, type: Cellar.PropertyType(rawValue: 22))
-    /// `ratios` in queries: property "ratios" (7:768197556752200783), DoubleVector.
+    /// `ratios` in queries: property "ratios" (7:6447650651276811), DoubleVector.
     static let ratios = Cellar.Property<Post>(name: "ratios", id: 7, type: Cellar.PropertyType(rawValue: 29))
-    /// `weights` in queries: property "weights" (8:3500765530889344992), FloatSet.
+    /// `weights` in queries: property "weights" (8:3017458449712015519), FloatSet.
     static let weights = Cellar.Property<Post>(name: "weights", id: 8, type: Cellar.PropertyType(rawValue: 2007))
-    /// `shorts` in queries: property "shorts" (9:5735039857130485535), ShortVector.
+    /// `shorts` in queries: property "shorts" (9:7593538750960944146), ShortVector.
     static let shorts = Cellar.Property<Post>(name: "shorts", id: 9, type: Cellar.PropertyType(rawValue: 24))
-    /// `bytes` in queries: property "bytes" (10:2167924471395355008), ByteList.
+    /// `bytes` in queries: property "bytes" (10:6256075782329884580), ByteList.
     static let bytes = Cellar.Property<Post>(name: "bytes", id: 10, type: Cellar.PropertyType(rawValue: 1002))
-    /// `stamps` in queries: property "stamps" (11:3114914516016983042), DateVector.
+    /// `stamps` in queries: property "stamps" (11:1042514897746041577), DateVector.
     static let stamps = Cellar.Property<Post>(name: "stamps", id: 11, type: Cellar.PropertyType(rawValue: 31))
-    /// `nanoStamps` in queries: property "nanoStamps" (12:6270789675836300516), DateNanoVector.
+    /// `nanoStamps` in queries: property "nanoStamps" (12:8069963830945189923), DateNanoVector.
     static let nanoStamps = Cellar.Property<Post>(name: "nanoStamps", id: 12, type: Cellar.PropertyType(rawValue: 32))
-    /// `blobs` in queries: property "blobs" (13:1154598348575556544), ByteVectorList.
+    /// `blobs` in queries: property "blobs" (13:8752470219398835005), ByteVectorList.
     static let blobs = Cellar.Property<Post>(name: "blobs", id: 13, type: Cellar.PropertyType(rawValue: 1023))
-    /// `refs` in queries: property "refs" (14:5734649732772636547), UUIDList.
+    /// `refs` in queries: property "refs" (14:7838741540093262237), UUIDList.
     static let refs = Cellar.Property<Post>(name: "refs", id: 14, type: Cellar.PropertyType(rawValue: 1100))
-    /// `attributes` in queries: property "attributes" (15:4274051126399197985), StringMap.
+    /// `attributes` in queries: property "attributes" (15:7011842219694700841), StringMap.
     static let attributes = Cellar.Property<Post>(name: "attributes", id: 15, type: Cellar.PropertyType(rawValue: 3009))
-    /// `measures` in queries: property "measures" (16:1763118353569240768), DoubleMap.
+    /// `measures` in queries: property "measures" (16:8679234796002562898), DoubleMap.
     static let measures = Cellar.Property<Post>(name: "measures", id: 16, type: Cellar.PropertyType(rawValue: 3008))
-    /// `notes` in queries: property "notes" (17:4240524031556113940), StringVector.
+    /// `notes` in queries: property "notes" (17:7884351666417382202), StringVector.
     static let notes = Cellar.Property<Post>(name: "notes", id: 17, type: Cellar.PropertyType(rawValue: 30))
-    /// `counts` in queries: property "counts" (18:1247111119811693822), LongMap.
+    /// `counts` in queries: property "counts" (18:6249647414997039120), LongMap.
     static let counts = Cellar.Property<Post>(name: "counts", id: 18, type: Cellar.PropertyType(rawValue: 3006))
-    /// `ids` in queries: property "ids" (19:1595423552131344344), UUIDSet.
+    /// `ids` in queries: property "ids" (19:2351852128688022495), UUIDSet.
     static let ids = Cellar.Property<Post>(name: "ids", id: 19, type: Cellar.PropertyType(rawValue: 2100))
-    /// `payload` in queries: property "payload" (20:2025869349572067118), Flex.
+    /// `payload` in queries: property "payload" (20:5013327477138101434), Flex.
     static let payload = Cellar.Property<Post>(name: "payload", id: 20, type: Cellar.PropertyType(rawValue: 13))
-    /// `extra` in queries: property "extra" (21:3919685465508817078), Flex.
+    /// `extra` in queries: property "extra" (21:8859714557196216654), Flex.
     static let extra = Cellar.Property<Post>(name: "extra", id: 21, type: Cellar.PropertyType(rawValue: 13))
+}
+
+// MARK: - Reminder
+
+extension Reminder: Cellar.EntityInspectable {
+    static let entityBinding = ReminderCellarBinding()
+}
+
+/// Stores and reads `Reminder` objects (entity Reminder, 6:5174539794564423597).
+struct ReminderCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Reminder
+
+    init() {}
+
+    var entityName: String { "Reminder" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 6, uid: 5174539794564423597) }
+    var slotCount: Int { 12 }
+
+    func id(of entity: Reminder) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Reminder) { entity.id = id }
+
+    func write(_ entity: Reminder, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.title, slot: 1)
+        record.add(entity.priority, slot: 2)
+        record.add(entity.label, slot: 3)
+        try record.add(entity.due, slot: 4)
+        record.add(entity.active, slot: 5)
+        record.add(entity.ratio, slot: 6)
+        try record.add(entity.created, slot: 7)
+        record.add(entity.count, slot: 8)
+        record.add(entity.note, slot: 9)
+        record.add(entity.rank, slot: 10)
+        record.add(entity.tag, slot: 11)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Reminder {
+        let entity = Reminder()
+        entity.id = id
+        entity.title = try record.string(slot: 1) ?? ""
+        entity.priority = try record.read(Int.self, slot: 2) ?? 3
+        entity.label = try record.string(slot: 3) ?? "x"
+        entity.due = try record.date(slot: 4) ?? Date(timeIntervalSince1970: 1700000000.5)
+        entity.active = try record.bool(slot: 5) ?? true
+        entity.ratio = try record.float(slot: 6) ?? 0.25
+        entity.created = try record.date(slot: 7) ?? Date(timeIntervalSince1970: 1704067200.0)
+        entity.count = try record.read(Int32.self, slot: 8) ?? 0
+        entity.note = try record.string(slot: 9)
+        entity.rank = try record.read(Int32.self, slot: 10) ?? 7
+        entity.tag = try record.string(slot: 11) ?? "x"
+        return entity
+    }
+}
+
+extension Reminder {
+    /// `id` in queries: property "id" (1:92439448788513333), Long.
+    static let id = Cellar.Property<Reminder>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `title` in queries: property "title" (2:2056552154905887837), String.
+    static let title = Cellar.Property<Reminder>(name: "title", id: 2, type: Cellar.PropertyType(rawValue: 9))
+    /// `priority` in queries: property "priority" (3:5298656842045472026), Long.
+    static let priority = Cellar.Property<Reminder>(name: "priority", id: 3, type: Cellar.PropertyType(rawValue: 6))
+    /// `label` in queries: property "label" (4:8684541849378343561), String.
+    static let label = Cellar.Property<Reminder>(name: "label", id: 4, type: Cellar.PropertyType(rawValue: 9))
+    /// `due` in queries: property "due" (5:809186522023818076), Date.
+    static let due = Cellar.Property<Reminder>(name: "due", id: 5, type: Cellar.PropertyType(rawValue: 10))
+    /// `active` in queries: property "active" (6:1134947939466491712), Bool.
+    static let active = Cellar.Property<Reminder>(name: "active", id: 6, type: Cellar.PropertyType(rawValue: 1))
+    /// `ratio` in queries: property "ratio" (7:7619165068519326330), Float.
+    static let ratio = Cellar.Property<Reminder>(name: "ratio", id: 7, type: Cellar.PropertyType(rawValue: 7))
+    /// `created` in queries: property "created" (8:3633006189599864339), Date.
+    static let created = Cellar.Property<Reminder>(name: "created", id: 8, type: Cellar.PropertyType(rawValue: 10))
+    /// `count` in queries: property "count" (9:7643214274116598351), Int.
+    static let count = Cellar.Property<Reminder>(name: "count", id: 9, type: Cellar.PropertyType(rawValue: 5))
+    /// `note` in queries: property "note" (10:5481935680228789256), String.
+    static let note = Cellar.Property<Reminder>(name: "note", id: 10, type: Cellar.PropertyType(rawValue: 9))
+    /// `rank` in queries: property "rank" (11:4455519588852676086), Int.
+    static let rank = Cellar.Property<Reminder>(name: "rank", id: 11, type: Cellar.PropertyType(rawValue: 5))
+    /// `tag` in queries: property "tag" (12:3663920531507600429), String.
+    static let tag = Cellar.Property<Reminder>(name: "tag", id: 12, type: Cellar.PropertyType(rawValue: 9))
 }
 
 /// The model of target CellarTests, as in its model JSON file: pass it to `Store`.
@@ -412,14 +491,14 @@ func cellarModel() -> Cellar.Model {
                 name: "Ticket", id: Cellar.IdUid(id: 1, uid: 472380252325711114), lastPropertyId: Cellar.IdUid(id: 10, uid: 5761797628408259945),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 551430035847286472), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "headline", id: Cellar.IdUid(id: 2, uid: 4793265379942630832), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "headline", id: Cellar.IdUid(id: 2, uid: 4793265379942630832), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                     Cellar.ModelProperty(name: "priority", id: Cellar.IdUid(id: 3, uid: 6704361110280912417), type: Cellar.PropertyType(rawValue: 5)),
                     Cellar.ModelProperty(name: "mood", id: Cellar.IdUid(id: 4, uid: 8487000271790902649), type: Cellar.PropertyType(rawValue: 9)),
                     Cellar.ModelProperty(name: "temperature", id: Cellar.IdUid(id: 5, uid: 354948826926347453), type: Cellar.PropertyType(rawValue: 8)),
                     Cellar.ModelProperty(name: "strictTemperature", id: Cellar.IdUid(id: 6, uid: 3864376279475458639), type: Cellar.PropertyType(rawValue: 8)),
-                    Cellar.ModelProperty(name: "precise", id: Cellar.IdUid(id: 7, uid: 3721843627477707920), type: Cellar.PropertyType(rawValue: 12)),
+                    Cellar.ModelProperty(name: "precise", id: Cellar.IdUid(id: 7, uid: 3721843627477707920), type: Cellar.PropertyType(rawValue: 12), defaultValue: .date(Date(timeIntervalSince1970: 0.0))),
                     Cellar.ModelProperty(name: "due", id: Cellar.IdUid(id: 8, uid: 6270002296231066583), type: Cellar.PropertyType(rawValue: 10)),
-                    Cellar.ModelProperty(name: "count", id: Cellar.IdUid(id: 9, uid: 5860460882391248677), type: Cellar.PropertyType(rawValue: 3), flags: Cellar.PropertyFlags(rawValue: 8192)),
+                    Cellar.ModelProperty(name: "count", id: Cellar.IdUid(id: 9, uid: 5860460882391248677), type: Cellar.PropertyType(rawValue: 3), flags: Cellar.PropertyFlags(rawValue: 8192), defaultValue: .unsigned(0)),
                     Cellar.ModelProperty(name: "tiny", id: Cellar.IdUid(id: 10, uid: 5761797628408259945), type: Cellar.PropertyType(rawValue: 2)),
                 ],
                 relations: [
@@ -429,60 +508,76 @@ func cellarModel() -> Cellar.Model {
                 name: "Reading", id: Cellar.IdUid(id: 2, uid: 5734571986927739222), lastPropertyId: Cellar.IdUid(id: 6, uid: 7546672992204206198),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 431212808001758132), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "value", id: Cellar.IdUid(id: 2, uid: 7867639753564400858), type: Cellar.PropertyType(rawValue: 8)),
+                    Cellar.ModelProperty(name: "value", id: Cellar.IdUid(id: 2, uid: 7867639753564400858), type: Cellar.PropertyType(rawValue: 8), defaultValue: .floatingPoint(0.0)),
                     Cellar.ModelProperty(name: "label", id: Cellar.IdUid(id: 3, uid: 3958261298929383382), type: Cellar.PropertyType(rawValue: 9)),
-                    Cellar.ModelProperty(name: "bytes", id: Cellar.IdUid(id: 4, uid: 6970088126782221275), type: Cellar.PropertyType(rawValue: 23)),
+                    Cellar.ModelProperty(name: "bytes", id: Cellar.IdUid(id: 4, uid: 6970088126782221275), type: Cellar.PropertyType(rawValue: 23), defaultValue: .bytes([])),
                     Cellar.ModelProperty(name: "blob", id: Cellar.IdUid(id: 5, uid: 7935249459976587933), type: Cellar.PropertyType(rawValue: 23)),
-                    Cellar.ModelProperty(name: "flag", id: Cellar.IdUid(id: 6, uid: 7546672992204206198), type: Cellar.PropertyType(rawValue: 1)),
+                    Cellar.ModelProperty(name: "flag", id: Cellar.IdUid(id: 6, uid: 7546672992204206198), type: Cellar.PropertyType(rawValue: 1), defaultValue: .bool(false)),
                 ]),
             Cellar.ModelEntity(
                 name: "Tag", id: Cellar.IdUid(id: 3, uid: 3869921096527782366), lastPropertyId: Cellar.IdUid(id: 2, uid: 5399517261598253702),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 2410100362040170630), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 5399517261598253702), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 5399517261598253702), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                 ]),
             Cellar.ModelEntity(
                 name: "Comment", id: Cellar.IdUid(id: 4, uid: 4486559450079830933), lastPropertyId: Cellar.IdUid(id: 3, uid: 7469401950676137439),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 8950949955226675327), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "text", id: Cellar.IdUid(id: 2, uid: 8275653764835365429), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "text", id: Cellar.IdUid(id: 2, uid: 8275653764835365429), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                     Cellar.ModelProperty(name: "ticket", id: Cellar.IdUid(id: 3, uid: 7469401950676137439), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 1, uid: 5072934735057141879), relationTarget: "Ticket"),
                 ]),
             Cellar.ModelEntity(
                 name: "Device", id: Cellar.IdUid(id: 5, uid: 7980844868420013494), lastPropertyId: Cellar.IdUid(id: 4, uid: 3051363989780764186),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 3554863394338180669), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "id2", id: Cellar.IdUid(id: 2, uid: 501132621678612216), type: Cellar.PropertyType(rawValue: 100), flags: Cellar.PropertyFlags(rawValue: 40), indexId: Cellar.IdUid(id: 2, uid: 2185503565361576382)),
+                    Cellar.ModelProperty(name: "id2", id: Cellar.IdUid(id: 2, uid: 501132621678612216), type: Cellar.PropertyType(rawValue: 100), flags: Cellar.PropertyFlags(rawValue: 40), indexId: Cellar.IdUid(id: 2, uid: 2185503565361576382), defaultValue: .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000000")!)),
                     Cellar.ModelProperty(name: "ref", id: Cellar.IdUid(id: 3, uid: 5194490856055370610), type: Cellar.PropertyType(rawValue: 100), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 3, uid: 7872231772731697499)),
-                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 4, uid: 3051363989780764186), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 4, uid: 3051363989780764186), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                 ]),
             Cellar.ModelEntity(
-                name: "Post", id: Cellar.IdUid(id: 6, uid: 2157599764288266820), lastPropertyId: Cellar.IdUid(id: 21, uid: 3919685465508817078),
+                name: "Reminder", id: Cellar.IdUid(id: 6, uid: 5174539794564423597), lastPropertyId: Cellar.IdUid(id: 12, uid: 3663920531507600429),
                 properties: [
-                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 1075342042948491854), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 3272341554883998922), type: Cellar.PropertyType(rawValue: 9)),
-                    Cellar.ModelProperty(name: "tags", id: Cellar.IdUid(id: 3, uid: 5040082926122012552), type: Cellar.PropertyType(rawValue: 30), flags: Cellar.PropertyFlags(rawValue: 2056), indexId: Cellar.IdUid(id: 4, uid: 6944560082786365478)),
-                    Cellar.ModelProperty(name: "scores", id: Cellar.IdUid(id: 4, uid: 1044330534429307799), type: Cellar.PropertyType(rawValue: 27)),
-                    Cellar.ModelProperty(name: "labels", id: Cellar.IdUid(id: 5, uid: 8752273555318101333), type: Cellar.PropertyType(rawValue: 2005), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 5, uid: 7836293900054967457)),
-                    Cellar.ModelProperty(name: "flags", id: Cellar.IdUid(id: 6, uid: 1870637777981035036), type: Cellar.PropertyType(rawValue: 22)),
-                    Cellar.ModelProperty(name: "ratios", id: Cellar.IdUid(id: 7, uid: 768197556752200783), type: Cellar.PropertyType(rawValue: 29)),
-                    Cellar.ModelProperty(name: "weights", id: Cellar.IdUid(id: 8, uid: 3500765530889344992), type: Cellar.PropertyType(rawValue: 2007)),
-                    Cellar.ModelProperty(name: "shorts", id: Cellar.IdUid(id: 9, uid: 5735039857130485535), type: Cellar.PropertyType(rawValue: 24), flags: Cellar.PropertyFlags(rawValue: 8192)),
-                    Cellar.ModelProperty(name: "bytes", id: Cellar.IdUid(id: 10, uid: 2167924471395355008), type: Cellar.PropertyType(rawValue: 1002)),
-                    Cellar.ModelProperty(name: "stamps", id: Cellar.IdUid(id: 11, uid: 3114914516016983042), type: Cellar.PropertyType(rawValue: 31)),
-                    Cellar.ModelProperty(name: "nanoStamps", id: Cellar.IdUid(id: 12, uid: 6270789675836300516), type: Cellar.PropertyType(rawValue: 32)),
-                    Cellar.ModelProperty(name: "blobs", id: Cellar.IdUid(id: 13, uid: 1154598348575556544), type: Cellar.PropertyType(rawValue: 1023)),
-                    Cellar.ModelProperty(name: "refs", id: Cellar.IdUid(id: 14, uid: 5734649732772636547), type: Cellar.PropertyType(rawValue: 1100), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 6, uid: 9202637219915820168)),
-                    Cellar.ModelProperty(name: "attributes", id: Cellar.IdUid(id: 15, uid: 4274051126399197985), type: Cellar.PropertyType(rawValue: 3009)),
-                    Cellar.ModelProperty(name: "measures", id: Cellar.IdUid(id: 16, uid: 1763118353569240768), type: Cellar.PropertyType(rawValue: 3008)),
-                    Cellar.ModelProperty(name: "notes", id: Cellar.IdUid(id: 17, uid: 4240524031556113940), type: Cellar.PropertyType(rawValue: 30)),
-                    Cellar.ModelProperty(name: "counts", id: Cellar.IdUid(id: 18, uid: 1247111119811693822), type: Cellar.PropertyType(rawValue: 3006)),
-                    Cellar.ModelProperty(name: "ids", id: Cellar.IdUid(id: 19, uid: 1595423552131344344), type: Cellar.PropertyType(rawValue: 2100)),
-                    Cellar.ModelProperty(name: "payload", id: Cellar.IdUid(id: 20, uid: 2025869349572067118), type: Cellar.PropertyType(rawValue: 13)),
-                    Cellar.ModelProperty(name: "extra", id: Cellar.IdUid(id: 21, uid: 3919685465508817078), type: Cellar.PropertyType(rawValue: 13)),
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 92439448788513333), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 2056552154905887837), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "priority", id: Cellar.IdUid(id: 3, uid: 5298656842045472026), type: Cellar.PropertyType(rawValue: 6), defaultValue: .integer(3)),
+                    Cellar.ModelProperty(name: "label", id: Cellar.IdUid(id: 4, uid: 8684541849378343561), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("x")),
+                    Cellar.ModelProperty(name: "due", id: Cellar.IdUid(id: 5, uid: 809186522023818076), type: Cellar.PropertyType(rawValue: 10), defaultValue: .date(Date(timeIntervalSince1970: 1700000000.5))),
+                    Cellar.ModelProperty(name: "active", id: Cellar.IdUid(id: 6, uid: 1134947939466491712), type: Cellar.PropertyType(rawValue: 1), defaultValue: .bool(true)),
+                    Cellar.ModelProperty(name: "ratio", id: Cellar.IdUid(id: 7, uid: 7619165068519326330), type: Cellar.PropertyType(rawValue: 7), defaultValue: .floatingPoint(0.25)),
+                    Cellar.ModelProperty(name: "created", id: Cellar.IdUid(id: 8, uid: 3633006189599864339), type: Cellar.PropertyType(rawValue: 10), defaultValue: .date(Date(timeIntervalSince1970: 1704067200.0))),
+                    Cellar.ModelProperty(name: "count", id: Cellar.IdUid(id: 9, uid: 7643214274116598351), type: Cellar.PropertyType(rawValue: 5)),
+                    Cellar.ModelProperty(name: "note", id: Cellar.IdUid(id: 10, uid: 5481935680228789256), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "rank", id: Cellar.IdUid(id: 11, uid: 4455519588852676086), type: Cellar.PropertyType(rawValue: 5), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 4, uid: 7194578549212072459), defaultValue: .integer(7)),
+                    Cellar.ModelProperty(name: "tag", id: Cellar.IdUid(id: 12, uid: 3663920531507600429), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 2056), indexId: Cellar.IdUid(id: 5, uid: 6861564176706803015), defaultValue: .string("x")),
+                ]),
+            Cellar.ModelEntity(
+                name: "Post", id: Cellar.IdUid(id: 7, uid: 1226999656427430710), lastPropertyId: Cellar.IdUid(id: 21, uid: 8859714557196216654),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 2612386405772345505), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 6117256164512902283), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "tags", id: Cellar.IdUid(id: 3, uid: 9219232531638162592), type: Cellar.PropertyType(rawValue: 30), flags: Cellar.PropertyFlags(rawValue: 2056), indexId: Cellar.IdUid(id: 6, uid: 6731367577710043135)),
+                    Cellar.ModelProperty(name: "scores", id: Cellar.IdUid(id: 4, uid: 4490762490580330622), type: Cellar.PropertyType(rawValue: 27)),
+                    Cellar.ModelProperty(name: "labels", id: Cellar.IdUid(id: 5, uid: 4026675746108984461), type: Cellar.PropertyType(rawValue: 2005), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 7, uid: 1435704615631969094)),
+                    Cellar.ModelProperty(name: "flags", id: Cellar.IdUid(id: 6, uid: 2347055010240893306), type: Cellar.PropertyType(rawValue: 22)),
+                    Cellar.ModelProperty(name: "ratios", id: Cellar.IdUid(id: 7, uid: 6447650651276811), type: Cellar.PropertyType(rawValue: 29)),
+                    Cellar.ModelProperty(name: "weights", id: Cellar.IdUid(id: 8, uid: 3017458449712015519), type: Cellar.PropertyType(rawValue: 2007)),
+                    Cellar.ModelProperty(name: "shorts", id: Cellar.IdUid(id: 9, uid: 7593538750960944146), type: Cellar.PropertyType(rawValue: 24), flags: Cellar.PropertyFlags(rawValue: 8192)),
+                    Cellar.ModelProperty(name: "bytes", id: Cellar.IdUid(id: 10, uid: 6256075782329884580), type: Cellar.PropertyType(rawValue: 1002)),
+                    Cellar.ModelProperty(name: "stamps", id: Cellar.IdUid(id: 11, uid: 1042514897746041577), type: Cellar.PropertyType(rawValue: 31)),
+                    Cellar.ModelProperty(name: "nanoStamps", id: Cellar.IdUid(id: 12, uid: 8069963830945189923), type: Cellar.PropertyType(rawValue: 32)),
+                    Cellar.ModelProperty(name: "blobs", id: Cellar.IdUid(id: 13, uid: 8752470219398835005), type: Cellar.PropertyType(rawValue: 1023)),
+                    Cellar.ModelProperty(name: "refs", id: Cellar.IdUid(id: 14, uid: 7838741540093262237), type: Cellar.PropertyType(rawValue: 1100), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 8, uid: 1139245227988120692)),
+                    Cellar.ModelProperty(name: "attributes", id: Cellar.IdUid(id: 15, uid: 7011842219694700841), type: Cellar.PropertyType(rawValue: 3009)),
+                    Cellar.ModelProperty(name: "measures", id: Cellar.IdUid(id: 16, uid: 8679234796002562898), type: Cellar.PropertyType(rawValue: 3008)),
+                    Cellar.ModelProperty(name: "notes", id: Cellar.IdUid(id: 17, uid: 7884351666417382202), type: Cellar.PropertyType(rawValue: 30)),
+                    Cellar.ModelProperty(name: "counts", id: Cellar.IdUid(id: 18, uid: 6249647414997039120), type: Cellar.PropertyType(rawValue: 3006)),
+                    Cellar.ModelProperty(name: "ids", id: Cellar.IdUid(id: 19, uid: 2351852128688022495), type: Cellar.PropertyType(rawValue: 2100)),
+                    Cellar.ModelProperty(name: "payload", id: Cellar.IdUid(id: 20, uid: 5013327477138101434), type: Cellar.PropertyType(rawValue: 13)),
+                    Cellar.ModelProperty(name: "extra", id: Cellar.IdUid(id: 21, uid: 8859714557196216654), type: Cellar.PropertyType(rawValue: 13)),
                 ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 6, uid: 2157599764288266820), lastIndexId: Cellar.IdUid(id: 6, uid: 9202637219915820168),
+        lastEntityId: Cellar.IdUid(id: 7, uid: 1226999656427430710), lastIndexId: Cellar.IdUid(id: 8, uid: 1139245227988120692),
         lastRelationId: Cellar.IdUid(id: 1, uid: 5999317382176583668), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])

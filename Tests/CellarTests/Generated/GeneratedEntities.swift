@@ -98,6 +98,7 @@ final class Comment: Entity {
 final class Device: Entity {
     var id: Id = 0
     // cellar: unique
+    // cellar: default = "00000000-0000-0000-0000-000000000000"
     var id2: UUID = UUID()
     // cellar: index
     var ref: UUID?
@@ -146,4 +147,32 @@ final class Post: Entity {
     var extra: FlexValue?
 
     required init() {}
+}
+
+/// Default values: a record written before a property existed reads the property's initial value
+/// (or its `default` annotation) instead of the zero value (DefaultValueTests). Version 1 of the
+/// entity had only `title`.
+final class Reminder: Entity {
+    var id: Id = 0
+    var title: String = ""
+    var priority: Int = 3
+    var label = "x"
+    var due = Date(timeIntervalSince1970: 1_700_000_000.5)
+    var active = true
+    var ratio: Float = 0.25
+    // cellar: default = "2024-01-01T00:00:00Z"
+    var created: Date = Date()
+    /// No initial value: the zero value, as before.
+    var count: Int32
+    /// Optional: nil, whatever it starts as.
+    var note: String? = "new"
+    /// Indexed, with defaults: a query condition the default meets is answered by a scan.
+    // cellar: index
+    var rank: Int32 = 7
+    // cellar: index
+    var tag = "x"
+
+    required init() {
+        count = 0
+    }
 }

@@ -37,8 +37,8 @@ struct NoteCellarBinding: Cellar.EntityBinding {
             id: id,
             title: try record.string(slot: 1) ?? "",
             text: try record.string(slot: 2) ?? "",
-            creationDate: try record.date(slot: 3) ?? Date(timeIntervalSince1970: 0),
-            modificationDate: try record.date(slot: 4) ?? Date(timeIntervalSince1970: 0),
+            creationDate: try record.date(slot: 3) ?? Date(timeIntervalSince1970: 0.0),
+            modificationDate: try record.date(slot: 4) ?? Date(timeIntervalSince1970: 0.0),
             author: try record.read(UInt64.self, slot: 5) ?? 0
         )
     }
@@ -67,11 +67,11 @@ func cellarModel() -> Cellar.Model {
                 name: "Note", id: Cellar.IdUid(id: 1, uid: 3994319059416876828), lastPropertyId: Cellar.IdUid(id: 6, uid: 1804382535397713267),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 8288351350159507837), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 6579542539443335224), type: Cellar.PropertyType(rawValue: 9)),
-                    Cellar.ModelProperty(name: "text", id: Cellar.IdUid(id: 3, uid: 8132818262091324665), type: Cellar.PropertyType(rawValue: 9)),
-                    Cellar.ModelProperty(name: "creationDate", id: Cellar.IdUid(id: 4, uid: 6194827639889869947), type: Cellar.PropertyType(rawValue: 10)),
-                    Cellar.ModelProperty(name: "modificationDate", id: Cellar.IdUid(id: 5, uid: 1255394576598896721), type: Cellar.PropertyType(rawValue: 10)),
-                    Cellar.ModelProperty(name: "author", id: Cellar.IdUid(id: 6, uid: 1804382535397713267), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 8200), indexId: Cellar.IdUid(id: 1, uid: 6746329907275954516)),
+                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 6579542539443335224), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "text", id: Cellar.IdUid(id: 3, uid: 8132818262091324665), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "creationDate", id: Cellar.IdUid(id: 4, uid: 6194827639889869947), type: Cellar.PropertyType(rawValue: 10), defaultValue: .date(Date(timeIntervalSince1970: 0.0))),
+                    Cellar.ModelProperty(name: "modificationDate", id: Cellar.IdUid(id: 5, uid: 1255394576598896721), type: Cellar.PropertyType(rawValue: 10), defaultValue: .date(Date(timeIntervalSince1970: 0.0))),
+                    Cellar.ModelProperty(name: "author", id: Cellar.IdUid(id: 6, uid: 1804382535397713267), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 8200), indexId: Cellar.IdUid(id: 1, uid: 6746329907275954516), defaultValue: .unsigned(0)),
                 ]),
         ],
         lastEntityId: Cellar.IdUid(id: 1, uid: 3994319059416876828), lastIndexId: Cellar.IdUid(id: 1, uid: 6746329907275954516),

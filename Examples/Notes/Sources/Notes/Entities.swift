@@ -42,6 +42,8 @@ final class Note: Entity {
     var title: String = ""
     /// Optional: stored as absent when nil.
     var text: String?
+    /// Now for a new note; notes stored before the property existed read 1970-01-01.
+    // cellar: default = 0
     var creationDate: Date = Date()
     var author: ToOne<Author> = nil
     // cellar: convert = { "default": ".unknown" }

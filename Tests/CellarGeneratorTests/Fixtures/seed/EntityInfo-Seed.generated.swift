@@ -112,14 +112,14 @@ func cellarModel() -> Cellar.Model {
                 name: "Author", id: Cellar.IdUid(id: 1, uid: 712683617673955584), lastPropertyId: Cellar.IdUid(id: 2, uid: 5025387500910526208),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 6336800942024279296), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 5025387500910526208), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 5025387500910526208), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                 ]),
             Cellar.ModelEntity(
                 name: "Note", id: Cellar.IdUid(id: 2, uid: 5608901830082711040), lastPropertyId: Cellar.IdUid(id: 6, uid: 6001769173142034944),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 7180411752564202752), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 249105953415333376), type: Cellar.PropertyType(rawValue: 9)),
-                    Cellar.ModelProperty(name: "text", id: Cellar.IdUid(id: 3, uid: 5661281725891017216), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 249105953415333376), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "text", id: Cellar.IdUid(id: 3, uid: 5661281725891017216), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                     Cellar.ModelProperty(name: "creationDate", id: Cellar.IdUid(id: 4, uid: 8342334437465755392), type: Cellar.PropertyType(rawValue: 10)),
                     Cellar.ModelProperty(name: "modificationDate", id: Cellar.IdUid(id: 5, uid: 8881960381068888832), type: Cellar.PropertyType(rawValue: 10)),
                     Cellar.ModelProperty(name: "author", id: Cellar.IdUid(id: 6, uid: 6001769173142034944), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 1, uid: 6069708401898380544), relationTarget: "Author"),

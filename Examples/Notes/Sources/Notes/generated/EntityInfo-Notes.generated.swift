@@ -87,7 +87,7 @@ struct NoteCellarBinding: Cellar.EntityBinding {
         entity.id = Cellar.EntityId(id)
         entity.title = try record.string(slot: 1) ?? ""
         entity.text = try record.string(slot: 2)
-        entity.creationDate = try record.date(slot: 3) ?? Date(timeIntervalSince1970: 0)
+        entity.creationDate = try record.date(slot: 3) ?? Date(timeIntervalSince1970: 0.0)
         entity.author = Cellar.ToOne<Author>(targetId: try record.read(Cellar.Id.self, slot: 4) ?? 0)
         entity.status = (try record.read(Int.self, slot: 5)).flatMap { Status(rawValue: $0) } ?? Status.unknown
         entity.color = Cellar.Converting.read(try record.string(slot: 6), zero: "" as String, ColorConverter.convert)
@@ -126,15 +126,15 @@ func cellarModel() -> Cellar.Model {
                 name: "Author", id: Cellar.IdUid(id: 1, uid: 5003166995579001657), lastPropertyId: Cellar.IdUid(id: 2, uid: 4936367565683091105),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 8048441689290143426), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 4936367565683091105), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 4936367565683091105), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                 ]),
             Cellar.ModelEntity(
                 name: "Note", id: Cellar.IdUid(id: 2, uid: 4961840596495773530), lastPropertyId: Cellar.IdUid(id: 7, uid: 5009483788300951139),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 6597629791330747352), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 7465888626218849372), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 7465888626218849372), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                     Cellar.ModelProperty(name: "text", id: Cellar.IdUid(id: 3, uid: 582072403637859703), type: Cellar.PropertyType(rawValue: 9)),
-                    Cellar.ModelProperty(name: "creationDate", id: Cellar.IdUid(id: 4, uid: 7851163263770183897), type: Cellar.PropertyType(rawValue: 10)),
+                    Cellar.ModelProperty(name: "creationDate", id: Cellar.IdUid(id: 4, uid: 7851163263770183897), type: Cellar.PropertyType(rawValue: 10), defaultValue: .date(Date(timeIntervalSince1970: 0.0))),
                     Cellar.ModelProperty(name: "author", id: Cellar.IdUid(id: 5, uid: 3007833948160313647), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 1, uid: 442362967768590052), relationTarget: "Author"),
                     Cellar.ModelProperty(name: "status", id: Cellar.IdUid(id: 6, uid: 5135014974698515156), type: Cellar.PropertyType(rawValue: 6)),
                     Cellar.ModelProperty(name: "color", id: Cellar.IdUid(id: 7, uid: 5009483788300951139), type: Cellar.PropertyType(rawValue: 9)),
