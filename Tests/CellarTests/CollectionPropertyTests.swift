@@ -148,6 +148,10 @@ import Testing
             try box.put(Array(all.prefix(60)))
             for post in all.suffix(30) { try box.remove(post.id) }
             let objects = try box.all()
+            // What `cellar verify` checks: every record against the model, every element index
+            // entry against the records.
+            let summary = try RecordCheck.verify(store.engine)
+            #expect(summary.objects == objects.count && (!indexed || summary.indexEntries > objects.count))
 
             func check(_ name: String, _ condition: QueryCondition<Post>, _ filter: (Post) -> Bool) throws {
                 let query = try box.query { condition }.build()

@@ -149,6 +149,16 @@ enum IndexKey {
         return part
     }
 
+    /// The keys of object `id` in the index of `property` for its stored `value` (nil: absent):
+    /// none when the value is not indexed, one per distinct element of a list or set.
+    static func keys(_ value: FieldValue?, id: Id, property: PropertySchema) throws -> [[UInt8]] {
+        guard let value else { return [] }
+        if let collection = property.collection {
+            return try collection.indexParts(value).map { part in try part.withKey(id: id) { Array($0) } }
+        }
+        return try key(value, id: id, index: property.index!, property: property).map { [$0] } ?? []
+    }
+
     /// The full key of `value` of object `id` in `index`; nil when the value is not indexed
     /// (a zero in an index that skips zeros).
     static func key(_ value: FieldValue, id: Id, index: IndexSchema, property: PropertySchema) throws -> [UInt8]? {

@@ -159,11 +159,7 @@ extension TransactionContext {
     /// The index keys of `property`'s value in `record`: none when the value is not indexed, one
     /// per distinct element of a list or set.
     func indexKeys(_ property: PropertySchema, of record: RecordReader, id: Id) throws -> [[UInt8]] {
-        guard let value = try record.value(of: property, id: id) else { return [] }
-        if let collection = property.collection {
-            return try collection.indexParts(value).map { part in try part.withKey(id: id) { Array($0) } }
-        }
-        return try IndexKey.key(value, id: id, index: property.index!, property: property).map { [$0] } ?? []
+        try IndexKey.keys(record.value(of: property, id: id), id: id, property: property)
     }
 
     /// The objects other than `except` whose `property` holds `value`, found through the index

@@ -59,10 +59,7 @@ public enum RecordCheck {
         if let tree = try txn.tree(schema.treeName) {
             try txn.cursor(tree).scan { key, value in
                 let id = try StorageLayout.objectId(key)
-                if let value = try RecordReader(value).value(of: property, id: id),
-                   let key = try IndexKey.key(value, id: id, index: index, property: property) {
-                    expected.append(key)
-                }
+                expected += try IndexKey.keys(RecordReader(value).value(of: property, id: id), id: id, property: property)
                 return true
             }
         }

@@ -50,16 +50,24 @@ final class Note: Entity {
     var status: Status = .unknown
     // cellar: convert = { "dbType": "String", "converter": "ColorConverter" }
     var color: Color = .black
+    /// Tags, with an index that holds each tag: `Note.tags.contains("home")` reads the index.
+    // cellar: index
+    var tags: [String] = []
+    /// Free-form attributes, queried by key: `Note.attributes["place"] == "kitchen"`.
+    var attributes: [String: String] = [:]
     // cellar: transient
     var cachedPreview: String = ""
 
     required init() {}
 
-    init(title: String, text: String?, author: Author, status: Status, color: Color) {
+    init(title: String, text: String?, author: Author, status: Status, color: Color, tags: [String] = [],
+         attributes: [String: String] = [:]) {
         self.title = title
         self.text = text
         self.author = ToOne(targetId: author.id)
         self.status = status
         self.color = color
+        self.tags = tags
+        self.attributes = attributes
     }
 }

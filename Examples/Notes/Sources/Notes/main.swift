@@ -16,9 +16,11 @@ let ada = Author(name: "Ada")
 try store.runInTransaction {
     try authors.put(ada)
     try notes.put([
-        Note(title: "Shopping", text: "cheese, bread", author: ada, status: .open, color: Color(hex: "#ffcc00")),
-        Note(title: "Work", text: nil, author: ada, status: .done, color: .black),
-        Note(title: "Shopping again", text: "more cheese", author: ada, status: .open, color: Color(hex: "#00aaff")),
+        Note(title: "Shopping", text: "cheese, bread", author: ada, status: .open, color: Color(hex: "#ffcc00"),
+             tags: ["home", "food"], attributes: ["shop": "market"]),
+        Note(title: "Work", text: nil, author: ada, status: .done, color: .black, tags: ["work"]),
+        Note(title: "Shopping again", text: "more cheese", author: ada, status: .open, color: Color(hex: "#00aaff"),
+             tags: ["food"], attributes: ["shop": "deli", "when": "friday"]),
     ])
 }
 print("put author \(ada.id) and 3 notes: \(try authors.count()) authors, \(try notes.count()) notes stored")
@@ -36,5 +38,10 @@ for note in open.suffix(2) {
 if let reread = try authors.get(ada.id) {
     print("\(reread.name)'s notes (the backlink Author.notes): \(reread.notes.map(\.title).joined(separator: ", "))")
 }
+// Lists and maps: `contains` on the indexed tag list reads the tag's index entries; a map is
+// queried by key.
+let food = try notes.query { Note.tags.contains("food") }.build()
+let atTheDeli = try notes.query { Note.attributes["shop"] == "deli" }.build().count()
+print("notes tagged food: \(try food.count()), first tags \(try food.find().first?.tags ?? []); notes for the deli: \(atTheDeli)")
 print("property constants for queries: \(Note.title), \(Note.status) (stored as \(Note.status.type))")
 store.close()

@@ -67,7 +67,7 @@ struct NoteCellarBinding: Cellar.EntityBinding {
 
     var entityName: String { "Note" }
     var entityId: Cellar.IdUid { Cellar.IdUid(id: 2, uid: 4961840596495773530) }
-    var slotCount: Int { 7 }
+    var slotCount: Int { 9 }
 
     func id(of entity: Note) -> Cellar.Id { entity.id.value }
 
@@ -80,6 +80,8 @@ struct NoteCellarBinding: Cellar.EntityBinding {
         record.add(try entity.author.targetIdForPut(), slot: 4)
         record.add(entity.status.rawValue, slot: 5)
         record.add(ColorConverter.convert(entity.color) as String, slot: 6)
+        try record.add(entity.tags, slot: 7)
+        try record.add(entity.attributes, slot: 8)
     }
 
     func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Note {
@@ -91,6 +93,8 @@ struct NoteCellarBinding: Cellar.EntityBinding {
         entity.author = Cellar.ToOne<Author>(targetId: try record.read(Cellar.Id.self, slot: 4) ?? 0)
         entity.status = (try record.read(Int.self, slot: 5)).flatMap { Status(rawValue: $0) } ?? Status.unknown
         entity.color = Cellar.Converting.read(try record.string(slot: 6), zero: "" as String, ColorConverter.convert)
+        entity.tags = try record.list(String.self, slot: 7) ?? []
+        entity.attributes = try record.map(String.self, slot: 8) ?? [:]
         return entity
     }
 
@@ -116,6 +120,10 @@ extension Note {
     static let status = Cellar.Property<Note>(name: "status", id: 6, type: Cellar.PropertyType(rawValue: 6))
     /// `color` in queries: property "color" (7:5009483788300951139), String.
     static let color = Cellar.Property<Note>(name: "color", id: 7, type: Cellar.PropertyType(rawValue: 9))
+    /// `tags` in queries: property "tags" (8:7528399984837476721), StringVector.
+    static let tags = Cellar.Property<Note>(name: "tags", id: 8, type: Cellar.PropertyType(rawValue: 30))
+    /// `attributes` in queries: property "attributes" (9:1281861691035430252), StringMap.
+    static let attributes = Cellar.Property<Note>(name: "attributes", id: 9, type: Cellar.PropertyType(rawValue: 3009))
 }
 
 /// The model of target Notes, as in its model JSON file: pass it to `Store`.
@@ -129,7 +137,7 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 4936367565683091105), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                 ]),
             Cellar.ModelEntity(
-                name: "Note", id: Cellar.IdUid(id: 2, uid: 4961840596495773530), lastPropertyId: Cellar.IdUid(id: 7, uid: 5009483788300951139),
+                name: "Note", id: Cellar.IdUid(id: 2, uid: 4961840596495773530), lastPropertyId: Cellar.IdUid(id: 9, uid: 1281861691035430252),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 6597629791330747352), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
                     Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 7465888626218849372), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
@@ -138,9 +146,11 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "author", id: Cellar.IdUid(id: 5, uid: 3007833948160313647), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 1, uid: 442362967768590052), relationTarget: "Author"),
                     Cellar.ModelProperty(name: "status", id: Cellar.IdUid(id: 6, uid: 5135014974698515156), type: Cellar.PropertyType(rawValue: 6)),
                     Cellar.ModelProperty(name: "color", id: Cellar.IdUid(id: 7, uid: 5009483788300951139), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "tags", id: Cellar.IdUid(id: 8, uid: 7528399984837476721), type: Cellar.PropertyType(rawValue: 30), flags: Cellar.PropertyFlags(rawValue: 2056), indexId: Cellar.IdUid(id: 2, uid: 2859008548769085593)),
+                    Cellar.ModelProperty(name: "attributes", id: Cellar.IdUid(id: 9, uid: 1281861691035430252), type: Cellar.PropertyType(rawValue: 3009)),
                 ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 2, uid: 4961840596495773530), lastIndexId: Cellar.IdUid(id: 1, uid: 442362967768590052),
+        lastEntityId: Cellar.IdUid(id: 2, uid: 4961840596495773530), lastIndexId: Cellar.IdUid(id: 2, uid: 2859008548769085593),
         lastRelationId: Cellar.IdUid(id: 0, uid: 0), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])
