@@ -274,6 +274,24 @@ import Testing
         #expect(try anyTag.findIds().map(\.value) == ids)
     }
 
+    @Test func visitReadsCollectionsInPlace() throws {
+        let store = try Store(directoryPath: "memory:collections-visit", model: cellarModel())
+        let box = store.box(for: Post.self)
+        let post = Post()
+        post.tags = ["a", "b"]; post.labels = [2, 1]; post.measures = ["w": 1.5]; post.payload = ["k": 1]
+        try box.put(post)
+        var seen: [([String]?, Set<Int32>?, [String: Double]?, FlexValue?)] = []
+        try box.query().build().visit { view in
+            seen.append((try view.list(Post.tags, of: String.self), try view.set(Post.labels, of: Int32.self),
+                         try view.map(Post.measures, of: Double.self), try view.flex(Post.payload)))
+            #expect(throws: CellarError.self) { try view.list(Post.tags, of: Int64.self) }
+            #expect(throws: CellarError.self) { try view.set(Post.tags, of: String.self) }
+            #expect(throws: CellarError.self) { try view.list(Post.flags, of: UInt8.self) }
+            return true
+        }
+        #expect(seen.count == 1 && seen[0].0 == ["a", "b"] && seen[0].1 == [1, 2] && seen[0].2 == ["w": 1.5] && seen[0].3 == ["k": 1])
+    }
+
     @Test func misusedConditionsAreRefusedWithTheirReason() throws {
         let store = try Store(directoryPath: "memory:collections-refused", model: cellarModel())
         let box = store.box(for: Post.self)

@@ -99,6 +99,39 @@ public struct ObjectView<E: EntityInspectable> {
         }
     }
 
+    /// A list property's elements (e.g. `view.list(Note.tags, of: String.self)`); nil when absent.
+    public func list<T: CollectionElement>(_ property: Property<E>, of type: T.Type) throws -> [T]? {
+        try checkCollection(property, .list, T.self)
+        return try record.list(T.self, slot: property.slot)
+    }
+
+    /// A set property's elements; nil when absent.
+    public func set<T: CollectionElement>(_ property: Property<E>, of type: T.Type) throws -> Set<T>? {
+        try checkCollection(property, .set, T.self)
+        return try record.set(T.self, slot: property.slot)
+    }
+
+    /// A map property's entries; nil when absent.
+    public func map<T: CollectionElement>(_ property: Property<E>, of type: T.Type) throws -> [String: T]? {
+        try checkCollection(property, .map, T.self)
+        return try record.map(T.self, slot: property.slot)
+    }
+
+    /// A Flex property's value; nil when absent.
+    public func flex(_ property: Property<E>) throws -> FlexValue? {
+        try check(property, .flex)
+        return try record.flex(slot: property.slot)
+    }
+
+    /// Checks that `property` is a `kind` of elements stored as `T` is (same width, Bools as Bools;
+    /// strings and `Data` read each other's bytes).
+    func checkCollection<T: CollectionElement>(_ property: Property<E>, _ kind: CollectionShape.Kind, _ type: T.Type) throws {
+        guard let shape = property.type.collection, shape.kind == kind, shape.elementWidth == T.elementWidth,
+              (shape.element == .bool) == (T.self == Bool.self) else {
+            throw mismatch(property, "a \(kind) of \(T.self)")
+        }
+    }
+
     /// Throws unless `property` is of type `type` or `other` (no array made: this runs per object).
     @inlinable
     func check(_ property: Property<E>, _ type: PropertyType, or other: PropertyType? = nil) throws {
