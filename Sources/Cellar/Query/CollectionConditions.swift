@@ -67,75 +67,23 @@ enum QueryPathStep: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// The number of elements of a collection property, in a query condition.
-public struct ElementCount<E>: Sendable {
+/// The number of elements of a collection property, in a query condition: compared with
+/// numbers (`Note.tags.count >= 3`, `isBetween`, `isIn`).
+public struct ElementCount<E>: ConditionSubject {
+    public typealias Entity = E
     let property: PropertyRef
 
-    func condition(_ operation: PropertyCondition.Operation, _ values: [QueryValue]) -> QueryCondition<E> {
-        var condition = PropertyCondition(property, operation, values)
-        condition.subject = .count
-        return QueryCondition(.property(condition))
-    }
-
-    public static func == (lhs: ElementCount<E>, rhs: Int) -> QueryCondition<E> { lhs.condition(.equal, [.integer(Int64(rhs))]) }
-    public static func != (lhs: ElementCount<E>, rhs: Int) -> QueryCondition<E> { lhs.condition(.notEqual, [.integer(Int64(rhs))]) }
-    public static func < (lhs: ElementCount<E>, rhs: Int) -> QueryCondition<E> { lhs.condition(.less, [.integer(Int64(rhs))]) }
-    public static func <= (lhs: ElementCount<E>, rhs: Int) -> QueryCondition<E> { lhs.condition(.lessOrEqual, [.integer(Int64(rhs))]) }
-    public static func > (lhs: ElementCount<E>, rhs: Int) -> QueryCondition<E> { lhs.condition(.greater, [.integer(Int64(rhs))]) }
-    public static func >= (lhs: ElementCount<E>, rhs: Int) -> QueryCondition<E> { lhs.condition(.greaterOrEqual, [.integer(Int64(rhs))]) }
-
-    /// Between `lower` and `upper`, both included.
-    public func isBetween(_ lower: Int, and upper: Int) -> QueryCondition<E> {
-        condition(.between, [.integer(Int64(lower)), .integer(Int64(upper))])
-    }
+    public var conditionTarget: ConditionTarget { ConditionTarget(property: property, subject: .count) }
 }
 
 /// A value inside a map property (or a flexible value) reached by keys, in a query condition:
 /// `Doc.attributes["color"] == "red"`. Compared like a property of the value's type.
-public struct PropertyPath<E>: Sendable {
+public struct PropertyPath<E>: ConditionSubject {
+    public typealias Entity = E
     let property: PropertyRef
     let steps: [QueryPathStep]
 
-    func condition(_ operation: PropertyCondition.Operation, _ values: [QueryValue], caseSensitive: Bool = true) -> QueryCondition<E> {
-        var condition = PropertyCondition(property, operation, values, caseSensitive: caseSensitive)
-        condition.subject = .path(steps)
-        return QueryCondition(.property(condition))
-    }
-
-    public static func == <V: QueryValueConvertible>(lhs: PropertyPath<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.equal, [rhs.queryValue]) }
-    public static func != <V: QueryValueConvertible>(lhs: PropertyPath<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.notEqual, [rhs.queryValue]) }
-    public static func < <V: QueryValueConvertible>(lhs: PropertyPath<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.less, [rhs.queryValue]) }
-    public static func <= <V: QueryValueConvertible>(lhs: PropertyPath<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.lessOrEqual, [rhs.queryValue]) }
-    public static func > <V: QueryValueConvertible>(lhs: PropertyPath<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.greater, [rhs.queryValue]) }
-    public static func >= <V: QueryValueConvertible>(lhs: PropertyPath<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.greaterOrEqual, [rhs.queryValue]) }
-
-    /// Equal to `value`; strings compare ignoring case when `caseSensitive` is false.
-    public func isEqual<V: QueryValueConvertible>(to value: V, caseSensitive: Bool = true) -> QueryCondition<E> {
-        condition(.equal, [value.queryValue], caseSensitive: caseSensitive)
-    }
-
-    /// Between `lower` and `upper`, both included (numbers and dates).
-    public func isBetween<V: QueryValueConvertible>(_ lower: V, and upper: V) -> QueryCondition<E> {
-        condition(.between, [lower.queryValue, upper.queryValue])
-    }
-
-    /// Equal to one of `values`.
-    public func isIn<V: QueryValueConvertible>(_ values: [V], caseSensitive: Bool = true) -> QueryCondition<E> {
-        condition(.isIn, values.map(\.queryValue), caseSensitive: caseSensitive)
-    }
-
-    public func startsWith(_ prefix: String, caseSensitive: Bool = true) -> QueryCondition<E> {
-        condition(.startsWith, [.string(prefix)], caseSensitive: caseSensitive)
-    }
-
-    public func endsWith(_ suffix: String, caseSensitive: Bool = true) -> QueryCondition<E> {
-        condition(.endsWith, [.string(suffix)], caseSensitive: caseSensitive)
-    }
-
-    /// A string value containing `part`.
-    public func contains(_ part: String, caseSensitive: Bool = true) -> QueryCondition<E> {
-        condition(.contains, [.string(part)], caseSensitive: caseSensitive)
-    }
+    public var conditionTarget: ConditionTarget { ConditionTarget(property: property, subject: .path(steps)) }
 
     /// The value under `key` of the map at this path (`FlexValue` properties).
     public subscript(key: String) -> PropertyPath<E> { PropertyPath(property: property, steps: steps + [.key(key)]) }
@@ -148,10 +96,4 @@ public struct PropertyPath<E>: Sendable {
 
     /// The value at the path is a map with an entry under `key` (`FlexValue` properties).
     public func containsKey(_ key: String) -> QueryCondition<E> { condition(.containsKey, [.string(key)]) }
-
-    /// There is no value at the path (the map has no such key; in a `FlexValue`, also a null).
-    public func isNil() -> QueryCondition<E> { condition(.isNil, []) }
-
-    /// There is a value at the path.
-    public func isNotNil() -> QueryCondition<E> { condition(.isNotNil, []) }
 }

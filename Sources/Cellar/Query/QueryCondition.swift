@@ -125,90 +125,15 @@ struct PropertyRef: Sendable {
     let name: String
 }
 
-extension Property {
+extension Property: ConditionSubject {
+    public typealias Entity = E
+
     var ref: PropertyRef { PropertyRef(id: id, name: name) }
 
-    func condition(_ operation: PropertyCondition.Operation, _ values: [QueryValue], caseSensitive: Bool = true) -> QueryCondition<E> {
-        QueryCondition(.property(PropertyCondition(ref, operation, values, caseSensitive: caseSensitive)))
-    }
-
-    // MARK: Comparisons (numbers, dates, strings, bytes)
-
-    public static func == <V: QueryValueConvertible>(lhs: Property<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.equal, [rhs.queryValue]) }
-    public static func != <V: QueryValueConvertible>(lhs: Property<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.notEqual, [rhs.queryValue]) }
-    public static func < <V: QueryValueConvertible>(lhs: Property<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.less, [rhs.queryValue]) }
-    public static func <= <V: QueryValueConvertible>(lhs: Property<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.lessOrEqual, [rhs.queryValue]) }
-    public static func > <V: QueryValueConvertible>(lhs: Property<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.greater, [rhs.queryValue]) }
-    public static func >= <V: QueryValueConvertible>(lhs: Property<E>, rhs: V) -> QueryCondition<E> { lhs.condition(.greaterOrEqual, [rhs.queryValue]) }
-
-    /// Equal to `value`; strings compare ignoring case when `caseSensitive` is false.
-    public func isEqual<V: QueryValueConvertible>(to value: V, caseSensitive: Bool = true) -> QueryCondition<E> {
-        condition(.equal, [value.queryValue], caseSensitive: caseSensitive)
-    }
-
-    public func isNotEqual<V: QueryValueConvertible>(to value: V, caseSensitive: Bool = true) -> QueryCondition<E> {
-        condition(.notEqual, [value.queryValue], caseSensitive: caseSensitive)
-    }
-
-    public func isLessThan<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<E> {
-        condition(.less, [value.queryValue], caseSensitive: caseSensitive)
-    }
-
-    public func isLessThanOrEqual<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<E> {
-        condition(.lessOrEqual, [value.queryValue], caseSensitive: caseSensitive)
-    }
-
-    public func isGreaterThan<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<E> {
-        condition(.greater, [value.queryValue], caseSensitive: caseSensitive)
-    }
-
-    public func isGreaterThanOrEqual<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<E> {
-        condition(.greaterOrEqual, [value.queryValue], caseSensitive: caseSensitive)
-    }
+    public var conditionTarget: ConditionTarget { ConditionTarget(property: ref, subject: .value) }
 
     /// A `Float` or `Double` within `tolerance` of `value` (both ends included).
     public func isEqual(to value: Double, tolerance: Double) -> QueryCondition<E> {
         condition(.between, [.floating(value - abs(tolerance)), .floating(value + abs(tolerance))])
     }
-
-    /// Between `lower` and `upper`, both included (numbers and dates).
-    public func isBetween<V: QueryValueConvertible>(_ lower: V, and upper: V) -> QueryCondition<E> {
-        condition(.between, [lower.queryValue, upper.queryValue])
-    }
-
-    /// Between `lower` and `upper`, both included (numbers and dates).
-    public func isBetween<V: QueryValueConvertible>(_ lower: V, _ upper: V) -> QueryCondition<E> {
-        isBetween(lower, and: upper)
-    }
-
-    /// Equal to one of `values` (numbers, dates and strings).
-    public func isIn<V: QueryValueConvertible>(_ values: [V], caseSensitive: Bool = true) -> QueryCondition<E> {
-        condition(.isIn, values.map(\.queryValue), caseSensitive: caseSensitive)
-    }
-
-    /// Not nil and equal to none of `values`.
-    public func isNotIn<V: QueryValueConvertible>(_ values: [V], caseSensitive: Bool = true) -> QueryCondition<E> {
-        condition(.isNotIn, values.map(\.queryValue), caseSensitive: caseSensitive)
-    }
-
-    // MARK: Strings
-
-    public func startsWith(_ prefix: String, caseSensitive: Bool = true) -> QueryCondition<E> {
-        condition(.startsWith, [.string(prefix)], caseSensitive: caseSensitive)
-    }
-
-    public func endsWith(_ suffix: String, caseSensitive: Bool = true) -> QueryCondition<E> {
-        condition(.endsWith, [.string(suffix)], caseSensitive: caseSensitive)
-    }
-
-    public func contains(_ part: String, caseSensitive: Bool = true) -> QueryCondition<E> {
-        condition(.contains, [.string(part)], caseSensitive: caseSensitive)
-    }
-
-    // MARK: Nil
-
-    /// The property has no value (a nil optional, or a property added after the object was put).
-    public func isNil() -> QueryCondition<E> { condition(.isNil, []) }
-
-    public func isNotNil() -> QueryCondition<E> { condition(.isNotNil, []) }
 }

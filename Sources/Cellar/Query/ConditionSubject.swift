@@ -1,0 +1,100 @@
+/// What comparison conditions are written on: a property (`Note.title`), or a value inside a map
+/// or Flex property (`Doc.payload["user"]["age"]`). Its operators and methods make a
+/// `QueryCondition`; Cellar's `Property` and `PropertyPath` are the conforming types.
+public protocol ConditionSubject<Entity>: Sendable {
+    associatedtype Entity
+    /// Where a condition on this looks.
+    var conditionTarget: ConditionTarget { get }
+}
+
+/// A property, and what of it a condition is on (made by Cellar's conforming types).
+public struct ConditionTarget: Sendable {
+    let property: PropertyRef
+    let subject: PropertyCondition.Subject
+}
+
+extension ConditionSubject {
+    func condition(_ operation: PropertyCondition.Operation, _ values: [QueryValue], caseSensitive: Bool = true) -> QueryCondition<Entity> {
+        var condition = PropertyCondition(conditionTarget.property, operation, values, caseSensitive: caseSensitive)
+        condition.subject = conditionTarget.subject
+        return QueryCondition(.property(condition))
+    }
+
+    // MARK: Comparisons (numbers, dates, strings, bytes, UUIDs)
+
+    public static func == <V: QueryValueConvertible>(lhs: Self, rhs: V) -> QueryCondition<Entity> { lhs.condition(.equal, [rhs.queryValue]) }
+    public static func != <V: QueryValueConvertible>(lhs: Self, rhs: V) -> QueryCondition<Entity> { lhs.condition(.notEqual, [rhs.queryValue]) }
+    public static func < <V: QueryValueConvertible>(lhs: Self, rhs: V) -> QueryCondition<Entity> { lhs.condition(.less, [rhs.queryValue]) }
+    public static func <= <V: QueryValueConvertible>(lhs: Self, rhs: V) -> QueryCondition<Entity> { lhs.condition(.lessOrEqual, [rhs.queryValue]) }
+    public static func > <V: QueryValueConvertible>(lhs: Self, rhs: V) -> QueryCondition<Entity> { lhs.condition(.greater, [rhs.queryValue]) }
+    public static func >= <V: QueryValueConvertible>(lhs: Self, rhs: V) -> QueryCondition<Entity> { lhs.condition(.greaterOrEqual, [rhs.queryValue]) }
+
+    /// Equal to `value`; strings compare ignoring case when `caseSensitive` is false.
+    public func isEqual<V: QueryValueConvertible>(to value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.equal, [value.queryValue], caseSensitive: caseSensitive)
+    }
+
+    public func isNotEqual<V: QueryValueConvertible>(to value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.notEqual, [value.queryValue], caseSensitive: caseSensitive)
+    }
+
+    public func isLessThan<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.less, [value.queryValue], caseSensitive: caseSensitive)
+    }
+
+    public func isLessThanOrEqual<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.lessOrEqual, [value.queryValue], caseSensitive: caseSensitive)
+    }
+
+    public func isGreaterThan<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.greater, [value.queryValue], caseSensitive: caseSensitive)
+    }
+
+    public func isGreaterThanOrEqual<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.greaterOrEqual, [value.queryValue], caseSensitive: caseSensitive)
+    }
+
+    /// Between `lower` and `upper`, both included (numbers and dates).
+    public func isBetween<V: QueryValueConvertible>(_ lower: V, and upper: V) -> QueryCondition<Entity> {
+        condition(.between, [lower.queryValue, upper.queryValue])
+    }
+
+    /// Between `lower` and `upper`, both included (numbers and dates).
+    public func isBetween<V: QueryValueConvertible>(_ lower: V, _ upper: V) -> QueryCondition<Entity> {
+        isBetween(lower, and: upper)
+    }
+
+    /// Equal to one of `values` (numbers, dates and strings).
+    public func isIn<V: QueryValueConvertible>(_ values: [V], caseSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.isIn, values.map(\.queryValue), caseSensitive: caseSensitive)
+    }
+
+    /// Not nil and equal to none of `values`.
+    public func isNotIn<V: QueryValueConvertible>(_ values: [V], caseSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.isNotIn, values.map(\.queryValue), caseSensitive: caseSensitive)
+    }
+
+    // MARK: Strings
+
+    public func startsWith(_ prefix: String, caseSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.startsWith, [.string(prefix)], caseSensitive: caseSensitive)
+    }
+
+    public func endsWith(_ suffix: String, caseSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.endsWith, [.string(suffix)], caseSensitive: caseSensitive)
+    }
+
+    /// A string containing `part`. On a list or set of strings: an element equal to `part`.
+    public func contains(_ part: String, caseSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.contains, [.string(part)], caseSensitive: caseSensitive)
+    }
+
+    // MARK: Nil
+
+    /// No value: a nil optional, a property added after the object was put, a map without the
+    /// key, a Flex path that does not exist or holds null.
+    public func isNil() -> QueryCondition<Entity> { condition(.isNil, []) }
+
+    /// A value (the opposite of `isNil()`).
+    public func isNotNil() -> QueryCondition<Entity> { condition(.isNotNil, []) }
+}
