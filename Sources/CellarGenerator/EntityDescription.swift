@@ -135,6 +135,17 @@ public struct PropertyDescription: Hashable, Sendable {
         case hash64
     }
 
+    /// Gives the property an index of `kind`, with its flags (indexed, and hash or hash64).
+    mutating func setIndex(_ kind: IndexKind, flags: inout PropertyFlags) {
+        flags.insert(.indexed)
+        index = kind
+        switch kind {
+        case .value: break
+        case .hash: flags.insert(.indexHash)
+        case .hash64: flags.insert(.indexHash64)
+        }
+    }
+
     /// The Swift property's name.
     public var name: String
     /// The name in the model (`// cellar: name = "…"`, else `name`).

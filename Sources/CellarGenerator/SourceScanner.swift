@@ -768,15 +768,8 @@ private struct Scan {
                 property.uniqueOnConflictReplace = true
             }
         }
-        if var kind = annotations.indexKind {
-            if annotations.indexKindIsDefault { kind = defaultKind }
-            flags.insert(.indexed)
-            property.index = kind
-            switch kind {
-            case .value: break
-            case .hash: flags.insert(.indexHash)
-            case .hash64: flags.insert(.indexHash64)
-            }
+        if let kind = annotations.indexKind {
+            property.setIndex(annotations.indexKindIsDefault ? defaultKind : kind, flags: &flags)
         }
         property.flags = flags
         property.defaultValue = try defaultValue(of: candidate, stored: stored, conversion: property.conversion, subject: subject)
@@ -845,13 +838,7 @@ private struct Scan {
                 throw GeneratorError("\(index.quoted) is on \(subject), whose elements are \(stored.swiftName): hash indexes are for String elements; use `// cellar: index` (a value index)", at: index.location)
             }
             if annotations.indexKindIsDefault { kind = stored.propertyType == .string ? .hash : .value }
-            flags.insert(.indexed)
-            property.index = kind
-            switch kind {
-            case .value: break
-            case .hash: flags.insert(.indexHash)
-            case .hash64: flags.insert(.indexHash64)
-            }
+            property.setIndex(kind, flags: &flags)
         }
         property.flags = flags
         try checkStartsEmpty(candidate, subject: subject, empty: collection.kind == .map ? "[:]" : "[]", reads: "an empty \(collection.kind)")

@@ -219,14 +219,18 @@ struct CollectionElements {
             return UnsafeRawBufferPointer(rebasing: bytes[position..<(position + width)])
         }
         let left = try count()
-        guard left > 0 else {
-            guard position == bytes.count else {
-                throw CollectionEncoding.corrupt("a list has \(bytes.count - position) bytes after its last element")
-            }
-            return nil
-        }
+        guard try CollectionElements.hasMore(left, position: position, in: bytes, "a list") else { return nil }
         remaining = left - 1
         return try CollectionElements.lengthPrefixed(bytes, at: &position)
+    }
+
+    /// Whether `left` elements remain; when none does, checks that the bytes end at `position`.
+    static func hasMore(_ left: Int, position: Int, in bytes: UnsafeRawBufferPointer, _ what: String) throws -> Bool {
+        if left > 0 { return true }
+        guard position == bytes.count else {
+            throw CollectionEncoding.corrupt("\(what) has \(bytes.count - position) bytes after its last element")
+        }
+        return false
     }
 
     /// The u32-length-prefixed bytes at `position`, which moves past them.
@@ -269,12 +273,7 @@ struct MapEntries {
     /// The next entry; nil after the last. Throws for keys out of order or repeated.
     mutating func next() throws -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)? {
         let left = try count()
-        guard left > 0 else {
-            guard position == bytes.count else {
-                throw CollectionEncoding.corrupt("a map has \(bytes.count - position) bytes after its last entry")
-            }
-            return nil
-        }
+        guard try CollectionElements.hasMore(left, position: position, in: bytes, "a map") else { return nil }
         remaining = left - 1
         let key = try CollectionElements.lengthPrefixed(bytes, at: &position)
         if let previousKey, !previousKey.lexicographicallyPrecedes(key) {
