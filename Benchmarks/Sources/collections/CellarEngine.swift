@@ -38,7 +38,6 @@ enum CellarEngine {
             try checkIds("put", ids, objects, n: n)
             try check("put: box.count() == N", try box.count() == n)
             result.logBytes = Int(store.fileSize.total)
-            result.fileBytes = folderBytes(path)
 
             // get: one read transaction, every item by id in the random order, each built.
             start = now()

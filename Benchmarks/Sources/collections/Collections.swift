@@ -28,7 +28,9 @@
 // item in ObjectBox's FlatBuffers layout (FlatItem.swift: a lower bound), and bytes per item on disk
 // after put (Cellar: the log's length; SQLite: the database file plus its -wal file).
 // Output: a human table (medians over the runs) or, with --format tsv, lines `engine step n
-// ops_per_s seconds`, `engine bytes_per_item|record_bytes n value 0` and `cellar_vs_grdb step n ratio 0`.
+// ops_per_s seconds`, `engine bytes_per_item n value 0` (Cellar also `bytes_per_item_noindex`,
+// `bytes_per_item_value`, `record_bytes`), `flatbuffers record_bytes n value 0` and
+// `cellar_vs_grdb step n ratio 0`.
 import BenchSupport
 import Foundation
 
@@ -79,8 +81,6 @@ struct RunResult {
     var seconds: [Step: Double] = [:]
     /// After put: Cellar the log's length, SQLite the database and its -wal file.
     var logBytes = 0
-    /// After put: the files' sizes (Cellar's store file includes the zeros written ahead of the log).
-    var fileBytes = 0
     /// Cellar only: the log's length after put-noindex and after put-value.
     var logBytesNoIndex = 0
     var logBytesValue = 0
@@ -215,22 +215,6 @@ struct Collections {
         print("Record bytes: Cellar's mean record for an Item; FlatBuffers: ObjectBox's layout, a lower bound (FlatItem.swift).")
         print("Differences under ~20% between invocations are noise on this machine.")
     }
-}
-
-/// Bytes of the regular files in `folder` and its subfolders (st_size).
-func folderBytes(_ folder: String) -> Int {
-    var total = 0
-    guard let dir = opendir(folder) else { return 0 }
-    defer { closedir(dir) }
-    while let entry = readdir(dir) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
-        if name == "." || name == ".." { continue }
-        let child = folder + "/" + name
-        var st = stat()
-        guard lstat(child, &st) == 0 else { continue }
-        if (st.st_mode & S_IFMT) == S_IFDIR { total += folderBytes(child) } else if (st.st_mode & S_IFMT) == S_IFREG { total += Int(st.st_size) }
-    }
-    return total
 }
 
 /// st_size of `path`; 0 if it does not exist.

@@ -66,7 +66,6 @@ enum GRDBEngine {
         try check("grdb put: ids 1...N", count == n && minId == 1 && maxId == Int64(n), "\(count) rows, \(minId)...\(maxId)")
         try check("grdb put: 5 N tag rows", tagRows == Workload.tagsPerItem * n, "\(tagRows)")
         result.logBytes = fileBytes(path) + fileBytes(path + "-wal")
-        result.fileBytes = result.logBytes
 
         // get: one read transaction, each item in the random order: its row, its tags, the JSON decoded.
         start = now()
