@@ -206,7 +206,9 @@ struct Collections {
         }
         printTable(header: header, rows: rows)
         print("")
-        print("tag: \(Workload.tagLookups) lookups returning ids (Cellar Query.findIds with Item.tags.contains(tag), the tag a parameter;")
+        let hits = workload.expectedIds(Workload.tagLookups).map(\.count)
+        print(String(format: "tag: %d lookups returning ids (%.1f ids a lookup on average)", hits.count, Double(hits.reduce(0, +)) / Double(hits.count))
+              + " (Cellar Query.findIds with Item.tags.contains(tag), the tag a parameter;")
         print("SQLite `\(GRDBEngine.tagSQL)`). tag-scan: \(Workload.scanLookups) of them without the index (Cellar: a store")
         print("whose model lacks it; SQLite: a scan of item_tag, `INDEXED BY` its primary key). map: \(Workload.mapLookups) counts of attributes[\"color\"] == c (SQLite: json_extract).")
         print("tag-value, put-value: a third Cellar store whose tag index is a value index (keys hold the tags: no record is read")
