@@ -6,6 +6,7 @@
 //   swift run -c release --package-path Benchmarks box-bench --n 100000 --runs 5
 //   swift run -c release --package-path Benchmarks query-bench --n 100000 --runs 3
 //   swift run -c release --package-path Benchmarks crud --n 100000 --runs 3
+//   swift run -c release --package-path Benchmarks collections --n 100000 --runs 3
 //   swift package --package-path Benchmarks benchmark --target EngineMicro
 //   swift package --package-path Benchmarks benchmark --target ObjectMicro
 import PackageDescription
@@ -94,6 +95,21 @@ let package = Package(
                 "BenchLMDB",
             ],
             exclude: ["model-crud.json"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // List, set and map properties: an `Item` with a tag list (element-indexed), a number list and
+        // a string map, through Cellar's public API beside SQLite through GRDB (the tags in a table of
+        // their own, the rest as JSON), in one process. `Item` is generated as crud's `Note` is:
+        // `swift package --package-path Benchmarks --allow-writing-to-package-directory cellar-generate
+        // --target collections` keeps model-collections.json and generated/EntityInfo-collections.generated.swift.
+        .executableTarget(
+            name: "collections",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "Cellar", package: root),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            exclude: ["model-collections.json"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // package-benchmark micro-benchmarks. The plugin only picks up executable targets whose
