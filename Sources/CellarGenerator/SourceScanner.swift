@@ -837,7 +837,9 @@ private struct Scan {
             if kind != .value && stored.propertyType != .string && !annotations.indexKindIsDefault {
                 throw GeneratorError("\(index.quoted) is on \(subject), whose elements are \(stored.swiftName): hash indexes are for String elements; use `// cellar: index` (a value index)", at: index.location)
             }
-            if annotations.indexKindIsDefault { kind = stored.propertyType == .string ? .hash : .value }
+            // A value index by default, also for strings (unlike a String property's hash index):
+            // elements such as tags are short, and the index alone then answers `contains`.
+            if annotations.indexKindIsDefault { kind = .value }
             property.setIndex(kind, flags: &flags)
         }
         property.flags = flags

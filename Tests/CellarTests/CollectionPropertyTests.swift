@@ -23,6 +23,7 @@ import Testing
         let post = Post()
         post.title = "p\(random.next() % 1000)"
         post.tags = (0..<Int(random.next() % 6)).map { _ in vocabulary[Int(random.next() % UInt64(vocabulary.count))] }
+        post.topics = (0..<Int(random.next() % 4)).map { _ in vocabulary[Int(random.next() % UInt64(vocabulary.count))] }
         post.scores = (0..<Int(random.next() % 5)).map { _ in Int(Int64(bitPattern: random.next()) % 50) }
         post.labels = Set((0..<Int(random.next() % 4)).map { _ in Int32(Int64(bitPattern: random.next()) % 8) })
         post.flags = (0..<Int(random.next() % 3)).map { _ in random.next() % 2 == 0 }
@@ -166,6 +167,8 @@ import Testing
             try check("contains, ignoring case", Post.tags.contains("SWIFT", caseSensitive: false)) { $0.tags.contains { $0.lowercased() == "swift" } }
             try check("contains empty string", Post.tags.contains("")) { $0.tags.contains("") }
             try check("contains updated", Post.tags.contains("late")) { $0.tags.contains("late") }
+            try check("contains, hash index", Post.topics.contains("db")) { $0.topics.contains("db") }
+            try check("containsAny, hash index", Post.topics.containsAny(["ios", "ünï"])) { $0.topics.contains("ios") || $0.topics.contains("ünï") }
             try check("containsAny", Post.tags.containsAny(["db", "linux"])) { $0.tags.contains("db") || $0.tags.contains("linux") }
             try check("containsAll", Post.tags.containsAll(["db", "ios"])) { $0.tags.contains("db") && $0.tags.contains("ios") }
             try check("containsAll of none", Post.tags.containsAll([String]())) { _ in true }
@@ -192,6 +195,12 @@ import Testing
                 let tagQuery = try box.query { Post.tags.contains("db") }.build()
                 guard case .index = try tagQuery.compiled.plan.source else {
                     Issue.record("contains on an indexed list scans"); continue
+                }
+                // A value index on the elements answers a single contains by itself.
+                #expect(try tagQuery.compiled.plan.exact)
+                let topicQuery = try box.query { Post.topics.contains("db") }.build()
+                guard case .index = try topicQuery.compiled.plan.source else {
+                    Issue.record("contains on a hash-indexed list scans"); continue
                 }
                 let labelQuery = try box.query { Post.labels.containsAny([Int32(1), 2]) }.build()
                 guard case .index = try labelQuery.compiled.plan.source else {

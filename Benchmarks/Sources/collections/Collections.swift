@@ -17,9 +17,9 @@
 //                SQLite: a scan of item_tag, as without its tag index); rate per lookup
 //   map          10 counts of attributes["color"] == c (SQLite: json_extract); rate per lookup
 //   put-noindex  (Cellar only) the put into the store without the element index: what the index costs
-//   tag-value    (Cellar only) the 100 tag lookups on a third store whose element index is a value
-//                index (`// cellar: index = "value"`; `// cellar: index` makes a hash index for strings)
-//   put-value    (Cellar only) the put into that store
+//   tag-hash     (Cellar only) the 100 tag lookups on a third store whose element index is a hash
+//                index (`// cellar: index = "hash"`; `// cellar: index` makes a value index for elements)
+//   put-hash     (Cellar only) the put into that store
 // Checks after the timers (a failed one exits 1): ids 1...N after put, every item read back equal
 // to the one put (a second, untimed pass), every lookup's ids equal to the expected ascending list,
 // every count equal to the expected one. Both engines are checked against the same expected answers,
@@ -29,7 +29,7 @@
 // after put (Cellar: the log's length; SQLite: the database file plus its -wal file).
 // Output: a human table (medians over the runs) or, with --format tsv, lines `engine step n
 // ops_per_s seconds`, `engine bytes_per_item n value 0` (Cellar also `bytes_per_item_noindex`,
-// `bytes_per_item_value`, `record_bytes`), `flatbuffers record_bytes n value 0` and
+// `bytes_per_item_hash`, `record_bytes`), `flatbuffers record_bytes n value 0` and
 // `cellar_vs_grdb step n ratio 0`.
 import BenchSupport
 import Foundation
@@ -41,8 +41,8 @@ enum Step: String, CaseIterable {
     case tagScan = "tag-scan"
     case map
     case putNoIndex = "put-noindex"
-    case tagValue = "tag-value"
-    case putValue = "put-value"
+    case tagHash = "tag-hash"
+    case putHash = "put-hash"
 
     var title: String {
         switch self {
@@ -52,15 +52,15 @@ enum Step: String, CaseIterable {
         case .tagScan: "ids with tag X, no index (q/s)"
         case .map: "count attributes[color]==c (q/s)"
         case .putNoIndex: "put N, no element index (items/s)"
-        case .tagValue: "ids with tag X, value index (q/s)"
-        case .putValue: "put N, value element index (items/s)"
+        case .tagHash: "ids with tag X, hash index (q/s)"
+        case .putHash: "put N, hash element index (items/s)"
         }
     }
 
     func ops(_ n: Int) -> Int {
         switch self {
-        case .put, .get, .putNoIndex, .putValue: n
-        case .tag, .tagValue: Workload.tagLookups
+        case .put, .get, .putNoIndex, .putHash: n
+        case .tag, .tagHash: Workload.tagLookups
         case .tagScan: Workload.scanLookups
         case .map: Workload.mapLookups
         }
@@ -81,9 +81,9 @@ struct RunResult {
     var seconds: [Step: Double] = [:]
     /// After put: Cellar the log's length, SQLite the database and its -wal file.
     var logBytes = 0
-    /// Cellar only: the log's length after put-noindex and after put-value.
+    /// Cellar only: the log's length after put-noindex and after put-hash.
     var logBytesNoIndex = 0
-    var logBytesValue = 0
+    var logBytesHash = 0
     /// Cellar only: the mean record bytes of an Item.
     var recordBytes = 0.0
 }
@@ -149,7 +149,7 @@ struct Collections {
                 print("\(engine)\tbytes_per_item\t\(n)\t\(String(format: "%.1f", perItem(engine, \.logBytes)!))\t0")
                 if engine == "cellar" {
                     print("cellar\tbytes_per_item_noindex\t\(n)\t\(String(format: "%.1f", perItem(engine, \.logBytesNoIndex)!))\t0")
-                    print("cellar\tbytes_per_item_value\t\(n)\t\(String(format: "%.1f", perItem(engine, \.logBytesValue)!))\t0")
+                    print("cellar\tbytes_per_item_hash\t\(n)\t\(String(format: "%.1f", perItem(engine, \.logBytesHash)!))\t0")
                     print("cellar\trecord_bytes\t\(n)\t\(String(format: "%.1f", cellarRecord!))\t0")
                 }
             }
@@ -197,7 +197,7 @@ struct Collections {
         rows.append(row("bytes per item on disk after put", sizes))
         if hasCellar {
             rows.append(row("bytes per item on disk, no element index", ["cellar": String(format: "%.1f", perItem("cellar", \.logBytesNoIndex)!)]))
-            rows.append(row("bytes per item on disk, value element index", ["cellar": String(format: "%.1f", perItem("cellar", \.logBytesValue)!)]))
+            rows.append(row("bytes per item on disk, hash element index", ["cellar": String(format: "%.1f", perItem("cellar", \.logBytesHash)!)]))
             let ratio = cellarRecord! / flatBytes
             rows.append(row("record bytes per item (FlatBuffers: \(String(format: "%.1f", flatBytes)))", [
                 "cellar": String(format: "%.1f", cellarRecord!),
@@ -211,8 +211,8 @@ struct Collections {
               + " (Cellar Query.findIds with Item.tags.contains(tag), the tag a parameter;")
         print("SQLite `\(GRDBEngine.tagSQL)`). tag-scan: \(Workload.scanLookups) of them without the index (Cellar: a store")
         print("whose model lacks it; SQLite: a scan of item_tag, `INDEXED BY` its primary key). map: \(Workload.mapLookups) counts of attributes[\"color\"] == c (SQLite: json_extract).")
-        print("tag-value, put-value: a third Cellar store whose tag index is a value index (keys hold the tags: no record is read")
-        print("to check a candidate); compare tag-value with sqlite's tag.")
+        print("tag-hash, put-hash: a third Cellar store whose tag index is a hash index (4-byte keys; every candidate's record is")
+        print("read to check it); tag uses the default value index, whose keys hold the tags: no record is read.")
         print("Bytes on disk: Cellar the log's length, SQLite the database file plus its -wal file, divided by N.")
         print("Record bytes: Cellar's mean record for an Item; FlatBuffers: ObjectBox's layout, a lower bound (FlatItem.swift).")
         print("Differences under ~20% between invocations are noise on this machine.")

@@ -170,25 +170,14 @@ struct CompiledLeaf {
             default: return compare(double, values)
             }
         case (.bytes(let raw), .bytes(let values)):
-            let bytes = caseSensitive ? Array(raw) : StringFolding.fold(Array(raw))
-            let operand = values[0]
-            switch operation {
-            case .startsWith: return bytes.starts(with: operand)
-            case .endsWith: return bytes.count >= operand.count && bytes[(bytes.count - operand.count)...].elementsEqual(operand)
-            case .contains: return operand.isEmpty || Self.find(operand, in: bytes)
-            default:
-                let order = Self.lexicographic(bytes, operand)
-                switch operation {
-                case .equal: return order == 0
-                case .notEqual: return order != 0
-                case .less: return order < 0
-                case .lessOrEqual: return order <= 0
-                case .greater: return order > 0
-                case .greaterOrEqual: return order >= 0
-                default: return false
-                }
-            }
+            // Compared in place; only a case-insensitive comparison makes a (folded) copy.
+            if caseSensitive { return Self.matches(raw, values[0], operation) }
+            return StringFolding.fold(Array(raw)).withUnsafeBytes { Self.matches($0, values[0], operation) }
         case (.bytes(let raw), .bytesSet(let set)):
+            if caseSensitive && set.count <= 8 {
+                // A few values: each compared in place, no array made for hashing.
+                return set.contains { Self.lexicographic(raw, $0) == 0 } == (operation == .isIn)
+            }
             let bytes = caseSensitive ? Array(raw) : StringFolding.fold(Array(raw))
             return set.contains(bytes) == (operation == .isIn)
         default:
@@ -211,24 +200,58 @@ struct CompiledLeaf {
         }
     }
 
-    /// -1, 0 or 1: byte order, a prefix before what extends it.
-    static func lexicographic(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    /// Whether `bytes` meet a byte or string `operation` with `operand`.
+    static func matches(_ bytes: UnsafeRawBufferPointer, _ operand: [UInt8], _ operation: PropertyCondition.Operation) -> Bool {
+        switch operation {
+        case .startsWith:
+            return bytes.count >= operand.count && lexicographic(UnsafeRawBufferPointer(rebasing: bytes[..<operand.count]), operand) == 0
+        case .endsWith:
+            return bytes.count >= operand.count
+                && lexicographic(UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - operand.count)...]), operand) == 0
+        case .contains:
+            return operand.isEmpty || find(operand, in: bytes)
+        default:
+            let order = lexicographic(bytes, operand)
+            switch operation {
+            case .equal: return order == 0
+            case .notEqual: return order != 0
+            case .less: return order < 0
+            case .lessOrEqual: return order <= 0
+            case .greater: return order > 0
+            case .greaterOrEqual: return order >= 0
+            default: return false
+            }
+        }
+    }
+
+    /// `lexicographic` of stored bytes against an operand, without copying either.
+    static func lexicographic(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
         let common = Swift.min(a.count, b.count)
-        let result = a.withUnsafeBytes { x in b.withUnsafeBytes { y in common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common) } }
+        let result = common == 0 ? 0 : b.withUnsafeBytes { memcmp(a.baseAddress!, $0.baseAddress!, common) }
         if result != 0 { return result < 0 ? -1 : 1 }
         return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 
-    static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
-        guard needle.count <= haystack.count else { return false }
-        let first = needle[0]
-        var i = 0
-        let last = haystack.count - needle.count
-        while i <= last {
-            if haystack[i] == first && haystack[i..<(i + needle.count)].elementsEqual(needle) { return true }
-            i += 1
+    /// Whether `needle` (not empty) occurs in `haystack`.
+    static func find(_ needle: [UInt8], in haystack: UnsafeRawBufferPointer) -> Bool {
+        guard !needle.isEmpty else { return true }
+        guard needle.count <= haystack.count, let base = haystack.baseAddress else { return false }
+        return needle.withUnsafeBytes { pattern in
+            let first = needle[0]
+            for i in 0...(haystack.count - needle.count) where haystack[i] == first {
+                if memcmp(base + i, pattern.baseAddress!, needle.count) == 0 { return true }
+            }
+            return false
         }
-        return false
+    }
+
+    /// -1, 0 or 1: byte order, a prefix before what extends it.
+    static func lexicographic(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        a.withUnsafeBytes { lexicographic($0, b) }
+    }
+
+    static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
+        haystack.withUnsafeBytes { find(needle, in: $0) }
     }
 }
 

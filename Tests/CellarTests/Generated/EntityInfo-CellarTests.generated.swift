@@ -303,7 +303,7 @@ struct PostCellarBinding: Cellar.EntityBinding {
 
     var entityName: String { "Post" }
     var entityId: Cellar.IdUid { Cellar.IdUid(id: 7, uid: 1226999656427430710) }
-    var slotCount: Int { 21 }
+    var slotCount: Int { 22 }
 
     func id(of entity: Post) -> Cellar.Id { entity.id }
 
@@ -312,6 +312,7 @@ struct PostCellarBinding: Cellar.EntityBinding {
     func write(_ entity: Post, to record: Cellar.RecordBuilder) throws {
         record.add(entity.title, slot: 1)
         try record.add(entity.tags, slot: 2)
+        try record.add(entity.topics, slot: 21)
         try record.add(entity.scores, slot: 3)
         try record.add(entity.labels, slot: 4)
         try record.add(entity.flags, slot: 5)
@@ -337,6 +338,7 @@ struct PostCellarBinding: Cellar.EntityBinding {
         entity.id = id
         entity.title = try record.string(slot: 1) ?? ""
         entity.tags = try record.list(String.self, slot: 2) ?? []
+        entity.topics = try record.list(String.self, slot: 21) ?? []
         entity.scores = try record.list(Int.self, slot: 3) ?? []
         entity.labels = try record.set(Int32.self, slot: 4) ?? []
         entity.flags = try record.list(Bool.self, slot: 5) ?? []
@@ -366,6 +368,8 @@ extension Post {
     static let title = Cellar.Property<Post>(name: "title", id: 2, type: Cellar.PropertyType(rawValue: 9))
     /// `tags` in queries: property "tags" (3:9219232531638162592), StringVector.
     static let tags = Cellar.Property<Post>(name: "tags", id: 3, type: Cellar.PropertyType(rawValue: 30))
+    /// `topics` in queries: property "topics" (22:3281846610892393389), StringVector.
+    static let topics = Cellar.Property<Post>(name: "topics", id: 22, type: Cellar.PropertyType(rawValue: 30))
     /// `scores` in queries: property "scores" (4:4490762490580330622), LongVector.
     static let scores = Cellar.Property<Post>(name: "scores", id: 4, type: Cellar.PropertyType(rawValue: 27))
     /// `labels` in queries: property "labels" (5:4026675746108984461), IntSet.
@@ -552,11 +556,11 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "tag", id: Cellar.IdUid(id: 12, uid: 3663920531507600429), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 2056), indexId: Cellar.IdUid(id: 5, uid: 6861564176706803015), defaultValue: .string("x")),
                 ]),
             Cellar.ModelEntity(
-                name: "Post", id: Cellar.IdUid(id: 7, uid: 1226999656427430710), lastPropertyId: Cellar.IdUid(id: 21, uid: 8859714557196216654),
+                name: "Post", id: Cellar.IdUid(id: 7, uid: 1226999656427430710), lastPropertyId: Cellar.IdUid(id: 22, uid: 3281846610892393389),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 2612386405772345505), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
                     Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 6117256164512902283), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
-                    Cellar.ModelProperty(name: "tags", id: Cellar.IdUid(id: 3, uid: 9219232531638162592), type: Cellar.PropertyType(rawValue: 30), flags: Cellar.PropertyFlags(rawValue: 2056), indexId: Cellar.IdUid(id: 6, uid: 6731367577710043135)),
+                    Cellar.ModelProperty(name: "tags", id: Cellar.IdUid(id: 3, uid: 9219232531638162592), type: Cellar.PropertyType(rawValue: 30), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 6, uid: 6731367577710043135)),
                     Cellar.ModelProperty(name: "scores", id: Cellar.IdUid(id: 4, uid: 4490762490580330622), type: Cellar.PropertyType(rawValue: 27)),
                     Cellar.ModelProperty(name: "labels", id: Cellar.IdUid(id: 5, uid: 4026675746108984461), type: Cellar.PropertyType(rawValue: 2005), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 7, uid: 1435704615631969094)),
                     Cellar.ModelProperty(name: "flags", id: Cellar.IdUid(id: 6, uid: 2347055010240893306), type: Cellar.PropertyType(rawValue: 22)),
@@ -575,9 +579,10 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "ids", id: Cellar.IdUid(id: 19, uid: 2351852128688022495), type: Cellar.PropertyType(rawValue: 2100)),
                     Cellar.ModelProperty(name: "payload", id: Cellar.IdUid(id: 20, uid: 5013327477138101434), type: Cellar.PropertyType(rawValue: 13)),
                     Cellar.ModelProperty(name: "extra", id: Cellar.IdUid(id: 21, uid: 8859714557196216654), type: Cellar.PropertyType(rawValue: 13)),
+                    Cellar.ModelProperty(name: "topics", id: Cellar.IdUid(id: 22, uid: 3281846610892393389), type: Cellar.PropertyType(rawValue: 30), flags: Cellar.PropertyFlags(rawValue: 2056), indexId: Cellar.IdUid(id: 9, uid: 8620937107058096152)),
                 ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 7, uid: 1226999656427430710), lastIndexId: Cellar.IdUid(id: 8, uid: 1139245227988120692),
+        lastEntityId: Cellar.IdUid(id: 7, uid: 1226999656427430710), lastIndexId: Cellar.IdUid(id: 9, uid: 8620937107058096152),
         lastRelationId: Cellar.IdUid(id: 1, uid: 5999317382176583668), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])

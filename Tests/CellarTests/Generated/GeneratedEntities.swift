@@ -116,14 +116,16 @@ struct Reading: Entity, Equatable {
     var flag: Bool = false
 }
 
-/// Lists, sets and maps of every element kind: an indexed tag list (hash index on its strings),
-/// an indexed set of numbers (value index), optional collections (nil differs from empty) and
-/// dates in nanoseconds.
+/// Lists, sets and maps of every element kind: an indexed tag list (a value index on its
+/// strings), a hash-indexed list of strings, an indexed set of numbers, optional collections (nil
+/// differs from empty), dates in nanoseconds and Flex values.
 final class Post: Entity {
     var id: Id = 0
     var title: String = ""
     // cellar: index
     var tags: [String] = []
+    // cellar: index = "hash"
+    var topics: [String] = []
     var scores: [Int] = []
     // cellar: index
     var labels: Set<Int32> = []

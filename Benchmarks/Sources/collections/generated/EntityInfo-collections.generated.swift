@@ -63,8 +63,8 @@ func cellarModel() -> Cellar.Model {
                 name: "Item", id: Cellar.IdUid(id: 1, uid: 3632074398748265729), lastPropertyId: Cellar.IdUid(id: 5, uid: 6842073616880701569),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 6335178312760879849), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 2923530378760920496), type: Cellar.PropertyType(rawValue: 9)),
-                    Cellar.ModelProperty(name: "tags", id: Cellar.IdUid(id: 3, uid: 3382947397148602069), type: Cellar.PropertyType(rawValue: 30), flags: Cellar.PropertyFlags(rawValue: 2056), indexId: Cellar.IdUid(id: 1, uid: 8843821205430396758)),
+                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 2923530378760920496), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "tags", id: Cellar.IdUid(id: 3, uid: 3382947397148602069), type: Cellar.PropertyType(rawValue: 30), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 1, uid: 8843821205430396758)),
                     Cellar.ModelProperty(name: "scores", id: Cellar.IdUid(id: 4, uid: 7555514395443805067), type: Cellar.PropertyType(rawValue: 27)),
                     Cellar.ModelProperty(name: "attributes", id: Cellar.IdUid(id: 5, uid: 6842073616880701569), type: Cellar.PropertyType(rawValue: 3009)),
                 ]),
