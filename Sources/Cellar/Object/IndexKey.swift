@@ -100,7 +100,7 @@ enum IndexKey {
     /// floats, hashes), kept in a register, or escaped bytes (a value index on strings and byte
     /// vectors; a UUID's 16 bytes, which need no escaping). Equal parts mean equal keys for the
     /// same object.
-    enum Part: Hashable {
+    enum Part: Equatable {
         /// `width` (4 or 8) big-endian bytes of `bits`.
         case fixed(UInt64, width: Int)
         case escaped([UInt8])
@@ -153,9 +153,7 @@ enum IndexKey {
     /// none when the value is not indexed, one per distinct element of a list or set.
     static func keys(_ value: FieldValue?, id: Id, property: PropertySchema) throws -> [[UInt8]] {
         guard let value else { return [] }
-        if let collection = property.collection {
-            return try collection.indexParts(value).map { part in try part.withKey(id: id) { Array($0) } }
-        }
+        if let collection = property.collection { return try collection.indexKeys(value, id: id) }
         return try key(value, id: id, index: property.index!, property: property).map { [$0] } ?? []
     }
 

@@ -61,7 +61,7 @@ extension TransactionContext {
             // the stack (the common put: no allocation).
             for property in schema.indexed {
                 if property.collection != nil {
-                    try elementIndexChange(property, id: id, new: newReader, old: oldReader)?.apply(id: id, context: self)
+                    try elementIndexChange(property, id: id, new: newReader, old: oldReader)?.apply(context: self)
                 } else if let change = try indexChange(property, id: id, new: newReader, old: oldReader) {
                     try apply(change, id: id, in: write)
                 }
@@ -91,7 +91,7 @@ extension TransactionContext {
                 for holder in holders { _ = try removeObject(schema, id: holder) }
             }
             for change in changes { try apply(change, id: id, in: write) }
-            for change in elementChanges { try change.apply(id: id, context: self) }
+            for change in elementChanges { try change.apply(context: self) }
         }
     }
 
@@ -99,15 +99,15 @@ extension TransactionContext {
     /// longer holds, and of elements it newly holds (each distinct element has one key).
     struct ElementIndexChange {
         let index: IndexSchema
-        let removed: [IndexKey.Part]
-        let added: [IndexKey.Part]
+        let removed: [[UInt8]]
+        let added: [[UInt8]]
 
-        func apply(id: Id, context: TransactionContext) throws {
+        func apply(context: TransactionContext) throws {
             let write = context.write!
             let tree = try context.indexTree(index)
-            for part in removed { _ = try part.withKey(id: id) { try write.delete(tree, key: $0) } }
-            for part in added {
-                try part.withKey(id: id) { try write.putDeferred(tree, key: $0, value: UnsafeRawBufferPointer(start: nil, count: 0)) }
+            for key in removed { _ = try key.withUnsafeBytes { try write.delete(tree, key: $0) } }
+            for key in added {
+                try key.withUnsafeBytes { try write.putDeferred(tree, key: $0, value: UnsafeRawBufferPointer(start: nil, count: 0)) }
             }
         }
     }
@@ -116,13 +116,28 @@ extension TransactionContext {
     func elementIndexChange(_ property: PropertySchema, id: Id, new: RecordReader, old: RecordReader?) throws -> ElementIndexChange? {
         let collection = property.collection!
         let newValue = try new.value(of: property, id: id)
-        let oldValue = try old?.value(of: property, id: id)
-        if old != nil && oldValue == newValue { return nil }
-        let newParts = try collection.indexParts(newValue)
-        let oldParts = try collection.indexParts(oldValue)
-        let removed = oldParts.subtracting(newParts), added = newParts.subtracting(oldParts)
+        guard let old else {
+            // A new object: every key is added (the common put, no comparison).
+            let added = try collection.indexKeys(newValue, id: id)
+            return added.isEmpty ? nil : ElementIndexChange(index: property.index!, removed: [], added: added)
+        }
+        let oldValue = try old.value(of: property, id: id)
+        if oldValue == newValue { return nil }
+        // Both sorted: one pass tells the keys only one side has.
+        let newKeys = try collection.indexKeys(newValue, id: id), oldKeys = try collection.indexKeys(oldValue, id: id)
+        var removed: [[UInt8]] = [], added: [[UInt8]] = []
+        var i = 0, j = 0
+        while i < oldKeys.count || j < newKeys.count {
+            if j == newKeys.count || (i < oldKeys.count && oldKeys[i].lexicographicallyPrecedes(newKeys[j])) {
+                removed.append(oldKeys[i]); i += 1
+            } else if i == oldKeys.count || newKeys[j].lexicographicallyPrecedes(oldKeys[i]) {
+                added.append(newKeys[j]); j += 1
+            } else {
+                i += 1; j += 1
+            }
+        }
         if removed.isEmpty && added.isEmpty { return nil }
-        return ElementIndexChange(index: property.index!, removed: Array(removed), added: Array(added))
+        return ElementIndexChange(index: property.index!, removed: removed, added: added)
     }
 
     /// An indexed value that a put changes: the key parts to remove and to add.

@@ -109,16 +109,22 @@ struct CollectionSchema: Sendable {
         element = PropertySchema(scalar, entity: entity, indexOrdinal: indexOrdinal)
     }
 
-    /// The index key parts of the distinct elements of a list or set payload (nil: absent), for
-    /// the element index `element.index`.
-    func indexParts(_ payload: FieldValue?) throws -> Set<IndexKey.Part> {
+    /// The keys of object `id` in the element index `element.index` for a list or set payload
+    /// (nil: absent): one per distinct element, in ascending order.
+    func indexKeys(_ payload: FieldValue?, id: Id) throws -> [[UInt8]] {
         guard case .bytes(let bytes)? = payload, let index = element.index else { return [] }
-        var parts = Set<IndexKey.Part>()
+        var keys: [[UInt8]] = []
         try forEachElement(bytes) { value in
-            if let part = try IndexKey.part(value, index: index, property: element) { parts.insert(part) }
+            if let part = try IndexKey.part(value, index: index, property: element) {
+                var key: [UInt8] = []
+                part.append(to: &key)
+                IndexKey.appendBigEndian(id, to: &key)
+                keys.append(key)
+            }
             return true
         }
-        return parts
+        keys.sort { $0.lexicographicallyPrecedes($1) }
+        return keys.uniquedSorted()
     }
 
     /// The elements of a list or set payload, or the values of a map payload, as values (see
@@ -291,5 +297,15 @@ extension RecordReader {
         case .collection, .flex:
             return try bytes(slot: property.slot).map { .bytes($0) }
         }
+    }
+}
+
+extension Array where Element == [UInt8] {
+    /// Without repeats (the array is sorted).
+    func uniquedSorted() -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        out.reserveCapacity(count)
+        for key in self where out.last != key { out.append(key) }
+        return out
     }
 }
