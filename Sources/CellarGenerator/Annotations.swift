@@ -22,10 +22,10 @@ struct Annotation: Hashable {
 /// The annotations accepted on types and on properties, and how their values are read.
 enum Annotations {
     static let typeNames: Set<String> = ["entity", "uid", "name"]
-    static let propertyNames: Set<String> = ["uid", "name", "id", "transient", "index", "unique", "convert", "backlink", "date-nano", "default"]
+    static let propertyNames: Set<String> = ["uid", "name", "id", "transient", "index", "unique", "convert", "backlink", "date-nano", "default", "primaryKey"]
 
     static let acceptedOnTypes = #"entity, uid, uid = N, name = "…""#
-    static let acceptedOnProperties = #"uid, uid = N, name = "…", id, id = { "assignable": true }, transient, index, index = "hash" | "hash64" | "value", unique, unique = { "onConflict": "replace" }, convert = { "dbType": "…", "converter": "…", "default": "…" }, backlink, backlink = "…", date-nano, default = …"#
+    static let acceptedOnProperties = #"uid, uid = N, name = "…", id, id = { "assignable": true }, transient, index, index = "hash" | "hash64" | "value", unique, unique = { "onConflict": "replace" }, convert = { "dbType": "…", "converter": "…", "default": "…" }, backlink, backlink = "…", date-nano, default = …, primaryKey"#
 
     /// The forms of one annotation, for messages about a malformed value.
     static func forms(of name: String) -> String {
@@ -183,6 +183,8 @@ struct PropertyAnnotations {
     /// `// cellar: default = …`: the value old records read, as JSON (checked against the stored
     /// type by the scanner, which knows it).
     var defaultAnnotation: Annotation?
+    /// `// cellar: primaryKey`: the property identifies the object for look-ups and upserts.
+    var primaryKey: Annotation?
     var defaultValue: JSONValue?
 
     /// No annotations.
@@ -279,6 +281,12 @@ struct PropertyAnnotations {
             case "date-nano":
                 try noValue(annotation)
                 dateNano = annotation
+            case "primaryKey":
+                if annotation.isObjectBoxSpelling {
+                    throw GeneratorError("\(annotation.quoted): `primaryKey` is a Cellar annotation (ObjectBox has no equivalent); write it `// cellar: primaryKey`", at: annotation.location)
+                }
+                try noValue(annotation)
+                primaryKey = annotation
             case "default":
                 // ObjectBox Swift has no such annotation: only Cellar's spelling.
                 if annotation.isObjectBoxSpelling {

@@ -378,6 +378,10 @@ private struct Scan {
                 report("\(error)", at: candidate.location)
             }
         }
+        let primaryKeys = properties.filter { $0.flags.contains(.primaryKey) }
+        if primaryKeys.count > 1 {
+            report("`\(name).\(primaryKeys[1].name)` is a second primary key (`\(name).\(primaryKeys[0].name)` is one): an entity has at most one; remove one of the annotations", at: primaryKeys[1].location)
+        }
         guard errors.count == errorCount else { return nil }
         return EntityDescription(typeName: name, modelName: entity.annotations.name ?? entity.scope.last!, kind: entity.kind,
                                  uid: entity.annotations.uid, properties: properties, relations: relations,
@@ -768,6 +772,21 @@ private struct Scan {
                 property.uniqueOnConflictReplace = true
             }
         }
+        if let primaryKey = annotations.primaryKey {
+            // A String, UUID or integer identity: unique, through an index (a String's a hash index,
+            // as `unique` gives it, unless `index` says otherwise).
+            guard stored.isInteger || [.string, .uuid].contains(stored.propertyType), property.conversion == .none else {
+                throw GeneratorError("\(primaryKey.quoted) is on \(subject), stored as \(stored.swiftName): a primary key is a String, a UUID or an integer, stored as it is (no converter or enum)", at: primaryKey.location)
+            }
+            if annotations.uniqueOnConflictReplace {
+                throw GeneratorError("\(primaryKey.quoted) is on \(subject), whose `unique` replaces on conflict: a primary key identifies its object, so a put with a stored key updates that object (`put(_:mode: .upsert)`); remove `onConflict`", at: primaryKey.location)
+            }
+            flags.formUnion([.unique, .indexed, .primaryKey])
+            property.unique = true
+            if annotations.indexKind == nil {
+                property.setIndex(defaultKind, flags: &flags)
+            }
+        }
         if let kind = annotations.indexKind {
             property.setIndex(annotations.indexKindIsDefault ? defaultKind : kind, flags: &flags)
         }
@@ -824,6 +843,9 @@ private struct Scan {
         property.elementSwiftType = stored.swiftName
         property.storedSwiftType = type.description
         var flags = stored.flags
+        if let primaryKey = annotations.primaryKey {
+            throw GeneratorError("\(primaryKey.quoted) is on \(subject), \(what): a primary key is a String, a UUID or an integer", at: primaryKey.location)
+        }
         if let unique = annotations.unique {
             throw GeneratorError("\(unique.quoted) is on \(subject), \(what): a collection cannot be unique (its index has a key per element); remove it, or use `// cellar: index`", at: unique.location)
         }
@@ -874,8 +896,9 @@ private struct Scan {
     /// A `FlexValue` property: a self-describing value of any shape (Flex, type 13).
     func describeFlex(_ candidate: PropertyCandidate, subject: String, into described: PropertyDescription) throws -> PropertyDescription {
         var property = described
-        for annotation in [candidate.annotations.index, candidate.annotations.unique, candidate.annotations.dateNano].compactMap({ $0 }) {
-            throw GeneratorError("\(annotation.quoted) is on \(subject), a FlexValue: a flexible value can be neither indexed nor unique, and has no date-nano form; remove the annotation", at: annotation.location)
+        for annotation in [candidate.annotations.index, candidate.annotations.unique, candidate.annotations.dateNano,
+                           candidate.annotations.primaryKey].compactMap({ $0 }) {
+            throw GeneratorError("\(annotation.quoted) is on \(subject), a FlexValue: a flexible value can be neither indexed, unique nor a primary key, and has no date-nano form; remove the annotation", at: annotation.location)
         }
         try checkStartsEmpty(candidate, subject: subject, empty: ".null", reads: "`.null`")
         property.propertyType = PropertyType(rawValue: 13)

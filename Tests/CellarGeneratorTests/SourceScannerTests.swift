@@ -220,6 +220,15 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
 
     // MARK: Types
 
+    @Test func primaryKeys() throws {
+        let string = try entity("class E: Entity {\n    var id: Id = 0\n    // cellar: primaryKey\n    var email: String = \"\"\n}")
+        #expect(string.property("email")?.flags == [.primaryKey, .unique, .indexed, .indexHash] && string.property("email")?.unique == true)
+        let uuid = try entity("class E: Entity {\n    var id: Id = 0\n    // cellar: primaryKey\n    var code: UUID?\n}")
+        #expect(uuid.property("code")?.flags == [.primaryKey, .unique, .indexed])
+        let number = try entity("class E: Entity {\n    var id: Id = 0\n    // cellar: primaryKey\n    // cellar: index = \"value\"\n    var n: UInt32 = 0\n}")
+        #expect(number.property("n")?.flags == [.primaryKey, .unique, .indexed, .unsigned])
+    }
+
     @Test func everyCollectionType() throws {
         // ObjectBox's vector codes where it has one; Cellar's extension codes (1000 + element for
         // other lists, 2000 + element for sets, 3000 + value for maps) elsewhere.
@@ -250,7 +259,7 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         let flex = try entity("class E: Entity {\n    var id: Id = 0\n    var a: FlexValue = .null\n    var b: Cellar.FlexValue?\n}")
         #expect(flex.property("a")?.propertyType == .flex && flex.property("a")?.isFlex == true && flex.property("b")?.isOptional == true)
         #expect(errors([(path: "M.swift", contents: "class E: Entity {\n    var id: Id = 0\n    // cellar: index\n    var a: FlexValue = .null\n}")])
-            .first?.contains("a flexible value can be neither indexed nor unique") == true)
+            .first?.contains("a flexible value can be neither indexed, unique nor a primary key") == true)
         // Inferred from an initializer.
         let inferred = try entity("class E: Entity {\n    var id: Id = 0\n    var a = [String]()\n    var b = Set<Int>()\n    var c = [String: Double]()\n}")
         #expect(inferred.property("a")?.propertyType.rawValue == 30 && inferred.property("b")?.propertyType.rawValue == 2006
@@ -705,6 +714,15 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         check("    var m: [String: Int] = [\"a\": 1]", at: "3:5", "read an empty map, not that value; start it as `[:]`")
         check("    var f: FlexValue = [:]", at: "3:5", "read `.null`, not that value; start it as `.null`")
         check("    // cellar: default = 1\n    var f: [Int] = []", at: "3:5", "read an empty list (nil when optional); remove the annotation")
+        // Primary keys.
+        check("    // cellar: primaryKey\n    var a: String = \"\"\n    // cellar: primaryKey\n    var b: Int = 0", at: "6:5",
+              "`E.b` is a second primary key (`E.a` is one): an entity has at most one; remove one of the annotations")
+        check("    // cellar: primaryKey\n    var f: Float = 0", at: "3:5", "`// cellar: primaryKey` is on `E.f`, stored as Float: a primary key is a String, a UUID or an integer, stored as it is (no converter or enum)")
+        check("    // cellar: primaryKey\n    var b: Bool = false", at: "3:5", "a primary key is a String, a UUID or an integer")
+        check("    // cellar: primaryKey\n    var tags: [String] = []", at: "3:5", "a primary key is a String, a UUID or an integer")
+        check("    // objectbox: primaryKey\n    var a: String = \"\"", at: "3:5", "`primaryKey` is a Cellar annotation (ObjectBox has no equivalent); write it `// cellar: primaryKey`")
+        check("    // cellar: primaryKey = 1\n    var a: String = \"\"", at: "3:5", "primaryKey")
+        check("    // cellar: primaryKey\n    // cellar: unique = { \"onConflict\": \"replace\" }\n    var a: String = \"\"", at: "3:5", "remove `onConflict`")
         check("    var point: Point", at: "3:5", "`E.point` is a Point, which cannot be stored")
         check("    var e: E?", at: "3:5", "`E.e` is the entity E, which cannot be stored inside another object: use a relation, `var e: ToOne<E> = nil`")
         check("    var plain: Plain", at: "3:5", "`E.plain` is the enum Plain: store its raw value with `// cellar: convert = { \"default\": \".a\" }`")

@@ -113,6 +113,7 @@ public struct Box<E: EntityInspectable>: Sendable {
     @inlinable
     func write(_ entity: E, mode: PutMode, into target: PutTarget) throws -> (id: Id, isNew: Bool) {
         let (schema, context) = (target.schema, target.context)
+        if let primaryKey = schema.primaryKey { return try writeKeyed(entity, mode: mode, primaryKey: primaryKey, into: target) }
         var id = binding.id(of: entity)
         let isNew = id == 0
         if isNew {
@@ -134,6 +135,15 @@ public struct Box<E: EntityInspectable>: Sendable {
         let record = target.record
         record.begin(slotCount: binding.slotCount)
         try binding.write(entity, to: record)
+        try store(entity, id: id, isNew: isNew, into: target)
+        return (id, isNew)
+    }
+
+    /// Stores the record `target.record` holds for `entity` as object `id` (`isNew`: an id just
+    /// handed out, with no record to replace), with its index entries and relations.
+    @inlinable
+    func store(_ entity: E, id: Id, isNew: Bool, into target: PutTarget) throws {
+        let (schema, context, record) = (target.schema, target.context, target.record)
         if schema.hasIndexes {
             try context.putIndexed(schema, id: id, record: record.bytes, tree: target.tree, isNew: isNew)
         } else {
@@ -143,7 +153,6 @@ public struct Box<E: EntityInspectable>: Sendable {
             try binding.writeRelations(of: entity, id: id, in: RelationWriter(context: context))
             binding.attach(entity, id: id, store: store)
         }
-        return (id, isNew)
     }
 
     /// Sets a new id into `entity`; a class instance gets 0 back if the transaction rolls back.

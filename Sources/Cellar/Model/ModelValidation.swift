@@ -81,6 +81,7 @@ extension ModelEntity {
         var ids: [UInt32: ModelProperty] = [:]
         var names: Set<String> = []
         var idProperties = 0
+        var primaryKeys: [String] = []
         let nextPropertyId = max(lastPropertyId.id, properties.map(\.id.id).max() ?? 0) + 1
         for property in properties {
             let what = "property \(name).\(property.name)"
@@ -109,6 +110,15 @@ extension ModelEntity {
                 idProperties += 1
                 guard property.type == .long else {
                     throw CellarError.schema("\(source): the id property \(name).\(property.name) has type \(property.type); an id is a Long (type 6)")
+                }
+            }
+            if property.flags.contains(.primaryKey) {
+                primaryKeys.append(property.name)
+                guard [.byte, .short, .int, .long, .string, .uuid].contains(property.type), !property.flags.contains(.id) else {
+                    throw CellarError.schema("\(source): \(what) is a primary key of type \(property.type); a primary key is a String, a UUID or an integer other than the id")
+                }
+                guard property.flags.contains(.unique), !(property.indexId?.isZero ?? true) else {
+                    throw CellarError.schema("\(source): \(what) is a primary key without a unique index; run the generator, which gives it one")
                 }
             }
             if property.type == .flex, let index = property.indexId, !index.isZero {
@@ -145,6 +155,9 @@ extension ModelEntity {
         }
         guard idProperties == 1 else {
             throw CellarError.schema("\(source): entity \(name) has \(idProperties) id properties; it needs exactly one (an `Id` or `EntityId<\(name)>` property, flag 1)")
+        }
+        guard primaryKeys.count <= 1 else {
+            throw CellarError.schema("\(source): entity \(name) has \(primaryKeys.count) primary keys (\(primaryKeys.joined(separator: ", "))); it may have one")
         }
         for relation in relations {
             let what = "relation \(name).\(relation.name)"

@@ -180,4 +180,8 @@ public struct PropertyFlags: OptionSet, Hashable, Sendable {
     /// An unsigned integer: same storage, unsigned order in indexes and queries.
     public static let unsigned = PropertyFlags(rawValue: 8192)
     public static let uniqueOnConflictReplace = PropertyFlags(rawValue: 32768)
+    /// The primary key (`// cellar: primaryKey`): unique and indexed, the object's identity for
+    /// `Box.get(primaryKey:)` and upserts. A Cellar extension: ObjectBox has no such flag, so the
+    /// bit is far above ObjectBox's (see `docs/model.md`).
+    public static let primaryKey = PropertyFlags(rawValue: 1 << 28)
 }

@@ -88,6 +88,8 @@ final class EntitySchema: Sendable {
     let incomingRelations: [ModelRelation]
     /// Whether a remove must clean up relation trees.
     @usableFromInline let hasRelations: Bool
+    /// The primary key (`// cellar: primaryKey`), when the entity has one.
+    @usableFromInline let primaryKey: PropertySchema?
 
     init(_ entity: ModelEntity, index: Int, indexOrdinals: [UInt32: Int], incomingRelations: [ModelRelation]) {
         self.index = index
@@ -110,6 +112,7 @@ final class EntitySchema: Sendable {
         relations = entity.relations
         self.incomingRelations = incomingRelations
         hasRelations = !relations.isEmpty || !incomingRelations.isEmpty
+        primaryKey = indexed.first { $0.flags.contains(.primaryKey) }
     }
 
     /// The property with this ID, or a schema error naming it.

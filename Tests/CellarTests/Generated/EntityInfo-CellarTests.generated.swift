@@ -487,6 +487,108 @@ extension Reminder {
     static let tag = Cellar.Property<Reminder>(name: "tag", id: 12, type: Cellar.PropertyType(rawValue: 9))
 }
 
+// MARK: - Account
+
+extension Account: Cellar.EntityInspectable {
+    static let entityBinding = AccountCellarBinding()
+}
+
+/// Stores and reads `Account` objects (entity Account, 8:9004440435656166608).
+struct AccountCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Account
+
+    init() {}
+
+    var entityName: String { "Account" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 8, uid: 9004440435656166608) }
+    var slotCount: Int { 4 }
+
+    func id(of entity: Account) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Account) { entity.id = id }
+
+    func write(_ entity: Account, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.email, slot: 1)
+        record.add(entity.name, slot: 2)
+        record.add(entity.visits, slot: 3)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Account {
+        let entity = Account()
+        entity.id = id
+        entity.email = try record.string(slot: 1) ?? ""
+        entity.name = try record.string(slot: 2) ?? ""
+        entity.visits = try record.read(Int.self, slot: 3) ?? 0
+        return entity
+    }
+
+    var hasRelations: Bool { true }
+
+    func attach(_ entity: Account, id: Cellar.Id, store: Cellar.Store) {
+        entity.favorites.attach(store, owner: id, link: .relation(2))
+    }
+
+    func writeRelations(of entity: Account, id: Cellar.Id, in writer: Cellar.RelationWriter) throws {
+        try entity.favorites.write(owner: id, link: .relation(2), in: writer)
+    }
+}
+
+extension Account {
+    /// `id` in queries: property "id" (1:4595006208400803180), Long.
+    static let id = Cellar.Property<Account>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `email` in queries: property "email" (2:2760854580929380133), String.
+    static let email = Cellar.Property<Account>(name: "email", id: 2, type: Cellar.PropertyType(rawValue: 9))
+    /// `name` in queries: property "name" (3:5218617014432419350), String.
+    static let name = Cellar.Property<Account>(name: "name", id: 3, type: Cellar.PropertyType(rawValue: 9))
+    /// `visits` in queries: property "visits" (4:4673605463527342308), Long.
+    static let visits = Cellar.Property<Account>(name: "visits", id: 4, type: Cellar.PropertyType(rawValue: 6))
+    /// `favorites` in link conditions (`.link(Account.favorites) { … }`): relation "favorites" (2:6119699722470939340) to Tag.
+    static let favorites = Cellar.RelationProperty<Account>(name: "favorites", relationId: 2, targetEntityId: 3)
+}
+
+// MARK: - Badge
+
+extension Badge: Cellar.EntityInspectable {
+    static let entityBinding = BadgeCellarBinding()
+}
+
+/// Stores and reads `Badge` objects (entity Badge, 9:8696293196278192438).
+struct BadgeCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Badge
+
+    init() {}
+
+    var entityName: String { "Badge" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 9, uid: 8696293196278192438) }
+    var slotCount: Int { 3 }
+
+    func id(of entity: Badge) -> Cellar.Id { entity.id.value }
+
+    func setId(_ id: Cellar.Id, of entity: inout Badge) { entity.id = Cellar.EntityId(id) }
+
+    func write(_ entity: Badge, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.code, slot: 1)
+        record.add(entity.label, slot: 2)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Badge {
+        return Badge(
+            id: Cellar.EntityId(id),
+            code: try record.uuid(slot: 1),
+            label: try record.string(slot: 2) ?? ""
+        )
+    }
+}
+
+extension Badge {
+    /// `id` in queries: property "id" (1:171720889306818973), Long.
+    static let id = Cellar.Property<Badge>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `code` in queries: property "code" (2:4967492148065918435), UUID.
+    static let code = Cellar.Property<Badge>(name: "code", id: 2, type: Cellar.PropertyType(rawValue: 100))
+    /// `label` in queries: property "label" (3:1634714828538964741), String.
+    static let label = Cellar.Property<Badge>(name: "label", id: 3, type: Cellar.PropertyType(rawValue: 9))
+}
+
 /// The model of target CellarTests, as in its model JSON file: pass it to `Store`.
 func cellarModel() -> Cellar.Model {
     Cellar.Model(
@@ -581,9 +683,27 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "extra", id: Cellar.IdUid(id: 21, uid: 8859714557196216654), type: Cellar.PropertyType(rawValue: 13)),
                     Cellar.ModelProperty(name: "topics", id: Cellar.IdUid(id: 22, uid: 3281846610892393389), type: Cellar.PropertyType(rawValue: 30), flags: Cellar.PropertyFlags(rawValue: 2056), indexId: Cellar.IdUid(id: 9, uid: 8620937107058096152)),
                 ]),
+            Cellar.ModelEntity(
+                name: "Account", id: Cellar.IdUid(id: 8, uid: 9004440435656166608), lastPropertyId: Cellar.IdUid(id: 4, uid: 4673605463527342308),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 4595006208400803180), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "email", id: Cellar.IdUid(id: 2, uid: 2760854580929380133), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 268437544), indexId: Cellar.IdUid(id: 10, uid: 9193585025066191376), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 3, uid: 5218617014432419350), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "visits", id: Cellar.IdUid(id: 4, uid: 4673605463527342308), type: Cellar.PropertyType(rawValue: 6), defaultValue: .integer(0)),
+                ],
+                relations: [
+                    Cellar.ModelRelation(name: "favorites", id: Cellar.IdUid(id: 2, uid: 6119699722470939340), targetId: Cellar.IdUid(id: 3, uid: 3869921096527782366)),
+                ]),
+            Cellar.ModelEntity(
+                name: "Badge", id: Cellar.IdUid(id: 9, uid: 8696293196278192438), lastPropertyId: Cellar.IdUid(id: 3, uid: 1634714828538964741),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 171720889306818973), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "code", id: Cellar.IdUid(id: 2, uid: 4967492148065918435), type: Cellar.PropertyType(rawValue: 100), flags: Cellar.PropertyFlags(rawValue: 268435496), indexId: Cellar.IdUid(id: 11, uid: 2136598936683571829)),
+                    Cellar.ModelProperty(name: "label", id: Cellar.IdUid(id: 3, uid: 1634714828538964741), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 7, uid: 1226999656427430710), lastIndexId: Cellar.IdUid(id: 9, uid: 8620937107058096152),
-        lastRelationId: Cellar.IdUid(id: 1, uid: 5999317382176583668), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
+        lastEntityId: Cellar.IdUid(id: 9, uid: 8696293196278192438), lastIndexId: Cellar.IdUid(id: 11, uid: 2136598936683571829),
+        lastRelationId: Cellar.IdUid(id: 2, uid: 6119699722470939340), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])
 }

@@ -178,3 +178,30 @@ final class Reminder: Entity {
         count = 0
     }
 }
+
+/// A primary key: `email` identifies the account for `get(primaryKey:)` and upserts, beside its
+/// id; `favorites` is a relation an upsert must keep.
+final class Account: Entity {
+    var id: Id = 0
+    // cellar: primaryKey
+    var email: String = ""
+    var name: String = ""
+    var visits: Int = 0
+    var favorites: ToMany<Tag> = nil
+
+    required init() {}
+
+    init(email: String, name: String, visits: Int = 0) {
+        self.email = email
+        self.name = name
+        self.visits = visits
+    }
+}
+
+/// An optional UUID primary key on a struct.
+struct Badge: Entity, Equatable {
+    var id: EntityId<Badge> = 0
+    // cellar: primaryKey
+    var code: UUID?
+    var label: String = ""
+}

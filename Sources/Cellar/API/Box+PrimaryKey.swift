@@ -1,0 +1,93 @@
+import CellarStorage
+
+/// Primary keys (`// cellar: primaryKey` on one String, UUID or integer property): the object's
+/// identity for look-ups and upserts, beside its `Id`. The key is unique through its index.
+///
+/// ```swift
+/// let ada = try accounts.get(primaryKey: "ada@example.com")
+/// try accounts.put(Account(email: "ada@example.com", name: "Ada L."), mode: .upsert)   // keeps Ada's id
+/// ```
+extension Box {
+    /// The object whose primary key is `key`; nil when none holds it. Throws `illegalArgument`
+    /// when the entity has no primary key or `key` is not of its type.
+    public func get<K: QueryValueConvertible>(primaryKey key: K) throws -> E? {
+        let schema = try self.schema.get()
+        guard let primaryKey = schema.primaryKey else {
+            throw CellarError.illegalArgument("get(primaryKey:): \(schema.name) has no primary key; mark one String, UUID or integer property `// cellar: primaryKey`")
+        }
+        let condition = PropertyCondition(PropertyRef(id: primaryKey.id, name: primaryKey.name), .equal, [key.queryValue])
+        return try QueryBuilder(box: self, condition: QueryCondition(.property(condition))).build().findUnique()
+    }
+
+    /// Puts an object of an entity with a primary key: finds the object holding the key the
+    /// record just built has, then applies `mode` (see `PutMode`). Returns the id and whether it
+    /// must be set into `entity` (a new id, or the id of the object an upsert or update replaced).
+    @usableFromInline
+    func writeKeyed(_ entity: E, mode: PutMode, primaryKey: PropertySchema, into target: PutTarget) throws -> (id: Id, isNew: Bool) {
+        let (schema, context, record) = (target.schema, target.context, target.record)
+        record.begin(slotCount: binding.slotCount)
+        try binding.write(entity, to: record)
+        let key = try RecordReader(record.bytes).value(of: primaryKey, id: 0)
+        let holder = try key.flatMap { try context.object(holding: $0, of: primaryKey, in: schema) }
+        let given = binding.id(of: entity)
+        func describe() -> String { key.map { TransactionContext.describe($0, of: primaryKey) } ?? "nil" }
+        func taken(_ holder: Id) -> CellarError {
+            .uniqueViolation(property: primaryKey.qualifiedName, value: "\(describe()) (held by object \(holder))")
+        }
+
+        let id: Id
+        var assign = false
+        var isNew = false
+        if given != 0 {
+            if let holder, holder != given { throw taken(holder) }
+            let stored = try context.contains(schema, given)
+            switch mode {
+            case .insert where stored: throw CellarError.idAlreadyExists(entity: schema.name, id: given)
+            case .update where !stored: throw CellarError.notFound(entity: schema.name, id: given)
+            default: break
+            }
+            if stored && holder == nil {
+                // The stored object holds another key (or none, and this one has one, or the other way round).
+                let old = try context.withRecord(schema, given) { bytes in
+                    try bytes.flatMap { try RecordReader($0).value(of: primaryKey, id: given).map { TransactionContext.describe($0, of: primaryKey) } }
+                }
+                if old != nil || key != nil {
+                    throw CellarError.illegalArgument("put: \(schema.name) \(given) holds the primary key \(primaryKey.name) \(old ?? "nil"); it cannot change to \(describe()) — remove the object and put a new one")
+                }
+            }
+            try context.withSequence(schema) { sequence in
+                guard given < sequence.next || schema.idAssignable else {
+                    throw CellarError.illegalArgument("\(schema.name) id \(given) was never handed out by put (the next is \(sequence.next)); put objects with id 0 to insert them, or make the id assignable with `// cellar: id = { \"assignable\": true }`")
+                }
+                sequence.noteAssigned(given)
+            }
+            id = given
+        } else if let holder {
+            switch mode {
+            case .insert, .put: throw taken(holder)
+            case .update, .upsert:
+                id = holder
+                assign = true
+            }
+        } else {
+            guard mode != .update else {
+                throw CellarError.notFound(entity: "\(schema.name) with \(primaryKey.name) \(describe())", id: 0)
+            }
+            id = try context.withSequence(schema) { try $0.take() }
+            assign = true
+            isNew = true
+        }
+        try store(entity, id: id, isNew: isNew, into: target)
+        return (id, assign)
+    }
+}
+
+extension TransactionContext {
+    /// The object holding `value` in the unique index of `property`; nil when none does.
+    func object(holding value: FieldValue, of property: PropertySchema, in schema: EntitySchema) throws -> Id? {
+        guard let part = try IndexKey.part(value, index: property.index!, property: property) else { return nil }
+        var prefix: [UInt8] = []
+        part.append(to: &prefix)
+        return try objects(holding: value, of: property, in: schema, prefix: prefix[...], except: 0).first
+    }
+}
