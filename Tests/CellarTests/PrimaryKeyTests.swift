@@ -113,6 +113,21 @@ import Testing
         #expect(throws: CellarError.self) { try store.box(for: Tag.self).get(primaryKey: "swift") }
     }
 
+    @Test func integerKeys() throws {
+        let store = try Store(directoryPath: "memory:pk-integer", model: cellarModel())
+        let invoices = store.box(for: Invoice.self)
+        try invoices.put([Invoice(number: -5, total: 1), Invoice(number: 0, total: 2), Invoice(number: Int64.max, total: 3)], mode: .insert)
+        #expect(try invoices.get(primaryKey: -5)?.total == 1)
+        #expect(try invoices.get(primaryKey: 0)?.total == 2)
+        #expect(try invoices.get(primaryKey: Int64.max)?.total == 3)
+        #expect(try invoices.get(primaryKey: 7) == nil)
+        try invoices.put(Invoice(number: 0, total: 20), mode: .upsert)
+        let total = try invoices.get(primaryKey: 0)?.total, count = try invoices.count()
+        #expect(total == 20 && count == 3)
+        #expect(throws: CellarError.self) { try invoices.get(primaryKey: "seven") }
+        #expect(throws: CellarError.self) { try invoices.get(primaryKey: 1.5) }
+    }
+
     @Test func aModelFileWithBadPrimaryKeysIsRefused() throws {
         func refused(_ change: (inout ModelEntity) -> Void, _ part: String) {
             var model = cellarModel()

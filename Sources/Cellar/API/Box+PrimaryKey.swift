@@ -15,8 +15,22 @@ extension Box {
         guard let primaryKey = schema.primaryKey else {
             throw CellarError.illegalArgument("get(primaryKey:): \(schema.name) has no primary key; mark one String, UUID or integer property `// cellar: primaryKey`")
         }
+        // The key in its stored form, checked as a query condition checks its value.
         let condition = PropertyCondition(PropertyRef(id: primaryKey.id, name: primaryKey.name), .equal, [key.queryValue])
-        return try QueryBuilder(box: self, condition: QueryCondition(.property(condition))).build().findUnique()
+        let operand: [UInt8]
+        var integer: UInt64 = 0
+        switch try CompiledLeaf(condition, property: primaryKey).operands {
+        case .integers(let values): integer = values[0]; operand = []
+        case .bytes(let values): operand = values[0]
+        default: throw CellarError.illegalArgument("get(primaryKey:): \(key) is not a \(primaryKey.type)")
+        }
+        return try operand.withUnsafeBytes { bytes in
+            let value: FieldValue = primaryKey.kind.isIntegerKind ? .integer(integer) : .bytes(bytes)
+            return try store.inReadContext { context in
+                guard let id = try context.object(holding: value, of: primaryKey, in: schema) else { return nil }
+                return try get(id, schema: schema, context: context)
+            }
+        }
     }
 
     /// Puts an object of an entity with a primary key: finds the object holding the key the
@@ -89,5 +103,12 @@ extension TransactionContext {
         var prefix: [UInt8] = []
         part.append(to: &prefix)
         return try objects(holding: value, of: property, in: schema, prefix: prefix[...], except: 0).first
+    }
+}
+
+extension PropertySchema.Kind {
+    var isIntegerKind: Bool {
+        if case .integer = self { return true }
+        return false
     }
 }

@@ -589,6 +589,49 @@ extension Badge {
     static let label = Cellar.Property<Badge>(name: "label", id: 3, type: Cellar.PropertyType(rawValue: 9))
 }
 
+// MARK: - Invoice
+
+extension Invoice: Cellar.EntityInspectable {
+    static let entityBinding = InvoiceCellarBinding()
+}
+
+/// Stores and reads `Invoice` objects (entity Invoice, 10:301453189266621828).
+struct InvoiceCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Invoice
+
+    init() {}
+
+    var entityName: String { "Invoice" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 10, uid: 301453189266621828) }
+    var slotCount: Int { 3 }
+
+    func id(of entity: Invoice) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Invoice) { entity.id = id }
+
+    func write(_ entity: Invoice, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.number, slot: 1)
+        record.add(entity.total, slot: 2)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Invoice {
+        let entity = Invoice()
+        entity.id = id
+        entity.number = try record.read(Int64.self, slot: 1) ?? 0
+        entity.total = try record.double(slot: 2) ?? 0.0
+        return entity
+    }
+}
+
+extension Invoice {
+    /// `id` in queries: property "id" (1:4945518909692387711), Long.
+    static let id = Cellar.Property<Invoice>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `number` in queries: property "number" (2:7029771573627520435), Long.
+    static let number = Cellar.Property<Invoice>(name: "number", id: 2, type: Cellar.PropertyType(rawValue: 6))
+    /// `total` in queries: property "total" (3:1531308974722836669), Double.
+    static let total = Cellar.Property<Invoice>(name: "total", id: 3, type: Cellar.PropertyType(rawValue: 8))
+}
+
 /// The model of target CellarTests, as in its model JSON file: pass it to `Store`.
 func cellarModel() -> Cellar.Model {
     Cellar.Model(
@@ -701,8 +744,15 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "code", id: Cellar.IdUid(id: 2, uid: 4967492148065918435), type: Cellar.PropertyType(rawValue: 100), flags: Cellar.PropertyFlags(rawValue: 268435496), indexId: Cellar.IdUid(id: 11, uid: 2136598936683571829)),
                     Cellar.ModelProperty(name: "label", id: Cellar.IdUid(id: 3, uid: 1634714828538964741), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                 ]),
+            Cellar.ModelEntity(
+                name: "Invoice", id: Cellar.IdUid(id: 10, uid: 301453189266621828), lastPropertyId: Cellar.IdUid(id: 3, uid: 1531308974722836669),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 4945518909692387711), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "number", id: Cellar.IdUid(id: 2, uid: 7029771573627520435), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 268435496), indexId: Cellar.IdUid(id: 12, uid: 6279368995416497985), defaultValue: .integer(0)),
+                    Cellar.ModelProperty(name: "total", id: Cellar.IdUid(id: 3, uid: 1531308974722836669), type: Cellar.PropertyType(rawValue: 8), defaultValue: .floatingPoint(0.0)),
+                ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 9, uid: 8696293196278192438), lastIndexId: Cellar.IdUid(id: 11, uid: 2136598936683571829),
+        lastEntityId: Cellar.IdUid(id: 10, uid: 301453189266621828), lastIndexId: Cellar.IdUid(id: 12, uid: 6279368995416497985),
         lastRelationId: Cellar.IdUid(id: 2, uid: 6119699722470939340), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])

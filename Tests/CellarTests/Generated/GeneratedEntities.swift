@@ -205,3 +205,18 @@ struct Badge: Entity, Equatable {
     var code: UUID?
     var label: String = ""
 }
+
+/// An integer primary key (a value index).
+final class Invoice: Entity {
+    var id: Id = 0
+    // cellar: primaryKey
+    var number: Int64 = 0
+    var total: Double = 0
+
+    required init() {}
+
+    init(number: Int64, total: Double) {
+        self.number = number
+        self.total = total
+    }
+}
