@@ -146,7 +146,7 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "author", id: Cellar.IdUid(id: 5, uid: 3007833948160313647), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 1, uid: 442362967768590052), relationTarget: "Author"),
                     Cellar.ModelProperty(name: "status", id: Cellar.IdUid(id: 6, uid: 5135014974698515156), type: Cellar.PropertyType(rawValue: 6)),
                     Cellar.ModelProperty(name: "color", id: Cellar.IdUid(id: 7, uid: 5009483788300951139), type: Cellar.PropertyType(rawValue: 9)),
-                    Cellar.ModelProperty(name: "tags", id: Cellar.IdUid(id: 8, uid: 7528399984837476721), type: Cellar.PropertyType(rawValue: 30), flags: Cellar.PropertyFlags(rawValue: 2056), indexId: Cellar.IdUid(id: 2, uid: 2859008548769085593)),
+                    Cellar.ModelProperty(name: "tags", id: Cellar.IdUid(id: 8, uid: 7528399984837476721), type: Cellar.PropertyType(rawValue: 30), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 2, uid: 2859008548769085593)),
                     Cellar.ModelProperty(name: "attributes", id: Cellar.IdUid(id: 9, uid: 1281861691035430252), type: Cellar.PropertyType(rawValue: 3009)),
                 ]),
         ],
