@@ -112,6 +112,18 @@ let package = Package(
             exclude: ["model-collections.json"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Objects identified by a primary key: insert, upsert and get by key, Cellar beside SQLite
+        // through GRDB. `Contact` is generated like crud's `Note` (model-keyed.json, generated/).
+        .executableTarget(
+            name: "keyed",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "Cellar", package: root),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            exclude: ["model-keyed.json"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // package-benchmark micro-benchmarks. The plugin only picks up executable targets whose
         // folder sits directly in a folder named `Benchmarks`: this package's own folder.
         .executableTarget(

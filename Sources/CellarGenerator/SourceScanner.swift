@@ -773,8 +773,9 @@ private struct Scan {
             }
         }
         if let primaryKey = annotations.primaryKey {
-            // A String, UUID or integer identity: unique, through an index (a String's a hash index,
-            // as `unique` gives it, unless `index` says otherwise).
+            // A String, UUID or integer identity: unique, through a value index (also for a String,
+            // unlike `unique` alone: keys are short, and a look-up then reads no record to rule out
+            // a hash collision), unless `index` says otherwise.
             guard stored.isInteger || [.string, .uuid].contains(stored.propertyType), property.conversion == .none else {
                 throw GeneratorError("\(primaryKey.quoted) is on \(subject), stored as \(stored.swiftName): a primary key is a String, a UUID or an integer, stored as it is (no converter or enum)", at: primaryKey.location)
             }
@@ -783,11 +784,12 @@ private struct Scan {
             }
             flags.formUnion([.unique, .indexed, .primaryKey])
             property.unique = true
-            if annotations.indexKind == nil {
-                property.setIndex(defaultKind, flags: &flags)
+            if annotations.indexKind == nil || annotations.indexKindIsDefault {
+                flags.subtract([.indexHash, .indexHash64])
+                property.setIndex(.value, flags: &flags)
             }
         }
-        if let kind = annotations.indexKind {
+        if let kind = annotations.indexKind, annotations.primaryKey == nil || !annotations.indexKindIsDefault {
             property.setIndex(annotations.indexKindIsDefault ? defaultKind : kind, flags: &flags)
         }
         property.flags = flags

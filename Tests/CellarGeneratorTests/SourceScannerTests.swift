@@ -222,7 +222,9 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
 
     @Test func primaryKeys() throws {
         let string = try entity("class E: Entity {\n    var id: Id = 0\n    // cellar: primaryKey\n    var email: String = \"\"\n}")
-        #expect(string.property("email")?.flags == [.primaryKey, .unique, .indexed, .indexHash] && string.property("email")?.unique == true)
+        #expect(string.property("email")?.flags == [.primaryKey, .unique, .indexed] && string.property("email")?.unique == true)
+        let hashed = try entity("class E: Entity {\n    var id: Id = 0\n    // cellar: primaryKey\n    // cellar: index = \"hash64\"\n    var email: String = \"\"\n}")
+        #expect(hashed.property("email")?.flags == [.primaryKey, .unique, .indexed, .indexHash64])
         let uuid = try entity("class E: Entity {\n    var id: Id = 0\n    // cellar: primaryKey\n    var code: UUID?\n}")
         #expect(uuid.property("code")?.flags == [.primaryKey, .unique, .indexed])
         let number = try entity("class E: Entity {\n    var id: Id = 0\n    // cellar: primaryKey\n    // cellar: index = \"value\"\n    var n: UInt32 = 0\n}")

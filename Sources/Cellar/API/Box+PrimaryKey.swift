@@ -91,7 +91,8 @@ extension Box {
             assign = true
             isNew = true
         }
-        try store(entity, id: id, isNew: isNew, into: target)
+        // The key's holder is known: the unique check of its index is done.
+        try store(entity, id: id, isNew: isNew, into: target, uniqueChecked: primaryKey.index!.id)
         return (id, assign)
     }
 }

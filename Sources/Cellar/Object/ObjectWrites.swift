@@ -9,8 +9,11 @@ extension TransactionContext {
     ///
     /// A unique property whose value another object holds throws `uniqueViolation` before anything
     /// is written, or, with `onConflict: replace`, removes that other object first.
+    /// `uniqueChecked` names a unique index whose value the caller has already looked up (a
+    /// primary key): it is not looked up again.
     @usableFromInline
-    func putIndexed(_ schema: EntitySchema, id: Id, record: UnsafeRawBufferPointer, tree: Tree, isNew: Bool) throws {
+    func putIndexed(_ schema: EntitySchema, id: Id, record: UnsafeRawBufferPointer, tree: Tree, isNew: Bool,
+                    uniqueChecked: UInt32? = nil) throws {
         let write = write!
         let newReader = try RecordReader(record)
         let found = isNew ? .absent : try StorageLayout.withObjectKey(id) { try write.lookup(tree, key: $0) }
@@ -19,18 +22,19 @@ extension TransactionContext {
             if schema.fixedIndexKeys {
                 try addFixedIndexKeys(schema, id: id, record: newReader, in: write)
             } else {
-                try updateIndexes(schema, id: id, new: newReader, old: nil, in: write)
+                try updateIndexes(schema, id: id, new: newReader, old: nil, in: write, uniqueChecked: uniqueChecked)
             }
         case .plain(let old):
             let oldReader = try RecordReader(old)
             if try !newReader.sameValues(schema.indexedFields, as: oldReader) {
-                try updateIndexes(schema, id: id, new: newReader, old: oldReader, in: write)
+                try updateIndexes(schema, id: id, new: newReader, old: oldReader, in: write, uniqueChecked: uniqueChecked)
             }
         case .compressed:
             // Decoded into memory that lives for this call (not kept for the transaction).
             try StorageLayout.withObjectKey(id) { key in
                 try write.withValue(tree, key: key) { old in
-                    try updateIndexes(schema, id: id, new: newReader, old: old.map { try RecordReader($0) }, in: write)
+                    try updateIndexes(schema, id: id, new: newReader, old: old.map { try RecordReader($0) }, in: write,
+                                      uniqueChecked: uniqueChecked)
                 }
             }
         }
@@ -54,7 +58,7 @@ extension TransactionContext {
     /// `newReader`'s, checking unique constraints first.
     @inline(__always)
     private func updateIndexes(_ schema: EntitySchema, id: Id, new newReader: RecordReader, old oldReader: RecordReader?,
-                               in write: WriteTransaction) throws {
+                               in write: WriteTransaction, uniqueChecked: UInt32?) throws {
         if !schema.hasUniqueIndex && (oldReader == nil || schema.indexed.count == 1) {
             // Nothing to check first, and no old record whose bytes a write could move before the
             // next property reads them: each index is brought up to date in turn, keys built on
@@ -80,7 +84,7 @@ extension TransactionContext {
             }
             for change in changes {
                 let index = change.property.index!
-                guard index.unique, let part = change.new, let value = change.value else { continue }
+                guard index.unique, index.id != uniqueChecked, let part = change.new, let value = change.value else { continue }
                 var prefix: [UInt8] = []
                 part.append(to: &prefix)
                 let holders = try objects(holding: value, of: change.property, in: schema, prefix: prefix[...], except: id)

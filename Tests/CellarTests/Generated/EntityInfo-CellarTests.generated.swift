@@ -730,7 +730,7 @@ func cellarModel() -> Cellar.Model {
                 name: "Account", id: Cellar.IdUid(id: 8, uid: 9004440435656166608), lastPropertyId: Cellar.IdUid(id: 4, uid: 4673605463527342308),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 4595006208400803180), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
-                    Cellar.ModelProperty(name: "email", id: Cellar.IdUid(id: 2, uid: 2760854580929380133), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 268437544), indexId: Cellar.IdUid(id: 10, uid: 9193585025066191376), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "email", id: Cellar.IdUid(id: 2, uid: 2760854580929380133), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 268435496), indexId: Cellar.IdUid(id: 10, uid: 9193585025066191376), defaultValue: .string("")),
                     Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 3, uid: 5218617014432419350), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                     Cellar.ModelProperty(name: "visits", id: Cellar.IdUid(id: 4, uid: 4673605463527342308), type: Cellar.PropertyType(rawValue: 6), defaultValue: .integer(0)),
                 ],
