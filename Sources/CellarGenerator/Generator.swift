@@ -44,6 +44,7 @@ public struct Generator {
     public func run<G: RandomNumberGenerator>(using random: inout G) throws -> Summary {
         let files = try sourceFiles().map { path in (path: path, contents: try read(path)) }
         let entities = try SourceScanner.scan(files: files)
+        let projections = try ProjectionScanner.scan(files: files, entities: entities)
         guard !entities.isEmpty else {
             throw GeneratorError("no entities in the sources of \(options.targetName): conform a class or struct to `Entity`, or annotate it `// cellar: entity`")
         }
@@ -59,7 +60,7 @@ public struct Generator {
             }
         }
         let model = try ModelUpdate(modelPath: options.modelPath).update(existing, with: entities, using: &random)
-        let code = try CodeEmitter(targetName: options.targetName, isPublic: options.isPublic).emit(entities: entities, model: model)
+        let code = try CodeEmitter(targetName: options.targetName, isPublic: options.isPublic).emit(entities: entities, model: model, projections: projections)
 
         let newBytes = model.jsonBytes()
         let modelChanged = newBytes != oldBytes

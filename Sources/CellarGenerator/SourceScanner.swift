@@ -223,6 +223,8 @@ private struct Scan {
             report("`\(qualified)` is an actor: entities are classes or structs; declare it as a class or struct", at: location)
         } else if isEntity {
             report("`\(qualified)` is declared in an extension, where the generator does not look for entities; declare it at the top level or nested in a type declaration", at: location)
+        } else if annotations.contains(where: { $0.name == ProjectionScanner.annotationName }) {
+            // A projection: `ProjectionScanner` reads it and its fields' annotations.
         } else {
             if let annotation = annotations.first {
                 report("\(annotation.quoted) is on `\(qualified)`, which is not an entity: conform it to `Entity` or annotate it `// cellar: entity`, or remove the annotation", at: annotation.location)

@@ -13,6 +13,9 @@
 //   e2v `query.visit { $0.utf8Count(Note.title) }`: the same without building the objects, as
 //       ObjectBox's `obx_query_visit` reads the stored bytes
 //   e3  `query.findIds()`, 100 times
+//   f   `find()` of every object (a query without conditions), 3 times: N full `Note`s each
+//   fp  `find(as: NoteTitleRow.self)` of every object, 3 times: a two-field projection (title,
+//       author; NoteTitleRow.swift) instead of the whole objects
 // The query (`box.query { Note.author == 42 }.build()`) is built once, before the timers.
 // Checks (after the timers; a failed one exits 1): put assigned ids 1...N; every count is the
 // number of i in 1...N with i ≡ 42 (mod 100) (N/100 for N a multiple of 100); every e2 repetition
@@ -29,7 +32,7 @@ import Cellar
 import Foundation
 
 enum Step: String, CaseIterable {
-    case a, e, e2, e2v, e3
+    case a, e, e2, e2v, e3, f, fp
 
     var title: String {
         switch self {
@@ -38,6 +41,8 @@ enum Step: String, CaseIterable {
         case .e2: "find hits, title length (queries/s)"
         case .e2v: "visit hits, title length (queries/s)"
         case .e3: "ids of author==42 (queries/s)"
+        case .f: "find every object, full Notes (queries/s)"
+        case .fp: "find every object as (title, author) (queries/s)"
         }
     }
 
@@ -62,6 +67,7 @@ enum Step: String, CaseIterable {
         case .e: 10
         case .e2, .e2v: 1
         case .e3: 1.5
+        case .f, .fp: 0
         }
     }
 }
@@ -155,6 +161,23 @@ struct QueryBench {
                 throw BenchError("e3: ids \(last.prefix(5).map(\.value))… (\(last.count)), expected \(expectedIds.prefix(5))… (\(expectedIds.count))")
             }
 
+            // f and fp: every object, as Notes and as a two-field projection.
+            let everything = try box.query().build()
+            var scans = [(count: Int, titleBytes: Int, authorSum: UInt64)](repeating: (-1, -1, 0), count: scanReps)
+            start = now()
+            try timedFindAll(everything, into: &scans)
+            times[.f] = now() - start
+            var projected = scans
+            start = now()
+            try timedFindAllProjected(everything, into: &projected)
+            times[.fp] = now() - start
+            let authorSum = (1...n).reduce(UInt64(0)) { $0 + UInt64(($1 - 1) % 100 + 1) }
+            for scan in scans + projected {
+                try check("f/fp (objects)", scan.count, n)
+                try check("f/fp (Σ title length)", scan.titleBytes, 20 * n)
+                guard scan.authorSum == authorSum else { throw BenchError("f/fp: Σ author \(scan.authorSum), expected \(authorSum)") }
+            }
+
             for step in Step.allCases { seconds[step, default: []].append(times[step]!) }
             logRun(run, of: options.runs, "cellar", rates: Step.allCases.map { ($0.rawValue, Double(ops($0, n, reps)) / times[$0]!) })
         }
@@ -179,18 +202,23 @@ struct QueryBench {
         var rows: [[String]] = []
         for step in Step.allCases {
             let r = rate(step)
-            let hits = step == .a ? "" : formatRate(r * Double(expectedIds.count))
+            let hits = step == .a ? "" : formatRate(r * Double([.f, .fp].contains(step) ? n : expectedIds.count))
             var cells = [step.rawValue + "  " + step.title, grouped(ops(step, n, reps)), formatOps(r), hits]
             if let anchor = step.anchor(n) {
                 let ratio = r / anchor
                 cells += [formatOps(anchor), String(format: "%.2f×", ratio), String(format: "≥ %g×", step.target),
                           ratio >= step.target ? "met" : "NOT MET"]
+            } else if step == .f || step == .fp {
+                cells += ["–", "–", "–", ""]
             } else {
                 cells += ["–", "–", String(format: "≥ %g×", step.target), ""]
             }
             rows.append(cells)
         }
         printTable(header: header, rows: rows)
+        print("")
+        print(String(format: "fp / f: the projection finds every object %.2f× as fast as full Notes (f and fp hits/s are objects/s).",
+                     median(seconds[.f]!) / median(seconds[.fp]!)))
         print("")
         print("ObjectBox: the CRUD workload's anchors (C API 5.3.2, this machine; only at N = 100,000 and 1,000,000).")
         print("e2 has no anchor: it is compared to e's, since ObjectBox's count costs as much as visiting the hits.")
@@ -199,7 +227,16 @@ struct QueryBench {
     }
 
     /// Operations a step counts: N objects for a, the queries for the others.
-    static func ops(_ step: Step, _ n: Int, _ reps: Int) -> Int { step == .a ? n : reps }
+    static func ops(_ step: Step, _ n: Int, _ reps: Int) -> Int {
+        switch step {
+        case .a: n
+        case .f, .fp: scanReps
+        default: reps
+        }
+    }
+
+    /// Repetitions of f and fp, each of which reads every object.
+    static let scanReps = 3
 
     static func formatOps(_ r: Double) -> String { r < 1_000 ? String(format: "%.1f", r) : formatRate(r) }
 
@@ -247,6 +284,32 @@ struct QueryBench {
                 return true
             }
             visits[k] = (hits, titleBytes, wrongAuthor)
+        }
+    }
+
+    @inline(never)
+    static func timedFindAll(_ query: Query<Note>, into scans: inout [(count: Int, titleBytes: Int, authorSum: UInt64)]) throws {
+        for k in scans.indices {
+            let notes = try query.find()
+            var (titleBytes, authorSum) = (0, UInt64(0))
+            for note in notes {
+                titleBytes += note.title.utf8.count
+                authorSum += note.author
+            }
+            scans[k] = (notes.count, titleBytes, authorSum)
+        }
+    }
+
+    @inline(never)
+    static func timedFindAllProjected(_ query: Query<Note>, into scans: inout [(count: Int, titleBytes: Int, authorSum: UInt64)]) throws {
+        for k in scans.indices {
+            let rows = try query.find(as: NoteTitleRow.self)
+            var (titleBytes, authorSum) = (0, UInt64(0))
+            for row in rows {
+                titleBytes += row.title.utf8.count
+                authorSum += row.author
+            }
+            scans[k] = (rows.count, titleBytes, authorSum)
         }
     }
 

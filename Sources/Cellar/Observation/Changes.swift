@@ -129,7 +129,7 @@ extension Query where E: SendableMetatype {
     }
 
     /// The query's entity and every entity its links reach.
-    private func observedEntities() throws -> Set<UInt32> {
+    func observedEntities() throws -> Set<UInt32> {
         func collect(_ query: CompiledQuery, into set: inout Set<UInt32>) {
             set.insert(query.schema.id.id)
             for link in query.links { collect(link, into: &set) }

@@ -632,6 +632,82 @@ extension Invoice {
     static let total = Cellar.Property<Invoice>(name: "total", id: 3, type: Cellar.PropertyType(rawValue: 8))
 }
 
+// MARK: - TicketRow (projection of Ticket)
+
+extension TicketRow: Cellar.Projection {
+    static let projectionBinding = TicketRowCellarProjectionBinding()
+}
+
+/// Reads `TicketRow` views of `Ticket` records (entity Ticket, 1:472380252325711114): slots 1, 2, 4, 8, 7.
+struct TicketRowCellarProjectionBinding: Cellar.ProjectionBinding {
+    typealias Projection = TicketRow
+    typealias EntityType = Ticket
+
+    init() {}
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> TicketRow {
+        return TicketRow(
+            id: Cellar.EntityId(id),
+            title: try record.string(slot: 1) ?? "",
+            level: (try record.read(Int32.self, slot: 2)).flatMap { Priority(rawValue: $0) } ?? Priority.unknown,
+            temperature: Cellar.Converting.read(try record.double(slot: 4), zero: 0 as Double, TemperatureConverter.convert),
+            count: try record.read(UInt16.self, slot: 8) ?? 0,
+            due: try record.date(slot: 7)
+        )
+    }
+}
+
+// MARK: - CommentRow (projection of Comment)
+
+extension CommentRow: Cellar.Projection {
+    static let projectionBinding = CommentRowCellarProjectionBinding()
+}
+
+/// Reads `CommentRow` views of `Comment` records (entity Comment, 4:4486559450079830933): slots 2, 2.
+struct CommentRowCellarProjectionBinding: Cellar.ProjectionBinding {
+    typealias Projection = CommentRow
+    typealias EntityType = Comment
+
+    init() {}
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> CommentRow {
+        return CommentRow(
+            id: id,
+            ticketId: try record.read(Cellar.Id.self, slot: 2) ?? 0,
+            ticket: Cellar.ToOne<Ticket>(targetId: try record.read(Cellar.Id.self, slot: 2) ?? 0)
+        )
+    }
+
+    var hasRelations: Bool { true }
+
+    func attach(_ projection: CommentRow, store: Cellar.Store) {
+        projection.ticket.attach(store)
+    }
+}
+
+// MARK: - ReminderRow (projection of Reminder)
+
+extension ReminderRow: Cellar.Projection {
+    static let projectionBinding = ReminderRowCellarProjectionBinding()
+}
+
+/// Reads `ReminderRow` views of `Reminder` records (entity Reminder, 6:5174539794564423597): slots 1, 2, 7, 9.
+struct ReminderRowCellarProjectionBinding: Cellar.ProjectionBinding {
+    typealias Projection = ReminderRow
+    typealias EntityType = Reminder
+
+    init() {}
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> ReminderRow {
+        return ReminderRow(
+            title: try record.string(slot: 1) ?? "",
+            priority: try record.read(Int.self, slot: 2) ?? 3,
+            created: try record.date(slot: 7) ?? Date(timeIntervalSince1970: 1704067200.0),
+            note: try record.string(slot: 9)
+        )
+    }
+}
+
 /// The model of target CellarTests, as in its model JSON file: pass it to `Store`.
 func cellarModel() -> Cellar.Model {
     Cellar.Model(

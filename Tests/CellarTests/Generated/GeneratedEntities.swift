@@ -220,3 +220,37 @@ final class Invoice: Entity {
         self.total = total
     }
 }
+
+// Projections: read-only views of some fields (ProjectionTests). Not in the model.
+
+/// The headline (model name "headline") under its Swift name, an enum read under another name,
+/// a converter property, a non-optional property read as an optional, and the typed id.
+// cellar: projection = "Ticket"
+struct TicketRow: Equatable {
+    var id: EntityId<Ticket>
+    var title: String
+    // cellar: from = "priority"
+    var level: Priority
+    var temperature: Temperature
+    var count: UInt16?
+    var due: Date?
+}
+
+/// A ToOne read as its target's id and as an attached ToOne.
+// cellar: projection = "Comment"
+struct CommentRow {
+    var id: Id
+    // cellar: from = "ticket"
+    var ticketId: Id
+    var ticket: ToOne<Ticket>
+}
+
+/// Records written before `priority`, `created` and `note` existed read what the entity reads:
+/// the initial value, the `default` annotation's value, nil.
+// cellar: projection = "Reminder"
+struct ReminderRow: Equatable {
+    var title: String
+    var priority: Int
+    var created: Date
+    var note: String?
+}

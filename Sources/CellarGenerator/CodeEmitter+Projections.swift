@@ -1,0 +1,78 @@
+import Cellar
+
+extension CodeEmitter {
+    /// A projection's `Projection` conformance and `<Type>CellarProjectionBinding`: its fields
+    /// read from the entity's record slots (property ID − 1) with the entity binding's read
+    /// expressions, so defaults, enums and converters read the same; the projection built with
+    /// its memberwise initializer.
+    func emit(_ projection: ProjectionDescription, entities: [EntityDescription], model: Model) throws -> String {
+        guard let entity = entities.first(where: { $0.typeName == projection.entityTypeName }),
+              let modelEntity = model.entity(named: entity.modelName) else {
+            throw GeneratorError("entity \(projection.entityTypeName) of projection \(projection.typeName) is missing from the model (please report)", at: projection.location)
+        }
+        let binding = "\(projection.typeName.replacingOccurrences(of: ".", with: "_"))CellarProjectionBinding"
+        func slot(_ property: PropertyDescription) throws -> Int {
+            guard let modelProperty = modelEntity.property(named: property.modelName) else {
+                throw GeneratorError("property \(entity.typeName).\(property.name) is missing from the model (please report)", at: property.location)
+            }
+            return Int(modelProperty.id.id) - 1
+        }
+        var arguments: [String] = []
+        var toOnes: [String] = []
+        var slots: [Int] = []
+        for field in projection.fields {
+            switch field.source {
+            case .id(let typed):
+                arguments.append("\(field.name): \(typed ? "Cellar.EntityId(id)" : "id")")
+            case .property(let property):
+                let index = try slot(property)
+                slots.append(index)
+                arguments.append("\(field.name): \(try readExpression(property, slot: index, in: entity))")
+                if property.relationTarget != nil { toOnes.append(field.name) }
+            case .toOneTargetId(let property):
+                let index = try slot(property)
+                slots.append(index)
+                arguments.append("\(field.name): \(storedRead(property, slot: index)) ?? 0")
+            }
+        }
+        let slotList = slots.isEmpty ? "no slots" : "slot\(slots.count == 1 ? "" : "s") \(slots.map(String.init).joined(separator: ", "))"
+        var out = """
+
+        // MARK: - \(projection.typeName) (projection of \(entity.typeName))
+
+        extension \(projection.typeName): Cellar.Projection {
+            \(access)static let projectionBinding = \(binding)()
+        }
+
+        /// Reads `\(projection.typeName)` views of `\(entity.typeName)` records (entity \(modelEntity.name), \(modelEntity.id)): \(slotList).
+        \(access)struct \(binding): Cellar.ProjectionBinding {
+            \(access)typealias Projection = \(projection.typeName)
+            \(access)typealias EntityType = \(entity.typeName)
+
+            \(access)init() {}
+
+            \(access)func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> \(projection.typeName) {
+
+        """
+        if slots.isEmpty { out += "        _ = record\n" }
+        if arguments.isEmpty {
+            out += "        _ = id\n        return \(projection.typeName)()\n"
+        } else {
+            out += "        return \(projection.typeName)(\n            \(arguments.joined(separator: ",\n            "))\n        )\n"
+        }
+        out += "    }\n"
+        if !toOnes.isEmpty {
+            out += """
+
+                \(access)var hasRelations: Bool { true }
+
+                \(access)func attach(_ projection: \(projection.typeName), store: Cellar.Store) {
+
+            """
+            for name in toOnes { out += "        projection.\(name).attach(store)\n" }
+            out += "    }\n"
+        }
+        out += "}\n"
+        return out
+    }
+}
