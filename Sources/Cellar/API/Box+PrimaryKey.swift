@@ -16,18 +16,20 @@ extension Box {
             throw CellarError.illegalArgument("get(primaryKey:): \(schema.name) has no primary key; mark one String, UUID or integer property `// cellar: primaryKey`")
         }
         // The key in its stored form, checked as a query condition checks its value.
-        let condition = PropertyCondition(PropertyRef(id: primaryKey.id, name: primaryKey.name), .equal, [key.queryValue])
-        let operand: [UInt8]
+        let value = key.queryValue
+        func refuse(_ reason: String) -> CellarError { .illegalArgument("get(primaryKey:) on \(primaryKey.qualifiedName): \(reason)") }
+        var bytes: [UInt8] = []
         var integer: UInt64 = 0
-        switch try CompiledLeaf(condition, property: primaryKey).operands {
-        case .integers(let values): integer = values[0]; operand = []
-        case .bytes(let values): operand = values[0]
-        default: throw CellarError.illegalArgument("get(primaryKey:): \(key) is not a \(primaryKey.type)")
+        switch (primaryKey.kind, value) {
+        case (.string, .string(let string)): bytes = Array(string.utf8)
+        case (.uuid, .uuid(let uuid)): bytes = UUIDEncoding.bytes(uuid)
+        case (.integer(_, let signed), _): integer = try CompiledLeaf.integer(value, property: primaryKey, signed: signed, refuse: refuse)
+        default: throw refuse("\(value) is not a \(primaryKey.type)")
         }
-        return try operand.withUnsafeBytes { bytes in
-            let value: FieldValue = primaryKey.kind.isIntegerKind ? .integer(integer) : .bytes(bytes)
+        return try bytes.withUnsafeBytes { raw in
+            let stored: FieldValue = primaryKey.kind.isIntegerKind ? .integer(integer) : .bytes(raw)
             return try store.inReadContext { context in
-                guard let id = try context.object(holding: value, of: primaryKey, in: schema) else { return nil }
+                guard let id = try context.object(holding: stored, of: primaryKey, in: schema) else { return nil }
                 return try get(id, schema: schema, context: context)
             }
         }
