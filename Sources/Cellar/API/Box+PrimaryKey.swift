@@ -93,8 +93,11 @@ extension Box {
             assign = true
             isNew = true
         }
-        // The key's holder is known: the unique check of its index is done.
-        try store(entity, id: id, isNew: isNew, into: target, uniqueChecked: primaryKey.index!.id)
+        // The key's holder is known: the unique check of its index is done. When the object already
+        // holds the key and the key's is the entity's only index, no index entry changes: the old
+        // record need not even be read.
+        try store(entity, id: id, isNew: isNew, into: target, uniqueChecked: primaryKey.index!.id,
+                  indexesUnchanged: holder == id && schema.indexed.count == 1)
         return (id, assign)
     }
 }
@@ -102,10 +105,22 @@ extension Box {
 extension TransactionContext {
     /// The object holding `value` in the unique index of `property`; nil when none does.
     func object(holding value: FieldValue, of property: PropertySchema, in schema: EntitySchema) throws -> Id? {
-        guard let part = try IndexKey.part(value, index: property.index!, property: property) else { return nil }
+        let index = property.index!
+        guard let part = try IndexKey.part(value, index: index, property: property) else { return nil }
         var prefix: [UInt8] = []
         part.append(to: &prefix)
-        return try objects(holding: value, of: property, in: schema, prefix: prefix[...], except: 0).first
+        guard index.kind == .value else {
+            // A hash index: candidates are checked against their records.
+            return try objects(holding: value, of: property, in: schema, prefix: prefix[...], except: 0).first
+        }
+        // A value index: the first key that is the value and an id is the holder.
+        guard let cursor = try cursor(indexTree: index) else { return nil }
+        var holder: Id?
+        try cursor.scan(.prefix(prefix)) { key, _ in
+            if key.count == prefix.count + 8 { holder = try IndexKey.objectId(key) }
+            return holder == nil
+        }
+        return holder
     }
 }
 

@@ -142,9 +142,10 @@ public struct Box<E: EntityInspectable>: Sendable {
     /// Stores the record `target.record` holds for `entity` as object `id` (`isNew`: an id just
     /// handed out, with no record to replace), with its index entries and relations.
     @inlinable
-    func store(_ entity: E, id: Id, isNew: Bool, into target: PutTarget, uniqueChecked: UInt32? = nil) throws {
+    func store(_ entity: E, id: Id, isNew: Bool, into target: PutTarget, uniqueChecked: UInt32? = nil,
+               indexesUnchanged: Bool = false) throws {
         let (schema, context, record) = (target.schema, target.context, target.record)
-        if schema.hasIndexes {
+        if schema.hasIndexes && !indexesUnchanged {
             try context.putIndexed(schema, id: id, record: record.bytes, tree: target.tree, isNew: isNew, uniqueChecked: uniqueChecked)
         } else {
             try StorageLayout.withObjectKey(id) { try target.txn.put(target.tree, key: $0, value: record.bytes) }
