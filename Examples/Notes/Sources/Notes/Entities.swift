@@ -4,6 +4,10 @@ import Foundation
 /// A person who writes notes.
 final class Author: Entity {
     var id: Id = 0
+    /// The author's own identity beside the id: `authors.get(primaryKey: "ada@example.com")`, and
+    /// `put(_:mode: .upsert)` updates the author with that email instead of adding another.
+    // cellar: primaryKey
+    var email: String = ""
     var name: String = ""
     /// The notes whose `author` is this author: a backlink, read from the store when first used
     /// (not stored with the author).
@@ -12,7 +16,8 @@ final class Author: Entity {
 
     required init() {}
 
-    init(name: String) {
+    init(email: String, name: String) {
+        self.email = email
         self.name = name
     }
 }
@@ -70,4 +75,13 @@ final class Note: Entity {
         self.tags = tags
         self.attributes = attributes
     }
+}
+
+/// A read-only view of a note: only these fields are read from the record, no `Note` is built
+/// (`query.find(as: NoteHeadline.self)`).
+// cellar: projection = "Note"
+struct NoteHeadline {
+    var id: EntityId<Note>
+    var title: String
+    var tags: [String]
 }

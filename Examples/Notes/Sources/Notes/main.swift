@@ -11,10 +11,11 @@ print("opened \(directory): \(store.modelChanges.isEmpty ? "model unchanged" : s
 let authors = store.box(for: Author.self)
 let notes = store.box(for: Note.self)
 
-// One transaction: an author and three notes, all or nothing.
-let ada = Author(name: "Ada")
+// One transaction: an author and three notes, all or nothing. The author is identified by her
+// email (a primary key): the upsert finds her on the next run and keeps her id.
+let ada = Author(email: "ada@example.com", name: "Ada")
 try store.runInTransaction {
-    try authors.put(ada)
+    try authors.put(ada, mode: .upsert)
     try notes.put([
         Note(title: "Shopping", text: "cheese, bread", author: ada, status: .open, color: Color(hex: "#ffcc00"),
              tags: ["home", "food"], attributes: ["shop": "market"]),
@@ -43,5 +44,11 @@ if let reread = try authors.get(ada.id) {
 let food = try notes.query { Note.tags.contains("food") }.build()
 let atTheDeli = try notes.query { Note.attributes["shop"] == "deli" }.build().count()
 print("notes tagged food: \(try food.count()), first tags \(try food.find().first?.tags ?? []); notes for the deli: \(atTheDeli)")
+// A primary key look-up, and a projection: titles and tags without building the notes.
+print("by email: \(try authors.get(primaryKey: "ada@example.com")?.name ?? "nobody")")
+let headlines = try notes.query { Note.tags.contains("food") }.build().find(as: NoteHeadline.self)
+for headline in headlines.prefix(2) {
+    print("  headline #\(headline.id.value) \(headline.title) \(headline.tags)")
+}
 print("property constants for queries: \(Note.title), \(Note.status) (stored as \(Note.status.type))")
 store.close()

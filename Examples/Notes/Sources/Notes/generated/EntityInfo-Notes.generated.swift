@@ -18,19 +18,21 @@ struct AuthorCellarBinding: Cellar.EntityBinding {
 
     var entityName: String { "Author" }
     var entityId: Cellar.IdUid { Cellar.IdUid(id: 1, uid: 5003166995579001657) }
-    var slotCount: Int { 2 }
+    var slotCount: Int { 3 }
 
     func id(of entity: Author) -> Cellar.Id { entity.id }
 
     func setId(_ id: Cellar.Id, of entity: inout Author) { entity.id = id }
 
     func write(_ entity: Author, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.email, slot: 2)
         record.add(entity.name, slot: 1)
     }
 
     func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Author {
         let entity = Author()
         entity.id = id
+        entity.email = try record.string(slot: 2) ?? ""
         entity.name = try record.string(slot: 1) ?? ""
         return entity
     }
@@ -49,6 +51,8 @@ struct AuthorCellarBinding: Cellar.EntityBinding {
 extension Author {
     /// `id` in queries: property "id" (1:8048441689290143426), Long.
     static let id = Cellar.Property<Author>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `email` in queries: property "email" (3:1931993921645138193), String.
+    static let email = Cellar.Property<Author>(name: "email", id: 3, type: Cellar.PropertyType(rawValue: 9))
     /// `name` in queries: property "name" (2:4936367565683091105), String.
     static let name = Cellar.Property<Author>(name: "name", id: 2, type: Cellar.PropertyType(rawValue: 9))
 }
@@ -126,15 +130,38 @@ extension Note {
     static let attributes = Cellar.Property<Note>(name: "attributes", id: 9, type: Cellar.PropertyType(rawValue: 3009))
 }
 
+// MARK: - NoteHeadline (projection of Note)
+
+extension NoteHeadline: Cellar.Projection {
+    static let projectionBinding = NoteHeadlineCellarProjectionBinding()
+}
+
+/// Reads `NoteHeadline` views of `Note` records (entity Note, 2:4961840596495773530): slots 1, 7.
+struct NoteHeadlineCellarProjectionBinding: Cellar.ProjectionBinding {
+    typealias Projection = NoteHeadline
+    typealias EntityType = Note
+
+    init() {}
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> NoteHeadline {
+        return NoteHeadline(
+            id: Cellar.EntityId(id),
+            title: try record.string(slot: 1) ?? "",
+            tags: try record.list(String.self, slot: 7) ?? []
+        )
+    }
+}
+
 /// The model of target Notes, as in its model JSON file: pass it to `Store`.
 func cellarModel() -> Cellar.Model {
     Cellar.Model(
         entities: [
             Cellar.ModelEntity(
-                name: "Author", id: Cellar.IdUid(id: 1, uid: 5003166995579001657), lastPropertyId: Cellar.IdUid(id: 2, uid: 4936367565683091105),
+                name: "Author", id: Cellar.IdUid(id: 1, uid: 5003166995579001657), lastPropertyId: Cellar.IdUid(id: 3, uid: 1931993921645138193),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 8048441689290143426), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
                     Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 4936367565683091105), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "email", id: Cellar.IdUid(id: 3, uid: 1931993921645138193), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 268435496), indexId: Cellar.IdUid(id: 3, uid: 8552430238906161219), defaultValue: .string("")),
                 ]),
             Cellar.ModelEntity(
                 name: "Note", id: Cellar.IdUid(id: 2, uid: 4961840596495773530), lastPropertyId: Cellar.IdUid(id: 9, uid: 1281861691035430252),
@@ -150,7 +177,7 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "attributes", id: Cellar.IdUid(id: 9, uid: 1281861691035430252), type: Cellar.PropertyType(rawValue: 3009)),
                 ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 2, uid: 4961840596495773530), lastIndexId: Cellar.IdUid(id: 2, uid: 2859008548769085593),
+        lastEntityId: Cellar.IdUid(id: 2, uid: 4961840596495773530), lastIndexId: Cellar.IdUid(id: 3, uid: 8552430238906161219),
         lastRelationId: Cellar.IdUid(id: 0, uid: 0), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])
