@@ -38,6 +38,12 @@ let package = Package(
             name: "BenchSupport",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // What the harnesses' SQLite sides share: the connection, set up as the CRUD workload's.
+        .target(
+            name: "BenchGRDB",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // What engine-bench and crud share of LMDB: opening an environment, errors.
         .target(
             name: "BenchLMDB",
@@ -88,6 +94,7 @@ let package = Package(
         .executableTarget(
             name: "crud",
             dependencies: [
+                "BenchGRDB",
                 "BenchSupport",
                 .product(name: "Cellar", package: root),
                 .product(name: "CellarStorage", package: root),
@@ -105,6 +112,7 @@ let package = Package(
         .executableTarget(
             name: "collections",
             dependencies: [
+                "BenchGRDB",
                 "BenchSupport",
                 .product(name: "Cellar", package: root),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -117,6 +125,7 @@ let package = Package(
         .executableTarget(
             name: "keyed",
             dependencies: [
+                "BenchGRDB",
                 "BenchSupport",
                 .product(name: "Cellar", package: root),
                 .product(name: "GRDB", package: "GRDB.swift"),

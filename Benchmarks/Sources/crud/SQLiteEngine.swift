@@ -1,3 +1,4 @@
+import BenchGRDB
 import BenchSupport
 import Foundation
 import GRDB
@@ -49,10 +50,7 @@ enum SQLiteEngine {
         let n = w.n
         let path = folder + "/notes.sqlite"
         var result = RunResult()
-        var config = Configuration()
-        config.journalMode = .wal
-        config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-        let queue = try DatabaseQueue(path: path, configuration: config)
+        let queue = try openBenchQueue(path)
         defer { try? queue.close() }
         try queue.write { db in
             try db.execute(sql: """

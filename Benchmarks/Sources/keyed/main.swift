@@ -15,6 +15,7 @@
 //   get      every contact by its email in the random order, built, one read transaction
 // Checks after the timers (a failed one exits 1): N objects after insert and after upsert, ids
 // unchanged by the upsert (each email keeps its id), every contact read back with the upserted values.
+import BenchGRDB
 import BenchSupport
 import Cellar
 import Foundation
@@ -70,10 +71,7 @@ func runCellar(n: Int, order: [UInt64], folder: String) throws -> [String: Doubl
 
 func runGRDB(n: Int, order: [UInt64], folder: String) throws -> [String: Double] {
     var seconds: [String: Double] = [:]
-    var config = Configuration()
-    config.journalMode = .wal
-    config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-    let queue = try DatabaseQueue(path: folder + "/contacts.sqlite", configuration: config)
+    let queue = try openBenchQueue(folder + "/contacts.sqlite")
     defer { try? queue.close() }
     try queue.write { db in
         try db.execute(sql: "CREATE TABLE contact(id INTEGER PRIMARY KEY, email TEXT NOT NULL UNIQUE, name TEXT NOT NULL, visits INTEGER NOT NULL)")
