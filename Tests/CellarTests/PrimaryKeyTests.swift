@@ -71,6 +71,21 @@ import Testing
         #expect(afterBatch == 3 && bName == "2" && batch[0].id == batch[1].id)
     }
 
+    @Test func keysAreFoundAgainAfterRemoveAllInTheSameTransaction() throws {
+        let store = try Store(directoryPath: "memory:pk-remove-all", model: cellarModel())
+        let accounts = store.box(for: Account.self)
+        try store.runInTransaction {
+            try accounts.put(Account(email: "a@x", name: "1"), mode: .upsert)
+            try accounts.removeAll()
+            // The key's index was dropped with the objects: the upsert inserts, and finds its own key after.
+            let again = Account(email: "a@x", name: "2")
+            try accounts.put(again, mode: .upsert)
+            try accounts.put(Account(email: "a@x", name: "3"), mode: .upsert)
+            let count = try accounts.count(), name = try accounts.get(primaryKey: "a@x")?.name
+            #expect(count == 1 && name == "3")
+        }
+    }
+
     @Test func anUpsertKeepsRelationsAndBacklinks() throws {
         let store = try Store(directoryPath: "memory:pk-relations", model: cellarModel())
         let accounts = store.box(for: Account.self)

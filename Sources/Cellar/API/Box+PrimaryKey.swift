@@ -113,14 +113,20 @@ extension TransactionContext {
             // A hash index: candidates are checked against their records.
             return try objects(holding: value, of: property, in: schema, prefix: prefix[...], except: 0).first
         }
-        // A value index: the first key that is the value and an id is the holder.
-        guard let cursor = try cursor(indexTree: index) else { return nil }
-        var holder: Id?
-        try cursor.scan(.prefix(prefix)) { key, _ in
-            if key.count == prefix.count + 8 { holder = try IndexKey.objectId(key) }
-            return holder == nil
+        // A value index: the first key at or after the value is the holder's when it is the value
+        // and an id (a longer value sharing this one's bytes has other bytes where the id is).
+        let cursor: Cursor
+        if let kept = keyCursors[index.ordinal] {
+            cursor = kept
+        } else {
+            guard let made = try self.cursor(indexTree: index) else { return nil }
+            keyCursors[index.ordinal] = made
+            cursor = made
         }
-        return holder
+        guard try prefix.withUnsafeBytes({ try cursor.seek($0) }) else { return nil }
+        let key = cursor.key
+        guard key.count == prefix.count + 8, key.starts(with: prefix) else { return nil }
+        return try IndexKey.objectId(key)
     }
 }
 

@@ -75,6 +75,7 @@ extension Store {
         let write = context.write!
         try write.dropTree(index.treeName)
         context.indexSlots[index.ordinal] = nil
+        context.keyCursors[index.ordinal] = nil
         let tree = try context.indexTree(index)
         guard let cursor = try context.cursor(schema) else { return }
         // Collect first, write after: a unique index is checked over all values before anything

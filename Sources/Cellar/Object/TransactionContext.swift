@@ -24,6 +24,10 @@ final class TransactionContext {
     let indexSlots: UnsafeMutablePointer<Tree?>
     /// The first error thrown out of a nested transaction: the whole transaction rolls back.
     var failure: (any Error)?
+    /// Cursors kept for point look-ups in unique value indexes (`object(holding:)`), by index
+    /// ordinal: a primary key's holder is looked up once per put, and a cursor costs allocations.
+    /// Every use starts with a `seek`, which is valid after the tree changed.
+    var keyCursors: [Int: Cursor] = [:]
     /// Undoes ids written into class objects by puts, when the transaction rolls back.
     @usableFromInline var undoIds: [() -> Void] = []
 
@@ -185,6 +189,7 @@ final class TransactionContext {
             let index = property.index!
             try write!.dropTree(index.treeName)
             indexSlots[index.ordinal] = nil
+            keyCursors[index.ordinal] = nil
         }
         for relation in schema.relations + schema.incomingRelations {
             try write!.dropTree(StorageLayout.relationTree(relation.id.id))
