@@ -27,7 +27,7 @@ extension Box {
         default: throw refuse("\(value) is not a \(primaryKey.type)")
         }
         return try bytes.withUnsafeBytes { raw in
-            let stored: FieldValue = primaryKey.kind.isIntegerKind ? .integer(integer) : .bytes(raw)
+            let stored: FieldValue = if case .integer = primaryKey.kind { .integer(integer) } else { .bytes(raw) }
             return try store.inReadContext { context in
                 guard let id = try context.object(holding: stored, of: primaryKey, in: schema) else { return nil }
                 return try get(id, schema: schema, context: context)
@@ -71,12 +71,7 @@ extension Box {
                     throw CellarError.illegalArgument("put: \(schema.name) \(given) holds the primary key \(primaryKey.name) \(old ?? "nil"); it cannot change to \(describe()) — remove the object and put a new one")
                 }
             }
-            try context.withSequence(schema) { sequence in
-                guard given < sequence.next || schema.idAssignable else {
-                    throw CellarError.illegalArgument("\(schema.name) id \(given) was never handed out by put (the next is \(sequence.next)); put objects with id 0 to insert them, or make the id assignable with `// cellar: id = { \"assignable\": true }`")
-                }
-                sequence.noteAssigned(given)
-            }
+            try context.noteGivenId(given, of: schema)
             id = given
         } else if let holder {
             switch mode {
@@ -127,12 +122,5 @@ extension TransactionContext {
         let key = cursor.key
         guard key.count == prefix.count + 8, key.starts(with: prefix) else { return nil }
         return try IndexKey.objectId(key)
-    }
-}
-
-extension PropertySchema.Kind {
-    var isIntegerKind: Bool {
-        if case .integer = self { return true }
-        return false
     }
 }

@@ -125,12 +125,7 @@ public struct Box<E: EntityInspectable>: Sendable {
                 if mode == .insert && exists { throw CellarError.idAlreadyExists(entity: schema.name, id: id) }
                 if mode == .update && !exists { throw CellarError.notFound(entity: schema.name, id: id) }
             }
-            try context.withSequence(schema) { sequence in
-                guard id < sequence.next || schema.idAssignable else {
-                    throw CellarError.illegalArgument("\(schema.name) id \(id) was never handed out by put (the next is \(sequence.next)); put objects with id 0 to insert them, or make the id assignable with `// cellar: id = { \"assignable\": true }`")
-                }
-                sequence.noteAssigned(id)
-            }
+            try context.noteGivenId(id, of: schema)
         }
         let record = target.record
         record.begin(slotCount: binding.slotCount)

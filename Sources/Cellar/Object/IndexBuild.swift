@@ -73,9 +73,7 @@ extension Store {
     private func build(_ property: PropertySchema, of schema: EntitySchema, in context: TransactionContext) throws {
         let index = property.index!
         let write = context.write!
-        try write.dropTree(index.treeName)
-        context.indexSlots[index.ordinal] = nil
-        context.keyCursors[index.ordinal] = nil
+        try context.dropIndexTree(index)
         let tree = try context.indexTree(index)
         guard let cursor = try context.cursor(schema) else { return }
         // Collect first, write after: a unique index is checked over all values before anything

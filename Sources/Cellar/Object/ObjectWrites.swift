@@ -247,6 +247,14 @@ extension TransactionContext {
 
     // MARK: Index trees
 
+    /// Drops the tree of `index` and forgets what this transaction kept of it (the tree, a
+    /// look-up cursor), so that the next use makes a new tree.
+    func dropIndexTree(_ index: IndexSchema) throws {
+        try write!.dropTree(index.treeName)
+        indexSlots[index.ordinal] = nil
+        keyCursors[index.ordinal] = nil
+    }
+
     /// The tree of `index`, created when missing.
     func indexTree(_ index: IndexSchema) throws -> Tree {
         let slot = indexSlots + index.ordinal

@@ -124,7 +124,7 @@ struct CollectionSchema: Sendable {
             return true
         }
         keys.sort { $0.lexicographicallyPrecedes($1) }
-        return keys.uniquedSorted()
+        return keys.uniqued()
     }
 
     /// The elements of a list or set payload, or the values of a map payload, as values (see
@@ -133,13 +133,13 @@ struct CollectionSchema: Sendable {
         if shape.kind == .map {
             var entries = MapEntries(payload, width: width)
             while let (_, value) = try entries.next() {
-                guard try body(element.value(ofElement: value)) else { return }
+                guard try body(element.value(stored: value)) else { return }
             }
             return
         }
         var elements = CollectionElements(payload, width: width)
         while let bytes = try elements.next() {
-            guard try body(element.value(ofElement: bytes)) else { return }
+            guard try body(element.value(stored: bytes)) else { return }
         }
     }
 
@@ -157,7 +157,7 @@ struct CollectionSchema: Sendable {
     func value(forKey key: [UInt8], in payload: UnsafeRawBufferPointer) throws -> FieldValue? {
         var entries = MapEntries(payload, width: width)
         while let (stored, value) = try entries.next() {
-            if stored.elementsEqual(key) { return try element.value(ofElement: value) }
+            if stored.elementsEqual(key) { return try element.value(stored: value) }
             if key.lexicographicallyPrecedes(stored) { return nil }   // keys are in ascending order
         }
         return nil
@@ -224,15 +224,27 @@ enum FieldValue: Equatable {
 }
 
 extension PropertySchema {
-    /// The value of one element of a collection whose element schema this is, from its stored
-    /// bytes (exactly its width, or its bytes without their length).
-    func value(ofElement bytes: UnsafeRawBufferPointer) throws -> FieldValue {
+    /// Bytes of the property's stored value when every value has the same size (integers, Bools,
+    /// dates, Float, Double, UUIDs); nil for a u32 length and then the bytes.
+    var storedWidth: Int? {
+        switch kind {
+        case .integer(let width, _), .floating(let width): width
+        case .uuid: 16
+        case .string, .bytes, .collection, .flex: nil
+        }
+    }
+
+    /// The value held in `bytes`: a field's bytes (exactly `storedWidth`, or the bytes after the
+    /// length), or one element of a collection whose element schema this is. Integers come as
+    /// their 64-bit pattern, sign-extended when signed, so comparing them as `Int64` orders them.
+    @inline(__always)
+    func value(stored bytes: UnsafeRawBufferPointer) throws -> FieldValue {
         switch kind {
         case .integer(let width, let signed):
             switch width {
             case 1:
                 let v = bytes.load(as: UInt8.self)
-                if type == .bool, v > 1 { throw CellarError.fileCorrupt("\(qualifiedName) holds a Bool holding \(v)") }
+                if type == .bool, v > 1 { throw CellarError.fileCorrupt("\(qualifiedName) is a Bool holding \(v)") }
                 return .integer(signed ? UInt64(bitPattern: Int64(Int8(bitPattern: v))) : UInt64(v))
             case 2:
                 let v = UInt16(littleEndian: bytes.loadUnaligned(as: UInt16.self))
@@ -262,50 +274,15 @@ extension RecordReader {
     /// their 64-bit pattern: sign-extended when signed, so comparing them as `Int64` orders them.
     func value(of property: PropertySchema, id: Id) throws -> FieldValue? {
         if property.isId { return .integer(id) }
-        switch property.kind {
-        case .integer(let width, let signed):
-            switch width {
-            case 1:
-                guard let v = try read(UInt8.self, slot: property.slot) else { return nil }
-                if property.type == .bool, v > 1 {
-                    throw CellarError.fileCorrupt("\(property.qualifiedName) is a Bool holding \(v)")
-                }
-                return .integer(signed ? UInt64(bitPattern: Int64(Int8(bitPattern: v))) : UInt64(v))
-            case 2:
-                guard let v = try read(UInt16.self, slot: property.slot) else { return nil }
-                return .integer(signed ? UInt64(bitPattern: Int64(Int16(bitPattern: v))) : UInt64(v))
-            case 4:
-                guard let v = try read(UInt32.self, slot: property.slot) else { return nil }
-                return .integer(signed ? UInt64(bitPattern: Int64(Int32(bitPattern: v))) : UInt64(v))
-            default:
-                return try read(UInt64.self, slot: property.slot).map { .integer($0) }
-            }
-        case .floating(let width):
-            if width == 4 { return try float(slot: property.slot).map { .floating(Double($0)) } }
-            return try double(slot: property.slot).map { .floating($0) }
-        case .string:
-            guard let bytes = try bytes(slot: property.slot) else { return nil }
-            guard RecordReader.isASCII(bytes) || String(decoding: bytes, as: UTF8.self).utf8.elementsEqual(bytes) else {
-                throw CellarError.fileCorrupt("\(property.qualifiedName) holds a string that is not valid UTF-8")
-            }
-            return .bytes(bytes)
-        case .bytes:
-            return try bytes(slot: property.slot).map { .bytes($0) }
-        case .uuid:
-            guard let at = try offset(property.slot, size: 16) else { return nil }
-            return .bytes(UnsafeRawBufferPointer(start: base + at, count: 16))
-        case .collection, .flex:
-            return try bytes(slot: property.slot).map { .bytes($0) }
+        let bytes: UnsafeRawBufferPointer
+        if let width = property.storedWidth {
+            guard let at = try offset(property.slot, size: width) else { return nil }
+            bytes = UnsafeRawBufferPointer(start: base + at, count: width)
+        } else {
+            guard let field = try self.bytes(slot: property.slot) else { return nil }
+            bytes = field
         }
+        return try property.value(stored: bytes)
     }
 }
 
-extension Array where Element == [UInt8] {
-    /// Without repeats (the array is sorted).
-    func uniquedSorted() -> [[UInt8]] {
-        var out: [[UInt8]] = []
-        out.reserveCapacity(count)
-        for key in self where out.last != key { out.append(key) }
-        return out
-    }
-}

@@ -144,6 +144,18 @@ final class TransactionContext {
         return tree
     }
 
+    /// Notes an id an object came with (not 0) as assigned; throws `illegalArgument` for an id
+    /// `put` never handed out, unless the entity's ids are assignable.
+    @inlinable
+    func noteGivenId(_ id: Id, of schema: EntitySchema) throws {
+        try withSequence(schema) { sequence in
+            guard id < sequence.next || schema.idAssignable else {
+                throw CellarError.illegalArgument("\(schema.name) id \(id) was never handed out by put (the next is \(sequence.next)); put objects with id 0 to insert them, or make the id assignable with `// cellar: id = { \"assignable\": true }`")
+            }
+            sequence.noteAssigned(id)
+        }
+    }
+
     /// Runs `body` on the entity's id sequence, loading it on first use in this transaction: from
     /// the store when it saved one at the commit this transaction starts from, else from the tree.
     @inlinable
@@ -187,9 +199,7 @@ final class TransactionContext {
         slots[schema.index].tree = nil
         for property in schema.indexed {
             let index = property.index!
-            try write!.dropTree(index.treeName)
-            indexSlots[index.ordinal] = nil
-            keyCursors[index.ordinal] = nil
+            try dropIndexTree(index)
         }
         for relation in schema.relations + schema.incomingRelations {
             try write!.dropTree(StorageLayout.relationTree(relation.id.id))

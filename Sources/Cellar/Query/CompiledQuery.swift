@@ -122,12 +122,12 @@ struct CompiledQuery {
 
 }
 
-extension Array where Element == Id {
-    /// Without repeats (the array is sorted).
-    func uniqued() -> [Id] {
-        var out: [Id] = []
+extension Array where Element: Equatable {
+    /// Without repeats (the array is sorted): ids, index keys.
+    func uniqued() -> [Element] {
+        var out: [Element] = []
         out.reserveCapacity(count)
-        for id in self where out.last != id { out.append(id) }
+        for element in self where out.last != element { out.append(element) }
         return out
     }
 }
