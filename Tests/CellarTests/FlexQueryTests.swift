@@ -111,6 +111,9 @@ import Testing
         #expect(FlexLeaf.compare(9_007_199_254_740_993, 9_007_199_254_740_992.0) == 1)   // 2^53 + 1 > 2^53
         #expect(FlexLeaf.compare(3, 3.0) == 0 && FlexLeaf.compare(3, 3.5) == -1 && FlexLeaf.compare(-3, -3.5) == 1)
         #expect(FlexLeaf.compare(Int64.min, -9_223_372_036_854_775_808.0) == 0 && FlexLeaf.compare(0, .nan) == nil)
+        // Conditions order an integer against a double through it, both ways round.
+        #expect(FlexLeaf.order(.integer(9_007_199_254_740_993), .double(9_007_199_254_740_992)) == 1)
+        #expect(FlexLeaf.order(.double(9_007_199_254_740_992), .integer(9_007_199_254_740_993)) == -1)
     }
 
     @Test func misusedFlexConditionsAreRefused() throws {

@@ -139,6 +139,13 @@ import Testing
         try invoices.put(Invoice(number: 0, total: 20), mode: .upsert)
         let total = try invoices.get(primaryKey: 0)?.total, count = try invoices.count()
         #expect(total == 20 && count == 3)
+        // An upsert keeps the entity's other index up to date.
+        let renamed = Invoice(number: 0, total: 21)
+        renamed.customer = "acme"
+        try invoices.put(renamed, mode: .upsert)
+        let acme = try invoices.query { Invoice.customer == "acme" }.build().findIds().map(\.value)
+        let none = try invoices.query { Invoice.customer == "" }.build().count()
+        #expect(acme == [renamed.id] && none == 2)
         #expect(throws: CellarError.self) { try invoices.get(primaryKey: "seven") }
         #expect(throws: CellarError.self) { try invoices.get(primaryKey: 1.5) }
     }

@@ -603,7 +603,7 @@ struct InvoiceCellarBinding: Cellar.EntityBinding {
 
     var entityName: String { "Invoice" }
     var entityId: Cellar.IdUid { Cellar.IdUid(id: 10, uid: 301453189266621828) }
-    var slotCount: Int { 3 }
+    var slotCount: Int { 4 }
 
     func id(of entity: Invoice) -> Cellar.Id { entity.id }
 
@@ -612,6 +612,7 @@ struct InvoiceCellarBinding: Cellar.EntityBinding {
     func write(_ entity: Invoice, to record: Cellar.RecordBuilder) throws {
         record.add(entity.number, slot: 1)
         record.add(entity.total, slot: 2)
+        record.add(entity.customer, slot: 3)
     }
 
     func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Invoice {
@@ -619,6 +620,7 @@ struct InvoiceCellarBinding: Cellar.EntityBinding {
         entity.id = id
         entity.number = try record.read(Int64.self, slot: 1) ?? 0
         entity.total = try record.double(slot: 2) ?? 0.0
+        entity.customer = try record.string(slot: 3) ?? ""
         return entity
     }
 }
@@ -630,6 +632,8 @@ extension Invoice {
     static let number = Cellar.Property<Invoice>(name: "number", id: 2, type: Cellar.PropertyType(rawValue: 6))
     /// `total` in queries: property "total" (3:1531308974722836669), Double.
     static let total = Cellar.Property<Invoice>(name: "total", id: 3, type: Cellar.PropertyType(rawValue: 8))
+    /// `customer` in queries: property "customer" (4:4865213717765878331), String.
+    static let customer = Cellar.Property<Invoice>(name: "customer", id: 4, type: Cellar.PropertyType(rawValue: 9))
 }
 
 // MARK: - TicketRow (projection of Ticket)
@@ -821,14 +825,15 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "label", id: Cellar.IdUid(id: 3, uid: 1634714828538964741), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                 ]),
             Cellar.ModelEntity(
-                name: "Invoice", id: Cellar.IdUid(id: 10, uid: 301453189266621828), lastPropertyId: Cellar.IdUid(id: 3, uid: 1531308974722836669),
+                name: "Invoice", id: Cellar.IdUid(id: 10, uid: 301453189266621828), lastPropertyId: Cellar.IdUid(id: 4, uid: 4865213717765878331),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 4945518909692387711), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
                     Cellar.ModelProperty(name: "number", id: Cellar.IdUid(id: 2, uid: 7029771573627520435), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 268435496), indexId: Cellar.IdUid(id: 12, uid: 6279368995416497985), defaultValue: .integer(0)),
                     Cellar.ModelProperty(name: "total", id: Cellar.IdUid(id: 3, uid: 1531308974722836669), type: Cellar.PropertyType(rawValue: 8), defaultValue: .floatingPoint(0.0)),
+                    Cellar.ModelProperty(name: "customer", id: Cellar.IdUid(id: 4, uid: 4865213717765878331), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 2056), indexId: Cellar.IdUid(id: 13, uid: 8502339346946221712), defaultValue: .string("")),
                 ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 10, uid: 301453189266621828), lastIndexId: Cellar.IdUid(id: 12, uid: 6279368995416497985),
+        lastEntityId: Cellar.IdUid(id: 10, uid: 301453189266621828), lastIndexId: Cellar.IdUid(id: 13, uid: 8502339346946221712),
         lastRelationId: Cellar.IdUid(id: 2, uid: 6119699722470939340), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])

@@ -206,12 +206,14 @@ struct Badge: Entity, Equatable {
     var label: String = ""
 }
 
-/// An integer primary key (a value index).
+/// An integer primary key (a value index), beside another index an upsert must keep up to date.
 final class Invoice: Entity {
     var id: Id = 0
     // cellar: primaryKey
     var number: Int64 = 0
     var total: Double = 0
+    // cellar: index
+    var customer: String = ""
 
     required init() {}
 
