@@ -194,3 +194,34 @@ func embeddedModel(indexes: Bool = true) -> Cellar.Model {
     return Cellar.Model(entities: [contact, order, address, geo, line], lastEntityId: line.id,
                         lastIndexId: indexes ? IdUid(id: 2, uid: 90_002) : .zero)
 }
+
+/// A recursive embedded type (an optional breaks the cycle), for the nesting limit.
+final class ENode: EmbeddedInspectable {
+    var label = 0
+    var child: ENode?
+    init(_ label: Int, child: ENode? = nil) { self.label = label; self.child = child }
+    static let embeddedBinding = ENodeBinding()
+
+    /// A chain of `depth` nodes.
+    static func chain(_ depth: Int) -> ENode {
+        var node = ENode(depth - 1)
+        for level in stride(from: depth - 2, through: 0, by: -1) { node = ENode(level, child: node) }
+        return node
+    }
+
+    var depth: Int { 1 + (child?.depth ?? 0) }
+}
+
+struct ENodeBinding: EmbeddedBinding {
+    typealias EmbeddedType = ENode
+    var typeName: String { "ENode" }
+    var typeId: IdUid { IdUid(id: 6, uid: 8_600) }
+    var slotCount: Int { 2 }
+    func write(_ value: ENode, to record: RecordBuilder) throws {
+        record.add(value.label, slot: 0)
+        try record.add(embedded: value.child, slot: 1)
+    }
+    func read(from record: RecordReader) throws -> ENode {
+        ENode(try record.read(Int.self, slot: 0) ?? 0, child: try record.embedded(ENode.self, slot: 1))
+    }
+}

@@ -175,6 +175,37 @@ import Testing
         #expect(left == [0, 0])
     }
 
+    /// Records nest at most `Model.maxEmbeddingDepth` levels: the deepest allowed writes and
+    /// reads back, one more is refused on write, and is corrupt to a reader.
+    @Test func nestingIsLimited() throws {
+        let limit = Model.maxEmbeddingDepth
+        let builder = RecordBuilder()
+        builder.begin(slotCount: 1)
+        try builder.add(embedded: ENode.chain(limit), slot: 0)
+        let read = try RecordReader(builder.bytes).embedded(ENode.self, slot: 0)
+        #expect(read?.depth == limit)
+
+        let deeper = RecordBuilder()
+        deeper.begin(slotCount: 1)
+        #expect { try deeper.add(embedded: ENode.chain(limit + 1), slot: 0) } throws: { error in
+            guard case CellarError.illegalArgument(let message) = error else { return false }
+            return message.contains("nest more than \(limit) levels")
+        }
+
+        // A node record holding the deepest allowed chain, put one level down by hand: corrupt.
+        let node = RecordBuilder()
+        node.begin(slotCount: 2)
+        node.add(-1, slot: 0)
+        try node.add(embedded: ENode.chain(limit), slot: 1)
+        let outer = RecordBuilder()
+        outer.begin(slotCount: 1)
+        outer.add(bytes: node.bytes, slot: 0)
+        #expect { try RecordReader(outer.bytes).embedded(ENode.self, slot: 0) } throws: { error in
+            guard case CellarError.fileCorrupt(let message) = error else { return false }
+            return message.contains("more than \(limit) levels")
+        }
+    }
+
     @Test func aCorruptNestedRecordIsReportedNotTrusted() throws {
         let store = try Store(directoryPath: "memory:embedded-corrupt", model: embeddedModel())
         let contacts = store.box(for: EContact.self)
