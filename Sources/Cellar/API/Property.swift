@@ -9,20 +9,28 @@ public struct Property<E>: Sendable, Hashable, CustomStringConvertible {
     public let id: UInt32
     /// The stored type.
     public let type: PropertyType
-    /// For a property of an embedded object (`Contact.address.city`): the embedded properties
-    /// from `E` to the object holding this one; empty for a property of `E` itself.
-    let via: [PropertyRef]
+    /// For a property of an embedded object (`Contact.address.city`): the number of the path
+    /// of embedded properties from `E` to the object holding it (see `EmbeddedPaths`); 0 for a
+    /// property of `E` itself.
+    @usableFromInline let pathNumber: UInt32
 
     public init(name: String, id: UInt32, type: PropertyType) {
-        self.init(name: name, id: id, type: type, via: [])
+        self.name = name
+        self.id = id
+        self.type = type
+        pathNumber = 0
     }
 
     init(name: String, id: UInt32, type: PropertyType, via: [PropertyRef]) {
         self.name = name
         self.id = id
         self.type = type
-        self.via = via
+        pathNumber = EmbeddedPaths.number(via)
     }
+
+    /// The embedded properties from `E` to the object holding this property; empty for a
+    /// property of `E` itself.
+    var via: [PropertyRef] { EmbeddedPaths.path(pathNumber) }
 
     /// The record slot holding the property's value.
     @inlinable public var slot: Int { Int(id) - 1 }

@@ -35,7 +35,7 @@ public struct EmbeddedProperty<E, T>: Sendable, Hashable, CustomStringConvertibl
     }
 
     /// The embedded properties from `E` to the objects this property holds.
-    var path: [PropertyRef] { via + [PropertyRef(id: id, name: name)] }
+    var path: [PropertyRef] { via + [PropertyRef(id: id, name: name, isList: type == .embeddedList)] }
 
     public var description: String { "\(E.self).\(path.map(\.name).joined(separator: "."))" }
 

@@ -31,6 +31,28 @@ public struct ObjectView<E: EntityInspectable> {
         record = try RecordReader(bytes)
     }
 
+    /// The record holding `property`'s field: the object's own, or for a property of an embedded
+    /// object (`Contact.home.city`) the nested record (an empty one when the object is absent,
+    /// so that every property of it reads as nil).
+    @inlinable @inline(__always)
+    func fields(_ property: Property<E>) throws -> RecordReader {
+        if _fastPath(property.pathNumber == 0) { return record }
+        return try nestedFields(property)
+    }
+
+    @usableFromInline
+    func nestedFields(_ property: Property<E>) throws -> RecordReader {
+        var reader = record
+        for step in property.via {
+            guard !step.isList else {
+                throw CellarError.illegalArgument("\(property) goes through \(step.name), a list of embedded objects, which has one value per element; read the object instead")
+            }
+            guard let nested = try reader.nested(slot: Int(step.id) - 1) else { return RecordReader(empty: ()) }
+            reader = nested
+        }
+        return reader
+    }
+
     /// The whole object.
     @inlinable
     public func object() throws -> E {
@@ -44,21 +66,21 @@ public struct ObjectView<E: EntityInspectable> {
     @inlinable
     public func string(_ property: Property<E>) throws -> String? {
         try check(property, .string)
-        return try record.string(slot: property.slot)
+        return try fields(property).string(slot: property.slot)
     }
 
     /// The number of UTF-8 bytes of a string property (or of a byte vector); nil when absent.
     @inlinable
     public func utf8Count(_ property: Property<E>) throws -> Int? {
         try check(property, .string, or: .byteVector)
-        return try record.bytes(slot: property.slot)?.count
+        return try fields(property).bytes(slot: property.slot)?.count
     }
 
     /// A string or byte vector property's bytes, in place: valid only inside the `visit` closure.
     @inlinable
     public func bytes(_ property: Property<E>) throws -> UnsafeRawBufferPointer? {
         try check(property, .string, or: .byteVector)
-        return try record.bytes(slot: property.slot)
+        return try fields(property).bytes(slot: property.slot)
     }
 
     /// An integer property's value (also Bool as 0/1, dates in their stored unit, relation ids);
@@ -67,10 +89,10 @@ public struct ObjectView<E: EntityInspectable> {
     @inlinable @inline(__always)
     public func integer(_ property: Property<E>) throws -> Int64? {
         switch property.type {
-        case .long, .date, .dateNano, .relation: return try record.read(Int64.self, slot: property.slot)
-        case .int: return try record.read(Int32.self, slot: property.slot).map(Int64.init)
-        case .bool, .byte: return try record.read(Int8.self, slot: property.slot).map(Int64.init)
-        case .short, .char: return try record.read(Int16.self, slot: property.slot).map(Int64.init)
+        case .long, .date, .dateNano, .relation: return try fields(property).read(Int64.self, slot: property.slot)
+        case .int: return try fields(property).read(Int32.self, slot: property.slot).map(Int64.init)
+        case .bool, .byte: return try fields(property).read(Int8.self, slot: property.slot).map(Int64.init)
+        case .short, .char: return try fields(property).read(Int16.self, slot: property.slot).map(Int64.init)
         default: throw mismatch(property, "an integer")
         }
     }
@@ -78,8 +100,8 @@ public struct ObjectView<E: EntityInspectable> {
     /// A Float or Double property's value; nil when absent.
     public func double(_ property: Property<E>) throws -> Double? {
         switch property.type {
-        case .float: return try record.float(slot: property.slot).map(Double.init)
-        case .double: return try record.double(slot: property.slot)
+        case .float: return try fields(property).float(slot: property.slot).map(Double.init)
+        case .double: return try fields(property).double(slot: property.slot)
         default: throw mismatch(property, "a Float or Double")
         }
     }
@@ -87,14 +109,14 @@ public struct ObjectView<E: EntityInspectable> {
     /// A UUID property's value; nil when absent.
     public func uuid(_ property: Property<E>) throws -> UUID? {
         try check(property, .uuid)
-        return try record.uuid(slot: property.slot)
+        return try fields(property).uuid(slot: property.slot)
     }
 
     /// A Date property's value; nil when absent.
     public func date(_ property: Property<E>) throws -> Date? {
         switch property.type {
-        case .date: return try record.date(slot: property.slot)
-        case .dateNano: return try record.dateNanoseconds(slot: property.slot)
+        case .date: return try fields(property).date(slot: property.slot)
+        case .dateNano: return try fields(property).dateNanoseconds(slot: property.slot)
         default: throw mismatch(property, "a Date")
         }
     }
@@ -102,25 +124,25 @@ public struct ObjectView<E: EntityInspectable> {
     /// A list property's elements (e.g. `view.list(Note.tags, of: String.self)`); nil when absent.
     public func list<T: CollectionElement>(_ property: Property<E>, of type: T.Type) throws -> [T]? {
         try checkCollection(property, .list, T.self)
-        return try record.list(T.self, slot: property.slot)
+        return try fields(property).list(T.self, slot: property.slot)
     }
 
     /// A set property's elements; nil when absent.
     public func set<T: CollectionElement>(_ property: Property<E>, of type: T.Type) throws -> Set<T>? {
         try checkCollection(property, .set, T.self)
-        return try record.set(T.self, slot: property.slot)
+        return try fields(property).set(T.self, slot: property.slot)
     }
 
     /// A map property's entries; nil when absent.
     public func map<T: CollectionElement>(_ property: Property<E>, of type: T.Type) throws -> [String: T]? {
         try checkCollection(property, .map, T.self)
-        return try record.map(T.self, slot: property.slot)
+        return try fields(property).map(T.self, slot: property.slot)
     }
 
     /// A Flex property's value; nil when absent.
     public func flex(_ property: Property<E>) throws -> FlexValue? {
         try check(property, .flex)
-        return try record.flex(slot: property.slot)
+        return try fields(property).flex(slot: property.slot)
     }
 
     /// Checks that `property` is a `kind` of elements stored as `T` is (same width, Bools as Bools;

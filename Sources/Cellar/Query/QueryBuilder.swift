@@ -35,7 +35,7 @@ public struct QueryBuilder<E: EntityInspectable> {
     /// A link condition, compiled against the target entity when the query is built.
     struct LinkSpec {
         enum Via: Sendable {
-            case toOne(PropertyRef)
+            case toOne(PropertyRef, pathNumber: UInt32)
             case relation(RelationProperty<E>)
         }
         let via: Via
@@ -59,7 +59,7 @@ public struct QueryBuilder<E: EntityInspectable> {
 
     /// Keeps the objects whose to-one relation `property` points at a `T` meeting `condition`.
     public func link<T: EntityInspectable>(_ property: Property<E>, _ condition: () -> QueryCondition<T>) -> QueryBuilder<E> {
-        link(.toOne(property.ref), T.self, condition())
+        link(.toOne(property.ref, pathNumber: property.pathNumber), T.self, condition())
     }
 
     /// Keeps the objects with at least one target in the to-many `relation` meeting `condition`.
@@ -94,7 +94,10 @@ public struct QueryBuilder<E: EntityInspectable> {
             let position = compiledLinks.count
             compiledLinks.append(target)
             switch spec.via {
-            case .toOne(let ref):
+            case .toOne(let ref, let pathNumber):
+                guard pathNumber == 0 else {
+                    throw CellarError.illegalArgument("link(\(schema.name).\(ref.name)): the property is in an embedded object; relations belong to entities")
+                }
                 let property = try schema.property(ref.id, named: ref.name)
                 guard property.type == .relation else {
                     throw CellarError.illegalArgument("link(\(schema.name).\(ref.name)): the property is a \(property.type), not a to-one relation")

@@ -140,6 +140,8 @@ struct PropertyCondition: Sendable {
 struct PropertyRef: Sendable, Hashable {
     let id: UInt32
     let name: String
+    /// On a path through embedded properties: the step holds a list of embedded objects.
+    var isList = false
 }
 
 extension Property: ConditionSubject {
