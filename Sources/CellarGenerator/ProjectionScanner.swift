@@ -167,6 +167,8 @@ private final class ProjectionFinder: SyntaxVisitor {
     /// The entity named by `projection = "…"`: its qualified name, or its unqualified name when
     /// only one entity has it.
     private func resolveEntity(_ entityName: String, annotation: Annotation, projection: String) throws -> EntityDescription {
+        // Embedded types have no box to project.
+        let entities = entities.filter { !$0.isEmbedded }
         if let exact = entities.first(where: { $0.typeName == entityName }) { return exact }
         let byLastName = entities.filter { $0.typeName.split(separator: ".").last.map(String.init) == entityName }
         if byLastName.count == 1 { return byLastName[0] }
