@@ -9,15 +9,23 @@ public struct Property<E>: Sendable, Hashable, CustomStringConvertible {
     public let id: UInt32
     /// The stored type.
     public let type: PropertyType
+    /// For a property of an embedded object (`Contact.address.city`): the embedded properties
+    /// from `E` to the object holding this one; empty for a property of `E` itself.
+    let via: [PropertyRef]
 
     public init(name: String, id: UInt32, type: PropertyType) {
+        self.init(name: name, id: id, type: type, via: [])
+    }
+
+    init(name: String, id: UInt32, type: PropertyType, via: [PropertyRef]) {
         self.name = name
         self.id = id
         self.type = type
+        self.via = via
     }
 
     /// The record slot holding the property's value.
     @inlinable public var slot: Int { Int(id) - 1 }
 
-    public var description: String { "\(E.self).\(name)" }
+    public var description: String { "\(E.self).\((via.map(\.name) + [name]).joined(separator: "."))" }
 }

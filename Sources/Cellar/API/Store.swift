@@ -29,6 +29,8 @@ public final class Store: @unchecked Sendable {
     private let schemas: [UInt64: EntitySchema]
     /// The entities by ID.
     let schemasById: [UInt32: EntitySchema]
+    /// The embedded types by name (they have schemas, but no trees or boxes).
+    let embeddedSchemas: [String: EntitySchema]
     /// The number of indexes of all entities (see `IndexSchema.ordinal`).
     let indexCount: Int
     @usableFromInline let writeBuilder = RecordBuilder()
@@ -91,6 +93,7 @@ public final class Store: @unchecked Sendable {
         let entitySchemas = Store.schemas(of: sync.model)
         schemas = Dictionary(entitySchemas.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
         schemasById = Dictionary(entitySchemas.map { ($0.id.id, $0) }, uniquingKeysWith: { a, _ in a })
+        embeddedSchemas = Dictionary(entitySchemas.filter(\.isEmbedded).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         indexCount = entitySchemas.reduce(0) { $0 + $1.indexed.count }
         entityCount = sync.model.entities.count
         savedSequences = .allocate(capacity: max(entityCount, 1))

@@ -84,6 +84,14 @@ public struct ModelEntity: Hashable, Sendable {
     /// The property with this name, if any.
     public func property(named name: String) -> ModelProperty? { properties.first { $0.name == name } }
 
+    /// The entity flag of an embedded type (`// cellar: embedded`): a type without an id or a box
+    /// whose objects live inside their owners' records. A Cellar extension: the bit is far above
+    /// ObjectBox's entity flags (see `docs/embedded.md`).
+    public static let embeddedFlag: UInt32 = 1 << 28
+
+    /// Whether this is an embedded type, not an entity.
+    public var isEmbedded: Bool { (flags ?? 0) & Self.embeddedFlag != 0 }
+
     /// The id property (flag `id`), if any.
     public var idProperty: ModelProperty? { properties.first { $0.flags.contains(.id) } }
 }
@@ -99,6 +107,9 @@ public struct ModelProperty: Hashable, Sendable {
     public var indexId: IdUid?
     /// The target entity's name, for a to-one relation (`type` `.relation`).
     public var relationTarget: String?
+    /// The embedded type's name, for a property holding embedded objects (`type` `.embedded` or
+    /// `.embeddedList`).
+    public var embeddedType: String?
     /// Members Cellar does not interpret, kept as read.
     public var extra: [JSONMember]
     /// What queries read for this property in a record written before it was added (one without
@@ -109,14 +120,15 @@ public struct ModelProperty: Hashable, Sendable {
     public var defaultValue: PropertyDefault?
 
     public init(name: String, id: IdUid, type: PropertyType, flags: PropertyFlags = [],
-                indexId: IdUid? = nil, relationTarget: String? = nil, extra: [JSONMember] = [],
-                defaultValue: PropertyDefault? = nil) {
+                indexId: IdUid? = nil, relationTarget: String? = nil, embeddedType: String? = nil,
+                extra: [JSONMember] = [], defaultValue: PropertyDefault? = nil) {
         self.name = name
         self.id = id
         self.type = type
         self.flags = flags
         self.indexId = indexId
         self.relationTarget = relationTarget
+        self.embeddedType = embeddedType
         self.extra = extra
         self.defaultValue = defaultValue
     }
@@ -124,7 +136,7 @@ public struct ModelProperty: Hashable, Sendable {
     /// Compares everything the model file holds: not `defaultValue`.
     public static func == (a: ModelProperty, b: ModelProperty) -> Bool {
         a.name == b.name && a.id == b.id && a.type == b.type && a.flags == b.flags && a.indexId == b.indexId
-            && a.relationTarget == b.relationTarget && a.extra == b.extra
+            && a.relationTarget == b.relationTarget && a.embeddedType == b.embeddedType && a.extra == b.extra
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -134,6 +146,7 @@ public struct ModelProperty: Hashable, Sendable {
         hasher.combine(flags)
         hasher.combine(indexId)
         hasher.combine(relationTarget)
+        hasher.combine(embeddedType)
         hasher.combine(extra)
     }
 }

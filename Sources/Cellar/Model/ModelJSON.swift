@@ -205,7 +205,7 @@ extension ModelEntity {
 }
 
 extension ModelProperty {
-    static let jsonMembers = ["flags", "id", "indexId", "name", "relationTarget", "type"]
+    static let jsonMembers = ["embeddedType", "flags", "id", "indexId", "name", "relationTarget", "type"]
 
     /// Reads a property; `path` names it in messages.
     init(json: JSONValue, path: String) throws {
@@ -217,6 +217,7 @@ extension ModelProperty {
             flags: PropertyFlags(rawValue: try reader.optionalInteger("flags", as: UInt32.self) ?? 0),
             indexId: try reader.optionalIdUid("indexId"),
             relationTarget: try reader.optionalString("relationTarget"),
+            embeddedType: try reader.optionalString("embeddedType"),
             extra: reader.extra(known: ModelProperty.jsonMembers))
     }
 
@@ -234,6 +235,9 @@ extension ModelProperty {
         }
         if let relationTarget {
             members.append(JSONMember("relationTarget", .string(relationTarget)))
+        }
+        if let embeddedType {
+            members.append(JSONMember("embeddedType", .string(embeddedType)))
         }
         return sortedObject(members, known: ModelProperty.jsonMembers, extra: extra)
     }

@@ -43,6 +43,7 @@ extension Model {
                                 lastIndexId: lastIndexId.id, lastRelationId: lastRelationId.id,
                                 requireSupportedTypes: requireSupportedTypes)
         }
+        try validateEmbedded(source: source)
         // Index and relation IDs are unique across the whole model.
         try Self.checkUniqueIds(namedIndexIds, source: source, kinds: "the indexes of", member: "indexId",
                                 lastId: lastIndexId, last: "\"lastIndexId\"")
@@ -153,6 +154,10 @@ extension ModelEntity {
                 try notRetired(index.uid, "the index of \(what)")
             }
         }
+        if isEmbedded {
+            try validateEmbeddedType(source: source, idProperties: idProperties)
+            return
+        }
         guard idProperties == 1 else {
             throw CellarError.schema("\(source): entity \(name) has \(idProperties) id properties; it needs exactly one (an `Id` or `EntityId<\(name)>` property, flag 1)")
         }
@@ -224,5 +229,59 @@ extension Model {
     public func newUid(excluding taken: Set<UInt64> = []) -> UInt64 {
         var generator = SystemRandomNumberGenerator()
         return newUid(using: &generator, excluding: taken)
+    }
+}
+
+// MARK: Embedded types
+
+extension Model {
+    /// The most levels of embedded objects one record holds (an entity's embedded object is at
+    /// level 1). Deeper values are refused on write; the generator refuses types that must nest
+    /// deeper.
+    public static let maxEmbeddingDepth = 64
+
+    /// Checks that every property holding embedded objects names an embedded type of the model.
+    fileprivate func validateEmbedded(source: String) throws {
+        let embedded = Set(entities.filter(\.isEmbedded).map(\.name))
+        for entity in entities {
+            for property in entity.properties {
+                let what = "property \(entity.name).\(property.name)"
+                if property.type.isEmbedded {
+                    guard let target = property.embeddedType, !target.isEmpty else {
+                        throw CellarError.schema("\(source): \(what) holds embedded objects (\(property.type)) but names no embeddedType")
+                    }
+                    guard embedded.contains(target) else {
+                        let kind = self.entity(named: target) == nil ? "not in the model" : "an entity, not an embedded type"
+                        throw CellarError.schema("\(source): \(what) holds embedded \(target) objects, but \(target) is \(kind); mark the type `// cellar: embedded` and run the generator")
+                    }
+                } else if property.embeddedType != nil {
+                    throw CellarError.schema("\(source): \(what) is a \(property.type) with an embeddedType; only Embedded (101) and EmbeddedList (1101) properties name one")
+                }
+            }
+        }
+    }
+}
+
+extension ModelEntity {
+    /// The rules of an embedded type: no id, no primary key, no relations, nothing unique.
+    fileprivate func validateEmbeddedType(source: String, idProperties: Int) throws {
+        guard idProperties == 0 else {
+            throw CellarError.schema("\(source): embedded type \(name) has an id property; an embedded object has no id of its own (it lives in its owner's record) — remove the id, or make \(name) an entity")
+        }
+        guard relations.isEmpty else {
+            throw CellarError.schema("\(source): embedded type \(name) has a to-many relation; relations belong to entities")
+        }
+        for property in properties {
+            let what = "property \(name).\(property.name) of embedded type \(name)"
+            if property.flags.contains(.primaryKey) {
+                throw CellarError.schema("\(source): \(what) is a primary key; an embedded object has no identity of its own — put the primary key on the owning entity")
+            }
+            if property.flags.contains(.unique) {
+                throw CellarError.schema("\(source): \(what) is unique; an embedded object's property cannot be unique (copies of it live in many owners) — index it without unique")
+            }
+            if property.type == .relation {
+                throw CellarError.schema("\(source): \(what) is a to-one relation; relations belong to entities")
+            }
+        }
     }
 }

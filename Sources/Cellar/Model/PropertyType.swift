@@ -55,6 +55,16 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
     /// far enough above them to leave ObjectBox room to add types (see `docs/model.md`).
     @inlinable public static var uuid: PropertyType { PropertyType(rawValue: 100) }
 
+    /// One embedded object (a type marked `// cellar: embedded`), stored as a nested record in
+    /// its owner's record; `ModelProperty.embeddedType` names its type. A Cellar extension, like
+    /// UUID (see `docs/embedded.md`).
+    @inlinable public static var embedded: PropertyType { PropertyType(rawValue: 101) }
+    /// A list of embedded objects: a list of nested records (1000 + `embedded`'s code).
+    @inlinable public static var embeddedList: PropertyType { PropertyType(rawValue: 1101) }
+
+    /// Whether the property holds embedded objects (one, or a list of them).
+    public var isEmbedded: Bool { self == .embedded || self == .embeddedList }
+
     // Collections ObjectBox has no code for are Cellar extensions, numbered from the element's
     // code: a list is 1000 + element (where ObjectBox has no vector code for it), a set 2000 +
     // element, a map from String keys 3000 + value. See `docs/collections.md`.
@@ -115,6 +125,7 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
         9: "String", 10: "Date", 11: "Relation", 12: "DateNano", 13: "Flex", 22: "BoolVector", 23: "ByteVector",
         24: "ShortVector", 25: "CharVector", 26: "IntVector", 27: "LongVector", 28: "FloatVector",
         29: "DoubleVector", 30: "StringVector", 31: "DateVector", 32: "DateNanoVector", 100: "UUID",
+        101: "Embedded", 1101: "EmbeddedList",
     ]
 
     public var description: String {

@@ -29,7 +29,7 @@ struct IndexedField: Sendable {
             size = width
             signed = false
             floating = true
-        case .string, .bytes, .collection, .flex:
+        case .string, .bytes, .collection, .flex, .embedded:
             size = 0
             signed = false
             floating = false

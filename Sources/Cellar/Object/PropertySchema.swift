@@ -23,6 +23,8 @@ final class PropertySchema: Sendable {
         case collection
         /// A `FlexValue`: its encoding's bytes (`FlexEncoding`).
         case flex
+        /// One embedded object (a nested record), or a list of them (`list`): the field's bytes.
+        case embedded(list: Bool)
     }
 
     /// "Entity.property", for messages.
@@ -39,6 +41,8 @@ final class PropertySchema: Sendable {
     let collection: CollectionSchema?
     /// What queries read for a record without the property's field (`ModelProperty.defaultValue`).
     let defaultValue: StoredDefault?
+    /// The embedded type's name, for a property holding embedded objects.
+    let embeddedType: String?
 
     var slot: Int { Int(id) - 1 }
 
@@ -51,8 +55,11 @@ final class PropertySchema: Sendable {
         isId = property.flags.contains(.id)
         collection = property.type.collection.map { CollectionSchema($0, property: property, entity: entity, indexOrdinal: indexOrdinal) }
         defaultValue = property.defaultValue.flatMap { StoredDefault($0, for: property) }
+        embeddedType = property.type.isEmbedded ? property.embeddedType : nil
         switch property.type {
         case _ where collection != nil: kind = .collection
+        case .embedded: kind = .embedded(list: false)
+        case .embeddedList: kind = .embedded(list: true)
         case .flex: kind = .flex
         case .float: kind = .floating(width: 4)
         case .double: kind = .floating(width: 8)
@@ -87,6 +94,12 @@ extension PropertySchema.Kind {
 
     var isUUID: Bool {
         if case .uuid = self { return true }
+        return false
+    }
+
+    /// Whether the property holds embedded objects (one, or a list).
+    var isEmbedded: Bool {
+        if case .embedded = self { return true }
         return false
     }
 }
@@ -230,7 +243,7 @@ extension PropertySchema {
         switch kind {
         case .integer(let width, _), .floating(let width): width
         case .uuid: 16
-        case .string, .bytes, .collection, .flex: nil
+        case .string, .bytes, .collection, .flex, .embedded: nil
         }
     }
 
@@ -263,7 +276,7 @@ extension PropertySchema {
                 throw CellarError.fileCorrupt("\(qualifiedName) holds a string that is not valid UTF-8")
             }
             return .bytes(bytes)
-        case .bytes, .uuid, .collection, .flex:
+        case .bytes, .uuid, .collection, .flex, .embedded:
             return .bytes(bytes)
         }
     }

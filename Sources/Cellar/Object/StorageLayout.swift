@@ -90,6 +90,9 @@ final class EntitySchema: Sendable {
     @usableFromInline let hasRelations: Bool
     /// The primary key (`// cellar: primaryKey`), when the entity has one.
     @usableFromInline let primaryKey: PropertySchema?
+    /// An embedded type (`// cellar: embedded`): its objects live in their owners' records; it
+    /// has no tree and no box.
+    let isEmbedded: Bool
 
     init(_ entity: ModelEntity, index: Int, indexOrdinals: [UInt32: Int], incomingRelations: [ModelRelation]) {
         self.index = index
@@ -113,6 +116,7 @@ final class EntitySchema: Sendable {
         self.incomingRelations = incomingRelations
         hasRelations = !relations.isEmpty || !incomingRelations.isEmpty
         primaryKey = indexed.first { $0.flags.contains(.primaryKey) }
+        isEmbedded = entity.isEmbedded
     }
 
     /// The property with this ID, or a schema error naming it.

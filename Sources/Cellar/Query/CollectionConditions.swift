@@ -34,19 +34,19 @@ extension Property {
 
     /// The number of elements of a list or set, or of entries of a map, to compare with a number:
     /// `Note.tags.count > 3`.
-    public var count: ElementCount<E> { ElementCount(property: ref) }
+    public var count: ElementCount<E> { ElementCount(property: ref, via: via) }
 
     /// The value a map holds under `key`, to compare: `Doc.attributes["color"] == "red"`. A
     /// condition on a key the map does not have is false, except `isNil()`. On a `FlexValue`
     /// property, keys and indexes chain into nested maps and lists: `Doc.payload["user"]["age"] > 30`.
-    public subscript(key: String) -> PropertyPath<E> { PropertyPath(property: ref, steps: [.key(key)]) }
+    public subscript(key: String) -> PropertyPath<E> { PropertyPath(property: ref, steps: [.key(key)], via: via) }
 
     /// The element at `index` of a `FlexValue` property holding a list.
-    public subscript(index: Int) -> PropertyPath<E> { PropertyPath(property: ref, steps: [.index(index)]) }
+    public subscript(index: Int) -> PropertyPath<E> { PropertyPath(property: ref, steps: [.index(index)], via: via) }
 
     /// A `FlexValue` property holds a value of `type` (`.null` is an explicit null, not an absent
     /// value).
-    public func hasType(_ type: FlexType) -> QueryCondition<E> { PropertyPath(property: ref, steps: []).hasType(type) }
+    public func hasType(_ type: FlexType) -> QueryCondition<E> { PropertyPath(property: ref, steps: [], via: via).hasType(type) }
 }
 
 /// The kinds of value a `FlexValue` holds, for `hasType` conditions.
@@ -72,8 +72,9 @@ enum QueryPathStep: Sendable, Equatable, CustomStringConvertible {
 public struct ElementCount<E>: ConditionSubject {
     public typealias Entity = E
     let property: PropertyRef
+    var via: [PropertyRef] = []
 
-    public var conditionTarget: ConditionTarget { ConditionTarget(property: property, subject: .count) }
+    public var conditionTarget: ConditionTarget { ConditionTarget(property: property, subject: .count, via: via) }
 }
 
 /// A value inside a map property (or a flexible value) reached by keys, in a query condition:
@@ -82,14 +83,15 @@ public struct PropertyPath<E>: ConditionSubject {
     public typealias Entity = E
     let property: PropertyRef
     let steps: [QueryPathStep]
+    var via: [PropertyRef] = []
 
-    public var conditionTarget: ConditionTarget { ConditionTarget(property: property, subject: .path(steps)) }
+    public var conditionTarget: ConditionTarget { ConditionTarget(property: property, subject: .path(steps), via: via) }
 
     /// The value under `key` of the map at this path (`FlexValue` properties).
-    public subscript(key: String) -> PropertyPath<E> { PropertyPath(property: property, steps: steps + [.key(key)]) }
+    public subscript(key: String) -> PropertyPath<E> { PropertyPath(property: property, steps: steps + [.key(key)], via: via) }
 
     /// The element at `index` of the list at this path (`FlexValue` properties).
-    public subscript(index: Int) -> PropertyPath<E> { PropertyPath(property: property, steps: steps + [.index(index)]) }
+    public subscript(index: Int) -> PropertyPath<E> { PropertyPath(property: property, steps: steps + [.index(index)], via: via) }
 
     /// The value at the path is of `type` (`FlexValue` properties).
     public func hasType(_ type: FlexType) -> QueryCondition<E> { condition(.hasType, [.string(type.rawValue)]) }

@@ -8,6 +8,8 @@ indirect enum CompiledCondition {
     case collection(CollectionLeaf)
     /// A condition on a `FlexValue` property.
     case flex(FlexLeaf)
+    /// A condition on the embedded objects of a property.
+    case embedded(EmbeddedLeaf)
     case all([CompiledCondition])
     case any([CompiledCondition])
     /// The object's to-one `property` points into the link's set of target ids.
@@ -23,6 +25,8 @@ indirect enum CompiledCondition {
             return try leaf.evaluate(record.value(of: leaf.property, id: id))
         case .flex(let leaf):
             return try leaf.evaluate(record.value(of: leaf.property, id: id))
+        case .embedded(let leaf):
+            return try leaf.evaluate(record, id: id, links: links, context: context)
         case .all(let conditions):
             for condition in conditions where try !condition.evaluate(record, id: id, links: links, context: context) { return false }
             return true
@@ -110,8 +114,11 @@ struct CompiledLeaf {
                 throw refuse("byte vectors are compared with ==, !=, <, <=, >, >=, isNil and isNotNil only")
             }
             operands = [.isIn, .isNotIn].contains(operation) ? .bytesSet(Set(values)) : .bytes(values)
-        case .collection where [.isNil, .isNotNil].contains(operation), .flex where [.isNil, .isNotNil].contains(operation):
+        case .collection where [.isNil, .isNotNil].contains(operation), .flex where [.isNil, .isNotNil].contains(operation),
+             .embedded where [.isNil, .isNotNil].contains(operation):
             operands = .none
+        case .embedded(let list):
+            throw refuse("\(property.name) holds \(list ? "a list of " : "")embedded \(property.embeddedType ?? "") objects: compare their properties (`\(property.name).someProperty == …`), or use any { … }, isNil\(list ? ", isEmpty or count" : "")")
         case .collection, .flex:
             throw refuse("\(property.name) is a \(property.type): use contains, containsAny, containsAll, isEmpty or count (a map: a key's value or containsKey)")
         case .uuid:

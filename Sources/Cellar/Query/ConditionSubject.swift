@@ -11,12 +11,15 @@ public protocol ConditionSubject<Entity>: Sendable {
 public struct ConditionTarget: Sendable {
     let property: PropertyRef
     let subject: PropertyCondition.Subject
+    /// The embedded properties leading to `property` (see `Property.via`).
+    var via: [PropertyRef] = []
 }
 
 extension ConditionSubject {
     func condition(_ operation: PropertyCondition.Operation, _ values: [QueryValue], caseSensitive: Bool = true) -> QueryCondition<Entity> {
         var condition = PropertyCondition(conditionTarget.property, operation, values, caseSensitive: caseSensitive)
         condition.subject = conditionTarget.subject
+        condition.via = conditionTarget.via
         return QueryCondition(.property(condition))
     }
 

@@ -250,14 +250,16 @@ public struct PropertyQuery<E: EntityInspectable> {
     /// The property's values of the matching objects, in the query's order (nil: no value, left
     /// out unless `keepingNils`), made distinct when asked.
     private func values(keepingNils: Bool = false) throws -> [QueryValue?] {
-        let property = try query.compiled.schema.property(self.property.id, named: self.property.name)
-        guard property.collection == nil, property.type != .flex else {
+        let path = try EmbeddedPath(self.property.via, self.property.ref, schema: query.compiled.schema, store: query.box.store,
+                                    what: "property query on \(self.property)")
+        let property = path.property
+        guard property.collection == nil, property.type != .flex, !property.kind.isEmbedded else {
             throw CellarError.illegalArgument("property query on \(property.qualifiedName): a \(property.type) has no single value; read the objects instead")
         }
         var values: [QueryValue?] = []
         var seen = Set<QueryValue?>()
         try query.visitRecords(offset: 0, limit: nil) { id, record in
-            let value = try RecordReader(record).queryValue(of: property, id: id).map { Self.stored($0, property) }
+            let value = try path.record(in: RecordReader(record))?.queryValue(of: property, id: id).map { Self.stored($0, property) }
             if value == nil && !keepingNils { return true }
             if isDistinct {
                 // `QueryValue` compares and hashes strings by their bytes: the value is its own key.

@@ -214,17 +214,17 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     /// an `alias` otherwise). An error (no such condition, a value of the wrong type) is thrown by
     /// the next call that runs the query.
     public func setParameter<V: QueryValueConvertible>(_ property: Property<E>, to value: V) {
-        update(.property(property.id, property.name)) { $0.values = [value.queryValue] }
+        update(.property(property.id, property.name, property.via)) { $0.values = [value.queryValue] }
     }
 
     /// Sets both values of an `isBetween` condition on `property`.
     public func setParameters<V: QueryValueConvertible>(_ property: Property<E>, to lower: V, _ upper: V) {
-        update(.property(property.id, property.name)) { $0.values = [lower.queryValue, upper.queryValue] }
+        update(.property(property.id, property.name, property.via)) { $0.values = [lower.queryValue, upper.queryValue] }
     }
 
     /// Sets the values of an `isIn` or `isNotIn` condition on `property`.
     public func setParameter<V: QueryValueConvertible>(_ property: Property<E>, to values: [V]) {
-        update(.property(property.id, property.name)) { $0.values = values.map(\.queryValue) }
+        update(.property(property.id, property.name, property.via)) { $0.values = values.map(\.queryValue) }
     }
 
     /// Sets the value of the condition named `alias`.
@@ -243,7 +243,7 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     }
 
     private enum Target {
-        case property(UInt32, String)
+        case property(UInt32, String, [PropertyRef])
         case alias(String)
     }
 
@@ -252,7 +252,7 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
             var matches = 0
             let changed = state.condition.map { Self.rewrite($0, target, &matches, change) }
             let described: String = switch target {
-            case .property(_, let name): "on \(E.self).\(name)"
+            case .property(_, let name, let via): "on \(E.self).\((via.map(\.name) + [name]).joined(separator: "."))"
             case .alias(let alias): "named \"\(alias)\""
             }
             guard matches == 1 else {
@@ -277,7 +277,7 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
         switch node {
         case .property(var condition):
             let hit: Bool = switch target {
-            case .property(let id, _): condition.propertyId == id
+            case .property(let id, _, let via): condition.propertyId == id && condition.via == via
             case .alias(let alias): condition.alias == alias
             }
             guard hit else { return node }
@@ -286,6 +286,10 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
             return .property(condition)
         case .all(let nodes): return .all(nodes.map { rewrite($0, target, &matches, change) })
         case .any(let nodes): return .any(nodes.map { rewrite($0, target, &matches, change) })
+        case .embedded(let path, let inner):
+            // Inside, conditions are on the embedded type's properties: only an alias reaches them.
+            guard case .alias = target else { return node }
+            return .embedded(path, rewrite(inner, target, &matches, change))
         }
     }
 }

@@ -29,7 +29,7 @@ public struct RelationProperty<E>: Sendable, Hashable, CustomStringConvertible {
 public struct QueryBuilder<E: EntityInspectable> {
     let box: Box<E>
     let condition: QueryCondition<E>?
-    var orders: [(PropertyRef, OrderFlags)] = []
+    var orders: [(Property<E>, OrderFlags)] = []
     var links: [LinkSpec] = []
 
     /// A link condition, compiled against the target entity when the query is built.
@@ -53,7 +53,7 @@ public struct QueryBuilder<E: EntityInspectable> {
     /// results come in id order.
     public func ordered(by property: Property<E>, flags: OrderFlags = []) -> QueryBuilder<E> {
         var copy = self
-        copy.orders.append((property.ref, flags))
+        copy.orders.append((property, flags))
         return copy
     }
 
@@ -107,26 +107,35 @@ public struct QueryBuilder<E: EntityInspectable> {
                 linkConditions.append(.toManyLink(relation: relation.relationId, link: position))
             }
         }
-        var compiled = try node.map { try Self.compile($0, schema: schema) }
+        var compiled = try node.map { try Self.compile($0, schema: schema, store: box.store) }
         if !linkConditions.isEmpty {
             compiled = .all((compiled.map { [$0] } ?? []) + linkConditions)
         }
-        let orders = try self.orders.map { ref, flags in
-            let property = try schema.property(ref.id, named: ref.name)
-            guard property.collection == nil, property.type != .flex else {
-                throw CellarError.illegalArgument("order(by: \(property.qualifiedName)): a \(property.type) has no order; order by a property of another type")
+        let orders = try self.orders.map { ordered, flags in
+            let path = try EmbeddedPath(ordered.via, ordered.ref, schema: schema, store: box.store, what: "order(by: \(ordered))")
+            let property = path.property
+            guard property.collection == nil, property.type != .flex, !property.kind.isEmbedded else {
+                throw CellarError.illegalArgument("order(by: \(ordered)): a \(property.type) has no order; order by a property of another type")
             }
-            return CompiledOrder(property: property, flags: flags)
+            return CompiledOrder(property: property, flags: flags, path: path.steps.isEmpty ? nil : path)
         }
         return CompiledQuery(schema: schema, condition: compiled, plan: QueryPlan.plan(compiled, linked: !links.isEmpty),
                              links: compiledLinks, orders: orders)
     }
 
-    static func compile(_ node: QueryCondition<E>.Node, schema: EntitySchema) throws -> CompiledCondition {
+    static func compile(_ node: QueryCondition<E>.Node, schema: EntitySchema, store: Store) throws -> CompiledCondition {
         switch node {
-        case .property(let condition):
+        case .property(var condition):
             if let invalid = condition.invalid { throw CellarError.illegalArgument(invalid) }
+            if !condition.via.isEmpty {
+                let path = condition.via
+                condition.via = []
+                return try compileEmbedded(path, schema: schema, store: store, what: condition.description) { embedded in
+                    try compile(.property(condition), schema: embedded, store: store)
+                }
+            }
             let property = try schema.property(condition.propertyId, named: condition.propertyName)
+            if property.kind.isEmbedded { return try compileOnEmbedded(condition, property: property, schema: schema, store: store) }
             if case .flex = property.kind { return .flex(try FlexLeaf(condition, property: property)) }
             let onCollection = property.collection != nil && ![.isNil, .isNotNil].contains(condition.operation)
             if onCollection || condition.subject != .value || [.containsAny, .containsAll, .isEmpty, .containsKey, .hasType].contains(condition.operation) {
@@ -134,9 +143,14 @@ public struct QueryBuilder<E: EntityInspectable> {
             }
             return .leaf(try CompiledLeaf(condition, property: property))
         case .all(let nodes):
-            return .all(try nodes.map { try compile($0, schema: schema) })
+            return .all(try nodes.map { try compile($0, schema: schema, store: store) })
         case .any(let nodes):
-            return .any(try nodes.map { try compile($0, schema: schema) })
+            return .any(try nodes.map { try compile($0, schema: schema, store: store) })
+        case .embedded(let path, let inner):
+            let what = path.map(\.name).joined(separator: ".") + ".any { … }"
+            return try compileEmbedded(path, schema: schema, store: store, what: what) { embedded in
+                try compile(inner, schema: embedded, store: store)
+            }
         }
     }
 }

@@ -12,6 +12,20 @@ public struct QueryCondition<E>: Sendable {
         case property(PropertyCondition)
         case all([Node])
         case any([Node])
+        /// A condition on the embedded objects the property at the end of `path` holds (through
+        /// embedded properties): the one object meets it, or some object of a list does.
+        case embedded([PropertyRef], Node)
+
+        /// The same node as a condition on another type (a condition on an embedded type,
+        /// inside one on its owner).
+        func rebased<F>() -> QueryCondition<F>.Node {
+            switch self {
+            case .property(let condition): .property(condition)
+            case .all(let nodes): .all(nodes.map { $0.rebased() })
+            case .any(let nodes): .any(nodes.map { $0.rebased() })
+            case .embedded(let path, let node): .embedded(path, node.rebased())
+            }
+        }
     }
 
     let node: Node
@@ -87,6 +101,9 @@ struct PropertyCondition: Sendable {
 
     var propertyId: UInt32
     var propertyName: String
+    /// The embedded properties leading to the property (`Contact.address.city`: `address`),
+    /// empty for a property of the entity itself.
+    var via: [PropertyRef] = []
     var operation: Operation
     var values: [QueryValue]
     var caseSensitive: Bool
@@ -114,13 +131,13 @@ struct PropertyCondition: Sendable {
         case .count: "\(propertyName).count"
         case .path(let steps): propertyName + steps.map(\.description).joined()
         }
-        let what = "\(subjectName) \(operation.rawValue)"
+        let what = "\((via.map(\.name) + [subjectName]).joined(separator: ".")) \(operation.rawValue)"
         return values.isEmpty ? what : "\(what) \(values.map(\.description).joined(separator: ", "))"
     }
 }
 
 /// A property's ID and name, as conditions keep them.
-struct PropertyRef: Sendable {
+struct PropertyRef: Sendable, Hashable {
     let id: UInt32
     let name: String
 }
@@ -130,7 +147,7 @@ extension Property: ConditionSubject {
 
     var ref: PropertyRef { PropertyRef(id: id, name: name) }
 
-    public var conditionTarget: ConditionTarget { ConditionTarget(property: ref, subject: .value) }
+    public var conditionTarget: ConditionTarget { ConditionTarget(property: ref, subject: .value, via: via) }
 
     /// A `Float` or `Double` within `tolerance` of `value` (both ends included).
     public func isEqual(to value: Double, tolerance: Double) -> QueryCondition<E> {

@@ -19,6 +19,8 @@ public struct OrderFlags: OptionSet, Sendable, Hashable {
 struct CompiledOrder {
     let property: PropertySchema
     let flags: OrderFlags
+    /// For a property of an embedded object: where to find it.
+    var path: EmbeddedPath? = nil
 
     /// A value as it sorts.
     enum Key: Comparable {
@@ -39,14 +41,15 @@ struct CompiledOrder {
     }
 
     func key(_ record: RecordReader, id: Id) throws -> Key? {
-        guard let value = try record.queryValue(of: property, id: id) else {
+        let holder = try path.map { try $0.record(in: record) } ?? record
+        guard let value = try holder?.queryValue(of: property, id: id) else {
             guard flags.contains(.nullsAsZero) else { return nil }
             switch property.kind {
             case .integer(_, let signed): return signed && !flags.contains(.unsigned) ? .signed(0) : .unsigned(0)
             case .floating: return .floating(0)
             case .string, .bytes: return .bytes([])
             case .uuid: return .bytes(UUIDEncoding.bytes(UUIDEncoding.zero))
-            case .collection, .flex: return nil   // refused when the query is built
+            case .collection, .flex, .embedded: return nil   // refused when the query is built
             }
         }
         switch value {

@@ -29,6 +29,10 @@ public final class RecordBuilder {
     }
 
     @usableFromInline let state: UnsafeMutablePointer<State>
+    /// How deep this builder's records nest: 0 for an entity's, 1 for the embedded objects in it…
+    var depth = 0
+    /// The builder of records nested in this one's (embedded objects), once one was written.
+    var nested: RecordBuilder?
 
     public init(capacity: Int = 1024) {
         let capacity = max(capacity, 64)

@@ -14,6 +14,8 @@ public struct RecordReader {
     @usableFromInline let slotCount: Int
     /// Whether the slot table holds u16 offsets (`RecordLayout.narrowFormat`), not u32.
     @usableFromInline let narrow: Bool
+    /// How deep the record nests: 0 for an entity's record, 1 for an embedded object in it…
+    var depth = 0
 
     /// Checks the header of `bytes` and returns a reader on them.
     @inlinable @inline(__always)

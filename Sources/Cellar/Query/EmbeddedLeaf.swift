@@ -1,0 +1,141 @@
+/// A compiled condition on the embedded objects of one property: evaluated on the nested
+/// record (or each nested record of a list) in place, without building the objects.
+///
+/// `Contact.address.city == "Berlin"` is a condition `city == "Berlin"` compiled against the
+/// embedded type, inside one on `Contact.address`; `Order.lines.any { … }` is the same with the
+/// whole block inside. On a list, the condition holds when some element meets all of it.
+struct EmbeddedLeaf {
+    enum Mode {
+        /// The nested record (one, or some element of a list) meets the condition.
+        case matches(CompiledCondition)
+        /// The number of elements meets the leaf (a list; an absent list has none).
+        case count(CompiledLeaf)
+    }
+
+    /// The property holding the embedded objects.
+    let property: PropertySchema
+    /// The embedded type's schema, which the inner condition was compiled against.
+    let schema: EntitySchema
+    let mode: Mode
+
+    var isList: Bool {
+        if case .embedded(true) = property.kind { return true }
+        return false
+    }
+
+    func evaluate(_ record: RecordReader, id: Id, links: [Set<Id>], context: TransactionContext) throws -> Bool {
+        guard let payload = try record.bytes(slot: property.slot) else {
+            if case .count(let leaf) = mode { return try leaf.evaluate(.integer(0)) }
+            return false
+        }
+        switch mode {
+        case .count(let leaf):
+            var elements = CollectionElements(payload, width: nil)
+            return try leaf.evaluate(.integer(UInt64(try elements.count())))
+        case .matches(let condition):
+            guard isList else { return try condition.evaluate(record.nested(payload), id: id, links: links, context: context) }
+            var elements = CollectionElements(payload, width: nil)
+            _ = try elements.count()
+            while let bytes = try elements.next() {
+                if try condition.evaluate(record.nested(bytes), id: id, links: links, context: context) { return true }
+            }
+            return false
+        }
+    }
+}
+
+extension Store {
+    /// The schema of the embedded type `property` holds; a schema error when the store's model
+    /// lacks it (the model guarantees it otherwise).
+    func embeddedSchema(of property: PropertySchema) throws -> EntitySchema {
+        guard let name = property.embeddedType, let schema = embeddedSchemas[name] else {
+            throw CellarError.schema("\(property.qualifiedName) holds embedded \(property.embeddedType ?? "?") objects, a type the store's model does not have; run the generator again")
+        }
+        return schema
+    }
+}
+
+extension QueryBuilder {
+    /// Compiles a condition reached through the embedded properties `path` (from `schema`):
+    /// `inner` compiles the rest against the innermost embedded type's schema.
+    static func compileEmbedded(_ path: [PropertyRef], schema: EntitySchema, store: Store, what: String,
+                                inner: (EntitySchema) throws -> CompiledCondition) throws -> CompiledCondition {
+        guard let first = path.first else { return try inner(schema) }
+        let property = try schema.property(first.id, named: first.name)
+        guard property.kind.isEmbedded else {
+            throw CellarError.illegalArgument("query condition \(what): \(property.qualifiedName) is a \(property.type), not an embedded object")
+        }
+        let embedded = try store.embeddedSchema(of: property)
+        let condition = try compileEmbedded(Array(path.dropFirst()), schema: embedded, store: store, what: what, inner: inner)
+        return .embedded(EmbeddedLeaf(property: property, schema: embedded, mode: .matches(condition)))
+    }
+
+    /// A condition on the property holding embedded objects itself: `isNil`, `isNotNil`, and on
+    /// a list `isEmpty` and `count`.
+    static func compileOnEmbedded(_ condition: PropertyCondition, property: PropertySchema, schema: EntitySchema,
+                                  store: Store) throws -> CompiledCondition {
+        let embedded = try store.embeddedSchema(of: property)
+        let list = EmbeddedLeaf(property: property, schema: embedded, mode: .count(try CompiledLeaf(
+            PropertyCondition(PropertyRef(id: property.id, name: "\(property.name).count"), .equal, [.integer(0)]),
+            property: counter(property))))
+        switch (condition.subject, condition.operation) {
+        case (.value, .isNil), (.value, .isNotNil):
+            return .leaf(try CompiledLeaf(condition, property: property))
+        case (.value, .isEmpty) where list.isList:
+            return .embedded(list)
+        case (.count, _) where list.isList:
+            var count = condition
+            count.subject = .value
+            return .embedded(EmbeddedLeaf(property: property, schema: embedded, mode: .count(try CompiledLeaf(count, property: counter(property)))))
+        default:
+            throw CellarError.illegalArgument("query condition \(condition.description): \(property.qualifiedName) holds \(list.isList ? "a list of " : "")embedded \(property.embeddedType ?? "") objects: compare their properties (`\(property.name).someProperty == …`), or use any { … }, isNil, isNotNil\(list.isList ? ", isEmpty or count" : "")")
+        }
+    }
+
+    /// A schema for the number of elements of `property`: a 64-bit integer.
+    private static func counter(_ property: PropertySchema) -> PropertySchema {
+        let entity = String(property.qualifiedName.prefix { $0 != "." })
+        return PropertySchema(ModelProperty(name: "\(property.name).count", id: IdUid(id: property.id, uid: 0), type: .long),
+                              entity: entity, indexOrdinal: nil)
+    }
+}
+
+/// A property reached through single embedded objects (`Contact.address.city`), as ordering and
+/// property queries read it: one value per object, or none.
+struct EmbeddedPath {
+    /// The embedded properties to descend through, outermost first.
+    let steps: [PropertySchema]
+    /// The property read from the innermost nested record.
+    let property: PropertySchema
+
+    /// Resolves `via` and `ref` from `schema`; `what` names the use in messages. A list of
+    /// embedded objects on the way is refused: it holds more than one value.
+    init(_ via: [PropertyRef], _ ref: PropertyRef, schema: EntitySchema, store: Store, what: String) throws {
+        var schema = schema
+        var steps: [PropertySchema] = []
+        for step in via {
+            let property = try schema.property(step.id, named: step.name)
+            guard case .embedded(let list) = property.kind else {
+                throw CellarError.illegalArgument("\(what): \(property.qualifiedName) is a \(property.type), not an embedded object")
+            }
+            guard !list else {
+                throw CellarError.illegalArgument("\(what): \(property.qualifiedName) is a list of embedded objects, which has one value per element, not one per object; read the objects instead")
+            }
+            steps.append(property)
+            schema = try store.embeddedSchema(of: property)
+        }
+        self.steps = steps
+        property = try schema.property(ref.id, named: ref.name)
+    }
+
+    /// The nested record holding `property` in `record`; nil when an embedded object on the way
+    /// is absent.
+    func record(in record: RecordReader) throws -> RecordReader? {
+        var reader = record
+        for step in steps {
+            guard let nested = try reader.nested(slot: step.slot) else { return nil }
+            reader = nested
+        }
+        return reader
+    }
+}

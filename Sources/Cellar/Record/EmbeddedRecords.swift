@@ -1,0 +1,106 @@
+/// How embedded objects are stored: an embedded object is a nested record (the layout of
+/// `RecordLayout`, its own slot table and fields) in a variable field of its owner's record:
+///
+/// ```
+/// one embedded object      u32 length, the nested record
+/// a list of them           u32 length, then u32 count and per element: u32 length, the nested record
+/// ```
+///
+/// (the list's payload has the layout of a list of `Data`, see `CollectionEncoding`). A nil
+/// optional is an absent field; an empty list a present one with a count of 0. Records nest at
+/// most `Model.maxEmbeddingDepth` levels: deeper values are refused on write and read as corrupt.
+extension RecordBuilder {
+    /// Adds one embedded object as a nested record.
+    public func add<T: EmbeddedInspectable>(embedded value: T, slot: Int) throws {
+        let nested = try nestedBuilder()
+        try Self.write(value, into: nested)
+        add(bytes: nested.bytes, slot: slot)
+    }
+
+    public func add<T: EmbeddedInspectable>(embedded value: T?, slot: Int) throws {
+        if let value { try add(embedded: value, slot: slot) }
+    }
+
+    /// Adds a list of embedded objects, each a nested record.
+    public func add<T: EmbeddedInspectable>(embeddedList values: [T], slot: Int) throws {
+        try CollectionEncoding.checkCount(values.count, "list")
+        let nested = try nestedBuilder()
+        var payload: [UInt8] = []
+        payload.reserveCapacity(4 + values.count * 64)
+        Self.appendLittleEndian(UInt32(values.count), to: &payload)
+        for value in values {
+            try Self.write(value, into: nested)
+            let bytes = nested.bytes
+            Self.appendLittleEndian(UInt32(bytes.count), to: &payload)
+            payload.append(contentsOf: bytes)
+        }
+        try CollectionEncoding.checkSize(payload.count)
+        payload.withUnsafeBytes { add(bytes: $0, slot: slot) }
+    }
+
+    public func add<T: EmbeddedInspectable>(embeddedList values: [T]?, slot: Int) throws {
+        if let values { try add(embeddedList: values, slot: slot) }
+    }
+
+    private static func write<T: EmbeddedInspectable>(_ value: T, into nested: RecordBuilder) throws {
+        let binding = T.embeddedBinding
+        nested.begin(slotCount: binding.slotCount)
+        try binding.write(value, to: nested)
+    }
+
+    private static func appendLittleEndian(_ value: UInt32, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// The builder nested records of this one are written with (made once, then reused).
+    private func nestedBuilder() throws -> RecordBuilder {
+        if let nested { return nested }
+        guard depth < Model.maxEmbeddingDepth else {
+            throw CellarError.illegalArgument("embedded objects nest more than \(Model.maxEmbeddingDepth) levels deep; Cellar stores at most \(Model.maxEmbeddingDepth)")
+        }
+        let made = RecordBuilder(capacity: 256)
+        made.depth = depth + 1
+        nested = made
+        return made
+    }
+}
+
+extension RecordReader {
+    /// The nested record in `slot` (an embedded object's); nil when absent. Throws `fileCorrupt`
+    /// for bytes that are not a record, or a record nested deeper than `Model.maxEmbeddingDepth`.
+    public func nested(slot: Int) throws -> RecordReader? {
+        guard let bytes = try bytes(slot: slot) else { return nil }
+        return try nested(bytes)
+    }
+
+    /// A reader on `bytes`, a record nested one level below this one.
+    func nested(_ bytes: UnsafeRawBufferPointer) throws -> RecordReader {
+        guard depth < Model.maxEmbeddingDepth else {
+            throw CellarError.fileCorrupt("an object record nests records more than \(Model.maxEmbeddingDepth) levels deep")
+        }
+        var reader = try RecordReader(bytes)
+        reader.depth = depth + 1
+        return reader
+    }
+
+    /// The embedded object in `slot`; nil when absent.
+    public func embedded<T: EmbeddedInspectable>(_ type: T.Type, slot: Int) throws -> T? {
+        guard let record = try nested(slot: slot) else { return nil }
+        return try T.embeddedBinding.read(from: record)
+    }
+
+    /// The list of embedded objects in `slot`; nil when absent.
+    public func embeddedList<T: EmbeddedInspectable>(_ type: T.Type, slot: Int) throws -> [T]? {
+        guard let payload = try bytes(slot: slot) else { return nil }
+        var values: [T] = []
+        try forEachNested(payload) { values.append(try T.embeddedBinding.read(from: $0)) }
+        return values
+    }
+
+    /// Calls `body` with each nested record of a list payload (see `EmbeddedRecords`), in order.
+    func forEachNested(_ payload: UnsafeRawBufferPointer, _ body: (RecordReader) throws -> Void) throws {
+        var elements = CollectionElements(payload, width: nil)
+        _ = try elements.count()
+        while let bytes = try elements.next() { try body(try nested(bytes)) }
+    }
+}
