@@ -131,6 +131,36 @@ import Testing
         let back = try #require(try store.box(for: Contact.self).get(7))
         #expect(back.name == "Old" && back.address == nil && back.billing == Address() && back.previous == nil)
     }
+
+    @Test func projectionsReadPathsIntoEmbeddedObjects() throws {
+        let dir = TestDirectory("embedded-projection")
+        defer { dir.remove() }
+        let store = try store(dir)
+        let box = store.box(for: Contact.self)
+        let full = Contact()
+        full.name = "Full"
+        full.address = Address(city: "Oslo", zip: "0150", geo: Geo(lat: 59.9, lon: 10.7))
+        full.billing = Address(city: "Bergen", zip: "5003", geo: Geo(lat: 60.4, lon: 5.3))
+        let bare = Contact()
+        bare.name = "Bare"
+        bare.address = Address(city: "Nowhere", zip: "", geo: nil)
+        try box.put([full, bare])
+        #expect(try box.get(full.id, as: ContactRow.self)
+            == ContactRow(name: "Full", city: "Oslo", billingZip: "5003", lat: 59.9, billingGeo: Geo(lat: 60.4, lon: 5.3)))
+        #expect(try box.get(bare.id, as: ContactRow.self)
+            == ContactRow(name: "Bare", city: "Nowhere", billingZip: "", lat: nil, billingGeo: nil))
+
+        // A record without the embedded objects: nil through the optional one, the initial
+        // value's property through the non-optional one.
+        let record = RecordBuilder()
+        record.begin(slotCount: 2)
+        record.add("Old", slot: 1)
+        let schema = try box.schema.get()
+        try store.engine.write { txn in
+            try StorageLayout.withObjectKey(9) { try txn.put(txn.tree(schema.treeName)!, key: $0, value: record.bytes) }
+        }
+        #expect(try box.get(9, as: ContactRow.self) == ContactRow(name: "Old", city: nil, billingZip: "", lat: nil, billingGeo: nil))
+    }
 }
 
 extension Order {

@@ -971,6 +971,45 @@ struct ReminderRowCellarProjectionBinding: Cellar.ProjectionBinding {
     }
 }
 
+// MARK: - ContactRow (projection of Contact)
+
+extension ContactRow: Cellar.Projection {
+    static let projectionBinding = ContactRowCellarProjectionBinding()
+}
+
+/// Reads `ContactRow` views of `Contact` records (entity Contact, 11:6557107484494466856): slots 1, 2, 3, 2, 3.
+struct ContactRowCellarProjectionBinding: Cellar.ProjectionBinding {
+    typealias Projection = ContactRow
+    typealias EntityType = Contact
+
+    init() {}
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> ContactRow {
+        return ContactRow(
+            name: try record.string(slot: 1) ?? "",
+            city: try { (record: Cellar.RecordReader?) throws -> String? in
+                guard let record else { return nil }
+                return try record.string(slot: 0) ?? ""
+            }(record.nested(slot: 2)),
+            billingZip: try { (record: Cellar.RecordReader?) throws -> String in
+                guard let record else { return (Address()).zip }
+                return try record.string(slot: 1) ?? ""
+            }(record.nested(slot: 3)),
+            lat: try { (record: Cellar.RecordReader?) throws -> Double? in
+                guard let record else { return nil }
+                return try { (record: Cellar.RecordReader?) throws -> Double? in
+                    guard let record else { return nil }
+                    return try record.double(slot: 0) ?? 0.0
+                }(record.nested(slot: 2))
+            }(record.nested(slot: 2)),
+            billingGeo: try { (record: Cellar.RecordReader?) throws -> Geo? in
+                guard let record else { return (Address()).geo }
+                return try record.embedded(Geo.self, slot: 2)
+            }(record.nested(slot: 3))
+        )
+    }
+}
+
 /// The model of target CellarTests, as in its model JSON file: pass it to `Store`.
 func cellarModel() -> Cellar.Model {
     Cellar.Model(

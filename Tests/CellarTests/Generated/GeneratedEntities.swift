@@ -315,3 +315,18 @@ final class OrderLine {
         self.quantity = quantity
     }
 }
+
+/// Paths into embedded objects: through an optional object, through a non-optional one (a record
+/// without it reads its initial value's property), two objects deep, and an embedded object.
+// cellar: projection = "Contact"
+struct ContactRow: Equatable {
+    var name: String
+    // cellar: from = "address.city"
+    var city: String?
+    // cellar: from = "billing.zip"
+    var billingZip: String
+    // cellar: from = "address.geo.lat"
+    var lat: Double?
+    // cellar: from = "billing.geo"
+    var billingGeo: Geo?
+}
