@@ -292,7 +292,8 @@ public final class Store: @unchecked Sendable {
         let relations = model.entities.flatMap(\.relations)
         return model.entities.enumerated().map { position, entity in
             EntitySchema(entity, index: position, indexOrdinals: ordinals,
-                         incomingRelations: relations.filter { $0.targetId.id == entity.id.id })
+                         incomingRelations: relations.filter { $0.targetId.id == entity.id.id },
+                         embeddedIndexes: entity.isEmbedded ? nil : EmbeddedIndexes(entity, model: model, indexOrdinals: ordinals))
         }
     }
 

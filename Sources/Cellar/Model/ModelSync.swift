@@ -98,6 +98,7 @@ enum ModelSync {
                 continue
             }
             if old.name != entity.name { changes.append(.renameEntity(from: old.name, to: entity.name)) }
+            try checkEmbedding(entity, old: old, code: code, stored: stored)
             try checkNotOlder("lastPropertyId of entity \(entity.name)", entity.lastPropertyId, old.lastPropertyId)
             let result = try syncProperties(entity: entity, old: old, retired: retired)
             changes += result.changes
@@ -206,6 +207,21 @@ enum ModelSync {
             gone.append(relation.id.uid)
         }
         return (changes, gone)
+    }
+
+    /// Refuses an entity that became an embedded type or the reverse, and a property whose
+    /// embedded objects changed type: the stored bytes cannot be read as the new shape.
+    private static func checkEmbedding(_ entity: ModelEntity, old: ModelEntity, code: Model, stored: Model) throws {
+        let fresh = "To start afresh (the old data dropped), give it a new UID: annotate it `// cellar: uid` and run the generator, which prints a fresh UID to use"
+        if entity.isEmbedded != old.isEmbedded {
+            throw CellarError.schema("\(entity.name) was \(old.isEmbedded ? "an embedded type" : "an entity") and is now \(entity.isEmbedded ? "an embedded type" : "an entity"); what is stored cannot move between an entity's tree and its owners' records. \(fresh)")
+        }
+        let oldByUid = Dictionary(old.properties.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
+        for property in entity.properties {
+            guard let before = oldByUid[property.id.uid], let target = property.embeddedType, let oldTarget = before.embeddedType,
+                  let uid = code.entity(named: target)?.id.uid, let oldUid = stored.entity(named: oldTarget)?.id.uid, uid != oldUid else { continue }
+            throw CellarError.schema("property \(entity.name).\(property.name) held embedded \(oldTarget) objects and now holds \(target) objects, another type; the stored ones cannot be read as \(target). \(fresh)")
+        }
     }
 
     private static func checkNotOlder(_ what: String, _ code: IdUid, _ stored: IdUid) throws {

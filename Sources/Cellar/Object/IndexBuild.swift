@@ -18,7 +18,7 @@ extension Store {
         let (stored, staleRelationTrees) = try translatingErrors {
             try engine.read { txn in (try Store.indexMarkers(in: txn), try Store.relationTrees(in: txn).filter { !relations.contains($0.id) }) }
         }
-        let stale = stored.filter { id, marker in expected[id].map { Store.marker($0.0, $0.1) != marker } ?? true }
+        let stale = stored.filter { id, marker in expected[id].map { self.marker($0.0, $0.1) != marker } ?? true }
         let missing = expected.filter { id, _ in stored[id] == nil }
         guard !readOnly, !stale.isEmpty || !missing.isEmpty || !staleRelationTrees.isEmpty else { return }
         try inWriteContext { context in
@@ -32,19 +32,28 @@ extension Store {
             }
             for (id, (schema, property)) in expected where stored[id] == nil || stale[id] != nil {
                 try build(property, of: schema, in: context)
-                try write.put(meta, key: StorageLayout.indexMarkerKey(id), value: Store.marker(schema, property))
+                try write.put(meta, key: StorageLayout.indexMarkerKey(id), value: marker(schema, property))
             }
         }
     }
 
     /// The marker of an index: what its keys were built from, and whether its values were
     /// checked to be unique (so that adding `unique` to an index checks the objects again).
-    static func marker(_ schema: EntitySchema, _ property: PropertySchema) -> [UInt8] {
+    func marker(_ schema: EntitySchema, _ property: PropertySchema) -> [UInt8] {
         let index = property.index!
         var bytes: [UInt8] = [index.kind.rawValue | (index.unique ? 0x80 : 0)]
         withUnsafeBytes(of: property.id.littleEndian) { bytes += $0 }
         withUnsafeBytes(of: schema.id.id.littleEndian) { bytes += $0 }
+        // An embedded type's index holds keys of the entities embedding it: one that starts
+        // or stops doing so changes the marker, and the index is built again.
+        for owner in owners(of: index) { withUnsafeBytes(of: owner.id.id.littleEndian) { bytes += $0 } }
         return bytes
+    }
+
+    /// The entities whose records hold values for `index` of an embedded type, in ID order.
+    func owners(of index: IndexSchema) -> [EntitySchema] {
+        schemasById.values.filter { $0.embeddedIndexes?.indexed.contains { $0.index!.id == index.id } ?? false }
+            .sorted { $0.id.id < $1.id.id }
     }
 
     static func indexMarkers(in txn: ReadTransaction) throws -> [UInt32: [UInt8]] {
@@ -75,6 +84,19 @@ extension Store {
         let write = context.write!
         try context.dropIndexTree(index)
         let tree = try context.indexTree(index)
+        if schema.isEmbedded {
+            // Keys come from the records of the entities embedding the type.
+            for owner in owners(of: index) {
+                guard let embedded = owner.embeddedIndexes, let cursor = try context.cursor(owner) else { continue }
+                var keys: [[UInt8]] = []
+                try cursor.scan { key, record in
+                    keys += try embedded.keys(of: RecordReader(record), id: StorageLayout.objectId(key))[index.id] ?? []
+                    return true
+                }
+                for key in keys { try write.put(tree, key: key, value: []) }
+            }
+            return
+        }
         guard let cursor = try context.cursor(schema) else { return }
         // Collect first, write after: a unique index is checked over all values before anything
         // is written (the values point into the map, valid while nothing changes), and the scan

@@ -26,7 +26,7 @@ extension TransactionContext {
             }
         case .plain(let old):
             let oldReader = try RecordReader(old)
-            if try !newReader.sameValues(schema.indexedFields, as: oldReader) {
+            if try schema.embeddedIndexes != nil || !newReader.sameValues(schema.indexedFields, as: oldReader) {
                 try updateIndexes(schema, id: id, new: newReader, old: oldReader, in: write, uniqueChecked: uniqueChecked)
             }
         case .compressed:
@@ -59,6 +59,8 @@ extension TransactionContext {
     @inline(__always)
     private func updateIndexes(_ schema: EntitySchema, id: Id, new newReader: RecordReader, old oldReader: RecordReader?,
                                in write: WriteTransaction, uniqueChecked: UInt32?) throws {
+        // Worked out while the old record's bytes are valid, applied last.
+        let embeddedChanges = try schema.embeddedIndexes.map { try embeddedIndexChanges($0, id: id, new: newReader, old: oldReader) } ?? []
         if !schema.hasUniqueIndex && (oldReader == nil || schema.indexed.count == 1) {
             // Nothing to check first, and no old record whose bytes a write could move before the
             // next property reads them: each index is brought up to date in turn, keys built on
@@ -97,6 +99,7 @@ extension TransactionContext {
             for change in changes { try apply(change, id: id, in: write) }
             for change in elementChanges { try change.apply(context: self) }
         }
+        for change in embeddedChanges { try change.apply(context: self) }
     }
 
     /// What a put changes in the element index of a list or set: the keys of elements it no
@@ -128,18 +131,7 @@ extension TransactionContext {
         let oldValue = try old.value(of: property, id: id)
         if oldValue == newValue { return nil }
         // Both sorted: one pass tells the keys only one side has.
-        let newKeys = try collection.indexKeys(newValue, id: id), oldKeys = try collection.indexKeys(oldValue, id: id)
-        var removed: [[UInt8]] = [], added: [[UInt8]] = []
-        var i = 0, j = 0
-        while i < oldKeys.count || j < newKeys.count {
-            if j == newKeys.count || (i < oldKeys.count && oldKeys[i].lexicographicallyPrecedes(newKeys[j])) {
-                removed.append(oldKeys[i]); i += 1
-            } else if i == oldKeys.count || newKeys[j].lexicographicallyPrecedes(oldKeys[i]) {
-                added.append(newKeys[j]); j += 1
-            } else {
-                i += 1; j += 1
-            }
-        }
+        let (removed, added) = Self.difference(try collection.indexKeys(oldValue, id: id), try collection.indexKeys(newValue, id: id))
         if removed.isEmpty && added.isEmpty { return nil }
         return ElementIndexChange(index: property.index!, removed: removed, added: added)
     }
@@ -215,6 +207,12 @@ extension TransactionContext {
                 var keys: [(IndexSchema, [UInt8])] = []
                 for property in schema.indexed {
                     for key in try indexKeys(property, of: reader, id: id) { keys.append((property.index!, key)) }
+                }
+                if let embedded = schema.embeddedIndexes {
+                    for (indexId, indexKeys) in try embedded.keys(of: reader, id: id) {
+                        let index = embedded.indexed.first { $0.index!.id == indexId }!.index!
+                        for key in indexKeys { keys.append((index, key)) }
+                    }
                 }
                 return keys
             }

@@ -23,14 +23,13 @@ public enum RecordCheck {
             try engine.read { txn in
                 var summary = Summary()
                 guard let model = try StorageLayout.storedModel(in: txn) else { return summary }
-                for entity in model.entities {
+                for entity in model.entities where !entity.isEmbedded {
                     summary.entities += 1
-                    let types = entity.typesBySlot
                     guard let tree = try txn.tree(StorageLayout.entityTree(entity.id.id)) else { continue }
                     try txn.cursor(tree).scan { key, value in
                         let id = try StorageLayout.objectId(key)
                         do {
-                            try RecordReader(value).verify(types: types)
+                            try RecordReader(value).verify(entity, in: model)
                         } catch CellarError.fileCorrupt(let reason) {
                             throw CellarError.fileCorrupt("\(entity.name) object \(id): \(reason)")
                         }
@@ -39,9 +38,11 @@ public enum RecordCheck {
                     }
                 }
                 let markers = try Store.indexMarkers(in: txn)
-                for schema in Store.schemas(of: model) {
+                let schemas = Store.schemas(of: model)
+                for schema in schemas {
                     for property in schema.indexed where markers[property.index!.id] != nil {
-                        summary.indexEntries += try verifyIndex(property, of: schema, in: txn)
+                        let owners = schema.isEmbedded ? schemas.filter { $0.embeddedIndexes?.indexed.contains { $0.index!.id == property.index!.id } ?? false } : [schema]
+                        summary.indexEntries += try verifyIndex(property, of: owners, embedded: schema.isEmbedded, in: txn)
                     }
                     for relation in schema.relations {
                         summary.relationLinks += try verifyRelation(relation, of: schema, in: txn)
@@ -52,14 +53,20 @@ public enum RecordCheck {
         }
     }
 
-    /// Compares the index of `property` with the entries its records give; returns their number.
-    static func verifyIndex(_ property: PropertySchema, of schema: EntitySchema, in txn: ReadTransaction) throws -> Int {
+    /// Compares the index of `property` with the entries the records of `owners` give (the
+    /// property's entity, or the entities embedding its embedded type); returns their number.
+    static func verifyIndex(_ property: PropertySchema, of owners: [EntitySchema], embedded: Bool, in txn: ReadTransaction) throws -> Int {
         let index = property.index!
         var expected: [[UInt8]] = []
-        if let tree = try txn.tree(schema.treeName) {
+        for schema in owners {
+            guard let tree = try txn.tree(schema.treeName) else { continue }
             try txn.cursor(tree).scan { key, value in
                 let id = try StorageLayout.objectId(key)
-                expected += try IndexKey.keys(RecordReader(value).value(of: property, id: id), id: id, property: property)
+                if embedded, let embedded = schema.embeddedIndexes {
+                    expected += try embedded.keys(of: RecordReader(value), id: id)[index.id] ?? []
+                } else {
+                    expected += try IndexKey.keys(RecordReader(value).value(of: property, id: id), id: id, property: property)
+                }
                 return true
             }
         }

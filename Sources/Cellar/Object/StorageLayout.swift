@@ -94,7 +94,11 @@ final class EntitySchema: Sendable {
     /// has no tree and no box.
     let isEmbedded: Bool
 
-    init(_ entity: ModelEntity, index: Int, indexOrdinals: [UInt32: Int], incomingRelations: [ModelRelation]) {
+    /// The indexes on properties of the embedded types in the entity's records, when it has any.
+    let embeddedIndexes: EmbeddedIndexes?
+
+    init(_ entity: ModelEntity, index: Int, indexOrdinals: [UInt32: Int], incomingRelations: [ModelRelation],
+         embeddedIndexes: EmbeddedIndexes? = nil) {
         self.index = index
         name = entity.name
         id = entity.id
@@ -109,8 +113,9 @@ final class EntitySchema: Sendable {
         self.properties = properties
         indexed = properties.values.filter { $0.index != nil }.sorted { $0.id < $1.id }
         indexedFields = indexed.map(IndexedField.init)
-        fixedIndexKeys = indexedFields.allSatisfy(\.hasFixedKey)
-        hasIndexes = !indexed.isEmpty
+        self.embeddedIndexes = embeddedIndexes
+        fixedIndexKeys = embeddedIndexes == nil && indexedFields.allSatisfy(\.hasFixedKey)
+        hasIndexes = !indexed.isEmpty || embeddedIndexes != nil
         hasUniqueIndex = indexed.contains { $0.index!.unique }
         relations = entity.relations
         self.incomingRelations = incomingRelations

@@ -201,6 +201,17 @@ final class TransactionContext {
             let index = property.index!
             try dropIndexTree(index)
         }
+        if let embedded = schema.embeddedIndexes {
+            // Shared with the other entities embedding the type: only this entity's keys go.
+            for property in embedded.indexed {
+                let index = property.index!
+                guard let cursor = try cursor(indexTree: index) else { continue }
+                var keys: [[UInt8]] = []
+                try cursor.scan(.prefix(embedded.prefix)) { key, _ in keys.append(Array(key)); return true }
+                let tree = try indexTree(index)
+                for key in keys { _ = try key.withUnsafeBytes { try write!.delete(tree, key: $0) } }
+            }
+        }
         for relation in schema.relations + schema.incomingRelations {
             try write!.dropTree(StorageLayout.relationTree(relation.id.id))
             try write!.dropTree(StorageLayout.backlinkTree(relation.id.id))

@@ -114,7 +114,7 @@ struct CompiledQuery {
             // One equality gives its ids in order; ranges and several values do not.
             if !plan.inIdOrder {
                 ids.sort()
-                if ranges.count > 1 { ids = ids.uniqued() }
+                if ranges.count > 1 || plan.mayRepeat { ids = ids.uniqued() }
             }
             return ids
         }

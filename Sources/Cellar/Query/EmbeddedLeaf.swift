@@ -25,8 +25,11 @@ struct EmbeddedLeaf {
 
     func evaluate(_ record: RecordReader, id: Id, links: [Set<Id>], context: TransactionContext) throws -> Bool {
         guard let payload = try record.bytes(slot: property.slot) else {
-            if case .count(let leaf) = mode { return try leaf.evaluate(.integer(0)) }
-            return false
+            switch mode {
+            case .count(let leaf): return try leaf.evaluate(.integer(0))
+            // No object: every property of it is absent (`Contact.address.city.isNil()` holds).
+            case .matches(let condition): return isList ? false : try condition.evaluateAbsent()
+            }
         }
         switch mode {
         case .count(let leaf):
@@ -137,5 +140,29 @@ struct EmbeddedPath {
             reader = nested
         }
         return reader
+    }
+}
+
+extension CompiledCondition {
+    /// The condition's value on an embedded object that is not there: every property absent,
+    /// without the defaults a stored record's absent fields read as (there is no record).
+    func evaluateAbsent() throws -> Bool {
+        switch self {
+        case .leaf(let leaf): return try leaf.evaluate(nil)
+        case .collection(let leaf): return try leaf.evaluate(nil)
+        case .flex(let leaf): return try leaf.evaluate(nil)
+        case .embedded(let leaf):
+            switch leaf.mode {
+            case .count(let count): return try count.evaluate(.integer(0))
+            case .matches(let condition): return leaf.isList ? false : try condition.evaluateAbsent()
+            }
+        case .all(let conditions):
+            for condition in conditions where try !condition.evaluateAbsent() { return false }
+            return true
+        case .any(let conditions):
+            for condition in conditions where try condition.evaluateAbsent() { return true }
+            return false
+        case .toOneLink, .toManyLink: return false
+        }
     }
 }

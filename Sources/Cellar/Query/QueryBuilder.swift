@@ -119,7 +119,7 @@ public struct QueryBuilder<E: EntityInspectable> {
             }
             return CompiledOrder(property: property, flags: flags, path: path.steps.isEmpty ? nil : path)
         }
-        return CompiledQuery(schema: schema, condition: compiled, plan: QueryPlan.plan(compiled, linked: !links.isEmpty),
+        return CompiledQuery(schema: schema, condition: compiled, plan: QueryPlan.plan(compiled, linked: !links.isEmpty, owner: schema),
                              links: compiledLinks, orders: orders)
     }
 

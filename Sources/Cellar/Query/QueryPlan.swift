@@ -25,10 +25,13 @@ struct QueryPlan {
     let exact: Bool
     /// The source gives its ids in id order (an id range, or one value of a value index).
     var inIdOrder = true
+    /// The source may give an id more than once (an index on an embedded type's property has a
+    /// key per distinct value among an object's embedded objects, and a range may span several).
+    var mayRepeat = false
 
     static let maxId: [UInt8] = Array(repeating: 0xFF, count: 8)
 
-    static func plan(_ condition: CompiledCondition?, linked: Bool) -> QueryPlan {
+    static func plan(_ condition: CompiledCondition?, linked: Bool, owner: EntitySchema) -> QueryPlan {
         guard let condition else { return QueryPlan(source: .scan, exact: !linked) }
         // A condition on a list's or set's elements that some element must meet (`contains`,
         // `containsAny`) is served by its element index like the same condition on a property
@@ -43,6 +46,15 @@ struct QueryPlan {
             default: return nil
             }
         }
+        // A condition on an embedded object's property is served by that property's index,
+        // under the owning entity's prefix: the candidates are then checked (the index does not
+        // say through which embedded property the value was reached).
+        func embeddedCandidate(_ condition: CompiledCondition) -> CompiledLeaf? {
+            guard case .embedded(let embedded) = condition, case .matches(let inner) = embedded.mode else { return nil }
+            if case .embedded = inner { return embeddedCandidate(inner) }
+            if case .all(let conditions) = inner { return conditions.lazy.compactMap { candidate($0)?.0 }.first }
+            return candidate(inner)?.0
+        }
         let candidates: [(CompiledLeaf, elements: Bool)]
         switch condition {
         case .all(let conditions): candidates = conditions.compactMap(candidate)
@@ -53,6 +65,19 @@ struct QueryPlan {
         default: false
         }
         var best: (QueryPlan, rank: Int)?
+        if let prefix = owner.embeddedIndexes?.prefix {
+            let embedded: [CompiledLeaf] = switch condition {
+            case .all(let conditions): conditions.compactMap(embeddedCandidate)
+            default: embeddedCandidate(condition).map { [$0] } ?? []
+            }
+            for leaf in embedded {
+                guard let (source, _, rank) = sourceFor(leaf), case .index(let index, let ranges) = source else { continue }
+                if best == nil || rank < best!.rank {
+                    best = (QueryPlan(source: .index(index, ranges.map { $0.prefixed(by: prefix) }), exact: false,
+                                      inIdOrder: false, mayRepeat: true), rank)
+                }
+            }
+        }
         for (leaf, elements) in candidates {
             guard let (source, exactForLeaf, rank) = sourceFor(leaf) else { continue }
             var exactLeaf = exactForLeaf
@@ -149,5 +174,14 @@ struct QueryPlan {
         var bytes: [UInt8] = []
         IndexKey.appendBigEndian(value, to: &bytes)
         return bytes
+    }
+}
+
+extension KeyRange {
+    /// The same range of keys, each after `prefix`.
+    func prefixed(by prefix: [UInt8]) -> KeyRange {
+        KeyRange(lower: prefix + (lower ?? []), lowerInclusive: lower == nil || lowerInclusive,
+                 upper: upper.map { prefix + $0 } ?? KeyRange.prefix(prefix).upper,
+                 upperInclusive: upper != nil && upperInclusive)
     }
 }

@@ -104,3 +104,25 @@ extension RecordReader {
         while let bytes = try elements.next() { try body(try nested(bytes)) }
     }
 }
+
+extension RecordReader {
+    /// Checks the record as one of `entity` (an entity or embedded type of `model`): every field
+    /// against its property's type (see `verify(types:)`), and every nested record of an
+    /// embedded object against its type, down to the deepest.
+    public func verify(_ entity: ModelEntity, in model: Model) throws {
+        try verify(types: entity.typesBySlot)
+        for property in entity.properties where property.type.isEmbedded {
+            guard let name = property.embeddedType, let type = model.entity(named: name) else { continue }
+            let slot = Int(property.id.id) - 1
+            do {
+                if property.type == .embeddedList {
+                    if let payload = try bytes(slot: slot) { try forEachNested(payload) { try $0.verify(type, in: model) } }
+                } else if let nested = try nested(slot: slot) {
+                    try nested.verify(type, in: model)
+                }
+            } catch CellarError.fileCorrupt(let reason) {
+                throw CellarError.fileCorrupt("\(entity.name).\(property.name): \(reason)")
+            }
+        }
+    }
+}
