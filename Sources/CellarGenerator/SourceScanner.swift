@@ -7,7 +7,8 @@ import SwiftSyntax
 ///
 /// An entity is a class or struct — at the top level or nested in another type, not declared in
 /// an extension — whose inheritance clause names `Entity` (or `Cellar.Entity`) or that is annotated
-/// `// cellar: entity`. Annotations are line comments `// cellar: …` (or `// objectbox: …`) on
+/// `// cellar: entity`; one annotated `// cellar: embedded` is an embedded type (no id, stored
+/// inside its owners' records), read the same way. Annotations are line comments `// cellar: …` (or `// objectbox: …`) on
 /// the lines above a declaration (also between its attributes and its keyword); other comments and
 /// doc comments are ignored. See `docs/generator.md` for the annotations and the property types.
 ///
@@ -324,7 +325,7 @@ private struct Scan {
             return nil
         }
         if entity.isGeneric {
-            report("`\(name)` is generic or nested in a generic type; an entity must be a concrete type", at: entity.location)
+            report("`\(name)` is generic or nested in a generic type; \(entity.isEmbedded ? "an embedded type" : "an entity") must be a concrete type", at: entity.location)
             return nil
         }
         let modifiers: DeclModifierListSyntax

@@ -66,6 +66,15 @@ private func withOwner(_ body: String) -> String {
         var status: Status = .unknown
         // cellar: name = "note"
         var remark: String?
+        var extra: FlexValue = .null
+        var scores: [String: Double] = [:]
+        var keys: Set<UUID>?
+        // cellar: date-nano
+        var seen: Date?
+        // cellar: default = 3
+        var level = 1
+        // cellar: transient
+        var cache = 0
     }
 
     // cellar: embedded
@@ -90,7 +99,8 @@ private func withOwner(_ body: String) -> String {
         #expect(types.map(\.typeName) == ["Contact", "Address", "Geo", "Unused"])
         #expect(types.map(\.isEmbedded) == [false, true, true, true])
         #expect(types[1].kind == .struct && types[2].kind == .class)
-        #expect(types[1].idProperty == nil && types[1].properties.map(\.name) == ["city", "zip", "geo", "tags", "status", "remark"])
+        #expect(types[1].idProperty == nil
+            && types[1].properties.map(\.name) == ["city", "zip", "geo", "tags", "status", "remark", "extra", "scores", "keys", "seen", "level"])
 
         let contact = types[0]
         let address = try #require(contact.property("address"))
@@ -111,6 +121,9 @@ private func withOwner(_ body: String) -> String {
         #expect(types[1].property("tags")?.propertyType == PropertyType.list(of: .string))
         #expect(types[1].property("status")?.conversion == .rawValue(defaultCase: ".unknown"))
         #expect(types[1].property("remark")?.modelName == "note")
+        #expect(types[1].property("extra")?.isFlex == true && types[1].property("scores")?.propertyType == PropertyType.map(of: .double))
+        #expect(types[1].property("keys")?.propertyType == PropertyType.set(of: .uuid) && types[1].property("seen")?.propertyType == .dateNano)
+        #expect(types[1].property("level")?.defaultValue == .integer(3))
     }
 
     @Test func nestedAndQualifiedEmbeddedTypes() throws {
