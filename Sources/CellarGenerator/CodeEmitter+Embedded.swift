@@ -3,9 +3,11 @@ import Cellar
 extension CodeEmitter {
     /// The members of `Cellar.EmbeddedProperty` itself: a property of an embedded type with one
     /// of these names gets no member in `extension Cellar.EmbeddedProperty` (the subscript,
-    /// `Contact.address[Address.count]`, still reaches it).
+    /// `Contact.address[Address.count]`, still reaches it). `via` and `path` are internal to
+    /// Cellar, but visible to a target that imports it `@testable`.
     static let embeddedPropertyMembers: Set<String> = [
         "name", "id", "type", "description", "any", "isNil", "isNotNil", "isEmpty", "count", "hashValue", "hash",
+        "via", "path",
     ]
 
     /// An embedded type's `EmbeddedInspectable` conformance and `<Type>CellarBinding` (its
