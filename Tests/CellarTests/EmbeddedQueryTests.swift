@@ -206,6 +206,40 @@ import Testing
         }
     }
 
+    /// Writers updating orders' lines and readers querying them through the index at the same
+    /// time: every reader sees a committed state, and the index matches the records after.
+    @Test func concurrentWritersAndReadersKeepTheIndexInStep() async throws {
+        let directory = TestDirectory("embedded-concurrent")
+        defer { directory.remove() }
+        let store = try Store(directoryPath: directory.path, model: embeddedModel())
+        try store.box(for: EOrder.self).put((0..<40).map { EOrder($0, [ELine(sku: "A-0", quantity: 1)]) })
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<3 {
+                group.addTask {
+                    let orders = store.box(for: EOrder.self)
+                    var random = SplitMix64(seed: UInt64(worker))
+                    for _ in 0..<60 {
+                        let order = try #require(try orders.get(Id(1 + random.next() % 40)))
+                        order.lines = Self.lines(&random)
+                        try orders.put(order)
+                    }
+                }
+            }
+            group.addTask {
+                let orders = store.box(for: EOrder.self)
+                for _ in 0..<60 {
+                    // One read transaction: the query and the objects it names agree.
+                    try store.runInReadOnlyTransaction {
+                        let ids = try orders.query { EOrder.lines.sku == "A-1" }.build().findIds()
+                        for id in ids { #expect(try orders.get(id)?.lines.contains { $0.sku == "A-1" } == true) }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try RecordCheck.verify(store.engine).objects == 40)
+    }
+
     @Test func aCorruptNestedRecordIsReportedNotTrusted() throws {
         let store = try Store(directoryPath: "memory:embedded-corrupt", model: embeddedModel())
         let contacts = store.box(for: EContact.self)
