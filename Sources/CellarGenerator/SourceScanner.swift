@@ -745,8 +745,8 @@ private struct Scan {
             throw GeneratorError("\(id.quoted) is on \(subject), but \(own) is an embedded type (`// cellar: embedded`), which has no id: its objects are stored inside their owners' records; remove the annotation (or make \(own) an entity, conforming to `Entity`, and relate to it with ToOne)", at: id.location)
         }
         if candidate.type.argument(ofGeneric: "EntityId") != nil
-            || (candidate.name == "id" && (candidate.type.unqualifiedName == "Id" && candidate.type.genericArguments.isEmpty)) {
-            throw GeneratorError("\(subject) is \(candidate.isOptional ? "an optional " : "an ")\(candidate.type), an id, but \(own) is an embedded type (`// cellar: embedded`), which has no id: its objects are stored inside their owners' records; remove the property (or make \(own) an entity, conforming to `Entity`, and relate to it with ToOne)", at: candidate.location)
+            || (candidate.type.unqualifiedName == "Id" && candidate.type.genericArguments.isEmpty) {
+            throw GeneratorError("\(subject) is \(candidate.isOptional ? "an optional " : "an ")\(candidate.type), an id, but \(own) is an embedded type (`// cellar: embedded`), which has no id: its objects are stored inside their owners' records; remove the property (or make \(own) an entity, conforming to `Entity`, and relate to it with ToOne), or keep another object's id as a UInt64", at: candidate.location)
         }
         if let target = candidate.type.argument(ofGeneric: "ToOne") ?? candidate.type.argument(ofGeneric: "ToMany") {
             let kind = candidate.type.unqualifiedName ?? "ToOne"
@@ -871,7 +871,9 @@ private struct Scan {
             throw GeneratorError("\(index.quoted) is on \(subject), which is stored as \(stored.swiftName): hash indexes are for String properties; use `// cellar: index` (a value index)", at: index.location)
         }
         // As in ObjectBox, a String's index is a hash index unless `index = "value"` says otherwise.
-        let defaultKind: PropertyDescription.IndexKind = stored.propertyType == .string ? .hash : .value
+        // In an embedded type it is a value index (values such as a zip code or a SKU are short,
+        // and the index then orders them); `index = "hash"` asks for a hash index.
+        let defaultKind: PropertyDescription.IndexKind = stored.propertyType == .string && !entity.isEmbedded ? .hash : .value
         if annotations.unique != nil {
             flags.formUnion([.unique, .indexed])
             property.unique = true

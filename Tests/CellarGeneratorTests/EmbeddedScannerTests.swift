@@ -75,6 +75,8 @@ private func withOwner(_ body: String) -> String {
         var level = 1
         // cellar: transient
         var cache = 0
+        // cellar: index = "hash"
+        var code = ""
     }
 
     // cellar: embedded
@@ -100,7 +102,7 @@ private func withOwner(_ body: String) -> String {
         #expect(types.map(\.isEmbedded) == [false, true, true, true])
         #expect(types[1].kind == .struct && types[2].kind == .class)
         #expect(types[1].idProperty == nil
-            && types[1].properties.map(\.name) == ["city", "zip", "geo", "tags", "status", "remark", "extra", "scores", "keys", "seen", "level"])
+            && types[1].properties.map(\.name) == ["city", "zip", "geo", "tags", "status", "remark", "extra", "scores", "keys", "seen", "level", "code"])
 
         let contact = types[0]
         let address = try #require(contact.property("address"))
@@ -116,7 +118,9 @@ private func withOwner(_ body: String) -> String {
 
         // The embedded type's properties are described as an entity's.
         let zip = try #require(types[1].property("zip"))
-        #expect(zip.flags.contains(.indexed) && zip.index == .hash)
+        // A String's index in an embedded type is a value index unless `index = "hash"` says otherwise.
+        #expect(zip.flags == [.indexed] && zip.index == .value)
+        #expect(types[1].property("code")?.flags == [.indexed, .indexHash] && types[1].property("code")?.index == .hash)
         #expect(types[1].property("geo")?.embeddedType == "Geo")
         #expect(types[1].property("tags")?.propertyType == PropertyType.list(of: .string))
         #expect(types[1].property("status")?.conversion == .rawValue(defaultCase: ".unknown"))
@@ -172,6 +176,8 @@ private func withOwner(_ body: String) -> String {
                     "`Address.id` is an Id, an id, but Address is an embedded type (`// cellar: embedded`), which has no id")
         expectError(withOwner("// cellar: embedded\nstruct Address {\n    var owner: EntityId<E> = 0\n}"), at: "8:5",
                     "`Address.owner` is an EntityId<E>, an id, but Address is an embedded type")
+        expectError(withOwner("// cellar: embedded\nstruct Address {\n    var ownerId: Id?\n}"), at: "8:5",
+                    "`Address.ownerId` is an optional Id, an id, but Address is an embedded type (`// cellar: embedded`), which has no id: its objects are stored inside their owners' records; remove the property (or make Address an entity, conforming to `Entity`, and relate to it with ToOne), or keep another object's id as a UInt64")
         expectError(withOwner("// cellar: embedded\nstruct Address {\n    // cellar: id\n    var key: UInt64 = 0\n}"), at: "8:5",
                     "`// cellar: id` is on `Address.key`, but Address is an embedded type (`// cellar: embedded`), which has no id: its objects are stored inside their owners' records; remove the annotation")
     }

@@ -1143,7 +1143,7 @@ func cellarModel() -> Cellar.Model {
                 name: "Address", id: Cellar.IdUid(id: 12, uid: 6104280258120174106), lastPropertyId: Cellar.IdUid(id: 3, uid: 6655049198935139792),
                 properties: [
                     Cellar.ModelProperty(name: "city", id: Cellar.IdUid(id: 1, uid: 4438913478546213873), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
-                    Cellar.ModelProperty(name: "zip", id: Cellar.IdUid(id: 2, uid: 8482135319677080311), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 2056), indexId: Cellar.IdUid(id: 14, uid: 6772573138343717348), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "zip", id: Cellar.IdUid(id: 2, uid: 8482135319677080311), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 14, uid: 6772573138343717348), defaultValue: .string("")),
                     Cellar.ModelProperty(name: "geo", id: Cellar.IdUid(id: 3, uid: 6655049198935139792), type: Cellar.PropertyType(rawValue: 101), embeddedType: "Geo"),
                 ], flags: 268435456),
             Cellar.ModelEntity(
