@@ -21,10 +21,10 @@ struct Annotation: Hashable {
 
 /// The annotations accepted on types and on properties, and how their values are read.
 enum Annotations {
-    static let typeNames: Set<String> = ["entity", "uid", "name"]
+    static let typeNames: Set<String> = ["entity", "embedded", "uid", "name"]
     static let propertyNames: Set<String> = ["uid", "name", "id", "transient", "index", "unique", "convert", "backlink", "date-nano", "default", "primaryKey"]
 
-    static let acceptedOnTypes = #"entity, uid, uid = N, name = "…""#
+    static let acceptedOnTypes = #"entity, embedded, uid, uid = N, name = "…""#
     static let acceptedOnProperties = #"uid, uid = N, name = "…", id, id = { "assignable": true }, transient, index, index = "hash" | "hash64" | "value", unique, unique = { "onConflict": "replace" }, convert = { "dbType": "…", "converter": "…", "default": "…" }, backlink, backlink = "…", date-nano, default = …, primaryKey"#
 
     /// The forms of one annotation, for messages about a malformed value.
@@ -119,6 +119,8 @@ enum Annotations {
 /// The annotations of an entity type, understood.
 struct TypeAnnotations {
     var entity: Annotation?
+    /// `// cellar: embedded`: the type is stored inside its owners' records.
+    var embedded: Annotation?
     /// nil: no `uid`; `.some(nil)`: `uid` without a value.
     var uid: UInt64??
     var uidAnnotation: Annotation?
@@ -136,6 +138,9 @@ struct TypeAnnotations {
             case "entity":
                 try noValue(annotation)
                 entity = annotation
+            case "embedded":
+                try noValue(annotation)
+                embedded = annotation
             case "uid":
                 uid = try uidValue(annotation)
                 uidAnnotation = annotation

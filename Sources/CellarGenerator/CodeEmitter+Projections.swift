@@ -33,6 +33,10 @@ extension CodeEmitter {
                 let index = try slot(property)
                 slots.append(index)
                 arguments.append("\(field.name): \(storedRead(property, slot: index)) ?? 0")
+            case .embeddedPath(let steps, let leaf):
+                let index = try slot(steps[0].property)
+                slots.append(index)
+                arguments.append("\(field.name): \(try pathRead(steps, leaf: leaf, field: field, entities: entities, model: model, indent: "            "))")
             }
         }
         let slotList = slots.isEmpty ? "no slots" : "slot\(slots.count == 1 ? "" : "s") \(slots.map(String.init).joined(separator: ", "))"
@@ -74,5 +78,51 @@ extension CodeEmitter {
         }
         out += "}\n"
         return out
+    }
+
+    /// Reads `from = "address.city"`: a closure per embedded object on the path, given the
+    /// object's nested record (`record.nested(slot:)`), returning what a missing object reads
+    /// (nil, or for a non-optional object the rest of the path from its initial value) or what
+    /// the next object (at the end: the leaf's binding expression) reads.
+    func pathRead(_ steps: [ProjectionDescription.Field.PathStep], leaf: PropertyDescription, field: ProjectionDescription.Field,
+                  entities: [EntityDescription], model: Model, indent: String) throws -> String {
+        func slot(of property: PropertyDescription, in owner: String) throws -> Int {
+            guard let description = entities.first(where: { $0.typeName == owner }),
+                  let modelProperty = model.entity(named: description.modelName)?.property(named: property.modelName) else {
+                throw GeneratorError("property \(owner).\(property.name) is missing from the model (please report)", at: property.location)
+            }
+            return Int(modelProperty.id.id) - 1
+        }
+        guard let leafOwnerName = steps.last?.property.embeddedType,
+              let leafOwner = entities.first(where: { $0.typeName == leafOwnerName }) else {
+            throw GeneratorError("the embedded type of \(field.name) is missing (please report)", at: field.location)
+        }
+        let resultType = "\(leaf.swiftType)\(field.isOptional ? "?" : "")"
+        /// What a missing object at `index` reads.
+        func absent(_ index: Int) throws -> String {
+            let step = steps[index].property
+            guard !step.isOptional else { return "nil" }
+            guard let initial = step.embeddedInitializer else {
+                throw GeneratorError("\(steps[index].owner).\(step.name) is a non-optional embedded object without an initial value (please report)", at: step.location)
+            }
+            var text = "(\(initial))"
+            var chained = false
+            for later in steps[(index + 1)...] {
+                text += (chained ? "?." : ".") + later.property.name
+                if later.property.isOptional { chained = true }
+            }
+            return text + (chained ? "?." : ".") + leaf.name
+        }
+        func closure(_ index: Int, indent: String) throws -> String {
+            let step = steps[index]
+            let inner = index + 1 < steps.count
+                ? try closure(index + 1, indent: indent + "    ")
+                : try readExpression(leaf, slot: try slot(of: leaf, in: leafOwner.typeName), in: leafOwner)
+            return "try { (record: Cellar.RecordReader?) throws -> \(resultType) in\n"
+                + "\(indent)    guard let record else { return \(try absent(index)) }\n"
+                + "\(indent)    return \(inner)\n"
+                + "\(indent)}(record.nested(slot: \(try slot(of: step.property, in: step.owner))))"
+        }
+        return try closure(0, indent: indent)
     }
 }

@@ -33,7 +33,9 @@ public struct CodeEmitter {
             guard let modelEntity = model.entity(named: entity.modelName) else {
                 throw GeneratorError("entity \(entity.typeName) is missing from the model (please report)", at: entity.location)
             }
-            out += try emit(entity, modelEntity, entities: entities, model: model)
+            out += entity.isEmbedded
+                ? try emitEmbedded(entity, modelEntity, model: model)
+                : try emit(entity, modelEntity, entities: entities, model: model)
         }
         for projection in projections {
             out += try emit(projection, entities: entities, model: model)
@@ -130,11 +132,7 @@ public struct CodeEmitter {
         extension \(entity.typeName) {
 
         """
-        for property in entity.properties {
-            let slotId = model.property(named: property.modelName)?.id ?? .zero
-            out += "    /// `\(property.name)` in queries: property \(literal(property.modelName)) (\(slotId)), \(property.propertyType).\n"
-            out += "    \(access)static let \(property.name) = Cellar.Property<\(entity.typeName)>(name: \(literal(property.modelName)), id: \(slotId.id), type: Cellar.PropertyType(rawValue: \(property.propertyType.rawValue)))\n"
-        }
+        out += propertyConstants(entity, model)
         for relation in entity.standaloneRelations {
             guard let modelRelation = model.relations.first(where: { $0.name == relation.modelName }) else { continue }
             let target = fullModel.entities.first { $0.id.uid == modelRelation.targetId.uid }?.name ?? relation.target
@@ -207,11 +205,27 @@ public struct CodeEmitter {
         }
     }
 
-    private func writeStatement(_ property: PropertyDescription, slot: Int) -> String {
-        let value = "entity.\(property.name)"
+    /// The property constants of an entity or embedded type (`Note.title`, `Contact.address`).
+    func propertyConstants(_ entity: EntityDescription, _ model: ModelEntity) -> String {
+        var out = ""
+        for property in entity.properties {
+            let slotId = model.property(named: property.modelName)?.id ?? .zero
+            out += "    /// `\(property.name)` in queries: property \(literal(property.modelName)) (\(slotId)), \(property.propertyType).\n"
+            let constant = property.embeddedType.map { "Cellar.EmbeddedProperty<\(entity.typeName), \($0)>" } ?? "Cellar.Property<\(entity.typeName)>"
+            out += "    \(access)static let \(property.name) = \(constant)(name: \(literal(property.modelName)), id: \(slotId.id), type: Cellar.PropertyType(rawValue: \(property.propertyType.rawValue)))\n"
+        }
+        return out
+    }
+
+    /// The statement writing one property of `receiver` (`entity`, or `value` in an embedded
+    /// type's binding) to its slot.
+    func writeStatement(_ property: PropertyDescription, slot: Int, receiver: String = "entity") -> String {
+        let value = "\(receiver).\(property.name)"
         let optional = property.isOptional ? "?" : ""
         switch property.conversion {
         case .none:
+            if property.isEmbeddedObject { return "try record.add(embedded: \(value), slot: \(slot))" }
+            if property.isEmbeddedList { return "try record.add(embeddedList: \(value), slot: \(slot))" }
             if property.collection != nil || property.isFlex {
                 return property.dateNano ? "try record.addNanoseconds(\(value), slot: \(slot))" : "try record.add(\(value), slot: \(slot))"
             }
@@ -233,6 +247,9 @@ public struct CodeEmitter {
 
     /// The expression reading the stored value: optional (nil when absent).
     func storedRead(_ property: PropertyDescription, slot: Int) -> String {
+        if let embedded = property.embeddedType {
+            return "try record.\(property.isEmbeddedList ? "embeddedList" : "embedded")(\(embedded).self, slot: \(slot))"
+        }
         if property.isFlex { return "try record.flex(slot: \(slot))" }
         if let collection = property.collection, let element = property.elementSwiftType {
             let method = switch collection.kind {
@@ -310,6 +327,14 @@ public struct CodeEmitter {
         switch property.conversion {
         case .none:
             if let target = property.relationTarget { return "Cellar.ToOne<\(target)>(targetId: \(raw) ?? 0)" }
+            if property.isEmbeddedList { return property.isOptional ? raw : "\(raw) ?? []" }
+            if property.isEmbeddedObject {
+                guard !property.isOptional else { return raw }
+                guard let initial = property.embeddedInitializer else {
+                    throw GeneratorError("\(entity.typeName).\(property.name) is a non-optional embedded object without an initial value (please report)", at: property.location)
+                }
+                return "\(raw) ?? \(initial)"
+            }
             if property.isFlex { return property.isOptional ? raw : "\(raw) ?? .null" }
             if let collection = property.collection {
                 return property.isOptional ? raw : "\(raw) ?? \(collection.kind == .map ? "[:]" : "[]")"
@@ -350,20 +375,23 @@ public struct CodeEmitter {
                 if property.flags.rawValue != 0 { arguments += ", flags: Cellar.PropertyFlags(rawValue: \(property.flags.rawValue))" }
                 if let index = property.indexId, !index.isZero { arguments += ", indexId: \(idUid(index))" }
                 if let target = property.relationTarget { arguments += ", relationTarget: \(literal(target))" }
+                if let embedded = property.embeddedType { arguments += ", embeddedType: \(literal(embedded))" }
                 if let source = described?.properties.first(where: { $0.modelName == property.name }), let value = source.defaultValue {
                     arguments += ", defaultValue: \(modelDefault(value, storedAs: source.storedSwiftType))"
                 }
                 out += "                    Cellar.ModelProperty(\(arguments)),\n"
             }
+            // Entity flags only for embedded types: other models stay as they were generated.
+            let flags = entity.flags.flatMap { $0 & ModelEntity.embeddedFlag != 0 ? ", flags: \($0)" : nil } ?? ""
             if entity.relations.isEmpty {
-                out += "                ]),\n"
+                out += "                ]\(flags)),\n"
             } else {
                 out += "                ],\n"
                 out += "                relations: [\n"
                 for relation in entity.relations {
                     out += "                    Cellar.ModelRelation(name: \(literal(relation.name)), id: \(idUid(relation.id)), targetId: \(idUid(relation.targetId))),\n"
                 }
-                out += "                ]),\n"
+                out += "                ]\(flags)),\n"
             }
         }
         out += "        ],\n"
@@ -375,7 +403,7 @@ public struct CodeEmitter {
         return out
     }
 
-    private func idUid(_ value: IdUid) -> String { "Cellar.IdUid(id: \(value.id), uid: \(value.uid))" }
+    func idUid(_ value: IdUid) -> String { "Cellar.IdUid(id: \(value.id), uid: \(value.uid))" }
     private func list(_ uids: [UInt64]) -> String { "[\(uids.map(String.init).joined(separator: ", "))]" }
 
     /// A Swift string literal for `text`.

@@ -53,10 +53,13 @@ public struct EntityDescription: Hashable, Sendable {
     public var relations: [RelationDescription]
     /// Whether the type is declared `public` (or `open`).
     public var isPublic: Bool
+    /// An embedded type (`// cellar: embedded`): no id, no box; its objects are stored inside
+    /// their owners' records. In the model it is an entity with `ModelEntity.embeddedFlag`.
+    public var isEmbedded: Bool
     public var location: SourceLocation
 
     public init(typeName: String, modelName: String, kind: Kind, uid: UInt64??, properties: [PropertyDescription],
-                relations: [RelationDescription] = [], isPublic: Bool, location: SourceLocation) {
+                relations: [RelationDescription] = [], isPublic: Bool, isEmbedded: Bool = false, location: SourceLocation) {
         self.typeName = typeName
         self.modelName = modelName
         self.kind = kind
@@ -64,8 +67,14 @@ public struct EntityDescription: Hashable, Sendable {
         self.properties = properties
         self.relations = relations
         self.isPublic = isPublic
+        self.isEmbedded = isEmbedded
         self.location = location
     }
+
+    /// The type codes of an embedded object and of a list of them (`PropertyType.embedded` and
+    /// `.embeddedList` in the runtime).
+    public static let embeddedTypeCode = 101
+    public static let embeddedListTypeCode = 1101
 
     /// The id property.
     public var idProperty: PropertyDescription? { properties.first { $0.isId } }
@@ -181,6 +190,12 @@ public struct PropertyDescription: Hashable, Sendable {
     public var isFlex = false
     /// For `ToOne<T>`: `T`'s qualified type name.
     public var relationTarget: String?
+    /// For an embedded object (type code 101) or a list of them (1101): the embedded type's
+    /// qualified Swift name.
+    public var embeddedType: String?
+    /// For a non-optional embedded object: its initial value as written (`Address()`), which a
+    /// record without the object reads.
+    public var embeddedInitializer: String?
     /// `// cellar: uid` (nil: no annotation; `.some(nil)`: the annotation without a value).
     public var uid: UInt64??
     /// What a record without this property reads, from `// cellar: default` or the initial value;
@@ -193,7 +208,7 @@ public struct PropertyDescription: Hashable, Sendable {
                 storedSwiftType: String, flags: PropertyFlags = [], conversion: Conversion = .none, isId: Bool = false,
                 idAssignable: Bool = false, isTypedId: Bool = false, index: IndexKind? = nil, unique: Bool = false,
                 uniqueOnConflictReplace: Bool = false, dateNano: Bool = false, relationTarget: String? = nil,
-                uid: UInt64?? = nil, defaultValue: DefaultValue? = nil, location: SourceLocation) {
+                embeddedType: String? = nil, uid: UInt64?? = nil, defaultValue: DefaultValue? = nil, location: SourceLocation) {
         self.name = name
         self.modelName = modelName
         self.swiftType = swiftType
@@ -210,8 +225,16 @@ public struct PropertyDescription: Hashable, Sendable {
         self.uniqueOnConflictReplace = uniqueOnConflictReplace
         self.dateNano = dateNano
         self.relationTarget = relationTarget
+        self.embeddedType = embeddedType
         self.uid = uid
         self.defaultValue = defaultValue
         self.location = location
     }
+}
+
+extension PropertyDescription {
+    /// Holds one embedded object (type code 101).
+    public var isEmbeddedObject: Bool { embeddedType != nil && propertyType.rawValue == EntityDescription.embeddedTypeCode }
+    /// Holds a list of embedded objects (type code 1101).
+    public var isEmbeddedList: Bool { embeddedType != nil && propertyType.rawValue == EntityDescription.embeddedListTypeCode }
 }

@@ -45,7 +45,7 @@ public struct Generator {
         let files = try sourceFiles().map { path in (path: path, contents: try read(path)) }
         let entities = try SourceScanner.scan(files: files)
         let projections = try ProjectionScanner.scan(files: files, entities: entities)
-        guard !entities.isEmpty else {
+        guard entities.contains(where: { !$0.isEmbedded }) else {
             throw GeneratorError("no entities in the sources of \(options.targetName): conform a class or struct to `Entity`, or annotate it `// cellar: entity`")
         }
         let fileManager = FileManager.default

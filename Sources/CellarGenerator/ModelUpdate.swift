@@ -38,12 +38,19 @@ public struct ModelUpdate {
             var result: ModelEntity
             if let previous {
                 matchedOld.insert(previous.id.uid)
+                guard previous.isEmbedded == entity.isEmbedded else {
+                    let fresh = uids.peek(using: &generator)
+                    let (before, after) = entity.isEmbedded ? ("an entity", "an embedded type") : ("an embedded type", "an entity")
+                    throw GeneratorError("\(entity.typeName) changed from \(before) to \(after); its stored objects cannot be read as \(after). Keep it \(before), or start it afresh (its stored objects are dropped) with `// cellar: uid = \(fresh)`", at: entity.location)
+                }
                 result = previous
                 result.name = entity.modelName
             } else {
-                let uid = try uids.take(entity.uid ?? nil, for: "entity \(entity.typeName)", at: entity.location, using: &generator)
+                let what = entity.isEmbedded ? "embedded type" : "entity"
+                let uid = try uids.take(entity.uid ?? nil, for: "\(what) \(entity.typeName)", at: entity.location, using: &generator)
                 next.lastEntityId = IdUid(id: next.lastEntityId.id + 1, uid: uid)
-                result = ModelEntity(name: entity.modelName, id: next.lastEntityId, lastPropertyId: .zero, properties: [])
+                result = ModelEntity(name: entity.modelName, id: next.lastEntityId, lastPropertyId: .zero, properties: [],
+                                     flags: entity.isEmbedded ? ModelEntity.embeddedFlag : nil)
             }
             result = try updateProperties(of: result, from: entity, all: entities, model: &next, uids: &uids, using: &generator)
             updated.append(result)
@@ -101,6 +108,13 @@ public struct ModelUpdate {
             } else {
                 previous = entity.properties.first { $0.name == property.modelName && !matched.contains($0.id.uid) }
             }
+            var embeddedType: String?
+            if let type = property.embeddedType {
+                guard let embedded = all.first(where: { $0.typeName == type && $0.isEmbedded }) else {
+                    throw GeneratorError("\(what) holds \(type), which is not an embedded type in these sources; annotate \(type) `// cellar: embedded`", at: property.location)
+                }
+                embeddedType = embedded.modelName
+            }
             var relationTarget: String?
             if let target = property.relationTarget {
                 guard let targetEntity = all.first(where: { $0.typeName == target }) else {
@@ -116,6 +130,11 @@ public struct ModelUpdate {
                     let fresh = uids.peek(using: &generator)
                     throw GeneratorError("\(what) changed its type from \(typeName(previous.type, previous.flags)) to \(typeName(property.propertyType, property.flags)); stored values cannot be read as the new type. Keep the old type, or start the property afresh (its stored values are dropped) with `// cellar: uid = \(fresh)`", at: property.location)
                 }
+                if let before = previous.embeddedType, let after = embeddedType, before != after,
+                   !sameEmbeddedType(before, after, all: all, model: model) {
+                    let fresh = uids.peek(using: &generator)
+                    throw GeneratorError("\(what) changed its embedded type from \(before) to \(after); its stored objects cannot be read as \(after). Keep the old type, or start the property afresh (its stored values are dropped) with `// cellar: uid = \(fresh)`", at: property.location)
+                }
                 next = previous
                 next.name = property.modelName
             } else {
@@ -126,6 +145,7 @@ public struct ModelUpdate {
             next.type = property.propertyType
             next.flags = property.flags
             next.relationTarget = relationTarget
+            next.embeddedType = embeddedType
             if property.flags.contains(.indexed) || property.flags.contains(.unique) {
                 if next.indexId == nil || next.indexId!.isZero {
                     let uid = try uids.take(nil, for: "the index of \(what)", at: property.location, using: &generator)
@@ -193,6 +213,15 @@ public struct ModelUpdate {
         return result
     }
 
+    /// Whether the embedded type named `before` in the model (whose entities are still the old
+    /// ones while properties are updated) is the one the sources now name `after`: renamed, and
+    /// matched by its `// cellar: uid`.
+    private func sameEmbeddedType(_ before: String, _ after: String, all: [EntityDescription], model: Model) -> Bool {
+        guard let old = model.entity(named: before), let source = all.first(where: { $0.isEmbedded && $0.modelName == after }),
+              case .some(.some(let uid)) = source.uid else { return false }
+        return uid == old.id.uid
+    }
+
     private func typeName(_ type: PropertyType, _ flags: PropertyFlags) -> String {
         flags.contains(.unsigned) ? "unsigned \(type)" : "\(type)"
     }
@@ -212,7 +241,7 @@ public struct ModelUpdate {
         for entity in entities {
             if case .some(.none) = entity.uid {
                 let current = model.entity(named: entity.modelName)
-                messages.append(GeneratorError(uidAdvice("entity \(entity.typeName)", current: current?.id.uid,
+                messages.append(GeneratorError(uidAdvice("\(entity.isEmbedded ? "embedded type" : "entity") \(entity.typeName)", current: current?.id.uid,
                     candidates: model.entities.map { "\($0.name) = \($0.id.uid)" }, fresh: fresh()), at: entity.location).description)
             }
             let modelEntity = model.entity(named: entity.modelName)

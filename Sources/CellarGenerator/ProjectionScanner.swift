@@ -16,6 +16,18 @@ public struct ProjectionDescription: Hashable, Sendable {
             case property(PropertyDescription)
             /// The target id of the entity's `ToOne` property, as an `Id`.
             case toOneTargetId(PropertyDescription)
+            /// `from = "address.city"`: `leaf` (read as its embedded type's binding reads it) of
+            /// the object reached through `path`, the single embedded objects from the entity's
+            /// property on (each with the qualified name of the type holding it).
+            case embeddedPath([PathStep], leaf: PropertyDescription)
+        }
+
+        /// One single embedded object on a projection's path.
+        public struct PathStep: Hashable, Sendable {
+            /// The property holding the object.
+            public var property: PropertyDescription
+            /// The (qualified) Swift name of the entity or embedded type that has the property.
+            public var owner: String
         }
 
         /// The projection's property name.
@@ -167,6 +179,8 @@ private final class ProjectionFinder: SyntaxVisitor {
     /// The entity named by `projection = "…"`: its qualified name, or its unqualified name when
     /// only one entity has it.
     private func resolveEntity(_ entityName: String, annotation: Annotation, projection: String) throws -> EntityDescription {
+        // Embedded types have no box to project.
+        let entities = entities.filter { !$0.isEmbedded }
         if let exact = entities.first(where: { $0.typeName == entityName }) { return exact }
         let byLastName = entities.filter { $0.typeName.split(separator: ".").last.map(String.init) == entityName }
         if byLastName.count == 1 { return byLastName[0] }
@@ -196,6 +210,7 @@ private final class ProjectionFinder: SyntaxVisitor {
             return []
         }
         var from: String?
+        var fromLocation: SourceLocation?
         for annotation in annotations {
             guard annotation.name == "from" else {
                 throw GeneratorError("\(annotation.quoted): on a projection's property Cellar accepts only `// cellar: from = \"propertyName\"` (the entity property it reads, when the names differ)", at: annotation.location)
@@ -203,10 +218,8 @@ private final class ProjectionFinder: SyntaxVisitor {
             guard let value = annotation.value, let name = stringLiteral(value), !name.isEmpty else {
                 throw GeneratorError("\(annotation.quoted): name the entity property as a JSON string: `// cellar: from = \"title\"`", at: annotation.location)
             }
-            guard !name.contains(".") else {
-                throw GeneratorError("\(annotation.quoted): paths into other objects (\"\(name)\") are not supported, since Cellar has no embedded objects; read a property of \(entity.typeName) itself (for a relation's target, project the target entity)", at: annotation.location)
-            }
             from = name
+            fromLocation = annotation.location
         }
         let bindings = Array(variable.bindings)
         if from != nil && bindings.count > 1 {
@@ -237,7 +250,10 @@ private final class ProjectionFinder: SyntaxVisitor {
                 type = wrapped
                 isOptional = true
             }
-            let source = try fieldSource(from ?? fieldName, type: type, isOptional: isOptional, subject: subject, entity: entity, location: location)
+            // A path's errors are at the `from` annotation that names it.
+            let sourceLocation = from?.contains(".") == true ? fromLocation ?? location : location
+            let source = try fieldSource(from ?? fieldName, type: type, isOptional: isOptional, subject: subject, entity: entity,
+                                         location: sourceLocation)
             fields.append(ProjectionDescription.Field(name: fieldName, isOptional: isOptional, source: source, location: location))
         }
         return fields
@@ -247,6 +263,9 @@ private final class ProjectionFinder: SyntaxVisitor {
     private func fieldSource(_ propertyName: String, type: TypeName, isOptional: Bool, subject: String, entity: EntityDescription,
                              location: SourceLocation) throws -> ProjectionDescription.Field.Source {
         let declared = "\(type)\(isOptional ? "?" : "")"
+        if propertyName.contains(".") {
+            return try pathSource(propertyName, type: type, isOptional: isOptional, subject: subject, entity: entity, location: location)
+        }
         let entityName = entity.typeName
         let ownName = entityName.split(separator: ".").last.map(String.init) ?? entityName
         if let relation = entity.relations.first(where: { $0.name == propertyName }) {
@@ -285,6 +304,56 @@ private final class ProjectionFinder: SyntaxVisitor {
             throw GeneratorError("\(subject) is \(article(declared)) \(declared), but \(readsWhat) is \(property.isOptional ? "an optional" : article(property.swiftType)) \(property.swiftType): declare it `\(property.swiftType)\(isOptional || property.isOptional ? "?" : "")`", at: location)
         }
         return .property(property)
+    }
+
+    /// `from = "address.city"`: a property of an object embedded (as a single object, through any
+    /// number of them) in the entity. The field is optional when the leaf or an object on the way
+    /// is; a path through a list of embedded objects, a relation or a plain property is refused.
+    private func pathSource(_ path: String, type: TypeName, isOptional: Bool, subject: String, entity: EntityDescription,
+                            location: SourceLocation) throws -> ProjectionDescription.Field.Source {
+        let declared = "\(type)\(isOptional ? "?" : "")"
+        let names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard names.count >= 2, names.allSatisfy({ !$0.isEmpty }) else {
+            throw GeneratorError("\(subject) reads \"\(path)\", which is not a path: write the properties separated by single dots, e.g. `// cellar: from = \"address.city\"`", at: location)
+        }
+        var owner = entity
+        var steps: [ProjectionDescription.Field.PathStep] = []
+        var walked = entity.typeName
+        for name in names.dropLast() {
+            if owner.relations.contains(where: { $0.name == name }) || owner.properties.contains(where: { $0.name == name && $0.relationTarget != nil }) {
+                throw GeneratorError("\(subject) reads \"\(path)\", but \(walked).\(name) is a relation: a projection reads one record, not the objects it relates to; project the target entity instead", at: location)
+            }
+            guard let property = owner.properties.first(where: { $0.name == name }) else {
+                let names = owner.properties.map(\.name).joined(separator: ", ")
+                throw GeneratorError("\(subject) reads \"\(path)\", but \(owner.typeName) has no property `\(name)`; its properties are \(names)", at: location)
+            }
+            if property.isEmbeddedList {
+                throw GeneratorError("\(subject) reads \"\(path)\", but \(walked).\(name) is a list of embedded \(property.embeddedType!) objects, which has no single \(names.last!): a path goes through single embedded objects only; declare the field `[\(property.embeddedType!)]` reading \"\(names.prefix { $0 != name }.joined(separator: "."))\(walked == entity.typeName ? "" : ".")\(name)\" instead", at: location)
+            }
+            guard property.isEmbeddedObject, let next = entities.first(where: { $0.isEmbedded && $0.typeName == property.embeddedType }) else {
+                throw GeneratorError("\(subject) reads \"\(path)\", but \(walked).\(name) is \(article(property.swiftType)) \(property.swiftType), not an embedded object: a path goes through properties holding embedded objects (`// cellar: embedded` types)", at: location)
+            }
+            steps.append(.init(property: property, owner: owner.typeName))
+            owner = next
+            walked += ".\(name)"
+        }
+        let leafName = names.last!
+        guard let leaf = owner.properties.first(where: { $0.name == leafName }) else {
+            let names = owner.properties.map(\.name).joined(separator: ", ")
+            throw GeneratorError("\(subject) reads \"\(path)\", but the embedded type \(owner.typeName) has no property `\(leafName)`; its properties are \(names)", at: location)
+        }
+        let optionalOnTheWay = steps.first { $0.property.isOptional }
+        let mustBeOptional = leaf.isOptional || optionalOnTheWay != nil
+        if mustBeOptional && !isOptional {
+            let why = leaf.isOptional
+                ? "\(owner.typeName).\(leafName) is optional (\(leaf.swiftType)?)"
+                : "\(optionalOnTheWay!.owner).\(optionalOnTheWay!.property.name) is optional, so there may be no \(owner.typeName) to read"
+            throw GeneratorError("\(subject) is \(article(declared)) \(declared), but \(why): declare it `\(leaf.swiftType)?`", at: location)
+        }
+        guard type.description == leaf.swiftType else {
+            throw GeneratorError("\(subject) is \(article(declared)) \(declared), but \(walked).\(leafName) is \(leaf.isOptional ? "an optional" : article(leaf.swiftType)) \(leaf.swiftType): declare it `\(leaf.swiftType)\(isOptional || mustBeOptional ? "?" : "")`", at: location)
+        }
+        return .embeddedPath(steps, leaf: leaf)
     }
 
     /// "a" or "an" before a type name.

@@ -7,7 +7,8 @@ import SwiftSyntax
 ///
 /// An entity is a class or struct — at the top level or nested in another type, not declared in
 /// an extension — whose inheritance clause names `Entity` (or `Cellar.Entity`) or that is annotated
-/// `// cellar: entity`. Annotations are line comments `// cellar: …` (or `// objectbox: …`) on
+/// `// cellar: entity`; one annotated `// cellar: embedded` is an embedded type (no id, stored
+/// inside its owners' records), read the same way. Annotations are line comments `// cellar: …` (or `// objectbox: …`) on
 /// the lines above a declaration (also between its attributes and its keyword); other comments and
 /// doc comments are ignored. See `docs/generator.md` for the annotations and the property types.
 ///
@@ -85,6 +86,8 @@ private struct EntityDeclaration {
     var scope: [String]
     var annotations: TypeAnnotations
     var isGeneric: Bool
+    /// `// cellar: embedded`: no id, stored inside its owners' records.
+    var isEmbedded = false
     var file: ScannedFile
     var location: SourceLocation
 }
@@ -207,22 +210,32 @@ private struct Scan {
         let (annotations, annotationErrors) = Annotations.read(headerTokens(decl, through: keyword), in: file)
         errors += annotationErrors
         let conforms = namesEntity(inheritance)
-        let isEntity = conforms || annotations.contains { $0.name == "entity" }
+        let isEmbedded = annotations.contains { $0.name == "embedded" }
+        let isEntity = conforms || isEmbedded || annotations.contains { $0.name == "entity" }
+        let what = isEmbedded ? "embedded types" : "entities"
         if isEntity, let kind, !inExtension {
             do {
                 let typeAnnotations = try TypeAnnotations(annotations)
+                if let embedded = typeAnnotations.embedded {
+                    if conforms {
+                        throw GeneratorError("`\(qualified)` is annotated \(embedded.quoted) but conforms to `Entity`: an embedded type has no id and no box (its objects are stored inside their owners' records); remove the `Entity` conformance, or remove the annotation to keep it an entity", at: embedded.location)
+                    }
+                    if let entity = typeAnnotations.entity {
+                        throw GeneratorError("`\(qualified)` is annotated both \(entity.quoted) and \(embedded.quoted): a type is either an entity (with an id and a box) or embedded in other objects; keep one of the annotations", at: entity.location)
+                    }
+                }
                 entities.append(EntityDeclaration(decl: decl, kind: kind, qualifiedName: qualified, scope: path + [name],
                                                   annotations: typeAnnotations, isGeneric: generic || inGeneric,
-                                                  file: file, location: location))
+                                                  isEmbedded: isEmbedded, file: file, location: location))
             } catch let error as GeneratorError {
                 errors.append(error)
             } catch {
                 report("\(error)", at: location)
             }
         } else if isEntity && kind == nil {
-            report("`\(qualified)` is an actor: entities are classes or structs; declare it as a class or struct", at: location)
+            report("`\(qualified)` is an actor: \(what) are classes or structs; declare it as a class or struct", at: location)
         } else if isEntity {
-            report("`\(qualified)` is declared in an extension, where the generator does not look for entities; declare it at the top level or nested in a type declaration", at: location)
+            report("`\(qualified)` is declared in an extension, where the generator does not look for \(what); declare it at the top level or nested in a type declaration", at: location)
         } else if annotations.contains(where: { $0.name == ProjectionScanner.annotationName }) {
             // A projection: `ProjectionScanner` reads it and its fields' annotations.
         } else {
@@ -276,6 +289,8 @@ private struct Scan {
                 }
             }
         }
+        // Embedded types must not contain themselves, nor nest too deep.
+        errors += EmbeddedNesting.check(result)
         // Model names and UIDs must be unique across the scanned sources.
         var modelNames: [String: EntityDescription] = [:]
         var uids: [UInt64: String] = [:]
@@ -310,7 +325,7 @@ private struct Scan {
             return nil
         }
         if entity.isGeneric {
-            report("`\(name)` is generic or nested in a generic type; an entity must be a concrete type", at: entity.location)
+            report("`\(name)` is generic or nested in a generic type; \(entity.isEmbedded ? "an embedded type" : "an entity") must be a concrete type", at: entity.location)
             return nil
         }
         let modifiers: DeclModifierListSyntax
@@ -335,7 +350,9 @@ private struct Scan {
         // The id: the property annotated `// cellar: id`, else the one named `id` of an id type.
         let annotated = candidates.indices.filter { candidates[$0].annotations.id != nil }
         var idIndex: Int?
-        if annotated.count > 1 {
+        if entity.isEmbedded {
+            // An embedded type has no id: its members are checked for one below.
+        } else if annotated.count > 1 {
             let names = annotated.map { "`\(candidates[$0].name)`" }.joined(separator: ", ")
             for index in annotated.dropFirst() {
                 report("`\(name)` has several properties annotated `// cellar: id` (\(names)); an entity has one id: keep the annotation on one", at: candidates[index].annotations.id!.location)
@@ -364,6 +381,7 @@ private struct Scan {
         }
         for (index, candidate) in candidates.enumerated() where !candidate.failed {
             do {
+                if entity.isEmbedded { try checkEmbeddedMember(candidate, of: entity) }
                 if index != idIndex && candidate.type.argument(ofGeneric: "ToMany") != nil {
                     let relation = try describeRelation(candidate, of: entity)
                     // A backlink is not in the model: its name cannot clash there.
@@ -388,7 +406,7 @@ private struct Scan {
         return EntityDescription(typeName: name, modelName: entity.annotations.name ?? entity.scope.last!, kind: entity.kind,
                                  uid: entity.annotations.uid, properties: properties, relations: relations,
                                  isPublic: modifiers.contains { $0.name.tokenKind == .keyword(.public) || $0.name.tokenKind == .keyword(.open) },
-                                 location: entity.location)
+                                 isEmbedded: entity.isEmbedded, location: entity.location)
     }
 
     /// Reads the stored instance properties of an entity's members, reporting what cannot be
@@ -603,6 +621,11 @@ private struct Scan {
             return type
         }
         if let call = expression.as(FunctionCallExprSyntax.self) {
+            // `Address()`, `Address(city: "…")`: an embedded type's initializer.
+            if let type = TypeName(expression: call.calledExpression), case .named(let name, let arguments) = type, arguments.isEmpty,
+               resolveEmbedded(name, scope: scope) != nil {
+                return type
+            }
             guard let type = TypeName(expression: call.calledExpression), isConstructible(type) else { return nil }
             // Initializers that return an optional: `Int("5")`, `Int(exactly: x)`, `Data(base64Encoded: s)`.
             let labels = call.arguments.compactMap { $0.label?.text }
@@ -638,8 +661,19 @@ private struct Scan {
         }
     }
 
-    /// The entity a (possibly dotted) type name names, looked up from `scope` like `resolveEnum`.
+    /// The entity a (possibly dotted) type name names, looked up from `scope` like `resolveEnum`
+    /// (nil for an embedded type).
     func resolveEntity(_ name: String, scope: [String]) -> EntityDeclaration? {
+        resolveDeclaration(name, scope: scope).flatMap { $0.isEmbedded ? nil : $0 }
+    }
+
+    /// The embedded type (`// cellar: embedded`) a type name names, looked up like `resolveEntity`.
+    func resolveEmbedded(_ name: String, scope: [String]) -> EntityDeclaration? {
+        resolveDeclaration(name, scope: scope).flatMap { $0.isEmbedded ? $0 : nil }
+    }
+
+    /// The entity or embedded type a (possibly dotted) type name names, innermost scope first.
+    func resolveDeclaration(_ name: String, scope: [String]) -> EntityDeclaration? {
         var prefix = scope
         while true {
             let qualified = (prefix + [name]).joined(separator: ".")
@@ -647,6 +681,13 @@ private struct Scan {
             if prefix.isEmpty { return nil }
             prefix.removeLast()
         }
+    }
+
+    /// A `ToOne` or `ToMany` whose target is an embedded type, which has no id to point at.
+    func embeddedRelationTarget(_ subject: String, type: TypeName, embedded: EntityDeclaration, name: String, location: SourceLocation) -> GeneratorError {
+        let short = embedded.scope.last!
+        let store = type.unqualifiedName == "ToMany" ? "var \(name): [\(short)] = []" : "var \(name): \(short)?"
+        return GeneratorError("\(subject) is a \(type), but \(embedded.qualifiedName) is an embedded type (`// cellar: embedded`), which has no id to relate to: store it inside the object, `\(store)`, or make it an entity (conform it to `Entity`)", at: location)
     }
 
     /// Whether `type` is `EntityId<X>` with X the entity itself (or `Self`).
@@ -694,6 +735,61 @@ private struct Scan {
                                    uid: annotations.uid, location: candidate.location)
     }
 
+    /// What an embedded type's stored property cannot be: an id (`// cellar: id`, `id` of an id
+    /// type, an `EntityId`), a relation, a primary key or unique.
+    func checkEmbeddedMember(_ candidate: PropertyCandidate, of entity: EntityDeclaration) throws {
+        let subject = "`\(entity.qualifiedName).\(candidate.name)`"
+        let annotations = candidate.annotations
+        let own = entity.qualifiedName
+        if let id = annotations.id {
+            throw GeneratorError("\(id.quoted) is on \(subject), but \(own) is an embedded type (`// cellar: embedded`), which has no id: its objects are stored inside their owners' records; remove the annotation (or make \(own) an entity, conforming to `Entity`, and relate to it with ToOne)", at: id.location)
+        }
+        if candidate.type.argument(ofGeneric: "EntityId") != nil
+            || (candidate.type.unqualifiedName == "Id" && candidate.type.genericArguments.isEmpty) {
+            throw GeneratorError("\(subject) is \(candidate.isOptional ? "an optional " : "an ")\(candidate.type), an id, but \(own) is an embedded type (`// cellar: embedded`), which has no id: its objects are stored inside their owners' records; remove the property (or make \(own) an entity, conforming to `Entity`, and relate to it with ToOne), or keep another object's id as a UInt64", at: candidate.location)
+        }
+        if let target = candidate.type.argument(ofGeneric: "ToOne") ?? candidate.type.argument(ofGeneric: "ToMany") {
+            let kind = candidate.type.unqualifiedName ?? "ToOne"
+            throw GeneratorError("\(subject) is a \(kind)<\(target)>, but \(own) is an embedded type: embedded objects cannot hold relations yet; keep the relation in the entity that owns the \(own), or store the target's id as a UInt64", at: candidate.location)
+        }
+        if let primaryKey = annotations.primaryKey {
+            throw GeneratorError("\(primaryKey.quoted) is on \(subject), but \(own) is an embedded type, which has no box to look its objects up in: an embedded object's property cannot be a primary key; remove the annotation (`// cellar: index` makes it searchable)", at: primaryKey.location)
+        }
+        if let unique = annotations.unique {
+            throw GeneratorError("\(unique.quoted) is on \(subject): an embedded object's property cannot be unique (the same object may be stored in several owners); remove it, or use `// cellar: index`", at: unique.location)
+        }
+    }
+
+    /// A property holding one embedded object (`var address: Address?`, `var address = Address()`)
+    /// or a list of them (`var lines: [OrderLine]`, `[OrderLine]?`): type code 101 or 1101.
+    func describeEmbedded(_ candidate: PropertyCandidate, of entity: EntityDeclaration, embedded: EntityDeclaration, isList: Bool,
+                          subject: String, into described: PropertyDescription) throws -> PropertyDescription {
+        var property = described
+        let annotations = candidate.annotations
+        let what = isList ? "a list of embedded \(embedded.qualifiedName) objects" : "an embedded \(embedded.qualifiedName)"
+        if let other = annotations.all.first(where: { !["name", "uid"].contains($0.name) }) {
+            let hint = ["index", "unique", "primaryKey"].contains(other.name)
+                ? " (index a property of \(embedded.qualifiedName) instead: `// cellar: index` on it)" : ""
+            throw GeneratorError("\(other.quoted) cannot be used on \(subject), \(what)\(hint): it accepts uid and name; remove it", at: other.location)
+        }
+        property.embeddedType = embedded.qualifiedName
+        property.storedSwiftType = embedded.qualifiedName
+        if isList {
+            property.propertyType = PropertyType(rawValue: EntityDescription.embeddedListTypeCode)
+            property.elementSwiftType = embedded.qualifiedName
+            try checkStartsEmpty(candidate, subject: subject, empty: "[]", reads: "an empty list")
+            return property
+        }
+        property.propertyType = PropertyType(rawValue: EntityDescription.embeddedTypeCode)
+        if !candidate.isOptional {
+            guard let initializer = candidate.initializer else {
+                throw GeneratorError("\(subject) is a non-optional \(embedded.qualifiedName) without an initial value: a record without the object (written before the property existed) needs a value to read; declare it optional (`var \(candidate.name): \(candidate.type)?`) or give it an initial value (`var \(candidate.name) = \(candidate.type)()`)", at: candidate.location)
+            }
+            property.embeddedInitializer = initializer
+        }
+        return property
+    }
+
     func describeProperty(_ candidate: PropertyCandidate, of entity: EntityDeclaration) throws -> PropertyDescription {
         let subject = "`\(entity.qualifiedName).\(candidate.name)`"
         let annotations = candidate.annotations
@@ -712,6 +808,10 @@ private struct Scan {
             }
             guard !candidate.isOptional else {
                 throw GeneratorError("\(subject) is an optional ToOne: a ToOne is never optional (it holds no target when empty); declare it `var \(candidate.name): \(type) = nil`", at: location)
+            }
+            if case .named(let targetName, let arguments) = target, arguments.isEmpty,
+               let embedded = resolveEmbedded(targetName, scope: entity.scope) {
+                throw embeddedRelationTarget(subject, type: type, embedded: embedded, name: candidate.name, location: location)
             }
             guard case .named(let targetName, let arguments) = target, arguments.isEmpty,
                   let targetEntity = resolveEntity(targetName, scope: entity.scope) else {
@@ -733,6 +833,14 @@ private struct Scan {
             stored = try conversion(spec, convert, for: candidate, subject: subject, entity: entity, into: &property)
         } else if let builtIn = TypeMapping.builtIn(type) {
             stored = builtIn
+        } else if case .named(let typeName, let arguments) = type, arguments.isEmpty, let embedded = resolveEmbedded(typeName, scope: entity.scope) {
+            return try describeEmbedded(candidate, of: entity, embedded: embedded, isList: false, subject: subject, into: property)
+        } else if let collection = TypeMapping.collection(type), case .named(let typeName, let arguments) = collection.element,
+                  arguments.isEmpty, let embedded = resolveEmbedded(typeName, scope: entity.scope) {
+            guard collection.kind == .list else {
+                throw GeneratorError("\(subject) is a \(type): embedded objects are stored one by one or in a list; declare it `[\(typeName)]`", at: location)
+            }
+            return try describeEmbedded(candidate, of: entity, embedded: embedded, isList: true, subject: subject, into: property)
         } else if TypeMapping.isFlex(type) {
             return try describeFlex(candidate, subject: subject, into: property)
         } else if let collection = TypeMapping.collection(type) {
@@ -763,7 +871,9 @@ private struct Scan {
             throw GeneratorError("\(index.quoted) is on \(subject), which is stored as \(stored.swiftName): hash indexes are for String properties; use `// cellar: index` (a value index)", at: index.location)
         }
         // As in ObjectBox, a String's index is a hash index unless `index = "value"` says otherwise.
-        let defaultKind: PropertyDescription.IndexKind = stored.propertyType == .string ? .hash : .value
+        // In an embedded type it is a value index (values such as a zip code or a SKU are short,
+        // and the index then orders them); `index = "hash"` asks for a hash index.
+        let defaultKind: PropertyDescription.IndexKind = stored.propertyType == .string && !entity.isEmbedded ? .hash : .value
         if annotations.unique != nil {
             flags.formUnion([.unique, .indexed])
             property.unique = true
@@ -990,6 +1100,10 @@ private struct Scan {
             throw GeneratorError("\(subject) is an optional ToMany: a ToMany is never optional (it is empty instead); declare it `var \(candidate.name): \(type) = nil`", at: location)
         }
         let target = type.argument(ofGeneric: "ToMany")!
+        if case .named(let targetName, let arguments) = target, arguments.isEmpty,
+           let embedded = resolveEmbedded(targetName, scope: entity.scope) {
+            throw embeddedRelationTarget(subject, type: type, embedded: embedded, name: candidate.name, location: location)
+        }
         guard case .named(let targetName, let arguments) = target, arguments.isEmpty,
               let targetEntity = resolveEntity(targetName, scope: entity.scope) else {
             throw GeneratorError("\(subject) is a \(type), but \(target.description.isEmpty ? "it names no target type" : "`\(target)` is not an entity in the scanned sources"): a ToMany<T> needs T to conform to `Entity` (or be annotated `// cellar: entity`)", at: location)

@@ -134,14 +134,14 @@ private func expectError(_ projection: String, at position: String, _ fragment: 
         """, at: "22:1", "name the entity it is a view of")
     }
 
-    @Test func dottedPathsAreRefused() {
+    @Test func pathsThroughRelationsAreRefused() {
         expectError("""
         // cellar: projection = "Person"
         struct PersonRow {
             // cellar: from = "team.name"
             var teamName: String
         }
-        """, at: "24:5", "paths into other objects (\"team.name\") are not supported, since Cellar has no embedded objects")
+        """, at: "24:5", "`PersonRow.teamName` reads \"team.name\", but Person.team is a relation: a projection reads one record, not the objects it relates to; project the target entity instead")
     }
 
     @Test func relationsToManyAreRefusedAndToOneReadsOnlyAsToOneOrId() {

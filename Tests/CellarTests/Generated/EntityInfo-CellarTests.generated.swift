@@ -636,6 +636,265 @@ extension Invoice {
     static let customer = Cellar.Property<Invoice>(name: "customer", id: 4, type: Cellar.PropertyType(rawValue: 9))
 }
 
+// MARK: - Contact
+
+extension Contact: Cellar.EntityInspectable {
+    static let entityBinding = ContactCellarBinding()
+}
+
+/// Stores and reads `Contact` objects (entity Contact, 11:6557107484494466856).
+struct ContactCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Contact
+
+    init() {}
+
+    var entityName: String { "Contact" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 11, uid: 6557107484494466856) }
+    var slotCount: Int { 5 }
+
+    func id(of entity: Contact) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Contact) { entity.id = id }
+
+    func write(_ entity: Contact, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.name, slot: 1)
+        try record.add(embedded: entity.address, slot: 2)
+        try record.add(embedded: entity.billing, slot: 3)
+        try record.add(embeddedList: entity.previous, slot: 4)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Contact {
+        let entity = Contact()
+        entity.id = id
+        entity.name = try record.string(slot: 1) ?? ""
+        entity.address = try record.embedded(Address.self, slot: 2)
+        entity.billing = try record.embedded(Address.self, slot: 3) ?? Address()
+        entity.previous = try record.embeddedList(Address.self, slot: 4)
+        return entity
+    }
+}
+
+extension Contact {
+    /// `id` in queries: property "id" (1:8116146768484674562), Long.
+    static let id = Cellar.Property<Contact>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `name` in queries: property "name" (2:5238345910271666477), String.
+    static let name = Cellar.Property<Contact>(name: "name", id: 2, type: Cellar.PropertyType(rawValue: 9))
+    /// `address` in queries: property "address" (3:3533477584900713113), Embedded.
+    static let address = Cellar.EmbeddedProperty<Contact, Address>(name: "address", id: 3, type: Cellar.PropertyType(rawValue: 101))
+    /// `billing` in queries: property "billing" (4:4260220898752114399), Embedded.
+    static let billing = Cellar.EmbeddedProperty<Contact, Address>(name: "billing", id: 4, type: Cellar.PropertyType(rawValue: 101))
+    /// `previous` in queries: property "previous" (5:5120050503524371754), EmbeddedList.
+    static let previous = Cellar.EmbeddedProperty<Contact, Address>(name: "previous", id: 5, type: Cellar.PropertyType(rawValue: 1101))
+}
+
+// MARK: - Address (embedded)
+
+extension Address: Cellar.EmbeddedInspectable {
+    static let embeddedBinding = AddressCellarBinding()
+}
+
+/// Stores and reads `Address` objects embedded in their owners' records (embedded type Address, 12:6104280258120174106).
+struct AddressCellarBinding: Cellar.EmbeddedBinding {
+    typealias EmbeddedType = Address
+
+    init() {}
+
+    var typeName: String { "Address" }
+    var typeId: Cellar.IdUid { Cellar.IdUid(id: 12, uid: 6104280258120174106) }
+    var slotCount: Int { 3 }
+
+    func write(_ value: Address, to record: Cellar.RecordBuilder) throws {
+        record.add(value.city, slot: 0)
+        record.add(value.zip, slot: 1)
+        try record.add(embedded: value.geo, slot: 2)
+    }
+
+    func read(from record: Cellar.RecordReader) throws -> Address {
+        return Address(
+            city: try record.string(slot: 0) ?? "",
+            zip: try record.string(slot: 1) ?? "",
+            geo: try record.embedded(Geo.self, slot: 2)
+        )
+    }
+}
+
+extension Address {
+    /// `city` in queries: property "city" (1:4438913478546213873), String.
+    static let city = Cellar.Property<Address>(name: "city", id: 1, type: Cellar.PropertyType(rawValue: 9))
+    /// `zip` in queries: property "zip" (2:8482135319677080311), String.
+    static let zip = Cellar.Property<Address>(name: "zip", id: 2, type: Cellar.PropertyType(rawValue: 9))
+    /// `geo` in queries: property "geo" (3:6655049198935139792), Embedded.
+    static let geo = Cellar.EmbeddedProperty<Address, Geo>(name: "geo", id: 3, type: Cellar.PropertyType(rawValue: 101))
+}
+
+extension Cellar.EmbeddedProperty where T == Address {
+    /// `…city` through an embedded Address.
+    var city: Cellar.Property<E> { self[Address.city] }
+    /// `…zip` through an embedded Address.
+    var zip: Cellar.Property<E> { self[Address.zip] }
+    /// `…geo` through an embedded Address.
+    var geo: Cellar.EmbeddedProperty<E, Geo> { self[Address.geo] }
+}
+
+// MARK: - Geo (embedded)
+
+extension Geo: Cellar.EmbeddedInspectable {
+    static let embeddedBinding = GeoCellarBinding()
+}
+
+/// Stores and reads `Geo` objects embedded in their owners' records (embedded type Geo, 13:5607866936990951484).
+struct GeoCellarBinding: Cellar.EmbeddedBinding {
+    typealias EmbeddedType = Geo
+
+    init() {}
+
+    var typeName: String { "Geo" }
+    var typeId: Cellar.IdUid { Cellar.IdUid(id: 13, uid: 5607866936990951484) }
+    var slotCount: Int { 2 }
+
+    func write(_ value: Geo, to record: Cellar.RecordBuilder) throws {
+        record.add(value.lat, slot: 0)
+        record.add(value.lon, slot: 1)
+    }
+
+    func read(from record: Cellar.RecordReader) throws -> Geo {
+        return Geo(
+            lat: try record.double(slot: 0) ?? 0.0,
+            lon: try record.double(slot: 1) ?? 0.0
+        )
+    }
+}
+
+extension Geo {
+    /// `lat` in queries: property "lat" (1:4405296980322492812), Double.
+    static let lat = Cellar.Property<Geo>(name: "lat", id: 1, type: Cellar.PropertyType(rawValue: 8))
+    /// `lon` in queries: property "lon" (2:6812239209448448287), Double.
+    static let lon = Cellar.Property<Geo>(name: "lon", id: 2, type: Cellar.PropertyType(rawValue: 8))
+}
+
+extension Cellar.EmbeddedProperty where T == Geo {
+    /// `…lat` through an embedded Geo.
+    var lat: Cellar.Property<E> { self[Geo.lat] }
+    /// `…lon` through an embedded Geo.
+    var lon: Cellar.Property<E> { self[Geo.lon] }
+}
+
+// MARK: - Order
+
+extension Order: Cellar.EntityInspectable {
+    static let entityBinding = OrderCellarBinding()
+}
+
+/// Stores and reads `Order` objects (entity Order, 14:6849781399395768031).
+struct OrderCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Order
+
+    init() {}
+
+    var entityName: String { "Order" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 14, uid: 6849781399395768031) }
+    var slotCount: Int { 3 }
+
+    func id(of entity: Order) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Order) { entity.id = id }
+
+    func write(_ entity: Order, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.number, slot: 1)
+        try record.add(embeddedList: entity.lines, slot: 2)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Order {
+        return Order(
+            id: id,
+            number: try record.string(slot: 1) ?? "",
+            lines: try record.embeddedList(OrderLine.self, slot: 2) ?? []
+        )
+    }
+}
+
+extension Order {
+    /// `id` in queries: property "id" (1:4646576560849353850), Long.
+    static let id = Cellar.Property<Order>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `number` in queries: property "number" (2:8103725963990502119), String.
+    static let number = Cellar.Property<Order>(name: "number", id: 2, type: Cellar.PropertyType(rawValue: 9))
+    /// `lines` in queries: property "lines" (3:6360146886306524897), EmbeddedList.
+    static let lines = Cellar.EmbeddedProperty<Order, OrderLine>(name: "lines", id: 3, type: Cellar.PropertyType(rawValue: 1101))
+}
+
+// MARK: - OrderLine (embedded)
+
+extension OrderLine: Cellar.EmbeddedInspectable {
+    static let embeddedBinding = OrderLineCellarBinding()
+}
+
+/// Stores and reads `OrderLine` objects embedded in their owners' records (embedded type OrderLine, 15:9188327800832923103).
+struct OrderLineCellarBinding: Cellar.EmbeddedBinding {
+    typealias EmbeddedType = OrderLine
+
+    init() {}
+
+    var typeName: String { "OrderLine" }
+    var typeId: Cellar.IdUid { Cellar.IdUid(id: 15, uid: 9188327800832923103) }
+    var slotCount: Int { 7 }
+
+    func write(_ value: OrderLine, to record: Cellar.RecordBuilder) throws {
+        record.add(value.sku, slot: 0)
+        record.add(value.quantity, slot: 1)
+        record.add(value.priority.rawValue, slot: 2)
+        record.add(TemperatureConverter.convert(value.temperature) as Double, slot: 3)
+        try record.add(value.tags, slot: 4)
+        try record.add(value.shipped, slot: 5)
+        try record.add(embedded: value.origin, slot: 6)
+    }
+
+    func read(from record: Cellar.RecordReader) throws -> OrderLine {
+        let value = OrderLine()
+        value.sku = try record.string(slot: 0) ?? ""
+        value.quantity = try record.read(Int.self, slot: 1) ?? 0
+        value.priority = (try record.read(Int32.self, slot: 2)).flatMap { Priority(rawValue: $0) } ?? Priority.unknown
+        value.temperature = Cellar.Converting.read(try record.double(slot: 3), zero: 0 as Double, TemperatureConverter.convert)
+        value.tags = try record.list(String.self, slot: 4) ?? []
+        value.shipped = try record.date(slot: 5)
+        value.origin = try record.embedded(Geo.self, slot: 6)
+        return value
+    }
+}
+
+extension OrderLine {
+    /// `sku` in queries: property "sku" (1:4284063813527500696), String.
+    static let sku = Cellar.Property<OrderLine>(name: "sku", id: 1, type: Cellar.PropertyType(rawValue: 9))
+    /// `quantity` in queries: property "quantity" (2:1885459857186049862), Long.
+    static let quantity = Cellar.Property<OrderLine>(name: "quantity", id: 2, type: Cellar.PropertyType(rawValue: 6))
+    /// `priority` in queries: property "priority" (3:3660330970464790214), Int.
+    static let priority = Cellar.Property<OrderLine>(name: "priority", id: 3, type: Cellar.PropertyType(rawValue: 5))
+    /// `temperature` in queries: property "temperature" (4:7165841154650671408), Double.
+    static let temperature = Cellar.Property<OrderLine>(name: "temperature", id: 4, type: Cellar.PropertyType(rawValue: 8))
+    /// `tags` in queries: property "tags" (5:4520178328874606087), StringVector.
+    static let tags = Cellar.Property<OrderLine>(name: "tags", id: 5, type: Cellar.PropertyType(rawValue: 30))
+    /// `shipped` in queries: property "shipped" (6:5161095909410777485), Date.
+    static let shipped = Cellar.Property<OrderLine>(name: "shipped", id: 6, type: Cellar.PropertyType(rawValue: 10))
+    /// `origin` in queries: property "origin" (7:994053828561238960), Embedded.
+    static let origin = Cellar.EmbeddedProperty<OrderLine, Geo>(name: "origin", id: 7, type: Cellar.PropertyType(rawValue: 101))
+}
+
+extension Cellar.EmbeddedProperty where T == OrderLine {
+    /// `…sku` through an embedded OrderLine.
+    var sku: Cellar.Property<E> { self[OrderLine.sku] }
+    /// `…quantity` through an embedded OrderLine.
+    var quantity: Cellar.Property<E> { self[OrderLine.quantity] }
+    /// `…priority` through an embedded OrderLine.
+    var priority: Cellar.Property<E> { self[OrderLine.priority] }
+    /// `…temperature` through an embedded OrderLine.
+    var temperature: Cellar.Property<E> { self[OrderLine.temperature] }
+    /// `…tags` through an embedded OrderLine.
+    var tags: Cellar.Property<E> { self[OrderLine.tags] }
+    /// `…shipped` through an embedded OrderLine.
+    var shipped: Cellar.Property<E> { self[OrderLine.shipped] }
+    /// `…origin` through an embedded OrderLine.
+    var origin: Cellar.EmbeddedProperty<E, Geo> { self[OrderLine.origin] }
+}
+
 // MARK: - TicketRow (projection of Ticket)
 
 extension TicketRow: Cellar.Projection {
@@ -708,6 +967,45 @@ struct ReminderRowCellarProjectionBinding: Cellar.ProjectionBinding {
             priority: try record.read(Int.self, slot: 2) ?? 3,
             created: try record.date(slot: 7) ?? Date(timeIntervalSince1970: 1704067200.0),
             note: try record.string(slot: 9)
+        )
+    }
+}
+
+// MARK: - ContactRow (projection of Contact)
+
+extension ContactRow: Cellar.Projection {
+    static let projectionBinding = ContactRowCellarProjectionBinding()
+}
+
+/// Reads `ContactRow` views of `Contact` records (entity Contact, 11:6557107484494466856): slots 1, 2, 3, 2, 3.
+struct ContactRowCellarProjectionBinding: Cellar.ProjectionBinding {
+    typealias Projection = ContactRow
+    typealias EntityType = Contact
+
+    init() {}
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> ContactRow {
+        return ContactRow(
+            name: try record.string(slot: 1) ?? "",
+            city: try { (record: Cellar.RecordReader?) throws -> String? in
+                guard let record else { return nil }
+                return try record.string(slot: 0) ?? ""
+            }(record.nested(slot: 2)),
+            billingZip: try { (record: Cellar.RecordReader?) throws -> String in
+                guard let record else { return (Address()).zip }
+                return try record.string(slot: 1) ?? ""
+            }(record.nested(slot: 3)),
+            lat: try { (record: Cellar.RecordReader?) throws -> Double? in
+                guard let record else { return nil }
+                return try { (record: Cellar.RecordReader?) throws -> Double? in
+                    guard let record else { return nil }
+                    return try record.double(slot: 0) ?? 0.0
+                }(record.nested(slot: 2))
+            }(record.nested(slot: 2)),
+            billingGeo: try { (record: Cellar.RecordReader?) throws -> Geo? in
+                guard let record else { return (Address()).geo }
+                return try record.embedded(Geo.self, slot: 2)
+            }(record.nested(slot: 3))
         )
     }
 }
@@ -832,8 +1130,48 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "total", id: Cellar.IdUid(id: 3, uid: 1531308974722836669), type: Cellar.PropertyType(rawValue: 8), defaultValue: .floatingPoint(0.0)),
                     Cellar.ModelProperty(name: "customer", id: Cellar.IdUid(id: 4, uid: 4865213717765878331), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 2056), indexId: Cellar.IdUid(id: 13, uid: 8502339346946221712), defaultValue: .string("")),
                 ]),
+            Cellar.ModelEntity(
+                name: "Contact", id: Cellar.IdUid(id: 11, uid: 6557107484494466856), lastPropertyId: Cellar.IdUid(id: 5, uid: 5120050503524371754),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 8116146768484674562), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 5238345910271666477), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "address", id: Cellar.IdUid(id: 3, uid: 3533477584900713113), type: Cellar.PropertyType(rawValue: 101), embeddedType: "Address"),
+                    Cellar.ModelProperty(name: "billing", id: Cellar.IdUid(id: 4, uid: 4260220898752114399), type: Cellar.PropertyType(rawValue: 101), embeddedType: "Address"),
+                    Cellar.ModelProperty(name: "previous", id: Cellar.IdUid(id: 5, uid: 5120050503524371754), type: Cellar.PropertyType(rawValue: 1101), embeddedType: "Address"),
+                ]),
+            Cellar.ModelEntity(
+                name: "Address", id: Cellar.IdUid(id: 12, uid: 6104280258120174106), lastPropertyId: Cellar.IdUid(id: 3, uid: 6655049198935139792),
+                properties: [
+                    Cellar.ModelProperty(name: "city", id: Cellar.IdUid(id: 1, uid: 4438913478546213873), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "zip", id: Cellar.IdUid(id: 2, uid: 8482135319677080311), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 14, uid: 6772573138343717348), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "geo", id: Cellar.IdUid(id: 3, uid: 6655049198935139792), type: Cellar.PropertyType(rawValue: 101), embeddedType: "Geo"),
+                ], flags: 268435456),
+            Cellar.ModelEntity(
+                name: "Geo", id: Cellar.IdUid(id: 13, uid: 5607866936990951484), lastPropertyId: Cellar.IdUid(id: 2, uid: 6812239209448448287),
+                properties: [
+                    Cellar.ModelProperty(name: "lat", id: Cellar.IdUid(id: 1, uid: 4405296980322492812), type: Cellar.PropertyType(rawValue: 8), defaultValue: .floatingPoint(0.0)),
+                    Cellar.ModelProperty(name: "lon", id: Cellar.IdUid(id: 2, uid: 6812239209448448287), type: Cellar.PropertyType(rawValue: 8), defaultValue: .floatingPoint(0.0)),
+                ], flags: 268435456),
+            Cellar.ModelEntity(
+                name: "Order", id: Cellar.IdUid(id: 14, uid: 6849781399395768031), lastPropertyId: Cellar.IdUid(id: 3, uid: 6360146886306524897),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 4646576560849353850), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "number", id: Cellar.IdUid(id: 2, uid: 8103725963990502119), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "lines", id: Cellar.IdUid(id: 3, uid: 6360146886306524897), type: Cellar.PropertyType(rawValue: 1101), embeddedType: "OrderLine"),
+                ]),
+            Cellar.ModelEntity(
+                name: "OrderLine", id: Cellar.IdUid(id: 15, uid: 9188327800832923103), lastPropertyId: Cellar.IdUid(id: 7, uid: 994053828561238960),
+                properties: [
+                    Cellar.ModelProperty(name: "sku", id: Cellar.IdUid(id: 1, uid: 4284063813527500696), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "quantity", id: Cellar.IdUid(id: 2, uid: 1885459857186049862), type: Cellar.PropertyType(rawValue: 6), defaultValue: .integer(0)),
+                    Cellar.ModelProperty(name: "priority", id: Cellar.IdUid(id: 3, uid: 3660330970464790214), type: Cellar.PropertyType(rawValue: 5)),
+                    Cellar.ModelProperty(name: "temperature", id: Cellar.IdUid(id: 4, uid: 7165841154650671408), type: Cellar.PropertyType(rawValue: 8)),
+                    Cellar.ModelProperty(name: "tags", id: Cellar.IdUid(id: 5, uid: 4520178328874606087), type: Cellar.PropertyType(rawValue: 30)),
+                    Cellar.ModelProperty(name: "shipped", id: Cellar.IdUid(id: 6, uid: 5161095909410777485), type: Cellar.PropertyType(rawValue: 10)),
+                    Cellar.ModelProperty(name: "origin", id: Cellar.IdUid(id: 7, uid: 994053828561238960), type: Cellar.PropertyType(rawValue: 101), embeddedType: "Geo"),
+                ], flags: 268435456),
         ],
-        lastEntityId: Cellar.IdUid(id: 10, uid: 301453189266621828), lastIndexId: Cellar.IdUid(id: 13, uid: 8502339346946221712),
+        lastEntityId: Cellar.IdUid(id: 15, uid: 9188327800832923103), lastIndexId: Cellar.IdUid(id: 14, uid: 6772573138343717348),
         lastRelationId: Cellar.IdUid(id: 2, uid: 6119699722470939340), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])

@@ -256,3 +256,77 @@ struct ReminderRow: Equatable {
     var created: Date
     var note: String?
 }
+
+// Embedded objects: stored inside their owners' records, with no id and no box
+// (EmbeddedRoundTripTests; EmbeddedQueryTests queries them).
+
+/// An optional embedded address, one that is always there (read as `Address()` from records
+/// without it), and an optional list of earlier ones.
+final class Contact: Entity {
+    var id: Id = 0
+    var name: String = ""
+    var address: Address?
+    var billing = Address()
+    var previous: [Address]?
+
+    required init() {}
+}
+
+/// A struct embedded in `Contact`, holding another embedded struct.
+// cellar: embedded
+struct Address: Equatable {
+    var city: String = ""
+    // cellar: index
+    var zip: String = ""
+    var geo: Geo?
+}
+
+// cellar: embedded
+struct Geo: Equatable {
+    var lat: Double = 0
+    var lon: Double = 0
+}
+
+/// A struct entity with a list of embedded class objects.
+struct Order: Entity {
+    var id: Id = 0
+    var number: String = ""
+    var lines: [OrderLine] = []
+}
+
+/// A class embedded in a list: an enum by raw value, a converter, a list of strings, a date
+/// and an optional nested object.
+// cellar: embedded
+final class OrderLine {
+    var sku: String = ""
+    var quantity: Int = 0
+    // cellar: convert = { "default": ".unknown" }
+    var priority: Priority = .unknown
+    // cellar: convert = { "dbType": "Double", "converter": "TemperatureConverter" }
+    var temperature: Temperature = Temperature(celsius: 20)
+    var tags: [String] = []
+    var shipped: Date?
+    var origin: Geo?
+
+    init() {}
+
+    init(sku: String, quantity: Int) {
+        self.sku = sku
+        self.quantity = quantity
+    }
+}
+
+/// Paths into embedded objects: through an optional object, through a non-optional one (a record
+/// without it reads its initial value's property), two objects deep, and an embedded object.
+// cellar: projection = "Contact"
+struct ContactRow: Equatable {
+    var name: String
+    // cellar: from = "address.city"
+    var city: String?
+    // cellar: from = "billing.zip"
+    var billingZip: String
+    // cellar: from = "address.geo.lat"
+    var lat: Double?
+    // cellar: from = "billing.geo"
+    var billingGeo: Geo?
+}
