@@ -42,6 +42,26 @@ enum ColorConverter {
     static func convert(_ hex: String?) -> Color { hex.map(Color.init(hex:)) ?? .black }
 }
 
+/// A file attached to a note. An embedded type: it has no id and no box of its own, lives inside
+/// its note's record, is read and written with it and is gone with it
+/// (`Note.attachments.name.endsWith(".pdf")` queries the attachments of every note).
+// cellar: embedded
+struct Attachment: Equatable {
+    var name: String = ""
+    var bytes: Int = 0
+    /// Indexed: `Note.attachments.kind == "image"` takes its candidates from the index.
+    // cellar: index
+    var kind: String = ""
+}
+
+/// Where a note was written: one embedded object, optional.
+// cellar: embedded
+struct Place: Equatable {
+    var city: String = ""
+    var latitude: Double = 0
+    var longitude: Double = 0
+}
+
 final class Note: Entity {
     var id: EntityId<Note> = 0
     var title: String = ""
@@ -60,13 +80,17 @@ final class Note: Entity {
     var tags: [String] = []
     /// Free-form attributes, queried by key: `Note.attributes["place"] == "kitchen"`.
     var attributes: [String: String] = [:]
+    /// Files attached to the note (embedded objects, in the note's record).
+    var attachments: [Attachment] = []
+    /// Where the note was written, when known.
+    var place: Place?
     // cellar: transient
     var cachedPreview: String = ""
 
     required init() {}
 
     init(title: String, text: String?, author: Author, status: Status, color: Color, tags: [String] = [],
-         attributes: [String: String] = [:]) {
+         attributes: [String: String] = [:], attachments: [Attachment] = [], place: Place? = nil) {
         self.title = title
         self.text = text
         self.author = ToOne(targetId: author.id)
@@ -74,6 +98,8 @@ final class Note: Entity {
         self.color = color
         self.tags = tags
         self.attributes = attributes
+        self.attachments = attachments
+        self.place = place
     }
 }
 
@@ -84,4 +110,7 @@ struct NoteHeadline {
     var id: EntityId<Note>
     var title: String
     var tags: [String]
+    /// A path into the embedded place (nil when the note has none).
+    // cellar: from = "place.city"
+    var city: String?
 }

@@ -18,8 +18,11 @@ try store.runInTransaction {
     try authors.put(ada, mode: .upsert)
     try notes.put([
         Note(title: "Shopping", text: "cheese, bread", author: ada, status: .open, color: Color(hex: "#ffcc00"),
-             tags: ["home", "food"], attributes: ["shop": "market"]),
-        Note(title: "Work", text: nil, author: ada, status: .done, color: .black, tags: ["work"]),
+             tags: ["home", "food"], attributes: ["shop": "market"],
+             place: Place(city: "Lyon", latitude: 45.76, longitude: 4.84)),
+        Note(title: "Work", text: nil, author: ada, status: .done, color: .black, tags: ["work"],
+             attachments: [Attachment(name: "plan.pdf", bytes: 48_213, kind: "document"),
+                           Attachment(name: "board.png", bytes: 912_004, kind: "image")]),
         Note(title: "Shopping again", text: "more cheese", author: ada, status: .open, color: Color(hex: "#00aaff"),
              tags: ["food"], attributes: ["shop": "deli", "when": "friday"]),
     ])
@@ -44,11 +47,17 @@ if let reread = try authors.get(ada.id) {
 let food = try notes.query { Note.tags.contains("food") }.build()
 let atTheDeli = try notes.query { Note.attributes["shop"] == "deli" }.build().count()
 print("notes tagged food: \(try food.count()), first tags \(try food.find().first?.tags ?? []); notes for the deli: \(atTheDeli)")
+// Embedded objects: conditions reach into them (a list: some attachment meets it; `any` asks one
+// attachment to meet the whole block), and they come back with their note.
+let withImages = try notes.query { Note.attachments.kind == "image" }.build()
+let bigPDFs = try notes.query { Note.attachments.any { Attachment.name.endsWith(".pdf") && Attachment.bytes > 10_000 } }.build().count()
+let inLyon = try notes.query { Note.place.city == "Lyon" }.build().count()
+print("notes with an image: \(try withImages.count()) (attachments \(try withImages.find().first?.attachments.map(\.name) ?? [])); with a PDF over 10 kB: \(bigPDFs); written in Lyon: \(inLyon)")
 // A primary key look-up, and a projection: titles and tags without building the notes.
 print("by email: \(try authors.get(primaryKey: "ada@example.com")?.name ?? "nobody")")
 let headlines = try notes.query { Note.tags.contains("food") }.build().find(as: NoteHeadline.self)
 for headline in headlines.prefix(2) {
-    print("  headline #\(headline.id.value) \(headline.title) \(headline.tags)")
+    print("  headline #\(headline.id.value) \(headline.title) \(headline.tags) in \(headline.city ?? "-")")
 }
 print("property constants for queries: \(Note.title), \(Note.status) (stored as \(Note.status.type))")
 store.close()

@@ -57,6 +57,102 @@ extension Author {
     static let name = Cellar.Property<Author>(name: "name", id: 2, type: Cellar.PropertyType(rawValue: 9))
 }
 
+// MARK: - Attachment (embedded)
+
+extension Attachment: Cellar.EmbeddedInspectable {
+    static let embeddedBinding = AttachmentCellarBinding()
+}
+
+/// Stores and reads `Attachment` objects embedded in their owners' records (embedded type Attachment, 3:4298347373486846881).
+struct AttachmentCellarBinding: Cellar.EmbeddedBinding {
+    typealias EmbeddedType = Attachment
+
+    init() {}
+
+    var typeName: String { "Attachment" }
+    var typeId: Cellar.IdUid { Cellar.IdUid(id: 3, uid: 4298347373486846881) }
+    var slotCount: Int { 3 }
+
+    func write(_ value: Attachment, to record: Cellar.RecordBuilder) throws {
+        record.add(value.name, slot: 0)
+        record.add(value.bytes, slot: 1)
+        record.add(value.kind, slot: 2)
+    }
+
+    func read(from record: Cellar.RecordReader) throws -> Attachment {
+        return Attachment(
+            name: try record.string(slot: 0) ?? "",
+            bytes: try record.read(Int.self, slot: 1) ?? 0,
+            kind: try record.string(slot: 2) ?? ""
+        )
+    }
+}
+
+extension Attachment {
+    /// `name` in queries: property "name" (1:2382990421404959823), String.
+    static let name = Cellar.Property<Attachment>(name: "name", id: 1, type: Cellar.PropertyType(rawValue: 9))
+    /// `bytes` in queries: property "bytes" (2:688672017364524547), Long.
+    static let bytes = Cellar.Property<Attachment>(name: "bytes", id: 2, type: Cellar.PropertyType(rawValue: 6))
+    /// `kind` in queries: property "kind" (3:1689155075621570736), String.
+    static let kind = Cellar.Property<Attachment>(name: "kind", id: 3, type: Cellar.PropertyType(rawValue: 9))
+}
+
+extension Cellar.EmbeddedProperty where T == Attachment {
+    /// `…bytes` through an embedded Attachment.
+    var bytes: Cellar.Property<E> { self[Attachment.bytes] }
+    /// `…kind` through an embedded Attachment.
+    var kind: Cellar.Property<E> { self[Attachment.kind] }
+}
+
+// MARK: - Place (embedded)
+
+extension Place: Cellar.EmbeddedInspectable {
+    static let embeddedBinding = PlaceCellarBinding()
+}
+
+/// Stores and reads `Place` objects embedded in their owners' records (embedded type Place, 4:4557280938854911570).
+struct PlaceCellarBinding: Cellar.EmbeddedBinding {
+    typealias EmbeddedType = Place
+
+    init() {}
+
+    var typeName: String { "Place" }
+    var typeId: Cellar.IdUid { Cellar.IdUid(id: 4, uid: 4557280938854911570) }
+    var slotCount: Int { 3 }
+
+    func write(_ value: Place, to record: Cellar.RecordBuilder) throws {
+        record.add(value.city, slot: 0)
+        record.add(value.latitude, slot: 1)
+        record.add(value.longitude, slot: 2)
+    }
+
+    func read(from record: Cellar.RecordReader) throws -> Place {
+        return Place(
+            city: try record.string(slot: 0) ?? "",
+            latitude: try record.double(slot: 1) ?? 0.0,
+            longitude: try record.double(slot: 2) ?? 0.0
+        )
+    }
+}
+
+extension Place {
+    /// `city` in queries: property "city" (1:7253046681602983717), String.
+    static let city = Cellar.Property<Place>(name: "city", id: 1, type: Cellar.PropertyType(rawValue: 9))
+    /// `latitude` in queries: property "latitude" (2:4407673083612804775), Double.
+    static let latitude = Cellar.Property<Place>(name: "latitude", id: 2, type: Cellar.PropertyType(rawValue: 8))
+    /// `longitude` in queries: property "longitude" (3:8809057027238627085), Double.
+    static let longitude = Cellar.Property<Place>(name: "longitude", id: 3, type: Cellar.PropertyType(rawValue: 8))
+}
+
+extension Cellar.EmbeddedProperty where T == Place {
+    /// `…city` through an embedded Place.
+    var city: Cellar.Property<E> { self[Place.city] }
+    /// `…latitude` through an embedded Place.
+    var latitude: Cellar.Property<E> { self[Place.latitude] }
+    /// `…longitude` through an embedded Place.
+    var longitude: Cellar.Property<E> { self[Place.longitude] }
+}
+
 // MARK: - Note
 
 extension Note: Cellar.EntityInspectable {
@@ -71,7 +167,7 @@ struct NoteCellarBinding: Cellar.EntityBinding {
 
     var entityName: String { "Note" }
     var entityId: Cellar.IdUid { Cellar.IdUid(id: 2, uid: 4961840596495773530) }
-    var slotCount: Int { 9 }
+    var slotCount: Int { 11 }
 
     func id(of entity: Note) -> Cellar.Id { entity.id.value }
 
@@ -86,6 +182,8 @@ struct NoteCellarBinding: Cellar.EntityBinding {
         record.add(ColorConverter.convert(entity.color) as String, slot: 6)
         try record.add(entity.tags, slot: 7)
         try record.add(entity.attributes, slot: 8)
+        try record.add(embeddedList: entity.attachments, slot: 9)
+        try record.add(embedded: entity.place, slot: 10)
     }
 
     func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Note {
@@ -99,6 +197,8 @@ struct NoteCellarBinding: Cellar.EntityBinding {
         entity.color = Cellar.Converting.read(try record.string(slot: 6), zero: "" as String, ColorConverter.convert)
         entity.tags = try record.list(String.self, slot: 7) ?? []
         entity.attributes = try record.map(String.self, slot: 8) ?? [:]
+        entity.attachments = try record.embeddedList(Attachment.self, slot: 9) ?? []
+        entity.place = try record.embedded(Place.self, slot: 10)
         return entity
     }
 
@@ -128,6 +228,10 @@ extension Note {
     static let tags = Cellar.Property<Note>(name: "tags", id: 8, type: Cellar.PropertyType(rawValue: 30))
     /// `attributes` in queries: property "attributes" (9:1281861691035430252), StringMap.
     static let attributes = Cellar.Property<Note>(name: "attributes", id: 9, type: Cellar.PropertyType(rawValue: 3009))
+    /// `attachments` in queries: property "attachments" (10:6954406729037150607), EmbeddedList.
+    static let attachments = Cellar.EmbeddedProperty<Note, Attachment>(name: "attachments", id: 10, type: Cellar.PropertyType(rawValue: 1101))
+    /// `place` in queries: property "place" (11:2899290618606322479), Embedded.
+    static let place = Cellar.EmbeddedProperty<Note, Place>(name: "place", id: 11, type: Cellar.PropertyType(rawValue: 101))
 }
 
 // MARK: - NoteHeadline (projection of Note)
@@ -136,7 +240,7 @@ extension NoteHeadline: Cellar.Projection {
     static let projectionBinding = NoteHeadlineCellarProjectionBinding()
 }
 
-/// Reads `NoteHeadline` views of `Note` records (entity Note, 2:4961840596495773530): slots 1, 7.
+/// Reads `NoteHeadline` views of `Note` records (entity Note, 2:4961840596495773530): slots 1, 7, 10.
 struct NoteHeadlineCellarProjectionBinding: Cellar.ProjectionBinding {
     typealias Projection = NoteHeadline
     typealias EntityType = Note
@@ -147,7 +251,11 @@ struct NoteHeadlineCellarProjectionBinding: Cellar.ProjectionBinding {
         return NoteHeadline(
             id: Cellar.EntityId(id),
             title: try record.string(slot: 1) ?? "",
-            tags: try record.list(String.self, slot: 7) ?? []
+            tags: try record.list(String.self, slot: 7) ?? [],
+            city: try { (record: Cellar.RecordReader?) throws -> String? in
+                guard let record else { return nil }
+                return try record.string(slot: 0) ?? ""
+            }(record.nested(slot: 10))
         )
     }
 }
@@ -164,7 +272,7 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "email", id: Cellar.IdUid(id: 3, uid: 1931993921645138193), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 268435496), indexId: Cellar.IdUid(id: 3, uid: 8552430238906161219), defaultValue: .string("")),
                 ]),
             Cellar.ModelEntity(
-                name: "Note", id: Cellar.IdUid(id: 2, uid: 4961840596495773530), lastPropertyId: Cellar.IdUid(id: 9, uid: 1281861691035430252),
+                name: "Note", id: Cellar.IdUid(id: 2, uid: 4961840596495773530), lastPropertyId: Cellar.IdUid(id: 11, uid: 2899290618606322479),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 6597629791330747352), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
                     Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 7465888626218849372), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
@@ -175,9 +283,25 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "color", id: Cellar.IdUid(id: 7, uid: 5009483788300951139), type: Cellar.PropertyType(rawValue: 9)),
                     Cellar.ModelProperty(name: "tags", id: Cellar.IdUid(id: 8, uid: 7528399984837476721), type: Cellar.PropertyType(rawValue: 30), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 2, uid: 2859008548769085593)),
                     Cellar.ModelProperty(name: "attributes", id: Cellar.IdUid(id: 9, uid: 1281861691035430252), type: Cellar.PropertyType(rawValue: 3009)),
+                    Cellar.ModelProperty(name: "attachments", id: Cellar.IdUid(id: 10, uid: 6954406729037150607), type: Cellar.PropertyType(rawValue: 1101), embeddedType: "Attachment"),
+                    Cellar.ModelProperty(name: "place", id: Cellar.IdUid(id: 11, uid: 2899290618606322479), type: Cellar.PropertyType(rawValue: 101), embeddedType: "Place"),
                 ]),
+            Cellar.ModelEntity(
+                name: "Attachment", id: Cellar.IdUid(id: 3, uid: 4298347373486846881), lastPropertyId: Cellar.IdUid(id: 3, uid: 1689155075621570736),
+                properties: [
+                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 1, uid: 2382990421404959823), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "bytes", id: Cellar.IdUid(id: 2, uid: 688672017364524547), type: Cellar.PropertyType(rawValue: 6), defaultValue: .integer(0)),
+                    Cellar.ModelProperty(name: "kind", id: Cellar.IdUid(id: 3, uid: 1689155075621570736), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 4, uid: 7629905533039245872), defaultValue: .string("")),
+                ], flags: 268435456),
+            Cellar.ModelEntity(
+                name: "Place", id: Cellar.IdUid(id: 4, uid: 4557280938854911570), lastPropertyId: Cellar.IdUid(id: 3, uid: 8809057027238627085),
+                properties: [
+                    Cellar.ModelProperty(name: "city", id: Cellar.IdUid(id: 1, uid: 7253046681602983717), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "latitude", id: Cellar.IdUid(id: 2, uid: 4407673083612804775), type: Cellar.PropertyType(rawValue: 8), defaultValue: .floatingPoint(0.0)),
+                    Cellar.ModelProperty(name: "longitude", id: Cellar.IdUid(id: 3, uid: 8809057027238627085), type: Cellar.PropertyType(rawValue: 8), defaultValue: .floatingPoint(0.0)),
+                ], flags: 268435456),
         ],
-        lastEntityId: Cellar.IdUid(id: 2, uid: 4961840596495773530), lastIndexId: Cellar.IdUid(id: 3, uid: 8552430238906161219),
+        lastEntityId: Cellar.IdUid(id: 4, uid: 4557280938854911570), lastIndexId: Cellar.IdUid(id: 4, uid: 7629905533039245872),
         lastRelationId: Cellar.IdUid(id: 0, uid: 0), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])
