@@ -128,8 +128,20 @@ import Testing
         #expect(cities.sorted() == ["Berlin", "Oslo", "Rome"])
         #expect(try contacts.query().build().property(EContact.home.geo.lat).max(Double.self) == 59.9)
 
+        // A view reads the object's own properties; a path is refused with what to do instead.
+        try contacts.query().build().visit { view in
+            let name = try view.string(EContact.name)
+            #expect(name != nil)
+            #expect { try view.string(EContact.home.city) } throws: { error in
+                guard case CellarError.illegalArgument(let message) = error else { return false }
+                return message.contains("from = \"home.city\"")
+            }
+            return true
+        }
+
         let orders = store.box(for: EOrder.self)
         #expect(throws: CellarError.self) { try orders.query().ordered(by: EOrder.lines.sku).build() }
+        #expect(throws: CellarError.self) { try orders.query().build().property(EOrder.lines.sku).find(String.self) }
         #expect(throws: CellarError.self) { try contacts.query { EContact.home.count > 1 }.build() }
     }
 

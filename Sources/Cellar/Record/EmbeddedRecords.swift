@@ -78,9 +78,7 @@ extension RecordReader {
         guard depth < Model.maxEmbeddingDepth else {
             throw CellarError.fileCorrupt("an object record nests records more than \(Model.maxEmbeddingDepth) levels deep")
         }
-        var reader = try RecordReader(bytes)
-        reader.depth = depth + 1
-        return reader
+        return try RecordReader(bytes, depth: UInt8(depth + 1))
     }
 
     /// The embedded object in `slot`; nil when absent.

@@ -12,14 +12,26 @@ public struct RecordReader {
     @usableFromInline let base: UnsafeRawPointer
     @usableFromInline let count: Int
     @usableFromInline let slotCount: Int
+    /// Bit 0: the slot table holds u16 offsets (`RecordLayout.narrowFormat`), not u32. Bits 1–7:
+    /// how deep the record nests (0 for an entity's record, 1 for an embedded object in it…).
+    /// One byte for both: a scan makes a reader per record, and a field more made it slower.
+    @usableFromInline let bits: UInt8
+
     /// Whether the slot table holds u16 offsets (`RecordLayout.narrowFormat`), not u32.
-    @usableFromInline let narrow: Bool
+    @inlinable var narrow: Bool { bits & 1 != 0 }
+
     /// How deep the record nests: 0 for an entity's record, 1 for an embedded object in it…
-    var depth = 0
+    var depth: Int { Int(bits >> 1) }
 
     /// Checks the header of `bytes` and returns a reader on them.
     @inlinable @inline(__always)
     public init(_ bytes: UnsafeRawBufferPointer) throws {
+        try self.init(bytes, depth: 0)
+    }
+
+    /// A reader on a record nested `depth` levels deep (at most `Model.maxEmbeddingDepth`).
+    @inlinable @inline(__always)
+    init(_ bytes: UnsafeRawBufferPointer, depth: UInt8) throws {
         // Inlined: scans make one reader per record; the messages are built out of line.
         guard bytes.count >= RecordLayout.headerSize, let base = bytes.baseAddress else {
             throw Self.shorterThanHeader(bytes.count)
@@ -32,7 +44,7 @@ public struct RecordReader {
         self.base = base
         self.count = bytes.count
         self.slotCount = slots
-        self.narrow = narrow
+        self.bits = (narrow ? 1 : 0) | depth << 1
     }
 
     @usableFromInline
@@ -56,7 +68,7 @@ public struct RecordReader {
         base = UnsafeRawPointer(bitPattern: 8)!
         count = 0
         slotCount = 0
-        narrow = true
+        bits = 1
     }
 
     /// The number of slots the record was written with.
