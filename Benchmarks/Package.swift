@@ -7,6 +7,7 @@
 //   swift run -c release --package-path Benchmarks query-bench --n 100000 --runs 3
 //   swift run -c release --package-path Benchmarks crud --n 100000 --runs 3
 //   swift run -c release --package-path Benchmarks collections --n 100000 --runs 3
+//   swift run -c release --package-path Benchmarks embedded --n 100000 --runs 3
 //   swift package --package-path Benchmarks benchmark --target EngineMicro
 //   swift package --package-path Benchmarks benchmark --target ObjectMicro
 import PackageDescription
@@ -131,6 +132,20 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             exclude: ["model-keyed.json"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Embedded objects: orders with a list of embedded lines (sku indexed inside the embedded type),
+        // Cellar beside SQLite through GRDB (an orders and an order_lines table). `Order` is generated
+        // like crud's `Note` (model-embedded.json, generated/).
+        .executableTarget(
+            name: "embedded",
+            dependencies: [
+                "BenchGRDB",
+                "BenchSupport",
+                .product(name: "Cellar", package: root),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            exclude: ["model-embedded.json"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // package-benchmark micro-benchmarks. The plugin only picks up executable targets whose
