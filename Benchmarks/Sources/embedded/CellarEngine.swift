@@ -63,8 +63,9 @@ enum CellarEngine {
         var updates = w.updates
         updates.withUnsafeMutableBufferPointer { _ in }
         start = now()
-        _ = try timedPut(box, &updates)
+        let updated = try timedUpdate(box, &updates)
         result.seconds[.update] = now() - start
+        try check("cellar update: \(w.updates.count) ids kept", updated.map(\.value) == w.updates.map(\.id))
 
         // remove: another tenth by id, one write transaction: their records, and their lines with them.
         start = now()
@@ -88,6 +89,12 @@ enum CellarEngine {
 
     @inline(never)
     static func timedPut(_ box: Box<Order>, _ objects: inout [Order]) throws -> [EntityId<Order>] {
+        try box.put(&objects)
+    }
+
+    /// The update step's put: the same call as the insert's, a function of its own for the profiler.
+    @inline(never)
+    static func timedUpdate(_ box: Box<Order>, _ objects: inout [Order]) throws -> [EntityId<Order>] {
         try box.put(&objects)
     }
 
