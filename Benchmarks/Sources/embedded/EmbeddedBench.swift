@@ -31,6 +31,7 @@
 import BenchSupport
 import Foundation
 
+/// The command line: the common flags and `--engines`.
 struct Options: BenchOptions {
     var common = CommonOptions()
     var engines = ["cellar", "grdb"]
@@ -46,6 +47,7 @@ struct Options: BenchOptions {
     }
 }
 
+/// Runs the steps on each engine `--runs` times, checks that the engines agree, prints the medians.
 @main
 struct EmbeddedBench {
     static func main() {

@@ -35,6 +35,7 @@ struct Workload {
     /// What the store holds after the remove step, by id.
     let final: [Order]
 
+    /// The sku numbered `k`: `SKU-%04d`.
     static func sku(_ k: Int) -> String { "SKU-" + digits(k, 4) }
 
     /// `k` in `width` digits, zero-padded.
@@ -43,6 +44,7 @@ struct Workload {
         return String(repeating: "0", count: max(0, width - s.count)) + s
     }
 
+    /// An order's lines, drawn from `random` (0 to 6 of them).
     static func lines(_ random: inout SplitMix64) -> [OrderLine] {
         (0..<Int(random.next() % UInt64(maxLines + 1))).map { _ in
             let sku = sku(Int(random.next() % UInt64(distinctSkus)))
@@ -131,9 +133,4 @@ struct Workload {
         for order in orders { totals.add(order) }
         return totals
     }
-}
-
-/// Throws `check failed: <what> (<detail>)` unless `ok`.
-func check(_ what: String, _ ok: Bool, _ detail: @autoclosure () -> String = "") throws {
-    guard ok else { throw BenchError("check failed: \(what)" + { let d = detail(); return d.isEmpty ? "" : " (\(d))" }()) }
 }
