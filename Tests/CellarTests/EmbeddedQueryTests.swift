@@ -112,6 +112,18 @@ import Testing
                 Issue.record("an index used without one in the model")
             }
         }
+        // One path from Order to a line's sku (and to a ship-to's zip): the index alone answers a
+        // condition that is the whole query. Two paths from Contact to an address's zip (home,
+        // work), or a second condition on the line, and the candidates are checked.
+        if indexed {
+            for (query, exact) in [(try orders.query { EOrder.lines.sku == "A-3" }.build(), true),
+                                   (try orders.query { EOrder.lines.sku.isIn(["A-1", "A-4"]) }.build(), true),
+                                   (try orders.query { EOrder.lines.shipTo.zip == "10007" }.build(), true),
+                                   (try orders.query { EOrder.lines.any { ELine.sku == "A-1" && ELine.quantity > 2 } }.build(), false)] {
+                #expect(try query.compiled.plan.exact == exact)
+            }
+            #expect(try !contacts.query { EContact.home.zip == "10003" }.build().compiled.plan.exact)
+        }
         #expect(try RecordCheck.verify(store.engine).indexEntries > (indexed ? 0 : -1))
     }
 

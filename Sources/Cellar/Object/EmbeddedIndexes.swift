@@ -22,6 +22,11 @@ final class EmbeddedIndexes: Sendable {
     private let types: [String: TypeWalk]
     /// The entity's own properties holding embedded objects.
     private let roots: [Step]
+    /// The indexes (by index ID) whose embedded type the entity reaches by exactly one path of
+    /// embedded properties (`Order.lines`, but not `Contact.home` and `Contact.work`, nor a type
+    /// inside itself): a value in such an index was reached through that path, so the index
+    /// answers a condition on that path by itself.
+    let singlePath: Set<UInt32>
 
     struct Step: Sendable {
         let slot: Int
@@ -62,6 +67,17 @@ final class EmbeddedIndexes: Sendable {
         self.indexed = indexed
         self.types = types
         roots = steps(of: entity)
+        // Paths to each type, counted up to two (a cycle counts as two).
+        var paths: [String: Int] = [:]
+        func count(_ steps: [Step], seen: Set<String>) {
+            for step in steps {
+                guard !seen.contains(step.type) else { paths[step.type] = 2; continue }
+                paths[step.type, default: 0] = min(2, paths[step.type, default: 0] + 1)
+                if let walk = types[step.type] { count(walk.steps, seen: seen.union([step.type])) }
+            }
+        }
+        count(roots, seen: [])
+        singlePath = Set(types.filter { paths[$0.key] == 1 }.flatMap { $0.value.indexed.map { $0.index!.id } })
     }
 
     /// The keys of object `id` in each embedded index (by index ID), from its `record`: sorted,

@@ -25,9 +25,11 @@ struct CompiledQuery {
         if plan.exact {
             switch plan.source {
             case .scan: return try context.count(schema)
-            case .index(let index, let ranges):
+            case .index(let index, let ranges) where !plan.mayRepeat:
                 guard let cursor = try context.cursor(indexTree: index) else { break }
                 return try ranges.reduce(0) { $0 + (try cursor.countKeys($1)) }
+            case .index:
+                break   // an object may have keys in several ranges: its ids are made distinct
             case .ids(let ranges):
                 guard let cursor = try context.cursor(schema) else { return 0 }
                 return try ranges.reduce(0) { $0 + (try cursor.countKeys($1)) }

@@ -49,11 +49,16 @@ struct QueryPlan {
         // A condition on an embedded object's property is served by that property's index,
         // under the owning entity's prefix: the candidates are then checked (the index does not
         // say through which embedded property the value was reached).
-        func embeddedCandidate(_ condition: CompiledCondition) -> CompiledLeaf? {
+        /// The leaf an embedded index may serve, and whether it is all the condition asks of the
+        /// embedded objects (no other condition beside it on the way down).
+        func embeddedCandidate(_ condition: CompiledCondition) -> (CompiledLeaf, sole: Bool)? {
             guard case .embedded(let embedded) = condition, case .matches(let inner) = embedded.mode else { return nil }
-            if case .embedded = inner { return embeddedCandidate(inner) }
-            if case .all(let conditions) = inner { return conditions.lazy.compactMap { candidate($0)?.0 }.first }
-            return candidate(inner)?.0
+            switch inner {
+            case .embedded: return embeddedCandidate(inner)
+            case .all(let conditions): return conditions.lazy.compactMap { candidate($0) }.first.map { ($0.0, false) }
+            case .leaf(let leaf): return (leaf, true)
+            default: return candidate(inner).map { ($0.0, false) }
+            }
         }
         let candidates: [(CompiledLeaf, elements: Bool)]
         switch condition {
@@ -66,14 +71,19 @@ struct QueryPlan {
         }
         var best: (QueryPlan, rank: Int)?
         if let prefix = owner.embeddedIndexes?.prefix {
-            let embedded: [CompiledLeaf] = switch condition {
+            let embedded: [(CompiledLeaf, sole: Bool)] = switch condition {
             case .all(let conditions): conditions.compactMap(embeddedCandidate)
             default: embeddedCandidate(condition).map { [$0] } ?? []
             }
-            for leaf in embedded {
-                guard let (source, _, rank) = sourceFor(leaf), case .index(let index, let ranges) = source else { continue }
+            // Exact when the condition is the whole query, the index answers the leaf exactly,
+            // and one path of embedded properties reaches the type: then a key under the prefix
+            // is a value on that path (through an absent object nothing is, and no key is there).
+            let whole: Bool = if case .embedded = condition { !linked } else { false }
+            for (leaf, sole) in embedded {
+                guard let (source, exactForLeaf, rank) = sourceFor(leaf), case .index(let index, let ranges) = source else { continue }
                 if best == nil || rank < best!.rank {
-                    best = (QueryPlan(source: .index(index, ranges.map { $0.prefixed(by: prefix) }), exact: false,
+                    let exact = whole && sole && exactForLeaf && owner.embeddedIndexes!.singlePath.contains(index.id)
+                    best = (QueryPlan(source: .index(index, ranges.map { $0.prefixed(by: prefix) }), exact: exact,
                                       inIdOrder: false, mayRepeat: true), rank)
                 }
             }
