@@ -24,6 +24,7 @@ let package = Package(
         .executable(name: "FuzzIdentifier", targets: ["FuzzIdentifier"]),
         .executable(name: "FuzzDecompress", targets: ["FuzzDecompress"]),
         .executable(name: "FuzzFlex", targets: ["FuzzFlex"]),
+        .executable(name: "FuzzEmbedded", targets: ["FuzzEmbedded"]),
         .executable(name: "MakeCorpus", targets: ["MakeCorpus"]),
     ],
     dependencies: [
@@ -84,11 +85,30 @@ let package = Package(
             dependencies: [.product(name: "Cellar", package: root)],
             swiftSettings: strict
         ),
-        // Writes the seed corpus (corpus/open-store, corpus/node, corpus/decompress) with the
-        // public API. Built without sanitizers, in its own scratch path.
+        // Entities with embedded objects (contacts with addresses, orders with lines, outlines of
+        // recursive nodes), their hand-written bindings and their model: for FuzzEmbedded and
+        // for the seeds MakeCorpus writes.
+        .target(
+            name: "EmbeddedFuzzModel",
+            dependencies: [.product(name: "Cellar", package: root)],
+            swiftSettings: strict
+        ),
+        // libFuzzer: byte 0 picks a type of EmbeddedFuzzModel and the rest is a record of it,
+        // verified and read through the binding; what reads is written again and must read back
+        // equal. Or byte 0 picks the structured mode: the input makes objects with embedded
+        // objects, put into a store in memory, got back and queried; the queries must find what
+        // the same filter finds in memory.
+        .executableTarget(
+            name: "FuzzEmbedded",
+            dependencies: ["EmbeddedFuzzModel", .product(name: "Cellar", package: root)],
+            swiftSettings: strict
+        ),
+        // Writes the seed corpus (corpus/open-store, corpus/node, corpus/decompress,
+        // corpus/embedded) with the public API. Built without sanitizers, in its own scratch path.
         .executableTarget(
             name: "MakeCorpus",
-            dependencies: ["FuzzSupport", .product(name: "CellarStorage", package: root)],
+            dependencies: ["FuzzSupport", "EmbeddedFuzzModel", .product(name: "CellarStorage", package: root),
+                           .product(name: "Cellar", package: root)],
             swiftSettings: strict
         ),
     ]

@@ -12,7 +12,7 @@
 #   FUZZ_CONFIG    debug (default) or release (faster, and ASan also sees the standard library's
 #                  inlined pointer reads; see Fuzz/README.md)
 #   FUZZ_TIMEOUT   seconds one input may take before libFuzzer reports a hang (default 10)
-#   FUZZ_TARGETS   which fuzzers to run (default "FuzzOpenStore FuzzNode FuzzModelJSON FuzzRecord FuzzFlex FuzzIdentifier FuzzDecompress")
+#   FUZZ_TARGETS   which fuzzers to run (default "FuzzOpenStore FuzzNode FuzzModelJSON FuzzRecord FuzzFlex FuzzIdentifier FuzzDecompress FuzzEmbedded")
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -20,7 +20,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds=${FUZZ_SECONDS:-30}
 config=${FUZZ_CONFIG:-debug}
 timeout=${FUZZ_TIMEOUT:-10}
-targets=${FUZZ_TARGETS:-FuzzOpenStore FuzzNode FuzzModelJSON FuzzRecord FuzzFlex FuzzIdentifier FuzzDecompress}
+targets=${FUZZ_TARGETS:-FuzzOpenStore FuzzNode FuzzModelJSON FuzzRecord FuzzFlex FuzzIdentifier FuzzDecompress FuzzEmbedded}
 
 corpus_of() {
     case "$1" in
@@ -31,6 +31,7 @@ corpus_of() {
         FuzzFlex) echo flex ;;
         FuzzIdentifier) echo identifier ;;
         FuzzDecompress) echo decompress ;;
+        FuzzEmbedded) echo embedded ;;
         *) echo "fuzz-smoke: unknown fuzzer $1" >&2; exit 2 ;;
     esac
 }

@@ -195,33 +195,75 @@ func embeddedModel(indexes: Bool = true) -> Cellar.Model {
                         lastIndexId: indexes ? IdUid(id: 2, uid: 90_002) : .zero)
 }
 
-/// A recursive embedded type (an optional breaks the cycle), for the nesting limit.
-final class ENode: EmbeddedInspectable {
-    var label = 0
+/// A recursive embedded type: a node with an optional child and a list of children, for values
+/// as deep as `Model.maxEmbeddingDepth`.
+final class ENode: EmbeddedInspectable, Equatable {
+    var label = ""
     var child: ENode?
-    init(_ label: Int, child: ENode? = nil) { self.label = label; self.child = child }
+    var children: [ENode] = []
+    init(_ label: String, child: ENode? = nil, children: [ENode] = []) { self.label = label; self.child = child; self.children = children }
     static let embeddedBinding = ENodeBinding()
+    static func == (a: ENode, b: ENode) -> Bool { a.label == b.label && a.child == b.child && a.children == b.children }
 
-    /// A chain of `depth` nodes.
-    static func chain(_ depth: Int) -> ENode {
-        var node = ENode(depth - 1)
-        for level in stride(from: depth - 2, through: 0, by: -1) { node = ENode(level, child: node) }
-        return node
+    /// A chain of `count` nodes, each the next one's parent; every list of children empty.
+    static func chain(_ count: Int) -> ENode {
+        (1..<count).reversed().reduce(ENode("n\(count - 1)")) { ENode("n\($1 - 1)", child: $0) }
     }
 
+    /// The number of nodes down the chain of children (`child`) from this one.
     var depth: Int { 1 + (child?.depth ?? 0) }
 }
 
 struct ENodeBinding: EmbeddedBinding {
     typealias EmbeddedType = ENode
     var typeName: String { "ENode" }
-    var typeId: IdUid { IdUid(id: 6, uid: 8_600) }
-    var slotCount: Int { 2 }
+    var typeId: IdUid { IdUid(id: 2, uid: 8_720) }
+    var slotCount: Int { 3 }
     func write(_ value: ENode, to record: RecordBuilder) throws {
         record.add(value.label, slot: 0)
         try record.add(embedded: value.child, slot: 1)
+        try record.add(embeddedList: value.children, slot: 2)
     }
     func read(from record: RecordReader) throws -> ENode {
-        ENode(try record.read(Int.self, slot: 0) ?? 0, child: try record.embedded(ENode.self, slot: 1))
+        ENode(try record.string(slot: 0) ?? "", child: try record.embedded(ENode.self, slot: 1),
+              children: try record.embeddedList(ENode.self, slot: 2) ?? [])
     }
+}
+
+/// An entity holding a tree of nodes.
+final class ETree: Entity, EntityInspectable {
+    var id: Id = 0
+    var root: ENode?
+    init() {}
+    init(_ root: ENode?) { self.root = root }
+    static let entityBinding = ETreeBinding()
+}
+
+struct ETreeBinding: EntityBinding {
+    typealias EntityType = ETree
+    var entityName: String { "ETree" }
+    var entityId: IdUid { IdUid(id: 1, uid: 8_710) }
+    var slotCount: Int { 2 }
+    func id(of entity: ETree) -> Id { entity.id }
+    func setId(_ id: Id, of entity: inout ETree) { entity.id = id }
+    func write(_ entity: ETree, to record: RecordBuilder) throws { try record.add(embedded: entity.root, slot: 1) }
+    func read(id: Id, from record: RecordReader) throws -> ETree {
+        let tree = ETree(try record.embedded(ENode.self, slot: 1))
+        tree.id = id
+        return tree
+    }
+}
+
+/// The model of `ETree` and `ENode`.
+func treeModel() -> Cellar.Model {
+    let tree = ModelEntity(name: "ETree", id: IdUid(id: 1, uid: 8_710), lastPropertyId: IdUid(id: 2, uid: 8_712), properties: [
+        ModelProperty(name: "id", id: IdUid(id: 1, uid: 8_711), type: .long, flags: .id),
+        ModelProperty(name: "root", id: IdUid(id: 2, uid: 8_712), type: .embedded, embeddedType: "ENode"),
+    ])
+    let node = ModelEntity(name: "ENode", id: IdUid(id: 2, uid: 8_720), lastPropertyId: IdUid(id: 3, uid: 8_723), properties: [
+        ModelProperty(name: "label", id: IdUid(id: 1, uid: 8_721), type: .string),
+        ModelProperty(name: "child", id: IdUid(id: 2, uid: 8_722), type: .embedded, embeddedType: "ENode"),
+        ModelProperty(name: "children", id: IdUid(id: 3, uid: 8_723), type: .embeddedList, embeddedType: "ENode"),
+    ], flags: ModelEntity.embeddedFlag)
+    return Cellar.Model(entities: [tree, node], lastEntityId: node.id)
 }

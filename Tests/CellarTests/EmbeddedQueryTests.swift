@@ -218,8 +218,8 @@ import Testing
 
         // A node record holding the deepest allowed chain, put one level down by hand: corrupt.
         let node = RecordBuilder()
-        node.begin(slotCount: 2)
-        node.add(-1, slot: 0)
+        node.begin(slotCount: 3)
+        node.add("outer", slot: 0)
         try node.add(embedded: ENode.chain(limit), slot: 1)
         let outer = RecordBuilder()
         outer.begin(slotCount: 1)

@@ -1,14 +1,15 @@
-// Writes the seed corpus of the fuzz targets with CellarStorage's public API:
+// Writes the seed corpus of the fuzz targets with CellarStorage's and Cellar's public API:
 //
 //   corpus/open-store/  whole data files of small stores (FuzzOpenStore)
 //   corpus/node/        node bodies taken out of those files (FuzzNode)
 //   corpus/decompress/  zstd frames of compressed values, a dictionary byte first (FuzzDecompress)
+//   corpus/embedded/    records with embedded objects, a mode byte first (FuzzEmbedded)
 //
 // Usage: MakeCorpus [CORPUS_DIR]   (default: the corpus/ folder beside Sources/ of this package)
 //        MakeCorpus --reseal INPUT OUTPUT
 //            writes INPUT with its checksums recomputed, as FuzzOpenStore's second pass opens it:
 //            the data file to reproduce a FuzzOpenStore crash with the engine alone.
-// The three subfolders are emptied and written anew, except for files named `regression-*`
+// The four subfolders are emptied and written anew, except for files named `regression-*`
 // (inputs that once crashed a fuzzer, added by hand), which are kept. The stores use small nodes
 // (256 or 512 bytes) so that a few KB of data already make trees of several levels, values longer
 // than a quarter of a node (stored out of line) and superblocks (interval 2). The stores are not
@@ -383,13 +384,14 @@ let corpus = CommandLine.arguments.count > 1
 let openStoreDir = corpus + "/open-store"
 let nodeDir = corpus + "/node"
 let decompressDir = corpus + "/decompress"
+let embeddedDir = corpus + "/embedded"
 let work = NSTemporaryDirectory() + "cellar-make-corpus-\(ProcessInfo.processInfo.processIdentifier)"
 
 do {
     try? FileManager.default.removeItem(atPath: work)
     defer { try? FileManager.default.removeItem(atPath: work) }
     try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-    for dir in [openStoreDir, nodeDir, decompressDir] {
+    for dir in [openStoreDir, nodeDir, decompressDir, embeddedDir] {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         // Seeds added by hand from crashes found (`regression-*`) stay.
         for name in try FileManager.default.contentsOfDirectory(atPath: dir) where !name.hasPrefix("regression-") {
@@ -478,8 +480,13 @@ do {
         try writeFile("\(decompressDir)/\(name)", bytes)
         print("decompress/\(name): \(bytes.count) bytes")
     }
-    print("found \(leaves.count) leaves and \(branches.count) branches; wrote \(stores.count) stores, \(nodes.count) nodes "
-          + "and \(frames.count) frames to \(corpus)")
+    let embedded = try embeddedSeeds()
+    for (name, bytes) in embedded {
+        try writeFile("\(embeddedDir)/\(name)", bytes)
+        print("embedded/\(name): \(bytes.count) bytes")
+    }
+    print("found \(leaves.count) leaves and \(branches.count) branches; wrote \(stores.count) stores, \(nodes.count) nodes, "
+          + "\(frames.count) frames and \(embedded.count) embedded records to \(corpus)")
 } catch {
     FileHandle.standardError.write(Data("MakeCorpus: \(error)\n".utf8))
     exit(1)

@@ -24,15 +24,19 @@ extension RecordBuilder {
     /// Adds a list of embedded objects, each a nested record.
     public func add<T: EmbeddedInspectable>(embeddedList values: [T], slot: Int) throws {
         try CollectionEncoding.checkCount(values.count, "list")
-        let nested = try nestedBuilder()
         var payload: [UInt8] = []
         payload.reserveCapacity(4 + values.count * 64)
         Self.appendLittleEndian(UInt32(values.count), to: &payload)
-        for value in values {
-            try Self.write(value, into: nested)
-            let bytes = nested.bytes
-            Self.appendLittleEndian(UInt32(bytes.count), to: &payload)
-            payload.append(contentsOf: bytes)
+        // An empty list nests no record, so it is allowed at the deepest level: the nested
+        // builder (which refuses a level past the deepest) is asked for only for an element.
+        if !values.isEmpty {
+            let nested = try nestedBuilder()
+            for value in values {
+                try Self.write(value, into: nested)
+                let bytes = nested.bytes
+                Self.appendLittleEndian(UInt32(bytes.count), to: &payload)
+                payload.append(contentsOf: bytes)
+            }
         }
         try CollectionEncoding.checkSize(payload.count)
         payload.withUnsafeBytes { add(bytes: $0, slot: slot) }
