@@ -21,6 +21,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "602.0.0"),
+        // Plugin only (`swift package generate-documentation`, scripts/docs.sh): no library or
+        // target depends on it, so building Cellar compiles nothing of it.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // libzstd from the system (Debian: libzstd-dev, Homebrew: zstd).

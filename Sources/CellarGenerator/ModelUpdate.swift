@@ -1,7 +1,7 @@
 import Cellar
 
 /// Brings the model JSON up to date with the entities in the sources, following the meta model's
-/// rules (seed 000, `docs/model.md`): things are matched by UID when the sources give one
+/// rules (`docs/model.md`): things are matched by UID when the sources give one
 /// (`// cellar: uid = N`), else by name; new ones get the next ID and a fresh random UID; ones no
 /// longer in the sources are retired (their UIDs never used again); IDs are never reused.
 ///

@@ -125,8 +125,7 @@ struct StoredType: Hashable {
     var isIndexable: Bool { ![.float, .double, .byteVector].contains(propertyType) }
 }
 
-/// The built-in types Cellar stores as they are (the list in seed 003, as ObjectBox Swift has it,
-/// and Foundation's `UUID`).
+/// The built-in types Cellar stores as they are (ObjectBox Swift's list, and Foundation's `UUID`).
 enum TypeMapping {
     /// By name, without a module prefix.
     static let builtIns: [String: StoredType] = {
@@ -155,7 +154,7 @@ enum TypeMapping {
         return types
     }()
 
-    /// The built-in names for messages, in the order of the seed's list.
+    /// The built-in names for messages, in the order of that list.
     static let builtInNames = "Bool, Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, Int, UInt64, UInt, Float, Double, String, Date, Data, [UInt8], UUID"
 
     /// The stored form of a built-in type (`Id` counts as `UInt64`), or nil for any other type.

@@ -16,7 +16,9 @@ public enum JSONParser {
 
     /// Parses one JSON value (with optional whitespace around it) from `bytes`.
     ///
-    /// - Parameter source: how to name the input in error messages, usually the file name.
+    /// - Parameters:
+    ///   - bytes: the UTF-8 text of one JSON value.
+    ///   - source: how to name the input in error messages, usually the file name.
     /// - Throws: `CellarError.schema` naming the problem with its line and column.
     public static func parse(_ bytes: [UInt8], source: String = "JSON") throws -> JSONValue {
         try bytes.withUnsafeBytes { try parse($0, source: source) }
@@ -24,7 +26,9 @@ public enum JSONParser {
 
     /// Parses one JSON value (with optional whitespace around it) from the bytes in `buffer`.
     ///
-    /// - Parameter source: how to name the input in error messages, usually the file name.
+    /// - Parameters:
+    ///   - buffer: the UTF-8 text of one JSON value.
+    ///   - source: how to name the input in error messages, usually the file name.
     /// - Throws: `CellarError.schema` naming the problem with its line and column.
     public static func parse(_ buffer: UnsafeRawBufferPointer, source: String = "JSON") throws -> JSONValue {
         var parser = Parser(input: buffer, source: source)
