@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// Sources in, model JSON and generated code out, compared with committed files:
-/// - `Fixtures/seed`: the entities of seed 000's example with its model file, which must stay
+/// - `Fixtures/seed`: the entities of ObjectBox's example project with its model file, which must stay
 ///   byte for byte as it is;
 /// - `Tests/CellarTests/Generated`: entities with every conversion, whose generated bindings the
 ///   CellarTests target compiles and runs (GeneratedBindingTests).

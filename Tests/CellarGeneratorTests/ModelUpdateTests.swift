@@ -217,7 +217,7 @@ private func message(_ body: () throws -> Void) -> String? {
         #expect(message { _ = try update(seed, orphan) }?.contains("Person, which is not an entity") == true)
     }
 
-    /// Seed 000's "manual conflict resolution": after a merge, two of a kind share an ID. The
+    /// ObjectBox's documented "manual conflict resolution": after a merge, two of a kind share an ID. The
     /// message names both with their ID:UID and says what to write for either (only the
     /// developer knows which one is not shared yet), and which last ID to raise.
     @Test func duplicateIdsAfterAMergeNameBothIdUidsAndWhatToWrite() throws {

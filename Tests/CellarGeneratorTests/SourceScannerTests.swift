@@ -48,10 +48,10 @@ private extension EntityDescription {
 
 private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
 
-// MARK: - Examples from API.md and the seeds
+// MARK: - Examples from the API's documentation and ObjectBox's
 
 @Suite struct SourceScannerTests {
-    /// The Author/Note example of API.md, with Status and Color declared (the scanner needs the
+    /// The Author/Note example of the API's documentation, with Status and Color declared (the scanner needs the
     /// enum's raw type); Author's backlink is in `apiExampleBacklink`.
     static let apiExample = """
     import Cellar
@@ -135,7 +135,7 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         #expect(author.standaloneRelations.isEmpty && author.hasRelations && entities[1].hasRelations)
     }
 
-    /// Seed 003's code, verbatim (its `case default = 0` is not valid Swift, which does not
+    /// ObjectBox's converter example, verbatim (its `case default = 0` is not valid Swift, which does not
     /// matter: Role is read through a converter).
     @Test func seedEnumsAndConverters() throws {
         let source = """

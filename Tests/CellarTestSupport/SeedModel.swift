@@ -1,4 +1,4 @@
-/// The example model file of seed 000 (ObjectBox's example project), exactly as in the seed
+/// The example model file of ObjectBox's example project (the Author/Note model ObjectBox's docs show), exactly as published
 /// (without the file's final newline).
 public enum ModelJSONSeed {
     public static let text = """

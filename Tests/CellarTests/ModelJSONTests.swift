@@ -3,7 +3,7 @@ import Testing
 @testable import Cellar
 import CellarTestSupport
 
-/// The example model file of seed 000 (CellarTestSupport/SeedModel.swift).
+/// The example model file of ObjectBox's example project (CellarTestSupport/SeedModel.swift).
 private let seedModel = ModelJSONSeed.text
 
 /// The message of the `CellarError.schema` that `body` throws (nil when it throws nothing).

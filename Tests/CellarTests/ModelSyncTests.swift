@@ -172,7 +172,7 @@ private func expectSchemaError(_ parts: [String], sourceLocation: SourceLocation
 
     // MARK: Databases made with another version of the model file
 
-    /// Seed 000's merge: on a shared base, Alice adds Ant and Bob adds Bear, both with entity ID 2.
+    /// ObjectBox's documented merge case: on a shared base, Alice adds Ant and Bob adds Bear, both with entity ID 2.
     /// Bob resolves the duplicate by giving his Bear the next free ID, 3.
     private enum Merge {
         static let base = testEntity("Base", id: 1, uid: 50_000, [("id", 1, .long, [.id]), ("a", 2, .string, [])])

@@ -190,7 +190,7 @@ private final class Seen<T: Sendable>: Sendable {
     }
 
     @Test func linkedEntitiesAreObservedToo() async throws {
-        let model = try Cellar.Model(json: Array(ModelJSONSeed.text.utf8), file: "seed 000")
+        let model = try Cellar.Model(json: Array(ModelJSONSeed.text.utf8), file: "example model")
         let store = try Store(directoryPath: "memory:observe-link", model: model)
         let authors = store.box(for: SeedAuthor.self)
         let notes = store.box(for: SeedNote.self)
@@ -244,7 +244,7 @@ private actor NoteKeeper {
 
 @Suite struct ActorUseTests {
     @Test func anActorWritesReadsAndObserves() async throws {
-        let model = try Cellar.Model(json: Array(ModelJSONSeed.text.utf8), file: "seed 000")
+        let model = try Cellar.Model(json: Array(ModelJSONSeed.text.utf8), file: "example model")
         let store = try Store(directoryPath: "memory:observe-actor", model: model)
         let keeper = NoteKeeper(store: store)
         let follower = Task { try await keeper.follow(until: 3) }

@@ -203,7 +203,7 @@ import Testing
     }
 }
 
-// MARK: The seed's Author/Note model (seed 000) with its `author` relation (type 11, flags 520)
+// MARK: ObjectBox's example Author/Note model with its `author` relation (type 11, flags 520)
 
 final class SeedAuthor: Entity, EntityInspectable {
     var id: Id = 0
@@ -281,7 +281,7 @@ struct SeedNoteBinding: EntityBinding {
 
 @Suite struct SeedRelationTests {
     @Test func theSeedModelsAuthorRelation() throws {
-        let model = try Cellar.Model(json: Array(ModelJSONSeed.text.utf8), file: "seed 000")
+        let model = try Cellar.Model(json: Array(ModelJSONSeed.text.utf8), file: "example model")
         let dir = TestDirectory("seed-relation")
         defer { dir.remove() }
         var store = try Store(directoryPath: dir.path, model: model, options: StoreOptions(durability: .none))

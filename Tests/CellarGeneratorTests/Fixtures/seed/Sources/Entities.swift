@@ -1,4 +1,4 @@
-// The entities of ObjectBox's example project, whose model file seed 000 shows
+// The entities of ObjectBox's example project, whose model file ObjectBox's documentation shows
 // (model-Seed.json here): generating from them must leave that file byte for byte as it is.
 import Cellar
 import Foundation
