@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) import Cellar
 @testable import CellarGenerator
 import CellarTestSupport
 import Testing

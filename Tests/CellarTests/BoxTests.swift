@@ -1,4 +1,4 @@
-@testable import Cellar
+@_spi(CellarGenerated) @testable import Cellar
 import CellarStorage
 import CellarTestSupport
 import Foundation
@@ -194,7 +194,7 @@ func openStore(_ dir: TestDirectory, model: Cellar.Model = standardModel, option
             try store.engine.write { txn in try txn.put(txn.tree("e1")!, key: withUnsafeBytes(of: e.id.bigEndian) { Array($0) }, value: bytes) }
             do {
                 _ = try box.get(e.id)
-            } catch CellarError.fileCorrupt {
+            } catch CellarError.Code.fileCorrupt {
                 corrupt += 1
             }
         }

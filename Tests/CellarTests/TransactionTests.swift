@@ -1,4 +1,4 @@
-@testable import Cellar
+@_spi(CellarGenerated) @testable import Cellar
 import CellarTestSupport
 import Dispatch
 import Foundation

@@ -136,7 +136,8 @@ extension ModelEntity {
             if let value = property.defaultValue {
                 do {
                     _ = try StoredDefault.stored(value, for: property)
-                } catch CellarError.schema(let problem) {
+                } catch let error as CellarError where error.code == .schema {
+                    let problem = error.message
                     throw CellarError.schema("\(source): entity \(name): \(problem)")
                 }
             }

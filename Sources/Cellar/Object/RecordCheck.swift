@@ -30,7 +30,8 @@ public enum RecordCheck {
                         let id = try StorageLayout.objectId(key)
                         do {
                             try RecordReader(value).verify(entity, in: model)
-                        } catch CellarError.fileCorrupt(let reason) {
+                        } catch let error as CellarError where error.code == .fileCorrupt {
+                            let reason = error.message
                             throw CellarError.fileCorrupt("\(entity.name) object \(id): \(reason)")
                         }
                         summary.objects += 1

@@ -107,7 +107,7 @@ extension UUID: CollectionElement {
     @inlinable public func encode(to target: UnsafeMutableRawPointer) throws {
         withUnsafeBytes(of: uuid) { target.copyMemory(from: $0.baseAddress!, byteCount: 16) }
     }
-    @inlinable public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> UUID { UUIDEncoding.uuid(bytes) }
+    @inlinable public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> UUID { uuidFromBytes(bytes) }
     public static func precedes(_ a: UUID, _ b: UUID) -> Bool {
         withUnsafeBytes(of: a.uuid) { x in withUnsafeBytes(of: b.uuid) { y in memcmp(x.baseAddress!, y.baseAddress!, 16) < 0 } }
     }

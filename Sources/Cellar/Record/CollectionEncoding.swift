@@ -47,7 +47,7 @@ public enum CollectionEncoding {
 
 // MARK: Writing
 
-extension RecordBuilder {
+@_spi(CellarGenerated) extension RecordBuilder {
     /// Adds a list (see `CollectionEncoding`).
     @inlinable
     public func add<T: CollectionElement>(_ list: [T], slot: Int) throws {
@@ -139,7 +139,7 @@ extension RecordBuilder {
 
 // MARK: Reading
 
-extension RecordReader {
+@_spi(CellarGenerated) extension RecordReader {
     /// The list in `slot`; nil when absent.
     public func list<T: CollectionElement>(_ type: T.Type, slot: Int) throws -> [T]? {
         guard let bytes = try bytes(slot: slot) else { return nil }
@@ -299,7 +299,7 @@ extension CollectionShape {
     }
 }
 
-extension RecordReader {
+@_spi(CellarGenerated) extension RecordReader {
     /// Checks the collection in `slot` (when present): its counts and lengths, Bools, UTF-8 of
     /// strings and keys, the order of a map's keys and of a set's elements.
     func verifyCollection(slot: Int, _ shape: CollectionShape) throws {
@@ -345,7 +345,7 @@ enum ElementOrder {
 
 // MARK: Dates in nanoseconds
 
-extension RecordBuilder {
+@_spi(CellarGenerated) extension RecordBuilder {
     /// Adds a list of dates as nanoseconds since 1970 (`// cellar: date-nano`; about ±292 years).
     public func addNanoseconds(_ list: [Date]?, slot: Int) throws {
         guard let list else { return }
@@ -365,7 +365,7 @@ extension RecordBuilder {
     }
 }
 
-extension RecordReader {
+@_spi(CellarGenerated) extension RecordReader {
     /// A list of dates stored as nanoseconds since 1970; nil when absent.
     public func dateNanosecondsList(slot: Int) throws -> [Date]? {
         try list(Int64.self, slot: slot)?.map(DateEncoding.date(nanoseconds:))

@@ -34,7 +34,7 @@ public final class RecordBuilder {
     /// The builder of records nested in this one's (embedded objects), once one was written.
     var nested: RecordBuilder?
 
-    public init(capacity: Int = 1024) {
+    @_spi(CellarGenerated) public init(capacity: Int = 1024) {
         let capacity = max(capacity, 64)
         state = .allocate(capacity: 1)
         state.initialize(to: State(buffer: .allocate(byteCount: capacity, alignment: 8), capacity: capacity))
@@ -48,7 +48,11 @@ public final class RecordBuilder {
 
     /// Starts a record with room for `slotCount` fields (the entity's last property ID). It starts
     /// narrow (u16 offsets) and turns wide when it grows past 64 KiB.
-    public func begin(slotCount: Int) {
+    @_spi(CellarGenerated) public func begin(slotCount: Int) { start(slotCount: slotCount) }
+
+    /// `begin(slotCount:)` for the library's own inlinable code (which cannot call SPI).
+    @usableFromInline
+    func start(slotCount: Int) {
         precondition(slotCount >= 0 && slotCount <= RecordLayout.maxSlots, "slot count \(slotCount) out of range")
         let length = RecordLayout.headerSize + 2 * slotCount
         reserve(length)
@@ -62,85 +66,89 @@ public final class RecordBuilder {
     }
 
     /// The finished record; valid until the next `begin`.
-    public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: state.pointee.buffer, count: state.pointee.length) }
+    @_spi(CellarGenerated) public var bytes: UnsafeRawBufferPointer { finished }
+
+    /// `bytes` for the library's own inlinable code (which cannot use SPI).
+    @usableFromInline
+    var finished: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: state.pointee.buffer, count: state.pointee.length) }
 
     // MARK: Scalars
 
     /// Adds an integer of any width at its natural size.
     @inlinable
-    public func add<T: FixedWidthInteger>(_ value: T, slot: Int) {
+    @_spi(CellarGenerated) public func add<T: FixedWidthInteger>(_ value: T, slot: Int) {
         let at = field(slot, size: MemoryLayout<T>.size)
         state.pointee.buffer.storeBytes(of: value.littleEndian, toByteOffset: at, as: T.self)
     }
 
     @inlinable
-    public func add<T: FixedWidthInteger>(_ value: T?, slot: Int) {
+    @_spi(CellarGenerated) public func add<T: FixedWidthInteger>(_ value: T?, slot: Int) {
         if let value { add(value, slot: slot) }
     }
 
     @inlinable
-    public func add(_ value: Bool, slot: Int) { add(UInt8(value ? 1 : 0), slot: slot) }
+    @_spi(CellarGenerated) public func add(_ value: Bool, slot: Int) { add(UInt8(value ? 1 : 0), slot: slot) }
 
     @inlinable
-    public func add(_ value: Bool?, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: Bool?, slot: Int) {
         if let value { add(value, slot: slot) }
     }
 
     @inlinable
-    public func add(_ value: Float, slot: Int) { add(value.bitPattern, slot: slot) }
+    @_spi(CellarGenerated) public func add(_ value: Float, slot: Int) { add(value.bitPattern, slot: slot) }
 
     @inlinable
-    public func add(_ value: Float?, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: Float?, slot: Int) {
         if let value { add(value.bitPattern, slot: slot) }
     }
 
     @inlinable
-    public func add(_ value: Double, slot: Int) { add(value.bitPattern, slot: slot) }
+    @_spi(CellarGenerated) public func add(_ value: Double, slot: Int) { add(value.bitPattern, slot: slot) }
 
     @inlinable
-    public func add(_ value: Double?, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: Double?, slot: Int) {
         if let value { add(value.bitPattern, slot: slot) }
     }
 
     /// Adds a date as milliseconds since 1970 (rounded to the nearest millisecond).
     /// Throws `illegalArgument` for a date outside ±292 million years.
     @inlinable
-    public func add(_ value: Date, slot: Int) throws {
+    @_spi(CellarGenerated) public func add(_ value: Date, slot: Int) throws {
         add(try DateEncoding.milliseconds(value), slot: slot)
     }
 
     @inlinable
-    public func add(_ value: Date?, slot: Int) throws {
+    @_spi(CellarGenerated) public func add(_ value: Date?, slot: Int) throws {
         if let value { try add(value, slot: slot) }
     }
 
     /// Adds a date as nanoseconds since 1970 (`// cellar: date-nano`); about ±292 years.
     @inlinable
-    public func addNanoseconds(_ value: Date, slot: Int) throws {
+    @_spi(CellarGenerated) public func addNanoseconds(_ value: Date, slot: Int) throws {
         add(try DateEncoding.nanoseconds(value), slot: slot)
     }
 
     @inlinable
-    public func addNanoseconds(_ value: Date?, slot: Int) throws {
+    @_spi(CellarGenerated) public func addNanoseconds(_ value: Date?, slot: Int) throws {
         if let value { try addNanoseconds(value, slot: slot) }
     }
 
     /// Adds a UUID as its 16 bytes, in RFC 4122 order (as `uuid_t` holds them).
     @inlinable
-    public func add(_ value: UUID, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: UUID, slot: Int) {
         let at = field(slot, size: 16)
         withUnsafeBytes(of: value.uuid) { (state.pointee.buffer + at).copyMemory(from: $0.baseAddress!, byteCount: 16) }
     }
 
     @inlinable
-    public func add(_ value: UUID?, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: UUID?, slot: Int) {
         if let value { add(value, slot: slot) }
     }
 
     // MARK: Strings and bytes
 
     /// Adds a string as its UTF-8 bytes.
-    public func add(_ value: String, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: String, slot: Int) {
         let count = value.utf8.count
         let at = variableField(slot, count: count)
         let buffer = state.pointee.buffer
@@ -159,29 +167,29 @@ public final class RecordBuilder {
         for byte in value.utf8 { target.storeBytes(of: byte, toByteOffset: i, as: UInt8.self); i += 1 }
     }
 
-    public func add(_ value: String?, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: String?, slot: Int) {
         if let value { add(value, slot: slot) }
     }
 
     /// Adds a byte vector.
-    public func add(bytes value: UnsafeRawBufferPointer, slot: Int) {
+    @_spi(CellarGenerated) public func add(bytes value: UnsafeRawBufferPointer, slot: Int) {
         let at = variableField(slot, count: value.count)
         if value.count > 0 { (state.pointee.buffer + at).copyMemory(from: value.baseAddress!, byteCount: value.count) }
     }
 
-    public func add(_ value: Data, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: Data, slot: Int) {
         value.withUnsafeBytes { add(bytes: $0, slot: slot) }
     }
 
-    public func add(_ value: Data?, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: Data?, slot: Int) {
         if let value { add(value, slot: slot) }
     }
 
-    public func add(_ value: [UInt8], slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: [UInt8], slot: Int) {
         value.withUnsafeBytes { add(bytes: $0, slot: slot) }
     }
 
-    public func add(_ value: [UInt8]?, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: [UInt8]?, slot: Int) {
         if let value { add(value, slot: slot) }
     }
 
