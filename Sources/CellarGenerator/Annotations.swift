@@ -1,4 +1,4 @@
-@_spi(CellarGenerated) import Cellar
+@_spi(CellarGenerated) @_spi(Testing) import Cellar
 import SwiftSyntax
 
 /// One annotation: a line comment `// cellar: name` or `// cellar: name = value` (the prefix

@@ -5,7 +5,7 @@
 //   cellar verify <directory>   read every record of every tree, checking every checksum
 //   cellar compact <directory> [none|zstd|dictionary]
 //                               rewrite a closed store without its garbage (offline)
-@_spi(CellarGenerated) import Cellar
+import Cellar
 import CellarStorage
 #if canImport(Glibc)
 @preconcurrency import Glibc

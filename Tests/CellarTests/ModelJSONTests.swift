@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@_spi(CellarGenerated) @testable import Cellar
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
 import CellarTestSupport
 
 /// The example model file of seed 000 (CellarTestSupport/SeedModel.swift).

@@ -5,7 +5,7 @@ import CellarStorage
 /// index against the records (the same entries, no more, no fewer); every standalone relation's
 /// two trees against each other. Opens nothing itself; `cellar verify` calls it on an engine
 /// opened read-only.
-public enum RecordCheck {
+package enum RecordCheck {
     /// What was checked.
     public struct Summary: Sendable {
         public var entities = 0

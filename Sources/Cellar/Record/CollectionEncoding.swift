@@ -21,7 +21,7 @@ import Foundation
 /// Limits, enforced on write with `illegalArgument`: at most `maxElements` elements or entries,
 /// a field below `maxFieldBytes`. A reader checks every count and length against the bytes that
 /// are there before it allocates, and throws `fileCorrupt` for any that do not fit.
-public enum CollectionEncoding {
+@usableFromInline package enum CollectionEncoding {
     /// The most elements (or map entries) one collection holds.
     public static let maxElements = 16_777_216
     /// The most bytes one collection field holds (a record is at most about 1 GiB).

@@ -38,7 +38,7 @@ import Foundation
 /// (`CellarError.fileCorrupt`): containers nest at most `maxDepth` deep, a container holds at
 /// most `maxElements` elements, the encoding (and so every string, byte vector and body in it)
 /// is at most `maxSize` bytes, and a date lies within `maxDateMilliseconds` of 1970.
-public enum FlexEncoding {
+@_spi(Testing) public enum FlexEncoding {
     /// How deep containers nest, at most. The nesting depth of a scalar (also at top level) is 0,
     /// of a list or map 1 more than the deepest of its elements (1 when it is empty): `[[1]]` has
     /// depth 2. Realm's mixed collections nest up to 100 levels too.
@@ -248,14 +248,14 @@ public enum FlexEncoding {
 }
 
 /// One step of a path into a `FlexValue`: a map's key or a list's index.
-public enum FlexPathComponent: Hashable, Sendable {
+@_spi(Testing) public enum FlexPathComponent: Hashable, Sendable {
     case key(String)
     case index(Int)
 }
 
 /// A value found in an encoding by `FlexEncoding.find`, in place: the buffers point into the
 /// encoding and are valid while its bytes are. A list or a map gives its element count.
-public enum FlexScalar {
+@_spi(Testing) public enum FlexScalar {
     case null
     case bool(Bool)
     case integer(Int64)
