@@ -58,6 +58,7 @@ import Testing
         #expect(CellarError.readOnly.description == "the store was opened read-only")
         #expect(CellarError.storeClosed.description == "the store was closed")
         #expect(CellarError.storeClosed.code.description == "storeClosed")
+        #expect(CellarError.notFound(entity: "Note", id: 7).localizedDescription == "no Note with id 7 is stored")
     }
 
     @Test func anUnknownCodeKeepsItsMessage() {

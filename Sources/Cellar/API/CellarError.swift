@@ -1,4 +1,5 @@
 import CellarStorage
+import Foundation
 
 /// Everything Cellar throws: a `code` to match on, a `message` in words, and the values involved
 /// where there are some (`entity`, `id`, `property`, `value`, …). `description` says what to do.
@@ -187,6 +188,11 @@ public struct CellarError: Error, Sendable, Equatable, CustomStringConvertible {
         default: return CellarError.storage(storage)
         }
     }
+}
+
+extension CellarError: LocalizedError {
+    /// The same as `description`, so that `localizedDescription` says what happened and what to do.
+    public var errorDescription: String? { description }
 }
 
 /// Runs `body`, turning the engine's errors into `CellarError`s.
