@@ -9,6 +9,9 @@ import CellarStorage
 /// builder.add(note.title, slot: 1)        // property ID 2
 /// builder.add(note.text, slot: 2)         // String?: left out when nil
 /// ```
+///
+/// Its members are SPI, for bindings only: generated files (and bindings written by hand) import
+/// `@_spi(CellarGenerated) import Cellar`; app code, with a plain `import Cellar`, does not see them.
 public final class RecordBuilder {
     /// The mutable fields, behind a pointer: a class's stored `var`s cost a runtime exclusivity
     /// check on every access, and a put touches these several times per field.

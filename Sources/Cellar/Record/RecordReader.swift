@@ -8,6 +8,9 @@ import Foundation
 /// (a property added after it was written) reads as nil.
 ///
 /// Valid only while the bytes it reads are: inside the transaction that fetched them.
+///
+/// Its members are SPI, for bindings only (`@_spi(CellarGenerated) import Cellar`), as
+/// `RecordBuilder`'s are.
 public struct RecordReader {
     @usableFromInline let base: UnsafeRawPointer
     @usableFromInline let count: Int
