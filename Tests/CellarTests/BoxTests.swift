@@ -109,9 +109,9 @@ func openStore(_ dir: TestDirectory, model: Cellar.Model = standardModel, option
         for value in values {
             let rounded = value.rounded()
             if rounded.isFinite && rounded >= -9.2e18 && rounded <= 9.2e18 && value.isFinite {
-                #expect(try DateEncoding.whole(value, unit: "ms") == Int64(rounded), "\(value)")
+                #expect(try DateStorage.whole(value, unit: "ms") == Int64(rounded), "\(value)")
             } else {
-                #expect(throws: CellarError.self, "\(value)") { try DateEncoding.whole(value, unit: "ms") }
+                #expect(throws: CellarError.self, "\(value)") { try DateStorage.whole(value, unit: "ms") }
             }
         }
     }

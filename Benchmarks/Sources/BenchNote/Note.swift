@@ -1,4 +1,4 @@
-@_spi(CellarGenerated) import Cellar
+@_spi(CellarGenerated) @_spi(Testing) import Cellar
 import Foundation
 
 // The CRUD workload's `Note` as an app would declare it, shared by box-bench and query-bench, with the

@@ -349,35 +349,35 @@ enum ElementOrder {
     /// Adds a list of dates as nanoseconds since 1970 (`// cellar: date-nano`; about ±292 years).
     public func addNanoseconds(_ list: [Date]?, slot: Int) throws {
         guard let list else { return }
-        try add(list.map { try DateEncoding.nanoseconds($0) }, slot: slot)
+        try add(list.map { try DateStorage.nanoseconds($0) }, slot: slot)
     }
 
     /// Adds a set of dates as nanoseconds since 1970, in ascending order.
     public func addNanoseconds(_ set: Set<Date>?, slot: Int) throws {
         guard let set else { return }
-        try add(Set(set.map { try DateEncoding.nanoseconds($0) }), slot: slot)
+        try add(Set(set.map { try DateStorage.nanoseconds($0) }), slot: slot)
     }
 
     /// Adds a map of dates as nanoseconds since 1970.
     public func addNanoseconds(_ map: [String: Date]?, slot: Int) throws {
         guard let map else { return }
-        try add(map.mapValues { try DateEncoding.nanoseconds($0) }, slot: slot)
+        try add(map.mapValues { try DateStorage.nanoseconds($0) }, slot: slot)
     }
 }
 
 @_spi(CellarGenerated) extension RecordReader {
     /// A list of dates stored as nanoseconds since 1970; nil when absent.
     public func dateNanosecondsList(slot: Int) throws -> [Date]? {
-        try list(Int64.self, slot: slot)?.map(DateEncoding.date(nanoseconds:))
+        try list(Int64.self, slot: slot)?.map(DateStorage.date(nanoseconds:))
     }
 
     /// A set of dates stored as nanoseconds since 1970; nil when absent.
     public func dateNanosecondsSet(slot: Int) throws -> Set<Date>? {
-        try set(Int64.self, slot: slot).map { Set($0.map(DateEncoding.date(nanoseconds:))) }
+        try set(Int64.self, slot: slot).map { Set($0.map(DateStorage.date(nanoseconds:))) }
     }
 
     /// A map of dates stored as nanoseconds since 1970; nil when absent.
     public func dateNanosecondsMap(slot: Int) throws -> [String: Date]? {
-        try map(Int64.self, slot: slot)?.mapValues(DateEncoding.date(nanoseconds:))
+        try map(Int64.self, slot: slot)?.mapValues(DateStorage.date(nanoseconds:))
     }
 }

@@ -107,7 +107,7 @@ import Foundation
             bytes.append(tagDouble)
             appendWord(value.bitPattern, to: &bytes)
         case .date(let value):
-            let milliseconds = try DateEncoding.milliseconds(value)
+            let milliseconds = try DateStorage.milliseconds(value)
             guard milliseconds >= -maxDateMilliseconds && milliseconds <= maxDateMilliseconds else {
                 throw CellarError.illegalArgument("the date \(value) is further from 1970 than a Flex value holds (FlexEncoding.maxDateMilliseconds, \(maxDateMilliseconds) ms)")
             }
@@ -390,7 +390,7 @@ struct FlexCursor {
         case FlexEncoding.tagTrue: return .bool(true)
         case FlexEncoding.tagInteger: return .integer(Int64(bitPattern: try word()))
         case FlexEncoding.tagDouble: return .double(Double(bitPattern: try word()))
-        case FlexEncoding.tagDate: return .date(DateEncoding.date(milliseconds: try milliseconds()))
+        case FlexEncoding.tagDate: return .date(DateStorage.date(milliseconds: try milliseconds()))
         case FlexEncoding.tagUUID: return .uuid(UUIDEncoding.uuid(UnsafeRawBufferPointer(start: base + (try take(16)), count: 16)))
         case FlexEncoding.tagString:
             let bytes = try utf8("a string")

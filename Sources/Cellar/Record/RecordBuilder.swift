@@ -117,7 +117,7 @@ public final class RecordBuilder {
     /// Throws `illegalArgument` for a date outside ±292 million years.
     @inlinable
     @_spi(CellarGenerated) public func add(_ value: Date, slot: Int) throws {
-        add(try DateEncoding.milliseconds(value), slot: slot)
+        add(try DateStorage.milliseconds(value), slot: slot)
     }
 
     @inlinable
@@ -128,7 +128,7 @@ public final class RecordBuilder {
     /// Adds a date as nanoseconds since 1970 (`// cellar: date-nano`); about ±292 years.
     @inlinable
     @_spi(CellarGenerated) public func addNanoseconds(_ value: Date, slot: Int) throws {
-        add(try DateEncoding.nanoseconds(value), slot: slot)
+        add(try DateStorage.nanoseconds(value), slot: slot)
     }
 
     @inlinable
@@ -272,17 +272,38 @@ public final class RecordBuilder {
     }
 }
 
-/// How dates are stored: Int64 milliseconds (or nanoseconds) since 1970.
-public enum DateEncoding {
+/// How dates are stored: Int64 milliseconds (or nanoseconds) since 1970. For tests, benchmarks
+/// and fuzzers (`@_spi(Testing)`); the library itself calls `DateStorage`.
+@_spi(Testing) public enum DateEncoding {
     /// `date` in whole milliseconds since 1970, rounded to the nearest one.
     @inlinable
-    public static func milliseconds(_ date: Date) throws -> Int64 {
+    public static func milliseconds(_ date: Date) throws -> Int64 { try DateStorage.milliseconds(date) }
+
+    /// `date` in whole nanoseconds since 1970, rounded to the nearest one.
+    @inlinable
+    public static func nanoseconds(_ date: Date) throws -> Int64 { try DateStorage.nanoseconds(date) }
+
+    /// The date `milliseconds` after 1970.
+    @inlinable
+    public static func date(milliseconds: Int64) -> Date { DateStorage.date(milliseconds: milliseconds) }
+
+    /// The date `nanoseconds` after 1970.
+    @inlinable
+    public static func date(nanoseconds: Int64) -> Date { DateStorage.date(nanoseconds: nanoseconds) }
+}
+
+/// How dates are stored: Int64 milliseconds (or nanoseconds) since 1970.
+@usableFromInline
+enum DateStorage {
+    /// `date` in whole milliseconds since 1970, rounded to the nearest one.
+    @inlinable
+    static func milliseconds(_ date: Date) throws -> Int64 {
         try whole(date.timeIntervalSince1970 * 1_000, unit: "milliseconds")
     }
 
     /// `date` in whole nanoseconds since 1970, rounded to the nearest one.
     @inlinable
-    public static func nanoseconds(_ date: Date) throws -> Int64 {
+    static func nanoseconds(_ date: Date) throws -> Int64 {
         // Whole seconds and the fraction apart, so that the nanoseconds survive the Double.
         let seconds = date.timeIntervalSince1970
         let whole = seconds.rounded(.down)
@@ -294,12 +315,12 @@ public enum DateEncoding {
     }
 
     @inlinable
-    public static func date(milliseconds: Int64) -> Date {
+    static func date(milliseconds: Int64) -> Date {
         Date(timeIntervalSince1970: Double(milliseconds) / 1_000)
     }
 
     @inlinable
-    public static func date(nanoseconds: Int64) -> Date {
+    static func date(nanoseconds: Int64) -> Date {
         let seconds = nanoseconds / 1_000_000_000
         let rest = nanoseconds % 1_000_000_000
         return Date(timeIntervalSince1970: Double(seconds) + Double(rest) / 1e9)

@@ -138,13 +138,13 @@ public struct RecordReader {
     /// A date stored as milliseconds since 1970.
     @inlinable
     @_spi(CellarGenerated) public func date(slot: Int) throws -> Date? {
-        try read(Int64.self, slot: slot).map { DateEncoding.date(milliseconds: $0) }
+        try read(Int64.self, slot: slot).map { DateStorage.date(milliseconds: $0) }
     }
 
     /// A date stored as nanoseconds since 1970 (`// cellar: date-nano`).
     @inlinable
     @_spi(CellarGenerated) public func dateNanoseconds(slot: Int) throws -> Date? {
-        try read(Int64.self, slot: slot).map { DateEncoding.date(nanoseconds: $0) }
+        try read(Int64.self, slot: slot).map { DateStorage.date(nanoseconds: $0) }
     }
 
     /// A UUID (16 bytes, RFC 4122 order); nil when absent. Throws `fileCorrupt` when fewer than
