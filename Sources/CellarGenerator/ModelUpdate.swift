@@ -1,4 +1,4 @@
-@_spi(CellarGenerated) import Cellar
+@_spi(CellarGenerated) @_spi(Testing) import Cellar
 
 /// Brings the model JSON up to date with the entities in the sources, following the meta model's
 /// rules (seed 000, `docs/model.md`): things are matched by UID when the sources give one
