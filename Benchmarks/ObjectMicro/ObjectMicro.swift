@@ -10,9 +10,9 @@
 // teardown removes. Names are shell-safe: the thresholds files (Benchmarks/Thresholds) are named
 // after them. Only malloc-count thresholds are committed; CELLAR_MICRO_MAX_SECONDS shortens the
 // runs (CI). See docs/performance.md, "Micro-benchmarks".
-import BenchNote
+@_spi(CellarGenerated) import BenchNote
 import Benchmark
-import Cellar
+@_spi(CellarGenerated) import Cellar
 import CellarStorage
 import Foundation
 

@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) @_spi(Testing) import Cellar
 import SwiftSyntax
 
 /// One annotation: a line comment `// cellar: name` or `// cellar: name = value` (the prefix
@@ -352,7 +352,7 @@ private func json(_ annotation: Annotation, _ value: String) throws -> JSONValue
         return try JSONParser.parse(Array(value.utf8), source: "the value")
     } catch let error as CellarError {
         var message = error.description
-        if case .schema(let text) = error { message = text }
+        if error.code == .schema { message = error.message }
         throw malformed(annotation, "the value is not valid JSON (\(message))")
     }
 }

@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) import Cellar
 
 extension CodeEmitter {
     /// The members of `Cellar.EmbeddedProperty` itself: a property of an embedded type with one

@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) import Cellar
 
 extension CodeEmitter {
     /// A projection's `Projection` conformance and `<Type>CellarProjectionBinding`: its fields

@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) import Cellar
 
 /// Where something is in the sources: `file:line:column` in messages, as compilers print them.
 public struct SourceLocation: Hashable, Sendable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) @_spi(Testing) import Cellar
 import Foundation
 
 /// One run of the generator: reads the entity sources and the model JSON, writes the model JSON

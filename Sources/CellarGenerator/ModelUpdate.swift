@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) @_spi(Testing) import Cellar
 
 /// Brings the model JSON up to date with the entities in the sources, following the meta model's
 /// rules (`docs/model.md`): things are matched by UID when the sources give one
@@ -23,7 +23,8 @@ public struct ModelUpdate {
         if let model {
             do {
                 try model.validate(source: modelPath, requireSupportedTypes: false)
-            } catch let CellarError.schema(message) {
+            } catch let error as CellarError where error.code == .schema {
+                let message = error.message
                 throw GeneratorError("\(message). Fix \(modelPath) by hand (see docs/model.md, \"Resolving merge conflicts\"); nothing was written")
             }
         }
@@ -66,7 +67,8 @@ public struct ModelUpdate {
         next.entities = updated.sorted { $0.id.id < $1.id.id }
         do {
             try next.validate(source: "the updated model")
-        } catch let CellarError.schema(message) {
+        } catch let error as CellarError where error.code == .schema {
+            let message = error.message
             throw GeneratorError("\(message) (please report: the generator made an inconsistent model)")
         }
         return next

@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) import Cellar
 import SwiftSyntax
 
 /// A Swift type as written in the sources, understood from syntax alone (the scanner does no type

@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) import Cellar
 import Foundation
 
 /// The demo's entity. Its binding is written by hand here, the way the generator writes bindings.

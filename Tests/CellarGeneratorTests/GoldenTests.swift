@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) @_spi(Testing) import Cellar
 @testable import CellarGenerator
 import CellarTestSupport
 import Foundation
@@ -109,6 +109,9 @@ import Testing
         let model = try ModelUpdate(modelPath: "model-Lib.json").update(nil, with: entities, using: &random)
         let internalCode = try CodeEmitter(targetName: "Lib").emit(entities: entities, model: model)
         let publicCode = try CodeEmitter(targetName: "Lib", isPublic: true).emit(entities: entities, model: model)
+        // The plumbing the bindings call is SPI: generated files import it, app code does not.
+        #expect(internalCode.contains("\n@_spi(CellarGenerated) import Cellar\n"))
+        #expect(publicCode.contains("\n@_spi(CellarGenerated) import Cellar\n"))
         for declaration in ["static let entityBinding", "struct ItemCellarBinding", "static let name", "func cellarModel()", "convenience init(directoryPath:"] {
             #expect(publicCode.contains("public \(declaration)"), "\(declaration)")
             #expect(!internalCode.contains("public \(declaration)"), "\(declaration)")

@@ -1,11 +1,11 @@
-import Cellar
+@_spi(CellarGenerated) @_spi(Testing) import Cellar
 @testable import CellarGenerator
 import CellarTestSupport
 import Testing
 
 /// Person and its relations, followed by the projection under test.
 private let entities = """
-import Cellar
+@_spi(CellarGenerated) @_spi(Testing) import Cellar
 
 enum Mood: Int { case unknown, calm }
 

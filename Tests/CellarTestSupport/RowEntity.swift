@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) @_spi(Testing) import Cellar
 import Foundation
 
 /// A model entity for `Row`: each test declares one per version of its schema.

@@ -1,4 +1,4 @@
-@testable import Cellar
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
 import CellarStorage
 import CellarTestSupport
 import Foundation
@@ -109,9 +109,9 @@ func openStore(_ dir: TestDirectory, model: Cellar.Model = standardModel, option
         for value in values {
             let rounded = value.rounded()
             if rounded.isFinite && rounded >= -9.2e18 && rounded <= 9.2e18 && value.isFinite {
-                #expect(try DateEncoding.whole(value, unit: "ms") == Int64(rounded), "\(value)")
+                #expect(try DateStorage.whole(value, unit: "ms") == Int64(rounded), "\(value)")
             } else {
-                #expect(throws: CellarError.self, "\(value)") { try DateEncoding.whole(value, unit: "ms") }
+                #expect(throws: CellarError.self, "\(value)") { try DateStorage.whole(value, unit: "ms") }
             }
         }
     }
@@ -194,7 +194,7 @@ func openStore(_ dir: TestDirectory, model: Cellar.Model = standardModel, option
             try store.engine.write { txn in try txn.put(txn.tree("e1")!, key: withUnsafeBytes(of: e.id.bigEndian) { Array($0) }, value: bytes) }
             do {
                 _ = try box.get(e.id)
-            } catch CellarError.fileCorrupt {
+            } catch CellarError.Code.fileCorrupt {
                 corrupt += 1
             }
         }

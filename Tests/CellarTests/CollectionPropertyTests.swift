@@ -1,4 +1,4 @@
-@testable import Cellar
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
 import CellarTestSupport
 import Foundation
 import Testing
@@ -113,7 +113,8 @@ import Testing
         do {
             _ = try Store(directoryPath: directory.path, model: changed)
             Issue.record("a type change of a collection was accepted")
-        } catch CellarError.schema(let message) {
+        } catch let error as CellarError where error.code == .schema {
+            let message = error.message
             #expect(message.contains("scores") && message.contains("LongVector") && message.contains("StringVector"), "\(message)")
         }
     }
@@ -308,7 +309,8 @@ import Testing
             do {
                 _ = try box.query { condition }.build()
                 Issue.record("built: \(part)")
-            } catch CellarError.illegalArgument(let message) {
+            } catch let error as CellarError where error.code == .illegalArgument {
+                let message = error.message
                 #expect(message.contains(part), "\(message)")
             } catch {
                 Issue.record("\(error)")
@@ -346,7 +348,7 @@ import Testing
             do {
                 try reader.verify(types: [type])
                 Issue.record("\(type) \(payload) verified")
-            } catch CellarError.fileCorrupt {
+            } catch CellarError.Code.fileCorrupt {
             } catch {
                 Issue.record("\(type) \(payload): \(error)")
             }

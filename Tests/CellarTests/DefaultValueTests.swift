@@ -1,4 +1,4 @@
-@testable import Cellar
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
 import CellarTestSupport
 import Foundation
 import Testing
@@ -180,7 +180,8 @@ private enum ReminderV1: RowSchema {
             do {
                 try wrong.validate()
                 Issue.record("\(property) = \(value) was accepted", sourceLocation: sourceLocation)
-            } catch let CellarError.schema(message) {
+            } catch let error as CellarError where error.code == .schema {
+                let message = error.message
                 #expect(message.contains(fragment), "\(message)", sourceLocation: sourceLocation)
             } catch {
                 Issue.record("\(error)", sourceLocation: sourceLocation)

@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) import Cellar
 import Foundation
 
 // Entities with embedded objects for the embedded query and index tests, with hand-written

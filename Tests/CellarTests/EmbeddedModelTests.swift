@@ -1,4 +1,4 @@
-@testable import Cellar
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
 import CellarTestSupport
 import Foundation
 import Testing
@@ -27,7 +27,8 @@ import Testing
             do {
                 try model.validate()
                 Issue.record("accepted; expected \(expected)", sourceLocation: sourceLocation)
-            } catch CellarError.schema(let message) {
+            } catch let error as CellarError where error.code == .schema {
+                let message = error.message
                 #expect(message.contains(expected), "\(message)", sourceLocation: sourceLocation)
             } catch {
                 Issue.record("\(error)", sourceLocation: sourceLocation)
@@ -81,14 +82,16 @@ import Testing
         flipped.entities[2].properties.removeLast()                     // EAddress.geo gone (it held EGeo)
         flipped.entities[2].lastPropertyId = embeddedModel().entities[2].lastPropertyId
         #expect { _ = try Store(directoryPath: directory.path, model: flipped) } throws: { error in
-            guard case CellarError.schema(let message) = error else { return false }
+            guard let error = error as? CellarError, error.code == .schema else { return false }
+            let message = error.message
             return message.contains("was an embedded type and is now an entity")
         }
 
         var retargeted = embeddedModel()
         retargeted.entities[4].properties[2].embeddedType = "EGeo"   // ELine.shipTo: EAddress → EGeo
         #expect { _ = try Store(directoryPath: directory.path, model: retargeted) } throws: { error in
-            guard case CellarError.schema(let message) = error else { return false }
+            guard let error = error as? CellarError, error.code == .schema else { return false }
+            let message = error.message
             return message.contains("held embedded EAddress objects and now holds EGeo objects")
         }
     }

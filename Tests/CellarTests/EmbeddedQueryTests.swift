@@ -1,4 +1,4 @@
-@testable import Cellar
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
 import CellarTestSupport
 import CellarStorage
 import Foundation
@@ -145,7 +145,8 @@ import Testing
             let name = try view.string(EContact.name)
             #expect(name != nil)
             #expect { try view.string(EContact.home.city) } throws: { error in
-                guard case CellarError.illegalArgument(let message) = error else { return false }
+                guard let error = error as? CellarError, error.code == .illegalArgument else { return false }
+                let message = error.message
                 return message.contains("from = \"home.city\"")
             }
             return true
@@ -212,7 +213,8 @@ import Testing
         let deeper = RecordBuilder()
         deeper.begin(slotCount: 1)
         #expect { try deeper.add(embedded: ENode.chain(limit + 1), slot: 0) } throws: { error in
-            guard case CellarError.illegalArgument(let message) = error else { return false }
+            guard let error = error as? CellarError, error.code == .illegalArgument else { return false }
+            let message = error.message
             return message.contains("nest more than \(limit) levels")
         }
 
@@ -225,7 +227,8 @@ import Testing
         outer.begin(slotCount: 1)
         outer.add(bytes: node.bytes, slot: 0)
         #expect { try RecordReader(outer.bytes).embedded(ENode.self, slot: 0) } throws: { error in
-            guard case CellarError.fileCorrupt(let message) = error else { return false }
+            guard let error = error as? CellarError, error.code == .fileCorrupt else { return false }
+            let message = error.message
             return message.contains("more than \(limit) levels")
         }
     }
@@ -282,8 +285,8 @@ import Testing
                 do {
                     _ = try bytes.withUnsafeBytes { try EContact.entityBinding.read(id: 1, from: RecordReader($0)) }
                     try bytes.withUnsafeBytes { try RecordReader($0).verify(embeddedModel().entities[0], in: embeddedModel()) }
-                } catch CellarError.fileCorrupt {
-                } catch CellarError.illegalArgument {
+                } catch CellarError.Code.fileCorrupt {
+                } catch CellarError.Code.illegalArgument {
                 }
             }
         }

@@ -1,4 +1,4 @@
-@testable import Cellar
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
 import CellarTestSupport
 import Foundation
 import Testing
@@ -40,7 +40,7 @@ import Testing
         do {
             try bytes.withUnsafeBytes(body)
             return false
-        } catch CellarError.fileCorrupt {
+        } catch CellarError.Code.fileCorrupt {
             return true
         } catch {
             Issue.record("unexpected error \(error)")
@@ -125,7 +125,8 @@ import Testing
         #expect(try Self.roundTrip(.list([Self.nested(FlexEncoding.maxDepth - 1)])) == .list([Self.nested(FlexEncoding.maxDepth - 1)]))
         var bytes: [UInt8] = [0x55]
         let error = #expect(throws: CellarError.self) { try FlexEncoding.append(Self.nested(FlexEncoding.maxDepth + 1), to: &bytes) }
-        guard case CellarError.illegalArgument(let message)? = error else { Issue.record("\(String(describing: error))"); return }
+        guard let error, error.code == .illegalArgument else { Issue.record("\(String(describing: error))"); return }
+        let message = error.message
         #expect(message.contains("maxDepth"))
         #expect(bytes == [0x55], "a failed append leaves the bytes as they were")
         // The same too deep on read: 101 lists, each holding the next.
@@ -163,7 +164,8 @@ import Testing
         // One element too many is refused before anything is written.
         let tooMany = FlexValue.list([FlexValue](repeating: .null, count: FlexEncoding.maxElements + 1))
         let error = #expect(throws: CellarError.self) { try FlexEncoding.encode(tooMany) }
-        guard case CellarError.illegalArgument(let message)? = error else { Issue.record("\(String(describing: error))"); return }
+        guard let error, error.code == .illegalArgument else { Issue.record("\(String(describing: error))"); return }
+        let message = error.message
         #expect(message.contains("maxElements"))
     }
 
@@ -396,7 +398,7 @@ import Testing
                 let decoded: FlexValue?
                 do {
                     decoded = try mutated.withUnsafeBytes { try FlexEncoding.decode($0) }
-                } catch CellarError.fileCorrupt {
+                } catch CellarError.Code.fileCorrupt {
                     decoded = nil
                 }
                 let verified = !Self.isCorrupt(mutated) { try FlexEncoding.verify($0) }

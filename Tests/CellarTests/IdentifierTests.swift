@@ -1,4 +1,4 @@
-@testable import Cellar
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
 import CellarStorage
 import CellarTestSupport
 import Foundation
@@ -154,7 +154,8 @@ extension Note {
             do {
                 _ = try PersistentIdentifier(uri)
                 Issue.record("\(uri) was accepted")
-            } catch let CellarError.illegalArgument(message) {
+            } catch let error as CellarError where error.code == .illegalArgument {
+                let message = error.message
                 #expect(message.contains(reason), "\(uri): \(message)")
             }
         }

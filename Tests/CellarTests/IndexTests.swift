@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) @_spi(Testing) import Cellar
 import CellarStorage
 import CellarTestSupport
 import Foundation
@@ -124,7 +124,8 @@ func verifyStore(_ path: String) throws -> RecordCheck.Summary {
         do {
             _ = try Store(directoryPath: dir.path, model: queryModel(), options: Self.options)
             Issue.record("opened with a unique index over duplicates")
-        } catch CellarError.schema(let message) {
+        } catch let error as CellarError where error.code == .schema {
+            let message = error.message
             #expect(message.contains("QAuthor.name is now unique"))
             #expect(message.contains("objects \(first.value) and \(second.value) both hold \"Twin\""))
         }
@@ -208,7 +209,8 @@ func verifyStore(_ path: String) throws -> RecordCheck.Summary {
         do {
             _ = try Store(directoryPath: "memory:unique-unindexed", model: model)
             Issue.record("a unique property without an index was accepted")
-        } catch CellarError.schema(let message) {
+        } catch let error as CellarError where error.code == .schema {
+            let message = error.message
             #expect(message.contains("QAuthor.name is unique but has no index"))
         }
     }

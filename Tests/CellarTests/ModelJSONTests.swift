@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Cellar
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
 import CellarTestSupport
 
 /// The example model file of ObjectBox's example project (CellarTestSupport/SeedModel.swift).
@@ -11,7 +11,8 @@ private func schemaMessage(_ body: () throws -> Void) -> String? {
     do {
         try body()
         return nil
-    } catch CellarError.schema(let message) {
+    } catch let error as CellarError where error.code == .schema {
+        let message = error.message
         return message
     } catch {
         return "not a schema error: \(error)"

@@ -1,4 +1,4 @@
-@testable import Cellar
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
 import CellarTestSupport
 import Foundation
 import Testing
@@ -36,7 +36,8 @@ private func expectSchemaError(_ parts: [String], sourceLocation: SourceLocation
     do {
         try body()
         Issue.record("expected a schema error containing \(parts)", sourceLocation: sourceLocation)
-    } catch CellarError.schema(let message) {
+    } catch let error as CellarError where error.code == .schema {
+        let message = error.message
         for part in parts where !message.contains(part) {
             Issue.record("schema error lacks \"\(part)\": \(message)", sourceLocation: sourceLocation)
         }
@@ -201,7 +202,8 @@ private func expectSchemaError(_ parts: [String], sourceLocation: SourceLocation
             do {
                 _ = try Store(directoryPath: bob, model: merged)
                 Issue.record("Bob's database opened with the merged model")
-            } catch CellarError.schema(let message) {
+            } catch let error as CellarError where error.code == .schema {
+                let message = error.message
                 for part in expected { #expect(message.contains(part), "lacks \"\(part)\": \(message)") }
                 #expect(!message.contains("give Ant") && !message.contains("12345\""), "advice that breaks Alice's database: \(message)")
             }
@@ -289,7 +291,8 @@ private func expectSchemaError(_ parts: [String], sourceLocation: SourceLocation
             do {
                 _ = try Store(directoryPath: path, model: model)
                 Issue.record("the database opened with a recreated model file")
-            } catch CellarError.schema(let message) {
+            } catch let error as CellarError where error.code == .schema {
+                let message = error.message
                 for part in expected { #expect(message.contains(part), "lacks \"\(part)\": \(message)") }
                 for part in misleading { #expect(!message.contains(part), "says \"\(part)\": \(message)") }
             } catch {

@@ -1,4 +1,4 @@
-@testable import Cellar
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
 import CellarTestSupport
 import Foundation
 import Testing
@@ -20,8 +20,8 @@ import Testing
         do {
             _ = try accounts.put(Account(email: "ada@example.com", name: "Other"), mode: .insert)
             Issue.record("insert of a stored key succeeded")
-        } catch CellarError.uniqueViolation(let property, let value) {
-            #expect(property == "Account.email" && value.contains("ada@example.com"))
+        } catch let error as CellarError where error.code == .uniqueViolation {
+            #expect(error.property == "Account.email" && error.value?.contains("ada@example.com") == true)
         }
         #expect(try accounts.count() == 1)
 
@@ -51,7 +51,8 @@ import Testing
         do {
             _ = try accounts.put(stored)
             Issue.record("a changed primary key was accepted")
-        } catch CellarError.illegalArgument(let message) {
+        } catch let error as CellarError where error.code == .illegalArgument {
+            let message = error.message
             #expect(message.contains("grace@example.com") && message.contains("grace@navy.mil"))
         }
         #expect(try accounts.get(primaryKey: "grace@example.com")?.id == graceId)
@@ -160,7 +161,8 @@ import Testing
             do {
                 _ = try Store(directoryPath: "memory:pk-bad-\(part.hashValue)", model: model)
                 Issue.record("opened: \(part)")
-            } catch CellarError.schema(let message) {
+            } catch let error as CellarError where error.code == .schema {
+                let message = error.message
                 #expect(message.contains(part), "\(message)")
             } catch {
                 Issue.record("\(error)")

@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) @_spi(Testing) import Cellar
 import CellarTestSupport
 import Dispatch
 import Foundation

@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) import Cellar
 import Foundation
 
 // Entities for the query, index, unique and relation tests, with hand-written bindings written

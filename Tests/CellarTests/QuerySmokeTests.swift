@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) @_spi(Testing) import Cellar
 import CellarTestSupport
 import Foundation
 import Testing
@@ -53,7 +53,7 @@ import Testing
         range.setParameter("low", to: 5)
         #expect(try range.findIds().map(\.value) == [7, 8])
         let between = try box.query { QItem.score.isBetween(2, and: 4) }.build()
-        between.setParameters(QItem.score, to: 10, 12)
+        between.setParameters(QItem.score, from: 10, to: 12)
         #expect(try between.count() == 3)
         let isIn = try box.query { QItem.score.isIn([1, 2]) }.build()
         isIn.setParameter(QItem.score, to: [5, 6, 7])
@@ -84,7 +84,7 @@ import Testing
         let (_, box) = try store("visit")
         let work = try box.query { QItem.title == "Work" }.ordered(by: QItem.score, flags: .descending).build()
         var seen: [Int32] = []
-        try work.forEach { item in seen.append(item.score!); return seen.count < 3 }
+        try work.forEach(while: { item in seen.append(item.score!); return seen.count < 3 })
         #expect(seen == [17, 13, 9])
         var lengths = 0
         var dates: [Date] = []

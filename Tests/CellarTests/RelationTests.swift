@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) @_spi(Testing) import Cellar
 import CellarStorage
 import CellarTestSupport
 import Foundation
@@ -64,9 +64,9 @@ import Testing
         readAda.notes.append(moved)
         try authors.put(readAda)
         #expect(try store.box(for: QItem.self).get(moved.id)?.author.targetId == ada.id)
-        try readAda.notes.resolveFromDb()
+        try readAda.notes.resolve()
         #expect(readAda.notes.map(\.title) == ["item 0", "item 1", "item 2", "item 3"])
-        try readBob.notes.resolveFromDb()
+        try readBob.notes.resolve()
         #expect(readBob.notes.map(\.title) == ["item 4"])
         // Removing from the backlink unsets the ToOne (applyToDb without putting the author).
         readAda.notes.removeAll { $0.title == "item 0" }
@@ -108,7 +108,7 @@ import Testing
         read.tags.append(tags[1])
         try items.put(read)
         #expect(try items.get(item.id)?.tags.map(\.label) == ["home", "urgent"])
-        try work.items.resolveFromDb()
+        try work.items.resolve()
         #expect(work.items.map(\.id) == [other.id])
         // Adding through the backlink links the other way round.
         let home = try #require(try store.box(for: QTag.self).get(tags[1].id))
@@ -119,7 +119,7 @@ import Testing
         try store.box(for: QTag.self).remove(tags[2].id)
         #expect(try items.get(item.id)?.tags.map(\.label) == ["home"])
         try items.remove(other.id)
-        try home.items.resolveFromDb()
+        try home.items.resolve()
         #expect(home.items.map(\.id) == [item.id])
         store.close()
         #expect(try verifyStore(dir.path).relationLinks == 1)

@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) import Cellar
 import Foundation
 
 // Entities with hand-written bindings, written the way the generator will write them.

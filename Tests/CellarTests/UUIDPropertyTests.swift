@@ -1,4 +1,4 @@
-@testable import Cellar
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
 import CellarTestSupport
 import Foundation
 import Testing
@@ -118,7 +118,7 @@ func uuidModel(indexes: Bool = true, keyIndex: Bool = true) -> Cellar.Model {
                 let reader = try RecordReader(raw)
                 #expect(throws: CellarError.self) { try reader.uuid(slot: 0) }
                 #expect(throws: CellarError.self) { try reader.verify(types: [.uuid]) }
-                do { _ = try reader.uuid(slot: 0) } catch CellarError.fileCorrupt {} catch { Issue.record("\(error)") }
+                do { _ = try reader.uuid(slot: 0) } catch CellarError.Code.fileCorrupt {} catch { Issue.record("\(error)") }
             }
         }
         // The same through a store: the record cut in the middle of its UUID.
@@ -129,8 +129,8 @@ func uuidModel(indexes: Bool = true, keyIndex: Bool = true) -> Cellar.Model {
         let good = try store.engine.read { txn in Array(try txn.get(txn.tree("e1")!, key: key)!) }
         for length in [good.count - 5, good.count - 19] {   // the label (4 bytes) gone, then 1 or 15 of ref's 16
             try store.engine.write { txn in try txn.put(txn.tree("e1")!, key: key, value: Array(good.prefix(length))) }
-            do { _ = try box.get(id); Issue.record("a short UUID read") } catch CellarError.fileCorrupt {}
-            do { _ = try box.query { UToken.ref == Self.pool[2] }.build().find(); Issue.record("a short UUID matched") } catch CellarError.fileCorrupt {}
+            do { _ = try box.get(id); Issue.record("a short UUID read") } catch CellarError.Code.fileCorrupt {}
+            do { _ = try box.query { UToken.ref == Self.pool[2] }.build().find(); Issue.record("a short UUID matched") } catch CellarError.Code.fileCorrupt {}
         }
     }
 }

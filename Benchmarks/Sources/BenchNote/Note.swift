@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) @_spi(Testing) import Cellar
 import Foundation
 
 // The CRUD workload's `Note` as an app would declare it, shared by box-bench and query-bench, with the
@@ -111,13 +111,14 @@ public struct NoteBinding: EntityBinding {
 
     @inlinable public func id(of entity: Note) -> Id { entity.id }
     @inlinable public func setId(_ id: Id, of entity: inout Note) { entity.id = id }
-    @inlinable public func write(_ entity: Note, to record: RecordBuilder) throws { try Self.encode(entity, to: record) }
-    @inlinable public func read(id: Id, from record: RecordReader) throws -> Note { try Self.decode(id: id, from: record) }
+    @_spi(CellarGenerated) @inlinable public func write(_ entity: Note, to record: RecordBuilder) throws { try Self.encode(entity, to: record) }
+    @_spi(CellarGenerated) @inlinable public func read(id: Id, from record: RecordReader) throws -> Note { try Self.decode(id: id, from: record) }
 
     // box-bench's raw way calls these two directly: the same `RecordBuilder` / `RecordReader` calls.
+    // Like those calls, behind `@_spi(CellarGenerated)`: inlinable code may use SPI only as SPI.
 
     @inlinable @inline(__always)
-    public static func encode(_ e: Note, to r: RecordBuilder) throws {
+    @_spi(CellarGenerated) public static func encode(_ e: Note, to r: RecordBuilder) throws {
         r.add(e.title, slot: 1)
         r.add(e.text, slot: 2)
         try r.add(e.creationDate, slot: 3)
@@ -126,7 +127,7 @@ public struct NoteBinding: EntityBinding {
     }
 
     @inlinable @inline(__always)
-    public static func decode(id: Id, from r: RecordReader) throws -> Note {
+    @_spi(CellarGenerated) public static func decode(id: Id, from r: RecordReader) throws -> Note {
         Note(id: id,
              title: try r.string(slot: 1) ?? "",
              text: try r.string(slot: 2) ?? "",

@@ -22,9 +22,9 @@
 // Every object read is decoded whole and compared with the original after the timer; counts
 // and Σ creationDate are checked. A failed check exits 1. glibc is told to keep freed memory
 // (no trimming), so that neither way pays page faults for memory the other one just freed.
-import BenchNote
+@_spi(CellarGenerated) import BenchNote
 import BenchSupport
-import Cellar
+@_spi(CellarGenerated) import Cellar
 import CellarStorage
 import Foundation
 

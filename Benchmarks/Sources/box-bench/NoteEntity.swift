@@ -1,6 +1,6 @@
 import BenchNote
 import BenchSupport
-import Cellar
+@_spi(Testing) import Cellar
 import Foundation
 
 // `Note` and its binding: BenchNote (shared with query-bench); here `Note.model`, without the

@@ -1,6 +1,6 @@
-import BenchNote
+@_spi(CellarGenerated) import BenchNote
 import BenchSupport
-import Cellar
+@_spi(CellarGenerated) import Cellar
 import CellarStorage
 import Foundation
 

@@ -1,5 +1,5 @@
 import BenchSupport
-import Cellar
+@_spi(CellarGenerated) import Cellar
 import Foundation
 
 /// The steps through Cellar's public API: the generated `Store(directoryPath:)` (model-collections.json's

@@ -1,5 +1,5 @@
 import BenchSupport
-import Cellar
+@_spi(Testing) import Cellar
 import CellarStorage
 import Foundation
 

@@ -1,5 +1,5 @@
 import BenchSupport
-import Cellar
+@_spi(Testing) import Cellar
 import Foundation
 
 /// The CRUD workload's data and expected results for N objects, built before any timer.

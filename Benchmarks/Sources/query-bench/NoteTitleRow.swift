@@ -1,5 +1,5 @@
 import BenchNote
-import Cellar
+@_spi(CellarGenerated) import Cellar
 
 // A two-field projection of `Note` for steps f and fp, with its binding written by hand the way
 // the generator writes one for `// cellar: projection = "Note"` (BenchNote's Note binding is

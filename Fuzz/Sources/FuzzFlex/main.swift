@@ -6,7 +6,7 @@
 // encoding that decodes is the only encoding of its value: keys sorted, lengths exact) and decode
 // to an equal value. `find` runs with paths made from the input and from the decoded value; it
 // must not crash, and on a value that decodes it must find what the decoded value has there.
-import Cellar
+@_spi(CellarGenerated) @_spi(Testing) import Cellar
 import Foundation
 
 /// Whether `body` succeeds; false when it throws `fileCorrupt`, a trap for any other error.
@@ -14,7 +14,7 @@ func succeeds(_ what: String, _ body: () throws -> Void) -> Bool {
     do {
         try body()
         return true
-    } catch CellarError.fileCorrupt {
+    } catch CellarError.Code.fileCorrupt {
         return false
     } catch {
         fatalError("\(what) threw \(error), not fileCorrupt")

@@ -12,7 +12,7 @@
 // the parser or the writer.
 //
 // libFuzzer passes a heap copy of exactly `size` bytes, so ASan catches any read past the input.
-import Cellar
+@_spi(Testing) import Cellar
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

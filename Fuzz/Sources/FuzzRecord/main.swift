@@ -7,7 +7,7 @@
 //
 // When the record verifies, every typed value is written again with `RecordBuilder` and read
 // back: the values must be the same (the builder and the reader agree on the layout).
-import Cellar
+@_spi(CellarGenerated) import Cellar
 import Foundation
 
 let collections: [PropertyType] = [.list(of: .string)!, .list(of: .long)!, .set(of: .int)!, .set(of: .string)!, .map(of: .string)!,

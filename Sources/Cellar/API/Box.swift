@@ -128,7 +128,7 @@ public struct Box<E: EntityInspectable>: Sendable {
             try context.noteGivenId(id, of: schema)
         }
         let record = target.record
-        record.begin(slotCount: binding.slotCount)
+        record.start(slotCount: binding.slotCount)
         try binding.write(entity, to: record)
         try store(entity, id: id, isNew: isNew, into: target)
         return (id, isNew)
@@ -141,9 +141,9 @@ public struct Box<E: EntityInspectable>: Sendable {
                indexesUnchanged: Bool = false) throws {
         let (schema, context, record) = (target.schema, target.context, target.record)
         if schema.hasIndexes && !indexesUnchanged {
-            try context.putIndexed(schema, id: id, record: record.bytes, tree: target.tree, isNew: isNew, uniqueChecked: uniqueChecked)
+            try context.putIndexed(schema, id: id, record: record.finished, tree: target.tree, isNew: isNew, uniqueChecked: uniqueChecked)
         } else {
-            try StorageLayout.withObjectKey(id) { try target.txn.put(target.tree, key: $0, value: record.bytes) }
+            try StorageLayout.withObjectKey(id) { try target.txn.put(target.tree, key: $0, value: record.finished) }
         }
         if binding.hasRelations {
             try binding.writeRelations(of: entity, id: id, in: RelationWriter(context: context))
@@ -214,7 +214,7 @@ public struct Box<E: EntityInspectable>: Sendable {
     /// Builds the object stored under `id` from its record bytes.
     @inlinable
     func object(id: Id, record bytes: UnsafeRawBufferPointer) throws -> E {
-        let object = try binding.read(id: id, from: RecordReader(bytes))
+        let object = try binding.read(id: id, from: RecordReader(bytes, depth: 0))
         if binding.hasRelations { binding.attach(object, id: id, store: store) }
         return object
     }

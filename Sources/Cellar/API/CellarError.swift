@@ -1,68 +1,179 @@
 import CellarStorage
+import Foundation
 
-/// Everything Cellar throws. Each case names what happened; `description` says what to do.
-public enum CellarError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The model given in code cannot be used with this database (or is inconsistent in itself).
-    /// The message names the entity or property, the values in conflict and what to do.
-    case schema(String)
-    /// Bytes read from the database failed a check. The store is not changed by the read.
-    case fileCorrupt(String)
-    /// A write was started inside a read-only transaction on the same thread.
-    case cannotWriteWhileReading
-    /// `put(mode: .update)` (or an operation that needs the object) found no object with this id.
-    case notFound(entity: String, id: Id)
-    /// `put(mode: .insert)` found an object with this id already stored.
-    case idAlreadyExists(entity: String, id: Id)
-    /// A unique property already has this value in another object.
-    case uniqueViolation(property: String, value: String)
-    /// `Query.findUnique()` found more than one object.
-    case nonUniqueResult(count: Int)
-    /// A relation points at an object that was never stored; put the target first.
-    case cannotRelateToUnsavedEntities(String)
-    /// A persistent identifier of another store was used with this one.
-    case identifierFromAnotherStore
-    /// A persistent identifier of one entity was passed to the box of another.
-    case identifierOfAnotherEntity(identifier: String, box: String)
-    /// An argument is outside what the call accepts.
-    case illegalArgument(String)
-    /// The store was opened read-only.
-    case readOnly
-    /// The store was closed.
-    case storeClosed
-    /// A failure in the storage engine (I/O, a lock held by another process, a failed sync, …).
-    case storage(StorageError)
+/// Everything Cellar throws: a `code` to match on, a `message` in words, and the values involved
+/// where there are some (`entity`, `id`, `property`, `value`, …). `description` says what to do.
+///
+/// Match the code, not the message (the message may be reworded):
+///
+/// ```swift
+/// do {
+///     try authors.put(author)
+/// } catch let error as CellarError where error.code == .uniqueViolation {
+///     print("\(error.property ?? "?") already has \(error.value ?? "?")")
+/// } catch CellarError.Code.readOnly {   // a code is also a pattern for any error
+///     …
+/// }
+/// ```
+///
+/// New codes may be added in later versions: a `switch` over `code` needs a `default`.
+public struct CellarError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure an error is. An extensible set: compare with `==` or match with a
+    /// `switch` that has a `default`, as new codes may be added.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
 
-    public var description: String {
-        switch self {
-        case .schema(let message):
-            return "schema: \(message)"
-        case .fileCorrupt(let message):
-            return "the database is corrupt: \(message). Restore it from a backup, or run `cellar verify` on it to see what is damaged"
-        case .cannotWriteWhileReading:
-            return "cannot write inside a read-only transaction: use runInTransaction (or store.write) for the outer transaction"
-        case .notFound(let entity, let id):
-            return "no \(entity) with id \(id) is stored"
-        case .idAlreadyExists(let entity, let id):
-            return "a \(entity) with id \(id) is stored already; use put mode .put or .update to replace it"
-        case .uniqueViolation(let property, let value):
-            return "\(property) must be unique, and \(value) is stored already in another object"
-        case .nonUniqueResult(let count):
-            return "the query was to find one object at most, but \(count) match; use find() or findFirst(), or narrow the conditions"
-        case .cannotRelateToUnsavedEntities(let message):
-            return "cannot relate to an object that was never put: \(message)"
-        case .identifierFromAnotherStore:
-            return "the persistent identifier belongs to another store"
-        case .identifierOfAnotherEntity(let identifier, let box):
-            return "the persistent identifier \(identifier) names an object of another entity than \(box); resolve it with the box of its entity"
-        case .illegalArgument(let message):
-            return "illegal argument: \(message)"
-        case .readOnly:
-            return "the store was opened read-only"
-        case .storeClosed:
-            return "the store was closed"
-        case .storage(let error):
-            return error.description
+        /// The model given in code cannot be used with this database (or is inconsistent in itself).
+        public static let schema = Code(rawValue: "schema")
+        /// Bytes read from the database failed a check. The store is not changed by the read.
+        public static let fileCorrupt = Code(rawValue: "fileCorrupt")
+        /// A write was started inside a read-only transaction on the same thread.
+        public static let cannotWriteWhileReading = Code(rawValue: "cannotWriteWhileReading")
+        /// `put(mode: .update)` (or an operation that needs the object) found no object with the id.
+        public static let notFound = Code(rawValue: "notFound")
+        /// `put(mode: .insert)` found an object with the id already stored.
+        public static let idAlreadyExists = Code(rawValue: "idAlreadyExists")
+        /// A unique property already has the value in another object.
+        public static let uniqueViolation = Code(rawValue: "uniqueViolation")
+        /// `Query.findUnique()` found more than one object.
+        public static let nonUniqueResult = Code(rawValue: "nonUniqueResult")
+        /// A relation points at an object that was never stored; put the target first.
+        public static let cannotRelateToUnsavedEntities = Code(rawValue: "cannotRelateToUnsavedEntities")
+        /// A persistent identifier of another store was used with this one.
+        public static let identifierFromAnotherStore = Code(rawValue: "identifierFromAnotherStore")
+        /// A persistent identifier of one entity was passed to the box of another.
+        public static let identifierOfAnotherEntity = Code(rawValue: "identifierOfAnotherEntity")
+        /// An argument is outside what the call accepts.
+        public static let illegalArgument = Code(rawValue: "illegalArgument")
+        /// The store was opened read-only.
+        public static let readOnly = Code(rawValue: "readOnly")
+        /// The store was closed.
+        public static let storeClosed = Code(rawValue: "storeClosed")
+        /// A failure in the storage engine (I/O, a lock held by another process, a failed sync, …):
+        /// `storageError` has the engine's error.
+        public static let storage = Code(rawValue: "storage")
+
+        /// True when `error` is a `CellarError` with this code: lets a code be a `catch` pattern
+        /// (`catch CellarError.Code.fileCorrupt`).
+        public static func ~= (code: Code, error: any Error) -> Bool {
+            (error as? CellarError)?.code == code
         }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// What happened, in words: for `.schema`, `.fileCorrupt`, `.illegalArgument` and
+    /// `.cannotRelateToUnsavedEntities` the details (the entity or property, the values in
+    /// conflict, what to do); for the others the whole sentence `description` is.
+    public var message: String
+    /// The entity involved: of the object not found or already stored (`.notFound`,
+    /// `.idAlreadyExists`), of the box an identifier was passed to (`.identifierOfAnotherEntity`).
+    public var entity: String?
+    /// The object id involved (`.notFound`, `.idAlreadyExists`).
+    public var id: Id?
+    /// The property involved (`.uniqueViolation`: `Entity.property`).
+    public var property: String?
+    /// The value involved, as text (`.uniqueViolation`: strings quoted).
+    public var value: String?
+    /// How many objects matched (`.nonUniqueResult`).
+    public var count: Int?
+    /// The persistent identifier involved, as text (`.identifierOfAnotherEntity`).
+    public var identifier: String?
+    /// The engine's error (`.storage`).
+    public var storageError: StorageError?
+
+    /// An error of `code` with `message` and the values involved.
+    public init(_ code: Code, message: String, entity: String? = nil, id: Id? = nil, property: String? = nil,
+                value: String? = nil, count: Int? = nil, identifier: String? = nil, storageError: StorageError? = nil) {
+        self.code = code
+        self.message = message
+        self.entity = entity
+        self.id = id
+        self.property = property
+        self.value = value
+        self.count = count
+        self.identifier = identifier
+        self.storageError = storageError
+    }
+
+    /// The message with what to do, as Cellar has always worded it.
+    public var description: String {
+        switch code {
+        case .schema: "schema: \(message)"
+        case .fileCorrupt: "the database is corrupt: \(message). Restore it from a backup, or run `cellar verify` on it to see what is damaged"
+        case .cannotRelateToUnsavedEntities: "cannot relate to an object that was never put: \(message)"
+        case .illegalArgument: "illegal argument: \(message)"
+        default: message
+        }
+    }
+
+    // MARK: The errors Cellar throws
+
+    /// A `.schema` error: the model cannot be used (`message` names the entity or property).
+    public static func schema(_ message: String) -> CellarError { CellarError(.schema, message: message) }
+
+    /// A `.fileCorrupt` error: bytes read failed a check (`message` names what and where).
+    public static func fileCorrupt(_ message: String) -> CellarError { CellarError(.fileCorrupt, message: message) }
+
+    /// The `.cannotWriteWhileReading` error.
+    public static let cannotWriteWhileReading = CellarError(
+        .cannotWriteWhileReading,
+        message: "cannot write inside a read-only transaction: use runInTransaction (or store.write) for the outer transaction")
+
+    /// A `.notFound` error for object `id` of `entity`.
+    public static func notFound(entity: String, id: Id) -> CellarError {
+        CellarError(.notFound, message: "no \(entity) with id \(id) is stored", entity: entity, id: id)
+    }
+
+    /// An `.idAlreadyExists` error for object `id` of `entity`.
+    public static func idAlreadyExists(entity: String, id: Id) -> CellarError {
+        CellarError(.idAlreadyExists, message: "a \(entity) with id \(id) is stored already; use put mode .put or .update to replace it",
+                    entity: entity, id: id)
+    }
+
+    /// A `.uniqueViolation` error: `property` (`Entity.property`) already has `value` (as text).
+    public static func uniqueViolation(property: String, value: String) -> CellarError {
+        CellarError(.uniqueViolation, message: "\(property) must be unique, and \(value) is stored already in another object",
+                    property: property, value: value)
+    }
+
+    /// A `.nonUniqueResult` error: `count` objects matched.
+    public static func nonUniqueResult(count: Int) -> CellarError {
+        CellarError(.nonUniqueResult,
+                    message: "the query was to find one object at most, but \(count) match; use find() or findFirst(), or narrow the conditions",
+                    count: count)
+    }
+
+    /// A `.cannotRelateToUnsavedEntities` error (`message` names the relation).
+    public static func cannotRelateToUnsavedEntities(_ message: String) -> CellarError {
+        CellarError(.cannotRelateToUnsavedEntities, message: message)
+    }
+
+    /// The `.identifierFromAnotherStore` error.
+    public static let identifierFromAnotherStore = CellarError(
+        .identifierFromAnotherStore, message: "the persistent identifier belongs to another store")
+
+    /// An `.identifierOfAnotherEntity` error: `identifier` (as text) passed to the box of entity `box`.
+    public static func identifierOfAnotherEntity(identifier: String, box: String) -> CellarError {
+        CellarError(.identifierOfAnotherEntity,
+                    message: "the persistent identifier \(identifier) names an object of another entity than \(box); resolve it with the box of its entity",
+                    entity: box, identifier: identifier)
+    }
+
+    /// An `.illegalArgument` error (`message` says which argument and why).
+    public static func illegalArgument(_ message: String) -> CellarError { CellarError(.illegalArgument, message: message) }
+
+    /// The `.readOnly` error.
+    public static let readOnly = CellarError(.readOnly, message: "the store was opened read-only")
+
+    /// The `.storeClosed` error.
+    public static let storeClosed = CellarError(.storeClosed, message: "the store was closed")
+
+    /// A `.storage` error carrying the engine's `error`.
+    public static func storage(_ error: StorageError) -> CellarError {
+        CellarError(.storage, message: error.description, storageError: error)
     }
 
     /// The `CellarError` for an error from the engine; other errors are returned unchanged.
@@ -77,6 +188,11 @@ public enum CellarError: Error, Sendable, Equatable, CustomStringConvertible {
         default: return CellarError.storage(storage)
         }
     }
+}
+
+extension CellarError: LocalizedError {
+    /// The same as `description`, so that `localizedDescription` says what happened and what to do.
+    public var errorDescription: String? { description }
 }
 
 /// Runs `body`, turning the engine's errors into `CellarError`s.

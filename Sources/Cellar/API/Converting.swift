@@ -1,5 +1,5 @@
 /// Helpers the generated bindings call for `// cellar: convert` properties.
-public enum Converting {
+@_spi(CellarGenerated) public enum Converting {
     /// Hands a stored value to a converter that takes an optional: nil when the record has no
     /// value (a property added after the record was written).
     @inlinable

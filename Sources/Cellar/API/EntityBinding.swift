@@ -11,6 +11,8 @@ public protocol EntityInspectable {
 
 /// Converts between objects of one entity type and records. Written by the generator (or by hand,
 /// following the same rules): each stored property goes to the record slot property ID − 1.
+/// The file of a binding imports `@_spi(CellarGenerated) import Cellar`: the record accessors,
+/// converters, relation hooks and model constructors it calls are SPI, kept out of app code.
 public protocol EntityBinding: Sendable {
     associatedtype EntityType
     /// The entity's name in the model (the type's name unless `// cellar: name` renames it).

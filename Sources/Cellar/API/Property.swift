@@ -14,7 +14,7 @@ public struct Property<E>: Sendable, Hashable, CustomStringConvertible {
     /// property of `E` itself.
     @usableFromInline let pathNumber: UInt32
 
-    public init(name: String, id: UInt32, type: PropertyType) {
+    @_spi(CellarGenerated) public init(name: String, id: UInt32, type: PropertyType) {
         self.name = name
         self.id = id
         self.type = type

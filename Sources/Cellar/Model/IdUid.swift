@@ -7,7 +7,7 @@ public struct IdUid: Hashable, Sendable, CustomStringConvertible {
     public var id: UInt32
     public var uid: UInt64
 
-    public init(id: UInt32, uid: UInt64) {
+    @_spi(CellarGenerated) public init(id: UInt32, uid: UInt64) {
         self.id = id
         self.uid = uid
     }

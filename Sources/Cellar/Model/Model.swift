@@ -22,7 +22,7 @@ public struct Model: Hashable, Sendable {
     /// written back as they were.
     public var extra: [JSONMember]
 
-    public init(entities: [ModelEntity] = [], lastEntityId: IdUid = .zero, lastIndexId: IdUid = .zero,
+    @_spi(CellarGenerated) public init(entities: [ModelEntity] = [], lastEntityId: IdUid = .zero, lastIndexId: IdUid = .zero,
                 lastRelationId: IdUid = .zero, lastSequenceId: IdUid = .zero,
                 retiredEntityUids: [UInt64] = [], retiredIndexUids: [UInt64] = [],
                 retiredPropertyUids: [UInt64] = [], retiredRelationUids: [UInt64] = [],
@@ -70,7 +70,7 @@ public struct ModelEntity: Hashable, Sendable {
     /// Members Cellar does not interpret, kept as read.
     public var extra: [JSONMember]
 
-    public init(name: String, id: IdUid, lastPropertyId: IdUid, properties: [ModelProperty],
+    @_spi(CellarGenerated) public init(name: String, id: IdUid, lastPropertyId: IdUid, properties: [ModelProperty],
                 relations: [ModelRelation] = [], flags: UInt32? = nil, extra: [JSONMember] = []) {
         self.name = name
         self.id = id
@@ -119,7 +119,7 @@ public struct ModelProperty: Hashable, Sendable {
     /// but for their defaults are equal (`==`).
     public var defaultValue: PropertyDefault?
 
-    public init(name: String, id: IdUid, type: PropertyType, flags: PropertyFlags = [],
+    @_spi(CellarGenerated) public init(name: String, id: IdUid, type: PropertyType, flags: PropertyFlags = [],
                 indexId: IdUid? = nil, relationTarget: String? = nil, embeddedType: String? = nil,
                 extra: [JSONMember] = [], defaultValue: PropertyDefault? = nil) {
         self.name = name
@@ -160,7 +160,7 @@ public struct ModelRelation: Hashable, Sendable {
     /// Members Cellar does not interpret, kept as read.
     public var extra: [JSONMember]
 
-    public init(name: String, id: IdUid, targetId: IdUid, extra: [JSONMember] = []) {
+    @_spi(CellarGenerated) public init(name: String, id: IdUid, targetId: IdUid, extra: [JSONMember] = []) {
         self.name = name
         self.id = id
         self.targetId = targetId

@@ -59,7 +59,7 @@ extension Model {
     ///   - file: how to name the file in error messages.
     /// - Throws: `CellarError.schema` naming the file, the place in it and what is wrong, e.g.
     ///   `model.json: entities[1] "Note": properties[5] "author": "indexId" must be "ID:UID", got "x"`.
-    public init(json: [UInt8], file: String = "model.json") throws {
+    @_spi(Testing) public init(json: [UInt8], file: String = "model.json") throws {
         let root = try JSONParser.parse(json, source: file)
         guard case .object(let members) = root else {
             throw CellarError.schema("\(file): the top level must be an object, got \(describeJSON(root))")
@@ -103,14 +103,14 @@ extension Model {
     /// written as they are (the members of an object inside them keep their order). An `extra`
     /// member named like a member Cellar writes itself (`"id"`, `"flags"`, …) is left out, and of
     /// two `extra` members with the same name only the first is written.
-    public func jsonBytes() -> [UInt8] {
+    @_spi(Testing) public func jsonBytes() -> [UInt8] {
         var bytes = JSONWriter.bytes(jsonValue)
         bytes.append(0x0A)
         return bytes
     }
 
     /// The model file's text (see `jsonBytes()`).
-    public func jsonString() -> String {
+    @_spi(Testing) public func jsonString() -> String {
         String(decoding: jsonBytes(), as: UTF8.self)
     }
 
@@ -118,7 +118,7 @@ extension Model {
     ///
     /// - Throws: `CellarError.schema` when the file cannot be read or its content is not a valid
     ///   model file; the message names the path.
-    public static func load(path: String) throws -> Model {
+    @_spi(Testing) public static func load(path: String) throws -> Model {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -132,7 +132,7 @@ extension Model {
     /// temporary file renamed over it), so that a crash never leaves half a file.
     ///
     /// - Throws: `CellarError.schema` naming the path and the reason when it cannot be written.
-    public func write(path: String) throws {
+    @_spi(Testing) public func write(path: String) throws {
         do {
             try Data(jsonBytes()).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {

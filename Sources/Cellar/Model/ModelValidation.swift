@@ -136,7 +136,8 @@ extension ModelEntity {
             if let value = property.defaultValue {
                 do {
                     _ = try StoredDefault.stored(value, for: property)
-                } catch CellarError.schema(let problem) {
+                } catch let error as CellarError where error.code == .schema {
+                    let problem = error.message
                     throw CellarError.schema("\(source): entity \(name): \(problem)")
                 }
             }
@@ -191,12 +192,12 @@ extension Model {
     }
 
     /// Every UID the model retired: entities, properties, indexes, relations.
-    public var retiredUids: Set<UInt64> {
+    @_spi(Testing) public var retiredUids: Set<UInt64> {
         Set(retiredEntityUids + retiredPropertyUids + retiredIndexUids + retiredRelationUids)
     }
 
     /// Every UID the model uses or retired: entities, properties, indexes, relations.
-    public var allUids: Set<UInt64> {
+    @_spi(Testing) public var allUids: Set<UInt64> {
         var uids = retiredUids
         for entity in entities {
             uids.insert(entity.id.uid)
@@ -211,13 +212,13 @@ extension Model {
 
     /// A new UID: a random positive 64-bit value (1…Int64.max, as ObjectBox's) that the model
     /// neither uses nor retired, and that is not in `taken` (UIDs handed out but not added yet).
-    public func newUid<G: RandomNumberGenerator>(using generator: inout G, excluding taken: Set<UInt64> = []) -> UInt64 {
+    @_spi(Testing) public func newUid<G: RandomNumberGenerator>(using generator: inout G, excluding taken: Set<UInt64> = []) -> UInt64 {
         Self.newUid(using: &generator, avoiding: allUids, excluding: taken)
     }
 
     /// A new UID not in `used` (a model's `allUids`, computed once by a caller that hands out many)
     /// nor in `taken`.
-    public static func newUid<G: RandomNumberGenerator>(using generator: inout G, avoiding used: Set<UInt64>,
+    @_spi(Testing) public static func newUid<G: RandomNumberGenerator>(using generator: inout G, avoiding used: Set<UInt64>,
                                                         excluding taken: Set<UInt64>) -> UInt64 {
         while true {
             let uid = UInt64.random(in: 1...UInt64(Int64.max), using: &generator)
@@ -226,7 +227,7 @@ extension Model {
     }
 
     /// A new UID from the system's random source.
-    public func newUid(excluding taken: Set<UInt64> = []) -> UInt64 {
+    @_spi(Testing) public func newUid(excluding taken: Set<UInt64> = []) -> UInt64 {
         var generator = SystemRandomNumberGenerator()
         return newUid(using: &generator, excluding: taken)
     }

@@ -80,7 +80,7 @@ final class StoredDefault: @unchecked Sendable {
             return .bytes(Array(text.utf8))
         case (.date, .date(let date)), (.dateNano, .date(let date)):
             do {
-                let units = property.type == .date ? try DateEncoding.milliseconds(date) : try DateEncoding.nanoseconds(date)
+                let units = property.type == .date ? try DateStorage.milliseconds(date) : try DateStorage.nanoseconds(date)
                 return .integer(UInt64(bitPattern: units))
             } catch {
                 throw CellarError.schema("\(what) cannot be stored: \(error)")

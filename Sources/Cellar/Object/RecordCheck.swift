@@ -5,7 +5,7 @@ import CellarStorage
 /// index against the records (the same entries, no more, no fewer); every standalone relation's
 /// two trees against each other. Opens nothing itself; `cellar verify` calls it on an engine
 /// opened read-only.
-public enum RecordCheck {
+package enum RecordCheck {
     /// What was checked.
     public struct Summary: Sendable {
         public var entities = 0
@@ -30,7 +30,8 @@ public enum RecordCheck {
                         let id = try StorageLayout.objectId(key)
                         do {
                             try RecordReader(value).verify(entity, in: model)
-                        } catch CellarError.fileCorrupt(let reason) {
+                        } catch let error as CellarError where error.code == .fileCorrupt {
+                            let reason = error.message
                             throw CellarError.fileCorrupt("\(entity.name) object \(id): \(reason)")
                         }
                         summary.objects += 1

@@ -39,7 +39,8 @@ struct CollectionLeaf {
             scalar.subject = .value
             do {
                 return try CompiledLeaf(scalar, property: collection.element)
-            } catch CellarError.illegalArgument(let message) {
+            } catch let error as CellarError where error.code == .illegalArgument {
+                let message = error.message
                 throw refuse("the elements are \(collection.shape.element): \(message)")
             }
         }

@@ -144,9 +144,9 @@ struct CompiledLeaf {
             guard !signed || v <= UInt64(Int64.max) else { throw refuse("\(v) is above the largest \(property.type), \(Int64.max)") }
             return v
         case .date(let date):
-            if property.type == .dateNano { return UInt64(bitPattern: try DateEncoding.nanoseconds(date)) }
+            if property.type == .dateNano { return UInt64(bitPattern: try DateStorage.nanoseconds(date)) }
             guard property.type == .date else { throw refuse("\(property.name) is a \(property.type), not a date") }
-            return UInt64(bitPattern: try DateEncoding.milliseconds(date))
+            return UInt64(bitPattern: try DateStorage.milliseconds(date))
         case .floating(let v):
             guard let exact = Int64(exactly: v) else { throw refuse("\(property.name) is a \(property.type); \(v) is not an integer") }
             return UInt64(bitPattern: exact)

@@ -82,7 +82,7 @@ struct FlexLeaf {
             case .string(let s): return .text(fold ? StringFolding.fold(Array(s.utf8)) : Array(s.utf8))
             case .bytes(let b): return .bytes(b)
             case .date(let d):
-                do { return .date(try DateEncoding.milliseconds(d)) } catch { throw refuse("\(d) is outside the dates a FlexValue holds") }
+                do { return .date(try DateStorage.milliseconds(d)) } catch { throw refuse("\(d) is outside the dates a FlexValue holds") }
             case .uuid(let u): return .uuid(UUIDEncoding.bytes(u))
             }
         }

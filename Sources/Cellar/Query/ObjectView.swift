@@ -28,7 +28,7 @@ public struct ObjectView<E: EntityInspectable> {
     @inlinable @inline(__always)
     mutating func move(to id: Id, bytes: UnsafeRawBufferPointer) throws {
         currentId = id
-        record = try RecordReader(bytes)
+        record = try RecordReader(bytes, depth: 0)
     }
 
     /// The error for a property of an embedded object (`Contact.home.city`): a view reads the
@@ -54,7 +54,7 @@ public struct ObjectView<E: EntityInspectable> {
     public func string(_ property: Property<E>) throws -> String? {
         guard property.pathNumber == 0 else { throw throughEmbedded(property) }
         try check(property, .string)
-        return try record.string(slot: property.slot)
+        return try record.text(slot: property.slot)
     }
 
     /// The number of UTF-8 bytes of a string property (or of a byte vector); nil when absent.
@@ -62,7 +62,7 @@ public struct ObjectView<E: EntityInspectable> {
     public func utf8Count(_ property: Property<E>) throws -> Int? {
         guard property.pathNumber == 0 else { throw throughEmbedded(property) }
         try check(property, .string, or: .byteVector)
-        return try record.bytes(slot: property.slot)?.count
+        return try record.field(slot: property.slot)?.count
     }
 
     /// A string or byte vector property's bytes, in place: valid only inside the `visit` closure.
@@ -70,7 +70,7 @@ public struct ObjectView<E: EntityInspectable> {
     public func bytes(_ property: Property<E>) throws -> UnsafeRawBufferPointer? {
         guard property.pathNumber == 0 else { throw throughEmbedded(property) }
         try check(property, .string, or: .byteVector)
-        return try record.bytes(slot: property.slot)
+        return try record.field(slot: property.slot)
     }
 
     /// An integer property's value (also Bool as 0/1, dates in their stored unit, relation ids);
@@ -80,10 +80,10 @@ public struct ObjectView<E: EntityInspectable> {
     public func integer(_ property: Property<E>) throws -> Int64? {
         guard property.pathNumber == 0 else { throw throughEmbedded(property) }
         switch property.type {
-        case .long, .date, .dateNano, .relation: return try record.read(Int64.self, slot: property.slot)
-        case .int: return try record.read(Int32.self, slot: property.slot).map(Int64.init)
-        case .bool, .byte: return try record.read(Int8.self, slot: property.slot).map(Int64.init)
-        case .short, .char: return try record.read(Int16.self, slot: property.slot).map(Int64.init)
+        case .long, .date, .dateNano, .relation: return try record.integer(Int64.self, slot: property.slot)
+        case .int: return try record.integer(Int32.self, slot: property.slot).map(Int64.init)
+        case .bool, .byte: return try record.integer(Int8.self, slot: property.slot).map(Int64.init)
+        case .short, .char: return try record.integer(Int16.self, slot: property.slot).map(Int64.init)
         default: throw mismatch(property, "an integer")
         }
     }

@@ -276,8 +276,8 @@ public struct PropertyQuery<E: EntityInspectable> {
     static func stored(_ value: FieldValue, _ property: PropertySchema) -> QueryValue {
         switch value {
         case .integer(let bits):
-            if property.type == .date { return .date(DateEncoding.date(milliseconds: Int64(bitPattern: bits))) }
-            if property.type == .dateNano { return .date(DateEncoding.date(nanoseconds: Int64(bitPattern: bits))) }
+            if property.type == .date { return .date(DateStorage.date(milliseconds: Int64(bitPattern: bits))) }
+            if property.type == .dateNano { return .date(DateStorage.date(nanoseconds: Int64(bitPattern: bits))) }
             if case .integer(_, true) = property.kind { return .integer(Int64(bitPattern: bits)) }
             return .unsigned(bits)
         case .floating(let double):

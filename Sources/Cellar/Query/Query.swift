@@ -44,9 +44,9 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     }
 
     /// Calls `body` with each matching object in the query's order, building one object at a time
-    /// (no array of all of them), until it returns false.
+    /// (no array of all of them), while it returns true: the first false stops the visit.
     @inlinable
-    public func forEach(_ body: (E) throws -> Bool) throws {
+    public func forEach(while body: (E) throws -> Bool) throws {
         try visitRecords(offset: 0, limit: nil) { id, record in try body(try box.object(id: id, record: record)) }
     }
 
@@ -218,7 +218,7 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     }
 
     /// Sets both values of an `isBetween` condition on `property`.
-    public func setParameters<V: QueryValueConvertible>(_ property: Property<E>, to lower: V, _ upper: V) {
+    public func setParameters<V: QueryValueConvertible>(_ property: Property<E>, from lower: V, to upper: V) {
         update(.property(property.id, property.name, property.via)) { $0.values = [lower.queryValue, upper.queryValue] }
     }
 
@@ -233,7 +233,7 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     }
 
     /// Sets both values of the `isBetween` condition named `alias`.
-    public func setParameters<V: QueryValueConvertible>(_ alias: String, to lower: V, _ upper: V) {
+    public func setParameters<V: QueryValueConvertible>(_ alias: String, from lower: V, to upper: V) {
         update(.alias(alias)) { $0.values = [lower.queryValue, upper.queryValue] }
     }
 

@@ -93,10 +93,10 @@ extension Date: CollectionElement {
     @inlinable public static var elementWidth: Int? { 8 }
     @inlinable public var encodedSize: Int { 8 }
     @inlinable public func encode(to target: UnsafeMutableRawPointer) throws {
-        target.storeBytes(of: try DateEncoding.milliseconds(self).littleEndian, as: Int64.self)
+        target.storeBytes(of: try DateStorage.milliseconds(self).littleEndian, as: Int64.self)
     }
     @inlinable public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Date {
-        DateEncoding.date(milliseconds: Int64(littleEndian: bytes.loadUnaligned(as: Int64.self)))
+        DateStorage.date(milliseconds: Int64(littleEndian: bytes.loadUnaligned(as: Int64.self)))
     }
     @inlinable public static func precedes(_ a: Date, _ b: Date) -> Bool { a < b }
 }
@@ -107,7 +107,7 @@ extension UUID: CollectionElement {
     @inlinable public func encode(to target: UnsafeMutableRawPointer) throws {
         withUnsafeBytes(of: uuid) { target.copyMemory(from: $0.baseAddress!, byteCount: 16) }
     }
-    @inlinable public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> UUID { UUIDEncoding.uuid(bytes) }
+    @inlinable public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> UUID { uuidFromBytes(bytes) }
     public static func precedes(_ a: UUID, _ b: UUID) -> Bool {
         withUnsafeBytes(of: a.uuid) { x in withUnsafeBytes(of: b.uuid) { y in memcmp(x.baseAddress!, y.baseAddress!, 16) < 0 } }
     }

@@ -21,7 +21,7 @@ import Foundation
 /// Limits, enforced on write with `illegalArgument`: at most `maxElements` elements or entries,
 /// a field below `maxFieldBytes`. A reader checks every count and length against the bytes that
 /// are there before it allocates, and throws `fileCorrupt` for any that do not fit.
-public enum CollectionEncoding {
+@usableFromInline package enum CollectionEncoding {
     /// The most elements (or map entries) one collection holds.
     public static let maxElements = 16_777_216
     /// The most bytes one collection field holds (a record is at most about 1 GiB).
@@ -47,7 +47,7 @@ public enum CollectionEncoding {
 
 // MARK: Writing
 
-extension RecordBuilder {
+@_spi(CellarGenerated) extension RecordBuilder {
     /// Adds a list (see `CollectionEncoding`).
     @inlinable
     public func add<T: CollectionElement>(_ list: [T], slot: Int) throws {
@@ -139,7 +139,7 @@ extension RecordBuilder {
 
 // MARK: Reading
 
-extension RecordReader {
+@_spi(CellarGenerated) extension RecordReader {
     /// The list in `slot`; nil when absent.
     public func list<T: CollectionElement>(_ type: T.Type, slot: Int) throws -> [T]? {
         guard let bytes = try bytes(slot: slot) else { return nil }
@@ -299,7 +299,7 @@ extension CollectionShape {
     }
 }
 
-extension RecordReader {
+@_spi(CellarGenerated) extension RecordReader {
     /// Checks the collection in `slot` (when present): its counts and lengths, Bools, UTF-8 of
     /// strings and keys, the order of a map's keys and of a set's elements.
     func verifyCollection(slot: Int, _ shape: CollectionShape) throws {
@@ -345,39 +345,39 @@ enum ElementOrder {
 
 // MARK: Dates in nanoseconds
 
-extension RecordBuilder {
+@_spi(CellarGenerated) extension RecordBuilder {
     /// Adds a list of dates as nanoseconds since 1970 (`// cellar: date-nano`; about ±292 years).
     public func addNanoseconds(_ list: [Date]?, slot: Int) throws {
         guard let list else { return }
-        try add(list.map { try DateEncoding.nanoseconds($0) }, slot: slot)
+        try add(list.map { try DateStorage.nanoseconds($0) }, slot: slot)
     }
 
     /// Adds a set of dates as nanoseconds since 1970, in ascending order.
     public func addNanoseconds(_ set: Set<Date>?, slot: Int) throws {
         guard let set else { return }
-        try add(Set(set.map { try DateEncoding.nanoseconds($0) }), slot: slot)
+        try add(Set(set.map { try DateStorage.nanoseconds($0) }), slot: slot)
     }
 
     /// Adds a map of dates as nanoseconds since 1970.
     public func addNanoseconds(_ map: [String: Date]?, slot: Int) throws {
         guard let map else { return }
-        try add(map.mapValues { try DateEncoding.nanoseconds($0) }, slot: slot)
+        try add(map.mapValues { try DateStorage.nanoseconds($0) }, slot: slot)
     }
 }
 
-extension RecordReader {
+@_spi(CellarGenerated) extension RecordReader {
     /// A list of dates stored as nanoseconds since 1970; nil when absent.
     public func dateNanosecondsList(slot: Int) throws -> [Date]? {
-        try list(Int64.self, slot: slot)?.map(DateEncoding.date(nanoseconds:))
+        try list(Int64.self, slot: slot)?.map(DateStorage.date(nanoseconds:))
     }
 
     /// A set of dates stored as nanoseconds since 1970; nil when absent.
     public func dateNanosecondsSet(slot: Int) throws -> Set<Date>? {
-        try set(Int64.self, slot: slot).map { Set($0.map(DateEncoding.date(nanoseconds:))) }
+        try set(Int64.self, slot: slot).map { Set($0.map(DateStorage.date(nanoseconds:))) }
     }
 
     /// A map of dates stored as nanoseconds since 1970; nil when absent.
     public func dateNanosecondsMap(slot: Int) throws -> [String: Date]? {
-        try map(Int64.self, slot: slot)?.mapValues(DateEncoding.date(nanoseconds:))
+        try map(Int64.self, slot: slot)?.mapValues(DateStorage.date(nanoseconds:))
     }
 }

@@ -9,7 +9,7 @@
 /// (the list's payload has the layout of a list of `Data`, see `CollectionEncoding`). A nil
 /// optional is an absent field; an empty list a present one with a count of 0. Records nest at
 /// most `Model.maxEmbeddingDepth` levels: deeper values are refused on write and read as corrupt.
-extension RecordBuilder {
+@_spi(CellarGenerated) extension RecordBuilder {
     /// Adds one embedded object as a nested record.
     public func add<T: EmbeddedInspectable>(embedded value: T, slot: Int) throws {
         let nested = try nestedBuilder()
@@ -69,7 +69,7 @@ extension RecordBuilder {
     }
 }
 
-extension RecordReader {
+@_spi(CellarGenerated) extension RecordReader {
     /// The nested record in `slot` (an embedded object's); nil when absent. Throws `fileCorrupt`
     /// for bytes that are not a record, or a record nested deeper than `Model.maxEmbeddingDepth`.
     public func nested(slot: Int) throws -> RecordReader? {
@@ -107,7 +107,7 @@ extension RecordReader {
     }
 }
 
-extension RecordReader {
+@_spi(CellarGenerated) extension RecordReader {
     /// Checks the record as one of `entity` (an entity or embedded type of `model`): every field
     /// against its property's type (see `verify(types:)`), and every nested record of an
     /// embedded object against its type, down to the deepest.
@@ -122,7 +122,8 @@ extension RecordReader {
                 } else if let nested = try nested(slot: slot) {
                     try nested.verify(type, in: model)
                 }
-            } catch CellarError.fileCorrupt(let reason) {
+            } catch let error as CellarError where error.code == .fileCorrupt {
+                let reason = error.message
                 throw CellarError.fileCorrupt("\(entity.name).\(property.name): \(reason)")
             }
         }

@@ -38,7 +38,7 @@ import Foundation
 /// (`CellarError.fileCorrupt`): containers nest at most `maxDepth` deep, a container holds at
 /// most `maxElements` elements, the encoding (and so every string, byte vector and body in it)
 /// is at most `maxSize` bytes, and a date lies within `maxDateMilliseconds` of 1970.
-public enum FlexEncoding {
+@_spi(Testing) public enum FlexEncoding {
     /// How deep containers nest, at most. The nesting depth of a scalar (also at top level) is 0,
     /// of a list or map 1 more than the deepest of its elements (1 when it is empty): `[[1]]` has
     /// depth 2. Realm's mixed collections nest up to 100 levels too.
@@ -107,7 +107,7 @@ public enum FlexEncoding {
             bytes.append(tagDouble)
             appendWord(value.bitPattern, to: &bytes)
         case .date(let value):
-            let milliseconds = try DateEncoding.milliseconds(value)
+            let milliseconds = try DateStorage.milliseconds(value)
             guard milliseconds >= -maxDateMilliseconds && milliseconds <= maxDateMilliseconds else {
                 throw CellarError.illegalArgument("the date \(value) is further from 1970 than a Flex value holds (FlexEncoding.maxDateMilliseconds, \(maxDateMilliseconds) ms)")
             }
@@ -248,14 +248,14 @@ public enum FlexEncoding {
 }
 
 /// One step of a path into a `FlexValue`: a map's key or a list's index.
-public enum FlexPathComponent: Hashable, Sendable {
+@_spi(Testing) public enum FlexPathComponent: Hashable, Sendable {
     case key(String)
     case index(Int)
 }
 
 /// A value found in an encoding by `FlexEncoding.find`, in place: the buffers point into the
 /// encoding and are valid while its bytes are. A list or a map gives its element count.
-public enum FlexScalar {
+@_spi(Testing) public enum FlexScalar {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -390,7 +390,7 @@ struct FlexCursor {
         case FlexEncoding.tagTrue: return .bool(true)
         case FlexEncoding.tagInteger: return .integer(Int64(bitPattern: try word()))
         case FlexEncoding.tagDouble: return .double(Double(bitPattern: try word()))
-        case FlexEncoding.tagDate: return .date(DateEncoding.date(milliseconds: try milliseconds()))
+        case FlexEncoding.tagDate: return .date(DateStorage.date(milliseconds: try milliseconds()))
         case FlexEncoding.tagUUID: return .uuid(UUIDEncoding.uuid(UnsafeRawBufferPointer(start: base + (try take(16)), count: 16)))
         case FlexEncoding.tagString:
             let bytes = try utf8("a string")

@@ -1,6 +1,6 @@
 import Foundation
 
-extension RecordBuilder {
+@_spi(CellarGenerated) extension RecordBuilder {
     /// Adds a flexible value (`PropertyType.flex`) as a variable-length field: a u32 length,
     /// then the value's `FlexEncoding`. Throws `CellarError.illegalArgument` for a value beyond
     /// `FlexEncoding`'s limits (nesting, elements, size, dates), adding nothing.
@@ -18,7 +18,7 @@ extension RecordBuilder {
     }
 }
 
-extension RecordReader {
+@_spi(CellarGenerated) extension RecordReader {
     /// The flexible value in `slot`; nil when absent. Throws `CellarError.fileCorrupt` when the
     /// field is not exactly one valid `FlexEncoding` value.
     public func flex(slot: Int) throws -> FlexValue? {

@@ -9,6 +9,9 @@ import CellarStorage
 /// builder.add(note.title, slot: 1)        // property ID 2
 /// builder.add(note.text, slot: 2)         // String?: left out when nil
 /// ```
+///
+/// Its members are SPI, for bindings only: generated files (and bindings written by hand) import
+/// `@_spi(CellarGenerated) import Cellar`; app code, with a plain `import Cellar`, does not see them.
 public final class RecordBuilder {
     /// The mutable fields, behind a pointer: a class's stored `var`s cost a runtime exclusivity
     /// check on every access, and a put touches these several times per field.
@@ -34,7 +37,7 @@ public final class RecordBuilder {
     /// The builder of records nested in this one's (embedded objects), once one was written.
     var nested: RecordBuilder?
 
-    public init(capacity: Int = 1024) {
+    @_spi(CellarGenerated) public init(capacity: Int = 1024) {
         let capacity = max(capacity, 64)
         state = .allocate(capacity: 1)
         state.initialize(to: State(buffer: .allocate(byteCount: capacity, alignment: 8), capacity: capacity))
@@ -48,7 +51,11 @@ public final class RecordBuilder {
 
     /// Starts a record with room for `slotCount` fields (the entity's last property ID). It starts
     /// narrow (u16 offsets) and turns wide when it grows past 64 KiB.
-    public func begin(slotCount: Int) {
+    @_spi(CellarGenerated) public func begin(slotCount: Int) { start(slotCount: slotCount) }
+
+    /// `begin(slotCount:)` for the library's own inlinable code (which cannot call SPI).
+    @usableFromInline
+    func start(slotCount: Int) {
         precondition(slotCount >= 0 && slotCount <= RecordLayout.maxSlots, "slot count \(slotCount) out of range")
         let length = RecordLayout.headerSize + 2 * slotCount
         reserve(length)
@@ -62,85 +69,89 @@ public final class RecordBuilder {
     }
 
     /// The finished record; valid until the next `begin`.
-    public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: state.pointee.buffer, count: state.pointee.length) }
+    @_spi(CellarGenerated) public var bytes: UnsafeRawBufferPointer { finished }
+
+    /// `bytes` for the library's own inlinable code (which cannot use SPI).
+    @usableFromInline
+    var finished: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: state.pointee.buffer, count: state.pointee.length) }
 
     // MARK: Scalars
 
     /// Adds an integer of any width at its natural size.
     @inlinable
-    public func add<T: FixedWidthInteger>(_ value: T, slot: Int) {
+    @_spi(CellarGenerated) public func add<T: FixedWidthInteger>(_ value: T, slot: Int) {
         let at = field(slot, size: MemoryLayout<T>.size)
         state.pointee.buffer.storeBytes(of: value.littleEndian, toByteOffset: at, as: T.self)
     }
 
     @inlinable
-    public func add<T: FixedWidthInteger>(_ value: T?, slot: Int) {
+    @_spi(CellarGenerated) public func add<T: FixedWidthInteger>(_ value: T?, slot: Int) {
         if let value { add(value, slot: slot) }
     }
 
     @inlinable
-    public func add(_ value: Bool, slot: Int) { add(UInt8(value ? 1 : 0), slot: slot) }
+    @_spi(CellarGenerated) public func add(_ value: Bool, slot: Int) { add(UInt8(value ? 1 : 0), slot: slot) }
 
     @inlinable
-    public func add(_ value: Bool?, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: Bool?, slot: Int) {
         if let value { add(value, slot: slot) }
     }
 
     @inlinable
-    public func add(_ value: Float, slot: Int) { add(value.bitPattern, slot: slot) }
+    @_spi(CellarGenerated) public func add(_ value: Float, slot: Int) { add(value.bitPattern, slot: slot) }
 
     @inlinable
-    public func add(_ value: Float?, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: Float?, slot: Int) {
         if let value { add(value.bitPattern, slot: slot) }
     }
 
     @inlinable
-    public func add(_ value: Double, slot: Int) { add(value.bitPattern, slot: slot) }
+    @_spi(CellarGenerated) public func add(_ value: Double, slot: Int) { add(value.bitPattern, slot: slot) }
 
     @inlinable
-    public func add(_ value: Double?, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: Double?, slot: Int) {
         if let value { add(value.bitPattern, slot: slot) }
     }
 
     /// Adds a date as milliseconds since 1970 (rounded to the nearest millisecond).
     /// Throws `illegalArgument` for a date outside ±292 million years.
     @inlinable
-    public func add(_ value: Date, slot: Int) throws {
-        add(try DateEncoding.milliseconds(value), slot: slot)
+    @_spi(CellarGenerated) public func add(_ value: Date, slot: Int) throws {
+        add(try DateStorage.milliseconds(value), slot: slot)
     }
 
     @inlinable
-    public func add(_ value: Date?, slot: Int) throws {
+    @_spi(CellarGenerated) public func add(_ value: Date?, slot: Int) throws {
         if let value { try add(value, slot: slot) }
     }
 
     /// Adds a date as nanoseconds since 1970 (`// cellar: date-nano`); about ±292 years.
     @inlinable
-    public func addNanoseconds(_ value: Date, slot: Int) throws {
-        add(try DateEncoding.nanoseconds(value), slot: slot)
+    @_spi(CellarGenerated) public func addNanoseconds(_ value: Date, slot: Int) throws {
+        add(try DateStorage.nanoseconds(value), slot: slot)
     }
 
     @inlinable
-    public func addNanoseconds(_ value: Date?, slot: Int) throws {
+    @_spi(CellarGenerated) public func addNanoseconds(_ value: Date?, slot: Int) throws {
         if let value { try addNanoseconds(value, slot: slot) }
     }
 
     /// Adds a UUID as its 16 bytes, in RFC 4122 order (as `uuid_t` holds them).
     @inlinable
-    public func add(_ value: UUID, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: UUID, slot: Int) {
         let at = field(slot, size: 16)
         withUnsafeBytes(of: value.uuid) { (state.pointee.buffer + at).copyMemory(from: $0.baseAddress!, byteCount: 16) }
     }
 
     @inlinable
-    public func add(_ value: UUID?, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: UUID?, slot: Int) {
         if let value { add(value, slot: slot) }
     }
 
     // MARK: Strings and bytes
 
     /// Adds a string as its UTF-8 bytes.
-    public func add(_ value: String, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: String, slot: Int) {
         let count = value.utf8.count
         let at = variableField(slot, count: count)
         let buffer = state.pointee.buffer
@@ -159,29 +170,29 @@ public final class RecordBuilder {
         for byte in value.utf8 { target.storeBytes(of: byte, toByteOffset: i, as: UInt8.self); i += 1 }
     }
 
-    public func add(_ value: String?, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: String?, slot: Int) {
         if let value { add(value, slot: slot) }
     }
 
     /// Adds a byte vector.
-    public func add(bytes value: UnsafeRawBufferPointer, slot: Int) {
+    @_spi(CellarGenerated) public func add(bytes value: UnsafeRawBufferPointer, slot: Int) {
         let at = variableField(slot, count: value.count)
         if value.count > 0 { (state.pointee.buffer + at).copyMemory(from: value.baseAddress!, byteCount: value.count) }
     }
 
-    public func add(_ value: Data, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: Data, slot: Int) {
         value.withUnsafeBytes { add(bytes: $0, slot: slot) }
     }
 
-    public func add(_ value: Data?, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: Data?, slot: Int) {
         if let value { add(value, slot: slot) }
     }
 
-    public func add(_ value: [UInt8], slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: [UInt8], slot: Int) {
         value.withUnsafeBytes { add(bytes: $0, slot: slot) }
     }
 
-    public func add(_ value: [UInt8]?, slot: Int) {
+    @_spi(CellarGenerated) public func add(_ value: [UInt8]?, slot: Int) {
         if let value { add(value, slot: slot) }
     }
 
@@ -261,17 +272,38 @@ public final class RecordBuilder {
     }
 }
 
-/// How dates are stored: Int64 milliseconds (or nanoseconds) since 1970.
-public enum DateEncoding {
+/// How dates are stored: Int64 milliseconds (or nanoseconds) since 1970. For tests, benchmarks
+/// and fuzzers (`@_spi(Testing)`); the library itself calls `DateStorage`.
+@_spi(Testing) public enum DateEncoding {
     /// `date` in whole milliseconds since 1970, rounded to the nearest one.
     @inlinable
-    public static func milliseconds(_ date: Date) throws -> Int64 {
+    public static func milliseconds(_ date: Date) throws -> Int64 { try DateStorage.milliseconds(date) }
+
+    /// `date` in whole nanoseconds since 1970, rounded to the nearest one.
+    @inlinable
+    public static func nanoseconds(_ date: Date) throws -> Int64 { try DateStorage.nanoseconds(date) }
+
+    /// The date `milliseconds` after 1970.
+    @inlinable
+    public static func date(milliseconds: Int64) -> Date { DateStorage.date(milliseconds: milliseconds) }
+
+    /// The date `nanoseconds` after 1970.
+    @inlinable
+    public static func date(nanoseconds: Int64) -> Date { DateStorage.date(nanoseconds: nanoseconds) }
+}
+
+/// How dates are stored: Int64 milliseconds (or nanoseconds) since 1970.
+@usableFromInline
+enum DateStorage {
+    /// `date` in whole milliseconds since 1970, rounded to the nearest one.
+    @inlinable
+    static func milliseconds(_ date: Date) throws -> Int64 {
         try whole(date.timeIntervalSince1970 * 1_000, unit: "milliseconds")
     }
 
     /// `date` in whole nanoseconds since 1970, rounded to the nearest one.
     @inlinable
-    public static func nanoseconds(_ date: Date) throws -> Int64 {
+    static func nanoseconds(_ date: Date) throws -> Int64 {
         // Whole seconds and the fraction apart, so that the nanoseconds survive the Double.
         let seconds = date.timeIntervalSince1970
         let whole = seconds.rounded(.down)
@@ -283,12 +315,12 @@ public enum DateEncoding {
     }
 
     @inlinable
-    public static func date(milliseconds: Int64) -> Date {
+    static func date(milliseconds: Int64) -> Date {
         Date(timeIntervalSince1970: Double(milliseconds) / 1_000)
     }
 
     @inlinable
-    public static func date(nanoseconds: Int64) -> Date {
+    static func date(nanoseconds: Int64) -> Date {
         let seconds = nanoseconds / 1_000_000_000
         let rest = nanoseconds % 1_000_000_000
         return Date(timeIntervalSince1970: Double(seconds) + Double(rest) / 1e9)

@@ -8,6 +8,9 @@ import Foundation
 /// (a property added after it was written) reads as nil.
 ///
 /// Valid only while the bytes it reads are: inside the transaction that fetched them.
+///
+/// Its members are SPI, for bindings only (`@_spi(CellarGenerated) import Cellar`), as
+/// `RecordBuilder`'s are.
 public struct RecordReader {
     @usableFromInline let base: UnsafeRawPointer
     @usableFromInline let count: Int
@@ -25,7 +28,7 @@ public struct RecordReader {
 
     /// Checks the header of `bytes` and returns a reader on them.
     @inlinable @inline(__always)
-    public init(_ bytes: UnsafeRawBufferPointer) throws {
+    @_spi(CellarGenerated) public init(_ bytes: UnsafeRawBufferPointer) throws {
         try self.init(bytes, depth: 0)
     }
 
@@ -72,7 +75,7 @@ public struct RecordReader {
     }
 
     /// The number of slots the record was written with.
-    public var slots: Int { slotCount }
+    @_spi(CellarGenerated) public var slots: Int { slotCount }
 
     /// The offset of `slot`'s field, or nil when absent. Checks that `size` bytes fit.
     /// Always inlined: a scan reads a field or two of every record through it.
@@ -96,19 +99,25 @@ public struct RecordReader {
 
     /// Whether the record has a value in `slot`.
     @inlinable
-    public func has(slot: Int) throws -> Bool { try offset(slot, size: 0) != nil }
+    @_spi(CellarGenerated) public func has(slot: Int) throws -> Bool { try offset(slot, size: 0) != nil }
 
     // MARK: Scalars
 
     /// The integer in `slot`; nil when absent.
     @inlinable @inline(__always)
-    public func read<T: FixedWidthInteger>(_ type: T.Type, slot: Int) throws -> T? {
+    @_spi(CellarGenerated) public func read<T: FixedWidthInteger>(_ type: T.Type, slot: Int) throws -> T? {
+        try integer(type, slot: slot)
+    }
+
+    /// `read(_:slot:)` for the library's own inlinable code (which cannot call SPI).
+    @inlinable @inline(__always)
+    func integer<T: FixedWidthInteger>(_ type: T.Type, slot: Int) throws -> T? {
         guard let at = try offset(slot, size: MemoryLayout<T>.size) else { return nil }
         return T(littleEndian: base.loadUnaligned(fromByteOffset: at, as: T.self))
     }
 
     @inlinable
-    public func bool(slot: Int) throws -> Bool? {
+    @_spi(CellarGenerated) public func bool(slot: Int) throws -> Bool? {
         guard let byte = try read(UInt8.self, slot: slot) else { return nil }
         guard byte <= 1 else {
             throw CellarError.fileCorrupt("field \(slot) of an object record is a Bool holding \(byte)")
@@ -117,31 +126,31 @@ public struct RecordReader {
     }
 
     @inlinable
-    public func float(slot: Int) throws -> Float? {
+    @_spi(CellarGenerated) public func float(slot: Int) throws -> Float? {
         try read(UInt32.self, slot: slot).map { Float(bitPattern: $0) }
     }
 
     @inlinable
-    public func double(slot: Int) throws -> Double? {
+    @_spi(CellarGenerated) public func double(slot: Int) throws -> Double? {
         try read(UInt64.self, slot: slot).map { Double(bitPattern: $0) }
     }
 
     /// A date stored as milliseconds since 1970.
     @inlinable
-    public func date(slot: Int) throws -> Date? {
-        try read(Int64.self, slot: slot).map { DateEncoding.date(milliseconds: $0) }
+    @_spi(CellarGenerated) public func date(slot: Int) throws -> Date? {
+        try read(Int64.self, slot: slot).map { DateStorage.date(milliseconds: $0) }
     }
 
     /// A date stored as nanoseconds since 1970 (`// cellar: date-nano`).
     @inlinable
-    public func dateNanoseconds(slot: Int) throws -> Date? {
-        try read(Int64.self, slot: slot).map { DateEncoding.date(nanoseconds: $0) }
+    @_spi(CellarGenerated) public func dateNanoseconds(slot: Int) throws -> Date? {
+        try read(Int64.self, slot: slot).map { DateStorage.date(nanoseconds: $0) }
     }
 
     /// A UUID (16 bytes, RFC 4122 order); nil when absent. Throws `fileCorrupt` when fewer than
     /// 16 bytes are left in the record at the field's offset.
     @inlinable
-    public func uuid(slot: Int) throws -> UUID? {
+    @_spi(CellarGenerated) public func uuid(slot: Int) throws -> UUID? {
         guard let at = try offset(slot, size: 16) else { return nil }
         return UUIDEncoding.uuid(UnsafeRawBufferPointer(start: base + at, count: 16))
     }
@@ -149,7 +158,13 @@ public struct RecordReader {
     // MARK: Strings and bytes
 
     /// The bytes of the string or byte vector in `slot`, in place; nil when absent.
-    public func bytes(slot: Int) throws -> UnsafeRawBufferPointer? {
+    @_spi(CellarGenerated) public func bytes(slot: Int) throws -> UnsafeRawBufferPointer? {
+        try field(slot: slot)
+    }
+
+    /// `bytes(slot:)` for the library's own inlinable code (which cannot call SPI).
+    @usableFromInline
+    func field(slot: Int) throws -> UnsafeRawBufferPointer? {
         guard let at = try offset(slot, size: 4) else { return nil }
         let length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
         guard length <= count - at - 4 else {
@@ -159,8 +174,14 @@ public struct RecordReader {
     }
 
     /// The string in `slot`; nil when absent. Throws for bytes that are not UTF-8.
-    public func string(slot: Int) throws -> String? {
-        guard let bytes = try bytes(slot: slot) else { return nil }
+    @_spi(CellarGenerated) public func string(slot: Int) throws -> String? {
+        try text(slot: slot)
+    }
+
+    /// `string(slot:)` for the library's own inlinable code (which cannot call SPI).
+    @usableFromInline
+    func text(slot: Int) throws -> String? {
+        guard let bytes = try field(slot: slot) else { return nil }
         let utf8 = bytes.assumingMemoryBound(to: UInt8.self)
         // The standard library's decoding of a buffer of bytes is specialized and fast; it
         // repairs bad UTF-8, so a string that is not all ASCII is compared with its bytes after.
@@ -187,11 +208,11 @@ public struct RecordReader {
         return true
     }
 
-    public func data(slot: Int) throws -> Data? {
+    @_spi(CellarGenerated) public func data(slot: Int) throws -> Data? {
         try bytes(slot: slot).map { Data($0) }
     }
 
-    public func byteArray(slot: Int) throws -> [UInt8]? {
+    @_spi(CellarGenerated) public func byteArray(slot: Int) throws -> [UInt8]? {
         try bytes(slot: slot).map { Array($0) }
     }
 
@@ -200,7 +221,7 @@ public struct RecordReader {
     /// Checks every present field against the types the model gives its slots (`types[slot]`, nil
     /// for a slot with no property), without building anything. Used by `cellar verify` and the
     /// fuzzers; the accessors check the same bounds as they read.
-    public func verify(types: [PropertyType?]) throws {
+    @_spi(CellarGenerated) public func verify(types: [PropertyType?]) throws {
         for slot in 0..<slotCount {
             guard slot < types.count, let type = types[slot] else {
                 _ = try offset(slot, size: 0)

@@ -1,5 +1,5 @@
 /// How a `ToMany` finds its objects; the generator writes it for each `ToMany` property.
-public enum RelationLink: Sendable, Hashable {
+@_spi(CellarGenerated) public enum RelationLink: Sendable, Hashable {
     /// A standalone to-many relation of the owning entity: its relation ID in the model.
     case relation(UInt32)
     /// The backlink of a standalone to-many relation of the target entity (that relation's ID):

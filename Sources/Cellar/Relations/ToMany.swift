@@ -12,7 +12,7 @@
 /// ```
 ///
 /// Reading it inside a collection operation cannot throw: a read that fails leaves it empty; call
-/// `resolveFromDb()` to see the error. Not thread-safe, like the object that holds it.
+/// `resolve()` to see the error. Not thread-safe, like the object that holds it.
 public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, RangeReplaceableCollection,
     ExpressibleByNilLiteral, ExpressibleByArrayLiteral, CustomStringConvertible {
     public typealias Element = Target
@@ -68,7 +68,7 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
 
     /// Reads the relation's objects from the store again, dropping changes not yet written.
     /// Objects removed from the store are left out.
-    public func resolveFromDb() throws {
+    public func resolve() throws {
         guard let store, owner != 0, let link else {
             throw CellarError.illegalArgument("this ToMany<\(Target.self)> belongs to an object that was never put or read; put the owning object first")
         }
@@ -92,7 +92,7 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
 
     /// Lets the relation read from `store` as the relation `link` of object `owner`. Generated
     /// bindings call it after a get or put.
-    public func attach(_ store: Store, owner: Id, link: RelationLink) {
+    @_spi(CellarGenerated) public func attach(_ store: Store, owner: Id, link: RelationLink) {
         if self.owner != owner { isResolved = false }
         self.store = store
         self.owner = owner
@@ -101,7 +101,7 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
 
     /// Writes the changes as links of object `owner` (just put). Generated bindings call it.
     /// - Throws: `cannotRelateToUnsavedEntities` for an object in the collection that was never put.
-    public func write(owner: Id, link: RelationLink, in writer: RelationWriter) throws {
+    @_spi(CellarGenerated) public func write(owner: Id, link: RelationLink, in writer: RelationWriter) throws {
         guard changed else { return }
         let binding = Target.entityBinding
         var current: [Id] = []
@@ -132,7 +132,7 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
     private func resolveIfNeeded() {
         guard !isResolved, !changed, store != nil, owner != 0, link != nil else { return }
         do {
-            try resolveFromDb()
+            try resolve()
         } catch {
             isResolved = true
         }

@@ -54,7 +54,7 @@ public final class ToOne<Target: EntityInspectable>: ExpressibleByNilLiteral, Cu
 
     /// The id to store when the owning object is put. Generated bindings call it.
     /// - Throws: `cannotRelateToUnsavedEntities` when the target set was never put.
-    public func targetIdForPut() throws -> Id {
+    @_spi(CellarGenerated) public func targetIdForPut() throws -> Id {
         guard let object else { return storedId }
         let id = Target.entityBinding.id(of: object)
         guard id != 0 else {
@@ -64,7 +64,7 @@ public final class ToOne<Target: EntityInspectable>: ExpressibleByNilLiteral, Cu
     }
 
     /// Lets `target` read from `store`. Generated bindings call it after a get or put.
-    public func attach(_ store: Store) { self.store = store }
+    @_spi(CellarGenerated) public func attach(_ store: Store) { self.store = store }
 
     public var description: String { hasValue ? "ToOne<\(Target.self)>(\(targetId))" : "ToOne<\(Target.self)>(nil)" }
 }
