@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) import Cellar
 
 // Contacts with embedded addresses, with hand-written bindings written the way the generator
 // writes them (so that the fuzzer does not depend on it).

@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) import Cellar
 
 /// The model of `Contact`, `Order` and `Outline` and their embedded types (`Address`, `Geo`,
 /// `Line`, `Node`), with indexes on `Address.zip` and `Line.sku`.

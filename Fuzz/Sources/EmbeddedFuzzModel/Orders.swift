@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) import Cellar
 
 // Orders with a list of embedded lines, with hand-written bindings written the way the generator
 // writes them.

@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) import Cellar
 
 // A recursive embedded type: a node holds an optional child and a list of children of its own
 // type, so that values reach (and pass) `Model.maxEmbeddingDepth`.

@@ -14,7 +14,7 @@
 // must be refused by `put` with `illegalArgument`, and leave nothing stored.
 //
 // A crash, a Swift trap or an AddressSanitizer report is a bug in Cellar.
-import Cellar
+@_spi(CellarGenerated) import Cellar
 import EmbeddedFuzzModel
 import Foundation
 
@@ -34,7 +34,7 @@ enum Fixture {
 func outcome<T>(_ what: String, _ body: () throws -> T) -> T? {
     do {
         return try body()
-    } catch CellarError.fileCorrupt, CellarError.illegalArgument {
+    } catch CellarError.Code.fileCorrupt, CellarError.Code.illegalArgument {
         return nil
     } catch {
         fatalError("\(what) threw \(error), not fileCorrupt or illegalArgument")
@@ -179,7 +179,7 @@ func structuredMode(_ input: UnsafeRawBufferPointer) throws {
             try outlines.put(outline)
             precondition(levels <= Model.maxEmbeddingDepth, "an outline \(levels) levels deep was stored")
             storedOutlines.append(outline)
-        } catch CellarError.illegalArgument {
+        } catch CellarError.Code.illegalArgument {
             precondition(levels > Model.maxEmbeddingDepth, "an outline \(levels) levels deep was refused")
             precondition(outline.id == 0, "a refused outline was given id \(outline.id)")
         }

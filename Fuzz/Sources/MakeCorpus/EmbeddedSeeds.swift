@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) import Cellar
 import EmbeddedFuzzModel
 
 /// The seeds of corpus/embedded: byte 0 picks FuzzEmbedded's mode (0…6: a record of that type of
