@@ -6,35 +6,6 @@ import Dispatch
 import Darwin
 #endif
 
-/// What a compaction did.
-public struct CompactionReport: Sendable, CustomStringConvertible {
-    /// The log's length before and after (the data file without the zeros written ahead of it).
-    public let bytesBefore: UInt64
-    public let bytesAfter: UInt64
-    /// The newest transaction in the compacted file; the next commit follows it.
-    public let transactionId: UInt64
-    /// Wall-clock milliseconds, from the start to the swap.
-    public let milliseconds: UInt64
-    /// The longest time compaction held the writer lock, in microseconds: what a write
-    /// transaction starting at the worst moment waited for it. Readers never wait.
-    public let longestWriterWaitMicroseconds: UInt64
-    /// How many times compaction brought in what writers changed while it copied (the last one
-    /// under the writer lock).
-    public let catchUpRounds: Int
-
-    public var description: String {
-        "compacted \(bytesBefore) → \(bytesAfter) bytes (transaction \(transactionId)) in \(milliseconds) ms; "
-            + "writers waited at most \(Double(longestWriterWaitMicroseconds) / 1000) ms; \(catchUpRounds) catch-up rounds"
-    }
-}
-
-/// Rewrites one value as compaction copies it: the new bytes, or nil to copy it as it is.
-public typealias ValueRewrite = (UnsafeRawBufferPointer) throws -> [UInt8]?
-
-/// Given a tree's name, how compaction rewrites its values; nil copies them as they are. The
-/// object layer drops retired properties' fields this way. Keys never change.
-public typealias CompactionRewrites = @Sendable (_ tree: String) -> ValueRewrite?
-
 /// Compaction: the live entries of the store, copied into a new data file that replaces the old
 /// one while the store stays in use (`docs/compaction.md`).
 ///
@@ -154,7 +125,7 @@ extension StorageEngine {
         try Self.removeCompactionLeftovers(directory)
         try Syscall.makeDirectory(work)
         do {
-            let header = try Self.readHeader(file)
+            let header = try OpenedStore.readHeader(log.file)
             var rng = SystemRandomNumberGenerator()
             let newHeader = FileHeader(uuid: header.uuid, salt: rng.next(), createdMs: header.createdMs,
                                        flags: FileHeader.compactedFlag)
@@ -167,7 +138,7 @@ extension StorageEngine {
             copyOptions.openFile = options.openFile  // the fault-injection seam reaches the copy too
             let headerFile = try options.openDataFile(work + "/" + Self.dataFileName, create: true, readOnly: false)
             defer { headerFile.close() }
-            try Self.writeHeader(newHeader, to: headerFile)
+            try OpenedStore.writeHeader(newHeader, to: headerFile)
             return try StorageEngine(directory: work, options: copyOptions, compactionCopy: true)
         } catch {
             try? Self.removeCompactionLeftovers(directory)

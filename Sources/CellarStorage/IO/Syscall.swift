@@ -37,27 +37,47 @@ enum Syscall {
         #endif
     }
 
-    static func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
+    /// Calls `call` (a system call that returns -1 and sets `errno` when it fails) and returns its
+    /// result, or the `errno` it failed with; called again while it fails with `EINTR`, unless
+    /// `retryOnInterrupt` is false. The one retry loop of the engine's system calls (swift-system's
+    /// `valueOrErrno(retryOnInterrupt:)` is the model); the loops over a `StorageFile`'s calls are
+    /// `retryingOnInterrupt`, above the seam.
+    @inline(__always)
+    static func valueOrErrno<I: FixedWidthInteger>(retryOnInterrupt: Bool = true, _ call: () -> I) -> Result<I, Errno> {
         while true {
-            let fd = path.withCString { cPath in
+            let value = call()
+            if value != -1 { return .success(value) }
+            let code = errno()
+            if code == EINTR && retryOnInterrupt { continue }
+            return .failure(Errno(code: code))
+        }
+    }
+
+    /// `valueOrErrno`, a failure thrown as `StorageError.io` naming `operation` and `path`.
+    @inline(__always)
+    static func check<I: FixedWidthInteger>(_ operation: String, path: String, retryOnInterrupt: Bool = true,
+                                            _ call: () -> I) throws -> I {
+        switch valueOrErrno(retryOnInterrupt: retryOnInterrupt, call) {
+        case .success(let value): return value
+        case .failure(let error): throw StorageError.io(operation: operation, errno: error.code, path: path)
+        }
+    }
+
+    static func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
+        try check("open", path: path) {
+            path.withCString { cPath in
                 #if canImport(Glibc)
                 Glibc.open(cPath, flags | O_CLOEXEC, mode)
                 #else
                 Darwin.open(cPath, flags | O_CLOEXEC, mode)
                 #endif
             }
-            if fd >= 0 { return fd }
-            let code = errno()
-            if code == EINTR { continue }
-            throw StorageError.io(operation: "open", errno: code, path: path)
         }
     }
 
     /// One `pwrite`: may write fewer bytes than asked; throws `.io` with the errno (EINTR too).
     static func pwriteOnce(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at offset: UInt64, path: String) throws -> Int {
-        let n = pwrite(fd, buffer.baseAddress, buffer.count, off_t(offset))
-        if n < 0 { throw StorageError.io(operation: "pwrite", errno: errno(), path: path) }
-        return n
+        try check("pwrite", path: path, retryOnInterrupt: false) { pwrite(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
 
     /// One `pwritev2(RWF_DSYNC)` on Linux: a write that is durable when it returns. Nil elsewhere,
@@ -79,9 +99,7 @@ enum Syscall {
 
     /// One `pread`: may read fewer bytes than asked (0 at end of file); throws `.io` with the errno.
     static func preadOnce(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, path: String) throws -> Int {
-        let n = pread(fd, buffer.baseAddress, buffer.count, off_t(offset))
-        if n < 0 { throw StorageError.io(operation: "pread", errno: errno(), path: path) }
-        return n
+        try check("pread", path: path, retryOnInterrupt: false) { pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
 
     /// One data sync: `fdatasync` on Linux, `F_FULLFSYNC` on Apple platforms (plain `fsync` there
@@ -93,31 +111,23 @@ enum Syscall {
         #else
         let result = fdatasync(fd)
         #endif
-        if result != 0 { throw StorageError.io(operation: "fdatasync", errno: errno(), path: path) }
+        _ = try check("fdatasync", path: path, retryOnInterrupt: false) { result }
     }
 
     /// A full `fsync` (data and metadata), looping on EINTR; used for directories.
     static func fullSync(_ fd: Int32, path: String) throws {
-        while true {
+        _ = try check("fsync", path: path) { () -> Int32 in
             #if canImport(Darwin)
-            var result = fcntl(fd, F_FULLFSYNC)
-            if result != 0 { result = fsync(fd) }
+            if fcntl(fd, F_FULLFSYNC) == 0 { return 0 }
+            return fsync(fd)
             #else
-            let result = fsync(fd)
+            return fsync(fd)
             #endif
-            if result == 0 { return }
-            let code = errno()
-            if code == EINTR { continue }
-            throw StorageError.io(operation: "fsync", errno: code, path: path)
         }
     }
 
     static func truncate(_ fd: Int32, to length: UInt64, path: String) throws {
-        while ftruncate(fd, off_t(length)) != 0 {
-            let code = errno()
-            if code == EINTR { continue }
-            throw StorageError.io(operation: "ftruncate", errno: code, path: path)
-        }
+        _ = try check("ftruncate", path: path) { ftruncate(fd, off_t(length)) }
     }
 
     /// One `fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)` on Linux: the range reads as
@@ -152,11 +162,7 @@ enum Syscall {
     /// `fstat`, looping on EINTR.
     private static func status(_ fd: Int32, path: String) throws -> stat {
         var info = stat()
-        while fstat(fd, &info) != 0 {
-            let code = errno()
-            if code == EINTR { continue }
-            throw StorageError.io(operation: "fstat", errno: code, path: path)
-        }
+        _ = try check("fstat", path: path) { fstat(fd, &info) }
         return info
     }
 
@@ -208,4 +214,9 @@ enum Syscall {
             if code != EEXIST { throw StorageError.io(operation: "mkdir", errno: code, path: path) }
         }
     }
+}
+
+/// An `errno` a system call failed with (see `Syscall.valueOrErrno`).
+struct Errno: Error, Equatable {
+    let code: Int32
 }

@@ -36,12 +36,7 @@ extension StorageFile {
     package func write(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws {
         var done = 0
         while done < buffer.count {
-            let n: Int
-            do {
-                n = try writeOnce(UnsafeRawBufferPointer(rebasing: buffer[done...]), at: offset + UInt64(done))
-            } catch StorageError.io(_, let code, _) where code == EINTR {
-                continue
-            }
+            let n = try retryingOnInterrupt { try writeOnce(UnsafeRawBufferPointer(rebasing: buffer[done...]), at: offset + UInt64(done)) }
             if n <= 0 { throw StorageError.io(operation: "pwrite", errno: EIO, path: path) }
             done += n
         }
@@ -52,12 +47,7 @@ extension StorageFile {
     package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
         var done = 0
         while done < buffer.count {
-            let n: Int
-            do {
-                n = try readOnce(into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), at: offset + UInt64(done))
-            } catch StorageError.io(_, let code, _) where code == EINTR {
-                continue
-            }
+            let n = try retryingOnInterrupt { try readOnce(into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), at: offset + UInt64(done)) }
             if n == 0 { break }
             done += n
         }
@@ -69,12 +59,7 @@ extension StorageFile {
     /// durable by the first path: use it when nothing else is pending.
     package func writeDurably(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws {
         while true {
-            let n: Int?
-            do {
-                n = try writeOnceDurably(buffer, at: offset)
-            } catch StorageError.io(_, let code, _) where code == EINTR {
-                continue
-            }
+            let n = try retryingOnInterrupt { try writeOnceDurably(buffer, at: offset) }
             guard let n else { break }
             if n == buffer.count { return }
             // Short: finish the ordinary way.
@@ -109,79 +94,20 @@ extension StorageFile {
     /// Makes everything written so far durable, retrying only on `EINTR`. Any other failure is
     /// final: after a failed sync nothing is known to be on disk, and a retry would prove nothing.
     package func sync() throws {
-        while true {
-            do {
-                return try syncOnce()
-            } catch StorageError.io(_, let code, _) where code == EINTR {
-                continue
-            }
-        }
+        try retryingOnInterrupt { try syncOnce() }
     }
 }
 
-/// A read-only shared mapping of the data file. Unmapped when the last reference goes away, so a
-/// reader holding a snapshot keeps its mapping alive while the writer has moved to a larger one.
-package final class MappedRegion: @unchecked Sendable {
-    // Immutable after init; the bytes it points at are only appended to, never changed in place.
-    package let base: UnsafeRawPointer
-    package let length: Int
-
-    package init(fd: Int32, length: Int, path: String) throws {
-        let pointer = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0)
-        guard let pointer, pointer != MAP_FAILED else {
-            throw StorageError.io(operation: "mmap", errno: Syscall.errno(), path: path)
-        }
-        self.base = UnsafeRawPointer(pointer)
-        self.length = length
-    }
-
-    deinit {
-        munmap(UnsafeMutableRawPointer(mutating: base), length)
-    }
-}
-
-/// The real file: `pread`/`pwrite`/`fdatasync`/`mmap` on a descriptor.
-package final class PosixFile: StorageFile, @unchecked Sendable {
-    // The descriptor is set once; the engine serializes writes under its writer lock.
-    package let path: String
-    private let fd: Int32
-
-    /// Opens `path`, which must be a regular file (a directory is `EISDIR`, even read-only).
-    package init(path: String, create: Bool, readOnly: Bool, mode: mode_t = 0o644) throws {
-        self.path = path
-        var flags = readOnly ? O_RDONLY : O_RDWR
-        if create && !readOnly { flags |= O_CREAT }
-        let fd = try Syscall.open(path, flags: flags, mode: mode)
+/// Calls `call`, one of a `StorageFile`'s single system calls, again while it throws `EINTR`:
+/// the retry loop above the seam (where a test's file interrupts calls), as
+/// `Syscall.valueOrErrno` is below it.
+@inline(__always)
+func retryingOnInterrupt<T>(_ call: () throws -> T) throws -> T {
+    while true {
         do {
-            try Syscall.requireRegularFile(fd, path: path)
-        } catch {
-            Syscall.close(fd)
-            throw error
+            return try call()
+        } catch StorageError.io(_, let code, _) where code == EINTR {
+            continue
         }
-        self.fd = fd
     }
-
-    /// A file that lives in memory only (see `Syscall.anonymousFile`); `path` names it in errors.
-    package init(anonymous path: String) throws {
-        self.path = path
-        self.fd = try Syscall.anonymousFile(name: path)
-    }
-
-    package func size() throws -> UInt64 { try Syscall.size(fd, path: path) }
-    package func readOnce(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
-        try Syscall.preadOnce(fd, buffer, at: offset, path: path)
-    }
-    package func writeOnce(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws -> Int {
-        try Syscall.pwriteOnce(fd, buffer, at: offset, path: path)
-    }
-    package func syncOnce() throws { try Syscall.dataSyncOnce(fd, path: path) }
-    package func writeOnceDurably(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws -> Int? {
-        try Syscall.pwriteDurablyOnce(fd, buffer, at: offset, path: path)
-    }
-    package func truncate(to length: UInt64) throws { try Syscall.truncate(fd, to: length, path: path) }
-    package func punchHoleOnce(at offset: UInt64, length: UInt64) throws -> Bool {
-        try Syscall.punchHoleOnce(fd, at: offset, length: length, path: path)
-    }
-    package func map(length: Int) throws -> MappedRegion { try MappedRegion(fd: fd, length: length, path: path) }
-    package func close() { Syscall.close(fd) }
 }

@@ -1,12 +1,3 @@
-/// A value as the leaf stores it: its bytes (compressed or not), and where it is for errors.
-struct StoredValue {
-    let bytes: UnsafeRawBufferPointer
-    let compressed: Bool
-    /// The file offset of the node (inline) or value record (out of line) holding it; for
-    /// messages only (0 for a write transaction's own changes).
-    let offset: UInt64
-}
-
 /// Decodes the compressed values one transaction reads; made on its first compressed value.
 ///
 /// Three lifetimes, by what the caller needs (see `docs/compression.md`):
