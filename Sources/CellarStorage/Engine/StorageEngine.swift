@@ -19,9 +19,9 @@ import Dispatch
 /// The engine is the environment the parts hang off (`docs/engine.md`): the newest commit
 /// (`current`, published with one atomic store), the writer gate (one write transaction, or a
 /// compaction's hold, at a time), the `LogWriter` that appends commits to the data file, and the
-/// compaction state. A commit flows top-down: `WriteTransaction.commit` → `StorageEngine.commit`
-/// → the transaction's `TreeMutator` writes the frame into the `LogWriter`'s stream → the
-/// `LogWriter` appends the commit record → the engine publishes the snapshot.
+/// compaction state. A commit flows top-down: `WriteTransaction.commit` → `StorageEngine.commit`,
+/// which has the transaction's `TreeMutator` write the frame into the `LogWriter`'s stream, has
+/// the `LogWriter` append the commit record, and publishes the snapshot.
 public final class StorageEngine: @unchecked Sendable {
     // Thread safety: `current` is atomic; `log`, `journal`, `activeWriter` and
     // `compressionDictionaries` are only touched while the writer gate is held (by a write
@@ -68,8 +68,8 @@ public final class StorageEngine: @unchecked Sendable {
     private var activeWriter: ObjectIdentifier?
     /// Compresses the values writers put; nil when the options say `.none` or the store is read-only.
     let compressor: ValueCompressor?
-    /// The dictionaries writers compressed with, by id (ids are never reused, so none goes stale).
-    var compressionDictionaries: [UInt32: CompressionDictionary] = [:]
+    /// The dictionaries writers compressed with (see `CompressionDictionaryCache`).
+    let compressionDictionaries = CompressionDictionaryCache()
 
     /// Opens the store in `directory`, creating it (and the directory) when missing, unless read-only.
     /// With `options.inMemory`, `directory` only names the store in messages.
@@ -132,8 +132,9 @@ public final class StorageEngine: @unchecked Sendable {
             writer.signal()
             throw error
         }
-        let txn = WriteTransaction(engine: self, base: current.load(ordering: .acquiring), nodeSize: options.nodeSize,
-                                   journal: journal)
+        let mutator = TreeMutator(base: current.load(ordering: .acquiring), options: options, compressor: compressor,
+                                  dictionaries: compressionDictionaries, codecs: codecs)
+        let txn = WriteTransaction(engine: self, mutator: mutator, journal: journal)
         activeWriter = ObjectIdentifier(txn)
         return txn
     }
@@ -160,17 +161,19 @@ public final class StorageEngine: @unchecked Sendable {
 
     // MARK: Commit
 
-    /// Commits `txn`'s changes, top-down: the log says whether a commit is owed and its id; the
-    /// transaction's frame (its dirty nodes and values, then the catalog) goes into the log's
-    /// stream; the log appends the commit record and syncs (in `.full` durability); the new
-    /// snapshot is published; then a checkpoint, zeros ahead, and maybe a compaction.
-    func commit(_ txn: WriteTransaction) throws {
-        let base = txn.base
+    /// Commits what `changes` (the write transaction's trees) hold, top-down: the log says
+    /// whether a commit is owed and its id; the trees write their frame (dirty nodes and values,
+    /// then the catalog) into the log's stream; the log appends the commit record and syncs (in
+    /// `.full` durability); the engine publishes the new snapshot; then the log makes a
+    /// checkpoint when one is due and writes zeros ahead, and a compaction may be scheduled.
+    /// Called by `WriteTransaction.commit`, holding the writer gate.
+    func commit(_ changes: TreeMutator) throws {
+        let base = changes.base
         // A transaction without changes makes no commit, unless an id is owed (`raiseTransactionIds`).
-        guard let txnId = try log.nextTransactionId(after: base, hasChanges: txn.hasChanges) else { return }
-        let (catalogRoot, liveBytes) = try txn.writeFrame(to: log.beginFrame(), salt: log.salt)
+        guard let txnId = try log.nextTransactionId(after: base, hasChanges: changes.hasChanges) else { return }
+        let (catalogRoot, liveBytes) = try changes.writeFrame(to: log.beginFrame(), salt: log.salt)
         let snapshot = try log.appendCommit(txnId: txnId, catalogRoot: catalogRoot, liveBytes: liveBytes, base: base,
-                                            written: txn.writtenRecords)
+                                            written: changes.writtenRecords)
         current.store(snapshot, ordering: .releasing)
         log.committed(snapshot)
         if options.automaticCompaction != nil, journal == nil {

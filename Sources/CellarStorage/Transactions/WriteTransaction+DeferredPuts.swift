@@ -10,42 +10,12 @@ extension WriteTransaction {
         // The handle's checks without applying what the tree holds back (that is what we add to).
         try checkHandle(tree)
         try StorageLimits.check(key: key, value: value)
-        let state = tree.state
-        journal?.record(tree: state.name, key: key)
-        if state.deferred == nil && state.immediatePuts < DeferredPuts.holdBackAfter {
-            // A transaction that writes a handful of keys gains nothing from sorting them, and
-            // would pay the buffer's allocations: its first puts go in at once.
-            state.immediatePuts &+= 1
-            try putNow(state, key: key, value: value)
-            return
-        }
-        let buffer = state.deferred ?? {
-            let made = DeferredPuts()
-            state.deferred = made
-            return made
-        }()
-        buffer.append(key: key, value: value)
-        state.hasDeferred = true
-        state.modified = true
-        // Cursors re-seek (and so apply the buffer) when they move next.
-        noteMutation()
-        if buffer.isFull { try applyDeferred(state) }
+        journal?.record(tree: tree.state.name, key: key)
+        try mutator.putDeferred(tree.state, key: key, value: value)
     }
 
     /// `putDeferred` with arrays.
     public func putDeferred(_ tree: Tree, key: [UInt8], value: [UInt8]) throws {
         try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try putDeferred(tree, key: k, value: v) } }
-    }
-
-    /// Applies `tree`'s held-back puts (see `putDeferred`), in key order.
-    func applyDeferred(_ tree: TreeState) throws {
-        guard tree.hasDeferred, let buffer = tree.deferred else { return }
-        defer { tree.hasDeferred = !buffer.isEmpty }
-        try buffer.forEachSorted { key, value in try putNow(tree, key: key, value: value) }
-    }
-
-    /// Applies every tree's held-back puts (before a commit).
-    func applyAllDeferred() throws {
-        for tree in trees.values where tree.hasDeferred { try applyDeferred(tree) }
     }
 }

@@ -4,95 +4,36 @@
 /// Only one is open at a time per store; `StorageEngine.beginWrite` waits for the previous one to
 /// end. Readers are never blocked by it. Not thread-safe: use it from one thread at a time.
 ///
+/// A thin API: it checks its handles and its state, records changed keys in the compaction
+/// journal, and hands every read and change to its `TreeMutator`; `commit` hands the mutator to
+/// `StorageEngine.commit`.
+///
 /// ```swift
 /// try engine.write { txn in
 ///     let users = try txn.tree("users")!
 ///     try txn.put(users, key: [0, 0, 0, 1], value: Array("Ada".utf8))
 /// }
 /// ```
-public final class WriteTransaction: NodeSource {
+public final class WriteTransaction {
     let engine: StorageEngine
-    let base: Snapshot
-    /// The records of the base snapshot's map (kept alive by `base`), held as a struct: reading a
-    /// committed node then costs no reference counting.
-    let baseRecords: MappedRecords
-    let nodeSize: Int
-    /// Values at most this long are stored inside their leaf; longer ones in a record of their own.
-    let inlineLimit: Int
-    /// Values at least this long are offered to the compressor (`Int.max`: no compression).
-    private let compressionThreshold: Int
-    private var madeDecoder: ValueDecoder?
-
-    /// The nodes this transaction changed, by the index in their dirty reference.
-    let dirty = DirtyNodes()
-    /// Out-of-line values waiting for the commit, by the index in their dirty reference.
-    let pending = Indirect<[PendingValue?]>([])
-    /// The trees this transaction opened, by name.
-    var trees: [String: TreeState] = [:]
-    let catalog: TreeState
-    /// Offsets of the node and value records this transaction's commit wrote.
-    var writtenRecords: [UInt64] = []
-    /// Live bytes of trees dropped in this transaction (subtracted from the total at commit).
-    var droppedBytes: Int64 = 0
-    /// The trees dropped in this transaction, by name (see `changedTreeNames`).
-    private var droppedTrees: Set<String> = []
-    /// Counts changes (see `NodeSource.mutationCount`); indirect, as it changes on every put.
-    private let mutations = Indirect(0)
-    var mutationCount: Int { mutations.value }
+    /// The transaction's trees and their changes.
+    let mutator: TreeMutator
     private(set) var isOpen = true
     /// Where changes are recorded while a compaction runs (see `ChangeJournal`); nil otherwise.
     let journal: ChangeJournal?
 
-    init(engine: StorageEngine, base: Snapshot, nodeSize: Int, journal: ChangeJournal?) {
+    init(engine: StorageEngine, mutator: TreeMutator, journal: ChangeJournal?) {
         self.engine = engine
-        self.base = base
-        self.baseRecords = base.generation.records
+        self.mutator = mutator
         self.journal = journal
-        self.nodeSize = nodeSize
-        self.inlineLimit = nodeSize / 4
-        self.compressionThreshold = engine.compressor == nil ? Int.max : engine.options.compressionThreshold
-        self.catalog = TreeState(name: "", root: base.catalogRoot, count: 0, bytes: 0)
     }
 
     deinit {
         if isOpen { engine.endWrite(self) }
-        mutations.free()
-        dirty.free()
-        pending.free()
     }
 
     /// The id this transaction's commit will have.
-    public var transactionId: UInt64 { base.txnId + 1 }
-
-    // MARK: NodeSource
-
-    var limit: UInt64 { base.commitOffset }
-    var isMutable: Bool { true }
-
-    @inline(__always)
-    func node(_ ref: UInt64, below: UInt64) throws -> NodeView {
-        if ref & dirtyTag != 0 { return dirtyView(ref) }
-        return try baseRecords.node(at: ref, below: below, limit: base.committedLength)
-    }
-
-    func outOfLineValue(_ ref: UInt64, length: Int, below: UInt64) throws -> UnsafeRawBufferPointer {
-        if ref & dirtyTag != 0 { return pending.value[Int(ref & ~dirtyTag)]!.bytes }
-        return try baseRecords.value(at: ref, length: length, below: below, limit: base.committedLength)
-    }
-
-    var catalogRootRef: UInt64 { catalog.root }
-
-    func reservedTreeRoot(_ name: String) throws -> UInt64? {
-        if let state = trees[name] { return state.root }
-        return try catalogTreeRoot(name)
-    }
-
-    var decoder: ValueDecoder {
-        if let madeDecoder { return madeDecoder }
-        let made = ValueDecoder(codecs: engine.codecs)
-        madeDecoder = made
-        return made
-    }
+    public var transactionId: UInt64 { mutator.base.txnId + 1 }
 
     // MARK: Trees
 
@@ -105,26 +46,8 @@ public final class WriteTransaction: NodeSource {
     /// `tree`, for the engine's own trees too.
     func openTree(_ name: String, create: Bool) throws -> Tree? {
         try checkOpen()
-        if let state = trees[name] { return Tree(state: state, owner: ObjectIdentifier(self)) }
-        let nameBytes = Array(name.utf8)
-        guard nameBytes.count <= StorageLimits.maxTreeNameSize else {
-            throw StorageError.tooLarge(what: "tree name", size: nameBytes.count, limit: StorageLimits.maxTreeNameSize)
-        }
-        let state: TreeState
-        if let value = try nameBytes.withUnsafeBytes({ try get(root: catalog.root, key: $0) }) {
-            let entry = try CatalogEntry.decode(value, name: name, at: base.catalogRoot)
-            state = TreeState(name: name, root: entry.root, count: entry.count, bytes: entry.bytes)
-        } else {
-            guard create else { return nil }
-            journal?.recordCreated(tree: name)
-            state = TreeState(name: name, root: 0, count: 0, bytes: 0)
-            state.modified = true
-            // Record it in the catalog now, so that `treeNames` sees it; the root is filled in at commit.
-            try nameBytes.withUnsafeBytes { name in
-                try CatalogEntry.encode(root: 0, count: 0, bytes: 0).withUnsafeBytes { try put(state: catalog, key: name, value: $0) }
-            }
-        }
-        trees[name] = state
+        guard let (state, created) = try mutator.openTree(name, create: create) else { return nil }
+        if created { journal?.recordCreated(tree: name) }
         return Tree(state: state, owner: ObjectIdentifier(self))
     }
 
@@ -133,40 +56,20 @@ public final class WriteTransaction: NodeSource {
     public func dropTree(_ name: String) throws -> Bool {
         try Dictionaries.refuseReserved(name)
         guard let tree = try tree(name, create: false) else { return false }
-        let state = tree.state
-        droppedBytes = droppedBytes &+ state.bytes
-        state.finger.pointee.forget()
-        state.deferred = nil
-        state.hasDeferred = false
-        state.dropped = true
-        state.root = 0
-        state.count = 0
-        trees[name] = nil
-        droppedTrees.insert(name)
         journal?.recordDropped(tree: name)
-        _ = try Array(name.utf8).withUnsafeBytes { try delete(state: catalog, key: $0) }
-        noteMutation()
+        try mutator.dropTree(tree.state)
         return true
     }
 
     /// The names of the trees this transaction changed so far: created, written to (a put, or a
     /// delete that found its key) or dropped. What a commit makes visible to readers; read it before
     /// `commit()`, which ends the transaction.
-    public var changedTreeNames: Set<String> {
-        var names = droppedTrees
-        for (name, state) in trees where state.modified { names.insert(name) }
-        return names
-    }
+    public var changedTreeNames: Set<String> { mutator.changedTreeNames }
 
     /// The names of all trees, including those created and without those dropped in this transaction.
     public func treeNames() throws -> [String] {
         try checkOpen()
-        var names: [String] = []
-        try Cursor(source: self, tree: catalog).scan { key, _ in
-            if key.first != 0 { names.append(String(decoding: key, as: UTF8.self)) }
-            return true
-        }
-        return names
+        return try mutator.treeNames()
     }
 
     // MARK: Reads
@@ -175,7 +78,7 @@ public final class WriteTransaction: NodeSource {
     /// The bytes are valid until the next change in this transaction (a compressed value's,
     /// decoded into memory of the transaction's, until it ends).
     public func get(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
-        try storedValue(tree, key: key).map(keptBytes)
+        try storedValue(tree, key: key).map(mutator.keptBytes)
     }
 
     /// A copy of the value stored under `key`; nil when absent.
@@ -186,7 +89,7 @@ public final class WriteTransaction: NodeSource {
     /// Calls `body` with the value stored under `key` (nil when absent), valid during the call;
     /// a compressed value is decoded into memory that lives for the call only.
     public func withValue<R>(_ tree: Tree, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
-        try withBytes(of: storedValue(tree, key: key), body)
+        try mutator.withBytes(of: storedValue(tree, key: key), body)
     }
 
     /// Whether `key` is stored (its value is not read).
@@ -218,15 +121,7 @@ public final class WriteTransaction: NodeSource {
     @inline(__always)
     private func storedValue(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> StoredValue? {
         try check(tree)
-        let finger = tree.state.finger
-        if let leaf = finger.pointee.leaf(for: key.nonNullBase, key.count) {
-            let view = dirtyView(leaf)
-            let (index, found) = view.lowerBound(key.nonNullBase, key.count, hint: finger.pointee.hint)
-            guard found else { return nil }
-            finger.pointee.hint = index
-            return try storedValue(of: view, at: index, below: limit)
-        }
-        return try storedValue(root: tree.state.root, key: key)
+        return try mutator.storedValue(in: tree.state, key: key)
     }
 
     /// The number of entries in `tree`.
@@ -238,7 +133,7 @@ public final class WriteTransaction: NodeSource {
     /// A cursor over `tree` that sees this transaction's changes.
     public func cursor(_ tree: Tree) throws -> Cursor {
         try check(tree)
-        return Cursor(source: self, tree: tree.state)
+        return Cursor(source: mutator, tree: tree.state)
     }
 
     // MARK: Writes
@@ -248,17 +143,7 @@ public final class WriteTransaction: NodeSource {
     public func put(_ tree: Tree, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
         try check(tree)
         journal?.record(tree: tree.state.name, key: key)
-        try putNow(tree.state, key: key, value: value)
-    }
-
-    /// `put` after the checks and the journal: compresses when the options say so.
-    @inline(__always)
-    func putNow(_ tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
-        if value.count >= compressionThreshold, let frame = try compressed(value, for: tree) {
-            try put(state: tree, key: key, value: frame, flags: NodeView.compressedBit)
-            return
-        }
-        try put(state: tree, key: key, value: value, flags: 0)
+        try mutator.putNow(tree.state, key: key, value: value)
     }
 
     /// Stores `value` under `key`, replacing what was there.
@@ -271,7 +156,7 @@ public final class WriteTransaction: NodeSource {
     public func delete(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> Bool {
         try check(tree)
         journal?.record(tree: tree.state.name, key: key)
-        return try delete(state: tree.state, key: key)
+        return try mutator.delete(state: tree.state, key: key)
     }
 
     /// Removes `key`; false when it was not there.
@@ -297,8 +182,8 @@ public final class WriteTransaction: NodeSource {
     public func commit(beforeRelease committed: () -> Void) throws {
         try checkOpen()
         defer { finish() }
-        try applyAllDeferred()
-        try engine.commit(self)
+        try mutator.applyAllDeferred()
+        try engine.commit(mutator)
         committed()
     }
 
@@ -310,10 +195,7 @@ public final class WriteTransaction: NodeSource {
 
     private func finish() {
         isOpen = false
-        dirty.removeAll()
-        pending.value = []
-        trees = [:]
-        droppedTrees = []
+        mutator.reset()
         engine.endWrite(self)
     }
 
@@ -325,7 +207,7 @@ public final class WriteTransaction: NodeSource {
     /// every operation on a tree does first.
     private func check(_ tree: Tree) throws {
         try checkHandle(tree)
-        if tree.state.hasDeferred { try applyDeferred(tree.state) }
+        if tree.state.hasDeferred { try mutator.applyDeferred(tree.state) }
     }
 
     /// Throws unless this transaction is open and `tree` is a live handle of it.
@@ -336,6 +218,4 @@ public final class WriteTransaction: NodeSource {
         }
         guard !tree.state.dropped else { throw StorageError.treeNotFound(tree.name) }
     }
-
-    func noteMutation() { mutations.value &+= 1 }
 }

@@ -1,4 +1,17 @@
-extension WriteTransaction {
+/// Which values a transaction stores compressed, and with which dictionary; the dictionaries
+/// compaction installs.
+extension TreeMutator {
+    /// Puts `value` under `key` in `tree`, compressed when the options say so: what every put
+    /// of the transaction comes to.
+    @inline(__always)
+    func putNow(_ tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
+        if value.count >= compressionThreshold, let frame = try compressed(value, for: tree) {
+            try put(state: tree, key: key, value: frame, flags: NodeView.compressedBit)
+            return
+        }
+        try put(state: tree, key: key, value: value, flags: 0)
+    }
+
     /// `value` compressed for `tree` (valid until the next put), or nil to store it as it is.
     ///
     /// zstd spends tens of thousands of instructions on a small value without a dictionary (its
@@ -8,7 +21,7 @@ extension WriteTransaction {
     /// that shrinks starts trying them all again. Values of at least `CompressionSampling.smallValue`
     /// bytes are always tried.
     func compressed(_ value: UnsafeRawBufferPointer, for tree: TreeState) throws -> UnsafeRawBufferPointer? {
-        guard let compressor = engine.compressor, value.count <= StorageLimits.maxValueSize else { return nil }
+        guard let compressor, value.count <= StorageLimits.maxValueSize else { return nil }
         let small = value.count < CompressionSampling.smallValue
         if small {
             // Counts every small value until one shrinks; past the limit only every
@@ -27,8 +40,8 @@ extension WriteTransaction {
     private func dictionary(for tree: TreeState, level: Int32) throws -> CompressionDictionary? {
         if tree.dictionaryResolved { return tree.compressionDictionary }
         tree.dictionaryResolved = true
-        guard engine.options.compression.trainsDictionaries, let id = try currentDictionaryId(of: tree.name) else { return nil }
-        if let made = engine.compressionDictionaries[id] {
+        guard trainsDictionaries, let id = try currentDictionaryId(of: tree.name) else { return nil }
+        if let made = dictionaries[id] {
             tree.compressionDictionary = made
             return made
         }
@@ -38,7 +51,7 @@ extension WriteTransaction {
         guard let made = CompressionDictionary(id: id, bytes: bytes, level: level) else {
             throw StorageError.fileCorrupt(offset: 0, reason: "dictionary \(id) is not a zstd dictionary")
         }
-        engine.compressionDictionaries[id] = made
+        dictionaries[id] = made
         tree.compressionDictionary = made
         return made
     }

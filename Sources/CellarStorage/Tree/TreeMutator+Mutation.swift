@@ -1,7 +1,7 @@
 /// Copy-on-write changes to a tree: the path from the root to the leaf is copied into dirty nodes
 /// (committed nodes are never changed), then the leaf changes; an overfull node splits and pushes
 /// a separator into its parent, an underfull one merges with a neighbour when the two fit in one.
-extension WriteTransaction {
+extension TreeMutator {
     /// What a split hands up to the parent: the right half and its smallest key.
     struct Split {
         var key: [UInt8]

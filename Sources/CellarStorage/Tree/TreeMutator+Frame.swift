@@ -1,9 +1,7 @@
-import Dispatch
-
 /// Writing a transaction's frame: every dirty node and pending value reachable from a changed
 /// tree, children before parents (so a parent knows its children's offsets), then the catalog,
 /// then the commit record.
-extension WriteTransaction {
+extension TreeMutator {
     /// Whether this transaction changed anything.
     var hasChanges: Bool {
         droppedBytes != 0 || catalog.modified || trees.values.contains { $0.modified }
@@ -12,7 +10,7 @@ extension WriteTransaction {
     /// Writes every record of the frame but the commit record through `frame`; returns the
     /// catalog's root and the live bytes the commit record will carry.
     func writeFrame(to frame: FrameStream, salt: UInt64) throws -> (catalogRoot: UInt64, liveBytes: UInt64) {
-        var writer = FrameWriter(txn: self, frame: frame, salt: salt)
+        var writer = FrameWriter(mutator: self, frame: frame, salt: salt)
         for tree in trees.values.sorted(by: { $0.name < $1.name }) where tree.modified {
             let root = try writer.write(tree.root, of: tree)
             let entry = CatalogEntry.encode(root: root, count: tree.count, bytes: tree.bytes &+ tree.bytesDelta)
@@ -30,14 +28,14 @@ extension WriteTransaction {
 
 /// Walks dirty nodes bottom-up, writing each as a node record and remembering where it went.
 private struct FrameWriter {
-    let txn: WriteTransaction
+    let mutator: TreeMutator
     let frame: FrameStream
     let salt: UInt64
     var nodeOffsets: [UInt64]
     var valueOffsets: [UInt64]
 
-    init(txn: WriteTransaction, frame: FrameStream, salt: UInt64) {
-        self.txn = txn
+    init(mutator: TreeMutator, frame: FrameStream, salt: UInt64) {
+        self.mutator = mutator
         self.frame = frame
         self.salt = salt
         self.nodeOffsets = []
@@ -47,9 +45,9 @@ private struct FrameWriter {
     /// Writes the dirty subtree at `ref` (nothing when it is committed already); returns its offset.
     mutating func write(_ ref: UInt64, of tree: TreeState) throws -> UInt64 {
         guard ref & dirtyTag != 0 else { return ref }
-        if nodeOffsets.count < txn.dirty.count { nodeOffsets += repeatElement(0, count: txn.dirty.count - nodeOffsets.count) }
-        if valueOffsets.count < txn.pending.value.count { valueOffsets += repeatElement(0, count: txn.pending.value.count - valueOffsets.count) }
-        let node = txn.dirtyNode(ref)
+        if nodeOffsets.count < mutator.dirty.count { nodeOffsets += repeatElement(0, count: mutator.dirty.count - nodeOffsets.count) }
+        if valueOffsets.count < mutator.pending.value.count { valueOffsets += repeatElement(0, count: mutator.pending.value.count - valueOffsets.count) }
+        let node = mutator.dirtyNode(ref)
         let view = node.view
         for i in 0..<view.count {
             if !view.isLeaf {
@@ -70,18 +68,18 @@ private struct FrameWriter {
             return isLeaf ? values[Int(ref & ~dirtyTag)] : nodes[Int(ref & ~dirtyTag)]
         }
         LogRecord.seal(record, bodyLength: bodyLength, kind: .node, fileOffset: offset, salt: salt)
-        txn.writtenRecords.append(offset)
+        mutator.writtenRecords.append(offset)
         tree.bytesDelta += Int64(length)
         return offset
     }
 
     private mutating func writeValue(_ ref: UInt64, of tree: TreeState) throws -> UInt64 {
-        let bytes = txn.pending.value[Int(ref & ~dirtyTag)]!.bytes
+        let bytes = mutator.pending.value[Int(ref & ~dirtyTag)]!.bytes
         let length = LogRecord.paddedLength(body: bytes.count)
         let (record, offset) = try frame.appendRecord(length: length)
         if bytes.count > 0 { (record + LogRecord.headerSize).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
         LogRecord.seal(record, bodyLength: bytes.count, kind: .value, fileOffset: offset, salt: salt)
-        txn.writtenRecords.append(offset)
+        mutator.writtenRecords.append(offset)
         tree.bytesDelta += Int64(length)
         return offset
     }
