@@ -1,11 +1,3 @@
-import Atomics
-import Dispatch
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// What a compaction did.
 public struct CompactionReport: Sendable, CustomStringConvertible {
     /// The log's length before and after (the data file without the zeros written ahead of it).

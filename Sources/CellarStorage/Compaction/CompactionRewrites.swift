@@ -1,11 +1,3 @@
-import Atomics
-import Dispatch
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Rewrites one value as compaction copies it: the new bytes, or nil to copy it as it is.
 public typealias ValueRewrite = (UnsafeRawBufferPointer) throws -> [UInt8]?
 

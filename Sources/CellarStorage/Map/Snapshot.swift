@@ -1,9 +1,4 @@
 import Atomics
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What a reader sees: one committed state of the store. Published by the writer with one atomic
 /// store and taken by readers with one atomic load; immutable.

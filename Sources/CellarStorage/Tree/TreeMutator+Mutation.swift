@@ -56,6 +56,9 @@ extension TreeMutator {
 
     /// Puts `value` under `key`; `flags` is `NodeView.compressedBit` when `value` is a zstd frame.
     func put(state tree: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws {
+        #if DEBUG
+        defer { if TreeInvariants.enabled { checkInvariants(of: tree) } }
+        #endif
         try StorageLimits.check(key: key, value: value)
         noteMutation()
         tree.modified = true
@@ -179,6 +182,9 @@ extension TreeMutator {
     // MARK: Delete
 
     func delete(state tree: TreeState, key: UnsafeRawBufferPointer) throws -> Bool {
+        #if DEBUG
+        defer { if TreeInvariants.enabled { checkInvariants(of: tree) } }
+        #endif
         // Look first, so that deleting a missing key copies nothing.
         guard tree.root != 0, try get(root: tree.root, key: key) != nil else { return false }
         tree.finger.pointee.forget()
