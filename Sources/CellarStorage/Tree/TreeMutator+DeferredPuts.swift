@@ -2,7 +2,9 @@
 /// in key order before anything else touches the tree, and at commit.
 extension TreeMutator {
     /// Holds back the put of `value` under `key` in `state` (its arguments checked already), or
-    /// makes it at once while the tree has had only a few.
+    /// makes it at once while the tree has had only a few. Inlined into
+    /// `WriteTransaction.putDeferred`, a hot path of bulk puts (a secondary index's keys).
+    @inline(__always)
     func putDeferred(_ state: TreeState, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
         if state.deferred == nil && state.immediatePuts < DeferredPuts.holdBackAfter {
             // A transaction that writes a handful of keys gains nothing from sorting them, and
