@@ -264,7 +264,7 @@ import Testing
             try engine.write { txn in
                 let tree = try txn.tree("t")!
                 try bigEndianKey(1).withUnsafeBytes { key in
-                    try bytes.withUnsafeBytes { try txn.put(state: tree.state, key: key, value: $0, flags: NodeView.compressedBit) }
+                    try bytes.withUnsafeBytes { try txn.mutator.put(state: tree.state, key: key, value: $0, flags: NodeView.compressedBit) }
                 }
             }
             func isCorrupt(_ body: () throws -> Void) -> Bool {

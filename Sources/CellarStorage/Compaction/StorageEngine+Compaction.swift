@@ -1,0 +1,309 @@
+import Atomics
+import Dispatch
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Compaction: the live entries of the store, copied into a new data file that replaces the old
+/// one while the store stays in use (`docs/compaction.md`).
+///
+/// 1. Under the writer lock (between two write transactions): start a `ChangeJournal` and take
+///    the newest snapshot.
+/// 2. Without it: copy that snapshot's trees into a new file in `compacting/`, through an engine
+///    of its own. Writers go on, and journal the keys they change.
+/// 3. Without it: catch up. Take the journal and a newer snapshot (holding the lock a moment),
+///    write each journaled key's value in that snapshot (or its absence) into the copy. Again,
+///    while much changed.
+/// 4. Under the lock: the last catch-up, the copy's last commit carrying the newest commit's id,
+///    a sync, the check (same UUID, trees and counts), the rename, a directory sync, and the switch.
+///
+/// A crash before the rename leaves the old file, whole; after it, the new one, whole and synced.
+/// Any error before the rename leaves the store as it was (the copy is removed).
+extension StorageEngine {
+    /// Where a compaction builds the new data file, inside the store's directory (an engine of its
+    /// own with its own lock file). A writable open removes what a crash left of it.
+    public static let compactionDirectoryName = "compacting"
+
+    /// More journaled keys than this and catch-up runs another round without the writer lock
+    /// (at most `maxUnlockedRounds`): what is left for the round under the lock stays small.
+    static let smallCatchUp = 2_000
+    static let maxUnlockedRounds = 8
+
+    /// Compacts the store while it stays open: readers are never blocked, writers only while the
+    /// journal starts, between catch-up rounds, and during the swap (`longestWriterWaitMicroseconds`
+    /// says how long). Keeps the UUID and every tree, key and value; transaction ids keep going up.
+    /// One compaction runs at a time (a second call waits for the first). Do not call it from a
+    /// thread that holds the write transaction: it waits for it.
+    ///
+    /// Throws `readOnly`, `closed` (also when the store is closed meanwhile; it gives up), and the
+    /// I/O errors of the copy (`ENOSPC` among them): then the store is as it was and goes on.
+    @discardableResult
+    public func compact() throws -> CompactionReport {
+        guard !options.readOnly else { throw StorageError.readOnly }
+        guard !options.inMemory else {
+            throw StorageError.illegalArgument("an in-memory store has no file to compact")
+        }
+        guard !closedFlag.load(ordering: .relaxed) else { throw StorageError.closed }
+        compactionGate.wait()
+        defer { compactionGate.signal() }
+        let rewrites = compactionRewrites
+        let started = DispatchTime.now().uptimeNanoseconds
+        var longestWait: UInt64 = 0
+
+        // 1. The journal and the snapshot to copy.
+        let (snapshot, startWait) = try holdingWriter { () -> Snapshot in
+            journal = ChangeJournal()
+            return current.load(ordering: .acquiring)
+        }
+        longestWait = max(longestWait, startWait)
+        var switched = false
+        defer { if !switched { endJournal() } }
+
+        let work = directory + "/" + Self.compactionDirectoryName
+        let copy = try makeCopyEngine(in: work)
+        var rounds = 0
+        let bytesBefore: UInt64, bytesAfter: UInt64, transactionId: UInt64
+        do {
+            // 2. The copy.
+            copy.raiseTransactionIds(to: snapshot.txnId + 1)
+            try Self.copyTrees(of: ReadTransaction(snapshot: snapshot, codecs: codecs), into: copy, rewrites: rewrites, cancelled: closedFlag)
+            // 3. Catch up while writers go on.
+            while rounds < Self.maxUnlockedRounds {
+                let ((changes, count, newer), wait) = try holdingWriter { () -> ([String: ChangeJournal.TreeChanges], Int, Snapshot) in
+                    let count = journal!.keyCount
+                    return (journal!.take(), count, current.load(ordering: .acquiring))
+                }
+                longestWait = max(longestWait, wait)
+                rounds += 1
+                try Self.catchUp(changes, from: ReadTransaction(snapshot: newer, codecs: codecs), into: copy, rewrites: rewrites, cancelled: closedFlag)
+                if count <= Self.smallCatchUp { break }
+            }
+            copy.prepareZerosAhead()
+            try copy.syncNow()  // the catch-up rounds and the zeros
+            // 4. The last round and the swap, under the lock.
+            let (result, finalWait) = try holdingWriter { () -> (UInt64, UInt64, UInt64) in
+                let newest = current.load(ordering: .acquiring)
+                try Self.catchUp(journal!.take(), from: ReadTransaction(snapshot: newest, codecs: codecs), into: copy, rewrites: rewrites, cancelled: closedFlag)
+                try copy.sealCopy(carrying: newest.txnId)
+                try copy.syncNow()
+                let after = try switchToCompactedFile(of: copy, at: work + "/" + Self.dataFileName, expected: newest)
+                switched = true
+                return (newest.committedLength, after, lastTransactionId)
+            }
+            rounds += 1
+            longestWait = max(longestWait, finalWait)
+            (bytesBefore, bytesAfter, transactionId) = result
+        } catch {
+            copy.close()
+            if !switched { try? Self.removeCompactionLeftovers(directory) }
+            throw error
+        }
+        try? Self.removeCompactionLeftovers(directory)  // the copy's lock file and the folder
+        return CompactionReport(bytesBefore: bytesBefore, bytesAfter: bytesAfter, transactionId: transactionId,
+                                milliseconds: (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000,
+                                longestWriterWaitMicroseconds: longestWait / 1000, catchUpRounds: rounds)
+    }
+
+    /// Compacts the store in `directory` while no process has it open (`storeLocked` otherwise):
+    /// opens it, compacts it, closes it. What `cellar compact` does.
+    public static func compact(directory: String, options: StorageOptions = StorageOptions()) throws -> CompactionReport {
+        guard !options.inMemory, !options.readOnly else {
+            throw StorageError.illegalArgument("compaction needs a store on disk, opened for writing")
+        }
+        var options = options
+        options.automaticCompaction = nil
+        let engine = try StorageEngine(directory: directory, options: options)
+        defer { engine.close() }
+        return try engine.compact()
+    }
+
+    /// An engine on a new, empty data file in `work` with this store's UUID and creation time and
+    /// a new salt, written without a sync per commit (the compaction syncs it).
+    private func makeCopyEngine(in work: String) throws -> StorageEngine {
+        try Self.removeCompactionLeftovers(directory)
+        try Syscall.makeDirectory(work)
+        do {
+            let header = try OpenedStore.readHeader(log.file)
+            var rng = SystemRandomNumberGenerator()
+            let newHeader = FileHeader(uuid: header.uuid, salt: rng.next(), createdMs: header.createdMs,
+                                       flags: FileHeader.compactedFlag)
+            var copyOptions = StorageOptions(durability: .none, nodeSize: options.nodeSize)
+            copyOptions.fileMode = options.fileMode
+            copyOptions.automaticCompaction = nil
+            copyOptions.compression = options.compression
+            copyOptions.compressionThreshold = options.compressionThreshold
+            copyOptions.dictionaryMinimumSamples = options.dictionaryMinimumSamples
+            copyOptions.openFile = options.openFile  // the fault-injection seam reaches the copy too
+            let headerFile = try options.openDataFile(work + "/" + Self.dataFileName, create: true, readOnly: false)
+            defer { headerFile.close() }
+            try OpenedStore.writeHeader(newHeader, to: headerFile)
+            return try StorageEngine(directory: work, options: copyOptions, compactionCopy: true)
+        } catch {
+            try? Self.removeCompactionLeftovers(directory)
+            throw error
+        }
+    }
+
+    /// Keys and values written to the copy between two of its commits: its dirty nodes stay small.
+    private static let batchBytes = 16 << 20
+
+    /// Sets how compaction rewrites values, tree by tree (see `CompactionRewrites`); the next
+    /// compaction uses it. The object layer sets it when it opens a store.
+    public func setCompactionRewrites(_ rewrites: CompactionRewrites?) {
+        compactionGate.wait()
+        compactionRewrites = rewrites
+        compactionGate.signal()
+    }
+
+    /// Copies every tree of `source` into `engine`, in key order, committing every `batchBytes`.
+    /// Values are written as `engine`'s options say (compressed or not, with a dictionary trained
+    /// for the tree first when they say so); the old dictionaries are not copied, only their
+    /// numbering goes on.
+    private static func copyTrees(of source: ReadTransaction, into engine: StorageEngine, rewrites: CompactionRewrites?,
+                                  cancelled: ManagedAtomic<Bool>) throws {
+        if let id = try source.storedNextDictionaryId() {
+            try engine.write { try $0.setNextDictionaryId(id) }
+        }
+        for name in try source.treeNames() {
+            guard let tree = try source.tree(name) else { continue }
+            let rewrite = rewrites?(name)
+            if engine.options.compression.trainsDictionaries {
+                try trainDictionary(for: name, cursor: try source.cursor(tree), count: try source.count(tree),
+                                    into: engine, rewrite: rewrite)
+            }
+            try copyTree(name, cursor: try source.cursor(tree), into: engine, rewrite: rewrite, cancelled: cancelled)
+        }
+    }
+
+    /// Trains a dictionary for tree `name` from a sample of its values (as `rewrite` makes them),
+    /// spread evenly over it, and installs it in `engine`; does nothing when the tree has too few
+    /// values above the compression threshold, or zstd finds too little in common.
+    private static func trainDictionary(for name: String, cursor: Cursor, count: Int, into engine: StorageEngine,
+                                        rewrite: ValueRewrite?) throws {
+        let threshold = engine.options.compressionThreshold
+        let step = max(1, count / Dictionaries.maximumSamples)
+        var samples: [UInt8] = []
+        var sizes: [Int] = []
+        var index = 0
+        try cursor.scan { _, value in
+            defer { index += 1 }
+            guard index % step == 0 else { return true }
+            let sample = try rewrite?(value) ?? Array(value)
+            if sample.count >= threshold {
+                samples += sample
+                sizes.append(sample.count)
+            }
+            return samples.count < Dictionaries.maximumSampleBytes && sizes.count < Dictionaries.maximumSamples
+        }
+        guard sizes.count >= engine.options.dictionaryMinimumSamples else { return }
+        let capacity = min(max(samples.count / 10, Dictionaries.minimumCapacity), Dictionaries.maximumCapacity)
+        try engine.write { txn in
+            let id = try txn.nextDictionaryId()
+            guard let dictionary = Zstd.trainDictionary(samples: samples, sizes: sizes, capacity: capacity, id: id) else { return }
+            try txn.installDictionary(dictionary, id: id, for: name)
+        }
+    }
+
+    /// Puts `value`, or what `rewrite` makes of it, under `key`.
+    private static func put(_ txn: WriteTransaction, _ tree: Tree, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                            rewrite: ValueRewrite?) throws {
+        if let rewrite, let rewritten = try rewrite(value) {
+            try rewritten.withUnsafeBytes { try txn.put(tree, key: key, value: $0) }
+        } else {
+            try txn.put(tree, key: key, value: value)
+        }
+    }
+
+    /// Copies the entries of `cursor` into the tree `name` of `engine` (created, even when empty).
+    private static func copyTree(_ name: String, cursor: Cursor, into engine: StorageEngine, rewrite: ValueRewrite?,
+                                 cancelled: ManagedAtomic<Bool>) throws {
+        var more = try cursor.first()
+        repeat {  // once at least: an empty tree is created too
+            guard !cancelled.load(ordering: .relaxed) else { throw StorageError.closed }
+            try engine.write { txn in
+                let target = try txn.tree(name, create: true)!
+                var written = 0
+                while more && written < batchBytes {
+                    let key = cursor.key
+                    let value = try cursor.scanValue()  // a compressed one decoded into the cursor's buffer
+                    try put(txn, target, key: key, value: value, rewrite: rewrite)
+                    written += key.count + value.count
+                    more = try cursor.next()
+                }
+            }
+            // Synced batch by batch: dirty pages of the copy never pile up. A writer's sync can
+            // wait for them (ext4 writes a file's new blocks before the journal commit that
+            // allocates them, and a commit that grows the data file needs one).
+            try engine.syncNow()
+        } while more
+    }
+
+    /// Brings `changes` into the copy: each journaled key gets its value in `source`, or is
+    /// deleted when `source` has none; a tree dropped meanwhile is copied again whole.
+    private static func catchUp(_ changes: [String: ChangeJournal.TreeChanges], from source: ReadTransaction,
+                                into engine: StorageEngine, rewrites: CompactionRewrites?, cancelled: ManagedAtomic<Bool>) throws {
+        for name in changes.keys.sorted() {
+            let rewrite = rewrites?(name)
+            let change = changes[name]!
+            let sourceTree = try source.tree(name)
+            if change.whole || sourceTree == nil {
+                try engine.write { txn in _ = try txn.dropTree(name) }
+                if let sourceTree {
+                    try copyTree(name, cursor: try source.cursor(sourceTree), into: engine, rewrite: rewrite, cancelled: cancelled)
+                }
+                continue
+            }
+            let keys = change.sortedKeys()
+            var next = 0
+            repeat {  // once at least: a tree created meanwhile exists in the copy too
+                guard !cancelled.load(ordering: .relaxed) else { throw StorageError.closed }
+                try engine.write { txn in
+                    let target = try txn.tree(name, create: true)!
+                    var written = 0
+                    while next < keys.count && written < batchBytes {
+                        let key = keys[next]
+                        let found = try source.withValue(sourceTree!, key: key) { value -> Int? in
+                            guard let value else { return nil }
+                            try key.withUnsafeBytes { try put(txn, target, key: $0, value: value, rewrite: rewrite) }
+                            return value.count
+                        }
+                        if let found {
+                            written += found
+                        } else {
+                            try txn.delete(target, key: key)
+                        }
+                        written += key.count
+                        next += 1
+                    }
+                }
+            } while next < keys.count
+        }
+    }
+
+    /// Throws unless `copy` holds the same trees as `source`, each with as many entries.
+    static func checkSameTrees(_ source: ReadTransaction, _ copy: ReadTransaction) throws {
+        let names = try source.treeNames()
+        guard try copy.treeNames() == names else {
+            throw StorageError.fileCorrupt(offset: 0, reason: "the compacted file does not list the same trees")
+        }
+        for name in names {
+            let a = try source.count(try source.tree(name)!)
+            let b = try copy.tree(name).map { try copy.count($0) } ?? -1
+            guard a == b else {
+                throw StorageError.fileCorrupt(offset: 0, reason: "the compacted tree \(name) holds \(b) entries, not \(a)")
+            }
+        }
+    }
+
+    /// Removes the compaction directory of `directory` and what is in it (a data file and a lock).
+    static func removeCompactionLeftovers(_ directory: String) throws {
+        let work = directory + "/" + compactionDirectoryName
+        for name in [dataFileName, lockFileName] { unlink(work + "/" + name) }
+        if rmdir(work) != 0 {
+            let code = errno
+            if code != ENOENT { throw StorageError.io(operation: "rmdir", errno: code, path: work) }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import CZstd
+
+/// What the engine's transactions share for compressed values: the dictionaries readers decoded
+/// with (by id; ids are unique in a store's life, so an entry never goes stale, and an entry a
+/// compaction made useless is only memory) and a pool of decoding contexts.
+final class ValueCodecs: Sendable {
+    private let dictionaries = Locked<[UInt32: DecompressionDictionary]>([:])
+    /// Decoding contexts (`ZSTD_DCtx`, about 100 KB each), kept between transactions.
+    private let contexts = Locked<[UInt]>([])
+
+    /// Dictionary `id`, read through `source` the first time.
+    func decompressionDictionary(_ id: UInt32, source: NodeSource, offset: UInt64) throws -> DecompressionDictionary {
+        if let found = dictionaries.withLock({ $0[id] }) { return found }
+        guard let bytes = try source.dictionaryBytes(id) else {
+            throw StorageError.fileCorrupt(offset: offset, reason: "compressed value names dictionary \(id), which the store does not hold")
+        }
+        guard let dictionary = DecompressionDictionary(id: id, bytes: bytes) else {
+            throw StorageError.fileCorrupt(offset: offset, reason: "dictionary \(id) is not a zstd dictionary")
+        }
+        return dictionaries.withLock { table in
+            if let raced = table[id] { return raced }
+            table[id] = dictionary
+            return dictionary
+        }
+    }
+
+    /// A decoding context; give it back with `recycle`.
+    func takeContext() -> OpaquePointer {
+        if let kept = contexts.withLock({ $0.popLast() }) { return OpaquePointer(bitPattern: kept)! }
+        return ZSTD_createDCtx()!
+    }
+
+    /// Keeps `context` for the next transaction (a few at most; the rest are freed).
+    func recycle(_ context: OpaquePointer) {
+        let bits = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(context)))
+        let kept = contexts.withLock { pool -> Bool in
+            guard pool.count < 8 else { return false }
+            pool.append(bits)
+            return true
+        }
+        if !kept { ZSTD_freeDCtx(context) }
+    }
+
+    deinit {
+        for bits in contexts.withLock({ $0 }) { ZSTD_freeDCtx(OpaquePointer(bitPattern: bits)!) }
+    }
+}

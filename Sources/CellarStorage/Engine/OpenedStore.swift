@@ -1,0 +1,182 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A store's directory opened, before its engine exists: the write lock taken, the data file
+/// opened (or created), its header read, the newest commit found by `Recovery`, and a torn tail
+/// overwritten with zeros. `StorageEngine.init` builds the engine and its `LogWriter` from it.
+struct OpenedStore {
+    /// The lock file's descriptor, holding the store's write lock; -1 when read-only or in memory.
+    let lockDescriptor: Int32
+    let file: any StorageFile
+    let header: FileHeader
+    let recovered: RecoveredState
+    /// The file's physical size (the log and any zeros ahead of it).
+    let size: UInt64
+    /// The mapping readers of the newest commit start on.
+    let generation: MapGeneration
+
+    /// Opens the store in `directory` with `options` (validated). `compactionCopy`: the file is a
+    /// compaction's copy being written, whose commits so far are partial.
+    static func open(directory: String, options: StorageOptions, compactionCopy: Bool) throws -> OpenedStore {
+        let dataPath = directory + "/" + StorageEngine.dataFileName
+        let lockDescriptor: Int32
+        if options.readOnly || options.inMemory {
+            lockDescriptor = -1
+        } else {
+            try Syscall.makeDirectory(directory)
+            lockDescriptor = try lock(directory + "/" + StorageEngine.lockFileName)
+            // What a compaction that did not finish left behind (see `compact`): only a writer
+            // holding this lock builds it, and that is now us. Left in place when it cannot be
+            // removed (a file of someone else's in it): it is never read, and `compact` says why
+            // it cannot start.
+            try? StorageEngine.removeCompactionLeftovers(directory)
+        }
+        var opened: (any StorageFile)?
+        do {
+            let file = try options.openDataFile(dataPath, create: !options.readOnly, readOnly: options.readOnly)
+            opened = file
+            var size = try file.size()
+            let header: FileHeader
+            // The file's start, read once: all of a file too short to hold a commit, else the header.
+            let start = try readStart(of: file, count: size <= UInt64(FileHeader.size) ? Int(size) : FileHeader.encodedSize)
+            let existing = Result { try start.withUnsafeBytes { try FileHeader.decode($0) } }
+            if case .failure = existing, !isUnfinishedHeader(size <= UInt64(FileHeader.size) ? start[...] : start.prefix(8)) {
+                // Any other file is someone else's, and is left alone.
+                throw StorageError.notAStore(path: dataPath, reason: size <= UInt64(FileHeader.size)
+                    ? "its \(size) bytes do not start with Cellar's header" : "it does not start with Cellar's magic")
+            }
+            if size <= UInt64(FileHeader.size), case .failure = existing {
+                // No valid header and no room for a commit: a store whose creation was cut short
+                // (empty, zeros, or the start of Cellar's header) holds nothing committed and is
+                // created anew.
+                guard !options.readOnly else {
+                    throw StorageError.fileCorrupt(offset: 0, reason: "the store was never completely created (no valid header)")
+                }
+                header = try createHeader(file, directory: options.inMemory ? nil : directory)
+                size = UInt64(FileHeader.size)
+            } else {
+                header = try existing.get()
+                if size < UInt64(FileHeader.size) && !options.readOnly {
+                    // A valid header whose superblock area was never written: complete it.
+                    try file.truncate(to: UInt64(FileHeader.size))
+                    try file.sync()
+                    size = UInt64(FileHeader.size)
+                }
+            }
+            var region = try file.map(length: MapGeneration.mappingLength(for: size, minimum: options.initialMapSize))
+            var recovered: RecoveredState
+            var attempt = 0
+            while true {
+                do {
+                    recovered = try Recovery.recover(base: region.base, fileSize: size, header: header,
+                                                     acceptsPartial: compactionCopy)
+                    break
+                } catch StorageError.fileCorrupt(let offset, let reason) {
+                    // A read-only open races with the process that writes: what looked like a bad
+                    // record followed by later commits may be a frame that was being appended.
+                    // When the record verifies on a second look, look at the whole log again.
+                    guard options.readOnly, attempt < 20, verifiesNow(file, at: offset, salt: header.salt) else {
+                        throw StorageError.fileCorrupt(offset: offset, reason: reason)
+                    }
+                    attempt += 1
+                    usleep(1_000)
+                    size = try file.size()
+                    region = try file.map(length: MapGeneration.mappingLength(for: size, minimum: options.initialMapSize))
+                }
+            }
+            let generation = MapGeneration(region: region, salt: header.salt)
+            if recovered.hasTail && !options.readOnly {
+                // Overwritten with zeros (the space ahead of the log), never cut off: the file
+                // must not shrink under a process that has it mapped (a read-only open of the
+                // same store elsewhere), whose reads past the new end would be SIGBUS.
+                try file.zero(at: recovered.end, length: size - recovered.end, from: ZeroBytes.buffer)
+                try file.sync()
+            }
+            return OpenedStore(lockDescriptor: lockDescriptor, file: file, header: header, recovered: recovered,
+                               size: size, generation: generation)
+        } catch {
+            opened?.close()
+            if lockDescriptor >= 0 { Syscall.close(lockDescriptor) }
+            throw error
+        }
+    }
+
+    /// Takes the store's write lock. A lock that is busy is tried again for a moment before
+    /// `storeLocked` is thrown: when any thread of this process forks (to run a command, say), the
+    /// child shares our descriptors until it execs, and may briefly hold a lock we just released.
+    private static func lock(_ path: String) throws -> Int32 {
+        let fd = try Syscall.open(path, flags: O_RDWR | O_CREAT, mode: 0o644)
+        var attempts = 0
+        while true {
+            switch Syscall.valueOrErrno({ flock(fd, LOCK_EX | LOCK_NB) }) {
+            case .success:
+                return fd
+            case .failure(let error) where error.code == EWOULDBLOCK && attempts < 20:
+                attempts += 1
+                usleep(10_000)
+            case .failure(let error):
+                Syscall.close(fd)
+                if error.code == EWOULDBLOCK { throw StorageError.storeLocked(path: path) }
+                throw StorageError.io(operation: "flock", errno: error.code, path: path)
+            }
+        }
+    }
+
+    /// Whether the record at `offset` verifies when read again from the file (a read-only open
+    /// checking whether a bad record was only being written).
+    private static func verifiesNow(_ file: any StorageFile, at offset: UInt64, salt: UInt64) -> Bool {
+        var header = [UInt8](repeating: 0, count: LogRecord.headerSize)
+        guard (try? header.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) })) == LogRecord.headerSize else { return false }
+        let length = Int(header.withUnsafeBytes { $0.loadLE(UInt32.self, at: 8) })
+        // A record cannot be longer than what the file holds after it: a corrupt length must not
+        // make this allocate up to 2 GiB (found by FuzzOpenStore).
+        guard length >= LogRecord.headerSize, length <= LogRecord.maxLength,
+              let size = try? file.size(), offset <= size, UInt64(length) <= size - offset else { return false }
+        var record = [UInt8](repeating: 0, count: length)
+        guard (try? record.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) })) == length else { return false }
+        return record.withUnsafeBytes { bytes in
+            LogRecord.verify(record: bytes.baseAddress!, available: UInt64(length), offset: offset, salt: salt) != nil
+        }
+    }
+
+    /// Whether `bytes`, the start of a data file without a valid header, are what a creation that
+    /// was cut short leaves: nothing, zeros, or bytes that begin with Cellar's magic (as much of it
+    /// as there is).
+    private static func isUnfinishedHeader(_ bytes: ArraySlice<UInt8>) -> Bool {
+        if bytes.allSatisfy({ $0 == 0 }) { return true }
+        let magic = FileHeader.magic
+        return bytes.prefix(magic.count).elementsEqual(magic.prefix(min(bytes.count, magic.count)))
+    }
+
+    /// The first `count` bytes of `file` (fewer when it is shorter).
+    private static func readStart(of file: any StorageFile, count: Int) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let n = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+        return Array(bytes[0..<n])
+    }
+
+    static func readHeader(_ file: any StorageFile) throws -> FileHeader {
+        try readStart(of: file, count: FileHeader.encodedSize).withUnsafeBytes { try FileHeader.decode($0) }
+    }
+
+    private static func createHeader(_ file: any StorageFile, directory: String?) throws -> FileHeader {
+        var rng = SystemRandomNumberGenerator()
+        let header = FileHeader(uuid: .random(), salt: rng.next(), createdMs: WallClock.milliseconds())
+        // The file holds at most the 4096 bytes the header overwrites: no truncation (which could
+        // cut a mapping another process has of it).
+        try writeHeader(header, to: file)
+        if let directory { try Syscall.syncDirectory(directory) }
+        return header
+    }
+
+    /// Writes `header` as the first 4096 bytes of `file` (the superblock slots zero) and syncs it.
+    static func writeHeader(_ header: FileHeader, to file: any StorageFile) throws {
+        var bytes = [UInt8](repeating: 0, count: FileHeader.size)
+        bytes.withUnsafeMutableBytes { header.encode(into: $0) }
+        try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+        try file.sync()
+    }
+}

@@ -1,0 +1,212 @@
+import Atomics
+import Dispatch
+
+/// A store on disk: a directory holding one append-only data file (`data.cellar`) and a lock
+/// file (`lock`). Keys and values are bytes in named B+trees.
+///
+/// One process writes (the others get `StorageError.storeLocked`); within it one write transaction
+/// at a time, and any number of readers on any threads, each on a snapshot, never blocked.
+///
+/// ```swift
+/// let engine = try StorageEngine(directory: "/tmp/my-store")
+/// try engine.write { txn in
+///     let tree = try txn.tree("greetings")!
+///     try txn.put(tree, key: Array("hello".utf8), value: Array("world".utf8))
+/// }
+/// let value = try engine.read { txn in try txn.tree("greetings").flatMap { try txn.get($0, key: Array("hello".utf8)) } }
+/// ```
+///
+/// The engine is the environment the parts hang off (`docs/engine.md`): the newest commit
+/// (`current`, published with one atomic store), the writer gate (one write transaction, or a
+/// compaction's hold, at a time), the `LogWriter` that appends commits to the data file, and the
+/// compaction state. A commit flows top-down: `WriteTransaction.commit` → `StorageEngine.commit`,
+/// which has the transaction's `TreeMutator` write the frame into the `LogWriter`'s stream, has
+/// the `LogWriter` append the commit record, and publishes the snapshot.
+public final class StorageEngine: @unchecked Sendable {
+    // Thread safety: `current` is atomic; `log`, `journal`, `activeWriter` and
+    // `compressionDictionaries` are only touched while the writer gate is held (by a write
+    // transaction, by a compaction, by close); the rest is immutable or atomic.
+    public static let dataFileName = "data.cellar"
+    public static let lockFileName = "lock"
+
+    /// The directory of the store.
+    public let directory: String
+    public let options: StorageOptions
+    /// The store's identity, created with it and kept forever.
+    public let uuid: StoreUUID
+    /// The lock file's descriptor (the store's write lock); -1 when read-only or in memory.
+    let lockDescriptor: Int32
+    /// The newest commit: what a new reader starts on.
+    let current: ManagedAtomic<Snapshot>
+    /// The writer gate: held by the write transaction, by compaction between transactions
+    /// (`holdingWriter`), and by close.
+    let writer = DispatchSemaphore(value: 1)
+    let closedFlag = ManagedAtomic<Bool>(false)
+
+    // Compaction (see Compaction/): one at a time, on this queue when it starts by itself.
+    let compactionGate = DispatchSemaphore(value: 1)
+    let compactionQueue = DispatchQueue(label: "cellar.compaction", qos: .utility)
+    let compactionScheduled = ManagedAtomic<Bool>(false)
+    /// An automatic compaction that failed is not tried again before the log reaches this length.
+    let automaticCompactionFloor = ManagedAtomic<UInt64>(0)
+    /// Set while an open that deferred its compaction (`StorageOptions.deferCompactionAtOpen`)
+    /// has not called `compactAtOpenIfDue` yet: no automatic compaction starts before it, so
+    /// none copies the store before the layer above has set its rewrites.
+    let openCompactionPending = ManagedAtomic<Bool>(false)
+    /// How compaction rewrites values; only touched while holding `compactionGate`.
+    var compactionRewrites: CompactionRewrites?
+    /// Compactions that replaced the data file since open (for tests and diagnostics).
+    package let compactions = ManagedAtomic<Int>(0)
+    /// Shared by the transactions for compressed values (see `ValueCodecs`).
+    let codecs = ValueCodecs()
+
+    // Writer state.
+    /// Appends commits to the data file; a compaction gives it the compacted file.
+    let log: LogWriter
+    /// Records what transactions change while a compaction runs; nil otherwise.
+    var journal: ChangeJournal?
+    private var activeWriter: ObjectIdentifier?
+    /// Compresses the values writers put; nil when the options say `.none` or the store is read-only.
+    let compressor: ValueCompressor?
+    /// The dictionaries writers compressed with (see `CompressionDictionaryCache`).
+    let compressionDictionaries = CompressionDictionaryCache()
+
+    /// Opens the store in `directory`, creating it (and the directory) when missing, unless read-only.
+    /// With `options.inMemory`, `directory` only names the store in messages.
+    ///
+    /// A writable open compacts the store before it returns when its log already holds more
+    /// garbage than `options.automaticCompaction` allows (and the policy's `atOpen` is set).
+    public convenience init(directory: String, options: StorageOptions = StorageOptions()) throws {
+        try self.init(directory: directory, options: options, compactionCopy: false)
+        if options.deferCompactionAtOpen {
+            openCompactionPending.store(true, ordering: .releasing)
+        } else {
+            compactAtOpenIfDue()
+        }
+    }
+
+    /// Opens a store (`OpenedStore`: the lock, the file, recovery); `compactionCopy`: the file is
+    /// a compaction's copy being written (its header says compacted, its commits so far are
+    /// partial), which only `compact` opens.
+    init(directory: String, options: StorageOptions, compactionCopy: Bool) throws {
+        let options = try options.validated()
+        self.directory = directory
+        self.options = options
+        compressor = options.readOnly ? nil : options.compression.level.map { ValueCompressor(level: $0) }
+        let opened = try OpenedStore.open(directory: directory, options: options, compactionCopy: compactionCopy)
+        let recovered = opened.recovered
+        lockDescriptor = opened.lockDescriptor
+        uuid = opened.header.uuid
+        log = LogWriter(file: opened.file, salt: opened.header.salt, recovered: recovered, physicalSize: opened.size,
+                        partialCommits: compactionCopy, options: options)
+        current = ManagedAtomic(Snapshot(
+            txnId: recovered.txnId, catalogRoot: recovered.catalogRoot, committedLength: recovered.end,
+            commitOffset: recovered.commitOffset, liveBytes: recovered.liveBytes, generation: opened.generation))
+    }
+
+    deinit { close() }
+
+    // MARK: Transactions
+
+    /// A read transaction on the newest commit. One atomic load; never blocks.
+    public func beginRead() throws -> ReadTransaction {
+        guard !closedFlag.load(ordering: .relaxed) else { throw StorageError.closed }
+        return ReadTransaction(snapshot: current.load(ordering: .acquiring), codecs: codecs)
+    }
+
+    /// Runs `body` in a read transaction on the newest commit.
+    public func read<T>(_ body: (ReadTransaction) throws -> T) throws -> T {
+        try body(beginRead())
+    }
+
+    /// Starts the write transaction, waiting until the previous one has ended. Calling it again on
+    /// the same thread before ending the first deadlocks, as with any non-reentrant lock.
+    public func beginWrite() throws -> WriteTransaction {
+        guard !options.readOnly else { throw StorageError.readOnly }
+        guard !closedFlag.load(ordering: .relaxed) else { throw StorageError.closed }
+        writer.wait()
+        guard !closedFlag.load(ordering: .relaxed) else { writer.signal(); throw StorageError.closed }
+        do {
+            try log.checkAccepting()
+        } catch {
+            writer.signal()
+            throw error
+        }
+        let mutator = TreeMutator(base: current.load(ordering: .acquiring), options: options, compressor: compressor,
+                                  dictionaries: compressionDictionaries, codecs: codecs)
+        let txn = WriteTransaction(engine: self, mutator: mutator, journal: journal)
+        activeWriter = ObjectIdentifier(txn)
+        return txn
+    }
+
+    /// Runs `body` in the write transaction and commits; when `body` throws, nothing is changed.
+    public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
+        let txn = try beginWrite()
+        do {
+            let result = try body(txn)
+            try txn.commit()
+            return result
+        } catch {
+            txn.abort()
+            throw error
+        }
+    }
+
+    /// Called exactly once by every write transaction when it ends.
+    func endWrite(_ txn: WriteTransaction) {
+        precondition(activeWriter == ObjectIdentifier(txn), "a write transaction ended twice")
+        activeWriter = nil
+        writer.signal()
+    }
+
+    // MARK: Commit
+
+    /// Commits what `changes` (the write transaction's trees) hold, top-down: the log says
+    /// whether a commit is owed and its id; the trees write their frame (dirty nodes and values,
+    /// then the catalog) into the log's stream; the log appends the commit record and syncs (in
+    /// `.full` durability); the engine publishes the new snapshot; then the log makes a
+    /// checkpoint when one is due and writes zeros ahead, and a compaction may be scheduled.
+    /// Called by `WriteTransaction.commit`, holding the writer gate.
+    func commit(_ changes: TreeMutator) throws {
+        let base = changes.base
+        // A transaction without changes makes no commit, unless an id is owed (`raiseTransactionIds`).
+        guard let txnId = try log.nextTransactionId(after: base, hasChanges: changes.hasChanges) else { return }
+        let (catalogRoot, liveBytes) = try changes.writeFrame(to: log.beginFrame(), salt: log.salt)
+        let snapshot = try log.appendCommit(txnId: txnId, catalogRoot: catalogRoot, liveBytes: liveBytes, base: base,
+                                            written: changes.writtenRecords)
+        current.store(snapshot, ordering: .releasing)
+        log.committed(snapshot)
+        if options.automaticCompaction != nil, journal == nil {
+            considerCompaction(end: snapshot.committedLength, liveBytes: snapshot.liveBytes)
+        }
+    }
+
+    // MARK: Information and close
+
+    /// The id of the newest commit (0 for a store without commits).
+    public var lastTransactionId: UInt64 { current.load(ordering: .acquiring).txnId }
+
+    /// Bytes of the data file in use: everything up to the newest commit.
+    public var fileSize: UInt64 { current.load(ordering: .acquiring).committedLength }
+
+    /// Bytes of records reachable from the newest commit; the rest of the file is garbage.
+    public var liveBytes: UInt64 { current.load(ordering: .acquiring).liveBytes }
+
+    /// Closes the store: waits for the write transaction to end, syncs and records a superblock
+    /// (so the next open is quick), releases the lock. Open read transactions keep working on their
+    /// snapshots. Idempotent.
+    public func close() {
+        guard !options.readOnly || !closedFlag.load(ordering: .relaxed) else { return }
+        guard closedFlag.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        if !options.readOnly {
+            // A running compaction sees the flag at its next step and gives up; wait for that.
+            compactionGate.wait()
+            compactionGate.signal()
+            writer.wait()
+            log.syncAndCheckpoint(current.load(ordering: .acquiring))
+            writer.signal()
+        }
+        log.file.close()
+        if lockDescriptor >= 0 { Syscall.close(lockDescriptor) }
+    }
+}

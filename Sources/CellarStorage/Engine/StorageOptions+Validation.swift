@@ -1,0 +1,29 @@
+extension StorageOptions {
+    /// These options as an engine uses them (an in-memory store: no durability, an anonymous
+    /// file), or `illegalArgument` naming the first option out of range.
+    func validated() throws -> StorageOptions {
+        var options = self
+        if options.inMemory {
+            guard !options.readOnly else {
+                throw StorageError.illegalArgument("an in-memory store cannot be opened read-only: it starts empty")
+            }
+            options.durability = .none
+            if options.openFile == nil {
+                options.openFile = { path, _, _ in try PosixFile(anonymous: path) }
+            }
+        }
+        guard options.nodeSize >= 256, options.nodeSize <= 1 << 20 else {
+            throw StorageError.illegalArgument("nodeSize must be between 256 and 1 MiB, got \(options.nodeSize)")
+        }
+        guard options.initialMapSize > 0, options.superblockInterval > 0 else {
+            throw StorageError.illegalArgument("initialMapSize and superblockInterval must be positive")
+        }
+        guard options.compressionThreshold >= 16 else {
+            throw StorageError.illegalArgument("compressionThreshold must be at least 16 bytes, got \(options.compressionThreshold)")
+        }
+        if let level = options.compression.level, level < -(1 << 17) || level > 22 {
+            throw StorageError.illegalArgument("zstd level must be between -131072 and 22, got \(level)")
+        }
+        return options
+    }
+}

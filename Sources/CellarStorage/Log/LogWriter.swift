@@ -1,0 +1,272 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The writing end of the log (the engine's pager): appends each commit's frame to the data file
+/// and syncs it, keeps zeros written ahead of the log's end, records checkpoints in the header's
+/// superblock slots, and takes over the file a compaction wrote.
+///
+/// A commit goes through it in three calls, made by `StorageEngine.commit` in this order:
+/// `nextTransactionId` (is a commit owed, may it be made), `beginFrame` (the stream the tree
+/// mutator writes the frame's node and value records into), `appendCommit` (the commit record,
+/// the write and sync, the new snapshot). Once the engine has published that snapshot,
+/// `committed` makes a checkpoint when one is due and writes zeros ahead.
+///
+/// Owned by one engine and used only while its writer gate is held (a write transaction's commit,
+/// a compaction, close): it needs no lock of its own.
+final class LogWriter {
+    /// The data file; a compaction replaces it (`adopt`).
+    private(set) var file: any StorageFile
+    /// The data file's salt (checksums are seeded with it); a compacted file has its own.
+    private(set) var salt: UInt64
+    /// Where the next frame starts: just past the newest commit.
+    private(set) var end: UInt64
+    /// Why commits are refused (a sync failed, so what is on disk is unknown); nil while they are not.
+    private(set) var failure: String?
+    /// Whether this log is a compaction's copy being written: its commits are flagged partial
+    /// until `StorageEngine.sealCopy`.
+    var partialCommits: Bool
+    /// The file's physical size: the log, then zeros written ahead of it (see `extendAhead`).
+    private var physicalSize: UInt64
+    /// The lowest id the next commit may carry: a compacted copy goes on from the store it copies.
+    private var transactionFloor: UInt64 = 0
+    private var commitsSinceSuperblock = 0
+    private var superblockSequence: UInt64
+    private var lastSuperblockTxn: UInt64
+    /// Where frames are built; one, reused by every commit.
+    private let frame = FrameStream()
+    /// `.full` durability: each commit is synced (and flagged durable).
+    private let durable: Bool
+    private let superblockInterval: Int
+    private let initialMapSize: Int
+
+    init(file: any StorageFile, salt: UInt64, recovered: RecoveredState, physicalSize: UInt64,
+         partialCommits: Bool, options: StorageOptions) {
+        self.file = file
+        self.salt = salt
+        self.end = recovered.end
+        self.physicalSize = physicalSize
+        self.partialCommits = partialCommits
+        self.superblockSequence = recovered.superblockSequence
+        self.lastSuperblockTxn = recovered.txnId
+        self.durable = options.durability == .full
+        self.superblockInterval = options.superblockInterval
+        self.initialMapSize = options.initialMapSize
+    }
+
+    // MARK: Commit
+
+    /// Throws `commitsRefused` once a sync has failed.
+    func checkAccepting() throws {
+        if let failure { throw StorageError.commitsRefused(reason: failure) }
+    }
+
+    /// Refuses every further commit, for `reason`.
+    func refuse(_ reason: String) {
+        failure = reason
+    }
+
+    /// The id of the commit on top of `base`, or nil when none is owed: nothing changed, and no id
+    /// is owed since `raiseTransactionIds`. Throws `commitsRefused` once a sync has failed.
+    func nextTransactionId(after base: Snapshot, hasChanges: Bool) throws -> UInt64? {
+        try checkAccepting()
+        guard hasChanges || transactionFloor > base.txnId else { return nil }
+        return max(base.txnId + 1, transactionFloor)
+    }
+
+    /// Makes the next commit carry an id of at least `txnId`, even when it changes nothing.
+    /// Recovery accepts ids that go up by more than one.
+    func raiseTransactionIds(to txnId: UInt64) {
+        transactionFloor = max(transactionFloor, txnId)
+    }
+
+    /// Starts a frame at the log's end: the stream its node and value records are appended to.
+    func beginFrame() -> FrameStream {
+        frame.begin(file: file, at: end)
+        return frame
+    }
+
+    /// Ends the frame `beginFrame` started with its commit record, writes what is left of it
+    /// (synced, in `.full` durability) and returns the snapshot the commit makes, for the engine
+    /// to publish. `written`: the offsets of the frame's records, which readers need not verify
+    /// (the page cache holds what this process wrote).
+    func appendCommit(txnId: UInt64, catalogRoot: UInt64, liveBytes: UInt64, base: Snapshot,
+                      written: [UInt64]) throws -> Snapshot {
+        let commitOffset = frame.end
+        let newEnd = commitOffset + UInt64(CommitRecord.length)
+        // Map first: once the commit record is on disk the commit must not fail for want of a mapping.
+        var generation = base.generation
+        if newEnd > UInt64(generation.region.length) {
+            generation = MapGeneration(region: try file.map(length: MapGeneration.mappingLength(for: newEnd, minimum: initialMapSize)),
+                                       salt: salt)
+        }
+        let commit = CommitRecord(txnId: txnId, catalogRoot: catalogRoot, frameStart: end,
+                                  previousCommit: base.commitOffset, liveBytes: liveBytes,
+                                  timeMs: WallClock.milliseconds(),
+                                  flags: (durable ? CommitRecord.durableFlag : 0) | (partialCommits ? CommitRecord.partialFlag : 0))
+        let (record, offset) = try frame.appendRecord(length: CommitRecord.length)
+        commit.write(to: record, fileOffset: offset, salt: salt)
+        try writeFrame()
+        end = newEnd
+        for offset in written { generation.records.markVerified(offset) }
+        return Snapshot(txnId: commit.txnId, catalogRoot: catalogRoot, committedLength: newEnd,
+                        commitOffset: commitOffset, liveBytes: commit.liveBytes, generation: generation)
+    }
+
+    /// Writes the rest of the frame; in `.full` durability makes all of it durable.
+    private func writeFrame() throws {
+        guard durable else { return try frame.flush() }
+        do {
+            if frame.flushed == 0 {
+                // The whole frame in one durable write (one system call where the OS has it).
+                try frame.writeDurably()
+            } else {
+                try frame.flush()
+                try file.sync()
+            }
+        } catch {
+            // A plain write that failed made nothing durable and synced nothing: this commit
+            // fails, the store goes on. Any other failure may have been the sync's.
+            if !Self.isWriteFailure(error) {
+                failure = "a sync failed (\(error)); whether the last commit is on disk is unknown"
+            }
+            throw error
+        }
+    }
+
+    /// After the engine published `snapshot`, the commit `appendCommit` made: a checkpoint every
+    /// `superblockInterval` commits, then zeros ahead of the log.
+    func committed(_ snapshot: Snapshot) {
+        physicalSize = max(physicalSize, end)
+        commitsSinceSuperblock += 1
+        if commitsSinceSuperblock >= superblockInterval {
+            // The commit is visible already; a failed sync here refuses the next commits (with the
+            // reason) rather than failing this one.
+            try? checkpoint(snapshot, durableAlready: durable)
+        }
+        extendAhead()
+    }
+
+    /// Whether `error` is a write that failed before any sync was attempted.
+    private static func isWriteFailure(_ error: any Error) -> Bool {
+        guard case StorageError.io(let operation, let code, _) = error else { return false }
+        if operation == "pwrite" { return true }
+        // The durable write fails with these before it writes anything.
+        return code == ENOSPC || code == EDQUOT || code == EFBIG
+    }
+
+    // MARK: Zeros ahead
+
+    /// Keeps zeros written ahead of the log's end, so that a small commit overwrites blocks the
+    /// file already has instead of growing it: `fdatasync` then flushes data only, where a growing
+    /// file also makes the file system commit its journal. The zeros are synced with the next
+    /// commit. They are not part of the store: recovery stops at them (a zero length is no
+    /// record). A failure here only means no zeros ahead.
+    private func extendAhead() {
+        // Only a per-commit sync gains from it; without one (`.none`, in memory) the zeros would
+        // be writes for nothing.
+        guard durable, physicalSize < end + zerosAhead / 2 else { return }
+        guard writeZeros(upTo: end + zerosAhead) else { return }
+        // Synced now, so their blocks are allocated and the file's new size is on disk: later
+        // commits (synced by range) then overwrite allocated blocks and commit no metadata. A
+        // failed sync refuses further commits, as any failed sync does.
+        do {
+            try file.sync()
+        } catch {
+            failure = "a sync failed (\(error)); the store cannot promise durability any more"
+        }
+    }
+
+    /// How far ahead of the log's end `extendAhead` keeps zeros: a sixteenth of the log, at least
+    /// 1 MiB and at most 4 MiB. The commit that writes them waits for them (and their sync), so
+    /// the cap bounds that commit's latency; more would only make it rarer.
+    private var zerosAhead: UInt64 { UInt64(min(max(Int(end / 16), 1 << 20), 4 << 20)) }
+
+    /// Writes zeros from the physical end up to `target`; false when a write failed.
+    private func writeZeros(upTo target: UInt64) -> Bool {
+        guard let zeros = ZeroBytes.megabyte else { return false }
+        var at = max(physicalSize, end)
+        while at < target {
+            let n = Int(min(target - at, 1 << 20))
+            guard (try? file.write(UnsafeRawBufferPointer(start: zeros, count: n), at: at)) != nil else { return false }
+            at += UInt64(n)
+            physicalSize = at
+        }
+        return true
+    }
+
+    /// For a compacted copy about to replace a store's file: writes the zeros the store's commits
+    /// keep ahead of the log (this copy commits without syncs and keeps none), so that the first
+    /// commits after the swap do not wait for them. Not synced here. A failure only means none.
+    func writeZerosAhead() {
+        _ = writeZeros(upTo: end + zerosAhead)
+    }
+
+    // MARK: Checkpoints
+
+    /// Points a superblock slot at `snapshot`, the newest commit. The commit must be on disk
+    /// first: in `.full` it is (`durableAlready`); otherwise this syncs. The slot itself is not
+    /// synced: a torn slot fails its checksum and open uses the other one (or reads the log from
+    /// the start).
+    func checkpoint(_ snapshot: Snapshot, durableAlready: Bool) throws {
+        guard snapshot.txnId != lastSuperblockTxn, snapshot.commitOffset != 0 else { return }
+        if !durableAlready {
+            do {
+                try file.sync()
+            } catch {
+                failure = "a sync failed (\(error)); commits since the last sync may be lost"
+                throw error
+            }
+        }
+        commitsSinceSuperblock = 0
+        superblockSequence += 1
+        let slot = FileHeader.superblockOffsets[Int(superblockSequence % 2)]
+        let block = Superblock(sequence: superblockSequence, commitOffset: snapshot.commitOffset,
+                               txnId: snapshot.txnId, end: snapshot.committedLength)
+        // The commit is durable already; a failed superblock write only makes the next open read more.
+        try? block.encode(slotOffset: slot, salt: salt).withUnsafeBytes { try file.write($0, at: slot) }
+        lastSuperblockTxn = snapshot.txnId
+    }
+
+    /// At close: unless commits were refused, syncs, points a superblock at `snapshot` (so the
+    /// next open is quick) and syncs again. Failures are ignored: close cannot report them.
+    func syncAndCheckpoint(_ snapshot: Snapshot) {
+        guard failure == nil, (try? file.sync()) != nil else { return }
+        try? checkpoint(snapshot, durableAlready: true)
+        try? file.sync()
+    }
+
+    // MARK: The swap
+
+    /// What a log hands to the engine that takes over its file (see `handOver` and `adopt`).
+    struct Handover {
+        let file: any StorageFile
+        let salt: UInt64
+        let physicalSize: UInt64
+        let superblockSequence: UInt64
+    }
+
+    /// Records a superblock at `snapshot` (the data must be synced), so that the next open starts
+    /// at the newest commit instead of reading the whole log, and hands the file over. This log
+    /// must not be used after.
+    func handOver(at snapshot: Snapshot) -> Handover {
+        try? checkpoint(snapshot, durableAlready: true)
+        return Handover(file: file, salt: salt, physicalSize: physicalSize, superblockSequence: superblockSequence)
+    }
+
+    /// Makes `file` (the file of `handover`, maybe opened again under its new name) this log's
+    /// file, its newest commit `snapshot`. Returns the file it replaces, for the caller to close.
+    func adopt(_ handover: Handover, file newFile: any StorageFile, at snapshot: Snapshot) -> any StorageFile {
+        let old = file
+        file = newFile
+        salt = handover.salt
+        end = snapshot.committedLength
+        physicalSize = handover.physicalSize
+        commitsSinceSuperblock = 0
+        superblockSequence = handover.superblockSequence
+        lastSuperblockTxn = snapshot.txnId
+        return old
+    }
+}

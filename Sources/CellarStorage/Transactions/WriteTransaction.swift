@@ -1,0 +1,221 @@
+/// The one write transaction of a store: changes trees, sees its own changes, and either commits
+/// them all (one frame appended to the log, one sync in `.full` durability) or none.
+///
+/// Only one is open at a time per store; `StorageEngine.beginWrite` waits for the previous one to
+/// end. Readers are never blocked by it. Not thread-safe: use it from one thread at a time.
+///
+/// A thin API: it checks its handles and its state, records changed keys in the compaction
+/// journal, and hands every read and change to its `TreeMutator`; `commit` hands the mutator to
+/// `StorageEngine.commit`.
+///
+/// ```swift
+/// try engine.write { txn in
+///     let users = try txn.tree("users")!
+///     try txn.put(users, key: [0, 0, 0, 1], value: Array("Ada".utf8))
+/// }
+/// ```
+public final class WriteTransaction {
+    let engine: StorageEngine
+    /// The transaction's trees and their changes.
+    let mutator: TreeMutator
+    private(set) var isOpen = true
+    /// Where changes are recorded while a compaction runs (see `ChangeJournal`); nil otherwise.
+    let journal: ChangeJournal?
+
+    init(engine: StorageEngine, mutator: TreeMutator, journal: ChangeJournal?) {
+        self.engine = engine
+        self.mutator = mutator
+        self.journal = journal
+    }
+
+    deinit {
+        if isOpen { engine.endWrite(self) }
+    }
+
+    /// The id this transaction's commit will have.
+    public var transactionId: UInt64 { mutator.base.txnId + 1 }
+
+    // MARK: Trees
+
+    /// The tree named `name`; created (empty) when missing and `create` is true, else nil.
+    public func tree(_ name: String, create: Bool = true) throws -> Tree? {
+        try Dictionaries.refuseReserved(name)
+        return try openTree(name, create: create)
+    }
+
+    /// `tree`, for the engine's own trees too.
+    func openTree(_ name: String, create: Bool) throws -> Tree? {
+        try checkOpen()
+        guard let (state, created) = try mutator.openTree(name, create: create) else { return nil }
+        if created { journal?.recordCreated(tree: name) }
+        return Tree(state: state, owner: ObjectIdentifier(self))
+    }
+
+    /// Removes the tree named `name` and everything in it; false when there was none.
+    @discardableResult
+    public func dropTree(_ name: String) throws -> Bool {
+        try Dictionaries.refuseReserved(name)
+        guard let tree = try tree(name, create: false) else { return false }
+        journal?.recordDropped(tree: name)
+        try mutator.dropTree(tree.state)
+        return true
+    }
+
+    /// The names of the trees this transaction changed so far: created, written to (a put, or a
+    /// delete that found its key) or dropped. What a commit makes visible to readers; read it before
+    /// `commit()`, which ends the transaction.
+    public var changedTreeNames: Set<String> { mutator.changedTreeNames }
+
+    /// The names of all trees, including those created and without those dropped in this transaction.
+    public func treeNames() throws -> [String] {
+        try checkOpen()
+        return try mutator.treeNames()
+    }
+
+    // MARK: Reads
+
+    /// The value stored under `key` (this transaction's own changes included); nil when absent.
+    /// The bytes are valid until the next change in this transaction (a compressed value's,
+    /// decoded into memory of the transaction's, until it ends).
+    public func get(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        try storedValue(tree, key: key).map(mutator.keptBytes)
+    }
+
+    /// A copy of the value stored under `key`; nil when absent.
+    public func get(_ tree: Tree, key: [UInt8]) throws -> [UInt8]? {
+        try withValue(tree, key: key) { $0.map { Array($0) } }
+    }
+
+    /// Calls `body` with the value stored under `key` (nil when absent), valid during the call;
+    /// a compressed value is decoded into memory that lives for the call only.
+    public func withValue<R>(_ tree: Tree, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try mutator.withBytes(of: storedValue(tree, key: key), body)
+    }
+
+    /// Whether `key` is stored (its value is not read).
+    public func contains(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> Bool {
+        try storedValue(tree, key: key) != nil
+    }
+
+    /// What `lookup` found under a key.
+    public enum Lookup {
+        case absent
+        /// Stored as it is: the bytes in place, valid until the next change in the transaction.
+        case plain(UnsafeRawBufferPointer)
+        /// Stored compressed: read it with `withValue` (or `get`).
+        case compressed
+    }
+
+    /// Looks `key` up without decoding: for a hot path that reads values in place and takes the
+    /// slower `withValue` only for compressed ones (an update's old record).
+    public func lookup(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> Lookup {
+        guard let stored = try storedValue(tree, key: key) else { return .absent }
+        return stored.compressed ? .compressed : .plain(stored.bytes)
+    }
+
+    /// `withValue` with the key as an array.
+    public func withValue<R>(_ tree: Tree, key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try key.withUnsafeBytes { try withValue(tree, key: $0, body) }
+    }
+
+    @inline(__always)
+    private func storedValue(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> StoredValue? {
+        try check(tree)
+        return try mutator.storedValue(in: tree.state, key: key)
+    }
+
+    /// The number of entries in `tree`.
+    public func count(_ tree: Tree) throws -> Int {
+        try check(tree)
+        return tree.state.count
+    }
+
+    /// A cursor over `tree` that sees this transaction's changes.
+    public func cursor(_ tree: Tree) throws -> Cursor {
+        try check(tree)
+        return Cursor(source: mutator, tree: tree.state)
+    }
+
+    // MARK: Writes
+
+    /// Stores `value` under `key`, replacing what was there. With compression on, a value of at
+    /// least the threshold is stored compressed when that saves an eighth of it.
+    public func put(_ tree: Tree, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
+        try check(tree)
+        journal?.record(tree: tree.state.name, key: key)
+        try mutator.putNow(tree.state, key: key, value: value)
+    }
+
+    /// Stores `value` under `key`, replacing what was there.
+    public func put(_ tree: Tree, key: [UInt8], value: [UInt8]) throws {
+        try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try put(tree, key: k, value: v) } }
+    }
+
+    /// Removes `key`; false when it was not there.
+    @discardableResult
+    public func delete(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> Bool {
+        try check(tree)
+        journal?.record(tree: tree.state.name, key: key)
+        return try mutator.delete(state: tree.state, key: key)
+    }
+
+    /// Removes `key`; false when it was not there.
+    @discardableResult
+    public func delete(_ tree: Tree, key: [UInt8]) throws -> Bool {
+        try key.withUnsafeBytes { try delete(tree, key: $0) }
+    }
+
+    // MARK: End
+
+    /// Makes every change of this transaction durable (in `.full` durability) and visible to new
+    /// readers, as one commit. When it throws, nothing of this transaction is visible; after a
+    /// failed sync the store refuses further commits until it is reopened.
+    public func commit() throws {
+        try commit(beforeRelease: {})
+    }
+
+    /// `commit()`, then `committed` before the transaction ends: on this thread, while it still
+    /// holds the store's one writer slot, so the next write transaction begins after `committed`
+    /// returns and sees what it wrote (in memory; nothing it does is part of the commit). Not
+    /// called when the commit throws. For state a layer above keeps beside the store and hands
+    /// from one write transaction to the next.
+    public func commit(beforeRelease committed: () -> Void) throws {
+        try checkOpen()
+        defer { finish() }
+        try mutator.applyAllDeferred()
+        try engine.commit(mutator)
+        committed()
+    }
+
+    /// Discards every change of this transaction.
+    public func abort() {
+        guard isOpen else { return }
+        finish()
+    }
+
+    private func finish() {
+        isOpen = false
+        mutator.reset()
+        engine.endWrite(self)
+    }
+
+    func checkOpen() throws {
+        guard isOpen else { throw StorageError.transactionClosed }
+    }
+
+    /// Checks `tree`'s handle, then applies the puts it holds back (see `putDeferred`): what
+    /// every operation on a tree does first.
+    private func check(_ tree: Tree) throws {
+        try checkHandle(tree)
+        if tree.state.hasDeferred { try mutator.applyDeferred(tree.state) }
+    }
+
+    /// Throws unless this transaction is open and `tree` is a live handle of it.
+    func checkHandle(_ tree: Tree) throws {
+        try checkOpen()
+        guard tree.owner == ObjectIdentifier(self) else {
+            throw StorageError.illegalArgument("tree \"\(tree.name)\" was opened in another transaction")
+        }
+        guard !tree.state.dropped else { throw StorageError.treeNotFound(tree.name) }
+    }
+}

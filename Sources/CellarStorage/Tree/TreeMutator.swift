@@ -1,0 +1,189 @@
+/// The copy-on-write B+tree of one write transaction: the layer under `WriteTransaction`'s API
+/// (as SQLite's btree is under its VDBE, LMDB's cursor code under `MDB_txn`). It holds the trees
+/// the transaction opened (`TreeState`, the catalog among them), the nodes it changed
+/// (`DirtyNodes`) and the out-of-line values waiting for the commit (`PendingValue`), and it is
+/// the `NodeSource` the transaction's reads and cursors go through, so they see its changes.
+///
+/// - `TreeMutator+Mutation.swift`: puts and deletes (path copying, splits, merges).
+/// - `TreeMutator+Compression.swift`: which values are stored compressed, and with which dictionary.
+/// - `TreeMutator+DeferredPuts.swift`: held-back puts, applied in key order.
+/// - `TreeMutator+Frame.swift`: the frame a commit writes (`StorageEngine.commit` calls it).
+///
+/// It knows nothing of the engine: what it needs (the options, the compressor, the dictionary
+/// cache, the decoding contexts) is handed to it. Not thread-safe, like its transaction.
+final class TreeMutator: NodeSource {
+    /// The commit this transaction started from.
+    let base: Snapshot
+    /// The records of the base snapshot's map (kept alive by `base`), held as a struct: reading a
+    /// committed node then costs no reference counting.
+    let baseRecords: MappedRecords
+    let nodeSize: Int
+    /// Values at most this long are stored inside their leaf; longer ones in a record of their own.
+    let inlineLimit: Int
+    /// Values at least this long are offered to the compressor (`Int.max`: no compression).
+    let compressionThreshold: Int
+    /// Compresses values; nil when the store does not.
+    let compressor: ValueCompressor?
+    /// Whether compaction trains dictionaries for the store's trees (see `dictionary(for:level:)`).
+    let trainsDictionaries: Bool
+    /// The engine's compression dictionaries, shared by its write transactions.
+    let dictionaries: CompressionDictionaryCache
+    private let codecs: ValueCodecs
+    private var madeDecoder: ValueDecoder?
+
+    /// The nodes this transaction changed, by the index in their dirty reference.
+    let dirty = DirtyNodes()
+    /// Out-of-line values waiting for the commit, by the index in their dirty reference.
+    let pending = Indirect<[PendingValue?]>([])
+    /// The trees this transaction opened, by name.
+    var trees: [String: TreeState] = [:]
+    let catalog: TreeState
+    /// Offsets of the node and value records this transaction's commit wrote.
+    var writtenRecords: [UInt64] = []
+    /// Live bytes of trees dropped in this transaction (subtracted from the total at commit).
+    var droppedBytes: Int64 = 0
+    /// The trees dropped in this transaction, by name (see `changedTreeNames`).
+    private var droppedTrees: Set<String> = []
+    /// Counts changes (see `NodeSource.mutationCount`); indirect, as it changes on every put.
+    private let mutations = Indirect(0)
+    var mutationCount: Int { mutations.value }
+
+    init(base: Snapshot, options: StorageOptions, compressor: ValueCompressor?, dictionaries: CompressionDictionaryCache,
+         codecs: ValueCodecs) {
+        self.base = base
+        self.baseRecords = base.generation.records
+        self.nodeSize = options.nodeSize
+        self.inlineLimit = options.nodeSize / 4
+        self.compressor = compressor
+        self.compressionThreshold = compressor == nil ? Int.max : options.compressionThreshold
+        self.trainsDictionaries = options.compression.trainsDictionaries
+        self.dictionaries = dictionaries
+        self.codecs = codecs
+        self.catalog = TreeState(name: "", root: base.catalogRoot, count: 0, bytes: 0)
+    }
+
+    deinit {
+        mutations.free()
+        dirty.free()
+        pending.free()
+    }
+
+    /// Forgets every change (the transaction ended: committed or aborted).
+    func reset() {
+        dirty.removeAll()
+        pending.value = []
+        trees = [:]
+        droppedTrees = []
+    }
+
+    func noteMutation() { mutations.value &+= 1 }
+
+    // MARK: NodeSource
+
+    var limit: UInt64 { base.commitOffset }
+    var isMutable: Bool { true }
+
+    @inline(__always)
+    func node(_ ref: UInt64, below: UInt64) throws -> NodeView {
+        if ref & dirtyTag != 0 { return dirtyView(ref) }
+        return try baseRecords.node(at: ref, below: below, limit: base.committedLength)
+    }
+
+    func outOfLineValue(_ ref: UInt64, length: Int, below: UInt64) throws -> UnsafeRawBufferPointer {
+        if ref & dirtyTag != 0 { return pending.value[Int(ref & ~dirtyTag)]!.bytes }
+        return try baseRecords.value(at: ref, length: length, below: below, limit: base.committedLength)
+    }
+
+    var catalogRootRef: UInt64 { catalog.root }
+
+    func reservedTreeRoot(_ name: String) throws -> UInt64? {
+        if let state = trees[name] { return state.root }
+        return try catalogTreeRoot(name)
+    }
+
+    var decoder: ValueDecoder {
+        if let madeDecoder { return madeDecoder }
+        let made = ValueDecoder(codecs: codecs)
+        madeDecoder = made
+        return made
+    }
+
+    // MARK: Trees
+
+    /// The tree named `name` (the engine's own trees too); created (empty) when missing and
+    /// `create` is true, else nil. `created`: it was.
+    func openTree(_ name: String, create: Bool) throws -> (state: TreeState, created: Bool)? {
+        if let state = trees[name] { return (state, false) }
+        let nameBytes = Array(name.utf8)
+        guard nameBytes.count <= StorageLimits.maxTreeNameSize else {
+            throw StorageError.tooLarge(what: "tree name", size: nameBytes.count, limit: StorageLimits.maxTreeNameSize)
+        }
+        let state: TreeState
+        var created = false
+        if let value = try nameBytes.withUnsafeBytes({ try get(root: catalog.root, key: $0) }) {
+            let entry = try CatalogEntry.decode(value, name: name, at: base.catalogRoot)
+            state = TreeState(name: name, root: entry.root, count: entry.count, bytes: entry.bytes)
+        } else {
+            guard create else { return nil }
+            created = true
+            state = TreeState(name: name, root: 0, count: 0, bytes: 0)
+            state.modified = true
+            // Record it in the catalog now, so that `treeNames` sees it; the root is filled in at commit.
+            try nameBytes.withUnsafeBytes { name in
+                try CatalogEntry.encode(root: 0, count: 0, bytes: 0).withUnsafeBytes { try put(state: catalog, key: name, value: $0) }
+            }
+        }
+        trees[name] = state
+        return (state, created)
+    }
+
+    /// Removes the tree of `state` and everything in it.
+    func dropTree(_ state: TreeState) throws {
+        let name = state.name
+        droppedBytes = droppedBytes &+ state.bytes
+        state.finger.pointee.forget()
+        state.deferred = nil
+        state.hasDeferred = false
+        state.dropped = true
+        state.root = 0
+        state.count = 0
+        trees[name] = nil
+        droppedTrees.insert(name)
+        _ = try Array(name.utf8).withUnsafeBytes { try delete(state: catalog, key: $0) }
+        noteMutation()
+    }
+
+    /// The names of the trees changed so far: created, written to (a put, or a delete that found
+    /// its key) or dropped.
+    var changedTreeNames: Set<String> {
+        var names = droppedTrees
+        for (name, state) in trees where state.modified { names.insert(name) }
+        return names
+    }
+
+    /// The names of all trees, including those created and without those dropped so far.
+    func treeNames() throws -> [String] {
+        var names: [String] = []
+        try Cursor(source: self, tree: catalog).scan { key, _ in
+            if key.first != 0 { names.append(String(decoding: key, as: UTF8.self)) }
+            return true
+        }
+        return names
+    }
+
+    // MARK: Reads
+
+    /// The value stored under `key` in `tree`, as stored; the tree's finger is tried first.
+    @inline(__always)
+    func storedValue(in tree: TreeState, key: UnsafeRawBufferPointer) throws -> StoredValue? {
+        let finger = tree.finger
+        if let leaf = finger.pointee.leaf(for: key.nonNullBase, key.count) {
+            let view = dirtyView(leaf)
+            let (index, found) = view.lowerBound(key.nonNullBase, key.count, hint: finger.pointee.hint)
+            guard found else { return nil }
+            finger.pointee.hint = index
+            return try storedValue(of: view, at: index, below: limit)
+        }
+        return try storedValue(root: tree.root, key: key)
+    }
+}
