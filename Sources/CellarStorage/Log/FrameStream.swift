@@ -4,7 +4,7 @@ import Dispatch
 /// large transaction never holds its whole frame in memory and a small one allocates nothing (the
 /// engine keeps one stream and reuses it). 1 MiB, not more: the two buffers then stay in the
 /// processor's caches while they are filled and written (4 MiB ones made steps a and d of crud
-/// 1.2–1.6× slower, the copies into them missing the cache; docs/performance.md).
+/// 1.2–1.6× slower, the copies into them missing the cache; docs/performance-log.md).
 ///
 /// A buffer that fills is written (`pwrite`) on a queue of the stream's while the next one is
 /// built in a second buffer: the kernel's copy of a large frame into the page cache, a quarter of

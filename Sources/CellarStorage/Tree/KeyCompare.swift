@@ -3,7 +3,7 @@
 /// Two implementations are kept so the micro-benchmark can compare them: `simd` skips equal
 /// 16-byte chunks with one `SIMD16<UInt8>` compare and finds the first difference in a differing
 /// chunk with two big-endian 64-bit loads; `bytes` is the plain loop. `compare` is the one the
-/// engine uses; see docs/performance.md for the measurement that chose it.
+/// engine uses; see docs/performance-log.md for the measurement that chose it.
 public enum KeyCompare {
     /// The comparison the engine uses: negative, zero or positive like `memcmp`, with length as
     /// the tie-breaker.
