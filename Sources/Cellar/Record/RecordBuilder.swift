@@ -54,7 +54,7 @@ public final class RecordBuilder {
     @_spi(CellarGenerated) public func begin(slotCount: Int) { start(slotCount: slotCount) }
 
     /// `begin(slotCount:)` for the library's own inlinable code (which cannot call SPI).
-    @usableFromInline
+    @usableFromInline @inline(__always)
     func start(slotCount: Int) {
         precondition(slotCount >= 0 && slotCount <= RecordLayout.maxSlots, "slot count \(slotCount) out of range")
         let length = RecordLayout.headerSize + 2 * slotCount

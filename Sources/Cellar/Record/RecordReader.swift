@@ -163,7 +163,7 @@ public struct RecordReader {
     }
 
     /// `bytes(slot:)` for the library's own inlinable code (which cannot call SPI).
-    @usableFromInline
+    @usableFromInline @inline(__always)
     func field(slot: Int) throws -> UnsafeRawBufferPointer? {
         guard let at = try offset(slot, size: 4) else { return nil }
         let length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
@@ -179,7 +179,7 @@ public struct RecordReader {
     }
 
     /// `string(slot:)` for the library's own inlinable code (which cannot call SPI).
-    @usableFromInline
+    @usableFromInline @inline(__always)
     func text(slot: Int) throws -> String? {
         guard let bytes = try field(slot: slot) else { return nil }
         let utf8 = bytes.assumingMemoryBound(to: UInt8.self)
