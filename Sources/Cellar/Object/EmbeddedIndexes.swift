@@ -80,6 +80,9 @@ final class EmbeddedIndexes: Sendable {
         singlePath = Set(types.filter { paths[$0.key] == 1 }.flatMap { $0.value.indexed.map { $0.index!.id } })
     }
 
+    /// Whether `index` (of an embedded type's property) is one of these.
+    func contains(_ index: IndexSchema) -> Bool { indexed.contains { $0.index!.id == index.id } }
+
     /// The keys of object `id` in each embedded index (by index ID), from its `record`: sorted,
     /// none repeated. An index without keys for the object is left out.
     func keys(of record: RecordReader, id: Id) throws -> [UInt32: [[UInt8]]] {

@@ -52,7 +52,7 @@ extension Store {
 
     /// The entities whose records hold values for `index` of an embedded type, in ID order.
     func owners(of index: IndexSchema) -> [EntitySchema] {
-        schemasById.values.filter { $0.embeddedIndexes?.indexed.contains { $0.index!.id == index.id } ?? false }
+        schemasById.values.filter { $0.embeddedIndexes?.contains(index) ?? false }
             .sorted { $0.id.id < $1.id.id }
     }
 

@@ -86,6 +86,16 @@ final class PropertySchema: Sendable {
     }
 }
 
+extension PropertySchema {
+    /// A schema for the number of elements of this list, set or map (or list of embedded
+    /// objects): a 64-bit integer, for `count` conditions.
+    var counter: PropertySchema {
+        let entity = String(qualifiedName.prefix { $0 != "." })
+        return PropertySchema(ModelProperty(name: "\(name).count", id: IdUid(id: id, uid: 0), type: .long),
+                              entity: entity, indexOrdinal: nil)
+    }
+}
+
 extension PropertySchema.Kind {
     var isString: Bool {
         if case .string = self { return true }

@@ -42,7 +42,7 @@ package enum RecordCheck {
                 let schemas = Store.schemas(of: model)
                 for schema in schemas {
                     for property in schema.indexed where markers[property.index!.id] != nil {
-                        let owners = schema.isEmbedded ? schemas.filter { $0.embeddedIndexes?.indexed.contains { $0.index!.id == property.index!.id } ?? false } : [schema]
+                        let owners = schema.isEmbedded ? schemas.filter { $0.embeddedIndexes?.contains(property.index!) ?? false } : [schema]
                         summary.indexEntries += try verifyIndex(property, of: owners, embedded: schema.isEmbedded, in: txn)
                     }
                     for relation in schema.relations {

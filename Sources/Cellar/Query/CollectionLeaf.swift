@@ -46,7 +46,7 @@ struct CollectionLeaf {
         }
         switch condition.subject {
         case .count:
-            mode = .count(try CompiledLeaf(condition, property: Self.counter(property)))
+            mode = .count(try CompiledLeaf(condition, property: property.counter))
         case .path(let steps):
             guard isMap else { throw refuse("a key is for map properties; \(property.name) is a \(property.type)") }
             guard steps.count == 1, case .key(let key) = steps[0] else {
@@ -63,7 +63,7 @@ struct CollectionLeaf {
                 mode = .all(try condition.values.map { try element(.equal, [$0]) })
             case .isEmpty:
                 mode = .count(try CompiledLeaf(PropertyCondition(PropertyRef(id: property.id, name: property.name), .equal, [.integer(0)]),
-                                               property: Self.counter(property)))
+                                               property: property.counter))
             case .containsKey where isMap:
                 guard condition.values.count == 1, case .string(let key) = condition.values[0] else { throw refuse("takes one String key") }
                 mode = .key(Array(key.utf8), try element(.isNotNil, []))
@@ -75,12 +75,6 @@ struct CollectionLeaf {
         }
     }
 
-    /// A schema for the number of elements of `property`: a 64-bit integer.
-    private static func counter(_ property: PropertySchema) -> PropertySchema {
-        let entity = String(property.qualifiedName.prefix { $0 != "." })
-        return PropertySchema(ModelProperty(name: "\(property.name).count", id: IdUid(id: property.id, uid: 0), type: .long),
-                              entity: entity, indexOrdinal: nil)
-    }
 
     /// Whether the property's stored value (the collection's payload; nil: absent) meets the
     /// condition. An absent collection is empty.

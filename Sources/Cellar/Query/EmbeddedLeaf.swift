@@ -77,29 +77,23 @@ extension QueryBuilder {
     /// a list `isEmpty` and `count`.
     static func compileOnEmbedded(_ condition: PropertyCondition, property: PropertySchema, schema: EntitySchema,
                                   store: Store) throws -> CompiledCondition {
-        let embedded = try store.embeddedSchema(of: property)
-        let list = EmbeddedLeaf(property: property, schema: embedded, mode: .count(try CompiledLeaf(
-            PropertyCondition(PropertyRef(id: property.id, name: "\(property.name).count"), .equal, [.integer(0)]),
-            property: counter(property))))
+        let isList = if case .embedded(true) = property.kind { true } else { false }
+        func count(_ count: PropertyCondition) throws -> CompiledCondition {
+            .embedded(EmbeddedLeaf(property: property, schema: try store.embeddedSchema(of: property),
+                                   mode: .count(try CompiledLeaf(count, property: property.counter))))
+        }
         switch (condition.subject, condition.operation) {
         case (.value, .isNil), (.value, .isNotNil):
             return .leaf(try CompiledLeaf(condition, property: property))
-        case (.value, .isEmpty) where list.isList:
-            return .embedded(list)
-        case (.count, _) where list.isList:
-            var count = condition
-            count.subject = .value
-            return .embedded(EmbeddedLeaf(property: property, schema: embedded, mode: .count(try CompiledLeaf(count, property: counter(property)))))
+        case (.value, .isEmpty) where isList:
+            return try count(PropertyCondition(PropertyRef(id: property.id, name: "\(property.name).count"), .equal, [.integer(0)]))
+        case (.count, _) where isList:
+            var counted = condition
+            counted.subject = .value
+            return try count(counted)
         default:
-            throw CellarError.illegalArgument("query condition \(condition.description): \(property.qualifiedName) holds \(list.isList ? "a list of " : "")embedded \(property.embeddedType ?? "") objects: compare their properties (`\(property.name).someProperty == …`), or use any { … }, isNil, isNotNil\(list.isList ? ", isEmpty or count" : "")")
+            throw CellarError.illegalArgument("query condition \(condition.description): \(property.qualifiedName) holds \(isList ? "a list of " : "")embedded \(property.embeddedType ?? "") objects: compare their properties (`\(property.name).someProperty == …`), or use any { … }, isNil, isNotNil\(isList ? ", isEmpty or count" : "")")
         }
-    }
-
-    /// A schema for the number of elements of `property`: a 64-bit integer.
-    private static func counter(_ property: PropertySchema) -> PropertySchema {
-        let entity = String(property.qualifiedName.prefix { $0 != "." })
-        return PropertySchema(ModelProperty(name: "\(property.name).count", id: IdUid(id: property.id, uid: 0), type: .long),
-                              entity: entity, indexOrdinal: nil)
     }
 }
 
