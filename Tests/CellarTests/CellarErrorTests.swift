@@ -66,4 +66,24 @@ import Testing
         #expect(error.description == "a new kind of failure")
         #expect(error.code != .schema)
     }
+
+    @Test func aChangedCopyLeavesTheOriginalAlone() {
+        let original = CellarError.notFound(entity: "Note", id: 7)
+        var changed = original
+        changed.id = 8
+        changed.message = "moved"
+        #expect(original.id == 7)
+        #expect(original.message == "no Note with id 7 is stored")
+        #expect(changed.id == 8 && changed.entity == "Note" && changed.message == "moved")
+        #expect(changed != original)
+        changed.id = 7
+        changed.message = original.message
+        #expect(changed == original)
+    }
+
+    /// An error is kept inside hot values (a box holds its schema look-up as a `Result`): its
+    /// size is the code and one reference, so that copying such a value stays a few moves.
+    @Test func anErrorIsThreeWordsWide() {
+        #expect(MemoryLayout<CellarError>.size <= 3 * MemoryLayout<Int>.size)
+    }
 }

@@ -64,38 +64,101 @@ public struct CellarError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// What kind of failure this is.
     public var code: Code
+    /// The message and the values involved, in one shared reference: an error is two words wide,
+    /// so that a `Result` or an optional holding one (a box keeps its schema look-up as a
+    /// `Result`) stays small and copies without calling `memcpy`.
+    private var details: Details
+
     /// What happened, in words: for `.schema`, `.fileCorrupt`, `.illegalArgument` and
     /// `.cannotRelateToUnsavedEntities` the details (the entity or property, the values in
     /// conflict, what to do); for the others the whole sentence `description` is.
-    public var message: String
+    public var message: String {
+        get { details.message }
+        set { update { $0.message = newValue } }
+    }
     /// The entity involved: of the object not found or already stored (`.notFound`,
     /// `.idAlreadyExists`), of the box an identifier was passed to (`.identifierOfAnotherEntity`).
-    public var entity: String?
+    public var entity: String? {
+        get { details.entity }
+        set { update { $0.entity = newValue } }
+    }
     /// The object id involved (`.notFound`, `.idAlreadyExists`).
-    public var id: Id?
+    public var id: Id? {
+        get { details.id }
+        set { update { $0.id = newValue } }
+    }
     /// The property involved (`.uniqueViolation`: `Entity.property`).
-    public var property: String?
+    public var property: String? {
+        get { details.property }
+        set { update { $0.property = newValue } }
+    }
     /// The value involved, as text (`.uniqueViolation`: strings quoted).
-    public var value: String?
+    public var value: String? {
+        get { details.value }
+        set { update { $0.value = newValue } }
+    }
     /// How many objects matched (`.nonUniqueResult`).
-    public var count: Int?
+    public var count: Int? {
+        get { details.count }
+        set { update { $0.count = newValue } }
+    }
     /// The persistent identifier involved, as text (`.identifierOfAnotherEntity`).
-    public var identifier: String?
+    public var identifier: String? {
+        get { details.identifier }
+        set { update { $0.identifier = newValue } }
+    }
     /// The engine's error (`.storage`).
-    public var storageError: StorageError?
+    public var storageError: StorageError? {
+        get { details.storageError }
+        set { update { $0.storageError = newValue } }
+    }
 
     /// An error of `code` with `message` and the values involved.
     public init(_ code: Code, message: String, entity: String? = nil, id: Id? = nil, property: String? = nil,
                 value: String? = nil, count: Int? = nil, identifier: String? = nil, storageError: StorageError? = nil) {
         self.code = code
-        self.message = message
-        self.entity = entity
-        self.id = id
-        self.property = property
-        self.value = value
-        self.count = count
-        self.identifier = identifier
-        self.storageError = storageError
+        self.details = Details(message: message, entity: entity, id: id, property: property, value: value,
+                               count: count, identifier: identifier, storageError: storageError)
+    }
+
+    public static func == (a: CellarError, b: CellarError) -> Bool {
+        a.code == b.code && (a.details === b.details || a.details.sameValues(as: b.details))
+    }
+
+    /// Changes the details, copying them first when another error shares them.
+    private mutating func update(_ change: (Details) -> Void) {
+        if !isKnownUniquelyReferenced(&details) { details = details.copy() }
+        change(details)
+    }
+
+    /// An error's message and values. Changed only through `update`, which copies a shared one
+    /// first: once an error is shared across threads, its details are never written again.
+    private final class Details: @unchecked Sendable {
+        var message: String
+        var entity: String?
+        var id: Id?
+        var property: String?
+        var value: String?
+        var count: Int?
+        var identifier: String?
+        var storageError: StorageError?
+
+        init(message: String, entity: String?, id: Id?, property: String?, value: String?, count: Int?,
+             identifier: String?, storageError: StorageError?) {
+            (self.message, self.entity, self.id, self.property) = (message, entity, id, property)
+            (self.value, self.count, self.identifier, self.storageError) = (value, count, identifier, storageError)
+        }
+
+        func copy() -> Details {
+            Details(message: message, entity: entity, id: id, property: property, value: value, count: count,
+                    identifier: identifier, storageError: storageError)
+        }
+
+        func sameValues(as other: Details) -> Bool {
+            message == other.message && entity == other.entity && id == other.id && property == other.property
+                && value == other.value && count == other.count && identifier == other.identifier
+                && storageError == other.storageError
+        }
     }
 
     /// The message with what to do, as Cellar has always worded it.
