@@ -129,6 +129,18 @@ import Testing
         #expect(count == 2)
     }
 
+    @Test func theWordListTokenizesAsTheSlowTokenizerSays() {
+        let words = WordList.words
+        #expect(words.count > 4_000)
+        #expect(words.contains("Düsseldorf"))
+        #expect(!words.contains { $0.contains("'") })
+        for word in words {
+            #expect(tokens(word) == SlowTokenizer.tokens(of: word), "\(word)")
+            #expect(!tokens(word).isEmpty, "\(word)")
+        }
+        #expect(tokens(words.joined(separator: " ")).count >= words.count)
+    }
+
     // MARK: Randomized comparison
 
     @Test func randomTextTokenizesAsTheSlowTokenizerSays() {
