@@ -75,11 +75,12 @@ let package = Package(
             swiftSettings: strict
         ),
         // Shared by the tests and the crash child: seeded workloads, an in-memory model, the
-        // fault-injecting file.
+        // fault-injecting file, a word list (scripts/make-word-list.sh).
         .target(
             name: "CellarTestSupport",
             dependencies: ["Cellar", "CellarStorage"],
             path: "Tests/CellarTestSupport",
+            resources: [.copy("Resources/words.txt")],
             swiftSettings: strict
         ),
         // A child process for the kill -9 test: commits and reports acknowledged commits.

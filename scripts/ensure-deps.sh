@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the system packages Cellar builds against, when they are missing:
-#   libzstd-dev (always), liblmdb-dev and libsqlite3-dev (with --bench: the Benchmarks package
-#   compares against LMDB, and crud against SQLite through GRDB, which links the system SQLite).
+#   libzstd-dev (always), liblmdb-dev, libsqlite3-dev and wamerican (with --bench: the Benchmarks
+#   package compares against LMDB, and crud against SQLite through GRDB, which links the system
+#   SQLite; wamerican's /usr/share/dict/words is the source scripts/make-word-list.sh derives the
+#   committed test word list from, and the text the full-text benchmarks index).
 # Debian/Ubuntu through apt-get (as root, or with sudo); macOS through Homebrew.
 set -euo pipefail
 
 want=(libzstd-dev)
-if [[ "${1:-}" == "--bench" ]]; then want+=(liblmdb-dev libsqlite3-dev); fi
+if [[ "${1:-}" == "--bench" ]]; then want+=(liblmdb-dev libsqlite3-dev wamerican); fi
 
 if [[ "$(uname -s)" == "Darwin" ]]; then
     brew list zstd >/dev/null 2>&1 || brew install zstd
