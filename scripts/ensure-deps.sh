@@ -2,8 +2,8 @@
 # Installs the system packages Cellar builds against, when they are missing:
 #   libzstd-dev (always), liblmdb-dev, libsqlite3-dev and wamerican (with --bench: the Benchmarks
 #   package compares against LMDB, and crud against SQLite through GRDB, which links the system
-#   SQLite; wamerican's /usr/share/dict/words is the source scripts/make-word-list.sh derives the
-#   committed test word list from, and the text the full-text benchmarks index).
+#   SQLite; wamerican's word list is what scripts/make-word-list.sh derives the committed test
+#   word list from, and the text the full-text benchmarks index).
 # Debian/Ubuntu through apt-get (as root, or with sudo); macOS through Homebrew.
 set -euo pipefail
 

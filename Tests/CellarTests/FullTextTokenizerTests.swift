@@ -50,6 +50,10 @@ import Testing
         #expect(tokens("x ❤️ y") == ["x", "y"])
         // Marks that are not diacritics stay (the Devanagari vowel signs); the virama is a diacritic.
         #expect(tokens("हिन्दी भाषा") == ["\u{939}\u{93F}\u{928}\u{926}\u{940}", "भाषा"])
+        // A character whose fold is several scalars (Tibetan GHA decomposes into GA and a
+        // subjoined HA, a mark that is no diacritic).
+        #expect(tokens("\u{0F43}") == ["\u{0F42}\u{0FB7}"])
+        #expect(tokens("x\u{0F43}y") == SlowTokenizer.tokens(of: "x\u{0F43}y"))
         // Variation selectors go.
         #expect(tokens("葛\u{E0100}") == ["葛"])
     }
@@ -92,6 +96,10 @@ import Testing
         #expect(tokens(String(repeating: "É", count: 33)) == [String(repeating: "e", count: 33)])
         #expect(tokens(String(repeating: "ж", count: 32)) == [String(repeating: "ж", count: 32)])
         #expect(tokens("x " + String(repeating: "ж", count: 33) + " y") == ["x", "y"])
+        // At the limit, the last character's whole fold counts.
+        #expect(tokens(String(repeating: "a", count: 63) + "É") == [String(repeating: "a", count: 63) + "e"])
+        #expect(tokens(String(repeating: "a", count: 63) + "Ж") == [])
+        #expect(tokens(String(repeating: "a", count: 62) + "\u{0F43}") == [])
         // Dropped diacritics do not count.
         #expect(tokens(String(repeating: "e\u{301}", count: 64)) == [String(repeating: "e", count: 64)])
     }

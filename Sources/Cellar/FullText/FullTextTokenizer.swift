@@ -6,7 +6,8 @@ import Foundation
 ///
 /// - A token is a word: a run of letters (general category `L*`), digits and other numbers
 ///   (`N*`) and marks (`M*`). Everything else (whitespace, punctuation, symbols, emoji, control
-///   characters) separates words. Bytes that are not valid UTF-8 separate words too.
+///   characters) separates words: `don't` is `don` and `t`, `snake_case` is `snake` and `case`,
+///   `3.14` is `3` and `14`. Bytes that are not valid UTF-8 separate words too.
 /// - A mark belongs to the word it follows (or to the single-character token of Han or kana it
 ///   follows); a mark that follows no word (after a space, a symbol or an emoji) is ignored.
 /// - Each Han ideograph, Hiragana and Katakana character is a token of its own, with the marks
