@@ -142,6 +142,8 @@ public struct PropertyDescription: Hashable, Sendable {
         case value
         case hash
         case hash64
+        /// `index = "fulltext"`: the words of a String (Cellar's extension, flag `fullTextIndex`).
+        case fullText
     }
 
     /// Gives the property an index of `kind`, with its flags (indexed, and hash or hash64).
@@ -152,6 +154,7 @@ public struct PropertyDescription: Hashable, Sendable {
         case .value: break
         case .hash: flags.insert(.indexHash)
         case .hash64: flags.insert(.indexHash64)
+        case .fullText: flags.insert(.fullTextIndex)
         }
     }
 

@@ -165,7 +165,18 @@ extension Scan {
         for annotation in [annotations.index, annotations.unique].compactMap({ $0 }) where !stored.isIndexable {
             throw GeneratorError("\(annotation.quoted) is on \(subject), which is stored as \(stored.swiftName): Cellar, like ObjectBox, cannot index Float, Double or byte vector (Data, [UInt8]) properties; remove the annotation", at: annotation.location)
         }
-        if let index = annotations.index, let kind = annotations.indexKind, kind != .value, stored.propertyType != .string {
+        if let index = annotations.index, annotations.indexKind == .fullText {
+            guard stored.propertyType == .string, property.conversion == .none else {
+                throw GeneratorError("\(index.quoted) is on \(subject), which is stored as \(stored.swiftName): a full-text index is for String properties (their words are indexed); use `// cellar: index` for a value index", at: index.location)
+            }
+            if let other = annotations.unique ?? annotations.primaryKey {
+                throw GeneratorError("\(index.quoted) and \(other.quoted) are both on \(subject): a full-text index holds words, not whole values, so it cannot check uniqueness; remove one of them", at: other.location)
+            }
+            guard !entity.isEmbedded else {
+                throw GeneratorError("\(index.quoted) is on \(subject), in the embedded type \(entity.qualifiedName): full-text indexes are on an entity's own String properties (`matches` still searches an embedded object's text, by reading it); remove the annotation", at: index.location)
+            }
+        }
+        if let index = annotations.index, let kind = annotations.indexKind, kind != .value, kind != .fullText, stored.propertyType != .string {
             throw GeneratorError("\(index.quoted) is on \(subject), which is stored as \(stored.swiftName): hash indexes are for String properties; use `// cellar: index` (a value index)", at: index.location)
         }
         // As in ObjectBox, a String's index is a hash index unless `index = "value"` says otherwise.
@@ -262,6 +273,9 @@ extension Scan {
             throw GeneratorError("\(unique.quoted) is on \(subject), \(what): a collection cannot be unique (its index has a key per element); remove it, or use `// cellar: index`", at: unique.location)
         }
         if let index = annotations.index, var kind = annotations.indexKind {
+            guard kind != .fullText else {
+                throw GeneratorError("\(index.quoted) is on \(subject), \(what): a full-text index is for a String property (its words are indexed); use `// cellar: index` for an index of the elements", at: index.location)
+            }
             guard collection.kind != .map else {
                 throw GeneratorError("\(index.quoted) is on \(subject), a map: lists and sets can be indexed (a key per element), maps cannot; remove the annotation", at: index.location)
             }

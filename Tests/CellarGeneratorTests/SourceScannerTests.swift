@@ -438,6 +438,9 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         let label = try #require(thing.property("label"))
         #expect(label.modelName == "label_v2" && label.uid == .some(.some(UInt64(Int64.max))))
         #expect(thing.property("plain")?.flags == .indexed && thing.property("plain")?.index == .value)
+        let searched = try entity("class S: Entity {\n    var id: Id = 0\n    // cellar: index = \"fulltext\"\n    var text: String?\n}")
+        #expect(searched.property("text")?.flags == [.indexed, .fullTextIndex] && searched.property("text")?.index == .fullText)
+        #expect(searched.property("text")?.flags.rawValue == 536_870_920)
         #expect(thing.property("hashed")?.flags == [.indexed, .indexHash] && thing.property("hashed")?.index == .hash)
         #expect(thing.property("hashed")?.flags.rawValue == 2056)
         #expect(thing.property("hashed64")?.flags == [.indexed, .indexHash64] && thing.property("hashed64")?.index == .hash64)
@@ -665,7 +668,7 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         check("name = Foo", "the value is not valid JSON")
         check("name = \"\"", "the name must be non-empty")
         check("name", "the new name is missing")
-        check("index = \"btree\"", "the index kind must be \"value\", \"hash\" or \"hash64\"; write `index`, `index = \"hash\"`")
+        check("index = \"btree\"", "the index kind must be \"value\", \"hash\", \"hash64\" or \"fulltext\"; write `index`, `index = \"hash\"`")
         check("index = hash", "the value is not valid JSON")
         check("id = { \"assignable\": 1 }", "\"assignable\" must be true or false")
         check("id = { \"other\": true }", "\"other\" is not a key it knows (keys: \"assignable\")")
@@ -748,6 +751,12 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         check("index = \"hash\"", "Int", "hash indexes are for String properties; use `// cellar: index` (a value index)")
         check("index = \"hash64\"", "Date", "hash indexes are for String properties")
         check("index = \"hash\"", "UUID", "hash indexes are for String properties")
+        check("index = \"fulltext\"", "Int", "is stored as Int: a full-text index is for String properties")
+        check("index = \"fulltext\"", "[String] = []", "a full-text index is for a String property (its words are indexed)")
+        expectError("class E: Entity {\n    var id: Id = 0\n    // cellar: index = \"fulltext\"\n    // cellar: unique\n    var x: String = \"\"\n}",
+                    at: "4:5", "a full-text index holds words, not whole values, so it cannot check uniqueness")
+        expectError("class E: Entity {\n    var id: Id = 0\n    var a: A?\n}\n// cellar: embedded\nstruct A {\n    // cellar: index = \"fulltext\"\n    var x: String = \"\"\n}",
+                    at: "7:5", "in the embedded type A: full-text indexes are on an entity's own String properties")
         check("date-nano", "String", "is stored as String: date-nano is for Date properties; remove it")
         check("index", "ToOne<E> = nil", "cannot be used on the relation `E.x` (a ToOne is stored as the target's id, always indexed)")
         expectError("class E: Entity {\n    var id: Id = 0\n    // cellar: convert = { \"dbType\": \"Double\", \"converter\": \"C\" }\n    // cellar: index\n    var x: Money\n}",

@@ -122,6 +122,17 @@ extension ModelEntity {
                     throw CellarError.schema("\(source): \(what) is a primary key without a unique index; run the generator, which gives it one")
                 }
             }
+            if property.flags.contains(.fullTextIndex) {
+                guard property.type == .string, !(property.indexId?.isZero ?? true) else {
+                    throw CellarError.schema("\(source): \(what) has a full-text index but is a \(property.type)\((property.indexId?.isZero ?? true) ? " without an index (indexId)" : ""); a full-text index is on a String property — run the generator, which gives it one")
+                }
+                guard !property.flags.contains(.unique), !property.flags.contains(.indexHash), !property.flags.contains(.indexHash64) else {
+                    throw CellarError.schema("\(source): \(what) has a full-text index and is also unique or hash-indexed; a property has one index: remove `unique` or the hash kind")
+                }
+                guard !isEmbedded else {
+                    throw CellarError.schema("\(source): \(what) is a property of the embedded type \(name) with a full-text index; full-text indexes are on entities' own String properties (an embedded object's text is searched by a scan)")
+                }
+            }
             if property.type == .flex, let index = property.indexId, !index.isZero {
                 throw CellarError.schema("\(source): \(what) is a Flex value with an index; a FlexValue cannot be indexed")
             }

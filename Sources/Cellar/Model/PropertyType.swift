@@ -195,4 +195,8 @@ public struct PropertyFlags: OptionSet, Hashable, Sendable {
     /// `Box.get(primaryKey:)` and upserts. A Cellar extension: ObjectBox has no such flag, so the
     /// bit is far above ObjectBox's (see `docs/model.md`).
     public static let primaryKey = PropertyFlags(rawValue: 1 << 28)
+    /// A full-text index (`// cellar: index = "fulltext"`) on a String property: the index holds
+    /// the text's words, not its value (see `docs/full-text.md`). Set together with `indexed`. A
+    /// Cellar extension, beside `primaryKey`.
+    public static let fullTextIndex = PropertyFlags(rawValue: 1 << 29)
 }

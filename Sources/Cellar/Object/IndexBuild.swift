@@ -98,6 +98,22 @@ extension Store {
             return
         }
         guard let cursor = try context.cursor(schema) else { return }
+        if index.kind == .fullText {
+            // Postings of every object's words, and the statistics (written directly: the
+            // transaction has no changes of its own to them, the tree being new).
+            var keys: [[UInt8]] = []
+            var stats = FullTextIndex.Stats()
+            try cursor.scan { key, record in
+                let id = try StorageLayout.objectId(key)
+                let words = FullTextIndex.words(try RecordReader(record).value(of: property, id: id))
+                keys += FullTextIndex.postingKeys(words, id: id)
+                stats = stats + words.stats
+                return true
+            }
+            for key in keys { try write.put(tree, key: key, value: []) }
+            if stats != FullTextIndex.Stats() { try write.put(tree, key: FullTextIndex.statsKey, value: stats.encoded) }
+            return
+        }
         // Collect first, write after: a unique index is checked over all values before anything
         // is written (the values point into the map, valid while nothing changes), and the scan
         // runs without the write transaction's changes making its cursor find its place again.

@@ -35,6 +35,9 @@ enum IndexKey {
             switch index.kind {
             case .hash32: return .fixed(UInt64(hash32(bytes)), width: 4)
             case .hash64: return .fixed(hash64(bytes), width: 8)
+            case .fullText:
+                // Never reached: a full-text index's keys are its words (`FullTextIndex`).
+                preconditionFailure("\(property.qualifiedName): a full-text index has no key per value")
             case .value:
                 var escaped: [UInt8] = []
                 escaped.reserveCapacity(bytes.count + 2)

@@ -66,7 +66,7 @@ extension TransactionContext {
             // next property reads them: each index is brought up to date in turn, keys built on
             // the stack (the common put: no allocation).
             for property in schema.indexed {
-                if property.collection != nil {
+                if property.hasKeyPerElement {
                     try elementIndexChange(property, id: id, new: newReader, old: oldReader)?.apply(context: self)
                 } else if let change = try indexChange(property, id: id, new: newReader, old: oldReader) {
                     try apply(change, id: id, in: write)
@@ -78,7 +78,7 @@ extension TransactionContext {
             var changes: [IndexChange] = []
             var elementChanges: [ElementIndexChange] = []
             for property in schema.indexed {
-                if property.collection != nil {
+                if property.hasKeyPerElement {
                     if let change = try elementIndexChange(property, id: id, new: newReader, old: oldReader) { elementChanges.append(change) }
                 } else if let change = try indexChange(property, id: id, new: newReader, old: oldReader) {
                     changes.append(change)
@@ -108,10 +108,13 @@ extension TransactionContext {
         let index: IndexSchema
         let removed: [[UInt8]]
         let added: [[UInt8]]
+        /// For a full-text index: what the change adds to its statistics.
+        var stats = FullTextIndex.Stats()
 
         func apply(context: TransactionContext) throws {
             let write = context.write!
             let tree = try context.indexTree(index)
+            if stats != FullTextIndex.Stats() { context.noteFullTextChange(index, stats) }
             for key in removed { _ = try key.withUnsafeBytes { try write.delete(tree, key: $0) } }
             for key in added {
                 try key.withUnsafeBytes { try write.putDeferred(tree, key: $0, value: UnsafeRawBufferPointer(start: nil, count: 0)) }
@@ -121,6 +124,7 @@ extension TransactionContext {
 
     /// The element index change of `property` (a list or set) from `old` to `new`; nil when none.
     func elementIndexChange(_ property: PropertySchema, id: Id, new: RecordReader, old: RecordReader?) throws -> ElementIndexChange? {
+        if property.index!.kind == .fullText { return try fullTextIndexChange(property, id: id, new: new, old: old) }
         let collection = property.collection!
         let newValue = try new.value(of: property, id: id)
         guard let old else {
@@ -206,6 +210,12 @@ extension TransactionContext {
                 let reader = try RecordReader(old)
                 var keys: [(IndexSchema, [UInt8])] = []
                 for property in schema.indexed {
+                    if property.index!.kind == .fullText {
+                        let words = FullTextIndex.words(try reader.value(of: property, id: id))
+                        noteFullTextChange(property.index!, FullTextIndex.Stats() - words.stats)
+                        for key in FullTextIndex.postingKeys(words, id: id) { keys.append((property.index!, key)) }
+                        continue
+                    }
                     for key in try indexKeys(property, of: reader, id: id) { keys.append((property.index!, key)) }
                 }
                 if let embedded = schema.embeddedIndexes {
@@ -249,6 +259,7 @@ extension TransactionContext {
     /// look-up cursor), so that the next use makes a new tree.
     func dropIndexTree(_ index: IndexSchema) throws {
         try write!.dropTree(index.treeName)
+        fullTextDeltas[index.id] = nil   // the statistics went with the tree
         indexSlots[index.ordinal] = nil
         keyCursors[index.ordinal] = nil
     }

@@ -77,6 +77,10 @@ final class PropertySchema: Sendable {
         }
     }
 
+    /// Whether the property's index has a key per element (a list's or set's) or per word (a
+    /// full-text index), kept up to date by comparing the old and new sets of keys.
+    var hasKeyPerElement: Bool { collection != nil || index?.kind == .fullText }
+
     /// Whether values are strings or byte vectors.
     var isBytes: Bool {
         switch kind {
@@ -197,6 +201,9 @@ struct IndexSchema: Sendable {
         case hash32 = 2
         /// Keys hold a 64-bit hash: fewer collisions for many distinct values.
         case hash64 = 3
+        /// Keys hold the words of a text, each with an object that has it (see `FullTextIndex`):
+        /// serves `matches` and ranking by relevance.
+        case fullText = 4
     }
 
     let id: UInt32
@@ -215,6 +222,8 @@ struct IndexSchema: Sendable {
         let flags = property.flags
         // Numbers and UUIDs have a value index only: their keys are short and fixed in size.
         switch kind {
+        case .string where flags.contains(.fullTextIndex):
+            self.kind = .fullText
         case .string, .bytes:
             self.kind = flags.contains(.indexHash64) ? .hash64 : flags.contains(.indexHash) ? .hash32 : .value
         default:

@@ -58,6 +58,7 @@ package enum RecordCheck {
     /// property's entity, or the entities embedding its embedded type); returns their number.
     static func verifyIndex(_ property: PropertySchema, of owners: [EntitySchema], embedded: Bool, in txn: ReadTransaction) throws -> Int {
         let index = property.index!
+        if index.kind == .fullText { return try verifyFullTextIndex(property, of: owners[0], in: txn) }
         var expected: [[UInt8]] = []
         for schema in owners {
             guard let tree = try txn.tree(schema.treeName) else { continue }
@@ -80,6 +81,45 @@ package enum RecordCheck {
             let missing = Set(expected).subtracting(stored).count
             let extra = Set(stored).subtracting(expected).count
             throw CellarError.fileCorrupt("the index of \(property.qualifiedName) (tree \(index.treeName)) does not match the objects: \(missing) entries missing, \(extra) entries for values no object holds")
+        }
+        return stored.count
+    }
+
+    /// Compares a full-text index with the words of the records' texts: the same postings, and
+    /// statistics that count the same objects and words; returns the number of postings.
+    static func verifyFullTextIndex(_ property: PropertySchema, of schema: EntitySchema, in txn: ReadTransaction) throws -> Int {
+        let index = property.index!
+        var expected: [[UInt8]] = []
+        var expectedStats = FullTextIndex.Stats()
+        if let tree = try txn.tree(schema.treeName) {
+            try txn.cursor(tree).scan { key, value in
+                let id = try StorageLayout.objectId(key)
+                let words = FullTextIndex.words(try RecordReader(value).value(of: property, id: id))
+                expected += FullTextIndex.postingKeys(words, id: id)
+                expectedStats = expectedStats + words.stats
+                return true
+            }
+        }
+        var stored: [[UInt8]] = []
+        var storedStats = FullTextIndex.Stats()
+        if let tree = try txn.tree(index.treeName) {
+            try txn.cursor(tree).scan { key, value in
+                if key.elementsEqual(FullTextIndex.statsKey) {
+                    storedStats = try FullTextIndex.Stats(decoding: value, index: index)
+                } else {
+                    stored.append(Array(key))
+                }
+                return true
+            }
+        }
+        expected.sort { $0.lexicographicallyPrecedes($1) }
+        guard stored == expected else {
+            let missing = Set(expected).subtracting(stored).count
+            let extra = Set(stored).subtracting(expected).count
+            throw CellarError.fileCorrupt("the full-text index of \(property.qualifiedName) (tree \(index.treeName)) does not match the objects' texts: \(missing) postings missing, \(extra) postings for words no object has")
+        }
+        guard storedStats == expectedStats else {
+            throw CellarError.fileCorrupt("the full-text index of \(property.qualifiedName) (tree \(index.treeName)) counts \(storedStats.documents) objects with \(storedStats.words) words; the objects' texts have \(expectedStats.documents) with \(expectedStats.words)")
         }
         return stored.count
     }

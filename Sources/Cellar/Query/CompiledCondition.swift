@@ -10,6 +10,8 @@ indirect enum CompiledCondition {
     case flex(FlexLeaf)
     /// A condition on the embedded objects of a property.
     case embedded(EmbeddedLeaf)
+    /// A full-text condition on a String property (`matches`).
+    case fullText(FullTextLeaf)
     case all([CompiledCondition])
     case any([CompiledCondition])
     /// The object's to-one `property` points into the link's set of target ids.
@@ -27,6 +29,8 @@ indirect enum CompiledCondition {
             return try leaf.evaluate(record.value(of: leaf.property, id: id))
         case .embedded(let leaf):
             return try leaf.evaluate(record, id: id, links: links, context: context)
+        case .fullText(let leaf):
+            return try leaf.evaluate(record.value(of: leaf.property, id: id))
         case .all(let conditions):
             for condition in conditions where try !condition.evaluate(record, id: id, links: links, context: context) { return false }
             return true

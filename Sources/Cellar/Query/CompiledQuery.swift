@@ -28,7 +28,7 @@ struct CompiledQuery {
             case .index(let index, let ranges) where !plan.mayRepeat:
                 guard let cursor = try context.cursor(indexTree: index) else { break }
                 return try ranges.reduce(0) { $0 + (try cursor.countKeys($1)) }
-            case .index:
+            case .index, .fullText:
                 break   // an object may have keys in several ranges: its ids are made distinct
             case .ids(let ranges):
                 guard let cursor = try context.cursor(schema) else { return 0 }
@@ -70,7 +70,7 @@ struct CompiledQuery {
                 }
                 if !more { return }
             }
-        case .index:
+        case .index, .fullText:
             guard let ids = try idsFromSource(context) else {
                 // The index was never built (a store opened read-only): every record is read and
                 // the whole condition checked, whatever the plan thought of the index.
@@ -119,9 +119,11 @@ struct CompiledQuery {
                 if ranges.count > 1 || plan.mayRepeat { ids = ids.uniqued() }
             }
             return ids
+        case .fullText(let index, let query):
+            guard let cursor = try context.cursor(indexTree: index) else { return nil }
+            return try FullTextIndex.matchingIds(query, cursor: cursor)
         }
     }
-
 }
 
 extension Array where Element: Equatable {

@@ -145,6 +145,7 @@ extension CompiledCondition {
         case .leaf(let leaf): return try leaf.evaluate(nil)
         case .collection(let leaf): return try leaf.evaluate(nil)
         case .flex(let leaf): return try leaf.evaluate(nil)
+        case .fullText(let leaf): return try leaf.evaluate(nil)
         case .embedded(let leaf):
             switch leaf.mode {
             case .count(let count): return try count.evaluate(.integer(0))

@@ -29,7 +29,15 @@ public struct RelationProperty<E>: Sendable, Hashable, CustomStringConvertible {
 public struct QueryBuilder<E: EntityInspectable> {
     let box: Box<E>
     let condition: QueryCondition<E>?
-    var orders: [(Property<E>, OrderFlags)] = []
+    var orders: [(Property<E>, OrderFlags, relevance: RelevanceTerms?)] = []
+
+    /// Where an order by relevance takes its words from.
+    enum RelevanceTerms {
+        /// The query's own `matches` conditions on the property.
+        case conditions
+        /// A query string of its own.
+        case text(String)
+    }
     var links: [LinkSpec] = []
 
     /// A link condition, compiled against the target entity when the query is built.
@@ -53,7 +61,32 @@ public struct QueryBuilder<E: EntityInspectable> {
     /// results come in id order.
     public func ordered(by property: Property<E>, flags: OrderFlags = []) -> QueryBuilder<E> {
         var copy = self
-        copy.orders.append((property, flags))
+        copy.orders.append((property, flags, nil))
+        return copy
+    }
+
+    /// Sorts the results by relevance to the query's `matches` conditions on `property` (after
+    /// the orders given before this one): most relevant first, by the BM25 score SQLite's FTS5
+    /// also uses (`docs/full-text.md`), ties in id order. `property` needs a full-text index
+    /// (`// cellar: index = "fulltext"`), whose statistics the score uses.
+    ///
+    /// ```swift
+    /// let hits = try notes.query { Note.text.matches("swift database") }
+    ///     .ordered(byRelevanceTo: Note.text)
+    ///     .build().find()
+    /// ```
+    public func ordered(byRelevanceTo property: Property<E>) -> QueryBuilder<E> {
+        var copy = self
+        copy.orders.append((property, [], .conditions))
+        return copy
+    }
+
+    /// Sorts the results by relevance of `property`'s text to the words of `query` (a query
+    /// string as ``Property/matches(_:)`` takes it; its exclusions do not count), most relevant
+    /// first. For ranking by other words than the condition's, or a query without `matches`.
+    public func ordered(byRelevanceTo query: String, in property: Property<E>) -> QueryBuilder<E> {
+        var copy = self
+        copy.orders.append((property, [], .text(query)))
         return copy
     }
 
@@ -114,7 +147,10 @@ public struct QueryBuilder<E: EntityInspectable> {
         if !linkConditions.isEmpty {
             compiled = .all((compiled.map { [$0] } ?? []) + linkConditions)
         }
-        let orders = try self.orders.map { ordered, flags in
+        let orders = try self.orders.map { ordered, flags, relevance in
+            if let relevance {
+                return try CompiledOrder(relevanceOf: ordered, terms: relevance, condition: compiled, schema: schema)
+            }
             let path = try EmbeddedPath(ordered.via, ordered.ref, schema: schema, store: box.store, what: "order(by: \(ordered))")
             let property = path.property
             guard property.collection == nil, property.type != .flex, !property.kind.isEmbedded else {
@@ -139,6 +175,7 @@ public struct QueryBuilder<E: EntityInspectable> {
             }
             let property = try schema.property(condition.propertyId, named: condition.propertyName)
             if property.kind.isEmbedded { return try compileOnEmbedded(condition, property: property, schema: schema, store: store) }
+            if condition.operation == .matches { return .fullText(try FullTextLeaf(condition, property: property)) }
             if case .flex = property.kind { return .flex(try FlexLeaf(condition, property: property)) }
             let onCollection = property.collection != nil && ![.isNil, .isNotNil].contains(condition.operation)
             if onCollection || condition.subject != .value || [.containsAny, .containsAll, .isEmpty, .containsKey, .hasType].contains(condition.operation) {

@@ -86,6 +86,7 @@ struct PropertyCondition: Sendable {
         case isEmpty = "isEmpty"
         case containsKey = "containsKey"
         case hasType = "hasType"
+        case matches = "matches"
     }
 
     /// What of the property the condition is on.

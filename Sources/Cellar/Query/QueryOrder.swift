@@ -21,6 +21,8 @@ struct CompiledOrder {
     let flags: OrderFlags
     /// For a property of an embedded object: where to find it.
     var path: EmbeddedPath? = nil
+    /// For an order by relevance: the words and the index whose statistics score them.
+    var relevance: FullTextRanking? = nil
 
     /// A value as it sorts.
     enum Key: Comparable {
@@ -40,7 +42,13 @@ struct CompiledOrder {
         }
     }
 
-    func key(_ record: RecordReader, id: Id) throws -> Key? {
+    /// The sort key of an object; `scorer` is this order's relevance scorer (made once per run
+    /// by `FullTextRanking.scorer`), nil for other orders.
+    func key(_ record: RecordReader, id: Id, scorer: FullTextRanking.Scorer? = nil) throws -> Key? {
+        if let scorer {
+            guard case .bytes(let text)? = try record.value(of: property, id: id) else { return .floating(0) }
+            return .floating(scorer.score(text))
+        }
         let holder = try path.map { try $0.record(in: record) } ?? record
         guard let value = try holder?.queryValue(of: property, id: id) else {
             guard flags.contains(.nullsAsZero) else { return nil }

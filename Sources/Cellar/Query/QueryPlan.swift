@@ -18,6 +18,8 @@ struct QueryPlan {
         /// Ranges of keys in an index tree (for a hash index, candidates whose records must be
         /// checked: `exact` is false).
         case index(IndexSchema, [KeyRange])
+        /// The objects a full-text index says meet a `matches` condition (`FullTextIndex`).
+        case fullText(IndexSchema, FullTextQuery)
     }
 
     let source: Source
@@ -98,6 +100,18 @@ struct QueryPlan {
                 best = (QueryPlan(source: source, exact: whole && exactLeaf, inIdOrder: inIdOrder), rank)
             }
         }
+        // A full-text condition with an index: its postings give the candidates, in id order,
+        // narrower than a range, wider than one value.
+        let fullTextLeaves: [FullTextLeaf] = switch condition {
+        case .fullText(let leaf): [leaf]
+        case .all(let conditions): conditions.compactMap { if case .fullText(let leaf) = $0 { leaf } else { nil } }
+        default: []
+        }
+        for leaf in fullTextLeaves {
+            guard let index = leaf.index, best == nil || 2 < best!.rank else { continue }
+            let whole: Bool = if case .fullText = condition { !linked } else { false }
+            best = (QueryPlan(source: .fullText(index, leaf.query), exact: whole), 2)
+        }
         return best?.0 ?? QueryPlan(source: .scan, exact: false)
     }
 
@@ -158,6 +172,7 @@ struct QueryPlan {
             case .value: IndexKey.appendEscaped(raw, terminated: whole, to: &key)
             case .hash32: IndexKey.appendBigEndian32(IndexKey.hash32(raw), to: &key)
             case .hash64: IndexKey.appendBigEndian(IndexKey.hash64(raw), to: &key)
+            case .fullText: break   // not asked: a full-text index serves `matches` only
             }
         }
         return .prefix(key)

@@ -636,6 +636,57 @@ extension Invoice {
     static let customer = Cellar.Property<Invoice>(name: "customer", id: 4, type: Cellar.PropertyType(rawValue: 9))
 }
 
+// MARK: - Article
+
+extension Article: Cellar.EntityInspectable {
+    static let entityBinding = ArticleCellarBinding()
+}
+
+/// Stores and reads `Article` objects (entity Article, 16:3855348950921730629).
+struct ArticleCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Article
+
+    init() {}
+
+    var entityName: String { "Article" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 16, uid: 3855348950921730629) }
+    var slotCount: Int { 5 }
+
+    func id(of entity: Article) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Article) { entity.id = id }
+
+    func write(_ entity: Article, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.body, slot: 1)
+        record.add(entity.title, slot: 2)
+        record.add(entity.summary, slot: 3)
+        record.add(entity.year, slot: 4)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Article {
+        let entity = Article()
+        entity.id = id
+        entity.body = try record.string(slot: 1) ?? ""
+        entity.title = try record.string(slot: 2)
+        entity.summary = try record.string(slot: 3)
+        entity.year = try record.read(Int.self, slot: 4) ?? 0
+        return entity
+    }
+}
+
+extension Article {
+    /// `id` in queries: property "id" (1:139170435392648876), Long.
+    static let id = Cellar.Property<Article>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `body` in queries: property "body" (2:509162619098660729), String.
+    static let body = Cellar.Property<Article>(name: "body", id: 2, type: Cellar.PropertyType(rawValue: 9))
+    /// `title` in queries: property "title" (3:1943070277297152963), String.
+    static let title = Cellar.Property<Article>(name: "title", id: 3, type: Cellar.PropertyType(rawValue: 9))
+    /// `summary` in queries: property "summary" (4:5349787671924969303), String.
+    static let summary = Cellar.Property<Article>(name: "summary", id: 4, type: Cellar.PropertyType(rawValue: 9))
+    /// `year` in queries: property "year" (5:5659693076671964539), Long.
+    static let year = Cellar.Property<Article>(name: "year", id: 5, type: Cellar.PropertyType(rawValue: 6))
+}
+
 // MARK: - Contact
 
 extension Contact: Cellar.EntityInspectable {
@@ -1170,8 +1221,17 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "shipped", id: Cellar.IdUid(id: 6, uid: 5161095909410777485), type: Cellar.PropertyType(rawValue: 10)),
                     Cellar.ModelProperty(name: "origin", id: Cellar.IdUid(id: 7, uid: 994053828561238960), type: Cellar.PropertyType(rawValue: 101), embeddedType: "Geo"),
                 ], flags: 268435456),
+            Cellar.ModelEntity(
+                name: "Article", id: Cellar.IdUid(id: 16, uid: 3855348950921730629), lastPropertyId: Cellar.IdUid(id: 5, uid: 5659693076671964539),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 139170435392648876), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "body", id: Cellar.IdUid(id: 2, uid: 509162619098660729), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 536870920), indexId: Cellar.IdUid(id: 15, uid: 7011240817872500245), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 3, uid: 1943070277297152963), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 536870920), indexId: Cellar.IdUid(id: 16, uid: 6905645299717270900)),
+                    Cellar.ModelProperty(name: "summary", id: Cellar.IdUid(id: 4, uid: 5349787671924969303), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "year", id: Cellar.IdUid(id: 5, uid: 5659693076671964539), type: Cellar.PropertyType(rawValue: 6), defaultValue: .integer(0)),
+                ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 15, uid: 9188327800832923103), lastIndexId: Cellar.IdUid(id: 14, uid: 6772573138343717348),
+        lastEntityId: Cellar.IdUid(id: 16, uid: 3855348950921730629), lastIndexId: Cellar.IdUid(id: 16, uid: 6905645299717270900),
         lastRelationId: Cellar.IdUid(id: 2, uid: 6119699722470939340), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])

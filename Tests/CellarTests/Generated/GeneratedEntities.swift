@@ -223,6 +223,27 @@ final class Invoice: Entity {
     }
 }
 
+/// Full-text search (FullTextTests): an indexed body, an optional indexed title, and a summary
+/// that `matches` searches without an index.
+final class Article: Entity {
+    var id: Id = 0
+    // cellar: index = "fulltext"
+    var body: String = ""
+    // cellar: index = "fulltext"
+    var title: String?
+    var summary: String?
+    var year: Int = 0
+
+    required init() {}
+
+    init(_ body: String, title: String? = nil, summary: String? = nil, year: Int = 0) {
+        self.body = body
+        self.title = title
+        self.summary = summary
+        self.year = year
+    }
+}
+
 // Projections: read-only views of some fields (ProjectionTests). Not in the model.
 
 /// The headline (model name "headline") under its Swift name, an enum read under another name,

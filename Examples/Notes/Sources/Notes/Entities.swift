@@ -65,7 +65,8 @@ struct Place: Equatable {
 final class Note: Entity {
     var id: EntityId<Note> = 0
     var title: String = ""
-    /// Optional: stored as absent when nil.
+    /// Optional: stored as absent when nil. Its words are in a full-text index (`matches`).
+    // cellar: index = "fulltext"
     var text: String?
     /// Now for a new note; notes stored before the property existed read 1970-01-01.
     // cellar: default = 0

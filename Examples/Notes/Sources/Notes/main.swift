@@ -42,6 +42,10 @@ for note in open.suffix(2) {
 if let reread = try authors.get(ada.id) {
     print("\(reread.name)'s notes (the backlink Author.notes): \(reread.notes.map(\.title).joined(separator: ", "))")
 }
+// Full-text search: the words of the notes' text, in any case and with or without accents;
+// `-word` excludes, `word*` is a prefix; results ranked by relevance (BM25).
+let cheese = try notes.query { Note.text.matches("cheese -bread") }.ordered(byRelevanceTo: Note.text).build()
+print("notes about cheese without bread: \(try cheese.find().map(\.title)); with a word starting with \"bre\": \(try notes.query { Note.text.matches("bre*") }.build().count())")
 // Lists and maps: `contains` on the indexed tag list reads the tag's index entries; a map is
 // queried by key.
 let food = try notes.query { Note.tags.contains("food") }.build()

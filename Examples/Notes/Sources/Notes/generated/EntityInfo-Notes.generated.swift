@@ -276,7 +276,7 @@ func cellarModel() -> Cellar.Model {
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 6597629791330747352), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
                     Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 7465888626218849372), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
-                    Cellar.ModelProperty(name: "text", id: Cellar.IdUid(id: 3, uid: 582072403637859703), type: Cellar.PropertyType(rawValue: 9)),
+                    Cellar.ModelProperty(name: "text", id: Cellar.IdUid(id: 3, uid: 582072403637859703), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 536870920), indexId: Cellar.IdUid(id: 5, uid: 2199643082479438492)),
                     Cellar.ModelProperty(name: "creationDate", id: Cellar.IdUid(id: 4, uid: 7851163263770183897), type: Cellar.PropertyType(rawValue: 10), defaultValue: .date(Date(timeIntervalSince1970: 0.0))),
                     Cellar.ModelProperty(name: "author", id: Cellar.IdUid(id: 5, uid: 3007833948160313647), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 1, uid: 442362967768590052), relationTarget: "Author"),
                     Cellar.ModelProperty(name: "status", id: Cellar.IdUid(id: 6, uid: 5135014974698515156), type: Cellar.PropertyType(rawValue: 6)),
@@ -301,7 +301,7 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "longitude", id: Cellar.IdUid(id: 3, uid: 8809057027238627085), type: Cellar.PropertyType(rawValue: 8), defaultValue: .floatingPoint(0.0)),
                 ], flags: 268435456),
         ],
-        lastEntityId: Cellar.IdUid(id: 4, uid: 4557280938854911570), lastIndexId: Cellar.IdUid(id: 4, uid: 7629905533039245872),
+        lastEntityId: Cellar.IdUid(id: 4, uid: 4557280938854911570), lastIndexId: Cellar.IdUid(id: 5, uid: 2199643082479438492),
         lastRelationId: Cellar.IdUid(id: 0, uid: 0), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])
