@@ -1,10 +1,18 @@
 /// A range of keys for scans: bounds inclusive or exclusive, either side open.
 public struct KeyRange: Sendable {
+    /// The smallest key in the range (or, when ``lowerInclusive`` is false, the largest key below
+    /// it); nil: no lower bound.
     public var lower: [UInt8]?
+    /// Whether ``lower`` itself is in the range.
     public var lowerInclusive: Bool
+    /// The largest key in the range (or, when ``upperInclusive`` is false, the smallest key above
+    /// it); nil: no upper bound.
     public var upper: [UInt8]?
+    /// Whether ``upper`` itself is in the range.
     public var upperInclusive: Bool
 
+    /// A range from `lower` to `upper`; by default the lower bound is inclusive and the upper one
+    /// exclusive, and a nil bound leaves that side open.
     public init(lower: [UInt8]? = nil, lowerInclusive: Bool = true, upper: [UInt8]? = nil, upperInclusive: Bool = false) {
         self.lower = lower
         self.lowerInclusive = lowerInclusive
