@@ -8,6 +8,7 @@ public protocol IdBase: Sendable {
 }
 
 extension UInt64: IdBase {
+    /// The id itself.
     public var value: Id { self }
 }
 
@@ -15,6 +16,7 @@ extension UInt64: IdBase {
 /// expected. Written like an integer: `var id: EntityId<Note> = 0`.
 public struct EntityId<E>: IdBase, Hashable, Comparable, Codable, Sendable, ExpressibleByIntegerLiteral,
                            CustomStringConvertible {
+    /// The object id.
     public var value: Id
 
     public init(_ value: Id) { self.value = value }

@@ -4,6 +4,7 @@
 /// read only its slots of each record, and build no entity object. Projections store nothing
 /// and are not part of the model.
 public protocol Projection {
+    /// The type of the generated binding.
     associatedtype ProjectionBindingType: ProjectionBinding where ProjectionBindingType.Projection == Self
     /// The binding (generated; stateless).
     static var projectionBinding: ProjectionBindingType { get }

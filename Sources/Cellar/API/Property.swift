@@ -35,5 +35,6 @@ public struct Property<E>: Sendable, Hashable, CustomStringConvertible {
     /// The record slot holding the property's value.
     @inlinable public var slot: Int { Int(id) - 1 }
 
+    /// The property's path, as `Note.title` or, through embedded objects, `Contact.home.city`.
     public var description: String { "\(E.self).\((via.map(\.name) + [name]).joined(separator: "."))" }
 }

@@ -20,6 +20,8 @@ public final class Store: @unchecked Sendable {
     /// The prefix of `directoryPath` that asks for an in-memory store.
     public static let inMemoryPrefix = "memory:"
 
+    /// The directory the store was opened at (or the in-memory name, starting with
+    /// ``inMemoryPrefix``).
     public let directoryPath: String
     /// The model in use: the code's, with the database's history (last IDs, retired UIDs).
     public let model: Model

@@ -39,6 +39,7 @@ public struct StoreOptions: Sendable {
     /// Records shorter than this many bytes are never compressed (at least 16; default 64).
     public var compressionThreshold: Int
 
+    /// Options for opening a ``Store``; each parameter sets the property of the same name.
     public init(durability: Durability = .full, readOnly: Bool = false, fileMode: UInt16 = 0o644,
                 automaticCompaction: AutomaticCompaction? = AutomaticCompaction(),
                 compression: Compression = .none, compressionThreshold: Int = 64) {

@@ -184,11 +184,13 @@ public struct PersistentIdentifier: Sendable, Hashable, Comparable, Codable, Cus
 
     // MARK: Identity
 
+    /// Whether both identify the same object: the same store, entity name, id and temporary token.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.storeIdentifier == rhs.storeIdentifier && lhs.id == rhs.id && lhs.temporaryToken == rhs.temporaryToken
             && lhs.entityName == rhs.entityName
     }
 
+    /// Hashes what ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(storeIdentifier)
         hasher.combine(entityName)
@@ -209,5 +211,6 @@ public struct PersistentIdentifier: Sendable, Hashable, Comparable, Codable, Cus
         }
     }
 
+    /// The identifier as a URI string.
     public var description: String { uriString }
 }
