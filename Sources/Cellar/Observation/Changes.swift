@@ -17,12 +17,15 @@ import Synchronization
 /// - The sequence ends when the task is cancelled or the store is closed; breaking out of the
 ///   loop ends it too. Either way the subscription is removed from the store.
 public struct Changes<Element>: AsyncSequence, Sendable {
+    /// The error a failed read of a value throws out of the loop.
     public typealias Failure = any Error
 
     let store: Store
     let entities: Set<UInt32>
     let current: @Sendable () throws -> Element
 
+    /// Subscribes to the store's commits and returns the iterator that yields the values; the
+    /// subscription ends with the iteration.
     public func makeAsyncIterator() -> Iterator {
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let observers = store.observers
@@ -34,6 +37,7 @@ public struct Changes<Element>: AsyncSequence, Sendable {
         return Iterator(signals: stream.makeAsyncIterator(), current: current)
     }
 
+    /// Yields the values of a ``Changes`` sequence: the current one first, then one per change.
     public struct Iterator: AsyncIteratorProtocol {
         var signals: AsyncStream<Void>.Iterator
         let current: @Sendable () throws -> Element
@@ -45,6 +49,7 @@ public struct Changes<Element>: AsyncSequence, Sendable {
             try await next(isolation: nil)
         }
 
+        /// The next value, as ``next()`` gives it, on the caller's actor.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> Element? {
             if started {
                 guard await signals.next(isolation: actor) != nil else { return nil }

@@ -51,6 +51,8 @@ extension Property {
 
 /// The kinds of value a `FlexValue` holds, for `hasType` conditions.
 public enum FlexType: String, Sendable, CaseIterable {
+    /// Null, a `Bool`, an integer, a `Double`, a `String`, bytes, a `Date`, a `UUID`, a list, or a
+    /// map.
     case null, bool, integer, double, string, bytes, date, uuid, list, map
 }
 

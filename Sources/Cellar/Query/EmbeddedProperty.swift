@@ -37,6 +37,7 @@ public struct EmbeddedProperty<E, T>: Sendable, Hashable, CustomStringConvertibl
     /// The embedded properties from `E` to the objects this property holds.
     var path: [PropertyRef] { via + [PropertyRef(id: id, name: name, isList: type == .embeddedList)] }
 
+    /// The property's path, as `Contact.home`.
     public var description: String { "\(E.self).\(path.map(\.name).joined(separator: "."))" }
 
     /// `property` of the embedded objects, as a property of `E` (for conditions and ordering).

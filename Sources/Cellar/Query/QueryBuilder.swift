@@ -14,6 +14,7 @@ public struct RelationProperty<E>: Sendable, Hashable, CustomStringConvertible {
         self.targetEntityId = targetEntityId
     }
 
+    /// The relation's name, as `Note.author`.
     public var description: String { "\(E.self).\(name)" }
 }
 
