@@ -72,6 +72,7 @@ enum QueryPathStep: Sendable, Equatable, CustomStringConvertible {
 /// The number of elements of a collection property, in a query condition: compared with
 /// numbers (`Note.tags.count >= 3`, `isBetween`, `isIn`).
 public struct ElementCount<E>: ConditionSubject {
+    /// The entity the collection property belongs to.
     public typealias Entity = E
     let property: PropertyRef
     var via: [PropertyRef] = []
@@ -82,6 +83,7 @@ public struct ElementCount<E>: ConditionSubject {
 /// A value inside a map property (or a flexible value) reached by keys, in a query condition:
 /// `Doc.attributes["color"] == "red"`. Compared like a property of the value's type.
 public struct PropertyPath<E>: ConditionSubject {
+    /// The entity the map or Flex property belongs to.
     public typealias Entity = E
     let property: PropertyRef
     let steps: [QueryPathStep]
