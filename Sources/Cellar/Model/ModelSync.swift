@@ -18,7 +18,7 @@ public enum ModelChange: Hashable, Sendable {
     case retireIndex(entity: String, property: String)
     /// A standalone to-many relation new to the database.
     case addRelation(entity: String, relation: String)
-    /// A standalone to-many relation gone from the code; its links are no longer read.
+    /// A standalone to-many relation gone from the code; its links are dropped when the store opens.
     case retireRelation(entity: String, relation: String)
 }
 
