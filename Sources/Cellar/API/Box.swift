@@ -1,9 +1,9 @@
 import CellarStorage
 
-/// Stores and reads the objects of one entity type. Get it from `Store.box(for:)`; cheap to keep
+/// Stores and reads the objects of one entity type. Get it from ``Store/box(for:)``; cheap to keep
 /// or to get again, `Sendable`, usable from any thread.
 ///
-/// Each call runs in the transaction open on the calling thread (see `Store.runInTransaction`), or
+/// Each call runs in the transaction open on the calling thread (see ``Store/runInTransaction(_:)``), or
 /// in a transaction of its own: a put of many objects is one transaction.
 public struct Box<E: EntityInspectable>: Sendable {
     /// The store the box reads from and writes to.
@@ -26,8 +26,8 @@ public struct Box<E: EntityInspectable>: Sendable {
     ///
     /// - `.put`: insert or replace; a non-zero id that `put` never handed out is refused unless
     ///   the entity's ids are assignable (`// cellar: id = { "assignable": true }`).
-    /// - `.insert`: throws `CellarError.idAlreadyExists` when the id is stored already.
-    /// - `.update`: throws `CellarError.notFound` when it is not.
+    /// - `.insert`: throws ``CellarError/Code/idAlreadyExists`` when the id is stored already.
+    /// - `.update`: throws ``CellarError/Code/notFound`` when it is not.
     @discardableResult
     @inlinable
     public func put(_ entity: E, mode: PutMode = .put) throws -> EntityId<E> {

@@ -58,7 +58,7 @@ public struct CellarError: Error, Sendable, Equatable, CustomStringConvertible {
         /// `storageError` has the engine's error.
         public static let storage = Code(rawValue: "storage")
 
-        /// True when `error` is a `CellarError` with this code: lets a code be a `catch` pattern
+        /// True when `error` is a ``CellarError`` with this code: lets a code be a `catch` pattern
         /// (`catch CellarError.Code.fileCorrupt`).
         public static func ~= (code: Code, error: any Error) -> Bool {
             (error as? CellarError)?.code == code

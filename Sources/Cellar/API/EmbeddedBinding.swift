@@ -12,7 +12,7 @@ public protocol EmbeddedInspectable {
 }
 
 /// Converts between objects of one embedded type and nested records, following the rules of
-/// `EntityBinding`: each stored property goes to the record slot property ID − 1.
+/// ``EntityBinding``: each stored property goes to the record slot property ID − 1.
 public protocol EmbeddedBinding: Sendable {
     /// The embedded type the binding reads and writes.
     associatedtype EmbeddedType

@@ -11,7 +11,7 @@ public protocol Projection {
 }
 
 /// Reads a projection from an entity's records. Written by the generator (or by hand, following
-/// the same rules as an `EntityBinding`'s `read`: the property with ID k is record slot k − 1; an
+/// the same rules as an ``EntityBinding``'s `read`: the property with ID k is record slot k − 1; an
 /// absent slot reads the entity property's default, or nil for an optional).
 public protocol ProjectionBinding: Sendable {
     /// The projection type this binding builds.

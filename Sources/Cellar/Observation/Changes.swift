@@ -2,8 +2,8 @@ import Dispatch
 import Synchronization
 
 /// The values of a box or query over time, as an `AsyncSequence`: the current value first, then a
-/// new one after each commit that changes the observed entities. Get it from `Box.changes()` or
-/// `Query.changes()`.
+/// new one after each commit that changes the observed entities. Get it from ``Box/changes()`` or
+/// ``Query/changes()``.
 ///
 /// ```swift
 /// for try await notes in query.changes() { show(notes) }
@@ -99,7 +99,7 @@ private final class SignalState: Sendable {
 
 extension Box {
     /// A `Void` now and after each commit that changes this entity's objects (coalesced; see
-    /// `Changes`): `for try await _ in box.changes() { redraw() }`.
+    /// ``Changes``): `for try await _ in box.changes() { redraw() }`.
     public func changes() throws -> Changes<Void> {
         let schema = try self.schema.get()
         return Changes(store: store, entities: [schema.id.id], current: {})
@@ -117,7 +117,7 @@ extension Box {
 // needs the entity type (any entity type not isolated to a global actor is one).
 extension Query where E: SendableMetatype {
     /// The query's results now and after each commit that changes its entity, or an entity it
-    /// links to (coalesced; see `Changes`): `for try await notes in query.changes() { … }`.
+    /// links to (coalesced; see ``Changes``): `for try await notes in query.changes() { … }`.
     public func changes() throws -> Changes<[E]> {
         let entities = try observedEntities()
         return Changes(store: box.store, entities: entities, current: { try self.find() })

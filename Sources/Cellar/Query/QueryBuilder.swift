@@ -79,8 +79,8 @@ public struct QueryBuilder<E: EntityInspectable> {
     }
 
     /// The query, checked against the store's model.
-    /// - Throws: `CellarError.illegalArgument` for a condition that does not fit its property's
-    ///   type (naming the condition), `CellarError.schema` for a property the model lacks.
+    /// - Throws: ``CellarError/Code/illegalArgument`` for a condition that does not fit its property's
+    ///   type (naming the condition), ``CellarError/Code/schema`` for a property the model lacks.
     public func build() throws -> Query<E> {
         Query(builder: self, compiled: try compile())
     }

@@ -1,9 +1,9 @@
 /// A to-many relation: a collection of `Target` objects that is read from the store when first
-/// used and whose changes are written when the owning object is put (or by `applyToDb()`).
+/// used and whose changes are written when the owning object is put (or by ``ToMany/applyToDb()``).
 ///
 /// Either a standalone many-to-many relation (kept in the model with a relation ID and UID) or a
-/// backlink (`// cellar: backlink = "author"`): the `Target` objects whose `ToOne` or `ToMany`
-/// named `author` points at the owner. Adding to a backlink of a `ToOne` sets that `ToOne`.
+/// backlink (`// cellar: backlink = "author"`): the `Target` objects whose ``ToOne`` or ``ToMany``
+/// named `author` points at the owner. Adding to a backlink of a ``ToOne`` sets that ``ToOne``.
 ///
 /// ```swift
 /// note.tags.append(work)        // work must have been put
@@ -12,7 +12,7 @@
 /// ```
 ///
 /// Reading it inside a collection operation cannot throw: a read that fails leaves it empty; call
-/// `resolve()` to see the error. Not thread-safe, like the object that holds it.
+/// ``ToMany/resolve()`` to see the error. Not thread-safe, like the object that holds it.
 public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, RangeReplaceableCollection,
     ExpressibleByNilLiteral, ExpressibleByArrayLiteral, CustomStringConvertible {
     /// The related objects.
