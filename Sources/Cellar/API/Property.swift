@@ -14,6 +14,7 @@ public struct Property<E>: Sendable, Hashable, CustomStringConvertible {
     /// property of `E` itself.
     @usableFromInline let pathNumber: UInt32
 
+    /// A property of `E` itself, as the generated property constants declare it.
     @_spi(CellarGenerated) public init(name: String, id: UInt32, type: PropertyType) {
         self.name = name
         self.id = id

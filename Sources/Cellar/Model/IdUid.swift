@@ -9,6 +9,7 @@ public struct IdUid: Hashable, Sendable, CustomStringConvertible {
     /// The UID: a random positive number, unique across all kinds, kept through renames.
     public var uid: UInt64
 
+    /// An ID with its UID.
     @_spi(CellarGenerated) public init(id: UInt32, uid: UInt64) {
         self.id = id
         self.uid = uid

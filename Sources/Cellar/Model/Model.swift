@@ -12,7 +12,8 @@ public struct Model: Hashable, Sendable {
     public var lastIndexId: IdUid
     /// The last standalone relation ID handed out, with its UID.
     public var lastRelationId: IdUid
-    /// Kept from ObjectBox's model file format, read and written back unchanged.
+    /// The last sequence ID, with its UID: a member of ObjectBox's model file that Cellar keeps (it
+    /// uses no sequences); a sync never lowers it.
     public var lastSequenceId: IdUid
     /// The UIDs of entities removed from the code; never used again.
     public var retiredEntityUids: [UInt64]
@@ -32,6 +33,7 @@ public struct Model: Hashable, Sendable {
     /// written back as they were.
     public var extra: [JSONMember]
 
+    /// A model; generated code builds the code's model with it.
     @_spi(CellarGenerated) public init(entities: [ModelEntity] = [], lastEntityId: IdUid = .zero, lastIndexId: IdUid = .zero,
                 lastRelationId: IdUid = .zero, lastSequenceId: IdUid = .zero,
                 retiredEntityUids: [UInt64] = [], retiredIndexUids: [UInt64] = [],
@@ -84,6 +86,7 @@ public struct ModelEntity: Hashable, Sendable {
     /// Members Cellar does not interpret, kept as read.
     public var extra: [JSONMember]
 
+    /// An entity of a model; generated code builds the code's model with it.
     @_spi(CellarGenerated) public init(name: String, id: IdUid, lastPropertyId: IdUid, properties: [ModelProperty],
                 relations: [ModelRelation] = [], flags: UInt32? = nil, extra: [JSONMember] = []) {
         self.name = name
@@ -136,6 +139,7 @@ public struct ModelProperty: Hashable, Sendable {
     /// but for their defaults are equal (`==`).
     public var defaultValue: PropertyDefault?
 
+    /// A property of a model; generated code builds the code's model with it.
     @_spi(CellarGenerated) public init(name: String, id: IdUid, type: PropertyType, flags: PropertyFlags = [],
                 indexId: IdUid? = nil, relationTarget: String? = nil, embeddedType: String? = nil,
                 extra: [JSONMember] = [], defaultValue: PropertyDefault? = nil) {
@@ -171,7 +175,7 @@ public struct ModelProperty: Hashable, Sendable {
 
 /// A standalone to-many relation of an entity.
 public struct ModelRelation: Hashable, Sendable {
-    /// The relation's name: the name of its `ToMany` property.
+    /// The relation's name: its ``ToMany`` property's name, unless an annotation renames it.
     public var name: String
     /// The relation's ID and UID.
     public var id: IdUid
@@ -180,6 +184,7 @@ public struct ModelRelation: Hashable, Sendable {
     /// Members Cellar does not interpret, kept as read.
     public var extra: [JSONMember]
 
+    /// A relation of a model; generated code builds the code's model with it.
     @_spi(CellarGenerated) public init(name: String, id: IdUid, targetId: IdUid, extra: [JSONMember] = []) {
         self.name = name
         self.id = id

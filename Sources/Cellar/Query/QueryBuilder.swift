@@ -8,6 +8,7 @@ public struct RelationProperty<E>: Sendable, Hashable, CustomStringConvertible {
     /// The ID of the entity it points at.
     public let targetEntityId: UInt32
 
+    /// A relation as the generated constants declare it.
     @_spi(CellarGenerated) public init(name: String, relationId: UInt32, targetEntityId: UInt32) {
         self.name = name
         self.relationId = relationId

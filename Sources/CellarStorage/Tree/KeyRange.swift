@@ -1,12 +1,12 @@
 /// A range of keys for scans: bounds inclusive or exclusive, either side open.
 public struct KeyRange: Sendable {
-    /// The smallest key in the range (or, when ``lowerInclusive`` is false, the largest key below
-    /// it); nil: no lower bound.
+    /// The lower bound: the range starts at this key (``lowerInclusive``) or just above it; nil:
+    /// no lower bound.
     public var lower: [UInt8]?
     /// Whether ``lower`` itself is in the range.
     public var lowerInclusive: Bool
-    /// The largest key in the range (or, when ``upperInclusive`` is false, the smallest key above
-    /// it); nil: no upper bound.
+    /// The upper bound: the range ends at this key (``upperInclusive``) or just below it; nil: no
+    /// upper bound.
     public var upper: [UInt8]?
     /// Whether ``upper`` itself is in the range.
     public var upperInclusive: Bool
