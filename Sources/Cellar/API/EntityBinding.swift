@@ -44,7 +44,10 @@ public protocol EntityBinding: Sendable {
 }
 
 extension EntityBinding {
+    /// Does nothing: the default for entities without relations.
     public func attach(_ entity: EntityType, id: Id, store: Store) {}
+    /// Does nothing: the default for entities without `ToMany` relations.
     public func writeRelations(of entity: EntityType, id: Id, in writer: RelationWriter) throws {}
+    /// False: the default for entities without relations.
     public var hasRelations: Bool { false }
 }

@@ -28,7 +28,9 @@ public protocol ProjectionBinding: Sendable {
 }
 
 extension ProjectionBinding {
+    /// Does nothing: the default for projections without a `ToOne` field.
     public func attach(_ projection: Projection, store: Store) {}
+    /// False: the default for projections without a `ToOne` field.
     public var hasRelations: Bool { false }
 }
 
