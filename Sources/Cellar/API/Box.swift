@@ -1,11 +1,12 @@
 import CellarStorage
 
-/// Stores and reads the objects of one entity type. Get it from `Store.box(for:)`; cheap to keep
+/// Stores and reads the objects of one entity type. Get it from ``Store/box(for:)``; cheap to keep
 /// or to get again, `Sendable`, usable from any thread.
 ///
-/// Each call runs in the transaction open on the calling thread (see `Store.runInTransaction`), or
+/// Each call runs in the transaction open on the calling thread (see ``Store/runInTransaction(_:)``), or
 /// in a transaction of its own: a put of many objects is one transaction.
 public struct Box<E: EntityInspectable>: Sendable {
+    /// The store the box reads from and writes to.
     public let store: Store
     @usableFromInline let binding: E.EntityBindingType
     /// The entity in the store's model, or why the store cannot serve it.
@@ -25,8 +26,8 @@ public struct Box<E: EntityInspectable>: Sendable {
     ///
     /// - `.put`: insert or replace; a non-zero id that `put` never handed out is refused unless
     ///   the entity's ids are assignable (`// cellar: id = { "assignable": true }`).
-    /// - `.insert`: throws `CellarError.idAlreadyExists` when the id is stored already.
-    /// - `.update`: throws `CellarError.notFound` when it is not.
+    /// - `.insert`: throws ``CellarError/Code/idAlreadyExists`` when the id is stored already.
+    /// - `.update`: throws ``CellarError/Code/notFound`` when it is not.
     @discardableResult
     @inlinable
     public func put(_ entity: E, mode: PutMode = .put) throws -> EntityId<E> {
@@ -277,6 +278,7 @@ public struct Box<E: EntityInspectable>: Sendable {
         return try store.inReadContext { try $0.contains(schema, id) }
     }
 
+    /// Whether an object with this typed id is stored; the same as ``contains(_:)-(Id)``.
     @_disfavoredOverload
     @inlinable
     public func contains(_ id: EntityId<E>) throws -> Bool { try contains(id.value) }
@@ -298,6 +300,7 @@ public struct Box<E: EntityInspectable>: Sendable {
         return try store.inWriteContext { context in try remove(id, schema: schema, context: context) }
     }
 
+    /// Removes the object with this typed id; false when there was none.
     @_disfavoredOverload
     @discardableResult
     @inlinable
@@ -318,6 +321,7 @@ public struct Box<E: EntityInspectable>: Sendable {
         }
     }
 
+    /// Removes the objects with these typed ids in one transaction; returns how many there were.
     @_disfavoredOverload
     @discardableResult
     @inlinable

@@ -21,8 +21,11 @@ public struct CellarError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure an error is. An extensible set: compare with `==` or match with a
     /// `switch` that has a `default`, as new codes may be added.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, such as `"notFound"`.
         public var rawValue: String
+        /// A code with this name; the codes Cellar throws are the static constants of ``CellarError/Code``.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code's name, as ``rawValue``.
         public var description: String { rawValue }
 
         /// The model given in code cannot be used with this database (or is inconsistent in itself).
@@ -55,7 +58,7 @@ public struct CellarError: Error, Sendable, Equatable, CustomStringConvertible {
         /// `storageError` has the engine's error.
         public static let storage = Code(rawValue: "storage")
 
-        /// True when `error` is a `CellarError` with this code: lets a code be a `catch` pattern
+        /// True when `error` is a ``CellarError`` with this code: lets a code be a `catch` pattern
         /// (`catch CellarError.Code.fileCorrupt`).
         public static func ~= (code: Code, error: any Error) -> Bool {
             (error as? CellarError)?.code == code
@@ -121,6 +124,8 @@ public struct CellarError: Error, Sendable, Equatable, CustomStringConvertible {
                                count: count, identifier: identifier, storageError: storageError)
     }
 
+    /// Whether two errors have the same code and the same details (message, entity, id, property and
+    /// the other values).
     public static func == (a: CellarError, b: CellarError) -> Bool {
         a.code == b.code && (a.details === b.details || a.details.sameValues(as: b.details))
     }

@@ -5,14 +5,16 @@
 /// or another embedded object), is written and read with it as a nested record, and is gone when
 /// the owner is removed. See `docs/embedded.md`.
 public protocol EmbeddedInspectable {
+    /// The type of the generated binding.
     associatedtype EmbeddedBindingType: EmbeddedBinding where EmbeddedBindingType.EmbeddedType == Self
     /// The binding (generated; stateless).
     static var embeddedBinding: EmbeddedBindingType { get }
 }
 
 /// Converts between objects of one embedded type and nested records, following the rules of
-/// `EntityBinding`: each stored property goes to the record slot property ID − 1.
+/// ``EntityBinding``: each stored property goes to the record slot property ID − 1.
 public protocol EmbeddedBinding: Sendable {
+    /// The embedded type the binding reads and writes.
     associatedtype EmbeddedType
     /// The embedded type's name in the model.
     var typeName: String { get }

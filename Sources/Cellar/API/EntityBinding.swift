@@ -4,6 +4,7 @@ public protocol Entity {}
 
 /// What generated code adds to an entity type: the binding that stores and reads its objects.
 public protocol EntityInspectable {
+    /// The type of the generated binding.
     associatedtype EntityBindingType: EntityBinding where EntityBindingType.EntityType == Self
     /// The binding (generated; stateless).
     static var entityBinding: EntityBindingType { get }
@@ -14,6 +15,7 @@ public protocol EntityInspectable {
 /// The file of a binding imports `@_spi(CellarGenerated) import Cellar`: the record accessors,
 /// converters, relation hooks and model constructors it calls are SPI, kept out of app code.
 public protocol EntityBinding: Sendable {
+    /// The entity type the binding reads and writes.
     associatedtype EntityType
     /// The entity's name in the model (the type's name unless `// cellar: name` renames it).
     var entityName: String { get }
@@ -42,7 +44,10 @@ public protocol EntityBinding: Sendable {
 }
 
 extension EntityBinding {
+    /// Does nothing: the default for entities without relations.
     public func attach(_ entity: EntityType, id: Id, store: Store) {}
+    /// Does nothing: the default for entities without `ToMany` relations.
     public func writeRelations(of entity: EntityType, id: Id, in writer: RelationWriter) throws {}
+    /// False: the default for entities without relations.
     public var hasRelations: Bool { false }
 }

@@ -8,6 +8,7 @@ public protocol IdBase: Sendable {
 }
 
 extension UInt64: IdBase {
+    /// The id itself.
     public var value: Id { self }
 }
 
@@ -15,20 +16,27 @@ extension UInt64: IdBase {
 /// expected. Written like an integer: `var id: EntityId<Note> = 0`.
 public struct EntityId<E>: IdBase, Hashable, Comparable, Codable, Sendable, ExpressibleByIntegerLiteral,
                            CustomStringConvertible {
+    /// The object id.
     public var value: Id
 
+    /// A typed id holding `value`.
     public init(_ value: Id) { self.value = value }
+    /// A typed id written as an integer literal: `var id: EntityId<Note> = 0`.
     public init(integerLiteral value: Id) { self.value = value }
 
+    /// Decodes the id from a single integer, as ``encode(to:)`` writes it.
     public init(from decoder: any Decoder) throws {
         value = try decoder.singleValueContainer().decode(Id.self)
     }
 
+    /// Encodes the id as a single integer.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(value)
     }
 
+    /// Orders typed ids by their ``value``.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.value < rhs.value }
+    /// The id in decimal.
     public var description: String { String(value) }
 }

@@ -4,13 +4,14 @@
 /// read only its slots of each record, and build no entity object. Projections store nothing
 /// and are not part of the model.
 public protocol Projection {
+    /// The type of the generated binding.
     associatedtype ProjectionBindingType: ProjectionBinding where ProjectionBindingType.Projection == Self
     /// The binding (generated; stateless).
     static var projectionBinding: ProjectionBindingType { get }
 }
 
 /// Reads a projection from an entity's records. Written by the generator (or by hand, following
-/// the same rules as an `EntityBinding`'s `read`: the property with ID k is record slot k − 1; an
+/// the same rules as an ``EntityBinding``'s `read`: the property with ID k is record slot k − 1; an
 /// absent slot reads the entity property's default, or nil for an optional).
 public protocol ProjectionBinding: Sendable {
     /// The projection type this binding builds.
@@ -27,7 +28,9 @@ public protocol ProjectionBinding: Sendable {
 }
 
 extension ProjectionBinding {
+    /// Does nothing: the default for projections without a `ToOne` field.
     public func attach(_ projection: Projection, store: Store) {}
+    /// False: the default for projections without a `ToOne` field.
     public var hasRelations: Bool { false }
 }
 

@@ -14,6 +14,7 @@ public struct Property<E>: Sendable, Hashable, CustomStringConvertible {
     /// property of `E` itself.
     @usableFromInline let pathNumber: UInt32
 
+    /// A property of `E` itself, as the generated property constants declare it.
     @_spi(CellarGenerated) public init(name: String, id: UInt32, type: PropertyType) {
         self.name = name
         self.id = id
@@ -35,5 +36,6 @@ public struct Property<E>: Sendable, Hashable, CustomStringConvertible {
     /// The record slot holding the property's value.
     @inlinable public var slot: Int { Int(id) - 1 }
 
+    /// The property's path, as `Note.title` or, through embedded objects, `Contact.home.city`.
     public var description: String { "\(E.self).\((via.map(\.name) + [name]).joined(separator: "."))" }
 }

@@ -12,7 +12,7 @@ import Foundation
 /// ```
 ///
 /// A `directoryPath` starting with `memory:` (`"memory:cache"`) opens a store that lives in
-/// memory only: every such `Store` is new, empty and private, and is gone when it closes.
+/// memory only: every such ``Store`` is new, empty and private, and is gone when it closes.
 public final class Store: @unchecked Sendable {
     // Thread safety: everything is immutable after init except `writeBuilder` and
     // `savedSequences`, which only the thread holding the engine's write transaction uses (until
@@ -20,6 +20,8 @@ public final class Store: @unchecked Sendable {
     /// The prefix of `directoryPath` that asks for an in-memory store.
     public static let inMemoryPrefix = "memory:"
 
+    /// The directory the store was opened at (or the in-memory name, starting with
+    /// ``inMemoryPrefix``).
     public let directoryPath: String
     /// The model in use: the code's, with the database's history (last IDs, retired UIDs).
     public let model: Model
@@ -50,7 +52,7 @@ public final class Store: @unchecked Sendable {
     private let readQueue = DispatchQueue(label: "cellar.store.read", attributes: .concurrent)
 
     /// Opens (or creates) the database in `directoryPath` and syncs its stored model with `model`
-    /// (by UID: additions, renames, retirements; see `docs/model.md`). Throws `CellarError.schema`
+    /// (by UID: additions, renames, retirements; see `docs/model.md`). Throws ``CellarError/Code/schema``
     /// when the two cannot be synced, naming what conflicts and what to do.
     public init(directoryPath: String, model: Model, options: StoreOptions = StoreOptions()) throws {
         self.directoryPath = directoryPath
@@ -244,7 +246,7 @@ public final class Store: @unchecked Sendable {
     /// one, while other threads go on reading (never blocked) and writing (blocked only for the
     /// last catch-up and the swap; the report says how long). Returns what it did. Everything is
     /// kept: objects and their IDs, ID sequences, indexes, relations, the model, the store's UUID
-    /// (identifiers stay valid). A store also compacts itself (`StoreOptions.automaticCompaction`).
+    /// (identifiers stay valid). A store also compacts itself (``StoreOptions/automaticCompaction``).
     ///
     /// Throws `readOnly` for a read-only store, `illegalArgument` for an in-memory one or inside a
     /// transaction on this thread (compaction would wait for it forever), `storeClosed` when the

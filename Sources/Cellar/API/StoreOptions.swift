@@ -6,14 +6,14 @@ public typealias Durability = StorageOptions.Durability
 /// What a compaction did (`Store.compact()`): bytes before and after, duration, writer wait.
 public typealias CompactionReport = CellarStorage.CompactionReport
 
-/// When a store compacts itself: see `StoreOptions.automaticCompaction`.
+/// When a store compacts itself: see ``StoreOptions/automaticCompaction``.
 public typealias AutomaticCompaction = StorageOptions.AutomaticCompaction
 
 /// How a store compresses objects' records: `.none`, `.zstd(level:)`, or `.zstdDictionary(level:)`
-/// (a dictionary per entity, trained by each compaction). See `StoreOptions.compression`.
+/// (a dictionary per entity, trained by each compaction). See ``StoreOptions/compression``.
 public typealias Compression = CellarStorage.Compression
 
-/// How a `Store` is opened.
+/// How a ``Store`` is opened.
 public struct StoreOptions: Sendable {
     /// `.full` (default): a transaction that returned is on disk, through `kill -9` and power
     /// loss. `.none`: no sync per commit; a process crash loses nothing, a power loss may lose the
@@ -39,6 +39,7 @@ public struct StoreOptions: Sendable {
     /// Records shorter than this many bytes are never compressed (at least 16; default 64).
     public var compressionThreshold: Int
 
+    /// Options for opening a ``Store``; each parameter sets the property of the same name.
     public init(durability: Durability = .full, readOnly: Bool = false, fileMode: UInt16 = 0o644,
                 automaticCompaction: AutomaticCompaction? = AutomaticCompaction(),
                 compression: Compression = .none, compressionThreshold: Int = 64) {

@@ -20,7 +20,7 @@ import Foundation
 ///   form does) still resolve, though they compare unequal to new ones, which carry the new name.
 ///   A URI carries no UID: it resolves by name.
 public struct PersistentIdentifier: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
-    /// The UUID of the store the object is in (`Store.uuid`), made when the store was created.
+    /// The UUID of the store the object is in (``Store/uuid``), made when the store was created.
     public let storeIdentifier: UUID
     /// The entity's name when the identifier was made.
     public let entityName: String
@@ -67,14 +67,14 @@ public struct PersistentIdentifier: Sendable, Hashable, Comparable, Codable, Cus
     }
 
     /// Reads an identifier from its URI form (`uriRepresentation`).
-    /// - Throws: `CellarError.illegalArgument`, saying what is wrong with the URI.
+    /// - Throws: ``CellarError/Code/illegalArgument``, saying what is wrong with the URI.
     public init(uriRepresentation url: URL) throws {
         try self.init(url.absoluteString)
     }
 
     /// Reads an identifier from the string of its URI form, or from its `Codable` form (the URI
     /// and `#<entity UID>`).
-    /// - Throws: `CellarError.illegalArgument`, saying what is wrong with the string.
+    /// - Throws: ``CellarError/Code/illegalArgument``, saying what is wrong with the string.
     public init(_ string: String) throws {
         func malformed(_ reason: String) -> CellarError {
             CellarError.illegalArgument("\"\(string)\" is not a Cellar persistent identifier: \(reason)")
@@ -184,11 +184,13 @@ public struct PersistentIdentifier: Sendable, Hashable, Comparable, Codable, Cus
 
     // MARK: Identity
 
+    /// Whether both identify the same object: the same store, entity name, id and temporary token.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.storeIdentifier == rhs.storeIdentifier && lhs.id == rhs.id && lhs.temporaryToken == rhs.temporaryToken
             && lhs.entityName == rhs.entityName
     }
 
+    /// Hashes what ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(storeIdentifier)
         hasher.combine(entityName)
@@ -209,5 +211,6 @@ public struct PersistentIdentifier: Sendable, Hashable, Comparable, Codable, Cus
         }
     }
 
+    /// The identifier as a URI string.
     public var description: String { uriString }
 }

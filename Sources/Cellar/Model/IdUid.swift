@@ -4,9 +4,12 @@
 /// index, relation) and never reused; UIDs are random positive 64-bit values, unique across all
 /// kinds, and identify an entity or property through renames. `0:0` means "none yet".
 public struct IdUid: Hashable, Sendable, CustomStringConvertible {
+    /// The ID: small, handed out one after the other per kind, never reused.
     public var id: UInt32
+    /// The UID: a random positive number, unique across all kinds, kept through renames.
     public var uid: UInt64
 
+    /// An ID with its UID.
     @_spi(CellarGenerated) public init(id: UInt32, uid: UInt64) {
         self.id = id
         self.uid = uid
@@ -21,10 +24,13 @@ public struct IdUid: Hashable, Sendable, CustomStringConvertible {
         self.uid = uid
     }
 
+    /// `0:0`: no ID or UID yet.
     public static let zero = IdUid(id: 0, uid: 0)
 
+    /// Whether this is ``zero``.
     public var isZero: Bool { id == 0 && uid == 0 }
 
+    /// The `"ID:UID"` text, as the model file writes it.
     public var description: String { "\(id):\(uid)" }
 
     /// Digits only: no sign, no spaces, no `0x`, not empty.

@@ -4,24 +4,36 @@
 /// The generator keeps it in the model JSON file (see `ModelJSON`); generated code passes it to
 /// `Store`, which syncs it with the copy stored in the database (see `ModelSync`).
 public struct Model: Hashable, Sendable {
+    /// The entities and embedded types, in the order of the model file.
     public var entities: [ModelEntity]
+    /// The last entity ID handed out, with its UID; new entities get the IDs after it.
     public var lastEntityId: IdUid
+    /// The last index ID handed out, with its UID.
     public var lastIndexId: IdUid
+    /// The last standalone relation ID handed out, with its UID.
     public var lastRelationId: IdUid
+    /// The last sequence ID, with its UID: a member of ObjectBox's model file that Cellar keeps (it
+    /// uses no sequences); a sync never lowers it.
     public var lastSequenceId: IdUid
+    /// The UIDs of entities removed from the code; never used again.
     public var retiredEntityUids: [UInt64]
+    /// The UIDs of indexes removed from the code; never used again.
     public var retiredIndexUids: [UInt64]
+    /// The UIDs of properties removed from the code; never used again.
     public var retiredPropertyUids: [UInt64]
+    /// The UIDs of relations removed from the code; never used again.
     public var retiredRelationUids: [UInt64]
     /// The format version of the model file (ObjectBox writes 5).
     public var modelVersion: Int
     /// The oldest parser that can read this file (ObjectBox writes 4).
     public var modelVersionParserMinimum: Int
+    /// The model file's `version` member (1 in the files Cellar writes).
     public var version: Int
     /// Top-level members Cellar does not interpret (the `_note1`… notes, future fields), kept and
     /// written back as they were.
     public var extra: [JSONMember]
 
+    /// A model; generated code builds the code's model with it.
     @_spi(CellarGenerated) public init(entities: [ModelEntity] = [], lastEntityId: IdUid = .zero, lastIndexId: IdUid = .zero,
                 lastRelationId: IdUid = .zero, lastSequenceId: IdUid = .zero,
                 retiredEntityUids: [UInt64] = [], retiredIndexUids: [UInt64] = [],
@@ -59,9 +71,13 @@ public struct Model: Hashable, Sendable {
 
 /// An entity (a stored type) of the meta model.
 public struct ModelEntity: Hashable, Sendable {
+    /// The entity's name: its type's name, unless an annotation renames it.
     public var name: String
+    /// The entity's ID and UID.
     public var id: IdUid
+    /// The last property ID handed out in this entity, with its UID.
     public var lastPropertyId: IdUid
+    /// The stored properties, in the order of the model file.
     public var properties: [ModelProperty]
     /// Standalone to-many relations (`ToMany` without a backlink).
     public var relations: [ModelRelation]
@@ -70,6 +86,7 @@ public struct ModelEntity: Hashable, Sendable {
     /// Members Cellar does not interpret, kept as read.
     public var extra: [JSONMember]
 
+    /// An entity of a model; generated code builds the code's model with it.
     @_spi(CellarGenerated) public init(name: String, id: IdUid, lastPropertyId: IdUid, properties: [ModelProperty],
                 relations: [ModelRelation] = [], flags: UInt32? = nil, extra: [JSONMember] = []) {
         self.name = name
@@ -98,10 +115,13 @@ public struct ModelEntity: Hashable, Sendable {
 
 /// A property of an entity.
 public struct ModelProperty: Hashable, Sendable {
+    /// The property's name.
     public var name: String
     /// The ID (unique within its entity; the record slot is ID − 1) and UID.
     public var id: IdUid
+    /// How the value is stored (ObjectBox's type codes and Cellar's extensions).
     public var type: PropertyType
+    /// The property's flags: id, index kinds, unique, unsigned and others.
     public var flags: PropertyFlags
     /// The property's index, when it has one.
     public var indexId: IdUid?
@@ -119,6 +139,7 @@ public struct ModelProperty: Hashable, Sendable {
     /// but for their defaults are equal (`==`).
     public var defaultValue: PropertyDefault?
 
+    /// A property of a model; generated code builds the code's model with it.
     @_spi(CellarGenerated) public init(name: String, id: IdUid, type: PropertyType, flags: PropertyFlags = [],
                 indexId: IdUid? = nil, relationTarget: String? = nil, embeddedType: String? = nil,
                 extra: [JSONMember] = [], defaultValue: PropertyDefault? = nil) {
@@ -139,6 +160,7 @@ public struct ModelProperty: Hashable, Sendable {
             && a.relationTarget == b.relationTarget && a.embeddedType == b.embeddedType && a.extra == b.extra
     }
 
+    /// Hashes what ``==(_:_:)`` compares: everything but ``defaultValue``.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(name)
         hasher.combine(id)
@@ -153,13 +175,16 @@ public struct ModelProperty: Hashable, Sendable {
 
 /// A standalone to-many relation of an entity.
 public struct ModelRelation: Hashable, Sendable {
+    /// The relation's name: its ``ToMany`` property's name, unless an annotation renames it.
     public var name: String
+    /// The relation's ID and UID.
     public var id: IdUid
     /// The target entity's ID and UID.
     public var targetId: IdUid
     /// Members Cellar does not interpret, kept as read.
     public var extra: [JSONMember]
 
+    /// A relation of a model; generated code builds the code's model with it.
     @_spi(CellarGenerated) public init(name: String, id: IdUid, targetId: IdUid, extra: [JSONMember] = []) {
         self.name = name
         self.id = id

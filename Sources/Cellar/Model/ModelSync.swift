@@ -1,20 +1,29 @@
 /// One change that syncing the code's model with the database's made.
 public enum ModelChange: Hashable, Sendable {
+    /// An entity new to the database.
     case addEntity(String)
+    /// An entity renamed in the code; its objects are kept.
     case renameEntity(from: String, to: String)
     /// The entity is gone from the code: its objects become unreachable (reclaimed by compaction).
     case retireEntity(ModelEntity)
+    /// A property new to the database; stored objects read its default.
     case addProperty(entity: String, property: String)
+    /// A property renamed in the code; its values are kept.
     case renameProperty(entity: String, from: String, to: String)
     /// The property is gone from the code: its bytes in stored records are ignored from now on.
     case retireProperty(entity: String, property: String)
+    /// An index new to the database, built from the stored objects when the store opens.
     case addIndex(entity: String, property: String)
+    /// An index gone from the code; its tree is freed.
     case retireIndex(entity: String, property: String)
+    /// A standalone to-many relation new to the database.
     case addRelation(entity: String, relation: String)
+    /// A standalone to-many relation gone from the code; its links are dropped when the store opens.
     case retireRelation(entity: String, relation: String)
 }
 
 extension ModelChange: CustomStringConvertible {
+    /// The change in words, such as `added property Note.title`.
     public var description: String {
         switch self {
         case .addEntity(let name): "added entity \(name)"

@@ -1,25 +1,33 @@
 /// A property's type in the meta model, with ObjectBox's type codes, so a model JSON file from an
 /// ObjectBox project reads unchanged. Codes Cellar does not know are kept as they are.
 public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The type code, as the model file writes it.
     public var rawValue: Int
+    /// The type with this code; a code Cellar does not know is kept as it is.
     @inlinable public init(rawValue: Int) { self.rawValue = rawValue }
+    /// Whether both are the same type code.
     @inlinable public static func == (a: PropertyType, b: PropertyType) -> Bool { a.rawValue == b.rawValue }
 
     // The types are computed and inlinable, not stored `static let`s: a stored one is reached
     // through an addressor call from other modules, on every comparison in a hot switch.
 
+    /// `Bool`, one byte, 0 or 1.
     @inlinable public static var bool: PropertyType { PropertyType(rawValue: 1) }
     /// 8-bit integer (`Int8`, or `UInt8` with the `unsigned` flag).
     @inlinable public static var byte: PropertyType { PropertyType(rawValue: 2) }
     /// 16-bit integer.
     @inlinable public static var short: PropertyType { PropertyType(rawValue: 3) }
+    /// ObjectBox's 16-bit character: read as a 16-bit integer.
     @inlinable public static var char: PropertyType { PropertyType(rawValue: 4) }
     /// 32-bit integer.
     @inlinable public static var int: PropertyType { PropertyType(rawValue: 5) }
     /// 64-bit integer (`Int`, `Int64`, `Id`, `UInt64` with the `unsigned` flag).
     @inlinable public static var long: PropertyType { PropertyType(rawValue: 6) }
+    /// `Float`, its 32-bit pattern.
     @inlinable public static var float: PropertyType { PropertyType(rawValue: 7) }
+    /// `Double`, its 64-bit pattern.
     @inlinable public static var double: PropertyType { PropertyType(rawValue: 8) }
+    /// `String`, its UTF-8 bytes.
     @inlinable public static var string: PropertyType { PropertyType(rawValue: 9) }
     /// A `Date` stored as milliseconds since 1970 (64-bit).
     @inlinable public static var date: PropertyType { PropertyType(rawValue: 10) }
@@ -42,8 +50,11 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
     @inlinable public static var intVector: PropertyType { PropertyType(rawValue: 26) }
     /// `[Int]`, `[Int64]` (`[UInt]`, `[UInt64]` with the `unsigned` flag).
     @inlinable public static var longVector: PropertyType { PropertyType(rawValue: 27) }
+    /// `[Float]`.
     @inlinable public static var floatVector: PropertyType { PropertyType(rawValue: 28) }
+    /// `[Double]`.
     @inlinable public static var doubleVector: PropertyType { PropertyType(rawValue: 29) }
+    /// `[String]`.
     @inlinable public static var stringVector: PropertyType { PropertyType(rawValue: 30) }
     /// `[Date]`, each as milliseconds since 1970.
     @inlinable public static var dateVector: PropertyType { PropertyType(rawValue: 31) }
@@ -128,6 +139,7 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
         101: "Embedded", 1101: "EmbeddedList",
     ]
 
+    /// The type's name, such as `String` or `StringList`; `type <code>` for a code Cellar does not know.
     public var description: String {
         if let name = Self.names[rawValue] { return name }
         if let shape = collection { return shape.description }
@@ -138,7 +150,9 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
 /// A collection property type taken apart: a list, set or map, and its element's type (for a
 /// map, its values' type; keys are always strings).
 public struct CollectionShape: Hashable, Sendable, CustomStringConvertible {
+    /// Which kind of collection.
     public enum Kind: Hashable, Sendable {
+        /// A list (order and duplicates kept), a set, or a map from strings to values.
         case list, set, map
 
         /// The first code of the kind's extension range.
@@ -151,6 +165,7 @@ public struct CollectionShape: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// List, set or map.
     public let kind: Kind
     /// The element's scalar type (Bool, an integer, Float, Double, String, Date, DateNano,
     /// ByteVector for `Data`, UUID).
@@ -162,6 +177,7 @@ public struct CollectionShape: Hashable, Sendable, CustomStringConvertible {
     static let vectorCodes: [Int: Int] = [1: 22, 3: 24, 5: 26, 6: 27, 7: 28, 8: 29, 9: 30, 10: 31, 12: 32]
     static let vectorElements: [Int: Int] = Dictionary(uniqueKeysWithValues: vectorCodes.map { ($1, $0) })
 
+    /// The shape as the model file's comments and error messages name it, such as `StringList`.
     public var description: String {
         switch kind {
         case .list: "\(element)List"
@@ -173,23 +189,32 @@ public struct CollectionShape: Hashable, Sendable, CustomStringConvertible {
 
 /// A property's flags in the meta model, with ObjectBox's values.
 public struct PropertyFlags: OptionSet, Hashable, Sendable {
+    /// The flags' bits, as the model file writes them.
     public var rawValue: UInt32
+    /// The flags with these bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// The object id property (one per entity).
     public static let id = PropertyFlags(rawValue: 1)
     /// Not optional in code.
     public static let notNull = PropertyFlags(rawValue: 4)
+    /// The property has an index (a value index unless a hash flag is set).
     public static let indexed = PropertyFlags(rawValue: 8)
+    /// No two objects may hold the same value (`// cellar: unique`): a put that would break it throws
+    /// ``CellarError/Code/uniqueViolation``, unless ``uniqueOnConflictReplace`` is set.
     public static let unique = PropertyFlags(rawValue: 32)
     /// The id is set by the app (`// cellar: id = { "assignable": true }`), not assigned by `put`.
     public static let idSelfAssignable = PropertyFlags(rawValue: 128)
     /// Zero values are left out of the index (to-one relations).
     public static let indexPartialSkipZero = PropertyFlags(rawValue: 512)
+    /// The index keys hash the string value (32-bit) instead of holding it.
     public static let indexHash = PropertyFlags(rawValue: 2048)
+    /// The index keys hash the string value (64-bit) instead of holding it.
     public static let indexHash64 = PropertyFlags(rawValue: 4096)
     /// An unsigned integer: same storage, unsigned order in indexes and queries.
     public static let unsigned = PropertyFlags(rawValue: 8192)
+    /// A put whose unique value another object holds replaces that object instead of throwing
+    /// (`unique = { "onConflict": "replace" }`).
     public static let uniqueOnConflictReplace = PropertyFlags(rawValue: 32768)
     /// The primary key (`// cellar: primaryKey`): unique and indexed, the object's identity for
     /// `Box.get(primaryKey:)` and upserts. A Cellar extension: ObjectBox has no such flag, so the

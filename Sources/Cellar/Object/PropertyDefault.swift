@@ -7,13 +7,21 @@ import Foundation
 /// a Float holds) and Double, `string`, `date` for Date (stored in milliseconds, or nanoseconds
 /// with `date-nano`), `bytes` for byte vectors, `uuid`.
 public enum PropertyDefault: Hashable, Sendable {
+    /// The default of a `Bool` property.
     case bool(Bool)
+    /// The default of a signed integer property.
     case integer(Int64)
+    /// The default of an unsigned integer property.
     case unsigned(UInt64)
+    /// The default of a `Float` or `Double` property.
     case floatingPoint(Double)
+    /// The default of a `String` property.
     case string(String)
+    /// The default of a `Date` property.
     case date(Date)
+    /// The default of a `Data` or `[UInt8]` property.
     case bytes([UInt8])
+    /// The default of a `UUID` property.
     case uuid(UUID)
 }
 

@@ -4,7 +4,7 @@ import Dispatch
 // the loop or the queue runs.
 extension Query where E: SendableMetatype {
     /// The query's results as projections `P`, now and after each commit that changes its entity
-    /// or an entity it links to (coalesced; see `Changes`), as `changes()` hands out the objects:
+    /// or an entity it links to (coalesced; see ``Changes``), as `changes()` hands out the objects:
     /// `for try await rows in query.changes(as: NoteRow.self) { … }`.
     public func changes<P: Projection & SendableMetatype>(as type: P.Type) throws -> Changes<[P]>
     where P.ProjectionBindingType.EntityType == E {

@@ -2,8 +2,8 @@ import Dispatch
 import Synchronization
 
 /// The values of a box or query over time, as an `AsyncSequence`: the current value first, then a
-/// new one after each commit that changes the observed entities. Get it from `Box.changes()` or
-/// `Query.changes()`.
+/// new one after each commit that changes the observed entities. Get it from ``Box/changes()`` or
+/// ``Query/changes()``.
 ///
 /// ```swift
 /// for try await notes in query.changes() { show(notes) }
@@ -17,12 +17,15 @@ import Synchronization
 /// - The sequence ends when the task is cancelled or the store is closed; breaking out of the
 ///   loop ends it too. Either way the subscription is removed from the store.
 public struct Changes<Element>: AsyncSequence, Sendable {
+    /// The error a failed read of a value throws out of the loop.
     public typealias Failure = any Error
 
     let store: Store
     let entities: Set<UInt32>
     let current: @Sendable () throws -> Element
 
+    /// Subscribes to the store's commits and returns the iterator that yields the values; the
+    /// subscription ends with the iteration.
     public func makeAsyncIterator() -> Iterator {
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let observers = store.observers
@@ -34,6 +37,7 @@ public struct Changes<Element>: AsyncSequence, Sendable {
         return Iterator(signals: stream.makeAsyncIterator(), current: current)
     }
 
+    /// Yields the values of a ``Changes`` sequence: the current one first, then one per change.
     public struct Iterator: AsyncIteratorProtocol {
         var signals: AsyncStream<Void>.Iterator
         let current: @Sendable () throws -> Element
@@ -45,6 +49,7 @@ public struct Changes<Element>: AsyncSequence, Sendable {
             try await next(isolation: nil)
         }
 
+        /// The next value, as ``next()`` gives it, on the caller's actor.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> Element? {
             if started {
                 guard await signals.next(isolation: actor) != nil else { return nil }
@@ -94,7 +99,7 @@ private final class SignalState: Sendable {
 
 extension Box {
     /// A `Void` now and after each commit that changes this entity's objects (coalesced; see
-    /// `Changes`): `for try await _ in box.changes() { redraw() }`.
+    /// ``Changes``): `for try await _ in box.changes() { redraw() }`.
     public func changes() throws -> Changes<Void> {
         let schema = try self.schema.get()
         return Changes(store: store, entities: [schema.id.id], current: {})
@@ -112,7 +117,7 @@ extension Box {
 // needs the entity type (any entity type not isolated to a global actor is one).
 extension Query where E: SendableMetatype {
     /// The query's results now and after each commit that changes its entity, or an entity it
-    /// links to (coalesced; see `Changes`): `for try await notes in query.changes() { … }`.
+    /// links to (coalesced; see ``Changes``): `for try await notes in query.changes() { … }`.
     public func changes() throws -> Changes<[E]> {
         let entities = try observedEntities()
         return Changes(store: box.store, entities: entities, current: { try self.find() })

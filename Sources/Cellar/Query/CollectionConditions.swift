@@ -51,6 +51,8 @@ extension Property {
 
 /// The kinds of value a `FlexValue` holds, for `hasType` conditions.
 public enum FlexType: String, Sendable, CaseIterable {
+    /// Null, a `Bool`, an integer, a `Double`, a `String`, bytes, a `Date`, a `UUID`, a list, or a
+    /// map.
     case null, bool, integer, double, string, bytes, date, uuid, list, map
 }
 
@@ -70,6 +72,7 @@ enum QueryPathStep: Sendable, Equatable, CustomStringConvertible {
 /// The number of elements of a collection property, in a query condition: compared with
 /// numbers (`Note.tags.count >= 3`, `isBetween`, `isIn`).
 public struct ElementCount<E>: ConditionSubject {
+    /// The entity the collection property belongs to.
     public typealias Entity = E
     let property: PropertyRef
     var via: [PropertyRef] = []
@@ -80,6 +83,7 @@ public struct ElementCount<E>: ConditionSubject {
 /// A value inside a map property (or a flexible value) reached by keys, in a query condition:
 /// `Doc.attributes["color"] == "red"`. Compared like a property of the value's type.
 public struct PropertyPath<E>: ConditionSubject {
+    /// The entity the map or Flex property belongs to.
     public typealias Entity = E
     let property: PropertyRef
     let steps: [QueryPathStep]

@@ -2,6 +2,7 @@
 /// or Flex property (`Doc.payload["user"]["age"]`). Its operators and methods make a
 /// `QueryCondition`; Cellar's `Property` and `PropertyPath` are the conforming types.
 public protocol ConditionSubject<Entity>: Sendable {
+    /// The entity whose queries the conditions belong to.
     associatedtype Entity
     /// Where a condition on this looks.
     var conditionTarget: ConditionTarget { get }
@@ -25,11 +26,18 @@ extension ConditionSubject {
 
     // MARK: Comparisons (numbers, dates, strings, bytes, UUIDs)
 
+    /// Equal to `rhs`: `Note.title == "Work"`. Strings compare by their UTF-8 bytes, with case.
     public static func == <V: QueryValueConvertible>(lhs: Self, rhs: V) -> QueryCondition<Entity> { lhs.condition(.equal, [rhs.queryValue]) }
+    /// Not equal to `rhs`. An object without a value (a nil optional) meets no condition but
+    /// ``isNil()``, so not this one either.
     public static func != <V: QueryValueConvertible>(lhs: Self, rhs: V) -> QueryCondition<Entity> { lhs.condition(.notEqual, [rhs.queryValue]) }
+    /// Less than `rhs`: numbers and dates by value; strings, bytes and UUIDs in byte order.
     public static func < <V: QueryValueConvertible>(lhs: Self, rhs: V) -> QueryCondition<Entity> { lhs.condition(.less, [rhs.queryValue]) }
+    /// Less than or equal to `rhs`.
     public static func <= <V: QueryValueConvertible>(lhs: Self, rhs: V) -> QueryCondition<Entity> { lhs.condition(.lessOrEqual, [rhs.queryValue]) }
+    /// Greater than `rhs`: numbers and dates by value; strings, bytes and UUIDs in byte order.
     public static func > <V: QueryValueConvertible>(lhs: Self, rhs: V) -> QueryCondition<Entity> { lhs.condition(.greater, [rhs.queryValue]) }
+    /// Greater than or equal to `rhs`.
     public static func >= <V: QueryValueConvertible>(lhs: Self, rhs: V) -> QueryCondition<Entity> { lhs.condition(.greaterOrEqual, [rhs.queryValue]) }
 
     /// Equal to `value`; strings compare ignoring case when `caseSensitive` is false.
@@ -37,22 +45,27 @@ extension ConditionSubject {
         condition(.equal, [value.queryValue], caseSensitive: caseSensitive)
     }
 
+    /// Not equal to `value`; strings compare ignoring case when `caseSensitive` is false.
     public func isNotEqual<V: QueryValueConvertible>(to value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
         condition(.notEqual, [value.queryValue], caseSensitive: caseSensitive)
     }
 
+    /// Less than `value`; strings compare ignoring case when `caseSensitive` is false.
     public func isLessThan<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
         condition(.less, [value.queryValue], caseSensitive: caseSensitive)
     }
 
+    /// Less than or equal to `value`; strings compare ignoring case when `caseSensitive` is false.
     public func isLessThanOrEqual<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
         condition(.lessOrEqual, [value.queryValue], caseSensitive: caseSensitive)
     }
 
+    /// Greater than `value`; strings compare ignoring case when `caseSensitive` is false.
     public func isGreaterThan<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
         condition(.greater, [value.queryValue], caseSensitive: caseSensitive)
     }
 
+    /// Greater than or equal to `value`; strings compare ignoring case when `caseSensitive` is false.
     public func isGreaterThanOrEqual<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
         condition(.greaterOrEqual, [value.queryValue], caseSensitive: caseSensitive)
     }
@@ -79,10 +92,12 @@ extension ConditionSubject {
 
     // MARK: Strings
 
+    /// A string that starts with `prefix`; ignoring case when `caseSensitive` is false.
     public func startsWith(_ prefix: String, caseSensitive: Bool = true) -> QueryCondition<Entity> {
         condition(.startsWith, [.string(prefix)], caseSensitive: caseSensitive)
     }
 
+    /// A string that ends with `suffix`; ignoring case when `caseSensitive` is false.
     public func endsWith(_ suffix: String, caseSensitive: Bool = true) -> QueryCondition<Entity> {
         condition(.endsWith, [.string(suffix)], caseSensitive: caseSensitive)
     }

@@ -23,6 +23,7 @@ public struct EmbeddedProperty<E, T>: Sendable, Hashable, CustomStringConvertibl
     /// The embedded properties from `E` to the object holding this one (see `Property.via`).
     let via: [PropertyRef]
 
+    /// A property of `E` holding embedded objects, as the generated constants declare it.
     @_spi(CellarGenerated) public init(name: String, id: UInt32, type: PropertyType) {
         self.init(name: name, id: id, type: type, via: [])
     }
@@ -37,6 +38,7 @@ public struct EmbeddedProperty<E, T>: Sendable, Hashable, CustomStringConvertibl
     /// The embedded properties from `E` to the objects this property holds.
     var path: [PropertyRef] { via + [PropertyRef(id: id, name: name, isList: type == .embeddedList)] }
 
+    /// The property's path, as `Contact.home`.
     public var description: String { "\(E.self).\(path.map(\.name).joined(separator: "."))" }
 
     /// `property` of the embedded objects, as a property of `E` (for conditions and ordering).

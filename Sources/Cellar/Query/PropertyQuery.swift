@@ -121,7 +121,7 @@ public struct PropertyQuery<E: EntityInspectable> {
     /// Only distinct values count: the first of the values that are equal is kept. Values are
     /// equal as `==` conditions compare them: strings by their UTF-8 bytes (no Unicode
     /// normalization), ignoring case when `caseSensitive` is false the way case-insensitive
-    /// conditions do (see `QueryValue`).
+    /// conditions do (see ``QueryValue``).
     public func distinct(_ distinct: Bool = true, caseSensitive: Bool = true) -> PropertyQuery<E> {
         var copy = self
         copy.isDistinct = distinct
@@ -153,16 +153,16 @@ public struct PropertyQuery<E: EntityInspectable> {
         try extreme(T.self, smallest: false)
     }
 
-    /// The smallest value as stored (a `QueryValue`), when no type is asked for; nil when no
+    /// The smallest value as stored (a ``QueryValue``), when no type is asked for; nil when no
     /// object has one.
     @_disfavoredOverload
     public func min() throws -> QueryValue? { try extremeValue(smallest: true) }
 
-    /// The largest value as stored (a `QueryValue`), when no type is asked for.
+    /// The largest value as stored (a ``QueryValue``), when no type is asked for.
     @_disfavoredOverload
     public func max() throws -> QueryValue? { try extremeValue(smallest: false) }
 
-    /// The values as stored (`QueryValue`s), when no type is asked for; objects without one are
+    /// The values as stored (``QueryValue``s), when no type is asked for; objects without one are
     /// left out.
     @_disfavoredOverload
     public func find() throws -> [QueryValue] { try values().compactMap { $0 } }

@@ -8,12 +8,14 @@ public struct RelationProperty<E>: Sendable, Hashable, CustomStringConvertible {
     /// The ID of the entity it points at.
     public let targetEntityId: UInt32
 
+    /// A relation as the generated constants declare it.
     @_spi(CellarGenerated) public init(name: String, relationId: UInt32, targetEntityId: UInt32) {
         self.name = name
         self.relationId = relationId
         self.targetEntityId = targetEntityId
     }
 
+    /// The relation's name, as `Note.author`.
     public var description: String { "\(E.self).\(name)" }
 }
 
@@ -111,8 +113,8 @@ public struct QueryBuilder<E: EntityInspectable> {
     }
 
     /// The query, checked against the store's model.
-    /// - Throws: `CellarError.illegalArgument` for a condition that does not fit its property's
-    ///   type (naming the condition), `CellarError.schema` for a property the model lacks.
+    /// - Throws: ``CellarError/Code/illegalArgument`` for a condition that does not fit its property's
+    ///   type (naming the condition), ``CellarError/Code/schema`` for a property the model lacks.
     public func build() throws -> Query<E> {
         Query(builder: self, compiled: try compile())
     }

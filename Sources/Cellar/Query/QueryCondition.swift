@@ -146,6 +146,7 @@ struct PropertyRef: Sendable, Hashable {
 }
 
 extension Property: ConditionSubject {
+    /// The entity the property belongs to.
     public typealias Entity = E
 
     var ref: PropertyRef { PropertyRef(id: id, name: name) }

@@ -1,6 +1,8 @@
 /// How `QueryBuilder.ordered(by:flags:)` sorts (the values of ObjectBox's `OrderFlags`).
 public struct OrderFlags: OptionSet, Sendable, Hashable {
+    /// The flags' bits, ObjectBox's values.
     public let rawValue: UInt32
+    /// The flags with these bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Largest first.

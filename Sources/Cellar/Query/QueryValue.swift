@@ -9,15 +9,22 @@ import Foundation
 /// as numbers (-0 equals 0; NaN equals nothing). Hashing agrees, so sets and `distinct()` tell
 /// apart what `==` and `isIn` tell apart.
 public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
+    /// A signed integer; also a `Bool` (1 or 0).
     case integer(Int64)
+    /// An unsigned integer; also an ``EntityId``.
     case unsigned(UInt64)
+    /// A `Float` or `Double`.
     case floating(Double)
+    /// A string.
     case string(String)
+    /// Bytes: `Data` or `[UInt8]`.
     case bytes([UInt8])
+    /// A date.
     case date(Date)
     /// A UUID; compared with a UUID property's stored bytes (RFC 4122 order).
     case uuid(UUID)
 
+    /// The value as text: a number, a quoted string, a byte count, a date or a UUID.
     public var description: String {
         switch self {
         case .integer(let v): String(v)
@@ -30,6 +37,7 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether both are the same case with equal values, strings compared by their UTF-8 bytes.
     public static func == (a: QueryValue, b: QueryValue) -> Bool {
         switch (a, b) {
         case (.integer(let x), .integer(let y)): x == y
@@ -43,6 +51,7 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Hashes what ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .integer(let v): hasher.combine(0 as UInt8); hasher.combine(v)
@@ -60,6 +69,7 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
 /// `Double`, `String`, `Date`, `Data`, `[UInt8]`, `UUID` and `EntityId`. Enums and custom types are
 /// queried by their database value (`Status.done.rawValue`).
 public protocol QueryValueConvertible: Sendable {
+    /// The value as a query compares it.
     var queryValue: QueryValue { get }
 }
 

@@ -25,14 +25,19 @@ public protocol CollectionElement: Hashable, Sendable {
 }
 
 extension FixedWidthInteger where Self: CollectionElement {
+    /// The integer's size in bytes.
     @inlinable public static var elementWidth: Int? { MemoryLayout<Self>.size }
+    /// The integer's size in bytes.
     @inlinable public var encodedSize: Int { MemoryLayout<Self>.size }
+    /// Writes the integer little-endian at `target`.
     @inlinable public func encode(to target: UnsafeMutableRawPointer) throws {
         target.storeBytes(of: littleEndian, as: Self.self)
     }
+    /// Reads a little-endian integer from `bytes`.
     @inlinable public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Self {
         Self(littleEndian: bytes.loadUnaligned(as: Self.self))
     }
+    /// Orders integers by value.
     @inlinable public static func precedes(_ a: Self, _ b: Self) -> Bool { a < b }
 }
 

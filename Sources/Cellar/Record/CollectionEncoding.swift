@@ -55,6 +55,7 @@ import Foundation
         try addElements(list, slot: slot)
     }
 
+    /// Adds a list when there is one; nil leaves the field absent.
     @inlinable
     public func add<T: CollectionElement>(_ list: [T]?, slot: Int) throws {
         if let list { try add(list, slot: slot) }
@@ -67,6 +68,7 @@ import Foundation
         try addElements(set.sorted(by: T.precedes), slot: slot)
     }
 
+    /// Adds a set when there is one; nil leaves the field absent.
     @inlinable
     public func add<T: CollectionElement>(_ set: Set<T>?, slot: Int) throws {
         if let set { try add(set, slot: slot) }
@@ -95,6 +97,7 @@ import Foundation
         }
     }
 
+    /// Adds a map when there is one; nil leaves the field absent.
     @inlinable
     public func add<T: CollectionElement>(_ map: [String: T]?, slot: Int) throws {
         if let map { try add(map, slot: slot) }

@@ -17,6 +17,7 @@
         add(bytes: nested.bytes, slot: slot)
     }
 
+    /// Adds an embedded object when there is one; nil leaves the field absent.
     public func add<T: EmbeddedInspectable>(embedded value: T?, slot: Int) throws {
         if let value { try add(embedded: value, slot: slot) }
     }
@@ -42,6 +43,7 @@
         payload.withUnsafeBytes { add(bytes: $0, slot: slot) }
     }
 
+    /// Adds a list of embedded objects when there is one; nil leaves the field absent.
     public func add<T: EmbeddedInspectable>(embeddedList values: [T]?, slot: Int) throws {
         if let values { try add(embeddedList: values, slot: slot) }
     }

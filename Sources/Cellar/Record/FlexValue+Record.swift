@@ -13,6 +13,7 @@ import Foundation
         encoded.withUnsafeBytes { add(bytes: $0, slot: slot) }
     }
 
+    /// Adds a Flex value when there is one; nil leaves the field absent.
     public func add(_ value: FlexValue?, slot: Int) throws {
         if let value { try add(value, slot: slot) }
     }

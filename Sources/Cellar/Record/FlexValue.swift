@@ -21,10 +21,13 @@ import Foundation
 public indirect enum FlexValue: Hashable, Sendable {
     /// No value (JSON's null; `nil` as a literal).
     case null
+    /// A Boolean.
     case bool(Bool)
+    /// A 64-bit signed integer; integer literals make this case.
     case integer(Int64)
     /// Stored as its bit pattern: NaN payloads and the sign of zero survive.
     case double(Double)
+    /// A string, stored as the UTF-8 of its Unicode scalars as given.
     case string(String)
     /// A byte vector.
     case bytes(Data)
@@ -38,6 +41,7 @@ public indirect enum FlexValue: Hashable, Sendable {
     /// Entries by key; at most `FlexEncoding.maxElements`. Stored in the order of the keys' UTF-8.
     case map([String: FlexValue])
 
+    /// Whether both are the same case with equal contents; doubles compare by bit pattern.
     public static func == (a: FlexValue, b: FlexValue) -> Bool {
         switch (a, b) {
         case (.null, .null): true
@@ -54,6 +58,7 @@ public indirect enum FlexValue: Hashable, Sendable {
         }
     }
 
+    /// Hashes what ``==(_:_:)`` compares (doubles by bit pattern).
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
@@ -83,8 +88,10 @@ extension FlexValue {
         if case .list(let list) = self, list.indices.contains(index) { list[index] } else { nil }
     }
 
+    /// Whether this is ``null``.
     public var isNull: Bool { self == .null }
 
+    /// The Boolean of a ``bool(_:)``; nil for every other case.
     public var boolValue: Bool? {
         if case .bool(let value) = self { value } else { nil }
     }
@@ -104,26 +111,32 @@ extension FlexValue {
         }
     }
 
+    /// The string of a ``string(_:)``; nil for every other case.
     public var stringValue: String? {
         if case .string(let value) = self { value } else { nil }
     }
 
+    /// The bytes of a ``bytes(_:)``; nil for every other case.
     public var dataValue: Data? {
         if case .bytes(let value) = self { value } else { nil }
     }
 
+    /// The date of a ``date(_:)``; nil for every other case.
     public var dateValue: Date? {
         if case .date(let value) = self { value } else { nil }
     }
 
+    /// The UUID of a ``uuid(_:)``; nil for every other case.
     public var uuidValue: UUID? {
         if case .uuid(let value) = self { value } else { nil }
     }
 
+    /// The elements of a ``list(_:)``; nil for every other case.
     public var listValue: [FlexValue]? {
         if case .list(let value) = self { value } else { nil }
     }
 
+    /// The entries of a ``map(_:)``; nil for every other case.
     public var mapValue: [String: FlexValue]? {
         if case .map(let value) = self { value } else { nil }
     }
@@ -132,26 +145,32 @@ extension FlexValue {
 // MARK: Literals
 
 extension FlexValue: ExpressibleByNilLiteral {
+    /// ``null``, written `nil`.
     public init(nilLiteral: ()) { self = .null }
 }
 
 extension FlexValue: ExpressibleByBooleanLiteral {
+    /// A ``bool(_:)``, written `true` or `false`.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
 }
 
 extension FlexValue: ExpressibleByIntegerLiteral {
+    /// An ``integer(_:)``, written as an integer literal.
     public init(integerLiteral value: Int64) { self = .integer(value) }
 }
 
 extension FlexValue: ExpressibleByFloatLiteral {
+    /// A ``double(_:)``, written as a floating-point literal.
     public init(floatLiteral value: Double) { self = .double(value) }
 }
 
 extension FlexValue: ExpressibleByStringLiteral {
+    /// A ``string(_:)``, written as a string literal.
     public init(stringLiteral value: String) { self = .string(value) }
 }
 
 extension FlexValue: ExpressibleByArrayLiteral {
+    /// A ``list(_:)``, written as an array literal.
     public init(arrayLiteral elements: FlexValue...) { self = .list(elements) }
 }
 

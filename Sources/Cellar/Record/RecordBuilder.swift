@@ -37,6 +37,7 @@ public final class RecordBuilder {
     /// The builder of records nested in this one's (embedded objects), once one was written.
     var nested: RecordBuilder?
 
+    /// A builder whose buffer starts with `capacity` bytes (at least 64) and grows as needed.
     @_spi(CellarGenerated) public init(capacity: Int = 1024) {
         let capacity = max(capacity, 64)
         state = .allocate(capacity: 1)
@@ -84,30 +85,37 @@ public final class RecordBuilder {
         state.pointee.buffer.storeBytes(of: value.littleEndian, toByteOffset: at, as: T.self)
     }
 
+    /// Adds an integer when there is one; nil leaves the field absent.
     @inlinable
     @_spi(CellarGenerated) public func add<T: FixedWidthInteger>(_ value: T?, slot: Int) {
         if let value { add(value, slot: slot) }
     }
 
+    /// Adds a Bool as one byte, 0 or 1.
     @inlinable
     @_spi(CellarGenerated) public func add(_ value: Bool, slot: Int) { add(UInt8(value ? 1 : 0), slot: slot) }
 
+    /// Adds a Bool when there is one; nil leaves the field absent.
     @inlinable
     @_spi(CellarGenerated) public func add(_ value: Bool?, slot: Int) {
         if let value { add(value, slot: slot) }
     }
 
+    /// Adds a Float as its 32-bit pattern.
     @inlinable
     @_spi(CellarGenerated) public func add(_ value: Float, slot: Int) { add(value.bitPattern, slot: slot) }
 
+    /// Adds a Float when there is one; nil leaves the field absent.
     @inlinable
     @_spi(CellarGenerated) public func add(_ value: Float?, slot: Int) {
         if let value { add(value.bitPattern, slot: slot) }
     }
 
+    /// Adds a Double as its 64-bit pattern.
     @inlinable
     @_spi(CellarGenerated) public func add(_ value: Double, slot: Int) { add(value.bitPattern, slot: slot) }
 
+    /// Adds a Double when there is one; nil leaves the field absent.
     @inlinable
     @_spi(CellarGenerated) public func add(_ value: Double?, slot: Int) {
         if let value { add(value.bitPattern, slot: slot) }
@@ -120,6 +128,7 @@ public final class RecordBuilder {
         add(try DateStorage.milliseconds(value), slot: slot)
     }
 
+    /// Adds a date in milliseconds when there is one; nil leaves the field absent.
     @inlinable
     @_spi(CellarGenerated) public func add(_ value: Date?, slot: Int) throws {
         if let value { try add(value, slot: slot) }
@@ -131,6 +140,7 @@ public final class RecordBuilder {
         add(try DateStorage.nanoseconds(value), slot: slot)
     }
 
+    /// Adds a date in nanoseconds when there is one; nil leaves the field absent.
     @inlinable
     @_spi(CellarGenerated) public func addNanoseconds(_ value: Date?, slot: Int) throws {
         if let value { try addNanoseconds(value, slot: slot) }
@@ -143,6 +153,7 @@ public final class RecordBuilder {
         withUnsafeBytes(of: value.uuid) { (state.pointee.buffer + at).copyMemory(from: $0.baseAddress!, byteCount: 16) }
     }
 
+    /// Adds a UUID when there is one; nil leaves the field absent.
     @inlinable
     @_spi(CellarGenerated) public func add(_ value: UUID?, slot: Int) {
         if let value { add(value, slot: slot) }
@@ -170,6 +181,7 @@ public final class RecordBuilder {
         for byte in value.utf8 { target.storeBytes(of: byte, toByteOffset: i, as: UInt8.self); i += 1 }
     }
 
+    /// Adds a string when there is one; nil leaves the field absent.
     @_spi(CellarGenerated) public func add(_ value: String?, slot: Int) {
         if let value { add(value, slot: slot) }
     }
@@ -180,18 +192,22 @@ public final class RecordBuilder {
         if value.count > 0 { (state.pointee.buffer + at).copyMemory(from: value.baseAddress!, byteCount: value.count) }
     }
 
+    /// Adds `Data` as a byte vector.
     @_spi(CellarGenerated) public func add(_ value: Data, slot: Int) {
         value.withUnsafeBytes { add(bytes: $0, slot: slot) }
     }
 
+    /// Adds `Data` when there is one; nil leaves the field absent.
     @_spi(CellarGenerated) public func add(_ value: Data?, slot: Int) {
         if let value { add(value, slot: slot) }
     }
 
+    /// Adds bytes as a byte vector.
     @_spi(CellarGenerated) public func add(_ value: [UInt8], slot: Int) {
         value.withUnsafeBytes { add(bytes: $0, slot: slot) }
     }
 
+    /// Adds bytes when there are some; nil leaves the field absent.
     @_spi(CellarGenerated) public func add(_ value: [UInt8]?, slot: Int) {
         if let value { add(value, slot: slot) }
     }

@@ -116,6 +116,7 @@ public struct RecordReader {
         return T(littleEndian: base.loadUnaligned(fromByteOffset: at, as: T.self))
     }
 
+    /// The Bool in `slot`; nil when absent. Throws ``CellarError/Code/fileCorrupt`` for a byte other than 0 or 1.
     @inlinable
     @_spi(CellarGenerated) public func bool(slot: Int) throws -> Bool? {
         guard let byte = try read(UInt8.self, slot: slot) else { return nil }
@@ -125,11 +126,13 @@ public struct RecordReader {
         return byte == 1
     }
 
+    /// The Float in `slot` (its 32-bit pattern); nil when absent.
     @inlinable
     @_spi(CellarGenerated) public func float(slot: Int) throws -> Float? {
         try read(UInt32.self, slot: slot).map { Float(bitPattern: $0) }
     }
 
+    /// The Double in `slot` (its 64-bit pattern); nil when absent.
     @inlinable
     @_spi(CellarGenerated) public func double(slot: Int) throws -> Double? {
         try read(UInt64.self, slot: slot).map { Double(bitPattern: $0) }
@@ -208,10 +211,12 @@ public struct RecordReader {
         return true
     }
 
+    /// The byte vector in `slot` as `Data`; nil when absent.
     @_spi(CellarGenerated) public func data(slot: Int) throws -> Data? {
         try bytes(slot: slot).map { Data($0) }
     }
 
+    /// The byte vector in `slot` as `[UInt8]`; nil when absent.
     @_spi(CellarGenerated) public func byteArray(slot: Int) throws -> [UInt8]? {
         try bytes(slot: slot).map { Array($0) }
     }

@@ -1,9 +1,9 @@
 /// A to-many relation: a collection of `Target` objects that is read from the store when first
-/// used and whose changes are written when the owning object is put (or by `applyToDb()`).
+/// used and whose changes are written when the owning object is put (or by ``ToMany/applyToDb()``).
 ///
 /// Either a standalone many-to-many relation (kept in the model with a relation ID and UID) or a
-/// backlink (`// cellar: backlink = "author"`): the `Target` objects whose `ToOne` or `ToMany`
-/// named `author` points at the owner. Adding to a backlink of a `ToOne` sets that `ToOne`.
+/// backlink (`// cellar: backlink = "author"`): the `Target` objects whose ``ToOne`` or ``ToMany``
+/// named `author` points at the owner. Adding to a backlink of a ``ToOne`` sets that ``ToOne``.
 ///
 /// ```swift
 /// note.tags.append(work)        // work must have been put
@@ -12,10 +12,12 @@
 /// ```
 ///
 /// Reading it inside a collection operation cannot throw: a read that fails leaves it empty; call
-/// `resolve()` to see the error. Not thread-safe, like the object that holds it.
+/// ``ToMany/resolve()`` to see the error. Not thread-safe, like the object that holds it.
 public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, RangeReplaceableCollection,
     ExpressibleByNilLiteral, ExpressibleByArrayLiteral, CustomStringConvertible {
+    /// The related objects.
     public typealias Element = Target
+    /// Positions in the collection, from 0.
     public typealias Index = Int
 
     private var items: [Target] = []
@@ -27,10 +29,15 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
     private var owner: Id = 0
     private var link: RelationLink?
 
+    /// An empty relation; once the owning object is read or put, it reads its objects from the store
+    /// when first used.
     public required init() {}
 
+    /// An empty relation, written `nil`.
     public required convenience init(nilLiteral: ()) { self.init() }
 
+    /// A relation to these objects, written as an array literal; the owner's put writes the links
+    /// (each object must have been put).
     public required convenience init(arrayLiteral elements: Target...) {
         self.init()
         items = elements
@@ -39,14 +46,19 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
 
     // MARK: Collection
 
+    /// The position of the first object (reading the objects from the store first, when due).
     public var startIndex: Int { resolveIfNeeded(); return items.startIndex }
+    /// The position after the last object (reading the objects from the store first, when due).
     public var endIndex: Int { resolveIfNeeded(); return items.endIndex }
 
+    /// The object at `position`.
     public subscript(position: Int) -> Target {
         resolveIfNeeded()
         return items[position]
     }
 
+    /// Replaces the objects in `subrange` with `newElements`; the change is written with the owner's
+    /// next put (or ``applyToDb()``). Appending, inserting and removing go through it.
     public func replaceSubrange<C: Collection>(_ subrange: Range<Int>, with newElements: C) where C.Element == Target {
         resolveIfNeeded()
         items.replaceSubrange(subrange, with: newElements)
@@ -62,6 +74,7 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
         if items.count != before { changed = true }
     }
 
+    /// `ToMany<Target>(n objects)`, with `changed` when it holds changes not yet written.
     public var description: String { "ToMany<\(Target.self)>(\(items.count) objects\(changed ? ", changed" : ""))" }
 
     // MARK: The store

@@ -14,8 +14,10 @@ public final class ToOne<Target: EntityInspectable>: ExpressibleByNilLiteral, Cu
     /// The store the owning object was read from or put into: where `target` is looked up.
     private weak var store: Store?
 
+    /// A relation to the object with id `targetId`; 0 relates to nothing.
     public init(targetId: Id) { storedId = targetId }
 
+    /// A relation to the object with this typed id; 0 relates to nothing.
     public convenience init(_ targetId: EntityId<Target>) { self.init(targetId: targetId.value) }
 
     /// A relation to `target` (which must have been put before the owning object is).
@@ -24,6 +26,7 @@ public final class ToOne<Target: EntityInspectable>: ExpressibleByNilLiteral, Cu
         self.target = target
     }
 
+    /// A relation to nothing, written `nil`.
     public required convenience init(nilLiteral: ()) { self.init(targetId: 0) }
 
     /// The target object's id; 0 when there is none (or when the target set was never put).
@@ -66,5 +69,6 @@ public final class ToOne<Target: EntityInspectable>: ExpressibleByNilLiteral, Cu
     /// Lets `target` read from `store`. Generated bindings call it after a get or put.
     @_spi(CellarGenerated) public func attach(_ store: Store) { self.store = store }
 
+    /// `ToOne<Target>(id)`, or `ToOne<Target>(nil)` when it points at nothing.
     public var description: String { hasValue ? "ToOne<\(Target.self)>(\(targetId))" : "ToOne<\(Target.self)>(nil)" }
 }

@@ -2,6 +2,7 @@
 public struct CompactionReport: Sendable, CustomStringConvertible {
     /// The log's length before and after (the data file without the zeros written ahead of it).
     public let bytesBefore: UInt64
+    /// The log's length after the compaction: the compacted file.
     public let bytesAfter: UInt64
     /// The newest transaction in the compacted file; the next commit follows it.
     public let transactionId: UInt64
@@ -14,6 +15,8 @@ public struct CompactionReport: Sendable, CustomStringConvertible {
     /// under the writer lock).
     public let catchUpRounds: Int
 
+    /// A one-line summary: the bytes before and after, the duration, the longest writer wait and the
+    /// catch-up rounds.
     public var description: String {
         "compacted \(bytesBefore) → \(bytesAfter) bytes (transaction \(transactionId)) in \(milliseconds) ms; "
             + "writers waited at most \(Double(longestWriterWaitMicroseconds) / 1000) ms; \(catchUpRounds) catch-up rounds"

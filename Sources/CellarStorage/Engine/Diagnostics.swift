@@ -2,7 +2,9 @@
 public enum Diagnostics {
     /// What `checkNode` read.
     public struct NodeSummary: Equatable, Sendable {
+        /// Whether the node is a leaf (its entries are keys and values) rather than a branch.
         public var isLeaf: Bool
+        /// The number of entries in the node.
         public var entries: Int
         /// Key bytes plus inline value bytes.
         public var payloadBytes: Int

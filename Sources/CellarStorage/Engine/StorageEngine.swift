@@ -26,11 +26,15 @@ public final class StorageEngine: @unchecked Sendable {
     // Thread safety: `current` is atomic; `log`, `journal`, `activeWriter` and
     // `compressionDictionaries` are only touched while the writer gate is held (by a write
     // transaction, by a compaction, by close); the rest is immutable or atomic.
+    /// The name of the data file inside the store's directory: `data.cellar`.
     public static let dataFileName = "data.cellar"
+    /// The name of the lock file inside the store's directory, on which a writer holds an exclusive
+    /// lock while the store is open.
     public static let lockFileName = "lock"
 
     /// The directory of the store.
     public let directory: String
+    /// The options the engine was opened with.
     public let options: StorageOptions
     /// The store's identity, created with it and kept forever.
     public let uuid: StoreUUID

@@ -28,6 +28,7 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// not a regular file). Cellar never overwrites it.
     case notAStore(path: String, reason: String)
 
+    /// A message that names what went wrong and, where there is one, what to do about it.
     public var description: String {
         switch self {
         case .storeLocked(let path):

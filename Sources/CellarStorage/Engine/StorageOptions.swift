@@ -28,10 +28,16 @@ public struct StorageOptions: Sendable {
     /// compaction to finish still gets its file back. Open then takes as long as copying the live
     /// data. Commits never wait for a compaction to finish.
     public struct AutomaticCompaction: Sendable, Equatable {
+        /// The share of the log (0 to 1) that must be garbage before a compaction starts; 0.5 by default.
         public var garbageShare: Double
+        /// The smallest log, in bytes, that compacts itself; 64 MiB by default.
         public var minimumFileSize: UInt64
+        /// Whether a writable open compacts first when the log already passes the policy; true by
+        /// default.
         public var atOpen: Bool
 
+        /// A policy that compacts once `garbageShare` of a log of at least `minimumFileSize` bytes is
+        /// garbage, and, with `atOpen`, at a writable open whose log already passes it.
         public init(garbageShare: Double = 0.5, minimumFileSize: UInt64 = 64 << 20, atOpen: Bool = true) {
             self.garbageShare = garbageShare
             self.minimumFileSize = minimumFileSize
@@ -39,6 +45,8 @@ public struct StorageOptions: Sendable {
         }
     }
 
+    /// When a commit returns: after its frame is synced (``Durability/full``, the default) or once it
+    /// is written (``Durability/none``).
     public var durability: Durability
     /// Open without the write lock; no writes. A missing store is an error.
     public var readOnly: Bool
@@ -68,6 +76,8 @@ public struct StorageOptions: Sendable {
     /// The test seam: opens the data file. Nil means the real `PosixFile`.
     package var openFile: (@Sendable (_ path: String, _ create: Bool, _ readOnly: Bool) throws -> any StorageFile)?
 
+    /// Options for ``StorageEngine/init(directory:options:)``; every parameter sets the property of
+    /// the same name, and the defaults suit most stores.
     public init(durability: Durability = .full, readOnly: Bool = false, inMemory: Bool = false, fileMode: UInt16 = 0o644,
                 initialMapSize: Int = 64 << 20, nodeSize: Int = 4096, superblockInterval: Int = 256,
                 compression: Compression = .none, compressionThreshold: Int = 64) {

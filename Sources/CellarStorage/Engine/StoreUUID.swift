@@ -1,9 +1,12 @@
 /// The identity of a store: 16 random bytes created once with the file and kept forever (through
 /// reopen and compaction). Printed in the usual 8-4-4-4-12 hex form.
 public struct StoreUUID: Hashable, Sendable, CustomStringConvertible {
+    /// The first 8 bytes, most significant first.
     public let high: UInt64
+    /// The last 8 bytes, most significant first.
     public let low: UInt64
 
+    /// A UUID from its two halves, as ``high`` and ``low`` hold them.
     public init(high: UInt64, low: UInt64) {
         self.high = high
         self.low = low
@@ -23,6 +26,7 @@ public struct StoreUUID: Hashable, Sendable, CustomStringConvertible {
             + (0..<8).map { UInt8(truncatingIfNeeded: low >> (56 - 8 * $0)) }
     }
 
+    /// The UUID in the usual lowercase 8-4-4-4-12 hex form.
     public var description: String {
         let hex = bytes.map { byte in
             let digits = Array("0123456789abcdef")

@@ -99,6 +99,7 @@ public final class WriteTransaction {
 
     /// What `lookup` found under a key.
     public enum Lookup {
+        /// No value is stored under the key.
         case absent
         /// Stored as it is: the bytes in place, valid until the next change in the transaction.
         case plain(UnsafeRawBufferPointer)

@@ -1,10 +1,18 @@
 /// A range of keys for scans: bounds inclusive or exclusive, either side open.
 public struct KeyRange: Sendable {
+    /// The lower bound: the range starts at this key (``lowerInclusive``) or just above it; nil:
+    /// no lower bound.
     public var lower: [UInt8]?
+    /// Whether ``lower`` itself is in the range.
     public var lowerInclusive: Bool
+    /// The upper bound: the range ends at this key (``upperInclusive``) or just below it; nil: no
+    /// upper bound.
     public var upper: [UInt8]?
+    /// Whether ``upper`` itself is in the range.
     public var upperInclusive: Bool
 
+    /// A range from `lower` to `upper`; by default the lower bound is inclusive and the upper one
+    /// exclusive, and a nil bound leaves that side open.
     public init(lower: [UInt8]? = nil, lowerInclusive: Bool = true, upper: [UInt8]? = nil, upperInclusive: Bool = false) {
         self.lower = lower
         self.lowerInclusive = lowerInclusive
