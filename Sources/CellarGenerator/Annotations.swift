@@ -25,7 +25,7 @@ enum Annotations {
     static let propertyNames: Set<String> = ["uid", "name", "id", "transient", "index", "unique", "convert", "backlink", "date-nano", "default", "primaryKey"]
 
     static let acceptedOnTypes = #"entity, embedded, uid, uid = N, name = "…""#
-    static let acceptedOnProperties = #"uid, uid = N, name = "…", id, id = { "assignable": true }, transient, index, index = "hash" | "hash64" | "value" | "fulltext", unique, unique = { "onConflict": "replace" }, convert = { "dbType": "…", "converter": "…", "default": "…" }, backlink, backlink = "…", date-nano, default = …, primaryKey"#
+    static let acceptedOnProperties = #"uid, uid = N, name = "…", id, id = { "assignable": true }, transient, index, index = "hash" | "hash64" | "value" | "fulltext" | "geo", unique, unique = { "onConflict": "replace" }, convert = { "dbType": "…", "converter": "…", "default": "…" }, backlink, backlink = "…", date-nano, default = …, primaryKey"#
 
     /// The forms of one annotation, for messages about a malformed value.
     static func forms(of name: String) -> String {
@@ -33,7 +33,7 @@ enum Annotations {
         case "uid": "`uid` (the generator then tells the UID to use) or `uid = N` with N a positive integer of at most 9223372036854775807"
         case "name": #"`name = "newName"` (a non-empty JSON string)"#
         case "id": #"`id` or `id = { "assignable": true }`"#
-        case "index": #"`index`, `index = "hash"`, `index = "hash64"`, `index = "value"` or `index = "fulltext"`"#
+        case "index": #"`index`, `index = "hash"`, `index = "hash64"`, `index = "value"`, `index = "fulltext"` or `index = "geo"`"#
         case "unique": #"`unique` or `unique = { "onConflict": "replace" }`"#
         case "convert": #"`convert = { "default": ".unknown" }` for an enum stored by its raw value (`"dbType": "Int"` gives the raw type of an enum declared elsewhere), or `convert = { "dbType": "String", "converter": "ColorConverter" }` for a converter type"#
         case "backlink": #"`backlink = "author"` (the name of the ToOne or ToMany of the target entity that points back) or `backlink` (when the target has a single one pointing at this entity)"#
@@ -230,7 +230,8 @@ struct PropertyAnnotations {
                     case "hash": indexKind = .hash
                     case "hash64": indexKind = .hash64
                     case "fulltext": indexKind = .fullText
-                    default: throw malformed(annotation, "the index kind must be \"value\", \"hash\", \"hash64\" or \"fulltext\"")
+                    case "geo": indexKind = .geo
+                    default: throw malformed(annotation, "the index kind must be \"value\", \"hash\", \"hash64\", \"fulltext\" or \"geo\"")
                     }
                 } else {
                     // No kind given: the scanner picks ObjectBox's default for the type (hash

@@ -269,6 +269,7 @@ public struct CodeEmitter {
         case "Data": "try record.data(slot: \(slot))"
         case "[UInt8]": "try record.byteArray(slot: \(slot))"
         case "UUID": "try record.uuid(slot: \(slot))"
+        case "GeoPoint": "try record.geoPoint(slot: \(slot))"
         case "Id": "try record.read(Cellar.Id.self, slot: \(slot))"
         default: "try record.read(\(property.storedSwiftType).self, slot: \(slot))"
         }
@@ -283,6 +284,7 @@ public struct CodeEmitter {
         case "Data": "Data()"
         case "[UInt8]": "[]"
         case "UUID": "Cellar.UUIDEncoding.zero"
+        case "GeoPoint": "Cellar.GeoPoint.absent"
         default: "0"
         }
     }

@@ -144,6 +144,8 @@ public struct PropertyDescription: Hashable, Sendable {
         case hash64
         /// `index = "fulltext"`: the words of a String (Cellar's extension, flag `fullTextIndex`).
         case fullText
+        /// `index = "geo"` (or `index` on a GeoPoint): cells of points (flag `geoIndex`).
+        case geo
     }
 
     /// Gives the property an index of `kind`, with its flags (indexed, and hash or hash64).
@@ -155,6 +157,7 @@ public struct PropertyDescription: Hashable, Sendable {
         case .hash: flags.insert(.indexHash)
         case .hash64: flags.insert(.indexHash64)
         case .fullText: flags.insert(.fullTextIndex)
+        case .geo: flags.insert(.geoIndex)
         }
     }
 

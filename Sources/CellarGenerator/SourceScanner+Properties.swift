@@ -165,6 +165,16 @@ extension Scan {
         for annotation in [annotations.index, annotations.unique].compactMap({ $0 }) where !stored.isIndexable {
             throw GeneratorError("\(annotation.quoted) is on \(subject), which is stored as \(stored.swiftName): Cellar, like ObjectBox, cannot index Float, Double or byte vector (Data, [UInt8]) properties; remove the annotation", at: annotation.location)
         }
+        if stored.propertyType == .geoPoint {
+            if let unique = annotations.unique ?? annotations.primaryKey {
+                throw GeneratorError("\(unique.quoted) is on \(subject), a GeoPoint: its index finds points within shapes and cannot check uniqueness; remove the annotation", at: unique.location)
+            }
+            if let index = annotations.index, let kind = annotations.indexKind, kind != .geo, !annotations.indexKindIsDefault {
+                throw GeneratorError("\(index.quoted) is on \(subject), a GeoPoint: its index is a geo index; write `// cellar: index = \"geo\"` (or `// cellar: index`)", at: index.location)
+            }
+        } else if let index = annotations.index, annotations.indexKind == .geo {
+            throw GeneratorError("\(index.quoted) is on \(subject), which is stored as \(stored.swiftName): a geo index is for GeoPoint properties; use `// cellar: index` for a value index", at: index.location)
+        }
         if let index = annotations.index, annotations.indexKind == .fullText {
             guard stored.propertyType == .string, property.conversion == .none else {
                 throw GeneratorError("\(index.quoted) is on \(subject), which is stored as \(stored.swiftName): a full-text index is for String properties (their words are indexed); use `// cellar: index` for a value index", at: index.location)
@@ -176,13 +186,14 @@ extension Scan {
                 throw GeneratorError("\(index.quoted) is on \(subject), in the embedded type \(entity.qualifiedName): full-text indexes are on an entity's own String properties (`matches` still searches an embedded object's text, by reading it); remove the annotation", at: index.location)
             }
         }
-        if let index = annotations.index, let kind = annotations.indexKind, kind != .value, kind != .fullText, stored.propertyType != .string {
+        if let index = annotations.index, let kind = annotations.indexKind, kind != .value, kind != .fullText, kind != .geo, stored.propertyType != .string {
             throw GeneratorError("\(index.quoted) is on \(subject), which is stored as \(stored.swiftName): hash indexes are for String properties; use `// cellar: index` (a value index)", at: index.location)
         }
         // As in ObjectBox, a String's index is a hash index unless `index = "value"` says otherwise.
         // In an embedded type it is a value index (values such as a zip code or a SKU are short,
         // and the index then orders them); `index = "hash"` asks for a hash index.
-        let defaultKind: PropertyDescription.IndexKind = stored.propertyType == .string && !entity.isEmbedded ? .hash : .value
+        let defaultKind: PropertyDescription.IndexKind = stored.propertyType == .geoPoint ? .geo
+            : stored.propertyType == .string && !entity.isEmbedded ? .hash : .value
         if annotations.unique != nil {
             flags.formUnion([.unique, .indexed])
             property.unique = true
@@ -338,6 +349,14 @@ extension Scan {
     func defaultValue(of candidate: PropertyCandidate, stored: StoredType, conversion: PropertyDescription.Conversion,
                       subject: String) throws -> DefaultValue? {
         let name = candidate.name
+        if stored.propertyType == .geoPoint {
+            // A record without the point reads (0, 0) for a non-optional GeoPoint, whatever its
+            // initial value (often a computed one): there is no default to evaluate or annotate.
+            if let annotation = candidate.annotations.defaultAnnotation {
+                throw GeneratorError("\(annotation.quoted) is on \(subject), a GeoPoint: a record without the point reads latitude 0, longitude 0 (nil when optional); remove the annotation", at: annotation.location)
+            }
+            return nil
+        }
         if let annotation = candidate.annotations.defaultAnnotation, let json = candidate.annotations.defaultValue {
             guard !candidate.isOptional else {
                 throw GeneratorError("\(annotation.quoted) is on \(subject), an optional: a record without the property reads nil (a stored nil is written the same way), so it has no default; remove the annotation or make the property non-optional", at: annotation.location)

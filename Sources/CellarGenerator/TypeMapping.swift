@@ -151,11 +151,12 @@ enum TypeMapping {
         add("Data", .byteVector)
         add("[UInt8]", .byteVector)
         add("UUID", .uuid)              // a Cellar extension: ObjectBox has no UUID type
+        add("GeoPoint", .geoPoint)      // a Cellar extension too
         return types
     }()
 
     /// The built-in names for messages, in the order of that list.
-    static let builtInNames = "Bool, Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, Int, UInt64, UInt, Float, Double, String, Date, Data, [UInt8], UUID"
+    static let builtInNames = "Bool, Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, Int, UInt64, UInt, Float, Double, String, Date, Data, [UInt8], UUID, GeoPoint"
 
     /// The stored form of a built-in type (`Id` counts as `UInt64`), or nil for any other type.
     static func builtIn(_ type: TypeName) -> StoredType? {

@@ -30,6 +30,9 @@ import Testing
         let c = try box.put(Article("SQLite is a database; so is Cellar", year: 2022)).value
         let d = try box.put(Article("datastore, dataset and data", year: 2023)).value
         func find(_ text: String) throws -> [Id] { try Self.ids(box.query { Article.body.matches(text) }.build()) }
+        if case .fullText = try box.query({ Article.body.matches("x") }).build().compiled.plan.source {} else {
+            Issue.record("the full-text index is not used")
+        }
         #expect(try find("swift") == [a, b])
         #expect(try find("swift database") == [a])
         #expect(try find("database -sqlite") == [a])

@@ -122,6 +122,14 @@ extension ModelEntity {
                     throw CellarError.schema("\(source): \(what) is a primary key without a unique index; run the generator, which gives it one")
                 }
             }
+            if property.type == .geoPoint || property.flags.contains(.geoIndex), let index = property.indexId, !index.isZero {
+                guard property.type == .geoPoint, property.flags.contains(.geoIndex) else {
+                    throw CellarError.schema("\(source): \(what) is a \(property.type) with \(property.flags.contains(.geoIndex) ? "a geo index" : "an index that is not a geo index"); a GeoPoint has a geo index (flag geoIndex) and only a GeoPoint has one — run the generator")
+                }
+                guard !property.flags.contains(.unique) else {
+                    throw CellarError.schema("\(source): \(what) is a GeoPoint marked unique; a geo index finds points in shapes and cannot check uniqueness")
+                }
+            }
             if property.flags.contains(.fullTextIndex) {
                 guard property.type == .string, !(property.indexId?.isZero ?? true) else {
                     throw CellarError.schema("\(source): \(what) has a full-text index but is a \(property.type)\((property.indexId?.isZero ?? true) ? " without an index (indexId)" : ""); a full-text index is on a String property — run the generator, which gives it one")

@@ -73,6 +73,10 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
     /// A list of embedded objects: a list of nested records (1000 + `embedded`'s code).
     @inlinable public static var embeddedList: PropertyType { PropertyType(rawValue: 1101) }
 
+    /// A `GeoPoint` (latitude and longitude in degrees): two little-endian Float64 inline, 16 bytes.
+    /// A Cellar extension, beside UUID and embedded objects (see `docs/geo.md`).
+    @inlinable public static var geoPoint: PropertyType { PropertyType(rawValue: 102) }
+
     /// Whether the property holds embedded objects (one, or a list of them).
     public var isEmbedded: Bool { self == .embedded || self == .embeddedList }
 
@@ -126,7 +130,7 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
         case 3, 4: 2
         case 5, 7: 4
         case 6, 8, 10, 11, 12: 8
-        case 100: 16
+        case 100, 102: 16
         default: nil
         }
     }
@@ -136,7 +140,7 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
         9: "String", 10: "Date", 11: "Relation", 12: "DateNano", 13: "Flex", 22: "BoolVector", 23: "ByteVector",
         24: "ShortVector", 25: "CharVector", 26: "IntVector", 27: "LongVector", 28: "FloatVector",
         29: "DoubleVector", 30: "StringVector", 31: "DateVector", 32: "DateNanoVector", 100: "UUID",
-        101: "Embedded", 1101: "EmbeddedList",
+        101: "Embedded", 102: "GeoPoint", 1101: "EmbeddedList",
     ]
 
     /// The type's name, such as `String` or `StringList`; `type <code>` for a code Cellar does not know.
@@ -224,4 +228,7 @@ public struct PropertyFlags: OptionSet, Hashable, Sendable {
     /// the text's words, not its value (see `docs/full-text.md`). Set together with `indexed`. A
     /// Cellar extension, beside `primaryKey`.
     public static let fullTextIndex = PropertyFlags(rawValue: 1 << 29)
+    /// A geospatial index (`// cellar: index = "geo"`) on a GeoPoint property: keys are cells of a
+    /// space-filling curve (see `docs/geo.md`). Set together with `indexed`. A Cellar extension.
+    public static let geoIndex = PropertyFlags(rawValue: 1 << 30)
 }

@@ -31,13 +31,16 @@ enum IndexKey {
             return .fixed(orderedBits(double), width: 8)
         case .bytes(let bytes) where property.type == .uuid:
             return .escaped(Array(bytes))
+        case .bytes(let bytes) where property.type == .geoPoint:
+            return .fixed(GeoCells.cell(of: GeoPoint.decodeChecked(bytes)), width: 8)
         case .bytes(let bytes):
             switch index.kind {
             case .hash32: return .fixed(UInt64(hash32(bytes)), width: 4)
             case .hash64: return .fixed(hash64(bytes), width: 8)
-            case .fullText:
-                // Never reached: a full-text index's keys are its words (`FullTextIndex`).
-                preconditionFailure("\(property.qualifiedName): a full-text index has no key per value")
+            case .fullText, .geo:
+                // Never reached: a full-text index's keys are its words (`FullTextIndex`), a geo
+                // index's are GeoPoints' cells (above).
+                preconditionFailure("\(property.qualifiedName): a \(index.kind) index has no key for these bytes")
             case .value:
                 var escaped: [UInt8] = []
                 escaped.reserveCapacity(bytes.count + 2)

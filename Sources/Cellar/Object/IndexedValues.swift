@@ -33,7 +33,7 @@ struct IndexedField: Sendable {
             size = 0
             signed = false
             floating = false
-        case .uuid:
+        case .uuid, .geoPoint:
             size = 16
             signed = false
             floating = false

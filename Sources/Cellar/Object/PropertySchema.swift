@@ -19,6 +19,8 @@ final class PropertySchema: Sendable {
         case bytes
         /// A UUID: 16 bytes inline, compared as bytes (memcmp order).
         case uuid
+        /// A GeoPoint: 16 bytes inline (latitude, longitude), compared by position.
+        case geoPoint
         /// A list, set or map (`collection` says of what): its payload's bytes.
         case collection
         /// A `FlexValue`: its encoding's bytes (`FlexEncoding`).
@@ -66,6 +68,7 @@ final class PropertySchema: Sendable {
         case .string: kind = .string
         case .byteVector: kind = .bytes
         case .uuid: kind = .uuid
+        case .geoPoint: kind = .geoPoint
         default:
             let unsigned = property.flags.contains(.unsigned) || property.type == .relation || property.type == .bool || isId
             kind = .integer(width: property.type.fixedWidth ?? 8, signed: !unsigned)
@@ -204,6 +207,9 @@ struct IndexSchema: Sendable {
         /// Keys hold the words of a text, each with an object that has it (see `FullTextIndex`):
         /// serves `matches` and ranking by relevance.
         case fullText = 4
+        /// Keys hold the cell of a GeoPoint on a space-filling curve (`GeoCells`): serves
+        /// `isWithin`, as candidates checked exactly.
+        case geo = 5
     }
 
     let id: UInt32
@@ -224,6 +230,8 @@ struct IndexSchema: Sendable {
         switch kind {
         case .string where flags.contains(.fullTextIndex):
             self.kind = .fullText
+        case .geoPoint:
+            self.kind = .geo
         case .string, .bytes:
             self.kind = flags.contains(.indexHash64) ? .hash64 : flags.contains(.indexHash) ? .hash32 : .value
         default:
@@ -261,7 +269,7 @@ extension PropertySchema {
     var storedWidth: Int? {
         switch kind {
         case .integer(let width, _), .floating(let width): width
-        case .uuid: 16
+        case .uuid, .geoPoint: 16
         case .string, .bytes, .collection, .flex, .embedded: nil
         }
     }
@@ -294,6 +302,9 @@ extension PropertySchema {
             guard RecordReader.isASCII(bytes) || String(decoding: bytes, as: UTF8.self).utf8.elementsEqual(bytes) else {
                 throw CellarError.fileCorrupt("\(qualifiedName) holds a string that is not valid UTF-8")
             }
+            return .bytes(bytes)
+        case .geoPoint:
+            _ = try GeoPoint.decode(bytes)   // a stored point out of range is a corrupt record
             return .bytes(bytes)
         case .bytes, .uuid, .collection, .flex, .embedded:
             return .bytes(bytes)

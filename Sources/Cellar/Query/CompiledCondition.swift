@@ -12,6 +12,8 @@ indirect enum CompiledCondition {
     case embedded(EmbeddedLeaf)
     /// A full-text condition on a String property (`matches`).
     case fullText(FullTextLeaf)
+    /// A GeoPoint within a shape (`isWithin`).
+    case geo(GeoLeaf)
     case all([CompiledCondition])
     case any([CompiledCondition])
     /// The object's to-one `property` points into the link's set of target ids.
@@ -30,6 +32,8 @@ indirect enum CompiledCondition {
         case .embedded(let leaf):
             return try leaf.evaluate(record, id: id, links: links, context: context)
         case .fullText(let leaf):
+            return try leaf.evaluate(record.value(of: leaf.property, id: id))
+        case .geo(let leaf):
             return try leaf.evaluate(record.value(of: leaf.property, id: id))
         case .all(let conditions):
             for condition in conditions where try !condition.evaluate(record, id: id, links: links, context: context) { return false }
@@ -119,10 +123,12 @@ struct CompiledLeaf {
             }
             operands = [.isIn, .isNotIn].contains(operation) ? .bytesSet(Set(values)) : .bytes(values)
         case .collection where [.isNil, .isNotNil].contains(operation), .flex where [.isNil, .isNotNil].contains(operation),
-             .embedded where [.isNil, .isNotNil].contains(operation):
+             .embedded where [.isNil, .isNotNil].contains(operation), .geoPoint where [.isNil, .isNotNil].contains(operation):
             operands = .none
         case .embedded(let list):
             throw refuse("\(property.name) holds \(list ? "a list of " : "")embedded \(property.embeddedType ?? "") objects: compare their properties (`\(property.name).someProperty == …`), or use any { … }, isNil\(list ? ", isEmpty or count" : "")")
+        case .geoPoint:
+            throw refuse("\(property.name) is a GeoPoint: use isWithin(_:) with a GeoBox, GeoCircle or GeoPolygon, isNil or isNotNil, and order by distance with ordered(byDistanceFrom:in:)")
         case .collection, .flex:
             throw refuse("\(property.name) is a \(property.type): use contains, containsAny, containsAll, isEmpty or count (a map: a key's value or containsKey)")
         case .uuid:

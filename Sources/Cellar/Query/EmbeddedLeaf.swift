@@ -146,6 +146,7 @@ extension CompiledCondition {
         case .collection(let leaf): return try leaf.evaluate(nil)
         case .flex(let leaf): return try leaf.evaluate(nil)
         case .fullText(let leaf): return try leaf.evaluate(nil)
+        case .geo(let leaf): return try leaf.evaluate(nil)
         case .embedded(let leaf):
             switch leaf.mode {
             case .count(let count): return try count.evaluate(.integer(0))

@@ -31,7 +31,7 @@ public struct RelationProperty<E>: Sendable, Hashable, CustomStringConvertible {
 public struct QueryBuilder<E: EntityInspectable> {
     let box: Box<E>
     let condition: QueryCondition<E>?
-    var orders: [(Property<E>, OrderFlags, relevance: RelevanceTerms?)] = []
+    var orders: [(Property<E>, OrderFlags, special: SpecialOrder?)] = []
 
     /// Where an order by relevance takes its words from.
     enum RelevanceTerms {
@@ -39,6 +39,14 @@ public struct QueryBuilder<E: EntityInspectable> {
         case conditions
         /// A query string of its own.
         case text(String)
+    }
+
+    /// An order by something other than the property's value.
+    enum SpecialOrder {
+        /// By relevance of a text to words (BM25).
+        case relevance(RelevanceTerms)
+        /// By distance of a GeoPoint from a point.
+        case distance(from: GeoPoint)
     }
     var links: [LinkSpec] = []
 
@@ -79,7 +87,7 @@ public struct QueryBuilder<E: EntityInspectable> {
     /// ```
     public func ordered(byRelevanceTo property: Property<E>) -> QueryBuilder<E> {
         var copy = self
-        copy.orders.append((property, [], .conditions))
+        copy.orders.append((property, [], .relevance(.conditions)))
         return copy
     }
 
@@ -88,7 +96,23 @@ public struct QueryBuilder<E: EntityInspectable> {
     /// first. For ranking by other words than the condition's, or a query without `matches`.
     public func ordered(byRelevanceTo query: String, in property: Property<E>) -> QueryBuilder<E> {
         var copy = self
-        copy.orders.append((property, [], .text(query)))
+        copy.orders.append((property, [], .relevance(.text(query))))
+        return copy
+    }
+
+    /// Sorts the results by the distance of their GeoPoint `property` from `point` (after the
+    /// orders given before this one): nearest first, great-circle distance; objects without a
+    /// point come last, ties in id order. Combine it with `isWithin` to find the nearest places in
+    /// an area, and `find(offset:limit:)` for the nearest few.
+    ///
+    /// ```swift
+    /// let nearest = try places.query { Place.location.isWithin(GeoCircle(center: here, radiusInKilometers: 5)) }
+    ///     .ordered(byDistanceFrom: here, in: Place.location)
+    ///     .build().find(offset: 0, limit: 10)
+    /// ```
+    public func ordered(byDistanceFrom point: GeoPoint, in property: Property<E>) -> QueryBuilder<E> {
+        var copy = self
+        copy.orders.append((property, [.nullsLast], .distance(from: point)))
         return copy
     }
 
@@ -149,14 +173,22 @@ public struct QueryBuilder<E: EntityInspectable> {
         if !linkConditions.isEmpty {
             compiled = .all((compiled.map { [$0] } ?? []) + linkConditions)
         }
-        let orders = try self.orders.map { ordered, flags, relevance in
-            if let relevance {
-                return try CompiledOrder(relevanceOf: ordered, terms: relevance, condition: compiled, schema: schema)
+        let orders = try self.orders.map { ordered, flags, special in
+            switch special {
+            case .relevance(let terms)?:
+                return try CompiledOrder(relevanceOf: ordered, terms: terms, condition: compiled, schema: schema)
+            case .distance(let point)?:
+                return try CompiledOrder(distanceOf: ordered, from: point, schema: schema)
+            case nil:
+                break
             }
             let path = try EmbeddedPath(ordered.via, ordered.ref, schema: schema, store: box.store, what: "order(by: \(ordered))")
             let property = path.property
             guard property.collection == nil, property.type != .flex, !property.kind.isEmbedded else {
                 throw CellarError.illegalArgument("order(by: \(ordered)): a \(property.type) has no order; order by a property of another type")
+            }
+            guard property.type != .geoPoint else {
+                throw CellarError.illegalArgument("order(by: \(ordered)): a GeoPoint has no order of its own; order by its distance from a point with ordered(byDistanceFrom:in:)")
             }
             return CompiledOrder(property: property, flags: flags, path: path.steps.isEmpty ? nil : path)
         }
@@ -178,6 +210,7 @@ public struct QueryBuilder<E: EntityInspectable> {
             let property = try schema.property(condition.propertyId, named: condition.propertyName)
             if property.kind.isEmbedded { return try compileOnEmbedded(condition, property: property, schema: schema, store: store) }
             if condition.operation == .matches { return .fullText(try FullTextLeaf(condition, property: property)) }
+            if condition.operation == .isWithin { return .geo(try GeoLeaf(condition, property: property)) }
             if case .flex = property.kind { return .flex(try FlexLeaf(condition, property: property)) }
             let onCollection = property.collection != nil && ![.isNil, .isNotNil].contains(condition.operation)
             if onCollection || condition.subject != .value || [.containsAny, .containsAll, .isEmpty, .containsKey, .hasType].contains(condition.operation) {

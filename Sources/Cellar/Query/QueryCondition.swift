@@ -87,6 +87,7 @@ struct PropertyCondition: Sendable {
         case containsKey = "containsKey"
         case hasType = "hasType"
         case matches = "matches"
+        case isWithin = "isWithin"
     }
 
     /// What of the property the condition is on.
@@ -110,6 +111,8 @@ struct PropertyCondition: Sendable {
     var caseSensitive: Bool
     var alias: String?
     var subject: Subject = .value
+    /// The shape of an `isWithin` condition.
+    var shape: (any GeoShape)?
     /// Why the condition cannot be built (reported by `build()`).
     var invalid: String?
 

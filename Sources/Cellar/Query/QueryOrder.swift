@@ -25,6 +25,8 @@ struct CompiledOrder {
     var path: EmbeddedPath? = nil
     /// For an order by relevance: the words and the index whose statistics score them.
     var relevance: FullTextRanking? = nil
+    /// For an order by distance: the point distances are measured from.
+    var distanceFrom: GeoPoint? = nil
 
     /// A value as it sorts.
     enum Key: Comparable {
@@ -51,6 +53,10 @@ struct CompiledOrder {
             guard case .bytes(let text)? = try record.value(of: property, id: id) else { return .floating(0) }
             return .floating(scorer.score(text))
         }
+        if let origin = distanceFrom {
+            guard case .bytes(let bytes)? = try record.value(of: property, id: id) else { return nil }
+            return .floating(origin.distance(to: try GeoPoint.decode(bytes)).radians)
+        }
         let holder = try path.map { try $0.record(in: record) } ?? record
         guard let value = try holder?.queryValue(of: property, id: id) else {
             guard flags.contains(.nullsAsZero) else { return nil }
@@ -59,7 +65,7 @@ struct CompiledOrder {
             case .floating: return .floating(0)
             case .string, .bytes: return .bytes([])
             case .uuid: return .bytes(UUIDEncoding.bytes(UUIDEncoding.zero))
-            case .collection, .flex, .embedded: return nil   // refused when the query is built
+            case .collection, .flex, .embedded, .geoPoint: return nil   // refused when the query is built
             }
         }
         switch value {

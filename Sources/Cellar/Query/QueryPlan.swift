@@ -112,6 +112,17 @@ struct QueryPlan {
             let whole: Bool = if case .fullText = condition { !linked } else { false }
             best = (QueryPlan(source: .fullText(index, leaf.query), exact: whole), 2)
         }
+        // A point within a shape, with a geo index: the cells covering the shape give the
+        // candidates, each checked exactly (a cell straddles the shape's edge).
+        let geoLeaves: [GeoLeaf] = switch condition {
+        case .geo(let leaf): [leaf]
+        case .all(let conditions): conditions.compactMap { if case .geo(let leaf) = $0 { leaf } else { nil } }
+        default: []
+        }
+        for leaf in geoLeaves {
+            guard let index = leaf.index, best == nil || 2 < best!.rank else { continue }
+            best = (QueryPlan(source: .index(index, leaf.keyRanges), exact: false, inIdOrder: false), 2)
+        }
         return best?.0 ?? QueryPlan(source: .scan, exact: false)
     }
 
@@ -172,7 +183,7 @@ struct QueryPlan {
             case .value: IndexKey.appendEscaped(raw, terminated: whole, to: &key)
             case .hash32: IndexKey.appendBigEndian32(IndexKey.hash32(raw), to: &key)
             case .hash64: IndexKey.appendBigEndian(IndexKey.hash64(raw), to: &key)
-            case .fullText: break   // not asked: a full-text index serves `matches` only
+            case .fullText, .geo: break   // not asked: these serve `matches` and `isWithin` only
             }
         }
         return .prefix(key)

@@ -235,6 +235,7 @@ public struct RecordReader {
             if let width = type.fixedWidth {
                 _ = try offset(slot, size: width)
                 if type == .bool { _ = try bool(slot: slot) }
+                if type == .geoPoint { _ = try geoPoint(slot: slot) }
             } else if let shape = type.collection {
                 try verifyCollection(slot: slot, shape)
             } else if type == .string {

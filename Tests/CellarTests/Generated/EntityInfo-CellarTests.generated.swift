@@ -687,6 +687,57 @@ extension Article {
     static let year = Cellar.Property<Article>(name: "year", id: 5, type: Cellar.PropertyType(rawValue: 6))
 }
 
+// MARK: - Place
+
+extension Place: Cellar.EntityInspectable {
+    static let entityBinding = PlaceCellarBinding()
+}
+
+/// Stores and reads `Place` objects (entity Place, 17:7222119919821910979).
+struct PlaceCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Place
+
+    init() {}
+
+    var entityName: String { "Place" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 17, uid: 7222119919821910979) }
+    var slotCount: Int { 5 }
+
+    func id(of entity: Place) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Place) { entity.id = id }
+
+    func write(_ entity: Place, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.name, slot: 1)
+        record.add(entity.location, slot: 2)
+        record.add(entity.entrance, slot: 3)
+        record.add(entity.rating, slot: 4)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Place {
+        let entity = Place()
+        entity.id = id
+        entity.name = try record.string(slot: 1) ?? ""
+        entity.location = try record.geoPoint(slot: 2)
+        entity.entrance = try record.geoPoint(slot: 3) ?? Cellar.GeoPoint.absent
+        entity.rating = try record.read(Int.self, slot: 4) ?? 0
+        return entity
+    }
+}
+
+extension Place {
+    /// `id` in queries: property "id" (1:1034185031206243258), Long.
+    static let id = Cellar.Property<Place>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `name` in queries: property "name" (2:6008900541107195676), String.
+    static let name = Cellar.Property<Place>(name: "name", id: 2, type: Cellar.PropertyType(rawValue: 9))
+    /// `location` in queries: property "location" (3:2282099529997980660), GeoPoint.
+    static let location = Cellar.Property<Place>(name: "location", id: 3, type: Cellar.PropertyType(rawValue: 102))
+    /// `entrance` in queries: property "entrance" (4:1436422143990148855), GeoPoint.
+    static let entrance = Cellar.Property<Place>(name: "entrance", id: 4, type: Cellar.PropertyType(rawValue: 102))
+    /// `rating` in queries: property "rating" (5:6502252646274832654), Long.
+    static let rating = Cellar.Property<Place>(name: "rating", id: 5, type: Cellar.PropertyType(rawValue: 6))
+}
+
 // MARK: - Contact
 
 extension Contact: Cellar.EntityInspectable {
@@ -1230,8 +1281,17 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "summary", id: Cellar.IdUid(id: 4, uid: 5349787671924969303), type: Cellar.PropertyType(rawValue: 9)),
                     Cellar.ModelProperty(name: "year", id: Cellar.IdUid(id: 5, uid: 5659693076671964539), type: Cellar.PropertyType(rawValue: 6), defaultValue: .integer(0)),
                 ]),
+            Cellar.ModelEntity(
+                name: "Place", id: Cellar.IdUid(id: 17, uid: 7222119919821910979), lastPropertyId: Cellar.IdUid(id: 5, uid: 6502252646274832654),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 1034185031206243258), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 6008900541107195676), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "location", id: Cellar.IdUid(id: 3, uid: 2282099529997980660), type: Cellar.PropertyType(rawValue: 102), flags: Cellar.PropertyFlags(rawValue: 1073741832), indexId: Cellar.IdUid(id: 17, uid: 6183561717562970182)),
+                    Cellar.ModelProperty(name: "entrance", id: Cellar.IdUid(id: 4, uid: 1436422143990148855), type: Cellar.PropertyType(rawValue: 102)),
+                    Cellar.ModelProperty(name: "rating", id: Cellar.IdUid(id: 5, uid: 6502252646274832654), type: Cellar.PropertyType(rawValue: 6), defaultValue: .integer(0)),
+                ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 16, uid: 3855348950921730629), lastIndexId: Cellar.IdUid(id: 16, uid: 6905645299717270900),
+        lastEntityId: Cellar.IdUid(id: 17, uid: 7222119919821910979), lastIndexId: Cellar.IdUid(id: 17, uid: 6183561717562970182),
         lastRelationId: Cellar.IdUid(id: 2, uid: 6119699722470939340), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])

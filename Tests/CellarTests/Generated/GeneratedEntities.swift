@@ -244,6 +244,26 @@ final class Article: Entity {
     }
 }
 
+/// Geospatial queries (GeoQueryTests): an optional point with a geo index, a non-optional one
+/// without an index (a record without it reads latitude 0, longitude 0).
+final class Place: Entity {
+    var id: Id = 0
+    var name: String = ""
+    // cellar: index = "geo"
+    var location: GeoPoint?
+    var entrance: GeoPoint = try! GeoPoint(latitude: 0, longitude: 0)
+    var rating: Int = 0
+
+    required init() {}
+
+    init(_ name: String, _ location: GeoPoint?, rating: Int = 0) {
+        self.name = name
+        self.location = location
+        if let location { entrance = location }
+        self.rating = rating
+    }
+}
+
 // Projections: read-only views of some fields (ProjectionTests). Not in the model.
 
 /// The headline (model name "headline") under its Swift name, an enum read under another name,
