@@ -190,6 +190,10 @@ struct GeoVector: Sendable, Hashable {
     func cross(_ b: GeoVector) -> GeoVector {
         GeoVector(x: y * b.z - z * b.y, y: z * b.x - x * b.z, z: x * b.y - y * b.x)
     }
+    /// A vector along `self × b` (twice as long) computed as `(self + b) × (b − self)`: its
+    /// direction stays accurate when the two are nearly equal, where the plain cross product
+    /// would lose it to cancellation (an error of about 1e-16 divided by their distance).
+    func robustCross(_ b: GeoVector) -> GeoVector { (self + b).cross(b - self) }
     var norm: Double { dot(self).squareRoot() }
     /// The vector scaled to length 1 (the zero vector stays zero).
     var normalized: GeoVector {

@@ -146,16 +146,16 @@ struct SphericalRing: Sendable {
         let n = vertices.count
         for i in 0..<n {
             let a = vertices[(i + n - 1) % n], b = vertices[i], c = vertices[(i + 1) % n]
-            let n1 = a.cross(b), n2 = b.cross(c)
+            let n1 = a.robustCross(b), n2 = b.robustCross(c)
             let angle = n1.angle(to: n2)
-            turning += a.cross(b).dot(c) >= 0 ? angle : -angle
+            turning += n1.dot(c) >= 0 ? angle : -angle
         }
         let leftIsInside = turning >= 0
 
         // The reference point: beside the midpoint of the longest edge, on its left.
         let longest = vertices.indices.max { vertices[$0].angle(to: vertices[($0 + 1) % n]) < vertices[$1].angle(to: vertices[($1 + 1) % n]) }!
         let v0 = vertices[longest], v1 = vertices[(longest + 1) % n]
-        let mid = (v0 + v1).normalized, normal = v0.cross(v1).normalized
+        let mid = (v0 + v1).normalized, normal = v0.robustCross(v1).normalized
         let reference = (mid + min(1e-9, 1e-3 * v0.angle(to: v1)) * normal).normalized
         self.reference = reference
         self.referenceInside = leftIsInside
@@ -199,7 +199,7 @@ struct SphericalRing: Sendable {
 
     /// The distance in radians from `p` to the minor great-circle arc from `a` to `b`.
     static func distanceToArc(_ p: GeoVector, _ a: GeoVector, _ b: GeoVector) -> Double {
-        let n = a.cross(b)
+        let n = a.robustCross(b)
         let nn = n.norm
         if nn > 0 {
             let unit = (1 / nn) * n
@@ -237,7 +237,7 @@ struct SphericalRing: Sendable {
     /// The parity of the crossings of the ring by the arc from `a` to `b` (at most a quarter
     /// circle or so): a crossing at `a` is not counted, one at `b` is.
     static func arcCrossingParity(vertices: [GeoVector], from a: GeoVector, to b: GeoVector) -> Bool {
-        let n = a.cross(b)
+        let n = a.robustCross(b)
         var odd = false
         let count = vertices.count
         var c = vertices[count - 1]
