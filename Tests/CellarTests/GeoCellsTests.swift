@@ -96,6 +96,9 @@ import Testing
                 if shape.contains(p) {
                     contained += 1
                     #expect(covers(ranges, GeoCells.cell(of: p)), "seed \(seed) round \(round): \(shape) \(p) ranges \(ranges)")
+                    let bounds = shape.latitudeLongitudeBounds
+                    #expect(bounds.contains(latitude: p.latitude * .pi / 180, longitude: p.longitude * .pi / 180),
+                            "seed \(seed) round \(round): \(shape) \(p) bounds \(bounds)")
                 }
             }
         }

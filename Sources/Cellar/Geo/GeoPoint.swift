@@ -68,6 +68,7 @@ public struct GeoPoint: Hashable, Sendable, Codable, CustomStringConvertible {
         return 2 * atan2(max(a, 0).squareRoot(), max(b, 0).squareRoot())
     }
 
+    /// `GeoPoint(latitude: …, longitude: …)`.
     public var description: String { "GeoPoint(latitude: \(latitude), longitude: \(longitude))" }
 
     // MARK: Codable (checked)
@@ -172,8 +173,10 @@ public struct GeoDistance: Hashable, Sendable, Comparable, CustomStringConvertib
     /// The central angle in degrees.
     public var degrees: Double { radians / Self.radiansPerDegree }
 
+    /// Orders distances by length.
     public static func < (a: GeoDistance, b: GeoDistance) -> Bool { a.radians < b.radians }
 
+    /// The distance in kilometres, as `343.55 km`.
     public var description: String { "\(kilometers) km" }
 }
 

@@ -61,10 +61,12 @@ public struct GeoPolygon: GeoShape, GeoCoverable, Hashable {
         self.rings = rings
     }
 
+    /// Polygons are equal when their rings are, point by point.
     public static func == (a: GeoPolygon, b: GeoPolygon) -> Bool {
         a.outerRing == b.outerRing && a.holes == b.holes
     }
 
+    /// Hashes the rings' points.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(outerRing)
         hasher.combine(holes)
