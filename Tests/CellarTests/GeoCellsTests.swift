@@ -165,10 +165,6 @@ import Testing
             ("polygon 100 vertices, ~100 km", try GeoPolygon(outerRing: polygonRing)),
         ]
         for (name, shape) in shapes {
-            let expected = (0..<1).reduce(0) { _, _ in 0 }
-            _ = expected
-            let exact = cells.count   // for the share
-            _ = exact
             for maxRanges in [8, 16, 32] {
                 let start = ContinuousClock.now
                 var ranges: [ClosedRange<UInt64>] = []

@@ -11,7 +11,8 @@ import Darwin
 /// constant latitude: the edge between (10, 0) and (10, 20) passes north of latitude 10.
 ///
 /// **Which side is inside.** A ring splits the sphere in two regions; its inside is the smaller
-/// one (area at most a hemisphere), whichever way the ring is ordered. So rings around a pole and
+/// one (area at most a hemisphere), whichever way the ring is ordered (a ring cutting the sphere
+/// in equal halves, along a great circle, has the half on its left as inside). So rings around a pole and
 /// rings crossing the antimeridian need nothing special: a ring around the north pole at
 /// latitude 80 holds the pole. A point is in the polygon when it is inside the outer ring and
 /// not strictly inside any hole.
@@ -91,7 +92,7 @@ public struct GeoPolygon: GeoShape, GeoCoverable, Hashable {
         // The cap may hold a point of the shape only if it is near the outer ring's bounds.
         if !rings[0].boundingCap.mayIntersect(cap) { return .disjoint }
         let reach = cap.radius + Self.edgeTolerance + 1e-12
-        for ring in rings where ring.boundingCap.mayIntersect(cap) && ring.distance(to: cap.center) <= reach {
+        for ring in rings where ring.boundingCap.mayIntersect(cap) && ring.hasEdge(within: reach, of: cap.center) {
             return .intersects
         }
         // No boundary in the cap: all of it is on the side of its center.
@@ -190,6 +191,11 @@ struct SphericalRing: Sendable {
 
     /// The distance in radians from `p` to the ring's boundary.
     func distance(to p: GeoVector) -> Double { Self.distance(from: p, vertices: vertices) }
+
+    /// True when an edge passes within `distance` radians of `p`.
+    func hasEdge(within distance: Double, of p: GeoVector) -> Bool {
+        vertices.indices.contains { Self.distanceToArc(p, vertices[$0], vertices[($0 + 1) % vertices.count]) <= distance }
+    }
 
     static func distance(from p: GeoVector, vertices: [GeoVector]) -> Double {
         var best = Double.infinity
