@@ -80,7 +80,7 @@ public struct GeoPolygon: GeoShape, GeoCoverable, Hashable {
     }
 
     func contains(vector p: GeoVector) -> Bool {
-        for ring in rings where ring.distance(to: p) <= Self.edgeTolerance { return true }
+        for ring in rings where ring.hasEdge(within: Self.edgeTolerance, of: p) { return true }
         guard rings[0].contains(p) else { return false }
         for hole in rings.dropFirst() where hole.contains(p) { return false }
         return true
@@ -111,6 +111,8 @@ extension GeoCap {
 struct SphericalRing: Sendable {
     /// The vertices, without the closing repetition and without consecutive duplicates.
     let vertices: [GeoVector]
+    /// The unit normal of each edge's great circle (edge k runs from vertex k to the next).
+    let edgeNormals: [GeoVector]
     /// The reference point and whether it is inside the ring.
     let reference: GeoVector
     let referenceInside: Bool
@@ -143,6 +145,7 @@ struct SphericalRing: Sendable {
             }
         }
         self.vertices = vertices
+        self.edgeNormals = vertices.indices.map { vertices[$0].robustCross(vertices[($0 + 1) % vertices.count]).normalized }
 
         // Gauss–Bonnet: area on the left = 2π − Σ turning angles.
         var turning = 0.0
@@ -189,20 +192,14 @@ struct SphericalRing: Sendable {
         referenceInside != Self.crossingParity(vertices: vertices, from: reference, to: p)
     }
 
-    /// The distance in radians from `p` to the ring's boundary.
-    func distance(to p: GeoVector) -> Double { Self.distance(from: p, vertices: vertices) }
-
     /// True when an edge passes within `distance` radians of `p`.
     func hasEdge(within distance: Double, of p: GeoVector) -> Bool {
-        vertices.indices.contains { Self.distanceToArc(p, vertices[$0], vertices[($0 + 1) % vertices.count]) <= distance }
-    }
-
-    static func distance(from p: GeoVector, vertices: [GeoVector]) -> Double {
-        var best = Double.infinity
-        for i in vertices.indices {
-            best = min(best, distanceToArc(p, vertices[i], vertices[(i + 1) % vertices.count]))
+        // An edge's great circle farther than `distance` rules the edge out with one product.
+        let bound = distance >= Double.pi / 2 ? 2.0 : sin(distance) * (1 + 1e-12) + 1e-15
+        for k in vertices.indices where abs(p.dot(edgeNormals[k])) <= bound {
+            if Self.distanceToArc(p, vertices[k], vertices[k + 1 == vertices.count ? 0 : k + 1]) <= distance { return true }
         }
-        return best
+        return false
     }
 
     /// The distance in radians from `p` to the minor great-circle arc from `a` to `b`.
