@@ -203,7 +203,8 @@ public struct GeoCircle: GeoShape, GeoCoverable, Hashable {
         center.distance(to: point) <= radius
     }
 
-    var boundingRect: GeoRect { GeoCap(center: center.vector, radius: radius.radians).boundingRect }
+    /// The rectangle of the cap, widened by 1e-12 radians against rounding.
+    var boundingRect: GeoRect { GeoCap(center: center.vector, radius: radius.radians + 1e-12).boundingRect }
 
     func relation(to cap: GeoCap) -> GeoCapRelation {
         let d = center.vector.angle(to: cap.center)
