@@ -96,10 +96,83 @@ import Testing
                 if shape.contains(p) {
                     contained += 1
                     #expect(covers(ranges, GeoCells.cell(of: p)), "seed \(seed) round \(round): \(shape) \(p) ranges \(ranges)")
+                    let bounds = shape.latitudeLongitudeBounds
+                    #expect(bounds.contains(latitude: p.latitude * .pi / 180, longitude: p.longitude * .pi / 180),
+                            "seed \(seed) round \(round): \(shape) \(p) bounds \(bounds)")
                 }
             }
         }
         #expect(contained > 20_000)
+    }
+
+    /// Shapes at the awkward places of the scheme (cube corners and edges, poles, the
+    /// antimeridian), with points on and just around their boundaries.
+    @Test func coveringsHoldBoundaryPointsAtAwkwardPlaces() throws {
+        let seed = SplitMix64.testSeed()
+        var random = GeoRandom(seed: seed)
+        let corner = atan(1 / 2.0.squareRoot()) * 180 / .pi   // latitude of the cube's corners
+        let places = [point(corner, 45), point(-corner, -135), point(corner, 135), point(0, 45), point(45, 0), point(0, 135),
+                      point(90, 0), point(-90, 0), point(0, 180), point(0, -180), point(45, 180), point(89.9999, -180)]
+        var contained = 0
+        for place in places {
+            for radius in [1e-9, 1 / 6_371_008.8, 1e-5, 1e-3, 0.05, 0.7, 2.0] {
+                let circle = try GeoCircle(center: place, radius: .radians(radius))
+                let halfSide = min(radius * 180 / .pi, 40)
+                let box = try GeoBox(bottomLeft: point(max(-90, place.latitude - halfSide), max(-180, place.longitude - halfSide)),
+                                     topRight: point(min(90, place.latitude + halfSide), min(180, place.longitude + halfSide)))
+                let ring = GeoTestMath.starRing(center: place, radii: (min(radius, 1) * 0.5)...min(radius, 1), count: 5, random: &random)
+                // Near a pole the tiniest rings may round to fewer than 3 distinct points.
+                let shapes: [any GeoShape] = [circle, box] + [try? GeoPolygon(outerRing: ring)].compactMap { $0 }
+                for shape in shapes {
+                    for maxRanges in [1, 3, 8, 20] {
+                        let ranges = GeoCells.covering(shape, maxRanges: maxRanges)
+                        checkWellFormed(ranges, maxRanges: maxRanges, "seed \(seed) \(shape)")
+                        var points = [place]
+                        for _ in 0..<40 {
+                            let d = radius * [1, 1 - 1e-12, 1 + 1e-12, random.double(0...1)][random.int(0...3)]
+                            points.append(random.point(near: place, distance: d))
+                        }
+                        points += ring + [box.bottomLeft, box.topRight, point(box.bottomLeft.latitude, box.topRight.longitude)]
+                        for p in points where shape.contains(p) {
+                            contained += 1
+                            #expect(covers(ranges, GeoCells.cell(of: p)), "seed \(seed): \(shape) \(p) ranges \(ranges)")
+                        }
+                    }
+                }
+            }
+        }
+        #expect(contained > 5_000)
+    }
+
+    /// Covering sizes and costs for a range of shapes, printed for the record.
+    @Test func coveringMeasurements() throws {
+        var random = GeoRandom(seed: 99)
+        var cells = (0..<1_000_000).map { _ in GeoCells.cell(of: random.point()) }
+        cells.sort()
+        func candidates(_ ranges: [ClosedRange<UInt64>]) -> Int {
+            ranges.reduce(0) { $0 + lowerBound(cells, $1.upperBound &+ 1) - lowerBound(cells, $1.lowerBound) }
+        }
+        let paris = point(48.8566, 2.3522)
+        let polygonRing = GeoTestMath.starRing(center: paris, radii: 0.01...0.02, count: 100, random: &random)
+        let shapes: [(String, any GeoShape)] = [
+            ("circle 10 km", try GeoCircle(center: paris, radiusInKilometers: 10)),
+            ("circle 100 km", try GeoCircle(center: paris, radiusInKilometers: 100)),
+            ("circle 100 km at the north pole", try GeoCircle(center: point(90, 0), radiusInKilometers: 100)),
+            ("circle 1000 km on the antimeridian", try GeoCircle(center: point(10, 180), radiusInKilometers: 1000)),
+            ("circle hemisphere", try GeoCircle(center: paris, radius: .radians(.pi / 2))),
+            ("box 1° across the antimeridian", try GeoBox(bottomLeft: point(10, 179.5), topRight: point(11, -179.5))),
+            ("box 10° x 10°", try GeoBox(bottomLeft: point(40, 0), topRight: point(50, 10))),
+            ("polygon 100 vertices, ~100 km", try GeoPolygon(outerRing: polygonRing)),
+        ]
+        for (name, shape) in shapes {
+            for maxRanges in [8, 16, 32] {
+                let start = ContinuousClock.now
+                var ranges: [ClosedRange<UInt64>] = []
+                for _ in 0..<10 { ranges = GeoCells.covering(shape, maxRanges: maxRanges) }
+                let time = (ContinuousClock.now - start) / 10
+                print("\(name), maxRanges \(maxRanges): \(ranges.count) ranges, \(candidates(ranges)) candidates of 1,000,000, \(time) (debug build)")
+            }
+        }
     }
 
     /// Shapes not of Cellar get the whole globe.

@@ -235,7 +235,7 @@ import Testing
             case 1: center = point(random.double(75...90) * (round % 2 == 0 ? 1 : -1), random.double(-180...180))  // poles
             default: center = random.point()
             }
-            let size = [0.00001, 0.01, 0.3, 1.0][random.int(0...3)]
+            let size = [0.0000001, 0.00001, 0.01, 0.3, 1.0][random.int(0...4)]
             let outer = GeoTestMath.starRing(center: center, radii: (size * 0.5)...size, count: random.int(3...12), random: &random)
             let holes = random.int(0...1) == 0 ? [] : [GeoTestMath.starRing(center: center, radii: (size * 0.1)...(size * 0.2), count: random.int(3...6), random: &random)]
             let polygon = try! GeoPolygon(outerRing: outer, holes: holes)

@@ -68,6 +68,7 @@ public struct GeoPoint: Hashable, Sendable, Codable, CustomStringConvertible {
         return 2 * atan2(max(a, 0).squareRoot(), max(b, 0).squareRoot())
     }
 
+    /// `GeoPoint(latitude: …, longitude: …)`.
     public var description: String { "GeoPoint(latitude: \(latitude), longitude: \(longitude))" }
 
     // MARK: Codable (checked)
@@ -172,8 +173,10 @@ public struct GeoDistance: Hashable, Sendable, Comparable, CustomStringConvertib
     /// The central angle in degrees.
     public var degrees: Double { radians / Self.radiansPerDegree }
 
+    /// Orders distances by length.
     public static func < (a: GeoDistance, b: GeoDistance) -> Bool { a.radians < b.radians }
 
+    /// The distance in kilometres, as `343.55 km`.
     public var description: String { "\(kilometers) km" }
 }
 
@@ -190,6 +193,10 @@ struct GeoVector: Sendable, Hashable {
     func cross(_ b: GeoVector) -> GeoVector {
         GeoVector(x: y * b.z - z * b.y, y: z * b.x - x * b.z, z: x * b.y - y * b.x)
     }
+    /// A vector along `self × b` (twice as long) computed as `(self + b) × (b − self)`: its
+    /// direction stays accurate when the two are nearly equal, where the plain cross product
+    /// would lose it to cancellation (an error of about 1e-16 divided by their distance).
+    func robustCross(_ b: GeoVector) -> GeoVector { (self + b).cross(b - self) }
     var norm: Double { dot(self).squareRoot() }
     /// The vector scaled to length 1 (the zero vector stays zero).
     var normalized: GeoVector {

@@ -11,7 +11,8 @@ import Darwin
 /// constant latitude: the edge between (10, 0) and (10, 20) passes north of latitude 10.
 ///
 /// **Which side is inside.** A ring splits the sphere in two regions; its inside is the smaller
-/// one (area at most a hemisphere), whichever way the ring is ordered. So rings around a pole and
+/// one (area at most a hemisphere), whichever way the ring is ordered (a ring cutting the sphere
+/// in equal halves, along a great circle, has the half on its left as inside). So rings around a pole and
 /// rings crossing the antimeridian need nothing special: a ring around the north pole at
 /// latitude 80 holds the pole. A point is in the polygon when it is inside the outer ring and
 /// not strictly inside any hole.
@@ -61,10 +62,12 @@ public struct GeoPolygon: GeoShape, GeoCoverable, Hashable {
         self.rings = rings
     }
 
+    /// Polygons are equal when their rings are, point by point.
     public static func == (a: GeoPolygon, b: GeoPolygon) -> Bool {
         a.outerRing == b.outerRing && a.holes == b.holes
     }
 
+    /// Hashes the rings' points.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(outerRing)
         hasher.combine(holes)
@@ -77,7 +80,7 @@ public struct GeoPolygon: GeoShape, GeoCoverable, Hashable {
     }
 
     func contains(vector p: GeoVector) -> Bool {
-        for ring in rings where ring.distance(to: p) <= Self.edgeTolerance { return true }
+        for ring in rings where ring.hasEdge(within: Self.edgeTolerance, of: p) { return true }
         guard rings[0].contains(p) else { return false }
         for hole in rings.dropFirst() where hole.contains(p) { return false }
         return true
@@ -89,7 +92,7 @@ public struct GeoPolygon: GeoShape, GeoCoverable, Hashable {
         // The cap may hold a point of the shape only if it is near the outer ring's bounds.
         if !rings[0].boundingCap.mayIntersect(cap) { return .disjoint }
         let reach = cap.radius + Self.edgeTolerance + 1e-12
-        for ring in rings where ring.boundingCap.mayIntersect(cap) && ring.distance(to: cap.center) <= reach {
+        for ring in rings where ring.boundingCap.mayIntersect(cap) && ring.hasEdge(within: reach, of: cap.center) {
             return .intersects
         }
         // No boundary in the cap: all of it is on the side of its center.
@@ -108,6 +111,8 @@ extension GeoCap {
 struct SphericalRing: Sendable {
     /// The vertices, without the closing repetition and without consecutive duplicates.
     let vertices: [GeoVector]
+    /// The unit normal of each edge's great circle (edge k runs from vertex k to the next).
+    let edgeNormals: [GeoVector]
     /// The reference point and whether it is inside the ring.
     let reference: GeoVector
     let referenceInside: Bool
@@ -140,22 +145,23 @@ struct SphericalRing: Sendable {
             }
         }
         self.vertices = vertices
+        self.edgeNormals = vertices.indices.map { vertices[$0].robustCross(vertices[($0 + 1) % vertices.count]).normalized }
 
         // Gauss–Bonnet: area on the left = 2π − Σ turning angles.
         var turning = 0.0
         let n = vertices.count
         for i in 0..<n {
             let a = vertices[(i + n - 1) % n], b = vertices[i], c = vertices[(i + 1) % n]
-            let n1 = a.cross(b), n2 = b.cross(c)
+            let n1 = a.robustCross(b), n2 = b.robustCross(c)
             let angle = n1.angle(to: n2)
-            turning += a.cross(b).dot(c) >= 0 ? angle : -angle
+            turning += n1.dot(c) >= 0 ? angle : -angle
         }
         let leftIsInside = turning >= 0
 
         // The reference point: beside the midpoint of the longest edge, on its left.
         let longest = vertices.indices.max { vertices[$0].angle(to: vertices[($0 + 1) % n]) < vertices[$1].angle(to: vertices[($1 + 1) % n]) }!
         let v0 = vertices[longest], v1 = vertices[(longest + 1) % n]
-        let mid = (v0 + v1).normalized, normal = v0.cross(v1).normalized
+        let mid = (v0 + v1).normalized, normal = v0.robustCross(v1).normalized
         let reference = (mid + min(1e-9, 1e-3 * v0.angle(to: v1)) * normal).normalized
         self.reference = reference
         self.referenceInside = leftIsInside
@@ -186,20 +192,19 @@ struct SphericalRing: Sendable {
         referenceInside != Self.crossingParity(vertices: vertices, from: reference, to: p)
     }
 
-    /// The distance in radians from `p` to the ring's boundary.
-    func distance(to p: GeoVector) -> Double { Self.distance(from: p, vertices: vertices) }
-
-    static func distance(from p: GeoVector, vertices: [GeoVector]) -> Double {
-        var best = Double.infinity
-        for i in vertices.indices {
-            best = min(best, distanceToArc(p, vertices[i], vertices[(i + 1) % vertices.count]))
+    /// True when an edge passes within `distance` radians of `p`.
+    func hasEdge(within distance: Double, of p: GeoVector) -> Bool {
+        // An edge's great circle farther than `distance` rules the edge out with one product.
+        let bound = distance >= Double.pi / 2 ? 2.0 : sin(distance) * (1 + 1e-12) + 1e-15
+        for k in vertices.indices where abs(p.dot(edgeNormals[k])) <= bound {
+            if Self.distanceToArc(p, vertices[k], vertices[k + 1 == vertices.count ? 0 : k + 1]) <= distance { return true }
         }
-        return best
+        return false
     }
 
     /// The distance in radians from `p` to the minor great-circle arc from `a` to `b`.
     static func distanceToArc(_ p: GeoVector, _ a: GeoVector, _ b: GeoVector) -> Double {
-        let n = a.cross(b)
+        let n = a.robustCross(b)
         let nn = n.norm
         if nn > 0 {
             let unit = (1 / nn) * n
@@ -237,7 +242,7 @@ struct SphericalRing: Sendable {
     /// The parity of the crossings of the ring by the arc from `a` to `b` (at most a quarter
     /// circle or so): a crossing at `a` is not counted, one at `b` is.
     static func arcCrossingParity(vertices: [GeoVector], from a: GeoVector, to b: GeoVector) -> Bool {
-        let n = a.cross(b)
+        let n = a.robustCross(b)
         var odd = false
         let count = vertices.count
         var c = vertices[count - 1]

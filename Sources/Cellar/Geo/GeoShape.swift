@@ -55,6 +55,17 @@ struct GeoCap: Sendable {
 struct GeoRect: Sendable, Equatable {
     var south: Double, north: Double, west: Double, east: Double
 
+    /// Every latitude and longitude.
+    static let world = GeoRect(south: -Double.pi / 2, north: Double.pi / 2, west: -Double.pi, east: Double.pi)
+
+    /// True when the point at `latitude` and `longitude` (radians) is in the rectangle, edges
+    /// included; poles are in a rectangle reaching their latitude whatever its longitudes.
+    func contains(latitude: Double, longitude: Double) -> Bool {
+        guard south <= latitude, latitude <= north else { return false }
+        if abs(latitude) >= Double.pi / 2 { return true }
+        return longitudePieces.contains { $0.contains(longitude) || $0.contains(-longitude) && abs(longitude) == Double.pi }
+    }
+
     /// The longitude intervals without wrap-around (one or two).
     var longitudePieces: [ClosedRange<Double>] {
         west <= east ? [west...east] : [west...Double.pi, -Double.pi...east]
@@ -89,6 +100,13 @@ extension GeoShape {
     /// The relation of `cap` to the shape; `.intersects` for shapes that are not `GeoCoverable`.
     func capRelation(_ cap: GeoCap) -> GeoCapRelation {
         (self as? any GeoCoverable)?.relation(to: cap) ?? .intersects
+    }
+
+    /// A latitude/longitude rectangle (radians) holding every point of the shape: exact for a
+    /// box, the cap's rectangle for a circle, that of a cap around the outer ring for a polygon,
+    /// and `GeoRect.world` for shapes that are not `GeoCoverable`.
+    var latitudeLongitudeBounds: GeoRect {
+        (self as? any GeoCoverable)?.boundingRect ?? .world
     }
 }
 
@@ -185,7 +203,8 @@ public struct GeoCircle: GeoShape, GeoCoverable, Hashable {
         center.distance(to: point) <= radius
     }
 
-    var boundingRect: GeoRect { GeoCap(center: center.vector, radius: radius.radians).boundingRect }
+    /// The rectangle of the cap, widened by 1e-12 radians against rounding.
+    var boundingRect: GeoRect { GeoCap(center: center.vector, radius: radius.radians + 1e-12).boundingRect }
 
     func relation(to cap: GeoCap) -> GeoCapRelation {
         let d = center.vector.angle(to: cap.center)
