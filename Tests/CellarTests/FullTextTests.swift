@@ -159,6 +159,24 @@ import Testing
         }
     }
 
+    @Test func compactionKeepsTheIndexAndObserversSeeNewMatches() async throws {
+        let directory = TestDirectory("fts-compact-observe")
+        defer { directory.remove() }
+        let store = try Store(directoryPath: directory.path, model: cellarModel())
+        let box = store.box(for: Article.self)
+        try box.put((0..<200).map { Article("word\($0 % 7) filler text number \($0)") })
+        try box.query { Article.body.matches("word3") }.build().remove()
+        try await store.compact()
+        #expect(try box.query { Article.body.matches("word3") }.build().count() == 0)
+        #expect(try box.query { Article.body.matches("word4") }.build().count() == 28)
+        #expect(try RecordCheck.verify(store.engine).objects == 171)
+        let query = try box.query { Article.body.matches("fresh -stale") }.build()
+        var iterator = try query.changes().makeAsyncIterator()
+        #expect(try await iterator.next()?.count == 0)
+        try box.put(Article("fresh news"))
+        #expect(try await iterator.next()?.map(\.body) == ["fresh news"])
+    }
+
     @Test func rankingByRelevanceFollowsBM25() throws {
         let store = try Store(directoryPath: "memory:fts-rank", model: cellarModel())
         let box = store.box(for: Article.self)

@@ -101,6 +101,27 @@ import Testing
         #expect(try Self.ids(nearest) == [near, middle])
     }
 
+    @Test func compactionKeepsTheIndexAndObserversSeeNewPoints() async throws {
+        let directory = TestDirectory("geo-compact-observe")
+        defer { directory.remove() }
+        let store = try Store(directoryPath: directory.path, model: cellarModel())
+        let box = store.box(for: Place.self)
+        try box.put((0..<300).map { Place("p\($0)", Self.point(Double($0 % 60) - 30, Double($0) - 150), rating: $0 % 3) })
+        let band = try GeoBox(bottomLeft: Self.point(-10, -180), topRight: Self.point(10, 180))
+        try box.query { Place.rating == 0 }.build().remove()
+        try box.put((0..<50).map { Place("q\($0)", Self.point(5, Double($0)), rating: 1) })
+        try await store.compact()
+        let expected = try box.all().filter { $0.location.map(band.contains) ?? false }.map(\.id).sorted()
+        #expect(expected.count > 50)
+        #expect(try Self.ids(box.query { Place.location.isWithin(band) }.build()) == expected)
+        #expect(try RecordCheck.verify(store.engine).indexEntries == 250)
+        let lyon = try GeoCircle(center: Self.point(45.76, 4.84), radiusInKilometers: 5)
+        var iterator = try box.query { Place.location.isWithin(lyon) }.build().changes().makeAsyncIterator()
+        #expect(try await iterator.next()?.count == 0)
+        try box.put(Place("Lyon", Self.point(45.76, 4.84)))
+        #expect(try await iterator.next()?.map(\.name) == ["Lyon"])
+    }
+
     @Test func theIndexFollowsUpdatesAndRemovals() throws {
         let store = try Store(directoryPath: "memory:geo-upkeep", model: cellarModel())
         let box = store.box(for: Place.self)
