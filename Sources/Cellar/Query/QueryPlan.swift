@@ -100,28 +100,23 @@ struct QueryPlan {
                 best = (QueryPlan(source: source, exact: whole && exactLeaf, inIdOrder: inIdOrder), rank)
             }
         }
-        // A full-text condition with an index: its postings give the candidates, in id order,
-        // narrower than a range, wider than one value.
-        let fullTextLeaves: [FullTextLeaf] = switch condition {
-        case .fullText(let leaf): [leaf]
-        case .all(let conditions): conditions.compactMap { if case .fullText(let leaf) = $0 { leaf } else { nil } }
-        default: []
-        }
-        for leaf in fullTextLeaves {
-            guard let index = leaf.index, best == nil || 2 < best!.rank else { continue }
-            let whole: Bool = if case .fullText = condition { !linked } else { false }
-            best = (QueryPlan(source: .fullText(index, leaf.query), exact: whole), 2)
-        }
-        // A point within a shape, with a geo index: the cells covering the shape give the
-        // candidates, each checked exactly (a cell straddles the shape's edge).
-        let geoLeaves: [GeoLeaf] = switch condition {
-        case .geo(let leaf): [leaf]
-        case .all(let conditions): conditions.compactMap { if case .geo(let leaf) = $0 { leaf } else { nil } }
-        default: []
-        }
-        for leaf in geoLeaves {
-            guard let index = leaf.index, best == nil || 2 < best!.rank else { continue }
-            best = (QueryPlan(source: .index(index, leaf.keyRanges), exact: false, inIdOrder: false), 2)
+        // A full-text condition with an index: its postings give the candidates, in id order
+        // (all of them when the condition is the whole query). A point within a shape, with a
+        // geo index: the cells covering the shape give candidates, each checked exactly (a cell
+        // straddles the shape's edge). Both narrower than a range, wider than one value.
+        let conditions: [CompiledCondition] = if case .all(let all) = condition { all } else { [condition] }
+        for part in conditions where best == nil || 2 < best!.rank {
+            switch part {
+            case .fullText(let leaf):
+                guard let index = leaf.index else { continue }
+                let whole: Bool = if case .fullText = condition { !linked } else { false }
+                best = (QueryPlan(source: .fullText(index, leaf.query), exact: whole), 2)
+            case .geo(let leaf):
+                guard let index = leaf.index else { continue }
+                best = (QueryPlan(source: .index(index, leaf.keyRanges), exact: false, inIdOrder: false), 2)
+            default:
+                continue
+            }
         }
         return best?.0 ?? QueryPlan(source: .scan, exact: false)
     }
