@@ -91,22 +91,14 @@ struct FuzzRegressionTests {
         var options = StorageOptions(readOnly: true)
         options.openFile = { path, create, readOnly in
             let file = try ReadRecordingFile(path: path, create: create, readOnly: readOnly)
-            opened.set(file)
+            opened.withLock { $0 = file }
             return file
         }
         if let engine = try? StorageEngine(directory: directory.path, options: options) {
             _ = try? engine.read { try Model(reading: $0) }
             engine.close()
         }
-        let file = try #require(opened.get())
+        let file = try #require(opened.current)
         #expect(file.largestRead <= bytes.count, "read \(file.largestRead) bytes at once from a \(bytes.count)-byte file")
     }
-}
-
-/// A value shared with a `@Sendable` closure (the test's file opener).
-private final class Locked<Value>: @unchecked Sendable {
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func set(_ new: Value) { value = new }
-    func get() -> Value { value }
 }

@@ -40,7 +40,7 @@ package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
     package let path: String
     private let real: PosixFile
     private let fault: Fault
-    private let lock = NSLockLike()
+    private let lock = Locked()
     private var writes = 0
     private var syncs = 0
     private var calls = 0
@@ -199,17 +199,5 @@ package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
             image.replaceSubrange(Int(write.offset)..<end, with: write.bytes)
         }
         return image
-    }
-}
-
-/// A minimal mutex (pthread), so the support target needs no Foundation.
-final class NSLockLike: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    init() { pthread_mutex_init(&mutex, nil) }
-    deinit { pthread_mutex_destroy(&mutex) }
-    func with<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return try body()
     }
 }

@@ -20,8 +20,8 @@ import Testing
             item.title = "t\(i % 7)"
             return item
         })
-        let stop = StopFlag()
-        let failures = FailureLog()
+        let stop = Locked(false)
+        let failures = Locked<[String]>([])
         let group = DispatchGroup()
         for reader in 0..<3 {
             group.enter()
@@ -30,7 +30,7 @@ import Testing
                 var rng = SplitMix64(seed: seed &+ UInt64(reader))
                 do {
                     var rounds = 0
-                    while !stop.isSet || rounds < 20 {
+                    while !stop.current || rounds < 20 {
                         rounds += 1
                         let v = Int32.random(in: 0..<10, using: &rng)
                         try store.runInReadOnlyTransaction {
@@ -60,26 +60,10 @@ import Testing
                 }
             }
         }
-        stop.set()
+        stop.withLock { $0 = true }
         group.wait()
-        #expect(failures.entries.isEmpty, "\(failures.entries.prefix(3))")
+        #expect(failures.current.isEmpty, "\(failures.current.prefix(3))")
         store.close()
         #expect(try verifyStore(dir.path).indexEntries > 0)
     }
-}
-
-/// A flag set once, read from other threads.
-final class StopFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
-}
-
-/// Messages collected from several threads.
-final class FailureLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var messages: [String] = []
-    var entries: [String] { lock.withLock { messages } }
-    func add(_ message: String) { lock.withLock { messages.append(message) } }
 }

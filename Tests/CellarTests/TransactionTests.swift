@@ -142,7 +142,7 @@ private struct Boom: Error, Equatable {}
         let store = try openStore(dir)
         let box = store.box(for: Note.self)
         let threads = 8, perThread = 300
-        let failures = Failures()
+        let failures = Locked<[String]>([])
         DispatchQueue.concurrentPerform(iterations: threads) { t in
             do {
                 var mine: [EntityId<Note>] = []
@@ -168,7 +168,7 @@ private struct Boom: Error, Equatable {}
                 failures.add("thread \(t): \(error)")
             }
         }
-        #expect(failures.all.isEmpty, "\(failures.all)")
+        #expect(failures.current.isEmpty, "\(failures.current)")
         let expected = threads * (perThread / 4) * (1 + 1 + 2 - 1)
         #expect(try box.count() == expected)
         let ids = try box.all().map(\.id.value)
@@ -190,7 +190,7 @@ private struct Boom: Error, Equatable {}
         let store = try openStore(dir)
         let box = store.box(for: Note.self)
         let threads = 8, perThread = 150
-        let failures = Failures()
+        let failures = Locked<[String]>([])
         let ids = Mutex<[UInt64]>([])
         let done = DispatchGroup()
         for t in 0..<threads {
@@ -211,7 +211,7 @@ private struct Boom: Error, Equatable {}
             }.start()
         }
         done.wait()
-        #expect(failures.all.isEmpty, "\(failures.all)")
+        #expect(failures.current.isEmpty, "\(failures.current)")
         let all = ids.withLock { $0 }
         let twice = Dictionary(grouping: all) { $0 }.filter { $0.value.count > 1 }.keys.sorted()
         #expect(twice.isEmpty, "ids handed out twice (each put over another object): \(twice)")
@@ -219,12 +219,4 @@ private struct Boom: Error, Equatable {}
         #expect(try box.count() == threads * perThread)
         store.close()
     }
-}
-
-/// Collects failure messages from several threads.
-final class Failures: @unchecked Sendable {
-    private let lock = NSLock()
-    private var messages: [String] = []
-    func add(_ message: String) { lock.withLock { messages.append(message) } }
-    var all: [String] { lock.withLock { messages } }
 }
