@@ -95,7 +95,7 @@ import Testing
         let middle = try box.put(Place("middle", Self.point(45.0, 5.3))).value
         let ordered = try box.query().ordered(byDistanceFrom: here, in: Place.location).build()
         #expect(try Self.ids(ordered) == [near, middle, far, none])
-        let nearest = try box.query { Place.location.isWithin(try! GeoCircle(center: here, radiusInKilometers: 50)) }
+        let nearest = try box.query { Place.location.isWithin(GeoCircle(center: here, radiusKilometers: 50)) }
             .ordered(byDistanceFrom: here, in: Place.location).build()
         #expect(try nearest.find(offset: 0, limit: 1).map(\.name) == ["near"])
         #expect(try Self.ids(nearest) == [near, middle])
@@ -156,6 +156,8 @@ import Testing
             { _ = try box.query { Place.location == 3 }.build() },
             { _ = try box.query().ordered(by: Place.location).build() },
             { _ = try box.query().ordered(byDistanceFrom: Self.point(0, 0), in: Place.name).build() },
+            { _ = try box.query { Place.location.isWithin(GeoCircle(center: Self.point(0, 0), radiusKilometers: -1)) }.build() },
+            { _ = try box.query { Place.location.isWithin(GeoCircle(center: Self.point(0, 0), radiusRadians: .nan)) }.build().find() },
         ] {
             do {
                 try build()

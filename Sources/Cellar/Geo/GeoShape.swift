@@ -198,6 +198,27 @@ public struct GeoCircle: GeoShape, GeoCoverable, Hashable {
         try self.init(center: center, radius: .kilometers(radiusInKilometers))
     }
 
+    /// The circle of `radiusKilometers` around `center`, for use right inside a query's
+    /// condition: it does not throw, and a radius that is negative, NaN or above half the Earth's
+    /// circumference makes the query throw `CellarError.illegalArgument` when it is built.
+    public init(center: GeoPoint, radiusKilometers: Double) {
+        self.center = center
+        radius = .kilometers(radiusKilometers)
+    }
+
+    /// The circle of `radiusRadians` (an angle at the Earth's center) around `center`; like
+    /// ``init(center:radiusKilometers:)``, checked when the query is built.
+    public init(center: GeoPoint, radiusRadians: Double) {
+        self.center = center
+        radius = .radians(radiusRadians)
+    }
+
+    /// Why the circle cannot be used in a query (a radius out of range), or nil.
+    var problem: String? {
+        radius.radians >= 0 && radius.radians <= Double.pi ? nil
+            : "GeoCircle radius \(radius.radians) radians (\(radius.kilometers) km) is outside 0...π radians (0...\(Double.pi * GeoDistance.earthRadiusKilometers) km)"
+    }
+
     /// True when the great-circle distance from the center to `point` is at most the radius.
     public func contains(_ point: GeoPoint) -> Bool {
         center.distance(to: point) <= radius

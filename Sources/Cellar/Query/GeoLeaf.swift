@@ -19,6 +19,9 @@ struct GeoLeaf {
         guard let shape = condition.shape else {
             throw CellarError.illegalArgument("query condition \(property.qualifiedName) isWithin: no shape given")
         }
+        if let circle = shape as? GeoCircle, let problem = circle.problem {
+            throw CellarError.illegalArgument("query condition \(property.qualifiedName) isWithin: \(problem)")
+        }
         self.property = property
         self.shape = shape
     }
