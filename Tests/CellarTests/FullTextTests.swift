@@ -138,6 +138,46 @@ import Testing
         #expect(try RecordCheck.verify(store.engine).indexEntries == 1)
     }
 
+    @Test func postingBlocksSplitAndShrinkThroughBulkPutsUpdatesAndRemovals() throws {
+        let store = try Store(directoryPath: "memory:fts-blocks", model: cellarModel())
+        let box = store.box(for: Article.self)
+        var random = SplitMix64(seed: 3)
+        // One word in every text (many blocks), others in some, counts above one in a few.
+        var texts: [Id: String] = [:]
+        func text(_ k: Int) -> String { "common " + (k % 3 == 0 ? "third third " : "") + "w\(k % 17)" }
+        let articles = (0..<1_000).map { Article(text($0)) }
+        let ids = try box.put(articles).map(\.value)
+        for (k, id) in ids.enumerated() { texts[id] = text(k) }
+        func check(_ step: String) throws {
+            #expect(try Self.ids(box.query { Article.body.matches("common") }.build()) == texts.keys.sorted(), "\(step)")
+            let thirds = texts.filter { $0.value.contains("third") }.keys.sorted()
+            #expect(try Self.ids(box.query { Article.body.matches("third") }.build()) == thirds, "\(step)")
+            #expect(try RecordCheck.verify(store.engine).objects == texts.count, "\(step)")
+        }
+        try check("bulk put")
+        for round in 0..<5 {
+            try store.runInTransaction {
+                for _ in 0..<120 {
+                    let id = ids[Int(random.next() % UInt64(ids.count))]
+                    guard let article = try box.get(id) else { continue }
+                    if random.next() % 3 == 0 {
+                        #expect(try box.remove(id))
+                        texts[id] = nil
+                    } else {
+                        article.body = random.next() % 2 == 0 ? "common third" : "common w\(random.next() % 40) third third third"
+                        try box.put(article)
+                        texts[id] = article.body
+                    }
+                }
+            }
+            try check("round \(round)")
+        }
+        // Ranking reads the counts kept in the blocks: three "third"s first.
+        let ranked = try box.query { Article.body.matches("third") }.ordered(byRelevanceTo: Article.body).build()
+        let first = try #require(try ranked.find(offset: 0, limit: 1).first)
+        #expect(first.body.components(separatedBy: "third").count - 1 == 3)
+    }
+
     @Test func anIndexAddedLaterIsBuiltAtOpenAndDroppedWhenRemoved() throws {
         let directory = TestDirectory("fts-index-build")
         defer { directory.remove() }

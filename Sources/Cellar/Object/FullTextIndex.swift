@@ -3,46 +3,58 @@ import CellarStorage
 /// The keys of a full-text index (`// cellar: index = "fulltext"`) in the index's tree, and how
 /// queries read them.
 ///
-/// - A **posting** per distinct word of an object's text: the word's folded UTF-8 bytes (see
-///   `FullTextTokenizer`; a word never holds a zero byte), a zero byte, then the object id
-///   (8 bytes, big-endian). Empty value. The postings of one word are contiguous and in id order,
-///   and the postings of every word starting with `data` lie under the prefix `data`.
-/// - The **statistics** under the key `[0]` (it sorts before every posting): the number of
-///   objects whose text has at least one word, and the number of words of all of them (two
-///   little-endian UInt64), which ranking by relevance needs (`BM25`). A write transaction keeps
-///   its changes of them in `TransactionContext.fullTextDeltas` and writes them once, at commit.
+/// - **Postings**, per word, in blocks (`FullTextPostings`): the ids of the objects whose text has
+///   the word, with how often. Key `word ‖ 0 ‖ first id`.
+/// - **Lengths** under `[1] ‖ id` (8 bytes, big-endian): how many words an object's text has
+///   (a varint), for objects with at least one; ranking by relevance divides by it.
+/// - **Statistics** under `[0]`: how many objects have at least one word, and how many words they
+///   have in all (two little-endian UInt64), for the average length ranking needs.
+///
+/// Words never start with a byte below `0` (0x30): they are letters and digits, so neither `[0]`
+/// nor `[1]` is ever a word's prefix. A write transaction collects its changes to the index in
+/// memory (`FullTextPending`) and writes them word by word at commit, or before anything in the
+/// transaction reads the index: a bulk put rewrites each word's last block once, not once per object.
 ///
 /// An object's text is tokenized again when it changes or is removed, to find the postings it
-/// had: the index keeps no copy of the text.
+/// had: the index keeps no copy of the text, and no word positions.
 enum FullTextIndex {
     static let statsKey: [UInt8] = [0]
+    static let lengthPrefix: UInt8 = 1
 
-    /// An object's words: the distinct ones in byte order, and how many there are in all.
+    /// The key of object `id`'s length.
+    static func lengthKey(_ id: Id) -> [UInt8] {
+        var key: [UInt8] = [lengthPrefix]
+        IndexKey.appendBigEndian(id, to: &key)
+        return key
+    }
+
+    /// An object's words: each distinct one with how often it occurs, in byte order, and how many
+    /// words there are in all.
     struct Words {
-        var distinct: [[UInt8]]
-        var count: Int
+        var counts: [(word: [UInt8], count: UInt32)]
+        var total: Int
 
-        static let none = Words(distinct: [], count: 0)
+        static let none = Words(counts: [], total: 0)
 
-        init(distinct: [[UInt8]], count: Int) {
-            self.distinct = distinct
-            self.count = count
+        init(counts: [(word: [UInt8], count: UInt32)], total: Int) {
+            self.counts = counts
+            self.total = total
         }
 
         /// The words of `text` (UTF-8).
         init(_ text: UnsafeRawBufferPointer) {
-            var seen = Set<[UInt8]>()
-            var count = 0
+            var seen: [[UInt8]: UInt32] = [:]
+            var total = 0
             FullTextTokenizer.forEachToken(in: text) { token in
-                count += 1
-                seen.insert(Array(token))
+                total += 1
+                seen[Array(token), default: 0] += 1
             }
-            distinct = seen.sorted { CompiledLeaf.lexicographic($0, $1) < 0 }
-            self.count = count
+            counts = seen.map { ($0.key, $0.value) }.sorted { CompiledLeaf.lexicographic($0.word, $1.word) < 0 }
+            self.total = total
         }
 
         /// What this text adds to the statistics.
-        var stats: Stats { distinct.isEmpty ? Stats() : Stats(documents: 1, words: Int64(count)) }
+        var stats: Stats { counts.isEmpty ? Stats() : Stats(documents: 1, words: Int64(total)) }
     }
 
     /// The words of `value` (a string's bytes; nil: absent).
@@ -50,26 +62,6 @@ enum FullTextIndex {
         guard case .bytes(let text)? = value else { return .none }
         return Words(text)
     }
-
-    /// The posting of `word` for object `id`.
-    static func postingKey(_ word: [UInt8], id: Id) -> [UInt8] {
-        var key = word
-        key.reserveCapacity(word.count + 9)
-        key.append(0)
-        IndexKey.appendBigEndian(id, to: &key)
-        return key
-    }
-
-    /// The postings of `words` for object `id`, in key order.
-    static func postingKeys(_ words: Words, id: Id) -> [[UInt8]] {
-        words.distinct.map { postingKey($0, id: id) }
-    }
-
-    /// The keys of every posting of `word`.
-    static func wordRange(_ word: [UInt8]) -> KeyRange { .prefix(word + [0]) }
-
-    /// The keys of every posting of a word that starts with `prefix` (not empty).
-    static func prefixRange(_ prefix: [UInt8]) -> KeyRange { .prefix(prefix) }
 
     // MARK: Statistics
 
@@ -106,35 +98,82 @@ enum FullTextIndex {
         }
     }
 
+    // MARK: Reading postings
+
+    /// Calls `body` with each posting of `word`, in id order.
+    static func forEachPosting(of word: [UInt8], cursor: Cursor, index: IndexSchema,
+                               _ body: (FullTextPostings.Entry) throws -> Void) throws {
+        try cursor.scan(.prefix(FullTextPostings.wordPrefix(word))) { key, block in
+            let (_, firstId) = try FullTextPostings.split(key: key, index: index)
+            try FullTextPostings.forEachEntry(block, firstId: firstId, index: index, body)
+            return true
+        }
+    }
+
+    /// Calls `body` with each posting of every word starting with `prefix` (not empty): word by
+    /// word, each in id order.
+    static func forEachPosting(withPrefix prefix: [UInt8], cursor: Cursor, index: IndexSchema,
+                               _ body: (FullTextPostings.Entry) throws -> Void) throws {
+        try cursor.scan(.prefix(prefix)) { key, block in
+            let (_, firstId) = try FullTextPostings.split(key: key, index: index)
+            try FullTextPostings.forEachEntry(block, firstId: firstId, index: index, body)
+            return true
+        }
+    }
+
+    /// The ids of the objects with `word`, in id order.
+    static func ids(of word: [UInt8], cursor: Cursor, index: IndexSchema) throws -> [Id] {
+        var ids: [Id] = []
+        try forEachPosting(of: word, cursor: cursor, index: index) { ids.append($0.id) }
+        return ids
+    }
+
+    /// The ids of the objects with a word starting with `prefix`, sorted, each once.
+    static func prefixIds(_ prefix: [UInt8], cursor: Cursor, index: IndexSchema) throws -> [Id] {
+        var ids: [Id] = []
+        try forEachPosting(withPrefix: prefix, cursor: cursor, index: index) { ids.append($0.id) }
+        ids.sort()
+        return ids.uniqued()
+    }
+
+    /// How many objects have `word` (its document frequency), from the blocks' counts.
+    static func documentFrequency(_ word: [UInt8], cursor: Cursor, index: IndexSchema) throws -> Int {
+        var total = 0
+        try cursor.scan(.prefix(FullTextPostings.wordPrefix(word))) { _, block in
+            total += try FullTextPostings.count(block, index: index)
+            return true
+        }
+        return total
+    }
+
     // MARK: Matching
 
     /// The ids of the objects whose postings meet `query`, in id order: every required word,
     /// a word starting with each prefix, and none of the excluded terms.
-    static func matchingIds(_ query: FullTextQuery, cursor: Cursor) throws -> [Id] {
-        var result = try idsHavingAll(words: query.required, prefixes: query.prefixes, cursor: cursor)
+    static func matchingIds(_ query: FullTextQuery, cursor: Cursor, index: IndexSchema) throws -> [Id] {
+        var result = try idsHavingAll(words: query.required, prefixes: query.prefixes, cursor: cursor, index: index)
         for term in query.excluded where !result.isEmpty {
-            result = subtract(result, try idsHavingAll(words: term, prefixes: [], cursor: cursor))
+            result = subtract(result, try idsHavingAll(words: term, prefixes: [], cursor: cursor, index: index))
         }
         for term in query.excludedPrefixes where !result.isEmpty {
-            result = subtract(result, try idsHavingAll(words: term.tokens, prefixes: [term.prefix], cursor: cursor))
+            result = subtract(result, try idsHavingAll(words: term.tokens, prefixes: [term.prefix], cursor: cursor, index: index))
         }
         return result
     }
 
     /// The ids of the objects with every one of `words` and a word starting with each of
     /// `prefixes` (at least one of either), in id order.
-    static func idsHavingAll(words: [[UInt8]], prefixes: [[UInt8]], cursor: Cursor) throws -> [Id] {
+    static func idsHavingAll(words: [[UInt8]], prefixes: [[UInt8]], cursor: Cursor, index: IndexSchema) throws -> [Id] {
         // Each word and prefix gives a sorted list; the shortest first, so that each
         // intersection is at most as long as it.
         var lists: [[Id]] = []
         for word in words {
-            var ids: [Id] = []
-            try cursor.appendKeySuffixes(wordRange(word), to: &ids)
+            let ids = try ids(of: word, cursor: cursor, index: index)
             if ids.isEmpty { return [] }
             lists.append(ids)
         }
         for prefix in prefixes {
-            let ids = try prefixIds(prefix, cursor: cursor)
+            let ids = try prefixIds(prefix, cursor: cursor, index: index)
             if ids.isEmpty { return [] }
             lists.append(ids)
         }
@@ -145,19 +184,6 @@ enum FullTextIndex {
             if result.isEmpty { return [] }
         }
         return result
-    }
-
-    /// The ids of the objects with a word starting with `prefix`, sorted, each once.
-    static func prefixIds(_ prefix: [UInt8], cursor: Cursor) throws -> [Id] {
-        var ids: [Id] = []
-        try cursor.appendKeySuffixes(prefixRange(prefix), to: &ids)
-        ids.sort()
-        return ids.uniqued()
-    }
-
-    /// How many objects have `word` (its document frequency).
-    static func documentFrequency(_ word: [UInt8], cursor: Cursor) throws -> Int {
-        try cursor.countKeys(wordRange(word))
     }
 
     /// The ids in both sorted lists.

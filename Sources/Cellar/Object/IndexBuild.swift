@@ -99,19 +99,16 @@ extension Store {
         }
         guard let cursor = try context.cursor(schema) else { return }
         if index.kind == .fullText {
-            // Postings of every object's words, and the statistics (written directly: the
-            // transaction has no changes of its own to them, the tree being new).
-            var keys: [[UInt8]] = []
-            var stats = FullTextIndex.Stats()
+            // Every object's words, collected as a bulk put collects them, then written word by
+            // word (the scan first: writing moves the cursor's tree under it).
+            _ = tree
             try cursor.scan { key, record in
                 let id = try StorageLayout.objectId(key)
                 let words = FullTextIndex.words(try RecordReader(record).value(of: property, id: id))
-                keys += FullTextIndex.postingKeys(words, id: id)
-                stats = stats + words.stats
+                context.noteFullTextChange(index, id: id, old: .none, new: words)
                 return true
             }
-            for key in keys { try write.put(tree, key: key, value: []) }
-            if stats != FullTextIndex.Stats() { try write.put(tree, key: FullTextIndex.statsKey, value: stats.encoded) }
+            try context.flushFullText(index)
             return
         }
         // Collect first, write after: a unique index is checked over all values before anything

@@ -108,13 +108,17 @@ extension TransactionContext {
         let index: IndexSchema
         let removed: [[UInt8]]
         let added: [[UInt8]]
-        /// For a full-text index: what the change adds to its statistics.
-        var stats = FullTextIndex.Stats()
+        /// For a full-text index: the object and its words before and after (its postings are
+        /// changed when the transaction writes the index, `FullTextPending`).
+        var fullText: (id: Id, old: FullTextIndex.Words, new: FullTextIndex.Words)?
 
         func apply(context: TransactionContext) throws {
+            if let fullText {
+                context.noteFullTextChange(index, id: fullText.id, old: fullText.old, new: fullText.new)
+                return
+            }
             let write = context.write!
             let tree = try context.indexTree(index)
-            if stats != FullTextIndex.Stats() { context.noteFullTextChange(index, stats) }
             for key in removed { _ = try key.withUnsafeBytes { try write.delete(tree, key: $0) } }
             for key in added {
                 try key.withUnsafeBytes { try write.putDeferred(tree, key: $0, value: UnsafeRawBufferPointer(start: nil, count: 0)) }
@@ -211,9 +215,7 @@ extension TransactionContext {
                 var keys: [(IndexSchema, [UInt8])] = []
                 for property in schema.indexed {
                     if property.index!.kind == .fullText {
-                        let words = FullTextIndex.words(try reader.value(of: property, id: id))
-                        noteFullTextChange(property.index!, FullTextIndex.Stats() - words.stats)
-                        for key in FullTextIndex.postingKeys(words, id: id) { keys.append((property.index!, key)) }
+                        noteFullTextChange(property.index!, id: id, old: FullTextIndex.words(try reader.value(of: property, id: id)), new: .none)
                         continue
                     }
                     for key in try indexKeys(property, of: reader, id: id) { keys.append((property.index!, key)) }
@@ -259,7 +261,7 @@ extension TransactionContext {
     /// look-up cursor), so that the next use makes a new tree.
     func dropIndexTree(_ index: IndexSchema) throws {
         try write!.dropTree(index.treeName)
-        fullTextDeltas[index.id] = nil   // the statistics went with the tree
+        fullTextPending[index.id] = nil   // what it held went with the tree
         indexSlots[index.ordinal] = nil
         keyCursors[index.ordinal] = nil
     }
@@ -276,6 +278,7 @@ extension TransactionContext {
     /// A cursor over the tree of `index`; nil when the index has no tree (not built yet, in a
     /// read-only store).
     func cursor(indexTree index: IndexSchema) throws -> Cursor? {
+        if index.kind == .fullText, write != nil { try flushFullText(index) }
         let slot = indexSlots + index.ordinal
         if slot.pointee == nil {
             if let write {

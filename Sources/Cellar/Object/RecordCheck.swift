@@ -85,43 +85,65 @@ package enum RecordCheck {
         return stored.count
     }
 
-    /// Compares a full-text index with the words of the records' texts: the same postings, and
-    /// statistics that count the same objects and words; returns the number of postings.
+    /// Compares a full-text index with the words of the records' texts: the same postings (each
+    /// word's blocks in order, not overlapping, each decoding), the same lengths, and statistics
+    /// that count the same objects and words; returns the number of postings.
     static func verifyFullTextIndex(_ property: PropertySchema, of schema: EntitySchema, in txn: ReadTransaction) throws -> Int {
         let index = property.index!
-        var expected: [[UInt8]] = []
+        var expected: [[UInt8]: [FullTextPostings.Entry]] = [:]
+        var expectedLengths: [(Id, UInt64)] = []
         var expectedStats = FullTextIndex.Stats()
         if let tree = try txn.tree(schema.treeName) {
             try txn.cursor(tree).scan { key, value in
                 let id = try StorageLayout.objectId(key)
                 let words = FullTextIndex.words(try RecordReader(value).value(of: property, id: id))
-                expected += FullTextIndex.postingKeys(words, id: id)
+                for (word, count) in words.counts { expected[word, default: []].append(FullTextPostings.Entry(id: id, count: count)) }
+                if !words.counts.isEmpty { expectedLengths.append((id, UInt64(words.total))) }
                 expectedStats = expectedStats + words.stats
                 return true
             }
         }
-        var stored: [[UInt8]] = []
+        var stored: [[UInt8]: [FullTextPostings.Entry]] = [:]
+        var storedLengths: [(Id, UInt64)] = []
         var storedStats = FullTextIndex.Stats()
+        var postings = 0
+        func mismatch(_ what: String) -> CellarError {
+            CellarError.fileCorrupt("the full-text index of \(property.qualifiedName) (tree \(index.treeName)) does not match the objects' texts: \(what)")
+        }
         if let tree = try txn.tree(index.treeName) {
             try txn.cursor(tree).scan { key, value in
                 if key.elementsEqual(FullTextIndex.statsKey) {
                     storedStats = try FullTextIndex.Stats(decoding: value, index: index)
+                } else if key.first == FullTextIndex.lengthPrefix {
+                    guard key.count == 9 else { throw mismatch("a length key of \(key.count) bytes") }
+                    var reader = FullTextPostings.VarintReader(bytes: value)
+                    guard let length = reader.next(), reader.isAtEnd else { throw mismatch("a length that does not decode") }
+                    storedLengths.append((Id(bigEndian: key.loadUnaligned(fromByteOffset: 1, as: UInt64.self)), length))
                 } else {
-                    stored.append(Array(key))
+                    let (word, firstId) = try FullTextPostings.split(key: key, index: index)
+                    let entries = try FullTextPostings.decode(value, firstId: firstId, index: index)
+                    let list = Array(word)
+                    if let last = stored[list]?.last, last.id >= firstId {
+                        throw mismatch("blocks of one word overlap")
+                    }
+                    stored[list, default: []] += entries
+                    postings += entries.count
                 }
                 return true
             }
         }
-        expected.sort { $0.lexicographicallyPrecedes($1) }
-        guard stored == expected else {
-            let missing = Set(expected).subtracting(stored).count
-            let extra = Set(stored).subtracting(expected).count
-            throw CellarError.fileCorrupt("the full-text index of \(property.qualifiedName) (tree \(index.treeName)) does not match the objects' texts: \(missing) postings missing, \(extra) postings for words no object has")
+        if stored != expected {
+            let missing = expected.keys.filter { stored[$0] == nil }.count
+            let extra = stored.keys.filter { expected[$0] == nil }.count
+            throw mismatch("\(missing) words missing, \(extra) words no object has, or postings that differ")
+        }
+        guard storedLengths.map(\.0) == expectedLengths.map(\.0), storedLengths.map(\.1) == expectedLengths.map(\.1) else {
+            throw mismatch("\(storedLengths.count) lengths stored for \(expectedLengths.count) objects with words, or lengths that differ")
         }
         guard storedStats == expectedStats else {
-            throw CellarError.fileCorrupt("the full-text index of \(property.qualifiedName) (tree \(index.treeName)) counts \(storedStats.documents) objects with \(storedStats.words) words; the objects' texts have \(expectedStats.documents) with \(expectedStats.words)")
+            throw mismatch("the statistics count \(storedStats.documents) objects with \(storedStats.words) words; the texts have \(expectedStats.documents) with \(expectedStats.words)")
         }
-        return stored.count
+        return postings
     }
 
     /// Checks that both trees of a standalone relation hold the same links; returns their number.

@@ -1,50 +1,198 @@
 import CellarStorage
 
-/// Keeping full-text indexes up to date: the postings an object's new text adds and its old text
-/// loses, and the index statistics, changed in memory and written at commit.
+/// A write transaction's changes to one full-text index, kept in memory and written word by word
+/// (`TransactionContext.flushFullText`) at commit or before anything in the transaction reads
+/// the index.
+final class FullTextPending {
+    let index: IndexSchema
+    /// Per word, in arrival order: an object's new count of the word, or nil when its text lost it.
+    var changes: [[UInt8]: [(id: Id, count: UInt32?)]] = [:]
+    /// Objects' new lengths (nil: no words any more), in arrival order.
+    var lengths: [(id: Id, length: UInt32?)] = []
+    var stats = FullTextIndex.Stats()
+
+    init(index: IndexSchema) { self.index = index }
+
+    var isEmpty: Bool { changes.isEmpty && lengths.isEmpty && stats == FullTextIndex.Stats() }
+}
+
+/// Keeping full-text indexes up to date: what a put or remove changes, collected per word, and
+/// the blocks rewritten from it.
 extension TransactionContext {
-    /// The postings a put changes in the full-text index of `property`, from `old`'s text (nil: a
-    /// new object) to `new`'s; nil when the words are the same.
+    /// Notes that object `id`'s text went from `old` words to `new` ones in `index`.
+    func noteFullTextChange(_ index: IndexSchema, id: Id, old: FullTextIndex.Words, new: FullTextIndex.Words) {
+        let pending = fullTextPending[index.id] ?? {
+            let made = FullTextPending(index: index)
+            fullTextPending[index.id] = made
+            return made
+        }()
+        // Both sorted by word: one pass finds the words lost, gained or counted differently.
+        var (i, j) = (0, 0)
+        while i < old.counts.count || j < new.counts.count {
+            let order = i == old.counts.count ? 1 : j == new.counts.count ? -1 : CompiledLeaf.lexicographic(old.counts[i].word, new.counts[j].word)
+            if order < 0 {
+                pending.changes[old.counts[i].word, default: []].append((id, nil))
+                i += 1
+            } else if order > 0 {
+                pending.changes[new.counts[j].word, default: []].append((id, new.counts[j].count))
+                j += 1
+            } else {
+                if old.counts[i].count != new.counts[j].count {
+                    pending.changes[new.counts[j].word, default: []].append((id, new.counts[j].count))
+                }
+                i += 1
+                j += 1
+            }
+        }
+        if old.total != new.total || old.counts.isEmpty != new.counts.isEmpty {
+            pending.lengths.append((id, new.counts.isEmpty ? nil : UInt32(clamping: new.total)))
+        }
+        pending.stats = pending.stats + new.stats - old.stats
+    }
+
+    /// The change of `property`'s text from `old`'s record (nil: a new object) to `new`'s, noted
+    /// when applied; nil when the text is the same.
     func fullTextIndexChange(_ property: PropertySchema, id: Id, new: RecordReader, old: RecordReader?) throws -> ElementIndexChange? {
-        let newWords = FullTextIndex.words(try new.value(of: property, id: id))
-        let oldWords = try old.map { FullTextIndex.words(try $0.value(of: property, id: id)) } ?? .none
-        let stats = newWords.stats - oldWords.stats
-        let (removed, added) = Self.difference(FullTextIndex.postingKeys(oldWords, id: id), FullTextIndex.postingKeys(newWords, id: id))
-        if removed.isEmpty && added.isEmpty && stats == FullTextIndex.Stats() { return nil }
-        return ElementIndexChange(index: property.index!, removed: removed, added: added, stats: stats)
+        let newValue = try new.value(of: property, id: id)
+        let oldValue = try old?.value(of: property, id: id)
+        if old != nil && oldValue == newValue { return nil }
+        return ElementIndexChange(index: property.index!, removed: [], added: [],
+                                  fullText: (id, FullTextIndex.words(oldValue), FullTextIndex.words(newValue)))
     }
 
-    /// Adds `delta` to what this transaction changed in the statistics of `index`.
-    func noteFullTextChange(_ index: IndexSchema, _ delta: FullTextIndex.Stats) {
-        let current = fullTextDeltas[index.id]?.delta ?? FullTextIndex.Stats()
-        fullTextDeltas[index.id] = (index, current + delta)
-    }
-
-    /// The statistics of `index` as this transaction sees them (stored, plus its own changes).
+    /// The statistics of `index` as this transaction sees them.
     func fullTextStats(_ index: IndexSchema) throws -> FullTextIndex.Stats {
-        let pending = fullTextDeltas[index.id]?.delta ?? FullTextIndex.Stats()
-        guard let cursor = try cursor(indexTree: index) else { return pending }
+        guard let cursor = try cursor(indexTree: index) else { return FullTextIndex.Stats() }
         var stored = FullTextIndex.Stats()
         try cursor.scan(KeyRange(lower: FullTextIndex.statsKey, upper: FullTextIndex.statsKey, upperInclusive: true)) { _, value in
             stored = try FullTextIndex.Stats(decoding: value, index: index)
             return false
         }
-        return stored + pending
+        return stored
     }
 
-    /// Writes the changed statistics of the full-text indexes (before the commit).
-    func writeFullTextStats() throws {
-        guard let write, !fullTextDeltas.isEmpty else { return }
-        for (index, delta) in fullTextDeltas.values where delta != FullTextIndex.Stats() {
-            let stats = try fullTextStats(index)
-            guard stats.documents >= 0, stats.words >= 0 else {
-                throw CellarError.fileCorrupt("the statistics of full-text index \(index.id) would count \(stats.documents) objects with \(stats.words) words: the index does not match the objects; run `cellar verify`")
-            }
-            let tree = try indexTree(index)
-            try FullTextIndex.statsKey.withUnsafeBytes { key in
-                try stats.encoded.withUnsafeBytes { try write.put(tree, key: key, value: $0) }
+    /// Writes every full-text index's pending changes (before the commit).
+    func flushAllFullText() throws {
+        for pending in fullTextPending.values { try flushFullText(pending) }
+    }
+
+    /// Writes the pending changes of `index`, if any (before a read of it in this transaction).
+    func flushFullText(_ index: IndexSchema) throws {
+        if let pending = fullTextPending[index.id] { try flushFullText(pending) }
+    }
+
+    private func flushFullText(_ pending: FullTextPending) throws {
+        guard let write, !pending.isEmpty else { return }
+        let index = pending.index
+        let tree = try indexTree(index)
+        let cursor = try write.cursor(tree)
+        for word in pending.changes.keys.sorted(by: { CompiledLeaf.lexicographic($0, $1) < 0 }) {
+            try rewriteBlocks(of: word, changes: Self.lastPerId(pending.changes[word]!.map { (id: $0.id, value: $0.count) }), cursor: cursor, tree: tree, index: index)
+        }
+        for (id, length) in Self.lastPerId(pending.lengths.map { (id: $0.id, value: $0.length) }) {
+            if let length {
+                var value: [UInt8] = []
+                FullTextPostings.appendVarint(UInt64(length), to: &value)
+                try write.put(tree, key: FullTextIndex.lengthKey(id), value: value)
+            } else {
+                _ = try write.delete(tree, key: FullTextIndex.lengthKey(id))
             }
         }
-        fullTextDeltas = [:]
+        if pending.stats != FullTextIndex.Stats() {
+            var stored = FullTextIndex.Stats()
+            if let bytes = try write.get(tree, key: FullTextIndex.statsKey) {
+                stored = try bytes.withUnsafeBytes { try FullTextIndex.Stats(decoding: $0, index: index) }
+            }
+            let stats = stored + pending.stats
+            guard stats.documents >= 0, stats.words >= stats.documents else {
+                throw CellarError.fileCorrupt("the statistics of full-text index \(index.id) would count \(stats.documents) objects with \(stats.words) words: the index does not match the objects; run `cellar verify`")
+            }
+            if stats == FullTextIndex.Stats() {
+                _ = try write.delete(tree, key: FullTextIndex.statsKey)
+            } else {
+                try write.put(tree, key: FullTextIndex.statsKey, value: stats.encoded)
+            }
+        }
+        fullTextPending[index.id] = nil
+    }
+
+    /// The changes sorted by id, the last one of each id only (a put after a put of the same
+    /// object in one transaction).
+    static func lastPerId<V>(_ changes: [(id: Id, value: V)]) -> [(id: Id, value: V)] {
+        // A bulk put of new objects gives them in id order, once each: nothing to sort.
+        var ordered = true
+        for k in changes.indices.dropFirst() where changes[k - 1].id >= changes[k].id { ordered = false; break }
+        if ordered { return changes }
+        let sorted = changes.enumerated().sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }.map(\.element)
+        var out: [(id: Id, value: V)] = []
+        out.reserveCapacity(sorted.count)
+        for change in sorted {
+            if out.last?.id == change.id { out[out.count - 1] = change } else { out.append(change) }
+        }
+        return out
+    }
+
+    /// Applies `changes` (sorted by id, one per id; nil removes) to the blocks of `word`: each
+    /// block the changes fall in is read, changed and written again, split when it grows past
+    /// `FullTextPostings.maxEntries`.
+    private func rewriteBlocks(of word: [UInt8], changes: [(id: Id, value: UInt32?)], cursor: Cursor, tree: Tree, index: IndexSchema) throws {
+        let write = write!
+        let prefix = FullTextPostings.wordPrefix(word)
+        let wordRange = KeyRange.prefix(prefix)
+        var next = 0
+        while next < changes.count {
+            let id = changes[next].id
+            // The block holding `id`: the last one starting at or before it, else the word's first.
+            var block: (firstId: Id, entries: [FullTextPostings.Entry])?
+            try cursor.scan(KeyRange(lower: prefix, upper: FullTextPostings.key(word, firstId: id), upperInclusive: true), reverse: true) { key, value in
+                let firstId = try FullTextPostings.split(key: key, index: index).firstId
+                block = (firstId, try FullTextPostings.decode(value, firstId: firstId, index: index))
+                return false
+            }
+            if block == nil {
+                try cursor.scan(wordRange) { key, value in
+                    let firstId = try FullTextPostings.split(key: key, index: index).firstId
+                    block = (firstId, try FullTextPostings.decode(value, firstId: firstId, index: index))
+                    return false
+                }
+            }
+            // The changes up to the next block belong to this one.
+            var limit = Id.max
+            if let block {
+                try cursor.scan(KeyRange(lower: FullTextPostings.key(word, firstId: block.firstId), lowerInclusive: false,
+                                         upper: wordRange.upper, upperInclusive: false)) { key, _ in
+                    limit = try FullTextPostings.split(key: key, index: index).firstId
+                    return false
+                }
+            }
+            var end = next
+            while end < changes.count && changes[end].id < limit { end += 1 }
+            let merged = Self.merge(block?.entries ?? [], changes[next..<end])
+            if let block, merged.first?.id != block.firstId {
+                _ = try write.delete(tree, key: FullTextPostings.key(word, firstId: block.firstId))
+            }
+            var start = 0
+            while start < merged.count {
+                let chunk = merged[start..<Swift.min(start + FullTextPostings.maxEntries, merged.count)]
+                try write.put(tree, key: FullTextPostings.key(word, firstId: chunk.first!.id), value: FullTextPostings.encode(chunk))
+                start += FullTextPostings.maxEntries
+            }
+            next = end
+        }
+    }
+
+    /// `entries` (sorted) with `changes` (sorted, one per id) applied: a count sets or adds an
+    /// entry, nil removes it.
+    static func merge(_ entries: [FullTextPostings.Entry], _ changes: ArraySlice<(id: Id, value: UInt32?)>) -> [FullTextPostings.Entry] {
+        var out: [FullTextPostings.Entry] = []
+        out.reserveCapacity(entries.count + changes.count)
+        var i = 0
+        for change in changes {
+            while i < entries.count && entries[i].id < change.id { out.append(entries[i]); i += 1 }
+            if i < entries.count && entries[i].id == change.id { i += 1 }
+            if let count = change.value { out.append(FullTextPostings.Entry(id: change.id, count: count)) }
+        }
+        out.append(contentsOf: entries[i...])
+        return out
     }
 }

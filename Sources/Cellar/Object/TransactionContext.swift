@@ -30,9 +30,9 @@ final class TransactionContext {
     var keyCursors: [Int: Cursor] = [:]
     /// Undoes ids written into class objects by puts, when the transaction rolls back.
     @usableFromInline var undoIds: [() -> Void] = []
-    /// What this transaction changed in the statistics of full-text indexes, by index ID:
-    /// written once, at commit (`prepareCommit`), not on every put.
-    var fullTextDeltas: [UInt32: (index: IndexSchema, delta: FullTextIndex.Stats)] = [:]
+    /// What this transaction changed in full-text indexes, by index ID: written word by word at
+    /// commit (`prepareCommit`), or before the transaction reads the index.
+    var fullTextPending: [UInt32: FullTextPending] = [:]
 
     private init(store: Store, read: ReadTransaction?, write: WriteTransaction?) {
         self.store = store
@@ -225,7 +225,7 @@ final class TransactionContext {
     /// Writes what must outlast the transaction besides the records: the changed id floors.
     func prepareCommit() throws {
         guard let write else { return }
-        try writeFullTextStats()
+        try flushAllFullText()
         for index in 0..<store.entityCount {
             guard let sequence = slots[index].sequence, sequence.floorChanged else { continue }
             let meta = try write.tree(StorageLayout.metaTree, create: true)!

@@ -121,7 +121,7 @@ struct CompiledQuery {
             return ids
         case .fullText(let index, let query):
             guard let cursor = try context.cursor(indexTree: index) else { return nil }
-            return try FullTextIndex.matchingIds(query, cursor: cursor)
+            return try FullTextIndex.matchingIds(query, cursor: cursor, index: index)
         }
     }
 }

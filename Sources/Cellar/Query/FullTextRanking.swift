@@ -10,42 +10,51 @@ struct FullTextRanking {
     /// Prefixes: every word of the text starting with one is scored as an occurrence of it.
     let prefixes: [[UInt8]]
 
-    /// Scores texts with the statistics of one transaction.
+    /// The scores of one transaction's objects: every object with one of the words has one.
     struct Scorer {
-        let ranking: FullTextRanking
-        let documents: Int
-        let averageLength: Double
-        /// Per word, then per prefix: how many objects have it.
-        let frequencies: [Int]
+        let scores: [Id: Double]
 
-        /// The BM25 score of `text` (UTF-8): 0 when it has none of the words.
-        func score(_ text: UnsafeRawBufferPointer) -> Double {
-            let document = FullTextDocument(utf8: text)
-            var terms: [BM25.Term] = []
-            for (position, word) in ranking.words.enumerated() {
-                terms.append(BM25.Term(frequency: document.count(of: word), documentFrequency: frequencies[position]))
-            }
-            for (position, prefix) in ranking.prefixes.enumerated() {
-                terms.append(BM25.Term(frequency: document.count(withPrefix: prefix),
-                                       documentFrequency: frequencies[ranking.words.count + position]))
-            }
-            return BM25.score(terms, documentLength: document.length, averageLength: averageLength, documentCount: documents)
-        }
+        /// The BM25 score of object `id`: 0 when its text has none of the words.
+        func score(_ id: Id) -> Double { scores[id] ?? 0 }
     }
 
-    /// A scorer reading the statistics `context` sees.
+    /// The BM25 score of every object whose text has one of the words, from the index alone:
+    /// the postings give each word's objects and counts, the lengths and statistics the rest.
     func scorer(_ context: TransactionContext) throws -> Scorer {
+        guard let cursor = try context.cursor(indexTree: index) else { return Scorer(scores: [:]) }
         let stats = try context.fullTextStats(index)
-        var frequencies: [Int] = []
-        if let cursor = try context.cursor(indexTree: index) {
-            for word in words { frequencies.append(try FullTextIndex.documentFrequency(word, cursor: cursor)) }
-            for prefix in prefixes { frequencies.append(try FullTextIndex.prefixIds(prefix, cursor: cursor).count) }
-        } else {
-            frequencies = Array(repeating: 0, count: words.count + prefixes.count)
-        }
         let documents = Int(stats.documents)
-        return Scorer(ranking: self, documents: documents,
-                      averageLength: documents == 0 ? 0 : Double(stats.words) / Double(documents), frequencies: frequencies)
+        let averageLength = documents == 0 ? 0 : Double(stats.words) / Double(documents)
+        // Per term (word or prefix): each object's count of it.
+        var counts: [[Id: Int]] = []
+        for word in words {
+            var perObject: [Id: Int] = [:]
+            try FullTextIndex.forEachPosting(of: word, cursor: cursor, index: index) { perObject[$0.id] = Int($0.count) }
+            counts.append(perObject)
+        }
+        for prefix in prefixes {
+            var perObject: [Id: Int] = [:]
+            try FullTextIndex.forEachPosting(withPrefix: prefix, cursor: cursor, index: index) { perObject[$0.id, default: 0] += Int($0.count) }
+            counts.append(perObject)
+        }
+        var ids = Set<Id>()
+        for perObject in counts { ids.formUnion(perObject.keys) }
+        var scores: [Id: Double] = [:]
+        scores.reserveCapacity(ids.count)
+        for id in ids {
+            var length = 0
+            try cursor.scan(KeyRange(lower: FullTextIndex.lengthKey(id), upper: FullTextIndex.lengthKey(id), upperInclusive: true)) { _, value in
+                var reader = FullTextPostings.VarintReader(bytes: value)
+                guard let stored = reader.next(), reader.isAtEnd, stored <= UInt64(Int32.max) else {
+                    throw FullTextPostings.corrupt(index, "a length that does not decode")
+                }
+                length = Int(stored)
+                return false
+            }
+            let terms = counts.map { BM25.Term(frequency: $0[id] ?? 0, documentFrequency: $0.count) }
+            scores[id] = BM25.score(terms, documentLength: length, averageLength: averageLength, documentCount: documents)
+        }
+        return Scorer(scores: scores)
     }
 }
 

@@ -49,10 +49,7 @@ struct CompiledOrder {
     /// The sort key of an object; `scorer` is this order's relevance scorer (made once per run
     /// by `FullTextRanking.scorer`), nil for other orders.
     func key(_ record: RecordReader, id: Id, scorer: FullTextRanking.Scorer? = nil) throws -> Key? {
-        if let scorer {
-            guard case .bytes(let text)? = try record.value(of: property, id: id) else { return .floating(0) }
-            return .floating(scorer.score(text))
-        }
+        if let scorer { return .floating(scorer.score(id)) }
         if let origin = distanceFrom {
             guard case .bytes(let bytes)? = try record.value(of: property, id: id) else { return nil }
             return .floating(origin.distance(to: try GeoPoint.decode(bytes)).radians)
