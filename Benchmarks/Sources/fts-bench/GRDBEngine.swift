@@ -64,7 +64,7 @@ enum GRDBEngine {
 
         // The index's size: this database after VACUUM, against a database holding the same texts
         // in a plain table `plain(id INTEGER PRIMARY KEY, text TEXT)` after VACUUM; each as
-        // page_count × page_size (the WAL checkpointed into the file by the VACUUM's end).
+        // page_count × page_size (the database as its readers see it, whatever is still in the WAL).
         result.indexedBytes = try vacuumedBytes(queue)
         if let tables = try? queue.read({ db in
             try Row.fetchAll(db, sql: "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC")
