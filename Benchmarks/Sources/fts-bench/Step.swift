@@ -43,7 +43,8 @@ struct RunResult {
     var answers: [Step: [[Int64]]] = [:]
     /// The ranked step's answers: each query's ten (or fewer) ids, best first.
     var top10: [[Int64]] = []
-    /// FTS5 only: each ranked query's first 11 rowids with their bm25 scores (lower is better).
+    /// FTS5 only: each ranked query's first `GRDBEngine.scoredLimit` rowids with their bm25 scores
+    /// (lower is better), ties in rowid order.
     var scored: [[(id: Int64, score: Double)]] = []
     /// Bytes after compaction (Cellar) or VACUUM (SQLite): the store with the index, and the same
     /// texts stored without it.
