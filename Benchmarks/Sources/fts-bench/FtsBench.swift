@@ -65,8 +65,9 @@ struct FtsBench {
         let parent = try scratchParent(options.directory, tool: "fts-bench", reason: "the databases must be on a real disk")
         log("fts-bench: N=\(n), runs=\(options.runs), engines \(options.engines.joined(separator: ",")), databases under \(parent.path) (\(parent.fs)); building the documents")
         let w = try Workload(n: n, queries: options.queries, rankedQueries: options.ranked)
-        log(String(format: "fts-bench: %d words in the vocabulary, %.1f words per document, %.1f MB of text",
-                   w.vocabulary.count, Double(w.totalWords) / Double(n), Double(w.texts.reduce(0) { $0 + $1.utf8.count }) / 1e6))
+        log(String(format: "fts-bench: %d words in the vocabulary, %.1f words per document (%.1f distinct), %.1f MB of text",
+                   w.vocabulary.count, Double(w.totalWords) / Double(n), Double(w.postings) / Double(n),
+                   Double(w.texts.reduce(0) { $0 + $1.utf8.count }) / 1e6))
 
         var results: [String: [RunResult]] = [:]
         var ranked = (identical: 0, unchecked: 0)
@@ -148,6 +149,10 @@ struct FtsBench {
             size += [String(format: "%.2f×", ratio), "≤ 1× " + (ratio <= 1 ? "met" : "MISSED")]
         }
         rows.append(size)
+        var perPosting = ["index bytes per posting (a document's distinct word)"]
+        for engine in options.engines { perPosting += [String(format: "%.1f", bytes(engine, \.indexBytes)! / Double(w.postings)), ""] }
+        if both { perPosting += ["", ""] }
+        rows.append(perPosting)
         var store = ["store bytes per document (compacted, with the index)"]
         for engine in options.engines { store += [String(format: "%.1f", bytes(engine, \.indexedBytes)! / Double(n)), ""] }
         if both { store += [String(format: "%.2f×", bytes("cellar", \.indexedBytes)! / bytes("grdb", \.indexedBytes)!), ""] }

@@ -33,6 +33,8 @@ struct Workload {
     let texts: [String]
     /// Words in all documents (with repeats).
     let totalWords: Int
+    /// Distinct words of each document, summed: the postings an index without positions holds.
+    let postings: Int
     let term: [SearchQuery]
     let and: [SearchQuery]
     let prefix: [SearchQuery]
@@ -113,6 +115,7 @@ struct Workload {
         }
         self.texts = texts
         totalWords = total
+        self.postings = postings.reduce(0) { $0 + $1.count }
 
         // The queries.
         func draw(_ rng: inout SplitMix64, _ band: Int) -> Int {
