@@ -31,9 +31,11 @@ enum CellarEngine {
             let queries = w.queries(step)
             let query = try box.query { Doc.text.matches(queries[0].cellar) }.build()
             var lists = [[EntityId<Doc>]](repeating: [], count: queries.count)
+            var each = [Double](repeating: 0, count: queries.count)
             start = now()
-            try timedQueries(query, queries, into: &lists)
+            try timedQueries(query, queries, into: &lists, seconds: &each)
             result.seconds[step] = now() - start
+            result.perQuery[step] = each
             result.answers[step] = lists.map { $0.map { Int64($0.value) } }
             // count() answers from the postings alone: it must agree with findIds.
             for k in queries.indices.prefix(20) {
@@ -48,9 +50,11 @@ enum CellarEngine {
         if !w.ranked.isEmpty {
             let ranked = try box.query { Doc.text.matches(w.ranked[0].cellar) }.ordered(byRelevanceTo: Doc.text).build()
             var lists = [[EntityId<Doc>]](repeating: [], count: w.ranked.count)
+            var each = [Double](repeating: 0, count: w.ranked.count)
             start = now()
-            try timedRanked(ranked, w.ranked, into: &lists)
+            try timedRanked(ranked, w.ranked, into: &lists, seconds: &each)
             result.seconds[.ranked] = now() - start
+            result.perQuery[.ranked] = each
             result.top10 = lists.map { $0.map { Int64($0.value) } }
         }
 
@@ -80,18 +84,24 @@ enum CellarEngine {
     }
 
     @inline(never)
-    static func timedQueries(_ query: Query<Doc>, _ queries: [SearchQuery], into lists: inout [[EntityId<Doc>]]) throws {
+    static func timedQueries(_ query: Query<Doc>, _ queries: [SearchQuery], into lists: inout [[EntityId<Doc>]],
+                             seconds: inout [Double]) throws {
         for k in lists.indices {
+            let start = now()
             query.setParameter(Doc.text, to: queries[k].cellar)
             lists[k] = try query.findIds()
+            seconds[k] = now() - start
         }
     }
 
     @inline(never)
-    static func timedRanked(_ query: Query<Doc>, _ queries: [SearchQuery], into lists: inout [[EntityId<Doc>]]) throws {
+    static func timedRanked(_ query: Query<Doc>, _ queries: [SearchQuery], into lists: inout [[EntityId<Doc>]],
+                             seconds: inout [Double]) throws {
         for k in lists.indices {
+            let start = now()
             query.setParameter(Doc.text, to: queries[k].cellar)
             lists[k] = try query.findIds(offset: 0, limit: 10)
+            seconds[k] = now() - start
         }
     }
 }

@@ -29,8 +29,10 @@
 // top10: Cellar's ten ids are a best ten by FTS5's bm25 scores, in their order, ties in id order
 // (scores within 1e-9 relative are ties).
 // Output: a human table (medians over the runs) with the targets (indexing ≥ 1× FTS5, each query
-// kind ≥ 2× FTS5, index size ≤ 1× FTS5's) or, with --format tsv, lines `engine step n ops_per_s
-// seconds`, `engine index_bytes n value 0` and `cellar_vs_grdb step n ratio 0`.
+// kind ≥ 2× FTS5, index size ≤ 1× FTS5's), then each query step by band (each query timed within
+// the step's timer: mean µs per query, median over the runs), or, with --format tsv, lines `engine step n ops_per_s
+// seconds`, `engine index_bytes n value 0`, `engine store_bytes n value 0` (the compacted store with
+// the index) and `cellar_vs_grdb step n ratio 0` (index_bytes too: Cellar's over SQLite's).
 import BenchSupport
 import Foundation
 
@@ -158,6 +160,7 @@ struct FtsBench {
         if both { store += [String(format: "%.2f×", bytes("cellar", \.indexedBytes)! / bytes("grdb", \.indexedBytes)!), ""] }
         rows.append(store)
         printTable(header: header, rows: rows)
+        if both { printBands(w, results) }
         print("")
         print(String(format: "Hits per query on average: term %.0f, and %.0f, prefix %.0f, not %.0f.",
                      w.averageHits(.term), w.averageHits(.and), w.averageHits(.prefix), w.averageHits(.not)))
@@ -168,6 +171,29 @@ struct FtsBench {
         print("Index bytes: Cellar the compacted store less a compacted store of the same texts without the index;")
         print("SQLite the VACUUMed database with the FTS5 table less one with a plain table of the same texts (page_count × page_size).")
         print("Differences under ~20% between invocations are noise on this machine.")
+    }
+
+    /// The query steps by band: each engine's mean µs per query (the median over the runs of the
+    /// band's total) and the hits, so that a ratio can be traced to the kind of query behind it.
+    static func printBands(_ w: Workload, _ results: [String: [RunResult]]) {
+        print("")
+        var rows: [[String]] = []
+        for step in Step.queries + [.ranked] {
+            let queries = w.queries(step)
+            var bands: [String] = []
+            for q in queries where !bands.contains(q.band) { bands.append(q.band) }
+            for band in bands {
+                let members = queries.indices.filter { queries[$0].band == band }
+                func micros(_ engine: String) -> Double? {
+                    guard let runs = results[engine], runs.allSatisfy({ $0.perQuery[step] != nil }) else { return nil }
+                    return median(runs.map { r in members.reduce(0) { $0 + r.perQuery[step]![$1] } }) / Double(members.count) * 1e6
+                }
+                guard let c = micros("cellar"), let g = micros("grdb") else { continue }
+                let hits = w.expected[step].map { lists in String(format: "%.0f", Double(members.reduce(0) { $0 + lists[$1].count }) / Double(members.count)) } ?? "-"
+                rows.append(["\(step.rawValue) \(band)", "\(members.count)", hits, String(format: "%.1f", c), String(format: "%.1f", g), String(format: "%.2f×", g / c)])
+            }
+        }
+        printTable(header: ["step, band", "queries", "hits", "cellar µs/q", "sqlite µs/q", "cellar/sqlite"], rows: rows)
     }
 
     /// Where two id lists first differ, for a failed check.

@@ -45,17 +45,21 @@ enum GRDBEngine {
         for step in Step.queries {
             let queries = w.queries(step)
             var lists = [[Int64]](repeating: [], count: queries.count)
+            var each = [Double](repeating: 0, count: queries.count)
             start = now()
-            try timedQueries(queue, matchSQL, queries, into: &lists)
+            try timedQueries(queue, matchSQL, queries, into: &lists, seconds: &each)
             result.seconds[step] = now() - start
+            result.perQuery[step] = each
             result.answers[step] = lists
         }
 
         if !w.ranked.isEmpty {
             var lists = [[Int64]](repeating: [], count: w.ranked.count)
+            var each = [Double](repeating: 0, count: w.ranked.count)
             start = now()
-            try timedQueries(queue, rankedSQL, w.ranked, into: &lists)
+            try timedQueries(queue, rankedSQL, w.ranked, into: &lists, seconds: &each)
             result.seconds[.ranked] = now() - start
+            result.perQuery[.ranked] = each
             result.top10 = lists
             result.scored = try queue.read { db in
                 try w.ranked.map { q in
@@ -108,9 +112,12 @@ enum GRDBEngine {
     }
 
     @inline(never)
-    static func timedQueries(_ queue: DatabaseQueue, _ sql: String, _ queries: [SearchQuery], into lists: inout [[Int64]]) throws {
+    static func timedQueries(_ queue: DatabaseQueue, _ sql: String, _ queries: [SearchQuery], into lists: inout [[Int64]],
+                             seconds: inout [Double]) throws {
         for k in lists.indices {
+            let start = now()
             lists[k] = try queue.read { db in try Int64.fetchAll(db.cachedStatement(sql: sql), arguments: [queries[k].fts5]) }
+            seconds[k] = now() - start
         }
     }
 }

@@ -39,6 +39,8 @@ enum Step: String, CaseIterable {
 /// What one run of one engine measured, and what it answered (compared between the engines).
 struct RunResult {
     var seconds: [Step: Double] = [:]
+    /// Each query step's time per query (within the step's timer), for the breakdown by band.
+    var perQuery: [Step: [Double]] = [:]
     /// Each query step's answers: each query's ids in id order.
     var answers: [Step: [[Int64]]] = [:]
     /// The ranked step's answers: each query's ten (or fewer) ids, best first.
