@@ -8,6 +8,7 @@
 //   swift run -c release --package-path Benchmarks crud --n 100000 --runs 3
 //   swift run -c release --package-path Benchmarks collections --n 100000 --runs 3
 //   swift run -c release --package-path Benchmarks embedded --n 100000 --runs 3
+//   swift run -c release --package-path Benchmarks fts-bench --n 100000 --runs 3
 //   swift package --package-path Benchmarks benchmark --target EngineMicro
 //   swift package --package-path Benchmarks benchmark --target ObjectMicro
 import PackageDescription
@@ -146,6 +147,19 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             exclude: ["model-embedded.json"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Full-text search: `Doc.text` in a full-text index, Cellar beside SQLite's FTS5 through
+        // GRDB (plain SQL). `Doc` is generated like crud's `Note` (model-fts-bench.json, generated/).
+        .executableTarget(
+            name: "fts-bench",
+            dependencies: [
+                "BenchGRDB",
+                "BenchSupport",
+                .product(name: "Cellar", package: root),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            exclude: ["model-fts-bench.json"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // package-benchmark micro-benchmarks. The plugin only picks up executable targets whose
