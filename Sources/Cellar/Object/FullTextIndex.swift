@@ -28,39 +28,10 @@ enum FullTextIndex {
         return key
     }
 
-    /// An object's words: each distinct one with how often it occurs, in byte order, and how many
-    /// words there are in all.
-    struct Words {
-        var counts: [(word: [UInt8], count: UInt32)]
-        var total: Int
-
-        static let none = Words(counts: [], total: 0)
-
-        init(counts: [(word: [UInt8], count: UInt32)], total: Int) {
-            self.counts = counts
-            self.total = total
-        }
-
-        /// The words of `text` (UTF-8).
-        init(_ text: UnsafeRawBufferPointer) {
-            var seen: [[UInt8]: UInt32] = [:]
-            var total = 0
-            FullTextTokenizer.forEachToken(in: text) { token in
-                total += 1
-                seen[Array(token), default: 0] += 1
-            }
-            counts = seen.map { ($0.key, $0.value) }.sorted { CompiledLeaf.lexicographic($0.word, $1.word) < 0 }
-            self.total = total
-        }
-
-        /// What this text adds to the statistics.
-        var stats: Stats { counts.isEmpty ? Stats() : Stats(documents: 1, words: Int64(total)) }
-    }
-
     /// The words of `value` (a string's bytes; nil: absent).
-    static func words(_ value: FieldValue?) -> Words {
+    static func words(_ value: FieldValue?) -> FullTextWords {
         guard case .bytes(let text)? = value else { return .none }
-        return Words(text)
+        return FullTextWords(text)
     }
 
     // MARK: Statistics

@@ -110,7 +110,7 @@ extension TransactionContext {
         let added: [[UInt8]]
         /// For a full-text index: the object and its words before and after (its postings are
         /// changed when the transaction writes the index, `FullTextPending`).
-        var fullText: (id: Id, old: FullTextIndex.Words, new: FullTextIndex.Words)?
+        var fullText: (id: Id, old: FullTextWords, new: FullTextWords)?
 
         func apply(context: TransactionContext) throws {
             if let fullText {

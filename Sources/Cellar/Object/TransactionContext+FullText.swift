@@ -5,8 +5,11 @@ import CellarStorage
 /// the index.
 final class FullTextPending {
     let index: IndexSchema
-    /// Per word, in arrival order: an object's new count of the word, or nil when its text lost it.
-    var changes: [[UInt8]: [(id: Id, count: UInt32?)]] = [:]
+    /// The words changed, numbered as first seen.
+    var words = FullTextWordTable()
+    /// Per word number, in arrival order: an object's new count of the word, or nil when its
+    /// text lost it.
+    var changes: [[(id: Id, count: UInt32?)]] = []
     /// Objects' new lengths (nil: no words any more), in arrival order.
     var lengths: [(id: Id, length: UInt32?)] = []
     var stats = FullTextIndex.Stats()
@@ -20,32 +23,40 @@ final class FullTextPending {
 /// the blocks rewritten from it.
 extension TransactionContext {
     /// Notes that object `id`'s text went from `old` words to `new` ones in `index`.
-    func noteFullTextChange(_ index: IndexSchema, id: Id, old: FullTextIndex.Words, new: FullTextIndex.Words) {
+    func noteFullTextChange(_ index: IndexSchema, id: Id, old: FullTextWords, new: FullTextWords) {
         let pending = fullTextPending[index.id] ?? {
             let made = FullTextPending(index: index)
             fullTextPending[index.id] = made
             return made
         }()
+        func note(_ word: UnsafeRawBufferPointer, _ count: UInt32?) {
+            let number = pending.words.number(of: word)
+            if number == pending.changes.count { pending.changes.append([]) }
+            pending.changes[number].append((id, count))
+        }
         // Both sorted by word: one pass finds the words lost, gained or counted differently.
-        var (i, j) = (0, 0)
-        while i < old.counts.count || j < new.counts.count {
-            let order = i == old.counts.count ? 1 : j == new.counts.count ? -1 : CompiledLeaf.lexicographic(old.counts[i].word, new.counts[j].word)
-            if order < 0 {
-                pending.changes[old.counts[i].word, default: []].append((id, nil))
-                i += 1
-            } else if order > 0 {
-                pending.changes[new.counts[j].word, default: []].append((id, new.counts[j].count))
-                j += 1
-            } else {
-                if old.counts[i].count != new.counts[j].count {
-                    pending.changes[new.counts[j].word, default: []].append((id, new.counts[j].count))
+        old.arena.withUnsafeBytes { oldArena in
+            new.arena.withUnsafeBytes { newArena in
+                var (i, j) = (0, 0)
+                while i < old.words.count || j < new.words.count {
+                    let order = i == old.words.count ? 1 : j == new.words.count ? -1
+                        : FullTextWords.compare(FullTextWords.bytes(oldArena, old.words[i]), FullTextWords.bytes(newArena, new.words[j]))
+                    if order < 0 {
+                        note(FullTextWords.bytes(oldArena, old.words[i]), nil)
+                        i += 1
+                    } else if order > 0 {
+                        note(FullTextWords.bytes(newArena, new.words[j]), new.words[j].count)
+                        j += 1
+                    } else {
+                        if old.words[i].count != new.words[j].count { note(FullTextWords.bytes(newArena, new.words[j]), new.words[j].count) }
+                        i += 1
+                        j += 1
+                    }
                 }
-                i += 1
-                j += 1
             }
         }
-        if old.total != new.total || old.counts.isEmpty != new.counts.isEmpty {
-            pending.lengths.append((id, new.counts.isEmpty ? nil : UInt32(clamping: new.total)))
+        if old.total != new.total || old.isEmpty != new.isEmpty {
+            pending.lengths.append((id, new.isEmpty ? nil : UInt32(clamping: new.total)))
         }
         pending.stats = pending.stats + new.stats - old.stats
     }
@@ -86,8 +97,10 @@ extension TransactionContext {
         let index = pending.index
         let tree = try indexTree(index)
         let cursor = try write.cursor(tree)
-        for word in pending.changes.keys.sorted(by: { CompiledLeaf.lexicographic($0, $1) < 0 }) {
-            try rewriteBlocks(of: word, changes: Self.lastPerId(pending.changes[word]!.map { (id: $0.id, value: $0.count) }), cursor: cursor, tree: tree, index: index)
+        // Word by word in key order: the blocks are written where the tree's cursor already is.
+        let words = (0..<pending.words.count).map { (pending.words.word($0), $0) }.sorted { CompiledLeaf.lexicographic($0.0, $1.0) < 0 }
+        for (word, number) in words {
+            try rewriteBlocks(of: word, changes: Self.lastPerId(pending.changes[number].map { (id: $0.id, value: $0.count) }), cursor: cursor, tree: tree, index: index)
         }
         for (id, length) in Self.lastPerId(pending.lengths.map { (id: $0.id, value: $0.length) }) {
             if let length {
