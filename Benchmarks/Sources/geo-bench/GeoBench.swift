@@ -245,14 +245,16 @@ struct GeoBench {
             for step in steps { print(tsvRatioLine("hits_per_query", step.name, n, hits(step.name))) }
             return
         }
+        /// Rates below 100/s (the scans at large N) with a decimal.
+        func shown(_ r: Double) -> String { r < 100 ? String(format: "%.1f", r) : formatRate(r) }
         print("")
         print("geo-bench: N=\(grouped(n)), \(q) queries per shape, \(runsPhrase(options.runs)); put with the geo index: \(formatRate(putRate)) objects/s")
         print("")
         let rows = steps.map { step -> [String] in
             let r = ratio(step.name)
             let target = step.name == "circle-1km" ? (r >= 20 ? "≥ 20× met" : "≥ 20× NOT MET") : "–"
-            return [step.name, String(format: "%.1f", hits(step.name)), formatRate(rate(step.name, indexed: true)),
-                    formatRate(rate(step.name, indexed: false)), String(format: "%.1f×", r), target]
+            return [step.name, String(format: "%.1f", hits(step.name)), shown(rate(step.name, indexed: true)),
+                    shown(rate(step.name, indexed: false)), String(format: "%.1f×", r), target]
         }
         printTable(header: ["query (queries/s)", "hits/query", "index", "scan", "index/scan", "target"], rows: rows)
     }
