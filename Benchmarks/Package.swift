@@ -9,6 +9,7 @@
 //   swift run -c release --package-path Benchmarks collections --n 100000 --runs 3
 //   swift run -c release --package-path Benchmarks embedded --n 100000 --runs 3
 //   swift run -c release --package-path Benchmarks fts-bench --n 100000 --runs 3
+//   swift run -c release --package-path Benchmarks geo-bench --n 1000000 --runs 3
 //   swift package --package-path Benchmarks benchmark --target EngineMicro
 //   swift package --package-path Benchmarks benchmark --target ObjectMicro
 import PackageDescription
@@ -160,6 +161,18 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             exclude: ["model-fts-bench.json"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Geospatial queries: circles and boxes through the geo index against the same queries by
+        // scan, on one store of uniform random points. `Spot` is generated like crud's `Note`
+        // (model-geo-bench.json, generated/).
+        .executableTarget(
+            name: "geo-bench",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "Cellar", package: root),
+            ],
+            exclude: ["model-geo-bench.json"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // package-benchmark micro-benchmarks. The plugin only picks up executable targets whose
