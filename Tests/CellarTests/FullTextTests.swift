@@ -152,6 +152,11 @@ import Testing
             #expect(try Self.ids(box.query { Article.body.matches("common") }.build()) == texts.keys.sorted(), "\(step)")
             let thirds = texts.filter { $0.value.contains("third") }.keys.sorted()
             #expect(try Self.ids(box.query { Article.body.matches("third") }.build()) == thirds, "\(step)")
+            // A rare word beside one in every text: the few candidates are looked up in its blocks.
+            let w3 = texts.filter { $0.value.split(separator: " ").contains("w3") }.keys.sorted()
+            #expect(try Self.ids(box.query { Article.body.matches("common w3") }.build()) == w3, "\(step)")
+            #expect(try Self.ids(box.query { Article.body.matches("w3 common -third") }.build())
+                    == w3.filter { !texts[$0]!.contains("third") }, "\(step)")
             #expect(try RecordCheck.verify(store.engine).objects == texts.count, "\(step)")
         }
         try check("bulk put")

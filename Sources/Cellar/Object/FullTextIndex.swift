@@ -135,26 +135,66 @@ enum FullTextIndex {
     /// The ids of the objects with every one of `words` and a word starting with each of
     /// `prefixes` (at least one of either), in id order.
     static func idsHavingAll(words: [[UInt8]], prefixes: [[UInt8]], cursor: Cursor, index: IndexSchema) throws -> [Id] {
-        // Each word and prefix gives a sorted list; the shortest first, so that each
-        // intersection is at most as long as it.
-        var lists: [[Id]] = []
+        // The rarest word first (document frequencies come from the blocks' counts); each prefix
+        // gives a sorted list. A much more frequent word is not read whole: the few candidates
+        // are looked up in its blocks.
+        var frequencies: [(word: [UInt8], count: Int)] = []
         for word in words {
-            let ids = try ids(of: word, cursor: cursor, index: index)
-            if ids.isEmpty { return [] }
-            lists.append(ids)
+            let count = try documentFrequency(word, cursor: cursor, index: index)
+            if count == 0 { return [] }
+            frequencies.append((word, count))
         }
+        frequencies.sort { $0.count < $1.count }
+        var lists: [[Id]] = []
         for prefix in prefixes {
             let ids = try prefixIds(prefix, cursor: cursor, index: index)
             if ids.isEmpty { return [] }
             lists.append(ids)
         }
+        if let rarest = frequencies.first { lists.append(try ids(of: rarest.word, cursor: cursor, index: index)) }
         lists.sort { $0.count < $1.count }
         guard var result = lists.first else { return [] }
         for list in lists.dropFirst() {
             result = intersect(result, list)
             if result.isEmpty { return [] }
         }
+        for (word, count) in frequencies.dropFirst() {
+            if count > 16 * result.count {
+                result = try filter(result, having: word, cursor: cursor, index: index)
+            } else {
+                result = intersect(result, try ids(of: word, cursor: cursor, index: index))
+            }
+            if result.isEmpty { return [] }
+        }
         return result
+    }
+
+    /// The ids of sorted `candidates` that `word` has a posting for, looked up block by block:
+    /// for a few candidates against a frequent word, cheaper than reading all its postings.
+    static func filter(_ candidates: [Id], having word: [UInt8], cursor: Cursor, index: IndexSchema) throws -> [Id] {
+        let prefix = FullTextPostings.wordPrefix(word)
+        var out: [Id] = []
+        var block: (firstId: Id, ids: [Id])?
+        for id in candidates {
+            if block == nil || id > block!.ids.last! {
+                // The last block starting at or before `id` (the same one again when `id` lies
+                // between its last entry and the next block).
+                var found: (firstId: Id, ids: [Id])?
+                try cursor.scan(KeyRange(lower: prefix, upper: FullTextPostings.key(word, firstId: id), upperInclusive: true), reverse: true) { key, value in
+                    let firstId = try FullTextPostings.split(key: key, index: index).firstId
+                    if let block, block.firstId == firstId { found = block; return false }
+                    var ids: [Id] = []
+                    try FullTextPostings.forEachEntry(value, firstId: firstId, index: index) { ids.append($0.id) }
+                    found = (firstId, ids)
+                    return false
+                }
+                guard let found else { continue }
+                block = found
+                if id > found.ids.last! { continue }
+            }
+            if block!.ids.contains(id) { out.append(id) }
+        }
+        return out
     }
 
     /// The ids in both sorted lists.
