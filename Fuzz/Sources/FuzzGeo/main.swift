@@ -14,7 +14,9 @@
 //   at most `max(1, maxRanges)` ranges of cell ids, sorted, not overlapping, within the cell ids;
 //   and every point the shape contains (the decoded point, the shape's corners, center and
 //   vertices, points between them, points from the rest of the input) has its cell
-//   (`GeoCells.cell(of:)`) in one of the ranges.
+//   (`GeoCells.cell(of:)`) in one of the ranges. Polygons come as free rings (which may cross
+//   themselves, not expected by `GeoPolygon`: their points' containment is not checked) or as
+//   star-shaped rings that cannot cross themselves, with maybe a hole inside.
 // - the input's last byte n: the n mod 33 bytes before it are a full-text index's statistics
 //   (`FullTextIndex.Stats(decoding:index:)`), which must throw `fileCorrupt` unless they are 16
 //   bytes of two little-endian counts with objects ≥ 0 and words ≥ objects, and then give them.
@@ -138,6 +140,54 @@ func vector(_ point: GeoPoint) -> (Double, Double, Double) {
 func between(_ a: GeoPoint, _ b: GeoPoint, _ fraction: Double) -> GeoPoint? {
     let (ax, ay, az) = vector(a), (bx, by, bz) = vector(b)
     return point(x: ax + (bx - ax) * fraction, y: ay + (by - ay) * fraction, z: az + (bz - az) * fraction)
+}
+
+/// The point `distance` radians from `center` at `bearing` radians (clockwise from north).
+func destination(_ center: GeoPoint, bearing: Double, distance: Double) -> GeoPoint? {
+    let phi = center.latitude * Double.pi / 180, lambda = center.longitude * Double.pi / 180
+    let sinLat = sin(phi) * cos(distance) + cos(phi) * sin(distance) * cos(bearing)
+    let lat = asin(max(-1, min(1, sinLat)))
+    var lon = lambda + atan2(sin(bearing) * sin(distance) * cos(phi), cos(distance) - sin(phi) * sinLat)
+    if lon > Double.pi { lon -= 2 * Double.pi }
+    if lon < -Double.pi { lon += 2 * Double.pi }
+    return try? GeoPoint(latitude: max(-90, min(90, lat * 180 / Double.pi)), longitude: max(-180, min(180, lon * 180 / Double.pi)))
+}
+
+/// A simple ring around a center, and maybe a hole in it: the vertices at increasing bearings
+/// from the center (consecutive ones less than 180° apart) and at distances below 90°. In the
+/// gnomonic projection about the center (great circles are straight lines, bearings are kept)
+/// that is a star-shaped polygon around the center, which cannot cross itself. The hole is such a
+/// ring around the same center, within the outer ring's inner radius.
+///
+/// Bytes: the center, then (vertices 3…8), the rotation, the size (1e-6 to about 1.5 rad), per
+/// vertex a byte for the bearing's jitter and one for the distance; then (bit 0: a hole) and the
+/// hole's bytes alike.
+func starRings(_ reader: inout Reader) -> [[GeoPoint]]? {
+    guard let center = reader.point() else { return nil }
+    func ring(maxDistance: Double) -> (ring: [GeoPoint], inner: Double)? {
+        let n = 3 + Int(reader.byte() % 6)
+        let rotation = Double(reader.byte()) / 256 * 2 * Double.pi
+        var ring: [GeoPoint] = []
+        var nearest = Double.infinity
+        for k in 0..<n {
+            let bearing = rotation + 2 * Double.pi * (Double(k) + 0.45 * Double(reader.byte()) / 255) / Double(n)
+            let distance = maxDistance * (0.2 + 0.8 * Double(reader.byte()) / 255)
+            guard let p = destination(center, bearing: bearing, distance: distance) else { return nil }
+            ring.append(p)
+            nearest = min(nearest, distance)
+        }
+        ring.append(ring[0])
+        // Gaps between bearings are at most 2π·1.45/n ≤ 0.97π: the ring's edges stay farther from
+        // the center than tan(nearest)·cos(0.485π) in the projection.
+        return (ring, atan(tan(nearest) * cos(0.485 * Double.pi)))
+    }
+    let size = min(1.5, 1e-6 * pow(10, Double(reader.byte()) / 255 * 6.2))
+    guard let outer = ring(maxDistance: size) else { return nil }
+    var rings = [outer.ring]
+    if reader.byte() & 1 == 1, let hole = ring(maxDistance: outer.inner * 0.9) {
+        rings.append(hole.ring)
+    }
+    return rings
 }
 
 /// Checks the covering of `shape` and that it holds the cell of each of `points` the shape contains
@@ -268,25 +318,41 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         while !reader.atEnd, let p = reader.point() { points.append(p) }
         checkCovering(circle, maxRanges: maxRanges, points: points, input: input)
     default:
-        // Rings: byte n (points, 0…7), byte (bit 0: close the ring), the points; holes alike.
+        // A byte picks free rings or a star-shaped polygon. Free rings: byte n (rings, 1…3), then
+        // for each a byte (points, 0…7), a byte (bit 0 set: leave the ring open), the points. They
+        // may cross themselves or each other, which `GeoPolygon` expects not and does not check:
+        // their covering is checked, containment is only run. A star-shaped polygon is a simple
+        // ring (see `starRings`), so its containment is checked against the covering too.
         var rings: [[GeoPoint]] = []
-        let ringCount = 1 + Int(reader.byte() % 3)
-        for _ in 0..<ringCount {
-            let count = Int(reader.byte() % 8)
-            let close = reader.byte() & 1 == 0
-            var ring: [GeoPoint] = []
-            for _ in 0..<count {
-                guard let p = reader.point() else { return 0 }
-                ring.append(p)
+        let star = reader.byte() & 1 == 1
+        if star {
+            guard let made = starRings(&reader) else { return 0 }
+            rings = made
+        } else {
+            let ringCount = 1 + Int(reader.byte() % 3)
+            for _ in 0..<ringCount {
+                let count = Int(reader.byte() % 8)
+                let close = reader.byte() & 1 == 0
+                var ring: [GeoPoint] = []
+                for _ in 0..<count {
+                    guard let p = reader.point() else { return 0 }
+                    ring.append(p)
+                }
+                if close, let first = ring.first { ring.append(first) }
+                rings.append(ring)
             }
-            if close, let first = ring.first { ring.append(first) }
-            rings.append(ring)
         }
         guard let polygon = build("GeoPolygon(outerRing: \(rings[0]), holes: \(rings.dropFirst()))", {
             try GeoPolygon(outerRing: rings[0], holes: Array(rings.dropFirst()))
         }) else { return 0 }
         precondition(polygon.outerRing == rings[0] && polygon.holes == Array(rings.dropFirst()), "GeoPolygon changed its rings")
         let vertices = rings.flatMap { $0 }
+        // Vertices closer than the ring's reference point is to its longest edge (at most 1e-9
+        // rad) make a ring degenerate, as documented: its containment is then not to be relied
+        // on. Only polygons whose distinct vertices are all 1e-7 rad apart (about 600 m) are checked.
+        for (index, a) in vertices.enumerated() {
+            for b in vertices[(index + 1)...] where a != b && a.distance(to: b).radians < 1e-7 { return 0 }
+        }
         points += vertices
         for (a, b) in zip(vertices, vertices.dropFirst()) {
             if let p = between(a, b, Double(reader.byte()) / 255) { points.append(p) }
@@ -303,7 +369,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // outside the covering. Only points the outer ring holds are checked.
         let outerRing = try? GeoPolygon(outerRing: rings[0])
         checkCovering(polygon, maxRanges: maxRanges, points: points, input: input,
-                      also: { outerRing?.contains($0) ?? false })
+                      also: { star && outerRing?.contains($0) ?? false })
     }
     return 0
 }
