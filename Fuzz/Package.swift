@@ -25,6 +25,8 @@ let package = Package(
         .executable(name: "FuzzDecompress", targets: ["FuzzDecompress"]),
         .executable(name: "FuzzFlex", targets: ["FuzzFlex"]),
         .executable(name: "FuzzEmbedded", targets: ["FuzzEmbedded"]),
+        .executable(name: "FuzzFullTextQuery", targets: ["FuzzFullTextQuery"]),
+        .executable(name: "FuzzGeo", targets: ["FuzzGeo"]),
         .executable(name: "MakeCorpus", targets: ["MakeCorpus"]),
     ],
     dependencies: [
@@ -101,6 +103,23 @@ let package = Package(
         .executableTarget(
             name: "FuzzEmbedded",
             dependencies: ["EmbeddedFuzzModel", .product(name: "Cellar", package: root)],
+            swiftSettings: strict
+        ),
+        // libFuzzer: the input is tokenized as text and parsed as a full-text query; tokens must be
+        // short, without a 0 byte, valid UTF-8 and folded already (they tokenize to themselves);
+        // a query that does not parse must throw illegalArgument.
+        .executableTarget(
+            name: "FuzzFullTextQuery",
+            dependencies: [.product(name: "Cellar", package: root)],
+            swiftSettings: strict
+        ),
+        // libFuzzer: the input is a stored GeoPoint, then the parameters of a box, a circle or a
+        // polygon, built through their throwing initializers and covered by ranges of cell ids
+        // that must hold the cell of every point the shape contains; its last bytes are a
+        // full-text index's stored statistics.
+        .executableTarget(
+            name: "FuzzGeo",
+            dependencies: [.product(name: "Cellar", package: root)],
             swiftSettings: strict
         ),
         // Writes the seed corpus (corpus/open-store, corpus/node, corpus/decompress,

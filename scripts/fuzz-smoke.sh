@@ -12,7 +12,8 @@
 #   FUZZ_CONFIG    debug (default) or release (faster, and ASan also sees the standard library's
 #                  inlined pointer reads; see Fuzz/README.md)
 #   FUZZ_TIMEOUT   seconds one input may take before libFuzzer reports a hang (default 10)
-#   FUZZ_TARGETS   which fuzzers to run (default "FuzzOpenStore FuzzNode FuzzModelJSON FuzzRecord FuzzFlex FuzzIdentifier FuzzDecompress FuzzEmbedded")
+#   FUZZ_TARGETS   which fuzzers to run (default "FuzzOpenStore FuzzNode FuzzModelJSON FuzzRecord FuzzFlex FuzzIdentifier FuzzDecompress FuzzEmbedded
+#                  FuzzFullTextQuery FuzzGeo")
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -20,7 +21,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds=${FUZZ_SECONDS:-30}
 config=${FUZZ_CONFIG:-debug}
 timeout=${FUZZ_TIMEOUT:-10}
-targets=${FUZZ_TARGETS:-FuzzOpenStore FuzzNode FuzzModelJSON FuzzRecord FuzzFlex FuzzIdentifier FuzzDecompress FuzzEmbedded}
+targets=${FUZZ_TARGETS:-FuzzOpenStore FuzzNode FuzzModelJSON FuzzRecord FuzzFlex FuzzIdentifier FuzzDecompress FuzzEmbedded FuzzFullTextQuery FuzzGeo}
 
 corpus_of() {
     case "$1" in
@@ -32,6 +33,8 @@ corpus_of() {
         FuzzIdentifier) echo identifier ;;
         FuzzDecompress) echo decompress ;;
         FuzzEmbedded) echo embedded ;;
+        FuzzFullTextQuery) echo fulltext-query ;;
+        FuzzGeo) echo geo ;;
         *) echo "fuzz-smoke: unknown fuzzer $1" >&2; exit 2 ;;
     esac
 }
