@@ -85,6 +85,19 @@ import Testing
         #expect(shapes.contains { name, shape in name == "a 1 km circle" && places.values.contains { $0.location.map(shape.contains) ?? false } })
     }
 
+    /// A box crossing the antimeridian by less than the rounding to radians (adjacent doubles)
+    /// goes nearly all around the globe: the index must find what a scan finds.
+    @Test func aBoxWrappingByARoundingErrorCoversTheGlobe() throws {
+        let store = try Store(directoryPath: "memory:geo-wrap", model: cellarModel())
+        let box = store.box(for: Place.self)
+        let inside = try box.put(Place("east", Self.point(0, 100))).value
+        try box.put(Place("north", Self.point(20, 100)))
+        let wrap = try GeoBox(bottomLeft: Self.point(-10, 29.970581581317138), topRight: Self.point(10, 29.970581581317134))
+        #expect(wrap.crossesAntimeridian && wrap.contains(Self.point(0, 100)))
+        #expect(try Self.ids(box.query { Place.location.isWithin(wrap) }.build()) == [inside])
+        #expect(GeoCells.covering(wrap, maxRanges: 8).contains { $0.contains(GeoCells.cell(of: Self.point(0, 100))) })
+    }
+
     @Test func resultsOrderByDistance() throws {
         let store = try Store(directoryPath: "memory:geo-order", model: cellarModel())
         let box = store.box(for: Place.self)

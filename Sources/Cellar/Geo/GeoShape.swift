@@ -155,8 +155,13 @@ public struct GeoBox: GeoShape, GeoCoverable, Hashable {
 
     var boundingRect: GeoRect {
         let d = GeoDistance.radiansPerDegree
-        return GeoRect(south: bottomLeft.latitude * d, north: topRight.latitude * d,
-                       west: bottomLeft.longitude * d, east: topRight.longitude * d)
+        let (west, east) = (bottomLeft.longitude * d, topRight.longitude * d)
+        // A box crossing the antimeridian by less than the rounding to radians goes nearly all
+        // around the globe; its two longitudes may round to one: then every longitude.
+        if crossesAntimeridian && west <= east {
+            return GeoRect(south: bottomLeft.latitude * d, north: topRight.latitude * d, west: -Double.pi, east: Double.pi)
+        }
+        return GeoRect(south: bottomLeft.latitude * d, north: topRight.latitude * d, west: west, east: east)
     }
 
     func relation(to cap: GeoCap) -> GeoCapRelation {
