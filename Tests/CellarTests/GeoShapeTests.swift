@@ -55,6 +55,8 @@ import Testing
         illegalArgument({ _ = try GeoPolygon(outerRing: [point(0, 0), point(0, 1), point(0, 0)]) }, mentioning: ["outer ring", "2 distinct", "at least 3"])
         let square = [point(0, 0), point(0, 10), point(10, 10), point(10, 0), point(0, 0)]
         illegalArgument({ _ = try GeoPolygon(outerRing: square, holes: [square, open]) }, mentioning: ["hole 1", "not closed"])
+        illegalArgument({ _ = try GeoPolygon(outerRing: square, holes: [square.map { point($0.latitude + 20, $0.longitude) }]) },
+                        mentioning: ["hole 0", "outside the outer ring"])
         illegalArgument({ _ = try GeoPolygon(outerRing: [point(0, 0), point(0, 180), point(10, 10), point(0, 0)]) }, mentioning: ["antipodal"])
         illegalArgument({ _ = try GeoPolygon(outerRing: []) }, mentioning: ["outer ring", "0 points"])
     }

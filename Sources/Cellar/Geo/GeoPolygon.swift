@@ -51,11 +51,17 @@ public struct GeoPolygon: GeoShape, GeoCoverable, Hashable {
     ///
     /// - Throws: `CellarError.illegalArgument` when a ring is not closed (first point equal to
     ///   the last), has fewer than 3 distinct points, or has an edge between antipodal points
-    ///   (whose great-circle arc is undefined); the message names the ring.
+    ///   (whose great-circle arc is undefined), or a hole has a point outside the outer ring; the
+    ///   message names the ring. Rings that cross themselves are not detected: do not use them.
     public init(outerRing: [GeoPoint], holes: [[GeoPoint]] = []) throws {
         var rings = [try SphericalRing(outerRing, name: "the outer ring")]
         for (index, hole) in holes.enumerated() {
             rings.append(try SphericalRing(hole, name: "hole \(index)"))
+            // A hole lies inside the outer ring: a point on a hole outside it would count as
+            // contained without being in the index's covering of the outer ring.
+            if let outside = hole.first(where: { !rings[0].contains($0.vector) && !rings[0].hasEdge(within: Self.edgeTolerance, of: $0.vector) }) {
+                throw CellarError.illegalArgument("GeoPolygon hole \(index) has the point \(outside), outside the outer ring; a hole lies inside the outer ring")
+            }
         }
         self.outerRing = outerRing
         self.holes = holes
