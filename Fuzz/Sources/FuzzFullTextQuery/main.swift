@@ -13,6 +13,11 @@
 //    tokenizes to itself). A query without exclusions must match the document made of its own
 //    tokens. And `matches` runs on the document of the input's bytes.
 //
+// 3. The bytes are decoded as a stored posting block (what a full-text index keeps per word, under
+//    a first id taken from the input): it must either throw `fileCorrupt`, or give 1…128 entries
+//    with ids strictly increasing from the first id and counts at least 1, which encode back to
+//    the same bytes.
+//
 // Anything else (another error, a crash, a trap, an AddressSanitizer report) is a bug in Cellar.
 @_spi(Testing) import Cellar
 
@@ -60,6 +65,24 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     let document = FullTextDocument(utf8: input)
     precondition(document.length == count, "FullTextDocument counts \(document.length) tokens where the tokenizer gave \(count)")
+
+    // 3. The bytes as a posting block.
+    let firstId = input.count >= 8 ? input.loadUnaligned(as: UInt64.self) >> 8 : 1
+    do {
+        let entries = try FullTextIndexTesting.decodeBlock(input, firstId: firstId)
+        precondition(!entries.isEmpty && entries.count <= 128, "a block decoded to \(entries.count) entries; input \(show(input))")
+        precondition(entries[0].id == firstId, "a block's first entry is not its first id; input \(show(input))")
+        for k in entries.indices {
+            precondition(entries[k].count >= 1, "a block entry has count 0; input \(show(input))")
+            if k > 0 { precondition(entries[k].id > entries[k - 1].id, "a block's ids are not increasing; input \(show(input))") }
+        }
+        precondition(FullTextIndexTesting.encodeBlock(entries).elementsEqual(input),
+                     "a block does not encode back to its bytes; input \(show(input))")
+    } catch CellarError.Code.fileCorrupt {
+        // Refused, as a corrupt block must be.
+    } catch {
+        fatalError("decoding a posting block threw \(error), not fileCorrupt; input \(show(input))")
+    }
 
     // 2. The query parser on the bytes as a String.
     let text = String(decoding: input, as: UTF8.self)

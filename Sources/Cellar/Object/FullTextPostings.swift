@@ -110,7 +110,8 @@ enum FullTextPostings {
         bytes.append(UInt8(value))
     }
 
-    /// Reads LEB128 varints from bytes; nil at the end or for a malformed one.
+    /// Reads LEB128 varints from bytes; nil at the end or for a malformed one (overlong, or
+    /// above 64 bits): each value has one encoding, so a block decodes and encodes back alike.
     struct VarintReader {
         let bytes: UnsafeRawBufferPointer
         var offset = 0
@@ -126,7 +127,10 @@ enum FullTextPostings {
                 offset += 1
                 if shift == 63 && byte > 1 { return nil }
                 value |= UInt64(byte & 0x7F) << shift
-                if byte < 0x80 { return value }
+                if byte < 0x80 {
+                    // A last byte of 0 after others: an overlong encoding, never written.
+                    return byte == 0 && shift > 0 ? nil : value
+                }
                 shift += 7
                 if shift > 63 { return nil }
             }
