@@ -1,6 +1,8 @@
 // HNSW search quality: recall@10 of the graph search against brute force on seeded clustered
 // data for every distance type, after removing and updating a third of the nodes, and with
-// filters keeping 50 %, 5 % and 0.5 % of the nodes. Recall figures are printed.
+// filters keeping 50 %, 5 % and 0.5 % of the nodes. Recall figures are printed. N is 5,000 in
+// a release build (`swift test -c release -Xswiftc -enable-testing --filter HNSW`), 1,000 in a
+// debug build (see HNSWTestData.recallNodeCount).
 
 @_spi(Testing) import Cellar
 import CellarTestSupport
@@ -17,60 +19,70 @@ import Testing
     @Test(arguments: [(VectorDistanceType.cosine, 32), (.cosine, 128), (.euclidean, 32), (.dotProduct, 32),
                       (.dotProductNonNormalized, 32)])
     func recallAtDefaults(type: VectorDistanceType, dimensions: Int) throws {
-        let (points, queries) = data(count: 5000, dimensions: dimensions, normalized: type != .dotProductNonNormalized, seed: 11)
+        let n = HNSWTestData.recallNodeCount
+        let (points, queries) = data(count: n, dimensions: dimensions, normalized: type != .dotProductNonNormalized, seed: 11)
         let graph = try HNSWTestData.graph(try HNSWParameters(dimensions: dimensions, distanceType: type), points)
         try graph.verify()
         let recall = try HNSWTestData.recall(graph, queries: queries)
-        print("HNSW recall@10 \(type) d=\(dimensions) N=5000 ef=default: \(recall)")
+        print("HNSW recall@10 \(type) d=\(dimensions) N=\(n) ef=default: \(recall)")
         #expect(recall >= 0.95)
     }
 
     @Test func recallGeo() throws {
-        let points = HNSWTestData.geoPoints(count: 5000, seed: 5), queries = HNSWTestData.geoPoints(count: 100, seed: 6)
+        let n = HNSWTestData.recallNodeCount
+        let points = HNSWTestData.geoPoints(count: n, seed: 5), queries = HNSWTestData.geoPoints(count: 100, seed: 6)
         let graph = try HNSWTestData.graph(try HNSWParameters(dimensions: 2, distanceType: .geo), points)
         try graph.verify()
         let recall = try HNSWTestData.recall(graph, queries: queries)
-        print("HNSW recall@10 geo N=5000 ef=default: \(recall)")
+        print("HNSW recall@10 geo N=\(n) ef=default: \(recall)")
         #expect(recall >= 0.95)
         let nearest = try graph.search(query: points[41], k: 1)
         #expect(nearest.first?.id == 42 && nearest.first?.distance == 0)
     }
 
-    @Test func recallAfterRemovingAndUpdatingAThird() throws {
-        let (points, queries) = data(count: 4500, dimensions: 32, seed: 21)
-        let replacements = HNSWTestData.clustered(count: 4500, dimensions: 32, seed: 22)
-        let graph = try HNSWTestData.graph(try HNSWParameters(dimensions: 32, distanceType: .cosine), points)
+    /// With the defaults, and with both effective flags and a backlink probability of one half.
+    @Test(arguments: [false, true])
+    func recallAfterRemovingAndUpdatingAThird(flagged: Bool) throws {
+        let n = UInt64(HNSWTestData.recallNodeCount / 3 * 3)
+        let (points, queries) = data(count: Int(n), dimensions: 40, seed: 21)
+        let replacements = HNSWTestData.clustered(count: Int(n), dimensions: 40, seed: 22)
+        let parameters = flagged
+            ? try HNSWParameters(dimensions: 40, distanceType: .cosine, reparationBacklinkProbability: 0.5,
+                                 flags: [.reparationLimitCandidates, .vectorCacheSimdPaddingOff])
+            : try HNSWParameters(dimensions: 40, distanceType: .cosine)
+        let graph = try HNSWTestData.graph(parameters, points)
         _ = graph.takeChanges()
-        for id in stride(from: UInt64(3), through: 4500, by: 3) {
+        for id in stride(from: UInt64(3), through: n, by: 3) {
             let changes = graph.remove(id: id)
             #expect(changes.removed == [id] && !changes.written.contains(id))
         }
-        #expect(graph.count == 3000)
+        #expect(graph.count == Int(n / 3 * 2))
         try graph.verify()
         let afterRemoval = try HNSWTestData.recall(graph, queries: queries)
-        print("HNSW recall@10 cosine d=32 after removing 1/3 (N=3000 left): \(afterRemoval)")
+        print("HNSW recall@10 cosine d=40 flags=\(flagged) after removing 1/3 (N=\(graph.count) left): \(afterRemoval)")
         #expect(afterRemoval >= 0.95)
-        for id in stride(from: UInt64(1), through: 4500, by: 3) {
+        for id in stride(from: UInt64(1), through: n, by: 3) {
             try graph.update(id: id, vector: replacements[Int(id) - 1])
         }
-        for id in stride(from: UInt64(3), through: 4500, by: 3) {
+        for id in stride(from: UInt64(3), through: n, by: 3) {
             try graph.insert(id: id, vector: points[Int(id) - 1])
         }
-        #expect(graph.count == 4500)
+        #expect(graph.count == Int(n))
         try graph.verify()
         let afterUpdate = try HNSWTestData.recall(graph, queries: queries)
-        print("HNSW recall@10 cosine d=32 after updating 1/3 and re-inserting 1/3 (N=4500): \(afterUpdate)")
+        print("HNSW recall@10 cosine d=40 flags=\(flagged) after updating 1/3 and re-inserting 1/3 (N=\(n)): \(afterUpdate)")
         #expect(afterUpdate >= 0.95)
     }
 
     @Test(arguments: [0.5, 0.05, 0.005])
     func filteredSearchMatchesBruteForceOnTheFilteredSet(fraction: Double) throws {
-        let (points, queries) = data(count: 5000, dimensions: 32, seed: 31)
+        let n = HNSWTestData.recallNodeCount
+        let (points, queries) = data(count: n, dimensions: 32, seed: 31)
         let graph = try HNSWTestData.graph(try HNSWParameters(dimensions: 32, distanceType: .cosine), points)
         let filter = HNSWTestData.filter(keeping: fraction)
-        let matching = (1...5000).filter { filter(UInt64($0)) }.count
+        let matching = (1...n).filter { filter(UInt64($0)) }.count
         let recall = try HNSWTestData.recall(graph, queries: queries, filter: filter)
-        print("HNSW recall@10 cosine d=32 N=5000 filter keeping \(fraction) (\(matching) match): \(recall)")
+        print("HNSW recall@10 cosine d=32 N=\(n) filter keeping \(fraction) (\(matching) match): \(recall)")
         #expect(recall >= 0.95)
         for query in queries.prefix(10) {
             let hits = try graph.search(query: query, k: 10, filter: filter)
@@ -78,10 +90,10 @@ import Testing
             #expect(hits.allSatisfy { filter($0.id) })
             #expect(zip(hits, hits.dropFirst()).allSatisfy { $0.distance <= $1.distance })
         }
-        let candidates = (1...5000).map(UInt64.init).filter(filter)
+        let candidates = (1...n).map(UInt64.init).filter(filter)
         let exact = try graph.bruteForce(query: queries[0], k: 10, candidates: candidates)
         #expect(exact.map(\.id) == (try graph.bruteForce(query: queries[0], k: 10, filter: filter)).map(\.id))
-        print("HNSW prefersBruteForce(\(matching) candidates of 5000): \(graph.prefersBruteForce(candidateCount: matching, k: 10))")
+        print("HNSW prefersBruteForce(\(matching) candidates of \(n)): \(graph.prefersBruteForce(candidateCount: matching, k: 10))")
     }
 
     @Test func smallGraphsAndEdgeCases() throws {

@@ -7,6 +7,14 @@ import CellarTestSupport
 import Foundation
 
 enum HNSWTestData {
+    /// The node count of the recall tests: 5,000 in an optimized build; 1,000 in a debug build,
+    /// where the unspecialized SIMD code is a few hundred times slower.
+    #if DEBUG
+    static let recallNodeCount = 1000
+    #else
+    static let recallNodeCount = 5000
+    #endif
+
     /// A standard normal value (Box–Muller).
     static func gaussian(_ rng: inout SplitMix64) -> Float {
         let u1 = Double.random(in: Double.leastNonzeroMagnitude..<1, using: &rng)

@@ -168,10 +168,15 @@
     func setNeighbors(_ slot: Int32, _ level: Int, _ new: [Int32], _ changes: inout HNSWChanges) {
         let old = neighbors(slot, level)
         guard old != new else { return }
-        for n in old where !new.contains(n) {
-            if let index = incoming[Int(n)][level].firstIndex(of: slot) { incoming[Int(n)][level].remove(at: index) }
+        if new.count == old.count + 1 && new.starts(with: old) {
+            // The common case (a link added to a list with room): one reverse entry to add.
+            incoming[Int(new[old.count])][level].append(slot)
+        } else {
+            for n in old where !new.contains(n) {
+                if let index = incoming[Int(n)][level].firstIndex(of: slot) { incoming[Int(n)][level].remove(at: index) }
+            }
+            for n in new where !old.contains(n) { incoming[Int(n)][level].append(slot) }
         }
-        for n in new where !old.contains(n) { incoming[Int(n)][level].append(slot) }
         if level == 0 {
             let base = level0 + Int(slot) * level0Stride
             base[0] = Int32(new.count)
