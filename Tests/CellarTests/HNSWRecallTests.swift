@@ -115,3 +115,19 @@ import Testing
         #expect(changes.written.isEmpty && changes.removed == [7, 8] && changes.entryPointChanged)
     }
 }
+
+/// Searches from several threads at once (readers only) return what serial searches return.
+@Suite struct HNSWConcurrentReadTests {
+    @Test func concurrentSearchesMatchSerialOnes() throws {
+        let points = HNSWTestData.clustered(count: 800, dimensions: 16, seed: 41)
+        let graph = try HNSWTestData.graph(try HNSWParameters(dimensions: 16, distanceType: .cosine), points)
+        let queries = Array(points.prefix(64))
+        let serial = try queries.map { try graph.search(query: $0, k: 5, filter: { $0 % 2 == 0 }).map(\.id) }
+        let results = Locked<[[UInt64]]>(Array(repeating: [], count: queries.count))
+        DispatchQueue.concurrentPerform(iterations: queries.count) { i in
+            let ids = (try? graph.search(query: queries[i], k: 5, filter: { $0 % 2 == 0 }).map(\.id)) ?? []
+            results.withLock { $0[i] = ids }
+        }
+        #expect(results.withLock { $0 } == serial)
+    }
+}

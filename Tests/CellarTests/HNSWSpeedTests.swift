@@ -40,5 +40,22 @@ import Testing
                          Double(found) / Double(10 * queryCount)))
         }
         #expect(graph.count == n)
+
+        let removeStart = Date()
+        for id in stride(from: UInt64(3), through: UInt64(n), by: 3) { graph.remove(id: id) }
+        let removeSeconds = Date().timeIntervalSince(removeStart)
+        print(String(format: "HNSW speed: removed %d with repair in %.2f s: %.0f removals/s", n / 3, removeSeconds,
+                     Double(n / 3) / removeSeconds))
+        let recall = try HNSWTestData.recall(graph, queries: Array(queries.prefix(100)), ef: 100)
+        print(String(format: "HNSW speed: recall@10 at ef=100 after the removals: %.4f", recall))
+        let filter = HNSWTestData.filter(keeping: 0.01)
+        let filteredStart = Date()
+        for query in queries { _ = try graph.search(query: query, k: 10, filter: filter) }
+        let filteredSeconds = Date().timeIntervalSince(filteredStart)
+        let bruteStart2 = Date()
+        for query in queries { _ = try graph.bruteForce(query: query, k: 10, filter: filter) }
+        let bruteSeconds2 = Date().timeIntervalSince(bruteStart2)
+        print(String(format: "HNSW speed: filter keeping 1%%: graph %.0f queries/s, brute force %.0f queries/s",
+                     Double(queryCount) / filteredSeconds, Double(queryCount) / bruteSeconds2))
     }
 }
