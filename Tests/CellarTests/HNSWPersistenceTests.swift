@@ -91,6 +91,7 @@ import Testing
                 vectors[id] = vector
             }
             if step % 500 == 0 { persist(graph.takeChanges()) } // draining again rewrites, harmlessly
+            if step % 250 == 0 { #expect(graph.firstViolation() == nil, "after step \(step)") }
         }
         try graph.verify()
         #expect(Set(store.keys) == Set(graph.allIDs))
