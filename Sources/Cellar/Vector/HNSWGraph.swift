@@ -1,0 +1,246 @@
+// The in-memory HNSW graph (Hierarchical Navigable Small World, Malkov & Yashunin): its storage
+// and the primitives the algorithms in the other HNSWGraph files are built on.
+//
+// Nodes are object ids (`UInt64`, dense-ish but not guaranteed), mapped to slots: a slot indexes
+// contiguous storage, and slots of removed nodes are reused. Per slot the graph keeps:
+// - the node's vector, `floatsPerVector` floats (the dimensions padded with zeros to a multiple of 16
+//   unless the `vectorCacheSimdPaddingOff` flag is set), in one 64-byte aligned buffer so the
+//   SIMD kernels read whole aligned chunks. Cosine vectors are stored normalized, so a cosine
+//   distance is 1 − dot;
+// - the node's level L (drawn from its id, see HNSWLevels), and its neighbour lists for levels
+//   0…L: level 0 in one contiguous buffer of `1 + 2M` Int32 per slot (a count, then neighbour
+//   slots) — the level every search spends its time in — and levels 1…L in a small array per
+//   slot of `1 + M` Int32 per level;
+// - the reverse lists (which slots link to it, per level). They are not persisted (they follow
+//   from the forward lists) and let a removal find every node that pointed at the removed one.
+//
+// Every change of a forward list goes through `setNeighbors`, which keeps the reverse lists in
+// step and records the node in the change log (see HNSWChanges).
+//
+// Concurrency: the graph is a class to be used under an external lock: one writer at a time
+// (insert, update, remove, takeChanges), or any number of concurrent readers (search,
+// bruteForce, encodeNode, verify), never both. Searches allocate their own visited sets and
+// heaps and mutate nothing.
+
+/// An in-memory HNSW index over object ids; see the file header for its layout and thread rules.
+@_spi(Testing) public final class HNSWGraph: @unchecked Sendable {
+    /// The index options.
+    @_spi(Testing) public let parameters: HNSWParameters
+    /// Floats stored per vector: `dimensions`, padded to a multiple of 16 unless the flag says not.
+    let floatsPerVector: Int
+    /// Int32s per slot in `level0`: a count, then up to 2·M neighbour slots.
+    let level0Stride: Int
+    /// Int32s per upper level in `upper[slot]`: a count, then up to M neighbour slots.
+    let upperStride: Int
+
+    /// Slot → id (meaningless for a free slot).
+    var ids: [UInt64] = []
+    /// Slot → level; -1 for a free slot.
+    var levels: [Int32] = []
+    /// Id → slot.
+    var slotOf: [UInt64: Int32] = [:]
+    /// Free slots, reused last-freed first.
+    var freeSlots: [Int32] = []
+    /// Slots the buffers have room for.
+    var capacity = 0
+    /// `capacity × floatsPerVector` floats, 64-byte aligned.
+    var vectors: UnsafeMutablePointer<Float>
+    /// `capacity × level0Stride` Int32s: each slot's level-0 count and neighbours.
+    var level0: UnsafeMutablePointer<Int32>
+    /// Per slot: levels 1…L, `upperStride` Int32s each.
+    var upper: [[Int32]] = []
+    /// Per slot, per level 0…L: the slots whose list at that level holds this slot.
+    var incoming: [[[Int32]]] = []
+    /// The entry point's slot, -1 when the graph is empty.
+    var entrySlot: Int32 = -1
+    /// The entry point's level (the highest level in the graph), -1 when empty.
+    var topLevel = -1
+    /// The changes since the last `takeChanges()`.
+    var pending = HNSWChanges()
+
+    /// An empty graph.
+    @_spi(Testing) public init(parameters: HNSWParameters) {
+        self.parameters = parameters
+        let dimensions = parameters.dimensions
+        floatsPerVector = parameters.flags.contains(.vectorCacheSimdPaddingOff) || parameters.distanceType == .geo
+            ? dimensions : (dimensions + 15) / 16 * 16
+        level0Stride = 1 + parameters.maxDegree(level: 0)
+        upperStride = 1 + parameters.maxDegree(level: 1)
+        vectors = Self.allocate(Float.self, count: 0)
+        level0 = Self.allocate(Int32.self, count: 0)
+    }
+
+    deinit {
+        UnsafeMutableRawPointer(vectors).deallocate()
+        UnsafeMutableRawPointer(level0).deallocate()
+    }
+
+    /// A 64-byte aligned buffer of `count` zeroed values.
+    private static func allocate<T>(_ type: T.Type, count: Int) -> UnsafeMutablePointer<T> {
+        let bytes = max(64, count * MemoryLayout<T>.stride)
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+        raw.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+        return raw.bindMemory(to: T.self, capacity: max(1, count))
+    }
+
+    // MARK: Reading
+
+    /// How many nodes the graph holds.
+    @_spi(Testing) public var count: Int { slotOf.count }
+    /// Whether `id` is in the graph.
+    @_spi(Testing) public func contains(_ id: UInt64) -> Bool { slotOf[id] != nil }
+    /// The entry point's id, nil when the graph is empty.
+    @_spi(Testing) public var entryPoint: UInt64? { entrySlot < 0 ? nil : ids[Int(entrySlot)] }
+    /// The ids in the graph, in no particular order.
+    @_spi(Testing) public var allIDs: Dictionary<UInt64, Int32>.Keys { slotOf.keys }
+    /// Bytes the stored vectors take (compare with ``HNSWParameters/vectorCacheByteBound``).
+    @_spi(Testing) public var residentVectorBytes: Int { capacity * floatsPerVector * MemoryLayout<Float>.stride }
+
+    /// The level of `id`, nil when it is not in the graph.
+    @_spi(Testing) public func level(of id: UInt64) -> Int? { slotOf[id].map { Int(levels[Int($0)]) } }
+
+    /// The neighbour ids of `id` on each of its levels (index = level), nil when it is not in the graph.
+    @_spi(Testing) public func neighbors(of id: UInt64) -> [[UInt64]]? {
+        guard let slot = slotOf[id] else { return nil }
+        return (0...Int(levels[Int(slot)])).map { level in neighbors(slot, level).map { ids[Int($0)] } }
+    }
+
+    /// The stored vector of `slot` (padded; normalized for cosine).
+    @inline(__always)
+    func vector(_ slot: Int32) -> UnsafeBufferPointer<Float> {
+        UnsafeBufferPointer(start: vectors + Int(slot) * floatsPerVector, count: floatsPerVector)
+    }
+
+    /// The distance between a prepared query (see `prepare`) and the vector of `slot`.
+    @inline(__always)
+    func distance(_ query: UnsafeBufferPointer<Float>, _ slot: Int32) -> Float {
+        let other = vector(slot)
+        switch parameters.distanceType {
+        case .euclidean: return VectorDistance.squaredEuclidean(query, other, count: floatsPerVector)
+        case .cosine, .dotProduct: return VectorDistance.innerProductDistance(query, other, count: floatsPerVector)
+        case .dotProductNonNormalized: return VectorDistance.nonNormalizedDotDistance(VectorDistance.dot(query, other, count: floatsPerVector))
+        case .geo: return VectorDistance.geoKilometers(query, other)
+        }
+    }
+
+    /// The distance between the vectors of two slots.
+    func distance(_ a: Int32, _ b: Int32) -> Float { distance(vector(a), b) }
+
+    /// `vector` as stored and searched: the first `dimensions` components, zero-padded to
+    /// `floatsPerVector`, normalized for cosine. Throws `.illegalArgument` for a short vector or a
+    /// component that is not finite.
+    func prepare(_ vector: [Float]) throws -> [Float] {
+        let dimensions = parameters.dimensions
+        guard vector.count >= dimensions else {
+            throw CellarError.illegalArgument("HNSW index: a vector needs \(dimensions) dimensions, got \(vector.count)")
+        }
+        var result = [Float](repeating: 0, count: floatsPerVector)
+        for i in 0..<dimensions {
+            guard vector[i].isFinite else {
+                throw CellarError.illegalArgument("HNSW index: vector component \(i) is \(vector[i]), not a finite number")
+            }
+            result[i] = vector[i]
+        }
+        if parameters.distanceType == .cosine {
+            let norm = result.withUnsafeBufferPointer { VectorDistance.dot($0, $0, count: floatsPerVector) }.squareRoot()
+            if norm > 0 { for i in 0..<dimensions { result[i] /= norm } }
+        }
+        return result
+    }
+
+    /// The neighbour slots of `slot` on `level` (0 ≤ level ≤ the node's level).
+    func neighbors(_ slot: Int32, _ level: Int) -> [Int32] {
+        if level == 0 {
+            let base = level0 + Int(slot) * level0Stride
+            return Array(UnsafeBufferPointer(start: base + 1, count: Int(base[0])))
+        }
+        let offset = (level - 1) * upperStride
+        return upper[Int(slot)].withUnsafeBufferPointer { list in
+            Array(list[(offset + 1)..<(offset + 1 + Int(list[offset]))])
+        }
+    }
+
+    // MARK: Writing
+
+    /// Replaces the list of `slot` on `level` with `new` (at most the level's max degree,
+    /// distinct, without `slot`), keeping the reverse lists in step; records the node in
+    /// `changes` when the list changed.
+    func setNeighbors(_ slot: Int32, _ level: Int, _ new: [Int32], _ changes: inout HNSWChanges) {
+        let old = neighbors(slot, level)
+        guard old != new else { return }
+        if new.count == old.count + 1 && new.starts(with: old) {
+            // The common case (a link added to a list with room): one reverse entry to add.
+            incoming[Int(new[old.count])][level].append(slot)
+        } else {
+            for n in old where !new.contains(n) {
+                if let index = incoming[Int(n)][level].firstIndex(of: slot) { incoming[Int(n)][level].remove(at: index) }
+            }
+            for n in new where !old.contains(n) { incoming[Int(n)][level].append(slot) }
+        }
+        if level == 0 {
+            let base = level0 + Int(slot) * level0Stride
+            base[0] = Int32(new.count)
+            for (i, n) in new.enumerated() { base[1 + i] = n }
+        } else {
+            let offset = (level - 1) * upperStride
+            upper[Int(slot)][offset] = Int32(new.count)
+            for (i, n) in new.enumerated() { upper[Int(slot)][offset + 1 + i] = n }
+        }
+        changes.write(ids[Int(slot)])
+    }
+
+    /// A slot for a new node `id` of `level` holding the prepared `vector`, with empty lists.
+    func allocateSlot(id: UInt64, level: Int, vector: [Float]) -> Int32 {
+        let slot: Int32
+        if let free = freeSlots.popLast() {
+            slot = free
+            ids[Int(slot)] = id
+            levels[Int(slot)] = Int32(level)
+        } else {
+            slot = Int32(ids.count)
+            if ids.count == capacity { grow(to: max(64, capacity * 2)) }
+            ids.append(id)
+            levels.append(Int32(level))
+            upper.append([])
+            incoming.append([])
+        }
+        slotOf[id] = slot
+        upper[Int(slot)] = [Int32](repeating: 0, count: level * upperStride)
+        incoming[Int(slot)] = [[Int32]](repeating: [], count: level + 1)
+        (level0 + Int(slot) * level0Stride)[0] = 0
+        vector.withUnsafeBufferPointer { source in
+            (vectors + Int(slot) * floatsPerVector).update(from: source.baseAddress!, count: floatsPerVector)
+        }
+        return slot
+    }
+
+    /// Frees the slot of a node whose lists are empty and that no list holds any more.
+    func freeSlot(_ slot: Int32) {
+        slotOf[ids[Int(slot)]] = nil
+        levels[Int(slot)] = -1
+        upper[Int(slot)] = []
+        incoming[Int(slot)] = []
+        (level0 + Int(slot) * level0Stride)[0] = 0
+        freeSlots.append(slot)
+    }
+
+    /// Moves the buffers to room for `newCapacity` slots.
+    private func grow(to newCapacity: Int) {
+        let newVectors = Self.allocate(Float.self, count: newCapacity * floatsPerVector)
+        newVectors.update(from: vectors, count: capacity * floatsPerVector)
+        UnsafeMutableRawPointer(vectors).deallocate()
+        vectors = newVectors
+        let newLevel0 = Self.allocate(Int32.self, count: newCapacity * level0Stride)
+        newLevel0.update(from: level0, count: capacity * level0Stride)
+        UnsafeMutableRawPointer(level0).deallocate()
+        level0 = newLevel0
+        capacity = newCapacity
+    }
+
+    /// Returns the changes since the last call (nodes to write, nodes to delete, whether the
+    /// entry point changed) and starts a new log.
+    @_spi(Testing) public func takeChanges() -> HNSWChanges {
+        defer { pending = HNSWChanges() }
+        return pending
+    }
+}
