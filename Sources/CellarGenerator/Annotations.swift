@@ -22,10 +22,10 @@ struct Annotation: Hashable {
 /// The annotations accepted on types and on properties, and how their values are read.
 enum Annotations {
     static let typeNames: Set<String> = ["entity", "embedded", "uid", "name"]
-    static let propertyNames: Set<String> = ["uid", "name", "id", "transient", "index", "unique", "convert", "backlink", "date-nano", "default", "primaryKey"]
+    static let propertyNames: Set<String> = ["uid", "name", "id", "transient", "index", "unique", "convert", "backlink", "date-nano", "default", "primaryKey", "hnsw", "hnswIndex"]
 
     static let acceptedOnTypes = #"entity, embedded, uid, uid = N, name = "…""#
-    static let acceptedOnProperties = #"uid, uid = N, name = "…", id, id = { "assignable": true }, transient, index, index = "hash" | "hash64" | "value" | "fulltext" | "geo", unique, unique = { "onConflict": "replace" }, convert = { "dbType": "…", "converter": "…", "default": "…" }, backlink, backlink = "…", date-nano, default = …, primaryKey"#
+    static let acceptedOnProperties = #"uid, uid = N, name = "…", id, id = { "assignable": true }, transient, index, index = "hash" | "hash64" | "value" | "fulltext" | "geo", unique, unique = { "onConflict": "replace" }, convert = { "dbType": "…", "converter": "…", "default": "…" }, backlink, backlink = "…", date-nano, default = …, primaryKey, hnsw = { "dimensions": N, … }"#
 
     /// The forms of one annotation, for messages about a malformed value.
     static func forms(of name: String) -> String {
@@ -102,7 +102,9 @@ enum Annotations {
         rest = rest.dropFirst(name.count).drop { $0 == " " || $0 == "\t" }
         var value: String?
         if !rest.isEmpty {
-            guard rest.first == "=" else {
+            // ObjectBox spells its HNSW annotation with a colon: `// objectbox: hnswIndex: {…}`.
+            let colonAllowed = name == "hnswIndex" || name == "hnsw"
+            guard rest.first == "=" || (colonAllowed && rest.first == ":") else {
                 throw GeneratorError("`\(text)`: expected `=` or the end of the line after `\(name)`; write one annotation per line, as \(forms(of: String(name)))", at: location)
             }
             let trimmed = String(rest.dropFirst()).trimmingWhitespace
@@ -190,6 +192,10 @@ struct PropertyAnnotations {
     var defaultAnnotation: Annotation?
     /// `// cellar: primaryKey`: the property identifies the object for look-ups and upserts.
     var primaryKey: Annotation?
+    /// `// cellar: hnsw = {…}` (or ObjectBox's `// objectbox: hnswIndex: {…}`): an HNSW vector
+    /// index with these parameters.
+    var hnsw: Annotation?
+    var hnswParams: JSONValue?
     var defaultValue: JSONValue?
 
     /// No annotations.
@@ -288,6 +294,18 @@ struct PropertyAnnotations {
             case "date-nano":
                 try noValue(annotation)
                 dateNano = annotation
+            case "hnsw", "hnswIndex":
+                guard let value = annotation.value else {
+                    throw malformed(annotation, "the HNSW parameters are missing; write `hnsw = { \"dimensions\": 384 }` (with any of \"neighborsPerNode\", \"indexingSearchCount\", \"distanceType\", \"reparationBacklinkProbability\", \"vectorCacheHintSizeKB\", \"flags\")")
+                }
+                let parameters = try json(annotation, value)
+                do {
+                    _ = try HNSWParameters(json: parameters)
+                } catch let error as CellarError {
+                    throw malformed(annotation, error.message)
+                }
+                hnsw = annotation
+                hnswParams = parameters
             case "primaryKey":
                 if annotation.isObjectBoxSpelling {
                     throw GeneratorError("\(annotation.quoted): `primaryKey` is a Cellar annotation (ObjectBox has no equivalent); write it `// cellar: primaryKey`", at: annotation.location)

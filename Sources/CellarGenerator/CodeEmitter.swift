@@ -275,6 +275,19 @@ public struct CodeEmitter {
         }
     }
 
+    /// A `Cellar.JSONValue` expression of `value`.
+    func jsonLiteral(_ value: JSONValue) -> String {
+        switch value {
+        case .null: "Cellar.JSONValue.null"
+        case .bool(let flag): "Cellar.JSONValue.bool(\(flag))"
+        case .number(let text): "Cellar.JSONValue.number(\(literal(text)))"
+        case .string(let text): "Cellar.JSONValue.string(\(literal(text)))"
+        case .array(let items): "Cellar.JSONValue.array([\(items.map(jsonLiteral).joined(separator: ", "))])"
+        case .object(let members):
+            "Cellar.JSONValue.object([\(members.map { "Cellar.JSONMember(\(literal($0.name)), \(jsonLiteral($0.value)))" }.joined(separator: ", "))])"
+        }
+    }
+
     /// The zero value of a stored type, for a non-optional property absent from a record.
     private func zero(_ storedType: String) -> String {
         switch storedType {
@@ -378,6 +391,7 @@ public struct CodeEmitter {
                 if let index = property.indexId, !index.isZero { arguments += ", indexId: \(idUid(index))" }
                 if let target = property.relationTarget { arguments += ", relationTarget: \(literal(target))" }
                 if let embedded = property.embeddedType { arguments += ", embeddedType: \(literal(embedded))" }
+                if let hnsw = property.hnswParams { arguments += ", hnswParams: \(jsonLiteral(hnsw))" }
                 if let source = described?.properties.first(where: { $0.modelName == property.name }), let value = source.defaultValue {
                     arguments += ", defaultValue: \(modelDefault(value, storedAs: source.storedSwiftType))"
                 }

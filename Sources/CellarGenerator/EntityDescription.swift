@@ -146,6 +146,8 @@ public struct PropertyDescription: Hashable, Sendable {
         case fullText
         /// `index = "geo"` (or `index` on a GeoPoint): cells of points (flag `geoIndex`).
         case geo
+        /// `hnsw = {…}` on a `[Float]`: an HNSW vector index (flag `indexed`, `hnswParams`).
+        case hnsw
     }
 
     /// Gives the property an index of `kind`, with its flags (indexed, and hash or hash64).
@@ -158,6 +160,7 @@ public struct PropertyDescription: Hashable, Sendable {
         case .hash64: flags.insert(.indexHash64)
         case .fullText: flags.insert(.fullTextIndex)
         case .geo: flags.insert(.geoIndex)
+        case .hnsw: break
         }
     }
 
@@ -199,6 +202,8 @@ public struct PropertyDescription: Hashable, Sendable {
     /// For an embedded object (type code 101) or a list of them (1101): the embedded type's
     /// qualified Swift name.
     public var embeddedType: String?
+    /// The HNSW index's parameters (`// cellar: hnsw = {…}`), as the model file keeps them.
+    public var hnswParams: JSONValue?
     /// For a non-optional embedded object: its initial value as written (`Address()`), which a
     /// record without the object reads.
     public var embeddedInitializer: String?

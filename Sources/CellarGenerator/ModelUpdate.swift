@@ -148,6 +148,7 @@ public struct ModelUpdate {
             next.flags = property.flags
             next.relationTarget = relationTarget
             next.embeddedType = embeddedType
+            next.hnswParams = property.hnswParams
             if property.flags.contains(.indexed) || property.flags.contains(.unique) {
                 if next.indexId == nil || next.indexId!.isZero {
                     let uid = try uids.take(nil, for: "the index of \(what)", at: property.location, using: &generator)

@@ -142,7 +142,19 @@ extension Scan {
         } else if TypeMapping.isFlex(type) {
             return try describeFlex(candidate, subject: subject, into: property)
         } else if let collection = TypeMapping.collection(type) {
-            return try describeCollection(candidate, collection, subject: subject, entity: entity, into: property)
+            var described = try describeCollection(candidate, collection, subject: subject, entity: entity, into: property)
+            if let hnsw = annotations.hnsw {
+                guard described.propertyType == .floatVector else {
+                    throw GeneratorError("\(hnsw.quoted) is on \(subject), a \(type): an HNSW index is on a [Float] (or [Float]?) property of vectors", at: hnsw.location)
+                }
+                guard !entity.isEmbedded else {
+                    throw GeneratorError("\(hnsw.quoted) is on \(subject), in the embedded type \(entity.qualifiedName): vector indexes are on an entity's own [Float] properties; remove the annotation", at: hnsw.location)
+                }
+                described.flags.insert(.indexed)
+                described.index = .hnsw
+                described.hnswParams = annotations.hnswParams
+            }
+            return described
         } else if case .named(let typeName, let arguments) = type, arguments.isEmpty, let info = resolveEnum(typeName, scope: entity.scope) {
             let example = info.cases.contains("unknown") ? ".unknown" : info.cases.first.map { ".\($0)" } ?? ".caseName"
             throw GeneratorError("\(subject) is the enum \(info.qualifiedName): store its raw value with `// cellar: convert = { \"default\": \"\(example)\" }` (the default is read when the stored value is missing or unknown)", at: location)
@@ -152,6 +164,9 @@ extension Scan {
             throw GeneratorError("\(subject) is a \(type), which cannot be stored: use a relation (a new entity for the elements), or a `// cellar: convert` to a built-in type such as a JSON String (built-in types: \(TypeMapping.builtInNames))", at: location)
         }
 
+        if let hnsw = annotations.hnsw {
+            throw GeneratorError("\(hnsw.quoted) is on \(subject), which is stored as \(stored.swiftName): an HNSW index is on a [Float] (or [Float]?) property of vectors", at: hnsw.location)
+        }
         if let dateNano = annotations.dateNano {
             guard stored.propertyType == .date else {
                 throw GeneratorError("\(dateNano.quoted) is on \(subject), which is stored as \(stored.swiftName): date-nano is for Date properties; remove it", at: dateNano.location)

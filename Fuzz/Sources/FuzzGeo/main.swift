@@ -364,9 +364,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             for vertex in outer { if let q = between(p, vertex, Double(reader.byte()) / 255) { points.append(q) } }
         }
         while !reader.atEnd, let p = reader.point() { points.append(p) }
-        // A polygon's holes are expected to lie in its outer ring, which is not checked; a point on
-        // the boundary of a hole that does not is contained, but outside the outer ring and so
-        // outside the covering. Only points the outer ring holds are checked.
+        // A hole with a point outside the outer ring is refused (by `build` above); the checks
+        // below still keep to points the outer ring holds.
         let outerRing = try? GeoPolygon(outerRing: rings[0])
         checkCovering(polygon, maxRanges: maxRanges, points: points, input: input,
                       also: { star && outerRing?.contains($0) ?? false })

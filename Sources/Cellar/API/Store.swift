@@ -48,6 +48,8 @@ public final class Store: @unchecked Sendable {
     public let uuid: UUID
     /// Who is told about commits (see `Box.changes()`, `Query.changes()`).
     let observers: ChangeObservers
+    /// The in-memory graphs of the HNSW indexes (see `VectorIndex`).
+    let vectorIndexes = VectorIndexes()
     private let writeQueue = DispatchQueue(label: "cellar.store.write")
     private let readQueue = DispatchQueue(label: "cellar.store.read", attributes: .concurrent)
 
@@ -216,7 +218,10 @@ public final class Store: @unchecked Sendable {
                 if !observers.isEmpty { changedTrees = txn.changedTreeNames }
                 // The sequences are saved before the engine lets the next writer begin: it reads
                 // them (`loadSequence`), and must see them whole.
-                try txn.commit(beforeRelease: { context.saveSequences() })
+                try txn.commit(beforeRelease: {
+                    context.saveSequences()
+                    context.committedVectors()
+                })
             }
             // Looked at again after the commit: an observer that registered meanwhile may have
             // read its first value before this commit was visible.

@@ -130,6 +130,9 @@ public struct ModelProperty: Hashable, Sendable {
     /// The embedded type's name, for a property holding embedded objects (`type` `.embedded` or
     /// `.embeddedList`).
     public var embeddedType: String?
+    /// The parameters of an HNSW vector index on a `[Float]` property (`// cellar: hnsw = {…}`),
+    /// as the model file writes them (ObjectBox's member `hnswParams`); nil without one.
+    public var hnswParams: JSONValue?
     /// Members Cellar does not interpret, kept as read.
     public var extra: [JSONMember]
     /// What queries read for this property in a record written before it was added (one without
@@ -142,7 +145,7 @@ public struct ModelProperty: Hashable, Sendable {
     /// A property of a model; generated code builds the code's model with it.
     @_spi(CellarGenerated) public init(name: String, id: IdUid, type: PropertyType, flags: PropertyFlags = [],
                 indexId: IdUid? = nil, relationTarget: String? = nil, embeddedType: String? = nil,
-                extra: [JSONMember] = [], defaultValue: PropertyDefault? = nil) {
+                hnswParams: JSONValue? = nil, extra: [JSONMember] = [], defaultValue: PropertyDefault? = nil) {
         self.name = name
         self.id = id
         self.type = type
@@ -150,6 +153,7 @@ public struct ModelProperty: Hashable, Sendable {
         self.indexId = indexId
         self.relationTarget = relationTarget
         self.embeddedType = embeddedType
+        self.hnswParams = hnswParams
         self.extra = extra
         self.defaultValue = defaultValue
     }
@@ -157,7 +161,8 @@ public struct ModelProperty: Hashable, Sendable {
     /// Compares everything the model file holds: not `defaultValue`.
     public static func == (a: ModelProperty, b: ModelProperty) -> Bool {
         a.name == b.name && a.id == b.id && a.type == b.type && a.flags == b.flags && a.indexId == b.indexId
-            && a.relationTarget == b.relationTarget && a.embeddedType == b.embeddedType && a.extra == b.extra
+            && a.relationTarget == b.relationTarget && a.embeddedType == b.embeddedType && a.hnswParams == b.hnswParams
+            && a.extra == b.extra
     }
 
     /// Hashes what ``==(_:_:)`` compares: everything but ``defaultValue``.
@@ -169,6 +174,7 @@ public struct ModelProperty: Hashable, Sendable {
         hasher.combine(indexId)
         hasher.combine(relationTarget)
         hasher.combine(embeddedType)
+        hasher.combine(hnswParams)
         hasher.combine(extra)
     }
 }

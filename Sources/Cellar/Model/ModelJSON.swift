@@ -205,7 +205,7 @@ extension ModelEntity {
 }
 
 extension ModelProperty {
-    static let jsonMembers = ["embeddedType", "flags", "id", "indexId", "name", "relationTarget", "type"]
+    static let jsonMembers = ["embeddedType", "flags", "hnswParams", "id", "indexId", "name", "relationTarget", "type"]
 
     /// Reads a property; `path` names it in messages.
     init(json: JSONValue, path: String) throws {
@@ -218,6 +218,7 @@ extension ModelProperty {
             indexId: try reader.optionalIdUid("indexId"),
             relationTarget: try reader.optionalString("relationTarget"),
             embeddedType: try reader.optionalString("embeddedType"),
+            hnswParams: reader.value("hnswParams"),
             extra: reader.extra(known: ModelProperty.jsonMembers))
     }
 
@@ -238,6 +239,9 @@ extension ModelProperty {
         }
         if let embeddedType {
             members.append(JSONMember("embeddedType", .string(embeddedType)))
+        }
+        if let hnswParams {
+            members.append(JSONMember("hnswParams", hnswParams))
         }
         return sortedObject(members, known: ModelProperty.jsonMembers, extra: extra)
     }

@@ -130,6 +130,21 @@ extension ModelEntity {
                     throw CellarError.schema("\(source): \(what) is a GeoPoint marked unique; a geo index finds points in shapes and cannot check uniqueness")
                 }
             }
+            if let params = property.hnswParams {
+                guard property.type == .floatVector, !(property.indexId?.isZero ?? true) else {
+                    throw CellarError.schema("\(source): \(what) has HNSW parameters but is a \(property.type)\((property.indexId?.isZero ?? true) ? " without an index (indexId)" : ""); an HNSW index is on a [Float] property (FloatVector, 28) — run the generator, which gives it one")
+                }
+                do {
+                    _ = try HNSWParameters(json: params)
+                } catch let error as CellarError {
+                    throw CellarError.schema("\(source): \(what): \(error.message)")
+                }
+                guard !isEmbedded else {
+                    throw CellarError.schema("\(source): \(what) is a property of the embedded type \(name) with an HNSW index; vector indexes are on entities' own [Float] properties")
+                }
+            } else if property.type == .floatVector, let index = property.indexId, !index.isZero {
+                throw CellarError.schema("\(source): \(what) is a [Float] with an index but no hnswParams; a vector is indexed by an HNSW index (`// cellar: hnsw = { \"dimensions\": … }`)")
+            }
             if property.flags.contains(.fullTextIndex) {
                 guard property.type == .string, !(property.indexId?.isZero ?? true) else {
                     throw CellarError.schema("\(source): \(what) has a full-text index but is a \(property.type)\((property.indexId?.isZero ?? true) ? " without an index (indexId)" : ""); a full-text index is on a String property — run the generator, which gives it one")

@@ -47,6 +47,10 @@ extension Store {
         // An embedded type's index holds keys of the entities embedding it: one that starts
         // or stops doing so changes the marker, and the index is built again.
         for owner in owners(of: index) { withUnsafeBytes(of: owner.id.id.littleEndian) { bytes += $0 } }
+        // An HNSW index built with other parameters is built again.
+        if let hnsw = index.hnsw {
+            bytes += Array("hnsw \(hnsw.dimensions) \(hnsw.neighborsPerNode) \(hnsw.indexingSearchCount) \(hnsw.distanceType.rawValue) \(hnsw.reparationBacklinkProbability) \(hnsw.flags.rawValue)".utf8)
+        }
         return bytes
     }
 
@@ -98,6 +102,23 @@ extension Store {
             return
         }
         guard let cursor = try context.cursor(schema) else { return }
+        if index.kind == .hnsw {
+            // Every object's vector inserted into a new graph, then every node written.
+            let graph = HNSWGraph(parameters: index.hnsw!)
+            try cursor.scan { key, record in
+                let id = try StorageLayout.objectId(key)
+                guard let vector = try VectorIndex.vector(of: property, in: RecordReader(record)) else { return true }
+                do {
+                    try VectorIndex.check(vector, index.hnsw!, what: "\(property.qualifiedName) of object \(id)")
+                } catch let error as CellarError {
+                    throw CellarError.schema("the HNSW index of \(property.qualifiedName) cannot be built: \(error.message); change the vector (with a model without the index), or the index's dimensions")
+                }
+                try graph.insert(id: id, vector: vector)
+                return true
+            }
+            try VectorIndex.write(graph.takeChanges(), of: graph, to: tree, in: write)
+            return
+        }
         if index.kind == .fullText {
             // Every object's words, collected as a bulk put collects them, then written word by
             // word (the scan first: writing moves the cursor's tree under it).

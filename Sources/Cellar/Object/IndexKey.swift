@@ -37,7 +37,7 @@ enum IndexKey {
             switch index.kind {
             case .hash32: return .fixed(UInt64(hash32(bytes)), width: 4)
             case .hash64: return .fixed(hash64(bytes), width: 8)
-            case .fullText, .geo:
+            case .fullText, .geo, .hnsw:
                 // Never reached: a full-text index's keys are its words (`FullTextIndex`), a geo
                 // index's are GeoPoints' cells (above).
                 preconditionFailure("\(property.qualifiedName): a \(index.kind) index has no key for these bytes")

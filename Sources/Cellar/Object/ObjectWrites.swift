@@ -16,6 +16,7 @@ extension TransactionContext {
                     uniqueChecked: UInt32? = nil) throws {
         let write = write!
         let newReader = try RecordReader(record)
+        if !schema.vectorProperties.isEmpty { try checkVectors(schema, record: newReader) }
         let found = isNew ? .absent : try StorageLayout.withObjectKey(id) { try write.lookup(tree, key: $0) }
         switch found {
         case .absent:
@@ -67,7 +68,7 @@ extension TransactionContext {
             // the stack (the common put: no allocation).
             for property in schema.indexed {
                 if property.hasKeyPerElement {
-                    try elementIndexChange(property, id: id, new: newReader, old: oldReader)?.apply(context: self)
+                    try elementIndexChange(property, of: schema, id: id, new: newReader, old: oldReader)?.apply(context: self)
                 } else if let change = try indexChange(property, id: id, new: newReader, old: oldReader) {
                     try apply(change, id: id, in: write)
                 }
@@ -79,7 +80,7 @@ extension TransactionContext {
             var elementChanges: [ElementIndexChange] = []
             for property in schema.indexed {
                 if property.hasKeyPerElement {
-                    if let change = try elementIndexChange(property, id: id, new: newReader, old: oldReader) { elementChanges.append(change) }
+                    if let change = try elementIndexChange(property, of: schema, id: id, new: newReader, old: oldReader) { elementChanges.append(change) }
                 } else if let change = try indexChange(property, id: id, new: newReader, old: oldReader) {
                     changes.append(change)
                 }
@@ -111,8 +112,15 @@ extension TransactionContext {
         /// For a full-text index: the object and its words before and after (its postings are
         /// changed when the transaction writes the index, `FullTextPending`).
         var fullText: (id: Id, old: FullTextWords, new: FullTextWords)?
+        /// For an HNSW index: the object's new vector (nil: none), applied to the graph when the
+        /// transaction writes the index (`VectorPending`).
+        var vector: (schema: EntitySchema, property: PropertySchema, id: Id, vector: [Float]?)?
 
         func apply(context: TransactionContext) throws {
+            if let vector {
+                context.noteVectorChange(vector.property, of: vector.schema, id: vector.id, vector: vector.vector)
+                return
+            }
             if let fullText {
                 context.noteFullTextChange(index, id: fullText.id, old: fullText.old, new: fullText.new)
                 return
@@ -127,8 +135,11 @@ extension TransactionContext {
     }
 
     /// The element index change of `property` (a list or set) from `old` to `new`; nil when none.
-    func elementIndexChange(_ property: PropertySchema, id: Id, new: RecordReader, old: RecordReader?) throws -> ElementIndexChange? {
+    func elementIndexChange(_ property: PropertySchema, of schema: EntitySchema, id: Id, new: RecordReader, old: RecordReader?) throws -> ElementIndexChange? {
         if property.index!.kind == .fullText { return try fullTextIndexChange(property, id: id, new: new, old: old) }
+        if property.index!.kind == .hnsw {
+            return try vectorIndexChange(property, of: schema, id: id, new: new, old: old)
+        }
         let collection = property.collection!
         let newValue = try new.value(of: property, id: id)
         guard let old else {
@@ -218,6 +229,10 @@ extension TransactionContext {
                         noteFullTextChange(property.index!, id: id, old: FullTextIndex.words(try reader.value(of: property, id: id)), new: .none)
                         continue
                     }
+                    if property.index!.kind == .hnsw {
+                        if try VectorIndex.vector(of: property, in: reader) != nil { noteVectorChange(property, of: schema, id: id, vector: nil) }
+                        continue
+                    }
                     for key in try indexKeys(property, of: reader, id: id) { keys.append((property.index!, key)) }
                 }
                 if let embedded = schema.embeddedIndexes {
@@ -262,6 +277,11 @@ extension TransactionContext {
     func dropIndexTree(_ index: IndexSchema) throws {
         try write!.dropTree(index.treeName)
         fullTextPending[index.id] = nil   // what it held went with the tree
+        if index.kind == .hnsw {
+            vectorPending[index.id] = nil
+            vectorTouched.insert(index.id)
+            store.vectorIndexes.invalidate(index.id)
+        }
         indexSlots[index.ordinal] = nil
         keyCursors[index.ordinal] = nil
     }

@@ -210,6 +210,8 @@ struct IndexSchema: Sendable {
         /// Keys hold the cell of a GeoPoint on a space-filling curve (`GeoCells`): serves
         /// `isWithin`, as candidates checked exactly.
         case geo = 5
+        /// An HNSW graph over `[Float]` vectors (`VectorIndex`): serves `nearestNeighbors`.
+        case hnsw = 6
     }
 
     let id: UInt32
@@ -221,6 +223,8 @@ struct IndexSchema: Sendable {
     let replaceOnConflict: Bool
     /// A zero value is not indexed (to-one relations: no target).
     let skipZero: Bool
+    /// For an HNSW index: its parameters (checked when the model was validated).
+    let hnsw: HNSWParameters?
 
     init(property: ModelProperty, kind: PropertySchema.Kind, ordinal: Int) {
         id = property.indexId!.id
@@ -228,6 +232,8 @@ struct IndexSchema: Sendable {
         let flags = property.flags
         // Numbers and UUIDs have a value index only: their keys are short and fixed in size.
         switch kind {
+        case _ where property.hnswParams != nil:
+            self.kind = .hnsw
         case .string where flags.contains(.fullTextIndex):
             self.kind = .fullText
         case .geoPoint:
@@ -237,6 +243,7 @@ struct IndexSchema: Sendable {
         default:
             self.kind = .value
         }
+        hnsw = property.hnswParams.flatMap { try? HNSWParameters(json: $0) }
         unique = flags.contains(.unique)
         replaceOnConflict = flags.contains(.uniqueOnConflictReplace)
         skipZero = flags.contains(.indexPartialSkipZero) || property.type == .relation

@@ -59,6 +59,7 @@ package enum RecordCheck {
     static func verifyIndex(_ property: PropertySchema, of owners: [EntitySchema], embedded: Bool, in txn: ReadTransaction) throws -> Int {
         let index = property.index!
         if index.kind == .fullText { return try verifyFullTextIndex(property, of: owners[0], in: txn) }
+        if index.kind == .hnsw { return try verifyVectorIndex(property, of: owners[0], in: txn) }
         var expected: [[UInt8]] = []
         for schema in owners {
             guard let tree = try txn.tree(schema.treeName) else { continue }
@@ -144,6 +145,31 @@ package enum RecordCheck {
             throw mismatch("the statistics count \(storedStats.documents) objects with \(storedStats.words) words; the texts have \(expectedStats.documents) with \(expectedStats.words)")
         }
         return postings
+    }
+
+    /// Loads an HNSW index's graph (every node decoding, every neighbour there, degrees within
+    /// bounds, the entry point on the top level) and checks that its nodes are exactly the objects
+    /// with a vector; returns the number of nodes.
+    static func verifyVectorIndex(_ property: PropertySchema, of schema: EntitySchema, in txn: ReadTransaction) throws -> Int {
+        let index = property.index!
+        let graph = try VectorIndex.load(index, property: property, schema: schema, in: txn)
+        try graph.verify()
+        var withVectors = 0
+        if let tree = try txn.tree(schema.treeName) {
+            try txn.cursor(tree).scan { key, value in
+                let id = try StorageLayout.objectId(key)
+                guard try VectorIndex.vector(of: property, in: RecordReader(value)) != nil else { return true }
+                withVectors += 1
+                guard graph.contains(id) else {
+                    throw CellarError.fileCorrupt("the HNSW index of \(property.qualifiedName) (tree \(index.treeName)) has no node for object \(id), which has a vector")
+                }
+                return true
+            }
+        }
+        guard withVectors == graph.count else {
+            throw CellarError.fileCorrupt("the HNSW index of \(property.qualifiedName) (tree \(index.treeName)) has \(graph.count) nodes for \(withVectors) objects with a vector")
+        }
+        return graph.count
     }
 
     /// Checks that both trees of a standalone relation hold the same links; returns their number.

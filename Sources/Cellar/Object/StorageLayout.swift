@@ -73,6 +73,8 @@ final class EntitySchema: Sendable {
     let properties: [UInt32: PropertySchema]
     /// The properties with an index, in ID order.
     let indexed: [PropertySchema]
+    /// The `[Float]` properties with an HNSW index.
+    let vectorProperties: [PropertySchema]
     /// Where their values are in a record (see `RecordReader.sameValues`).
     let indexedFields: [IndexedField]
     /// Every index is on a number and none is unique: a new object's index keys are made from
@@ -113,6 +115,7 @@ final class EntitySchema: Sendable {
         self.properties = properties
         indexed = properties.values.filter { $0.index != nil }.sorted { $0.id < $1.id }
         indexedFields = indexed.map(IndexedField.init)
+        vectorProperties = indexed.filter { $0.index?.kind == .hnsw }
         self.embeddedIndexes = embeddedIndexes
         fixedIndexKeys = embeddedIndexes == nil && indexedFields.allSatisfy(\.hasFixedKey)
         hasIndexes = !indexed.isEmpty || embeddedIndexes != nil

@@ -33,6 +33,10 @@ final class TransactionContext {
     /// What this transaction changed in full-text indexes, by index ID: written word by word at
     /// commit (`prepareCommit`), or before the transaction reads the index.
     var fullTextPending: [UInt32: FullTextPending] = [:]
+    /// What this transaction changed in HNSW indexes, by index ID (applied at commit, or before
+    /// it searches the index), and the indexes whose in-memory graph it changed.
+    var vectorPending: [UInt32: VectorPending] = [:]
+    var vectorTouched: Set<UInt32> = []
 
     private init(store: Store, read: ReadTransaction?, write: WriteTransaction?) {
         self.store = store
@@ -226,6 +230,7 @@ final class TransactionContext {
     func prepareCommit() throws {
         guard let write else { return }
         try flushAllFullText()
+        try flushAllVectors()
         for index in 0..<store.entityCount {
             guard let sequence = slots[index].sequence, sequence.floorChanged else { continue }
             let meta = try write.tree(StorageLayout.metaTree, create: true)!
@@ -251,6 +256,7 @@ final class TransactionContext {
 
     /// After a rollback: the ids puts wrote into objects are set back to 0.
     func undo() {
+        undoVectors()
         for undo in undoIds.reversed() { undo() }
         undoIds = []
     }

@@ -14,6 +14,9 @@ indirect enum CompiledCondition {
     case fullText(FullTextLeaf)
     /// A GeoPoint within a shape (`isWithin`).
     case geo(GeoLeaf)
+    /// The nearest neighbours of a vector (`nearestNeighbors`): decided by the search that
+    /// `CompiledQuery` runs first, so true for every object the search hands on.
+    case vector(VectorLeaf)
     case all([CompiledCondition])
     case any([CompiledCondition])
     /// The object's to-one `property` points into the link's set of target ids.
@@ -35,6 +38,8 @@ indirect enum CompiledCondition {
             return try leaf.evaluate(record.value(of: leaf.property, id: id))
         case .geo(let leaf):
             return try leaf.evaluate(record.value(of: leaf.property, id: id))
+        case .vector:
+            return true
         case .all(let conditions):
             for condition in conditions where try !condition.evaluate(record, id: id, links: links, context: context) { return false }
             return true

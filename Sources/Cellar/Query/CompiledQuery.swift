@@ -9,11 +9,15 @@ struct CompiledQuery {
     /// Queries on related entities whose matching ids link conditions test against.
     let links: [CompiledQuery]
     let orders: [CompiledOrder]
+    /// The `nearestNeighbors` condition, when the query has one (at its top, alone or joined by
+    /// `&&`): its search runs first, `condition` filtering the objects it visits.
+    var vector: VectorLeaf? = nil
 
     // MARK: Matching
 
     /// The ids of the matching objects, in id order.
     func matchingIds(_ context: TransactionContext) throws -> [Id] {
+        if vector != nil { return try nearest(context).map(\.id) }
         if plan.exact, let ids = try idsFromSource(context) { return ids }
         var ids: [Id] = []
         try forEachMatch(context) { id, _ in ids.append(id); return true }
@@ -22,6 +26,7 @@ struct CompiledQuery {
 
     /// The number of matching objects.
     func count(_ context: TransactionContext) throws -> Int {
+        if vector != nil { return try nearest(context).count }
         if plan.exact {
             switch plan.source {
             case .scan: return try context.count(schema)
@@ -40,12 +45,17 @@ struct CompiledQuery {
 
     /// Whether every object of the entity matches (no condition, no link): a scan of its tree
     /// answers the query.
-    var matchesEveryObject: Bool { condition == nil && links.isEmpty }
+    var matchesEveryObject: Bool { condition == nil && links.isEmpty && vector == nil }
 
     /// Visits the matching objects (id and record) in id order until `body` returns false. Each
     /// record is valid during its call, or, when `stable`, until the transaction ends (a
     /// compressed one is then decoded into the transaction's memory).
     func forEachMatch(_ context: TransactionContext, stable: Bool = false, _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
+        if vector != nil {
+            // The nearest first.
+            try context.forEachRecord(schema, ids: try nearest(context).map(\.id), stable: stable, body)
+            return
+        }
         if matchesEveryObject {
             guard let cursor = try context.cursor(schema) else { return }
             try cursor.scan(stableValues: stable) { key, record in try body(try StorageLayout.objectId(key), record) }

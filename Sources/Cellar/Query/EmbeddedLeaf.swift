@@ -147,6 +147,7 @@ extension CompiledCondition {
         case .flex(let leaf): return try leaf.evaluate(nil)
         case .fullText(let leaf): return try leaf.evaluate(nil)
         case .geo(let leaf): return try leaf.evaluate(nil)
+        case .vector: return false
         case .embedded(let leaf):
             switch leaf.mode {
             case .count(let count): return try count.evaluate(.integer(0))

@@ -53,7 +53,7 @@ struct FlexLeaf {
         case .between: 2
         case .isIn, .isNotIn: nil
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .startsWith, .endsWith, .contains, .hasType, .containsKey: 1
-        case .containsAny, .containsAll, .isEmpty, .matches, .isWithin:
+        case .containsAny, .containsAll, .isEmpty, .matches, .isWithin, .nearestNeighbors:
             throw refuse("\(operation.rawValue) is for \(operation == .matches ? "String" : operation == .isWithin ? "GeoPoint" : "list and set") properties; a FlexValue is queried by path (payload[\"key\"]), with comparisons, isIn, startsWith, endsWith, contains, containsKey, hasType, isNil and isNotNil")
         }
         if let expected, condition.values.count != expected {

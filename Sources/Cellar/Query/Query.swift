@@ -228,6 +228,12 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
         update(.property(property.id, property.name, property.via)) { $0.values = values.map(\.queryValue) }
     }
 
+    /// Sets the query vector of the `nearestNeighbors` condition on `property`: a new search
+    /// without building the query again.
+    public func setParameter(_ property: Property<E>, to vector: [Float]) {
+        update(.property(property.id, property.name, property.via)) { $0.vector = vector }
+    }
+
     /// Sets the value of the condition named `alias`.
     public func setParameter<V: QueryValueConvertible>(_ alias: String, to value: V) {
         update(.alias(alias)) { $0.values = [value.queryValue] }

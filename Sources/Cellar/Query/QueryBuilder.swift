@@ -192,8 +192,12 @@ public struct QueryBuilder<E: EntityInspectable> {
             }
             return CompiledOrder(property: property, flags: flags, path: path.steps.isEmpty ? nil : path)
         }
-        return CompiledQuery(schema: schema, condition: compiled, plan: QueryPlan.plan(compiled, linked: !links.isEmpty, owner: schema),
-                             links: compiledLinks, orders: orders)
+        // A nearest-neighbour search runs first; the rest of the condition filters what it visits.
+        let (vector, rest) = try VectorLeaf.split(compiled)
+        var query = CompiledQuery(schema: schema, condition: rest, plan: QueryPlan.plan(rest, linked: !links.isEmpty, owner: schema),
+                                  links: compiledLinks, orders: orders)
+        query.vector = vector
+        return query
     }
 
     static func compile(_ node: QueryCondition<E>.Node, schema: EntitySchema, store: Store) throws -> CompiledCondition {
@@ -211,6 +215,7 @@ public struct QueryBuilder<E: EntityInspectable> {
             if property.kind.isEmbedded { return try compileOnEmbedded(condition, property: property, schema: schema, store: store) }
             if condition.operation == .matches { return .fullText(try FullTextLeaf(condition, property: property)) }
             if condition.operation == .isWithin { return .geo(try GeoLeaf(condition, property: property)) }
+            if condition.operation == .nearestNeighbors { return .vector(try VectorLeaf(condition, property: property)) }
             if case .flex = property.kind { return .flex(try FlexLeaf(condition, property: property)) }
             let onCollection = property.collection != nil && ![.isNil, .isNotNil].contains(condition.operation)
             if onCollection || condition.subject != .value || [.containsAny, .containsAll, .isEmpty, .containsKey, .hasType].contains(condition.operation) {

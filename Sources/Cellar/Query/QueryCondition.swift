@@ -88,6 +88,7 @@ struct PropertyCondition: Sendable {
         case hasType = "hasType"
         case matches = "matches"
         case isWithin = "isWithin"
+        case nearestNeighbors = "nearestNeighbors"
     }
 
     /// What of the property the condition is on.
@@ -113,6 +114,8 @@ struct PropertyCondition: Sendable {
     var subject: Subject = .value
     /// The shape of an `isWithin` condition.
     var shape: (any GeoShape)?
+    /// The query vector of a `nearestNeighbors` condition.
+    var vector: [Float]?
     /// Why the condition cannot be built (reported by `build()`).
     var invalid: String?
 

@@ -178,7 +178,7 @@ struct QueryPlan {
             case .value: IndexKey.appendEscaped(raw, terminated: whole, to: &key)
             case .hash32: IndexKey.appendBigEndian32(IndexKey.hash32(raw), to: &key)
             case .hash64: IndexKey.appendBigEndian(IndexKey.hash64(raw), to: &key)
-            case .fullText, .geo: break   // not asked: these serve `matches` and `isWithin` only
+            case .fullText, .geo, .hnsw: break   // not asked: these serve `matches`, `isWithin`, `nearestNeighbors` only
             }
         }
         return .prefix(key)

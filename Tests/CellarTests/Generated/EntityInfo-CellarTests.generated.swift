@@ -738,6 +738,96 @@ extension Place {
     static let rating = Cellar.Property<Place>(name: "rating", id: 5, type: Cellar.PropertyType(rawValue: 6))
 }
 
+// MARK: - Passage
+
+extension Passage: Cellar.EntityInspectable {
+    static let entityBinding = PassageCellarBinding()
+}
+
+/// Stores and reads `Passage` objects (entity Passage, 18:5329201370918379998).
+struct PassageCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Passage
+
+    init() {}
+
+    var entityName: String { "Passage" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 18, uid: 5329201370918379998) }
+    var slotCount: Int { 4 }
+
+    func id(of entity: Passage) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Passage) { entity.id = id }
+
+    func write(_ entity: Passage, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.title, slot: 1)
+        try record.add(entity.embedding, slot: 2)
+        record.add(entity.group, slot: 3)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Passage {
+        let entity = Passage()
+        entity.id = id
+        entity.title = try record.string(slot: 1) ?? ""
+        entity.embedding = try record.list(Float.self, slot: 2) ?? []
+        entity.group = try record.read(Int.self, slot: 3) ?? 0
+        return entity
+    }
+}
+
+extension Passage {
+    /// `id` in queries: property "id" (1:8252226588897845968), Long.
+    static let id = Cellar.Property<Passage>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `title` in queries: property "title" (2:1483870060738015142), String.
+    static let title = Cellar.Property<Passage>(name: "title", id: 2, type: Cellar.PropertyType(rawValue: 9))
+    /// `embedding` in queries: property "embedding" (3:557580396221874104), FloatVector.
+    static let embedding = Cellar.Property<Passage>(name: "embedding", id: 3, type: Cellar.PropertyType(rawValue: 28))
+    /// `group` in queries: property "group" (4:6934002620216392906), Long.
+    static let group = Cellar.Property<Passage>(name: "group", id: 4, type: Cellar.PropertyType(rawValue: 6))
+}
+
+// MARK: - City
+
+extension City: Cellar.EntityInspectable {
+    static let entityBinding = CityCellarBinding()
+}
+
+/// Stores and reads `City` objects (entity City, 19:1402030184470968220).
+struct CityCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = City
+
+    init() {}
+
+    var entityName: String { "City" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 19, uid: 1402030184470968220) }
+    var slotCount: Int { 3 }
+
+    func id(of entity: City) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout City) { entity.id = id }
+
+    func write(_ entity: City, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.name, slot: 1)
+        try record.add(entity.location, slot: 2)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> City {
+        let entity = City()
+        entity.id = id
+        entity.name = try record.string(slot: 1) ?? ""
+        entity.location = try record.list(Float.self, slot: 2)
+        return entity
+    }
+}
+
+extension City {
+    /// `id` in queries: property "id" (1:85500946926754219), Long.
+    static let id = Cellar.Property<City>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `name` in queries: property "name" (2:7361784417948889243), String.
+    static let name = Cellar.Property<City>(name: "name", id: 2, type: Cellar.PropertyType(rawValue: 9))
+    /// `location` in queries: property "location" (3:8638777960458754364), FloatVector.
+    static let location = Cellar.Property<City>(name: "location", id: 3, type: Cellar.PropertyType(rawValue: 28))
+}
+
 // MARK: - Contact
 
 extension Contact: Cellar.EntityInspectable {
@@ -1290,8 +1380,23 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "entrance", id: Cellar.IdUid(id: 4, uid: 1436422143990148855), type: Cellar.PropertyType(rawValue: 102)),
                     Cellar.ModelProperty(name: "rating", id: Cellar.IdUid(id: 5, uid: 6502252646274832654), type: Cellar.PropertyType(rawValue: 6), defaultValue: .integer(0)),
                 ]),
+            Cellar.ModelEntity(
+                name: "Passage", id: Cellar.IdUid(id: 18, uid: 5329201370918379998), lastPropertyId: Cellar.IdUid(id: 4, uid: 6934002620216392906),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 8252226588897845968), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 1483870060738015142), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "embedding", id: Cellar.IdUid(id: 3, uid: 557580396221874104), type: Cellar.PropertyType(rawValue: 28), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 18, uid: 7357487095325287507), hnswParams: Cellar.JSONValue.object([Cellar.JSONMember("dimensions", Cellar.JSONValue.number("8")), Cellar.JSONMember("distanceType", Cellar.JSONValue.string("cosine"))])),
+                    Cellar.ModelProperty(name: "group", id: Cellar.IdUid(id: 4, uid: 6934002620216392906), type: Cellar.PropertyType(rawValue: 6), defaultValue: .integer(0)),
+                ]),
+            Cellar.ModelEntity(
+                name: "City", id: Cellar.IdUid(id: 19, uid: 1402030184470968220), lastPropertyId: Cellar.IdUid(id: 3, uid: 8638777960458754364),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 85500946926754219), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 7361784417948889243), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "location", id: Cellar.IdUid(id: 3, uid: 8638777960458754364), type: Cellar.PropertyType(rawValue: 28), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 19, uid: 1663239225398285237), hnswParams: Cellar.JSONValue.object([Cellar.JSONMember("dimensions", Cellar.JSONValue.number("2")), Cellar.JSONMember("distanceType", Cellar.JSONValue.string("geo")), Cellar.JSONMember("neighborsPerNode", Cellar.JSONValue.number("8"))])),
+                ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 17, uid: 7222119919821910979), lastIndexId: Cellar.IdUid(id: 17, uid: 6183561717562970182),
+        lastEntityId: Cellar.IdUid(id: 19, uid: 1402030184470968220), lastIndexId: Cellar.IdUid(id: 19, uid: 1663239225398285237),
         lastRelationId: Cellar.IdUid(id: 2, uid: 6119699722470939340), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])

@@ -264,6 +264,39 @@ final class Place: Entity {
     }
 }
 
+/// Vector search (VectorSearchTests): an embedding with an HNSW index (cosine, 8 dimensions) and
+/// a group to filter by.
+final class Passage: Entity {
+    var id: Id = 0
+    var title: String = ""
+    // cellar: hnsw = { "dimensions": 8, "distanceType": "cosine" }
+    var embedding: [Float] = []
+    var group: Int = 0
+
+    required init() {}
+
+    init(_ title: String, _ embedding: [Float], group: Int = 0) {
+        self.title = title
+        self.embedding = embedding
+        self.group = group
+    }
+}
+
+/// ObjectBox's spelling of an HNSW index, on an optional vector: cities by location.
+final class City: Entity {
+    var id: Id = 0
+    var name: String = ""
+    // objectbox: hnswIndex: {"dimensions": 2, "distanceType": "geo", "neighborsPerNode": 8}
+    var location: [Float]?
+
+    required init() {}
+
+    init(_ name: String, _ latitude: Float, _ longitude: Float) {
+        self.name = name
+        location = [latitude, longitude]
+    }
+}
+
 // Projections: read-only views of some fields (ProjectionTests). Not in the model.
 
 /// The headline (model name "headline") under its Swift name, an enum read under another name,

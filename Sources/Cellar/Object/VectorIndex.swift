@@ -1,0 +1,147 @@
+import CellarStorage
+import Foundation
+
+/// HNSW vector indexes (`// cellar: hnsw = {…}` on a `[Float]` property): the graph in the
+/// index's tree, and in memory.
+///
+/// **In the tree** (`i<index ID>`), written in the object's own write transaction:
+/// - a **node** per indexed object: key = the object id (8 bytes, big-endian), value = the node's
+///   level and its neighbours per level (`HNSWGraph.encodeNode`). The vector is not repeated: it
+///   is in the object's record;
+/// - the **entry point** under the key `[0]` (one byte, so never a node's key): its id, 8 bytes
+///   big-endian; absent when the graph is empty.
+///
+/// **In memory** (`VectorIndexes`): the graph with every vector (`HNSWGraph`), loaded from the
+/// tree and the records the first time a query or a commit needs it, then kept up to date by each
+/// commit. A search reads the graph under a shared lock; a commit changes it under an exclusive
+/// one, just before the commit is written, and writes the nodes it changed into the tree.
+enum VectorIndex {
+    static let entryPointKey: [UInt8] = [0]
+
+    static func nodeKey(_ id: Id) -> [UInt8] { QueryPlan.bigEndian(id) }
+
+    /// The vector of `property` in `record` (nil: absent or empty).
+    static func vector(of property: PropertySchema, in record: RecordReader) throws -> [Float]? {
+        guard let vector = try record.list(Float.self, slot: property.slot), !vector.isEmpty else { return nil }
+        return vector
+    }
+
+    /// Throws `illegalArgument` unless `vector` can be indexed with `parameters`: the right number
+    /// of components, every one finite. `what` names the property (or the query).
+    static func check(_ vector: [Float], _ parameters: HNSWParameters, what: String) throws {
+        guard vector.count == parameters.dimensions else {
+            throw CellarError.illegalArgument("\(what) has \(vector.count) dimensions; its HNSW index expects \(parameters.dimensions)")
+        }
+        if let bad = vector.firstIndex(where: { !$0.isFinite }) {
+            throw CellarError.illegalArgument("\(what) has \(vector[bad]) at component \(bad); a vector's components are finite numbers")
+        }
+    }
+
+    /// Loads the graph of `index` on `property` of `schema` from a transaction's view: the nodes
+    /// and entry point from the index's tree, the vectors from the records.
+    static func load(_ index: IndexSchema, property: PropertySchema, schema: EntitySchema, in txn: ReadTransaction) throws -> HNSWGraph {
+        let parameters = index.hnsw!
+        var nodes: [HNSWStoredNode] = []
+        var entryPoint: Id?
+        guard let tree = try txn.tree(index.treeName) else { return HNSWGraph(parameters: parameters) }
+        let records = try txn.tree(schema.treeName)
+        try txn.cursor(tree).scan { key, value in
+            if key.elementsEqual(entryPointKey) {
+                guard value.count == 8 else { throw corrupt(index, "an entry point of \(value.count) bytes") }
+                entryPoint = Id(bigEndian: value.loadUnaligned(as: UInt64.self))
+                return true
+            }
+            guard key.count == 8 else { throw corrupt(index, "a key of \(key.count) bytes") }
+            let id = Id(bigEndian: key.loadUnaligned(as: UInt64.self))
+            let (level, neighbors) = try HNSWGraph.decodeNode(Array(value), neighborsPerNode: parameters.neighborsPerNode)
+            guard let records, let vector = try StorageLayout.withObjectKey(id, { key in
+                try txn.get(records, key: key).map { try Self.vector(of: property, in: RecordReader($0)) } ?? nil
+            }) else {
+                throw corrupt(index, "a node for object \(id), which has no vector")
+            }
+            nodes.append(HNSWStoredNode(id: id, level: level, neighbors: neighbors, vector: vector))
+            return true
+        }
+        return try HNSWGraph(parameters: parameters, nodes: nodes, entryPoint: entryPoint)
+    }
+
+    static func corrupt(_ index: IndexSchema, _ what: String) -> CellarError {
+        CellarError.fileCorrupt("the HNSW index \(index.id) (tree \(index.treeName)) has \(what)")
+    }
+
+    /// Writes what `changes` says changed in `graph` into the index's tree.
+    static func write(_ changes: HNSWChanges, of graph: HNSWGraph, to tree: Tree, in write: WriteTransaction) throws {
+        for id in changes.removed.sorted() { _ = try write.delete(tree, key: nodeKey(id)) }
+        for id in changes.written.sorted() {
+            guard let node = graph.encodeNode(id) else { continue }
+            try write.put(tree, key: nodeKey(id), value: node)
+        }
+        if changes.entryPointChanged || !changes.written.isEmpty || !changes.removed.isEmpty {
+            if let entry = graph.entryPoint {
+                try write.put(tree, key: entryPointKey, value: nodeKey(entry))
+            } else {
+                _ = try write.delete(tree, key: entryPointKey)
+            }
+        }
+    }
+}
+
+/// The in-memory graphs of a store's HNSW indexes, by index ID, each with the commit it reflects.
+final class VectorIndexes: @unchecked Sendable {
+    final class Entry: @unchecked Sendable {
+        let graph: HNSWGraph
+        /// The transaction id of the commit the graph reflects.
+        var version: UInt64
+        /// Many searches, or one commit changing the graph.
+        private var lock = pthread_rwlock_t()
+
+        init(graph: HNSWGraph, version: UInt64) {
+            self.graph = graph
+            self.version = version
+            pthread_rwlock_init(&lock, nil)
+        }
+
+        deinit { pthread_rwlock_destroy(&lock) }
+
+        func reading<R>(_ body: (HNSWGraph) throws -> R) rethrows -> R {
+            pthread_rwlock_rdlock(&lock)
+            defer { pthread_rwlock_unlock(&lock) }
+            return try body(graph)
+        }
+
+        func writing<R>(_ body: (HNSWGraph) throws -> R) rethrows -> R {
+            pthread_rwlock_wrlock(&lock)
+            defer { pthread_rwlock_unlock(&lock) }
+            return try body(graph)
+        }
+    }
+
+    private let lock = NSLock()
+    private var entries: [UInt32: Entry] = [:]
+
+    /// The graph of `index` for a reader of the snapshot of commit `version` (`view` loads it
+    /// when there is none as recent). A graph newer than the reader's snapshot is used as it is:
+    /// the reader then checks that each object found is in its snapshot.
+    func entry(_ index: IndexSchema, version: UInt64, load: () throws -> HNSWGraph) throws -> Entry {
+        if let entry = lock.withLock({ entries[index.id] }), entry.version >= version { return entry }
+        let entry = Entry(graph: try load(), version: version)
+        lock.withLock {
+            if let current = entries[index.id], current.version >= version { return }
+            entries[index.id] = entry
+        }
+        return lock.withLock { entries[index.id]! }
+    }
+
+    /// Forgets the graph of `index` (its tree was dropped, or a transaction that changed it did
+    /// not commit): the next use loads it again.
+    func invalidate(_ indexId: UInt32) {
+        lock.withLock { entries[indexId] = nil }
+    }
+
+    /// Notes that the graphs `committed` now reflect commit `version`.
+    func committed(_ indexIds: [UInt32], version: UInt64) {
+        lock.withLock {
+            for id in indexIds { entries[id]?.version = version }
+        }
+    }
+}

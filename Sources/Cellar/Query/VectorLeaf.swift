@@ -1,0 +1,118 @@
+import CellarStorage
+
+/// A nearest-neighbour condition (`Doc.embedding.nearestNeighbors(to: v, maxCount: 10)`), checked
+/// against the store's model: the property is a `[Float]` with an HNSW index, the query vector has
+/// its dimensions and finite components, and `maxCount` is positive.
+struct VectorLeaf {
+    let property: PropertySchema
+    let index: IndexSchema
+    let vector: [Float]
+    let maxCount: Int
+
+    init(_ condition: PropertyCondition, property: PropertySchema) throws {
+        let what = "query condition \(property.qualifiedName) nearestNeighbors"
+        guard condition.subject == .value, property.type == .floatVector else {
+            throw CellarError.illegalArgument("\(what): nearest neighbours are searched among [Float] vectors; \(property.name) is a \(property.type)")
+        }
+        guard let index = property.index, index.kind == .hnsw, let parameters = index.hnsw else {
+            throw CellarError.illegalArgument("\(what): the property has no HNSW index; add `// cellar: hnsw = { \"dimensions\": … }` to it")
+        }
+        guard let vector = condition.vector, !vector.isEmpty else {
+            throw CellarError.illegalArgument("\(what): the query vector is empty; it needs \(parameters.dimensions) dimensions")
+        }
+        guard condition.values.count == 1, case .integer(let count) = condition.values[0], count >= 1, count <= Int64(Int32.max) else {
+            throw CellarError.illegalArgument("\(what): maxCount must be a positive number, got \(condition.values.map(\.description).joined(separator: ", "))")
+        }
+        try VectorIndex.check(vector, parameters, what: "the query vector of \(what)")
+        self.property = property
+        self.index = index
+        self.vector = vector
+        maxCount = Int(count)
+    }
+
+    /// The query's nearest-neighbour condition and the rest of it: the condition itself, or one
+    /// of the conditions joined by `&&` at its top. Anywhere else (under `||`, in a link, twice)
+    /// it is refused.
+    static func split(_ condition: CompiledCondition?) throws -> (VectorLeaf?, CompiledCondition?) {
+        guard let condition else { return (nil, nil) }
+        switch condition {
+        case .vector(let leaf):
+            return (leaf, nil)
+        case .all(let parts):
+            let leaves = parts.compactMap { if case .vector(let leaf) = $0 { leaf } else { nil } }
+            let rest = parts.filter { if case .vector = $0 { false } else { true } }
+            guard leaves.count <= 1, !rest.contains(where: \.hasVector) else { throw misplaced() }
+            if leaves.isEmpty { return (nil, condition) }
+            return (leaves[0], rest.count == 1 ? rest[0] : .all(rest))
+        default:
+            if condition.hasVector { throw misplaced() }
+            return (nil, condition)
+        }
+    }
+
+    static func misplaced() -> CellarError {
+        CellarError.illegalArgument("nearestNeighbors is a query's search: write it alone or joined with `&&` to the other conditions (which then filter the objects it finds), once per query, not under `||`")
+    }
+}
+
+extension CompiledCondition {
+    /// Whether a nearest-neighbour condition is in it.
+    var hasVector: Bool {
+        switch self {
+        case .vector: true
+        case .all(let parts), .any(let parts): parts.contains { $0.hasVector }
+        default: false
+        }
+    }
+}
+
+extension CompiledQuery {
+    /// The objects the nearest-neighbour search finds, nearest first, with their distances: at
+    /// most `maxCount`, each meeting the rest of the condition (checked while the graph is
+    /// searched, so that a selective condition still gives `maxCount` objects when there are
+    /// that many).
+    func nearest(_ context: TransactionContext) throws -> [(id: Id, distance: Float)] {
+        let leaf = vector!
+        let entry = try context.vectorGraph(leaf.index, property: leaf.property, schema: schema)
+        let linkSets = try links.map { Set(try $0.matchingIds(context)) }
+        // A graph newer than a reader's snapshot may hold objects the snapshot does not: each
+        // one found is looked up then (a condition reads its record anyway).
+        let snapshotMatches = context.write != nil || context.read!.transactionId == entry.version
+        var failure: (any Error)?
+        let filter: ((UInt64) -> Bool)? = condition == nil && links.isEmpty && snapshotMatches ? nil : { id in
+            guard failure == nil else { return false }
+            do {
+                return try context.withRecord(schema, id) { record in
+                    guard let record else { return false }
+                    guard let condition = self.condition else { return true }
+                    return try condition.evaluate(RecordReader(record), id: id, links: linkSets, context: context)
+                }
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        let found = try entry.reading { graph in try graph.search(query: leaf.vector, k: leaf.maxCount, filter: filter) }
+        if let failure { throw failure }
+        return found.map { (Id($0.id), $0.distance) }
+    }
+}
+
+extension Property {
+    /// The `maxCount` objects whose `[Float]` property is nearest to `vector`, by the distance
+    /// of the property's HNSW index (`// cellar: hnsw = { "dimensions": …, "distanceType": … }`).
+    /// Alone, or joined with `&&` to other conditions, which then filter the objects while the
+    /// graph is searched (a selective filter still returns `maxCount` objects when there are
+    /// that many). Results come nearest first; ``Query/findWithScores()`` gives the distances.
+    ///
+    /// A vector of other dimensions than the index's, an empty one, one with NaN or infinite
+    /// components, or a `maxCount` below 1 makes the query throw
+    /// ``CellarError/Code/illegalArgument`` when it is built. The search is approximate (HNSW):
+    /// see `docs/vector-search.md` for accuracy and cost.
+    public func nearestNeighbors(to vector: [Float], maxCount: Int) -> QueryCondition<E> {
+        var condition = PropertyCondition(ref, .nearestNeighbors, [.integer(Int64(maxCount))])
+        condition.via = via
+        condition.vector = vector
+        return QueryCondition(.property(condition))
+    }
+}

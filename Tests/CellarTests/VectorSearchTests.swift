@@ -1,0 +1,211 @@
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
+import CellarTestSupport
+import Foundation
+import Testing
+
+/// Vector search through the generated `Passage` (cosine, 8 dimensions) and `City` (ObjectBox's
+/// annotation spelling, geo distance) bindings: recall against brute force on clustered data,
+/// filtered search, scores, upkeep through updates, removals and rollbacks (checked by
+/// `RecordCheck`), the index built at open and dropped, and refused input.
+@Suite struct VectorSearchTests {
+    /// `cellarModel()` without Passage's HNSW index.
+    static func unindexedModel() -> Cellar.Model {
+        var model = cellarModel()
+        let at = model.entities.firstIndex { $0.name == "Passage" }!
+        for i in model.entities[at].properties.indices {
+            model.entities[at].properties[i].flags.subtract([.indexed])
+            model.entities[at].properties[i].indexId = nil
+            model.entities[at].properties[i].hnswParams = nil
+        }
+        return model
+    }
+
+    /// Clustered unit vectors: 20 centres, each point a centre plus noise, normalized.
+    static func clustered(_ count: Int, seed: UInt64) -> [[Float]] {
+        var random = SplitMix64(seed: seed)
+        func gaussian() -> Float {
+            let u = Double(random.next() >> 11) / Double(1 << 53) + 1e-12, v = Double(random.next() >> 11) / Double(1 << 53)
+            return Float(sqrt(-2 * log(u)) * cos(2 * .pi * v))
+        }
+        let centres = (0..<20).map { _ in (0..<8).map { _ in gaussian() } }
+        return (0..<count).map { _ in
+            let centre = centres[Int(random.next() % 20)]
+            let point = centre.map { $0 + 0.5 * gaussian() }
+            let norm = sqrt(point.reduce(0) { $0 + $1 * $1 })
+            return point.map { $0 / norm }
+        }
+    }
+
+    static func cosineDistance(_ a: [Float], _ b: [Float]) -> Float {
+        var (dot, na, nb): (Float, Float, Float) = (0, 0, 0)
+        for i in a.indices { dot += a[i] * b[i]; na += a[i] * a[i]; nb += b[i] * b[i] }
+        return 1 - dot / (na.squareRoot() * nb.squareRoot())
+    }
+
+    /// The `k` nearest ids by brute force among `objects`.
+    static func exact(_ query: [Float], _ objects: [Id: Passage], k: Int, where keep: (Passage) -> Bool = { _ in true }) -> [Id] {
+        objects.filter { keep($0.value) }.map { ($0.key, cosineDistance(query, $0.value.embedding)) }
+            .sorted { ($0.1, $0.0) < ($1.1, $1.0) }.prefix(k).map(\.0)
+    }
+
+    static func recall(_ found: [Id], _ expected: [Id]) -> Double {
+        expected.isEmpty ? 1 : Double(Set(found).intersection(expected).count) / Double(expected.count)
+    }
+
+    @Test func nearestNeighborsMatchBruteForceAndFollowUpdatesAndRemovals() throws {
+        let store = try Store(directoryPath: "memory:vector-recall", model: cellarModel())
+        let box = store.box(for: Passage.self)
+        var objects: [Id: Passage] = [:]
+        let vectors = Self.clustered(2_000, seed: 7)
+        try store.runInTransaction {
+            for (k, vector) in vectors.enumerated() {
+                let passage = Passage("p\(k)", vector, group: k % 10)
+                objects[try box.put(passage).value] = passage
+            }
+        }
+        let queries = Self.clustered(50, seed: 99)
+        func measure(_ step: String) throws {
+            var total = 0.0
+            for vector in queries {
+                let query = try box.query { Passage.embedding.nearestNeighbors(to: vector, maxCount: 10) }.build()
+                let found = try query.findIds().map(\.value)
+                total += Self.recall(found, Self.exact(vector, objects, k: 10))
+                // Nearest first, with the index's distances.
+                let scored = try query.findIdsWithScores()
+                #expect(scored.map(\.id.value) == found, "\(step)")
+                #expect(scored.map(\.score) == scored.map(\.score).sorted(), "\(step)")
+                for hit in scored { #expect(abs(hit.score - Double(Self.cosineDistance(vector, objects[hit.id.value]!.embedding))) < 1e-4) }
+            }
+            #expect(total / Double(queries.count) >= 0.95, "\(step): recall@10 \(total / Double(queries.count))")
+            #expect(try RecordCheck.verify(store.engine).objects == objects.count, "\(step)")
+        }
+        try measure("after the puts")
+        // A third updated, a third removed.
+        var random = SplitMix64(seed: 1)
+        let ids = objects.keys.sorted()
+        let fresh = Self.clustered(ids.count, seed: 3)
+        try store.runInTransaction {
+            for (k, id) in ids.enumerated() where k % 3 != 0 {
+                if random.next() % 2 == 0 {
+                    objects[id]!.embedding = fresh[k]
+                    try box.put(objects[id]!)
+                } else {
+                    #expect(try box.remove(id))
+                    objects[id] = nil
+                }
+            }
+        }
+        try measure("after updating and removing a third")
+    }
+
+    @Test func aFilterAppliesDuringTheSearch() throws {
+        let store = try Store(directoryPath: "memory:vector-filter", model: cellarModel())
+        let box = store.box(for: Passage.self)
+        var objects: [Id: Passage] = [:]
+        for (k, vector) in Self.clustered(1_500, seed: 11).enumerated() {
+            let passage = Passage("p\(k)", vector, group: k % 50)
+            objects[try box.put(passage).value] = passage
+        }
+        var total = 0.0
+        let queries = Self.clustered(20, seed: 12)
+        for vector in queries {
+            // One group in fifty: 30 objects, of which the 10 nearest.
+            let found = try box.query { Passage.embedding.nearestNeighbors(to: vector, maxCount: 10) && Passage.group == 7 }.build().find()
+            #expect(found.count == 10)
+            #expect(found.allSatisfy { $0.group == 7 })
+            total += Self.recall(found.map(\.id), Self.exact(vector, objects, k: 10) { $0.group == 7 })
+        }
+        #expect(total / Double(queries.count) >= 0.95)
+    }
+
+    @Test func scoresParametersAndTransactions() throws {
+        let store = try Store(directoryPath: "memory:vector-scores", model: cellarModel())
+        let box = store.box(for: Passage.self)
+        let axis = (0..<8).map { i in (0..<8).map { Float($0 == i ? 1 : 0) } }
+        for (k, vector) in axis.enumerated() { try box.put(Passage("axis\(k)", vector)) }
+        let query = try box.query { Passage.embedding.nearestNeighbors(to: axis[2], maxCount: 1) }.build()
+        let best = try query.findWithScores()
+        #expect(best.map(\.object.title) == ["axis2"] && abs(best[0].score) < 1e-6)
+        query.setParameter(Passage.embedding, to: axis[5])
+        #expect(try query.find().map(\.title) == ["axis5"])
+        // Inside a transaction its own puts are searched; after a rollback they are gone.
+        let near5: [Float] = [0, 0, 0, 0, 0, 1, 0.01, 0]
+        #expect(throws: CellarError.self) {
+            try store.runInTransaction {
+                try box.put(Passage("close", near5))
+                #expect(try box.query { Passage.embedding.nearestNeighbors(to: near5, maxCount: 1) }.build().find().map(\.title) == ["close"])
+                throw CellarError.illegalArgument("roll back")
+            }
+        }
+        #expect(try box.query { Passage.embedding.nearestNeighbors(to: near5, maxCount: 1) }.build().find().map(\.title) == ["axis5"])
+        #expect(try RecordCheck.verify(store.engine).indexEntries == 8)
+        // An object without a vector is not in the index.
+        try box.put(Passage("empty", []))
+        #expect(try RecordCheck.verify(store.engine).indexEntries == 8)
+    }
+
+    @Test func badVectorsAreRefusedAndNothingIsWritten() throws {
+        let store = try Store(directoryPath: "memory:vector-errors", model: cellarModel())
+        let box = store.box(for: Passage.self)
+        try box.put(Passage("good", [Float](repeating: 0.5, count: 8)))
+        for (bad, fragment) in [([Float](repeating: 1, count: 7), "7 dimensions; its HNSW index expects 8"),
+                                ([1, 0, 0, .nan, 0, 0, 0, 0], "nan at component 3"),
+                                ([1, 0, 0, 0, 0, 0, 0, .infinity], "inf at component 7")] {
+            do {
+                try box.put(Passage("bad", bad))
+                Issue.record("a bad vector was stored")
+            } catch let error as CellarError {
+                #expect(error.code == .illegalArgument && error.message.contains("Passage.embedding") && error.message.contains(fragment), "\(error)")
+            }
+        }
+        #expect(try box.count() == 1)
+        for build in [
+            { _ = try box.query { Passage.embedding.nearestNeighbors(to: [1, 2], maxCount: 3) }.build() },
+            { _ = try box.query { Passage.embedding.nearestNeighbors(to: [], maxCount: 3) }.build() },
+            { _ = try box.query { Passage.embedding.nearestNeighbors(to: [Float](repeating: 1, count: 8), maxCount: 0) }.build() },
+            { _ = try box.query { Passage.embedding.nearestNeighbors(to: [Float](repeating: 1, count: 8), maxCount: 3) || Passage.group == 1 }.build() },
+            { _ = try box.query { Passage.group == 1 }.build().findWithScores() },
+        ] {
+            do {
+                try build()
+                Issue.record("a bad query ran")
+            } catch let error as CellarError {
+                #expect(error.code == .illegalArgument, "\(error)")
+            }
+        }
+    }
+
+    @Test func anIndexAddedLaterIsBuiltAtOpenAndDroppedWhenRemoved() throws {
+        let directory = TestDirectory("vector-index-build")
+        defer { directory.remove() }
+        let vectors = Self.clustered(300, seed: 5)
+        do {
+            let store = try Store(directoryPath: directory.path, model: Self.unindexedModel())
+            try store.box(for: Passage.self).put(vectors.enumerated().map { Passage("p\($0.offset)", $0.element) })
+            store.close()
+        }
+        let index = try #require(cellarModel().entities.first { $0.name == "Passage" }?.properties.first { $0.name == "embedding" }?.indexId)
+        do {
+            let store = try Store(directoryPath: directory.path, model: cellarModel())
+            #expect(try store.engine.read { try $0.tree(StorageLayout.indexTree(index.id)) != nil })
+            let found = try store.box(for: Passage.self).query { Passage.embedding.nearestNeighbors(to: vectors[17], maxCount: 1) }.build().findIds()
+            #expect(found.map(\.value) == [18])
+            #expect(try RecordCheck.verify(store.engine).indexEntries == 300)
+            store.close()
+        }
+        let store = try Store(directoryPath: directory.path, model: Self.unindexedModel())
+        #expect(try store.engine.read { try $0.tree(StorageLayout.indexTree(index.id)) == nil })
+        store.close()
+    }
+
+    @Test func objectBoxSpellingAndGeoDistance() throws {
+        let store = try Store(directoryPath: "memory:vector-cities", model: cellarModel())
+        let box = store.box(for: City.self)
+        try box.put([City("Berlin", 52.52, 13.40), City("Copenhagen", 55.68, 12.57), City("Vienna", 48.21, 16.37),
+                     City("Madrid", 40.42, -3.70), City("Lisbon", 38.72, -9.14), City("Nowhere", 0, 0)])
+        try box.put(City())   // no location: not in the index
+        let nearest = try box.query { City.location.nearestNeighbors(to: [53, 15], maxCount: 3) }.build().findWithScores()
+        #expect(nearest.map(\.object.name) == ["Berlin", "Copenhagen", "Vienna"])
+        #expect(abs(nearest[0].score - 120) < 5, "Berlin is about 120 km away: \(nearest[0].score)")
+    }
+}
