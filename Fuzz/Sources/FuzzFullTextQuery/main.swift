@@ -17,6 +17,10 @@
 //    a first id taken from the input): it must either throw `fileCorrupt`, or give 1…128 entries
 //    with ids strictly increasing from the first id and counts at least 1, which encode back to
 //    the same bytes.
+// 4. The bytes are decoded as a stored HNSW graph node (an object's level and neighbours per
+//    level, in a vector index's tree): it must either throw `fileCorrupt`, or give a level of at
+//    most 24 with one list per level, each within the level's degree and sorted without repeats,
+//    which encodes back to the same bytes.
 //
 // Anything else (another error, a crash, a trap, an AddressSanitizer report) is a bug in Cellar.
 @_spi(Testing) import Cellar
@@ -65,6 +69,22 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     let document = FullTextDocument(utf8: input)
     precondition(document.length == count, "FullTextDocument counts \(document.length) tokens where the tokenizer gave \(count)")
+
+    // 4. The bytes as an HNSW node (M = 4, so that short inputs reach the degree bounds).
+    do {
+        let (level, neighbors) = try HNSWGraph.decodeNode(Array(input), neighborsPerNode: 4)
+        precondition(level >= 0 && level <= 24 && neighbors.count == level + 1, "a node decoded to level \(level) with \(neighbors.count) lists; input \(show(input))")
+        for (l, list) in neighbors.enumerated() {
+            precondition(list.count <= (l == 0 ? 8 : 4), "a node's level \(l) has \(list.count) neighbours; input \(show(input))")
+            precondition(zip(list, list.dropFirst()).allSatisfy { $0 < $1 }, "a node's neighbours are not sorted and distinct; input \(show(input))")
+        }
+        precondition(HNSWGraph.encodeNode(level: level, neighbors: neighbors).elementsEqual(input),
+                     "a node does not encode back to its bytes; input \(show(input))")
+    } catch CellarError.Code.fileCorrupt {
+        // Refused, as a corrupt node must be.
+    } catch {
+        fatalError("decoding an HNSW node threw \(error), not fileCorrupt; input \(show(input))")
+    }
 
     // 3. The bytes as a posting block.
     let firstId = input.count >= 8 ? input.loadUnaligned(as: UInt64.self) >> 8 : 1

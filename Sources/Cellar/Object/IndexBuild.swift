@@ -47,6 +47,9 @@ extension Store {
         // An embedded type's index holds keys of the entities embedding it: one that starts
         // or stops doing so changes the marker, and the index is built again.
         for owner in owners(of: index) { withUnsafeBytes(of: owner.id.id.littleEndian) { bytes += $0 } }
+        // The full-text index's layout: posting blocks (an index written as one key per posting
+        // is built again).
+        if index.kind == .fullText { bytes += Array("fulltext blocks".utf8) }
         // An HNSW index built with other parameters is built again.
         if let hnsw = index.hnsw {
             bytes += Array("hnsw \(hnsw.dimensions) \(hnsw.neighborsPerNode) \(hnsw.indexingSearchCount) \(hnsw.distanceType.rawValue) \(hnsw.reparationBacklinkProbability) \(hnsw.flags.rawValue)".utf8)

@@ -85,13 +85,17 @@ final class Note: Entity {
     var attachments: [Attachment] = []
     /// Where the note was written, when known.
     var place: Place?
+    /// A small embedding of the note's meaning (a real app gets one from a model): food, work,
+    /// errands, leisure. Searched by nearness through an HNSW index; empty means none.
+    // cellar: hnsw = { "dimensions": 4, "distanceType": "cosine" }
+    var embedding: [Float] = []
     // cellar: transient
     var cachedPreview: String = ""
 
     required init() {}
 
     init(title: String, text: String?, author: Author, status: Status, color: Color, tags: [String] = [],
-         attributes: [String: String] = [:], attachments: [Attachment] = [], place: Place? = nil) {
+         attributes: [String: String] = [:], attachments: [Attachment] = [], place: Place? = nil, embedding: [Float] = []) {
         self.title = title
         self.text = text
         self.author = ToOne(targetId: author.id)
@@ -101,6 +105,7 @@ final class Note: Entity {
         self.attributes = attributes
         self.attachments = attachments
         self.place = place
+        self.embedding = embedding
     }
 }
 

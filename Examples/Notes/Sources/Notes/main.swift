@@ -19,12 +19,12 @@ try store.runInTransaction {
     try notes.put([
         Note(title: "Shopping", text: "cheese, bread", author: ada, status: .open, color: Color(hex: "#ffcc00"),
              tags: ["home", "food"], attributes: ["shop": "market"],
-             place: Place(city: "Lyon", latitude: 45.76, longitude: 4.84)),
+             place: Place(city: "Lyon", latitude: 45.76, longitude: 4.84), embedding: [0.8, 0.0, 0.6, 0.0]),
         Note(title: "Work", text: nil, author: ada, status: .done, color: .black, tags: ["work"],
              attachments: [Attachment(name: "plan.pdf", bytes: 48_213, kind: "document"),
-                           Attachment(name: "board.png", bytes: 912_004, kind: "image")]),
+                           Attachment(name: "board.png", bytes: 912_004, kind: "image")], embedding: [0.0, 1.0, 0.1, 0.0]),
         Note(title: "Shopping again", text: "more cheese", author: ada, status: .open, color: Color(hex: "#00aaff"),
-             tags: ["food"], attributes: ["shop": "deli", "when": "friday"]),
+             tags: ["food"], attributes: ["shop": "deli", "when": "friday"], embedding: [0.9, 0.0, 0.2, 0.3]),
     ])
 }
 print("put author \(ada.id) and 3 notes: \(try authors.count()) authors, \(try notes.count()) notes stored")
@@ -46,6 +46,10 @@ if let reread = try authors.get(ada.id) {
 // `-word` excludes, `word*` is a prefix; results ranked by relevance (BM25).
 let cheese = try notes.query { Note.text.matches("cheese -bread") }.ordered(byRelevanceTo: Note.text).build()
 print("notes about cheese without bread: \(try cheese.find().map(\.title)); with a word starting with \"bre\": \(try notes.query { Note.text.matches("bre*") }.build().count())")
+// Semantic search: the notes nearest in meaning to "something to eat" (its embedding), with their
+// cosine distance, through the HNSW index.
+let hungry = try notes.query { Note.embedding.nearestNeighbors(to: [1, 0, 0.1, 0.1], maxCount: 2) }.build()
+print("nearest to \"something to eat\": \(try hungry.findWithScores().map { "\($0.object.title) (\(String(format: "%.3f", $0.score)))" })")
 // Lists and maps: `contains` on the indexed tag list reads the tag's index entries; a map is
 // queried by key.
 let food = try notes.query { Note.tags.contains("food") }.build()

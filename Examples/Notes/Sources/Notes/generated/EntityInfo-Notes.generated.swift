@@ -167,7 +167,7 @@ struct NoteCellarBinding: Cellar.EntityBinding {
 
     var entityName: String { "Note" }
     var entityId: Cellar.IdUid { Cellar.IdUid(id: 2, uid: 4961840596495773530) }
-    var slotCount: Int { 11 }
+    var slotCount: Int { 12 }
 
     func id(of entity: Note) -> Cellar.Id { entity.id.value }
 
@@ -184,6 +184,7 @@ struct NoteCellarBinding: Cellar.EntityBinding {
         try record.add(entity.attributes, slot: 8)
         try record.add(embeddedList: entity.attachments, slot: 9)
         try record.add(embedded: entity.place, slot: 10)
+        try record.add(entity.embedding, slot: 11)
     }
 
     func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Note {
@@ -199,6 +200,7 @@ struct NoteCellarBinding: Cellar.EntityBinding {
         entity.attributes = try record.map(String.self, slot: 8) ?? [:]
         entity.attachments = try record.embeddedList(Attachment.self, slot: 9) ?? []
         entity.place = try record.embedded(Place.self, slot: 10)
+        entity.embedding = try record.list(Float.self, slot: 11) ?? []
         return entity
     }
 
@@ -232,6 +234,8 @@ extension Note {
     static let attachments = Cellar.EmbeddedProperty<Note, Attachment>(name: "attachments", id: 10, type: Cellar.PropertyType(rawValue: 1101))
     /// `place` in queries: property "place" (11:2899290618606322479), Embedded.
     static let place = Cellar.EmbeddedProperty<Note, Place>(name: "place", id: 11, type: Cellar.PropertyType(rawValue: 101))
+    /// `embedding` in queries: property "embedding" (12:3563494569547083398), FloatVector.
+    static let embedding = Cellar.Property<Note>(name: "embedding", id: 12, type: Cellar.PropertyType(rawValue: 28))
 }
 
 // MARK: - NoteHeadline (projection of Note)
@@ -272,7 +276,7 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "email", id: Cellar.IdUid(id: 3, uid: 1931993921645138193), type: Cellar.PropertyType(rawValue: 9), flags: Cellar.PropertyFlags(rawValue: 268435496), indexId: Cellar.IdUid(id: 3, uid: 8552430238906161219), defaultValue: .string("")),
                 ]),
             Cellar.ModelEntity(
-                name: "Note", id: Cellar.IdUid(id: 2, uid: 4961840596495773530), lastPropertyId: Cellar.IdUid(id: 11, uid: 2899290618606322479),
+                name: "Note", id: Cellar.IdUid(id: 2, uid: 4961840596495773530), lastPropertyId: Cellar.IdUid(id: 12, uid: 3563494569547083398),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 6597629791330747352), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
                     Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 7465888626218849372), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
@@ -285,6 +289,7 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "attributes", id: Cellar.IdUid(id: 9, uid: 1281861691035430252), type: Cellar.PropertyType(rawValue: 3009)),
                     Cellar.ModelProperty(name: "attachments", id: Cellar.IdUid(id: 10, uid: 6954406729037150607), type: Cellar.PropertyType(rawValue: 1101), embeddedType: "Attachment"),
                     Cellar.ModelProperty(name: "place", id: Cellar.IdUid(id: 11, uid: 2899290618606322479), type: Cellar.PropertyType(rawValue: 101), embeddedType: "Place"),
+                    Cellar.ModelProperty(name: "embedding", id: Cellar.IdUid(id: 12, uid: 3563494569547083398), type: Cellar.PropertyType(rawValue: 28), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 6, uid: 1042956596557567057), hnswParams: Cellar.JSONValue.object([Cellar.JSONMember("dimensions", Cellar.JSONValue.number("4")), Cellar.JSONMember("distanceType", Cellar.JSONValue.string("cosine"))])),
                 ]),
             Cellar.ModelEntity(
                 name: "Attachment", id: Cellar.IdUid(id: 3, uid: 4298347373486846881), lastPropertyId: Cellar.IdUid(id: 3, uid: 1689155075621570736),
@@ -301,7 +306,7 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "longitude", id: Cellar.IdUid(id: 3, uid: 8809057027238627085), type: Cellar.PropertyType(rawValue: 8), defaultValue: .floatingPoint(0.0)),
                 ], flags: 268435456),
         ],
-        lastEntityId: Cellar.IdUid(id: 4, uid: 4557280938854911570), lastIndexId: Cellar.IdUid(id: 5, uid: 2199643082479438492),
+        lastEntityId: Cellar.IdUid(id: 4, uid: 4557280938854911570), lastIndexId: Cellar.IdUid(id: 6, uid: 1042956596557567057),
         lastRelationId: Cellar.IdUid(id: 0, uid: 0), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])
