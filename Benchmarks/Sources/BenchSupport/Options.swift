@@ -95,3 +95,25 @@ public struct Arguments {
         return list
     }
 }
+
+/// The command line of a harness that compares Cellar with SQLite through GRDB: the common flags
+/// and `--engines cellar,grdb` (one of them alone, for profiling).
+public struct CellarGRDBOptions: BenchOptions {
+    public var common = CommonOptions()
+    public var engines = ["cellar", "grdb"]
+
+    public init() {}
+
+    public static var usage: String {
+        let tool = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "bench") } ?? "bench"
+        return "usage: \(tool) [--n N] [--runs R] [--format human|tsv] [--engines cellar,grdb] [--dir PARENT]"
+    }
+
+    public mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
+        switch arg {
+        case "--engines": engines = try arguments.list(arg, of: ["cellar", "grdb"])
+        default: return false
+        }
+        return true
+    }
+}

@@ -88,20 +88,8 @@ struct RunResult {
     var recordBytes = 0.0
 }
 
-struct Options: BenchOptions {
-    var common = CommonOptions()
-    var engines = ["cellar", "grdb"]
-
-    static let usage = "usage: collections [--n N] [--runs R] [--format human|tsv] [--engines cellar,grdb] [--dir PARENT]"
-
-    mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
-        switch arg {
-        case "--engines": engines = try arguments.list(arg, of: ["cellar", "grdb"])
-        default: return false
-        }
-        return true
-    }
-}
+/// The command line: the common flags and `--engines`.
+typealias Options = CellarGRDBOptions
 
 @main
 struct Collections {

@@ -32,20 +32,7 @@ import BenchSupport
 import Foundation
 
 /// The command line: the common flags and `--engines`.
-struct Options: BenchOptions {
-    var common = CommonOptions()
-    var engines = ["cellar", "grdb"]
-
-    static let usage = "usage: embedded [--n N] [--runs R] [--format human|tsv] [--engines cellar,grdb] [--dir PARENT]"
-
-    mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
-        switch arg {
-        case "--engines": engines = try arguments.list(arg, of: ["cellar", "grdb"])
-        default: return false
-        }
-        return true
-    }
-}
+typealias Options = CellarGRDBOptions
 
 /// Runs the steps on each engine `--runs` times, checks that the engines agree, prints the medians.
 @main
