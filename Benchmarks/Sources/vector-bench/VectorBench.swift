@@ -18,7 +18,8 @@
 //            `findIdsWithScores()`; queries/s over the Q queries, and each query's latency (p50, p99)
 //   exact    the same Q queries by an exact scan of the N vectors in memory (SIMD dot products;
 //            the vectors are unit length, so the largest dot products are the smallest cosine
-//            distances): the reference for recall, and its queries/s beside the index's
+//            distances): the reference for recall, and its queries/s beside the index's (timed
+//            once per d, before the runs)
 //   cold     the store closed and opened again, then the first C queries (default 100) through a
 //            new built query: the graph is loaded from the index's tree and the records on first
 //            use, and that load counts in the rate (the operating system's page cache stays warm)
