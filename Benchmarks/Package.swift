@@ -10,6 +10,7 @@
 //   swift run -c release --package-path Benchmarks embedded --n 100000 --runs 3
 //   swift run -c release --package-path Benchmarks fts-bench --n 100000 --runs 3
 //   swift run -c release --package-path Benchmarks geo-bench --n 1000000 --runs 3
+//   swift run -c release --package-path Benchmarks vector-bench --n 100000 --runs 1
 //   swift package --package-path Benchmarks benchmark --target EngineMicro
 //   swift package --package-path Benchmarks benchmark --target ObjectMicro
 import PackageDescription
@@ -173,6 +174,18 @@ let package = Package(
                 .product(name: "Cellar", package: root),
             ],
             exclude: ["model-geo-bench.json"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Vector search: clustered unit vectors in an HNSW index (cosine), d = 128 and 384: the insert,
+        // warm and cold nearest-neighbour queries with recall@10 against a brute-force scan, the file
+        // size. `Doc128` and `Doc384` are generated like crud's `Note` (model-vector-bench.json, generated/).
+        .executableTarget(
+            name: "vector-bench",
+            dependencies: [
+                "BenchSupport",
+                .product(name: "Cellar", package: root),
+            ],
+            exclude: ["model-vector-bench.json"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // package-benchmark micro-benchmarks. The plugin only picks up executable targets whose
