@@ -116,6 +116,12 @@ import Testing
             total += Self.recall(found.map(\.id), Self.exact(vector, objects, k: 10) { $0.group == 7 })
         }
         #expect(total / Double(queries.count) >= 0.95)
+        // A condition an index (here the ids) answers with few objects: they are compared one
+        // by one, so the answer is exact.
+        for vector in queries.prefix(5) {
+            let found = try box.query { Passage.embedding.nearestNeighbors(to: vector, maxCount: 10) && Passage.id <= 60 }.build().findIds()
+            #expect(found.map(\.value) == Self.exact(vector, objects, k: 10) { $0.id <= 60 })
+        }
     }
 
     @Test func scoresParametersAndTransactions() throws {

@@ -92,7 +92,20 @@ extension CompiledQuery {
                 return false
             }
         }
-        let found = try entry.reading { graph in try graph.search(query: leaf.vector, k: leaf.maxCount, filter: filter) }
+        // Other conditions that an index (or the ids) answers, leaving few objects: those are
+        // compared one by one, exactly, rather than searched for through the whole graph.
+        var candidates: [Id]?
+        if condition != nil {
+            if case .scan = plan.source {} else {
+                candidates = try CompiledQuery(schema: schema, condition: condition, plan: plan, links: links, orders: []).matchingIds(context)
+            }
+        }
+        let found = try entry.reading { graph in
+            if let candidates, graph.prefersBruteForce(candidateCount: candidates.count, k: leaf.maxCount) {
+                return try graph.bruteForce(query: leaf.vector, k: leaf.maxCount, candidates: candidates)
+            }
+            return try graph.search(query: leaf.vector, k: leaf.maxCount, filter: filter)
+        }
         if let failure { throw failure }
         return found.map { (Id($0.id), $0.distance) }
     }
