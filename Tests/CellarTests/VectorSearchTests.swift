@@ -122,6 +122,14 @@ import Testing
             let found = try box.query { Passage.embedding.nearestNeighbors(to: vector, maxCount: 10) && Passage.id <= 60 }.build().findIds()
             #expect(found.map(\.value) == Self.exact(vector, objects, k: 10) { $0.id <= 60 })
         }
+        // Many such objects: they filter the graph search.
+        var wide = 0.0
+        for vector in queries {
+            let found = try box.query { Passage.embedding.nearestNeighbors(to: vector, maxCount: 10) && Passage.id > 750 }.build().findIds()
+            #expect(found.count == 10 && found.allSatisfy { $0.value > 750 })
+            wide += Self.recall(found.map(\.value), Self.exact(vector, objects, k: 10) { $0.id > 750 })
+        }
+        #expect(wide / Double(queries.count) >= 0.95)
     }
 
     @Test func scoresParametersAndTransactions() throws {

@@ -74,18 +74,20 @@ enum FullTextIndex {
     /// Calls `body` with each posting of `word`, in id order.
     static func forEachPosting(of word: [UInt8], cursor: Cursor, index: IndexSchema,
                                _ body: (FullTextPostings.Entry) throws -> Void) throws {
-        try cursor.scan(.prefix(FullTextPostings.wordPrefix(word))) { key, block in
-            let (_, firstId) = try FullTextPostings.split(key: key, index: index)
-            try FullTextPostings.forEachEntry(block, firstId: firstId, index: index, body)
-            return true
-        }
+        try forEachPosting(under: FullTextPostings.wordPrefix(word), cursor: cursor, index: index, body)
     }
 
     /// Calls `body` with each posting of every word starting with `prefix` (not empty): word by
     /// word, each in id order.
     static func forEachPosting(withPrefix prefix: [UInt8], cursor: Cursor, index: IndexSchema,
                                _ body: (FullTextPostings.Entry) throws -> Void) throws {
-        try cursor.scan(.prefix(prefix)) { key, block in
+        try forEachPosting(under: prefix, cursor: cursor, index: index, body)
+    }
+
+    /// Calls `body` with each posting of the blocks whose keys start with `keyPrefix`.
+    private static func forEachPosting(under keyPrefix: [UInt8], cursor: Cursor, index: IndexSchema,
+                                       _ body: (FullTextPostings.Entry) throws -> Void) throws {
+        try cursor.scan(.prefix(keyPrefix)) { key, block in
             let (_, firstId) = try FullTextPostings.split(key: key, index: index)
             try FullTextPostings.forEachEntry(block, firstId: firstId, index: index, body)
             return true

@@ -125,7 +125,6 @@ extension Store {
         if index.kind == .fullText {
             // Every object's words, collected as a bulk put collects them, then written word by
             // word (the scan first: writing moves the cursor's tree under it).
-            _ = tree
             try cursor.scan { key, record in
                 let id = try StorageLayout.objectId(key)
                 let words = FullTextIndex.words(try RecordReader(record).value(of: property, id: id))

@@ -50,17 +50,22 @@ extension TransactionContext {
     /// The graph of `index` as this transaction sees it: with its own changes applied (a write
     /// transaction), or of its snapshot (a read transaction; possibly newer, see `VectorIndexes`).
     func vectorGraph(_ index: IndexSchema, property: PropertySchema, schema: EntitySchema) throws -> VectorIndexes.Entry {
-        if let write {
+        if write != nil {
             try flushVectors(index)
-            let base = try store.engine.read { $0.transactionId }
-            _ = write
-            return try store.vectorIndexes.entry(index, version: base) {
-                try store.engine.read { try VectorIndex.load(index, property: property, schema: schema, in: $0) }
-            }
+            return try writerEntry(index, property: property, schema: schema)
         }
         let read = read!
         return try store.vectorIndexes.entry(index, version: read.transactionId) {
             try VectorIndex.load(index, property: property, schema: schema, in: read)
+        }
+    }
+
+    /// The graph of `index` as of the commit this write transaction started from (loaded from
+    /// that commit when memory holds none as recent: no other commit can come while it writes).
+    private func writerEntry(_ index: IndexSchema, property: PropertySchema, schema: EntitySchema) throws -> VectorIndexes.Entry {
+        let base = try store.engine.read { $0.transactionId }
+        return try store.vectorIndexes.entry(index, version: base) {
+            try store.engine.read { try VectorIndex.load(index, property: property, schema: schema, in: $0) }
         }
     }
 
@@ -73,10 +78,7 @@ extension TransactionContext {
     func flushVectors(_ index: IndexSchema) throws {
         guard let write, let pending = vectorPending[index.id], !pending.changes.isEmpty else { return }
         vectorPending[index.id] = nil
-        let base = try store.engine.read { $0.transactionId }
-        let entry = try store.vectorIndexes.entry(index, version: base) {
-            try store.engine.read { try VectorIndex.load(index, property: pending.property, schema: pending.schema, in: $0) }
-        }
+        let entry = try writerEntry(index, property: pending.property, schema: pending.schema)
         // From here the graph holds changes that are not committed: if the transaction does not
         // commit, the graph is dropped (`undo`) and loaded again when next used.
         vectorTouched.insert(index.id)

@@ -74,30 +74,37 @@ extension CompiledQuery {
     func nearest(_ context: TransactionContext) throws -> [(id: Id, distance: Float)] {
         let leaf = vector!
         let entry = try context.vectorGraph(leaf.index, property: leaf.property, schema: schema)
-        let linkSets = try links.map { Set(try $0.matchingIds(context)) }
-        // A graph newer than a reader's snapshot may hold objects the snapshot does not: each
-        // one found is looked up then (a condition reads its record anyway).
-        let snapshotMatches = context.write != nil || context.read!.transactionId == entry.version
-        var failure: (any Error)?
-        let filter: ((UInt64) -> Bool)? = condition == nil && links.isEmpty && snapshotMatches ? nil : { id in
-            guard failure == nil else { return false }
-            do {
-                return try context.withRecord(schema, id) { record in
-                    guard let record else { return false }
-                    guard let condition = self.condition else { return true }
-                    return try condition.evaluate(RecordReader(record), id: id, links: linkSets, context: context)
-                }
-            } catch {
-                failure = error
-                return false
-            }
-        }
-        // Other conditions that an index (or the ids) answers, leaving few objects: those are
-        // compared one by one, exactly, rather than searched for through the whole graph.
+        // Other conditions that an index (or the ids) answers: their objects, found first. When
+        // they are few they are compared one by one, exactly, rather than searched for through
+        // the graph; else they are the search's filter.
         var candidates: [Id]?
         if condition != nil {
             if case .scan = plan.source {} else {
                 candidates = try CompiledQuery(schema: schema, condition: condition, plan: plan, links: links, orders: []).matchingIds(context)
+            }
+        }
+        var failure: (any Error)?
+        let filter: ((UInt64) -> Bool)?
+        if let candidates {
+            let allowed = Set(candidates)
+            filter = { allowed.contains(Id($0)) }
+        } else {
+            // A graph newer than a reader's snapshot may hold objects the snapshot does not:
+            // each one found is looked up then (a condition reads its record anyway).
+            let snapshotMatches = context.write != nil || context.read!.transactionId == entry.version
+            let linkSets = try links.map { Set(try $0.matchingIds(context)) }
+            filter = condition == nil && links.isEmpty && snapshotMatches ? nil : { id in
+                guard failure == nil else { return false }
+                do {
+                    return try context.withRecord(schema, id) { record in
+                        guard let record else { return false }
+                        guard let condition = self.condition else { return true }
+                        return try condition.evaluate(RecordReader(record), id: id, links: linkSets, context: context)
+                    }
+                } catch {
+                    failure = error
+                    return false
+                }
             }
         }
         let found = try entry.reading { graph in
