@@ -98,6 +98,38 @@ import Testing
         try measure("after updating and removing a third")
     }
 
+    @Test func theSearchWidthTradesSpeedForRecall() throws {
+        let store = try Store(directoryPath: "memory:vector-width", model: cellarModel())
+        let box = store.box(for: Passage.self)
+        var objects: [Id: Passage] = [:]
+        let vectors = Self.clustered(3_000, seed: 11)
+        try store.runInTransaction {
+            for (i, vector) in vectors.enumerated() {
+                let passage = Passage("p\(i)", vector)
+                objects[try box.put(passage).value] = passage
+            }
+        }
+        let queries = Self.clustered(40, seed: 12)
+        var (narrow, whole) = (0.0, 0.0)
+        for vector in queries {
+            let expected = Self.exact(vector, objects, k: 10)
+            // As wide as the graph: every reachable node is a candidate, so the answer is exact.
+            let exact = try box.query { Passage.embedding.nearestNeighbors(to: vector, maxCount: 10, searchWidth: 3_000) }.build().find()
+            whole += Self.recall(exact.map(\.id), expected)
+            // As narrow as it can be (raised to maxCount).
+            let quick = try box.query { Passage.embedding.nearestNeighbors(to: vector, maxCount: 10, searchWidth: 1) }.build().find()
+            #expect(quick.count == 10)
+            narrow += Self.recall(quick.map(\.id), expected)
+        }
+        #expect(whole == Double(queries.count))
+        #expect(narrow < whole)
+        for width in [0, -3, 1_000_001] {
+            #expect(throws: CellarError.self) {
+                _ = try box.query { Passage.embedding.nearestNeighbors(to: vectors[0], maxCount: 10, searchWidth: width) }.build()
+            }
+        }
+    }
+
     @Test func aFilterAppliesDuringTheSearch() throws {
         let store = try Store(directoryPath: "memory:vector-filter", model: cellarModel())
         let box = store.box(for: Passage.self)
@@ -153,8 +185,12 @@ import Testing
         }
         #expect(try box.query { Passage.embedding.nearestNeighbors(to: near5, maxCount: 1) }.build().find().map(\.title) == ["axis5"])
         #expect(try RecordCheck.verify(store.engine).indexEntries == 8)
-        // An object without a vector is not in the index.
-        try box.put(Passage("empty", []))
+        // An object without a vector (nil in an optional property) is not in the index.
+        let cities = store.box(for: City.self)
+        let nowhere = City()
+        nowhere.name = "nowhere"
+        try cities.put(nowhere)
+        #expect(try cities.count() == 1)
         #expect(try RecordCheck.verify(store.engine).indexEntries == 8)
     }
 
@@ -164,7 +200,8 @@ import Testing
         try box.put(Passage("good", [Float](repeating: 0.5, count: 8)))
         for (bad, fragment) in [([Float](repeating: 1, count: 7), "7 dimensions; its HNSW index expects 8"),
                                 ([1, 0, 0, .nan, 0, 0, 0, 0], "nan at component 3"),
-                                ([1, 0, 0, 0, 0, 0, 0, .infinity], "inf at component 7")] {
+                                ([1, 0, 0, 0, 0, 0, 0, .infinity], "inf at component 7"),
+                                ([], "an empty vector; its HNSW index expects 8 dimensions")] {
             do {
                 try box.put(Passage("bad", bad))
                 Issue.record("a bad vector was stored")

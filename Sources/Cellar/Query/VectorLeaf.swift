@@ -8,6 +8,8 @@ struct VectorLeaf {
     let index: IndexSchema
     let vector: [Float]
     let maxCount: Int
+    /// The search width (HNSW's ef) asked for; nil: the index's `indexingSearchCount`.
+    let searchWidth: Int?
 
     init(_ condition: PropertyCondition, property: PropertySchema) throws {
         let what = "query condition \(property.qualifiedName) nearestNeighbors"
@@ -20,8 +22,16 @@ struct VectorLeaf {
         guard let vector = condition.vector, !vector.isEmpty else {
             throw CellarError.illegalArgument("\(what): the query vector is empty; it needs \(parameters.dimensions) dimensions")
         }
-        guard condition.values.count == 1, case .integer(let count) = condition.values[0], count >= 1, count <= Int64(Int32.max) else {
+        guard (1...2).contains(condition.values.count), case .integer(let count) = condition.values[0], count >= 1, count <= Int64(Int32.max) else {
             throw CellarError.illegalArgument("\(what): maxCount must be a positive number, got \(condition.values.map(\.description).joined(separator: ", "))")
+        }
+        if condition.values.count == 2 {
+            guard case .integer(let width) = condition.values[1], width >= 1, width <= 1_000_000 else {
+                throw CellarError.illegalArgument("\(what): searchWidth must be a number in 1…1,000,000, got \(condition.values[1].description)")
+            }
+            searchWidth = Int(width)
+        } else {
+            searchWidth = nil
         }
         try VectorIndex.check(vector, parameters, what: "the query vector of \(what)")
         self.property = property
@@ -108,10 +118,10 @@ extension CompiledQuery {
             }
         }
         let found = try entry.reading { graph in
-            if let candidates, graph.prefersBruteForce(candidateCount: candidates.count, k: leaf.maxCount) {
+            if let candidates, graph.prefersBruteForce(candidateCount: candidates.count, k: leaf.maxCount, ef: leaf.searchWidth) {
                 return try graph.bruteForce(query: leaf.vector, k: leaf.maxCount, candidates: candidates)
             }
-            return try graph.search(query: leaf.vector, k: leaf.maxCount, filter: filter)
+            return try graph.search(query: leaf.vector, k: leaf.maxCount, ef: leaf.searchWidth, filter: filter)
         }
         if let failure { throw failure }
         return found.map { (Id($0.id), $0.distance) }
@@ -130,7 +140,21 @@ extension Property {
     /// ``CellarError/Code/illegalArgument`` when it is built. The search is approximate (HNSW):
     /// see `docs/vector-search.md` for accuracy and cost.
     public func nearestNeighbors(to vector: [Float], maxCount: Int) -> QueryCondition<E> {
-        var condition = PropertyCondition(ref, .nearestNeighbors, [.integer(Int64(maxCount))])
+        nearestNeighbors(vector, [.integer(Int64(maxCount))])
+    }
+
+    /// ``nearestNeighbors(to:maxCount:)`` with the search's width chosen: how many candidates
+    /// the graph search keeps (HNSW's *ef*; at least `maxCount`). Without it the width is the
+    /// index's `indexingSearchCount` (default 100). A wider search finds the true nearest
+    /// neighbours more often and costs more: `docs/vector-search.md` shows recall against speed
+    /// for several widths. A width outside 1…1,000,000 makes the query throw
+    /// ``CellarError/Code/illegalArgument`` when it is built.
+    public func nearestNeighbors(to vector: [Float], maxCount: Int, searchWidth: Int) -> QueryCondition<E> {
+        nearestNeighbors(vector, [.integer(Int64(maxCount)), .integer(Int64(searchWidth))])
+    }
+
+    private func nearestNeighbors(_ vector: [Float], _ values: [QueryValue]) -> QueryCondition<E> {
+        var condition = PropertyCondition(ref, .nearestNeighbors, values)
         condition.via = via
         condition.vector = vector
         return QueryCondition(.property(condition))
