@@ -100,7 +100,7 @@ import Testing
             let node = try HNSWGraph.decodeNode(bytes, neighborsPerNode: 6)
             return HNSWStoredNode(id: id, level: node.level, neighbors: node.neighbors, vector: vectors[id]!)
         }
-        let loaded = try HNSWGraph(parameters: parameters, nodes: nodes, entryPoint: entry)
+        let loaded = try HNSWGraph.load(parameters: parameters, nodes: nodes, entryPoint: entry)
         #expect(loaded.takeChanges().isEmpty)
         for id in graph.allIDs { #expect(loaded.encodeNode(id) == graph.encodeNode(id)) }
         for query in points.prefix(20) {
@@ -128,13 +128,13 @@ import Testing
         ]
         for (nodes, entry, words) in cases {
             do {
-                _ = try HNSWGraph(parameters: p, nodes: nodes, entryPoint: entry)
+                _ = try HNSWGraph.load(parameters: p, nodes: nodes, entryPoint: entry)
                 Issue.record("loaded \(nodes)")
             } catch let error as CellarError {
                 #expect(error.code == .fileCorrupt && error.message.contains(words), "\(error.message) lacks \(words)")
             }
         }
-        #expect(try HNSWGraph(parameters: p, nodes: [], entryPoint: nil).count == 0)
+        #expect(try HNSWGraph.load(parameters: p, nodes: [], entryPoint: nil).count == 0)
     }
 
     @Test func verifyCatchesPlantedViolations() throws {
@@ -158,6 +158,7 @@ import Testing
         try expectViolation("its own neighbour") { g in g.level0[slot * g.level0Stride + 1] = Int32(slot) }
         try expectViolation("twice") { g in g.level0[slot * g.level0Stride + 2] = g.level0[slot * g.level0Stride + 1] }
         try expectViolation("reverse list") { g in
+            g.buildIncoming()
             let n = g.level0[slot * g.level0Stride + 1]
             g.incoming[Int(n)][0].removeAll { $0 == Int32(slot) }
         }

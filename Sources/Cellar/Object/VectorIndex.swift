@@ -42,31 +42,36 @@ enum VectorIndex {
     }
 
     /// Loads the graph of `index` on `property` of `schema` from a transaction's view: the nodes
-    /// and entry point from the index's tree, the vectors from the records.
+    /// and entry point from the index's tree, then the vectors from one pass over the records
+    /// (in id order, like the nodes: a scan rather than a lookup per node).
     static func load(_ index: IndexSchema, property: PropertySchema, schema: EntitySchema, in txn: ReadTransaction) throws -> HNSWGraph {
         let parameters = index.hnsw!
-        var nodes: [HNSWStoredNode] = []
-        var entryPoint: Id?
         guard let tree = try txn.tree(index.treeName) else { return HNSWGraph(parameters: parameters) }
-        let records = try txn.tree(schema.treeName)
-        try txn.cursor(tree).scan { key, value in
-            if key.elementsEqual(entryPointKey) {
-                guard value.count == 8 else { throw corrupt(index, "an entry point of \(value.count) bytes") }
-                entryPoint = Id(bigEndian: value.loadUnaligned(as: UInt64.self))
+        var loader = HNSWGraphLoader(parameters: parameters)
+        var entryPoint: Id?
+        do {
+            try txn.cursor(tree).scan { key, value in
+                if key.elementsEqual(entryPointKey) {
+                    guard value.count == 8 else { throw corrupt(index, "an entry point of \(value.count) bytes") }
+                    entryPoint = Id(bigEndian: value.loadUnaligned(as: UInt64.self))
+                    return true
+                }
+                guard key.count == 8 else { throw corrupt(index, "a key of \(key.count) bytes") }
+                try loader.addNode(id: Id(bigEndian: key.loadUnaligned(as: UInt64.self)), encoded: value)
                 return true
             }
-            guard key.count == 8 else { throw corrupt(index, "a key of \(key.count) bytes") }
-            let id = Id(bigEndian: key.loadUnaligned(as: UInt64.self))
-            let (level, neighbors) = try HNSWGraph.decodeNode(Array(value), neighborsPerNode: parameters.neighborsPerNode)
-            guard let records, let vector = try StorageLayout.withObjectKey(id, { key in
-                try txn.get(records, key: key).map { try Self.vector(of: property, in: RecordReader($0)) } ?? nil
-            }) else {
-                throw corrupt(index, "a node for object \(id), which has no vector")
+            if loader.count > 0, let records = try txn.tree(schema.treeName) {
+                try txn.cursor(records).scan { key, record in
+                    let id = try StorageLayout.objectId(key)
+                    guard loader.contains(id), let bytes = try RecordReader(record).bytes(slot: property.slot) else { return true }
+                    try loader.setVector(id: id, littleEndian: bytes)
+                    return true
+                }
             }
-            nodes.append(HNSWStoredNode(id: id, level: level, neighbors: neighbors, vector: vector))
-            return true
+            return try loader.finish(entryPoint: entryPoint)
+        } catch let error as CellarError where error.code == .fileCorrupt && error.message.hasPrefix("HNSW index: ") {
+            throw corrupt(index, String(error.message.dropFirst("HNSW index: ".count)))
         }
-        return try HNSWGraph(parameters: parameters, nodes: nodes, entryPoint: entryPoint)
     }
 
     static func corrupt(_ index: IndexSchema, _ what: String) -> CellarError {

@@ -26,6 +26,7 @@ extension HNSWGraph {
 
     /// Removes the node in `slot`, repairs its neighbourhood, frees the slot.
     func removeNode(_ slot: Int32, _ changes: inout HNSWChanges) {
+        buildIncoming()
         let id = ids[Int(slot)]
         let level = Int(levels[Int(slot)])
         let removedVector = Array(vector(slot))

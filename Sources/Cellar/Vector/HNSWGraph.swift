@@ -13,6 +13,8 @@
 //   slot of `1 + M` Int32 per level;
 // - the reverse lists (which slots link to it, per level). They are not persisted (they follow
 //   from the forward lists) and let a removal find every node that pointed at the removed one.
+//   They are built when the first removal needs them (`buildIncoming`), then kept up to date:
+//   a graph that is only loaded, searched and grown never pays for them.
 //
 // Every change of a forward list goes through `setNeighbors`, which keeps the reverse lists in
 // step and records the node in the change log (see HNSWChanges).
@@ -49,8 +51,11 @@
     var level0: UnsafeMutablePointer<Int32>
     /// Per slot: levels 1…L, `upperStride` Int32s each.
     var upper: [[Int32]] = []
-    /// Per slot, per level 0…L: the slots whose list at that level holds this slot.
+    /// Per slot, per level 0…L: the slots whose list at that level holds this slot; empty
+    /// until `incomingBuilt`.
     var incoming: [[[Int32]]] = []
+    /// Whether `incoming` is built and kept up to date (from the first removal on).
+    var incomingBuilt = false
     /// The entry point's slot, -1 when the graph is empty.
     var entrySlot: Int32 = -1
     /// The entry point's level (the highest level in the graph), -1 when empty.
@@ -141,11 +146,17 @@
             }
             result[i] = vector[i]
         }
-        if parameters.distanceType == .cosine {
-            let norm = result.withUnsafeBufferPointer { VectorDistance.dot($0, $0, count: floatsPerVector) }.squareRoot()
-            if norm > 0 { for i in 0..<dimensions { result[i] /= norm } }
-        }
+        result.withUnsafeMutableBufferPointer { normalizeInPlace($0.baseAddress!) }
         return result
+    }
+
+    /// Scales the `floatsPerVector` floats at `vector` to length 1 when the index is cosine (a
+    /// zero vector stays zero); leaves them as they are for the other distances.
+    func normalizeInPlace(_ vector: UnsafeMutablePointer<Float>) {
+        guard parameters.distanceType == .cosine else { return }
+        let buffer = UnsafeBufferPointer(start: vector, count: floatsPerVector)
+        let norm = VectorDistance.dot(buffer, buffer, count: floatsPerVector).squareRoot()
+        if norm > 0 { for i in 0..<parameters.dimensions { vector[i] /= norm } }
     }
 
     /// The neighbour slots of `slot` on `level` (0 ≤ level ≤ the node's level).
@@ -168,7 +179,9 @@
     func setNeighbors(_ slot: Int32, _ level: Int, _ new: [Int32], _ changes: inout HNSWChanges) {
         let old = neighbors(slot, level)
         guard old != new else { return }
-        if new.count == old.count + 1 && new.starts(with: old) {
+        if !incomingBuilt {
+            // No reverse lists to keep in step.
+        } else if new.count == old.count + 1 && new.starts(with: old) {
             // The common case (a link added to a list with room): one reverse entry to add.
             incoming[Int(new[old.count])][level].append(slot)
         } else {
@@ -191,6 +204,15 @@
 
     /// A slot for a new node `id` of `level` holding the prepared `vector`, with empty lists.
     func allocateSlot(id: UInt64, level: Int, vector: [Float]) -> Int32 {
+        let slot = allocateSlot(id: id, level: level)
+        vector.withUnsafeBufferPointer { source in
+            (vectors + Int(slot) * floatsPerVector).update(from: source.baseAddress!, count: floatsPerVector)
+        }
+        return slot
+    }
+
+    /// A slot for a new node `id` of `level`, with empty lists; its vector is to be written.
+    func allocateSlot(id: UInt64, level: Int) -> Int32 {
         let slot: Int32
         if let free = freeSlots.popLast() {
             slot = free
@@ -202,16 +224,27 @@
             ids.append(id)
             levels.append(Int32(level))
             upper.append([])
-            incoming.append([])
+            if incomingBuilt { incoming.append([]) }
         }
         slotOf[id] = slot
-        upper[Int(slot)] = [Int32](repeating: 0, count: level * upperStride)
-        incoming[Int(slot)] = [[Int32]](repeating: [], count: level + 1)
+        upper[Int(slot)] = level == 0 ? [] : [Int32](repeating: 0, count: level * upperStride)
+        if incomingBuilt { incoming[Int(slot)] = [[Int32]](repeating: [], count: level + 1) }
         (level0 + Int(slot) * level0Stride)[0] = 0
-        vector.withUnsafeBufferPointer { source in
-            (vectors + Int(slot) * floatsPerVector).update(from: source.baseAddress!, count: floatsPerVector)
-        }
         return slot
+    }
+
+    /// Builds the reverse lists from the forward ones (once; later changes keep them up to date).
+    func buildIncoming() {
+        guard !incomingBuilt else { return }
+        incoming = levels.map { $0 < 0 ? [] : [[Int32]](repeating: [], count: Int($0) + 1) }
+        for slot in 0..<levels.count where levels[slot] >= 0 {
+            let base = level0 + slot * level0Stride
+            for i in 0..<Int(base[0]) { incoming[Int(base[1 + i])][0].append(Int32(slot)) }
+            for l in stride(from: 1, through: Int(levels[slot]), by: 1) {
+                for n in neighbors(Int32(slot), l) { incoming[Int(n)][l].append(Int32(slot)) }
+            }
+        }
+        incomingBuilt = true
     }
 
     /// Frees the slot of a node whose lists are empty and that no list holds any more.
@@ -219,7 +252,7 @@
         slotOf[ids[Int(slot)]] = nil
         levels[Int(slot)] = -1
         upper[Int(slot)] = []
-        incoming[Int(slot)] = []
+        if incomingBuilt { incoming[Int(slot)] = [] }
         (level0 + Int(slot) * level0Stride)[0] = 0
         freeSlots.append(slot)
     }

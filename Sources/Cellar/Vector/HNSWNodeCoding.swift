@@ -45,21 +45,34 @@ extension HNSWGraph {
     /// The level and the neighbour lists in a persisted value, for an index with
     /// `neighborsPerNode` M. Throws `.fileCorrupt` for anything malformed (see the file header).
     @_spi(Testing) public static func decodeNode(_ bytes: [UInt8], neighborsPerNode: Int) throws -> (level: Int, neighbors: [[UInt64]]) {
+        var flat: [UInt64] = []
+        let level = try bytes.withUnsafeBytes { try decodeNode($0, neighborsPerNode: neighborsPerNode, into: &flat) }
+        var lists: [[UInt64]] = []
+        var at = 0
+        for _ in 0...level {
+            let count = Int(flat[at])
+            lists.append(Array(flat[(at + 1)..<(at + 1 + count)]))
+            at += 1 + count
+        }
+        return (level, lists)
+    }
+
+    /// Decodes a persisted value in place, appending to `flat` each level's neighbour count then
+    /// its neighbour ids (levels 0 … L); returns the level L. Throws as
+    /// ``decodeNode(_:neighborsPerNode:)``; `flat` may then hold a part of the node.
+    static func decodeNode(_ bytes: UnsafeRawBufferPointer, neighborsPerNode: Int, into flat: inout [UInt64]) throws -> Int {
         var reader = VarintReader(bytes: bytes)
         let level = try reader.next("level")
         guard level <= UInt64(HNSWLevels.maxLevel) else {
             throw CellarError.fileCorrupt("HNSW node: level \(level) is above the maximum \(HNSWLevels.maxLevel)")
         }
-        var lists: [[UInt64]] = []
-        lists.reserveCapacity(Int(level) + 1)
         for l in 0...Int(level) {
             let maximum = l == 0 ? 2 * neighborsPerNode : neighborsPerNode
             let count = try reader.next("neighbour count of level \(l)")
             guard count <= UInt64(maximum) else {
                 throw CellarError.fileCorrupt("HNSW node: level \(l) has \(count) neighbours, more than the maximum \(maximum)")
             }
-            var list: [UInt64] = []
-            list.reserveCapacity(Int(count))
+            flat.append(count)
             var previous: UInt64 = 0
             for i in 0..<Int(count) {
                 let value = try reader.next("neighbour \(i) of level \(l)")
@@ -71,14 +84,13 @@ extension HNSWGraph {
                     guard !overflow else { throw CellarError.fileCorrupt("HNSW node: a neighbour id of level \(l) overflows 64 bits") }
                     previous = sum
                 }
-                list.append(previous)
+                flat.append(previous)
             }
-            lists.append(list)
         }
         guard reader.offset == bytes.count else {
             throw CellarError.fileCorrupt("HNSW node: \(bytes.count - reader.offset) bytes left over after the last level")
         }
-        return (Int(level), lists)
+        return Int(level)
     }
 
     /// Appends `value` as an unsigned LEB128 varint.
@@ -95,7 +107,7 @@ extension HNSWGraph {
 /// Reads unsigned LEB128 varints, throwing `.fileCorrupt` for a truncated, overlong or
 /// overflowing one.
 private struct VarintReader {
-    let bytes: [UInt8]
+    let bytes: UnsafeRawBufferPointer
     var offset = 0
 
     /// The next varint; `what` names it in errors.
