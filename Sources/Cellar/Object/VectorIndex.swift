@@ -47,7 +47,7 @@ enum VectorIndex {
     static func load(_ index: IndexSchema, property: PropertySchema, schema: EntitySchema, in txn: ReadTransaction) throws -> HNSWGraph {
         let parameters = index.hnsw!
         guard let tree = try txn.tree(index.treeName) else { return HNSWGraph(parameters: parameters) }
-        var loader = HNSWGraphLoader(parameters: parameters)
+        var loader = HNSWGraphLoader(parameters: parameters, expectedCount: try txn.cursor(tree).countKeys())
         var entryPoint: Id?
         do {
             try txn.cursor(tree).scan { key, value in

@@ -111,8 +111,14 @@ struct HNSWGraphLoader {
     /// Per slot: whether its vector was written.
     private var hasVector: [Bool] = []
 
-    init(parameters: HNSWParameters) {
+    /// A loader for about `expectedCount` nodes (room is made for them up front).
+    init(parameters: HNSWParameters, expectedCount: Int = 0) {
         graph = HNSWGraph(parameters: parameters)
+        graph.reserve(expectedCount)
+        listStart.reserveCapacity(expectedCount)
+        hasVector.reserveCapacity(expectedCount)
+        // About 2·M level-0 neighbours per node once the graph has grown, plus the counts.
+        lists.reserveCapacity(expectedCount * (2 * parameters.neighborsPerNode + 2))
     }
 
     static func corrupt(_ message: String) -> CellarError { .fileCorrupt("HNSW index: \(message)") }

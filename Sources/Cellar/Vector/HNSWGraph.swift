@@ -257,6 +257,16 @@
         freeSlots.append(slot)
     }
 
+    /// Makes room for `count` nodes in all, so that adding them moves nothing.
+    func reserve(_ count: Int) {
+        guard count > capacity else { return }
+        grow(to: count)
+        ids.reserveCapacity(count)
+        levels.reserveCapacity(count)
+        upper.reserveCapacity(count)
+        slotOf.reserveCapacity(count)
+    }
+
     /// Moves the buffers to room for `newCapacity` slots.
     private func grow(to newCapacity: Int) {
         let newVectors = Self.allocate(Float.self, count: newCapacity * floatsPerVector)

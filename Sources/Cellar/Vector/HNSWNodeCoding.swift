@@ -110,25 +110,25 @@ private struct VarintReader {
     let bytes: UnsafeRawBufferPointer
     var offset = 0
 
-    /// The next varint; `what` names it in errors.
-    mutating func next(_ what: String) throws -> UInt64 {
+    /// The next varint; `what` names it in errors (built only then: it is read per neighbour).
+    mutating func next(_ what: @autoclosure () -> String) throws -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
-            guard offset < bytes.count else { throw CellarError.fileCorrupt("HNSW node: truncated at the \(what)") }
+            guard offset < bytes.count else { throw CellarError.fileCorrupt("HNSW node: truncated at the \(what())") }
             let byte = bytes[offset]
             offset += 1
             let group = UInt64(byte & 0x7F)
             if shift == 63 && group > 1 {
-                throw CellarError.fileCorrupt("HNSW node: the \(what) overflows 64 bits")
+                throw CellarError.fileCorrupt("HNSW node: the \(what()) overflows 64 bits")
             }
             result |= group << shift
             if byte & 0x80 == 0 {
-                if group == 0 && shift > 0 { throw CellarError.fileCorrupt("HNSW node: the \(what) is encoded overlong") }
+                if group == 0 && shift > 0 { throw CellarError.fileCorrupt("HNSW node: the \(what()) is encoded overlong") }
                 return result
             }
             shift += 7
-            if shift > 63 { throw CellarError.fileCorrupt("HNSW node: the \(what) overflows 64 bits") }
+            if shift > 63 { throw CellarError.fileCorrupt("HNSW node: the \(what()) overflows 64 bits") }
         }
     }
 }
