@@ -94,6 +94,16 @@ import Testing
         let exact = try graph.bruteForce(query: queries[0], k: 10, candidates: candidates)
         #expect(exact.map(\.id) == (try graph.bruteForce(query: queries[0], k: 10, filter: filter)).map(\.id))
         print("HNSW prefersBruteForce(\(matching) candidates of \(n)): \(graph.prefersBruteForce(candidateCount: matching, k: 10))")
+        // A budget of filter calls: ample, the same answer; short, the search gives up.
+        var asked = 0
+        let counting: (UInt64) -> Bool = { asked += 1; return filter($0) }
+        let plain = try graph.search(query: queries[1], k: 10, filter: filter)
+        #expect(try graph.search(query: queries[1], k: 10, filter: counting, filterBudget: .max)?.map(\.id) == plain.map(\.id))
+        let needed = asked
+        asked = 0
+        #expect(try graph.search(query: queries[1], k: 10, filter: counting, filterBudget: needed - 1) == nil)
+        #expect(asked == needed - 1)
+        #expect(try graph.search(query: queries[1], k: 10, filter: counting, filterBudget: needed)?.map(\.id) == plain.map(\.id))
     }
 
     @Test func smallGraphsAndEdgeCases() throws {

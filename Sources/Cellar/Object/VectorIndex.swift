@@ -29,15 +29,15 @@ enum VectorIndex {
 
     /// Throws `illegalArgument` unless `vector` can be indexed with `parameters`: the right number
     /// of components, every one finite. `what` names the property (or the query).
-    static func check(_ vector: [Float], _ parameters: HNSWParameters, what: String) throws {
+    static func check(_ vector: [Float], _ parameters: HNSWParameters, what: @autoclosure () -> String) throws {
         guard !vector.isEmpty else {
-            throw CellarError.illegalArgument("\(what) is an empty vector; its HNSW index expects \(parameters.dimensions) dimensions (an object without a vector holds nil in an optional [Float]? property)")
+            throw CellarError.illegalArgument("\(what()) is an empty vector; its HNSW index expects \(parameters.dimensions) dimensions (an object without a vector holds nil in an optional [Float]? property)")
         }
         guard vector.count == parameters.dimensions else {
-            throw CellarError.illegalArgument("\(what) has \(vector.count) dimensions; its HNSW index expects \(parameters.dimensions)")
+            throw CellarError.illegalArgument("\(what()) has \(vector.count) dimensions; its HNSW index expects \(parameters.dimensions)")
         }
         if let bad = vector.firstIndex(where: { !$0.isFinite }) {
-            throw CellarError.illegalArgument("\(what) has \(vector[bad]) at component \(bad); a vector's components are finite numbers")
+            throw CellarError.illegalArgument("\(what()) has \(vector[bad]) at component \(bad); a vector's components are finite numbers")
         }
     }
 

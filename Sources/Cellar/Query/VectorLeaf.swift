@@ -117,14 +117,23 @@ extension CompiledQuery {
                 }
             }
         }
-        let found = try entry.reading { graph in
+        // A condition no index answers is checked on each object the search meets; when it is
+        // so selective that the search would meet most of the graph (more than an eighth of it
+        // checked), the search stops and the objects are checked in one scan of the records
+        // instead (cheaper per object than one lookup each), then compared one by one.
+        let budget = candidates == nil && condition != nil ? max(4 * leaf.maxCount, entry.reading { $0.count } / 8) : Int.max
+        let found = try entry.reading { graph -> [(id: UInt64, distance: Float)]? in
             if let candidates, graph.prefersBruteForce(candidateCount: candidates.count, k: leaf.maxCount, ef: leaf.searchWidth) {
                 return try graph.bruteForce(query: leaf.vector, k: leaf.maxCount, candidates: candidates)
             }
-            return try graph.search(query: leaf.vector, k: leaf.maxCount, ef: leaf.searchWidth, filter: filter)
+            return try graph.search(query: leaf.vector, k: leaf.maxCount, ef: leaf.searchWidth, filter: filter, filterBudget: budget)
         }
         if let failure { throw failure }
-        return found.map { (Id($0.id), $0.distance) }
+        if let found { return found.map { (Id($0.id), $0.distance) } }
+        let matching = try CompiledQuery(schema: schema, condition: condition, plan: plan, links: links, orders: []).matchingIds(context)
+        return try entry.reading { graph in
+            try graph.bruteForce(query: leaf.vector, k: leaf.maxCount, candidates: matching).map { (Id($0.id), $0.distance) }
+        }
     }
 }
 

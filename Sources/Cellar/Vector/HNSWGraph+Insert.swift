@@ -21,11 +21,24 @@ extension HNSWGraph {
     /// nodes are exhausted), so a selective filter still finds its matches.
     func searchLayer(_ query: UnsafeBufferPointer<Float>, entries: [(distance: Float, slot: Int32)], ef: Int,
                      level: Int, filter: ((UInt64) -> Bool)?, visited: inout HNSWVisitedSet) -> HNSWHeap {
+        var budget = Int.max
+        return searchLayer(query, entries: entries, ef: ef, level: level, filter: filter, budget: &budget, visited: &visited)
+    }
+
+    /// `searchLayer` that asks `filter` at most `budget` times (counted down): when the budget
+    /// runs out the search stops, with `budget` < 0 and the results found so far.
+    func searchLayer(_ query: UnsafeBufferPointer<Float>, entries: [(distance: Float, slot: Int32)], ef: Int,
+                     level: Int, filter: ((UInt64) -> Bool)?, budget: inout Int, visited: inout HNSWVisitedSet) -> HNSWHeap {
         var results = HNSWHeap(capacity: ef + 1)
         var candidates = HNSWHeap(capacity: 4 * ef)
         for entry in entries where visited.insert(entry.slot) {
             candidates.push(-entry.distance, entry.slot)
-            if filter?(ids[Int(entry.slot)]) ?? true {
+            if let filter {
+                budget -= 1
+                if budget < 0 { return results }
+                guard filter(ids[Int(entry.slot)]) else { continue }
+            }
+            do {
                 results.push(entry.distance, entry.slot)
                 if results.count > ef { results.pop() }
             }
@@ -44,11 +57,14 @@ extension HNSWGraph {
                 let d = distance(query, neighbor)
                 guard results.count < ef || d < bound else { continue }
                 candidates.push(-d, neighbor)
-                if filter?(ids[Int(neighbor)]) ?? true {
-                    results.push(d, neighbor)
-                    if results.count > ef { results.pop() }
-                    bound = results.top.distance
+                if let filter {
+                    budget -= 1
+                    if budget < 0 { return results }
+                    guard filter(ids[Int(neighbor)]) else { continue }
                 }
+                results.push(d, neighbor)
+                if results.count > ef { results.pop() }
+                bound = results.top.distance
             }
         }
         return results

@@ -25,6 +25,15 @@ extension HNSWGraph {
     /// concurrent searches are fine (not concurrent with a writer).
     @_spi(Testing) public func search(query: [Float], k: Int, ef: Int? = nil,
                                       filter: ((UInt64) -> Bool)? = nil) throws -> [(id: UInt64, distance: Float)] {
+        try search(query: query, k: k, ef: ef, filter: filter, filterBudget: .max)!
+    }
+
+    /// ``search(query:k:ef:filter:)`` that gives up, returning nil, once it has asked `filter`
+    /// `filterBudget` times without finishing: a filter so selective that the search would walk
+    /// most of the graph, where checking the objects one by one (then ``bruteForce(query:k:candidates:)``)
+    /// is cheaper.
+    @_spi(Testing) public func search(query: [Float], k: Int, ef: Int? = nil, filter: ((UInt64) -> Bool)?,
+                                      filterBudget: Int) throws -> [(id: UInt64, distance: Float)]? {
         let prepared = try prepare(query)
         guard k > 0, entrySlot >= 0 else { return [] }
         let width = max(k, ef ?? defaultSearchCount(k: k))
@@ -36,7 +45,9 @@ extension HNSWGraph {
                 level -= 1
             }
             var visited = HNSWVisitedSet(slotCount: ids.count)
-            let found = searchLayer(q, entries: [current], ef: width, level: 0, filter: filter, visited: &visited)
+            var budget = filterBudget
+            let found = searchLayer(q, entries: [current], ef: width, level: 0, filter: filter, budget: &budget, visited: &visited)
+            if budget < 0 { return nil }
             return found.sortedAscending().prefix(k).map { (id: ids[Int($0.slot)], distance: $0.distance) }
         }
     }
