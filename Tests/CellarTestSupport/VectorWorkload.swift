@@ -237,6 +237,33 @@ public final class VectorWorkloadWriter {
         for doc in try docs.all() { ids[doc.key] = doc.id }
     }
 
+    struct RollBack: Error {}
+
+    /// Runs a transaction of changes like the next one's (other vectors, other keys) that does
+    /// not commit: it throws at the end, and the store must be as it was.
+    public func rollBack() throws {
+        let k = commits + 1
+        let operations = VectorWorkload.transaction(k, seed: seed ^ 0x0BAD_C0DE, state: state)
+        do {
+            try store.runInTransaction {
+                for operation in operations {
+                    switch operation {
+                    case let .put(key, vector):
+                        let doc = VectorDoc(key: key, embedding: vector)
+                        doc.id = ids[key] ?? 0
+                        try docs.put(doc)
+                    case let .remove(key):
+                        if let id = ids[key] { _ = try docs.remove(id) }
+                    }
+                }
+                // A search inside the transaction applies its changes to the graph in memory.
+                _ = try docs.query { VectorDoc.embedding.nearestNeighbors(to: VectorWorkload.queries(1, seed: UInt64(k))[0], maxCount: 5) }
+                    .build().findIds()
+                throw RollBack()
+            }
+        } catch is RollBack {}
+    }
+
     /// Commits the next transaction; returns its number.
     @discardableResult
     public func commitNext() throws -> Int {

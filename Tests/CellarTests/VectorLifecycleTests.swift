@@ -64,7 +64,7 @@ private final class Received<T: Sendable>: Sendable {
     /// graph, reloaded from its tree at reopen, keeps a recall@10 of at least 0.95; compaction
     /// copies the tree byte for byte, and the search results stay identical, in the same process
     /// and after reopening; commits after the compaction keep the graph in memory and the one in
-    /// the tree the same.
+    /// the tree the same, a rolled-back transaction among them.
     @Test func compactionAndReopeningAfterChurnKeepTheGraphAndTheResults() throws {
         let directory = TestDirectory("vector-compact")
         defer { directory.remove() }
@@ -121,6 +121,23 @@ private final class Received<T: Sendable>: Sendable {
         _ = try Self.results(store, queries)   // the graph is in memory
         try store.compact()
         for round in 0..<10 {
+            if round == 5 {
+                // A transaction that changes vectors, searches (applying its changes to the graph in
+                // memory) and rolls back: nothing of it may stay.
+                #expect(throws: CellarError.self) {
+                    try store.runInTransaction {
+                        for (n, id) in ids.enumerated() where n % 3 != 0 && n % 7 == 0 {
+                            if n % 2 == 0 {
+                                _ = try box.remove(id)
+                            } else {
+                                try box.put(VectorDoc(key: Int64(n), embedding: VectorWorkload.vector(&rng, seed: seed)).with(id: id))
+                            }
+                        }
+                        _ = try Self.results(store, queries)
+                        throw CellarError.illegalArgument("roll back")
+                    }
+                }
+            }
             try store.runInTransaction {
                 for (n, id) in ids.enumerated() where n % 10 == round && n % 3 != 0 {
                     if n % 3 == 1 {

@@ -4,6 +4,7 @@
 //
 //   CellarVectorCrashChild <directory> <seed> [compact-every]
 //
+// Before every fourth commit it runs a transaction of other changes that rolls back.
 // It prints `ready K` once the store is open (K: the transactions it holds), then `ack K` after
 // each commit returned. With `compact-every` N > 0, it compacts the open store
 // (`Store.compact()`) after every N-th commit, between the lines `compacting` and `compacted`.
@@ -33,6 +34,8 @@ do {
     let writer = try VectorWorkloadWriter(store: store, seed: seed)
     say("ready \(writer.commits)")
     while true {
+        // Every fourth transaction comes after one that changed vectors and rolled back.
+        if writer.commits % 4 == 3 { try writer.rollBack() }
         let k = try writer.commitNext()
         // Acknowledged: the commit returned.
         say("ack \(k)")
