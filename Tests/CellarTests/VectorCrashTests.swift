@@ -21,20 +21,23 @@ import Darwin
 @Suite(.serialized) struct VectorCrashTests {
     // MARK: The child process
 
-    /// The crash child sits next to the test binary in the build folder.
-    static var childPath: String {
+    /// The crash child (and the `cellar` tool) sit next to the test binary in the build folder.
+    static func builtProgram(_ name: String) -> String {
         let me = CommandLine.arguments[0]
         let folder = me.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        return (folder.isEmpty ? "." : folder) + "/CellarVectorCrashChild"
+        return (folder.isEmpty ? "." : folder) + "/" + name
     }
+
+    static var childPath: String { builtProgram("CellarVectorCrashChild") }
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
     }
 
-    /// Starts the child; returns its pid and the read end of its stdout pipe (non-blocking).
-    static func spawn(_ arguments: [String]) throws -> (pid: pid_t, output: Int32) {
+    /// Starts `program` (the child unless told); returns its pid and the read end of its stdout
+    /// pipe (non-blocking).
+    static func spawn(_ arguments: [String], program: String = childPath) throws -> (pid: pid_t, output: Int32) {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw Failure("pipe failed") }
         var actions = posix_spawn_file_actions_t()
@@ -42,7 +45,7 @@ import Darwin
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
         posix_spawn_file_actions_addclose(&actions, fds[0])
-        let argv = ([childPath] + arguments).map { strdup($0) } + [nil]
+        let argv = ([program] + arguments).map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0
         #if canImport(Darwin)
@@ -50,9 +53,9 @@ import Darwin
         #else
         let environment = environ
         #endif
-        let result = posix_spawn(&pid, childPath, &actions, nil, argv, environment)
+        let result = posix_spawn(&pid, program, &actions, nil, argv, environment)
         close(fds[1])
-        guard result == 0 else { close(fds[0]); throw Failure("posix_spawn \(childPath) failed: \(result)") }
+        guard result == 0 else { close(fds[0]); throw Failure("posix_spawn \(program) failed: \(result)") }
         _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
         return (pid, fds[0])
     }
@@ -97,6 +100,23 @@ import Darwin
         drain(child.output, into: &output)
         close(child.output)
         return output
+    }
+
+    /// Runs `cellar verify` on the closed store in `directory`; returns its exit status and output.
+    static func cellarVerify(_ directory: String) throws -> (status: Int32, output: String) {
+        let tool = try spawn(["verify", directory], program: builtProgram("cellar"))
+        var output: [UInt8] = []
+        var status: Int32 = 0
+        var waited = 0
+        while waitpid(tool.pid, &status, WNOHANG) != tool.pid {
+            drain(tool.output, into: &output)
+            usleep(2_000)
+            waited += 2_000
+            if waited > 30_000_000 { kill(tool.pid, SIGKILL) }
+        }
+        drain(tool.output, into: &output)
+        close(tool.output)
+        return (status, String(decoding: output, as: UTF8.self))
     }
 
     // MARK: Checks
@@ -194,6 +214,9 @@ import Darwin
             // The next child continues from the store's last commit.
             acknowledged = checked.commits
         }
+        // The command-line tool's verification of the last store, the graph's invariants included.
+        let verified = try Self.cellarVerify(directory.path)
+        #expect(verified.status == 0 && verified.output.hasPrefix("ok:") && verified.output.contains(" \(nodes) index entries"), "cellar verify: status \(verified.status), \(verified.output)")
         #expect(acknowledged >= kills * 2, "the children committed too little to test anything: \(acknowledged) commits in \(kills) rounds")
         print("HNSW kill -9 (seed \(seed)): \(kills) kills, \(acknowledged) transactions, \(nodes) nodes at the end, reopened past the last acknowledgement \(inFlight.values.reduce(0, +)) times (\(inFlight.map { "\($0.key.rawValue) \($0.value)" }.sorted().joined(separator: ", "))), \(compactions) compactions, \(killedCompacting) kills during one, lowest recall@10 \(lowest)")
     }
