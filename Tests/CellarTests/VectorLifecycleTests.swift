@@ -1,5 +1,6 @@
-// The HNSW index through compaction and reopening after churn, and observers of a
-// nearest-neighbour query (the kill -9 test is in VectorCrashTests).
+// The HNSW index through compaction (alone, and on another thread while vectors change) and
+// reopening after churn, and observers of a nearest-neighbour query (the kill -9 test is in
+// VectorCrashTests).
 
 @_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
 import CellarStorage
@@ -157,6 +158,55 @@ private final class Received<T: Sendable>: Sendable {
         #expect(try Self.results(store, queries) == inMemory, "the graph in memory differed from the one in the tree")
         store.close()
         print("HNSW after churn: recall@10 \(recall) (600 of 900 left), \(recallAfter) (300 left); \(report)")
+    }
+
+    /// Compactions on another thread while vectors are inserted, updated and removed (with
+    /// rollbacks): the store verifies, and the graph in memory answers as the one loaded from the
+    /// tree at reopen.
+    @Test func compactionWhileVectorsChangeKeepsTheGraphAndTheTreeTogether() throws {
+        let directory = TestDirectory("vector-compact-concurrent")
+        defer { directory.remove() }
+        let options = StoreOptions(automaticCompaction: nil)
+        let queries = VectorWorkload.queries(20, seed: 8)
+        var store = try Store(directoryPath: directory.path, model: VectorWorkload.model(), options: options)
+        let writer = try VectorWorkloadWriter(store: store, seed: 8)
+        for _ in 0..<20 { try writer.commitNext() }
+        let done = Atomic<Bool>(false)
+        let compactions = Atomic<Int>(0)
+        let failure = Mutex<String?>(nil)
+        let compactor = Thread { [store] in
+            while !done.load(ordering: .acquiring) {
+                do {
+                    try store.compact()
+                    compactions.add(1, ordering: .relaxed)
+                } catch {
+                    failure.withLock { $0 = "\(error)" }
+                    return
+                }
+            }
+        }
+        compactor.start()
+        for k in 0..<120 {
+            if k % 4 == 3 { try writer.rollBack() }
+            try writer.commitNext()
+            // Writers wait for the end of a compaction's copy now and then: let a few happen.
+            if k % 30 == 29 { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        done.store(true, ordering: .releasing)
+        while !compactor.isFinished { Thread.sleep(forTimeInterval: 0.005) }
+        #expect(failure.withLock { $0 } == nil, "compaction failed: \(failure.withLock { $0 } ?? "")")
+        #expect(compactions.load(ordering: .relaxed) > 0)
+        let expected = writer.state.filter { !$0.value.isEmpty }.count
+        #expect(try RecordCheck.verify(store.engine).indexEntries == expected)
+        let inMemory = try Self.results(store, queries)
+        store.close()
+        store = try Store(directoryPath: directory.path, model: VectorWorkload.model(), options: options)
+        #expect(try RecordCheck.verify(store.engine).indexEntries == expected)
+        #expect(try Self.results(store, queries) == inMemory, "the graph in memory differed from the one in the tree")
+        let docs = try store.box(for: VectorDoc.self).all()
+        #expect(Dictionary(uniqueKeysWithValues: docs.map { ($0.key, $0.embedding) }) == writer.state)
+        store.close()
+        print("HNSW with concurrent compaction: 140 commits, 30 rollbacks, \(compactions.load(ordering: .relaxed)) compactions, \(expected) nodes")
     }
 
     /// Moves the object of `id` to `vector` (empty: no vector), in its own commit.
