@@ -122,22 +122,25 @@ public enum VectorWorkload {
         case insert, update, remove
     }
 
-    public static func kind(of k: Int) -> Kind {
-        k <= 4 ? .insert : Kind.allCases[k % 3]
+    /// Inserts for the first 4, then removes, inserts and updates in turn; inserts instead of
+    /// removes below 150 live objects, removes instead of inserts above 400.
+    public static func kind(of k: Int, state: State) -> Kind {
+        let kind = k <= 4 ? .insert : Kind.allCases[k % 3]
+        if state.count < 150 && kind == .remove { return .insert }
+        if state.count > 400 && kind == .insert { return .remove }
+        return kind
     }
 
     /// The content after some transactions: each key's vector (empty: the object has none).
     public typealias State = [Int64: [Float]]
 
     /// Transaction `k` (1-based) of the workload with `seed`, on the state the transactions before
-    /// it left: 6 to 20 changes, mostly of `kind(of: k)`; about 1 in 12 puts stores no vector.
-    /// The live objects stay between about 150 and 400.
+    /// it left: 6 to 20 changes, mostly of `kind(of: k, state: state)`; about 1 in 12 puts
+    /// stores no vector.
     public static func transaction(_ k: Int, seed: UInt64, state: State) -> [Operation] {
         var rng = SplitMix64(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(k))
         let keys = state.keys.sorted()
-        var kind = kind(of: k)
-        if keys.count < 150 && kind == .remove { kind = .insert }
-        if keys.count > 400 && kind == .insert { kind = .remove }
+        let kind = kind(of: k, state: state)
         let count = 6 + Int(rng.next() % 15)
         var operations: [Operation] = []
         var nextKey = Int64(k) * 1_000

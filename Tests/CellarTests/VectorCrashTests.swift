@@ -207,7 +207,10 @@ import Darwin
             if lines.last(where: { $0.hasPrefix("compact") }) == "compacting" { killedCompacting += 1 }
             if let k = Self.acknowledged(output) { acknowledged = max(acknowledged, k) }
             let checked = try Self.check(directory.path, seed: seed, acknowledged: acknowledged, label: "round \(round)")
-            if checked.commits > acknowledged { inFlight[VectorWorkload.kind(of: checked.commits), default: 0] += 1 }
+            if checked.commits > acknowledged {
+                let before = VectorWorkload.state(after: checked.commits - 1, seed: seed)
+                inFlight[VectorWorkload.kind(of: checked.commits, state: before), default: 0] += 1
+            }
             lowest = min(lowest, checked.recall)
             nodes = checked.nodes
             // The next child continues from the store's last commit.
