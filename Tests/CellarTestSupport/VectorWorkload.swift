@@ -7,16 +7,16 @@
 // The bindings are written by hand the way the generator writes them (so that the child and the
 // tests share one entity without a model file in this target).
 
-/// A document with an 8-dimensional embedding (cosine, M = 12, efConstruction = 64); `key` names it
-/// in the workload's model (ids are the store's).
+/// A document with an 8-dimensional embedding (cosine, M = 12, efConstruction = 64; nil: no
+/// vector); `key` names it in the workload's model (ids are the store's).
 public final class VectorDoc: Entity, EntityInspectable {
     public var id: Id = 0
     public var key: Int64 = 0
-    public var embedding: [Float] = []
+    public var embedding: [Float]?
 
     public init() {}
 
-    public init(key: Int64, embedding: [Float]) {
+    public init(key: Int64, embedding: [Float]?) {
         self.key = key
         self.embedding = embedding
     }
@@ -46,7 +46,7 @@ public struct VectorDocBinding: EntityBinding {
         let entity = VectorDoc()
         entity.id = id
         entity.key = try record.read(Int64.self, slot: 1) ?? 0
-        entity.embedding = try record.list(Float.self, slot: 2) ?? []
+        entity.embedding = try record.list(Float.self, slot: 2)
         return entity
     }
 }
@@ -112,7 +112,7 @@ public enum VectorWorkload {
 
     /// One change of a transaction.
     public enum Operation: Equatable, Sendable {
-        /// Stores `vector` (empty: no vector) under `key`: a new object, or an update.
+        /// Stores `vector` under `key` (empty: no vector, nil in the object): a new object, or an update.
         case put(key: Int64, vector: [Float])
         case remove(key: Int64)
     }
@@ -252,7 +252,7 @@ public final class VectorWorkloadWriter {
                 for operation in operations {
                     switch operation {
                     case let .put(key, vector):
-                        let doc = VectorDoc(key: key, embedding: vector)
+                        let doc = VectorDoc(key: key, embedding: vector.isEmpty ? nil : vector)
                         doc.id = ids[key] ?? 0
                         try docs.put(doc)
                     case let .remove(key):
@@ -284,7 +284,7 @@ public final class VectorWorkloadWriter {
                 }
                 switch operation {
                 case let .put(key, vector):
-                    let doc = VectorDoc(key: key, embedding: vector)
+                    let doc = VectorDoc(key: key, embedding: vector.isEmpty ? nil : vector)
                     doc.id = newIds[key] ?? 0
                     newIds[key] = try docs.put(doc).value
                 case let .remove(key):

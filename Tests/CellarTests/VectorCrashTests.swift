@@ -147,8 +147,8 @@ import Darwin
         var byId: [Id: [Float]] = [:]
         for doc in docs {
             #expect(content[doc.key] == nil, "\(label): key \(doc.key) stored twice")
-            content[doc.key] = doc.embedding
-            if !doc.embedding.isEmpty { byId[doc.id] = doc.embedding }
+            content[doc.key] = doc.embedding ?? []
+            if let vector = doc.embedding { byId[doc.id] = vector }
         }
         #expect(content == expected, "\(label): the content after \(commits) transactions differs: \(content.count) objects, \(expected.count) expected, \(Set(content.keys).symmetricDifference(expected.keys).count) keys differ (seed \(seed))")
         #expect(summary.indexEntries == byId.count, "\(label): \(summary.indexEntries) HNSW nodes for \(byId.count) objects with a vector")

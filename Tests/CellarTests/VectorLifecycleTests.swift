@@ -46,7 +46,7 @@ private final class Received<T: Sendable>: Sendable {
     /// Every object with a vector, by id.
     static func vectors(_ store: Store) throws -> [Id: [Float]] {
         var vectors: [Id: [Float]] = [:]
-        for doc in try store.box(for: VectorDoc.self).all() where !doc.embedding.isEmpty { vectors[doc.id] = doc.embedding }
+        for doc in try store.box(for: VectorDoc.self).all() { vectors[doc.id] = doc.embedding }
         return vectors
     }
 
@@ -204,13 +204,13 @@ private final class Received<T: Sendable>: Sendable {
         #expect(try RecordCheck.verify(store.engine).indexEntries == expected)
         #expect(try Self.results(store, queries) == inMemory, "the graph in memory differed from the one in the tree")
         let docs = try store.box(for: VectorDoc.self).all()
-        #expect(Dictionary(uniqueKeysWithValues: docs.map { ($0.key, $0.embedding) }) == writer.state)
+        #expect(Dictionary(uniqueKeysWithValues: docs.map { ($0.key, $0.embedding ?? []) }) == writer.state)
         store.close()
         print("HNSW with concurrent compaction: 140 commits, 30 rollbacks, \(compactions.load(ordering: .relaxed)) compactions, \(expected) nodes")
     }
 
-    /// Moves the object of `id` to `vector` (empty: no vector), in its own commit.
-    static func move(_ box: Box<VectorDoc>, _ id: Id, to vector: [Float]) throws {
+    /// Moves the object of `id` to `vector` (nil: no vector), in its own commit.
+    static func move(_ box: Box<VectorDoc>, _ id: Id, to vector: [Float]?) throws {
         let doc = try #require(try box.get(id))
         doc.embedding = vector
         try box.put(doc)
@@ -218,7 +218,7 @@ private final class Received<T: Sendable>: Sendable {
 
     /// The keys of the `k` nearest objects by brute force.
     static func exactKeys(_ box: Box<VectorDoc>, _ query: [Float], k: Int) throws -> [Int64] {
-        try box.all().filter { !$0.embedding.isEmpty }.map { ($0.key, VectorWorkload.distance(query, $0.embedding)) }
+        try box.all().compactMap { doc in doc.embedding.map { (doc.key, VectorWorkload.distance(query, $0)) } }
             .sorted { ($0.1, $0.0) < ($1.1, $1.0) }.prefix(k).map(\.0)
     }
 
@@ -241,8 +241,8 @@ private final class Received<T: Sendable>: Sendable {
         var result = try #require(try await iterator.next())
         var exact = try Self.exactKeys(box, target, k: 3)
         #expect(result.first?.id == far && keys(result) == exact, "\(keys(result))")
-        // Its vector emptied: out of the index, and of the result.
-        try Self.move(box, far, to: [])
+        // Its vector removed (nil): out of the index, and of the result.
+        try Self.move(box, far, to: nil)
         result = try #require(try await iterator.next())
         #expect(keys(result) == keys(initial), "\(keys(result))")
         // The nearest removed: the fourth nearest comes in.
