@@ -90,6 +90,13 @@ let package = Package(
             path: "Tests/CellarCrashChild",
             swiftSettings: strict
         ),
+        // A child process for the HNSW kill -9 test: commits vector inserts, updates and removes.
+        .executableTarget(
+            name: "CellarVectorCrashChild",
+            dependencies: ["Cellar", "CellarTestSupport"],
+            path: "Tests/CellarVectorCrashChild",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "CellarStorageTests",
             dependencies: ["CellarStorage", "CellarTestSupport", "CellarCrashChild"],
@@ -104,7 +111,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CellarTests",
-            dependencies: ["Cellar", "CellarStorage", "CellarTestSupport"],
+            dependencies: ["Cellar", "CellarStorage", "CellarTestSupport", "CellarVectorCrashChild"],
             exclude: ["Generated/model-CellarTests.json"],
             swiftSettings: strict
         ),

@@ -1,0 +1,52 @@
+// The child of the HNSW kill -9 test (VectorCrashTests): commits the vector workload
+// (`VectorWorkload`: inserts, updates and removes of vectors, in batches) into a store with
+// durability `.full` and reports each acknowledged commit on standard output, until it is killed.
+//
+//   CellarVectorCrashChild <directory> <seed> [compact-every]
+//
+// Before every fourth commit it runs a transaction of other changes that rolls back.
+// It prints `ready K` once the store is open (K: the transactions it holds), then `ack K` after
+// each commit returned. With `compact-every` N > 0, it compacts the open store
+// (`Store.compact()`) after every N-th commit, between the lines `compacting` and `compacted`.
+import Cellar
+import CellarTestSupport
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3, let seed = UInt64(arguments[2]) else {
+    fputs("usage: CellarVectorCrashChild <directory> <seed> [compact-every]\n", stderr)
+    exit(2)
+}
+let compactEvery = arguments.count > 3 ? Int(arguments[3]) ?? 0 : 0
+
+func say(_ line: String) {
+    print(line)
+    fflush(stdout)
+}
+
+do {
+    let store = try Store(directoryPath: arguments[1], model: VectorWorkload.model(),
+                          options: StoreOptions(durability: .full, automaticCompaction: nil))
+    let writer = try VectorWorkloadWriter(store: store, seed: seed)
+    say("ready \(writer.commits)")
+    while true {
+        // Every fourth transaction comes after one that changed vectors and rolled back.
+        if writer.commits % 4 == 3 { try writer.rollBack() }
+        let k = try writer.commitNext()
+        // Acknowledged: the commit returned.
+        say("ack \(k)")
+        if compactEvery > 0 && k % compactEvery == 0 {
+            say("compacting")
+            try store.compact()
+            say("compacted")
+        }
+    }
+} catch {
+    // On standard output too: the parent reads it and fails the test.
+    say("child error: \(error)")
+    exit(1)
+}
