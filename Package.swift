@@ -38,10 +38,16 @@ let package = Package(
             dependencies: ["CZstd", .product(name: "Atomics", package: "swift-atomics")],
             swiftSettings: strict
         ),
+        // Float vector kernels for the HNSW index in C, so that an AVX2 + FMA version can be built
+        // beside a portable one and chosen at run time (Swift has no per-function target).
+        .target(
+            name: "CCellarSIMD",
+            cSettings: [.enableWarning("all"), .enableWarning("extra"), .treatAllWarnings(as: .error)]
+        ),
         // The object layer and the API apps use: records, meta model, Store, Box, transactions.
         .target(
             name: "Cellar",
-            dependencies: ["CellarStorage"],
+            dependencies: ["CellarStorage", "CCellarSIMD"],
             swiftSettings: strict
         ),
         // The generator: reads entity sources (swift-syntax), keeps the model JSON, writes bindings.
@@ -111,7 +117,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CellarTests",
-            dependencies: ["Cellar", "CellarStorage", "CellarTestSupport", "CellarVectorCrashChild"],
+            dependencies: ["Cellar", "CellarStorage", "CellarTestSupport", "CellarVectorCrashChild", "CCellarSIMD"],
             exclude: ["Generated/model-CellarTests.json"],
             swiftSettings: strict
         ),

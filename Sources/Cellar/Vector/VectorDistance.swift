@@ -1,10 +1,23 @@
 // Vector distances for the HNSW index: the distance types an index can be declared with, and the
 // kernels that compute them. The kernels are the hot loop of both building and searching the
-// graph: they walk two buffers of `Float` in `SIMD16<Float>` chunks with two independent
-// accumulators (so that the adds of consecutive chunks do not wait on each other), then finish
-// with a scalar tail for lengths that are not a multiple of 16. The graph stores its vectors
-// padded with zeros to a multiple of 16 floats, so inside the graph the tail is empty; vectors
-// handed in from outside may have any length.
+// graph.
+//
+// Two implementations of the dot product and the squared Euclidean distance, the graph's hot
+// paths:
+// - The Swift kernels (`swiftDot`, `swiftSquaredEuclidean`) walk two buffers of `Float` in
+//   `SIMD16<Float>` chunks with two independent accumulators (so that the adds of consecutive
+//   chunks do not wait on each other), then finish with a scalar tail for lengths that are not a
+//   multiple of 16. Swift has no per-function target attributes, so for plain x86-64 these are
+//   compiled for SSE only, whatever the processor running them can do.
+// - The C kernels of the CCellarSIMD target: an AVX2 + FMA version compiled beside a portable
+//   one, the version chosen once, at the first call, from the features the processor reports
+//   (on arm64 only the portable version exists, NEON being the baseline there). The portable
+//   version is about as fast as the Swift kernels; the AVX2 one markedly faster.
+// `dot` and `squaredEuclidean` call the C kernels from `nativeKernelMinimumCount` floats on and
+// the Swift ones below that, where the call into C costs more than the wider vectors save (and
+// where the Swift kernel can be inlined). The graph stores its vectors padded with zeros to a
+// multiple of 16 floats, so inside the graph the tail is empty; vectors handed in from outside
+// may have any length. The Swift kernels stay the reference the tests hold the C ones against.
 //
 // Scores returned (smaller is nearer for every type):
 // - `euclidean`: the SQUARED Euclidean distance Σ(aᵢ − bᵢ)², as ObjectBox uses internally and
@@ -20,6 +33,7 @@
 //   [latitude, longitude] in degrees (only the first two components are read), on a sphere of
 //   the Earth's mean radius 6371.0088 km — the same model as Cellar's geo queries.
 
+import CCellarSIMD
 import Foundation
 
 /// The distance a vector (HNSW) index orders its neighbours by; the raw values are ObjectBox's
@@ -58,9 +72,33 @@ import Foundation
         }
     }
 
-    /// Σ(aᵢ − bᵢ)² over the first `count` components.
+    /// From this many floats on, `dot` and `squaredEuclidean` call the C kernels (see the file's
+    /// header); below it the Swift ones.
+    @_spi(Testing) public static var nativeKernelMinimumCount: Int { 32 }
+
+    /// Σ(aᵢ − bᵢ)² over the first `count` components: the C kernel chosen for this processor
+    /// from ``nativeKernelMinimumCount`` floats on, else ``swiftSquaredEuclidean(_:_:count:)``.
     @_spi(Testing) public static func squaredEuclidean(_ a: UnsafeBufferPointer<Float>,
-                                                                  _ b: UnsafeBufferPointer<Float>, count: Int) -> Float {
+                                                       _ b: UnsafeBufferPointer<Float>, count: Int) -> Float {
+        guard count >= nativeKernelMinimumCount, let pa = a.baseAddress, let pb = b.baseAddress else {
+            return swiftSquaredEuclidean(a, b, count: count)
+        }
+        return cellar_simd_squared_euclidean(pa, pb, count)
+    }
+
+    /// Σ aᵢ·bᵢ over the first `count` components: the C kernel chosen for this processor from
+    /// ``nativeKernelMinimumCount`` floats on, else ``swiftDot(_:_:count:)``.
+    @_spi(Testing) public static func dot(_ a: UnsafeBufferPointer<Float>,
+                                          _ b: UnsafeBufferPointer<Float>, count: Int) -> Float {
+        guard count >= nativeKernelMinimumCount, let pa = a.baseAddress, let pb = b.baseAddress else {
+            return swiftDot(a, b, count: count)
+        }
+        return cellar_simd_dot(pa, pb, count)
+    }
+
+    /// Σ(aᵢ − bᵢ)² over the first `count` components, in Swift `SIMD16<Float>` chunks.
+    @_spi(Testing) public static func swiftSquaredEuclidean(_ a: UnsafeBufferPointer<Float>,
+                                                            _ b: UnsafeBufferPointer<Float>, count: Int) -> Float {
         guard let pa = a.baseAddress, let pb = b.baseAddress else { return 0 }
         let ra = UnsafeRawPointer(pa), rb = UnsafeRawPointer(pb)
         var acc0 = SIMD16<Float>(), acc1 = SIMD16<Float>()
@@ -89,9 +127,9 @@ import Foundation
         return sum
     }
 
-    /// Σ aᵢ·bᵢ over the first `count` components.
-    @_spi(Testing) public static func dot(_ a: UnsafeBufferPointer<Float>,
-                                                     _ b: UnsafeBufferPointer<Float>, count: Int) -> Float {
+    /// Σ aᵢ·bᵢ over the first `count` components, in Swift `SIMD16<Float>` chunks.
+    @_spi(Testing) public static func swiftDot(_ a: UnsafeBufferPointer<Float>,
+                                               _ b: UnsafeBufferPointer<Float>, count: Int) -> Float {
         guard let pa = a.baseAddress, let pb = b.baseAddress else { return 0 }
         let ra = UnsafeRawPointer(pa), rb = UnsafeRawPointer(pb)
         var acc0 = SIMD16<Float>(), acc1 = SIMD16<Float>()
