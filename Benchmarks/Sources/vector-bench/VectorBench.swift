@@ -17,7 +17,7 @@
 //            `embedding.nearestNeighbors(to:maxCount: 10)`, `setParameter` per query vector, then
 //            `findIdsWithScores()`; queries/s over the Q queries, and each query's latency (p50, p99)
 //   widths   the same Q queries again with `nearestNeighbors(to:maxCount:searchWidth:)` for each
-//            width W of --widths (default 10,16,24,32,48,64,100,150): queries/s and recall@10
+//            width W of --widths (default 10,16,24,32,40,48,56,64,100,150): queries/s and recall@10
 //            per width, the recall/speed curve
 //   exact    the same Q queries by an exact scan of the N vectors in memory (SIMD dot products;
 //            the vectors are unit length, so the largest dot products are the smallest cosine
@@ -48,7 +48,7 @@ struct Options: BenchOptions {
     var dims = [128, 384]
     var queries = 1_000
     var cold = 100
-    var widths = [10, 16, 24, 32, 48, 64, 100, 150]
+    var widths = [10, 16, 24, 32, 40, 48, 56, 64, 100, 150]
     var seed: UInt64 = 42
 
     init() { common.n = 100_000 }

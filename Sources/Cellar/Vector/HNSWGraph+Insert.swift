@@ -31,6 +31,13 @@ extension HNSWGraph {
                      level: Int, filter: ((UInt64) -> Bool)?, budget: inout Int, visited: inout HNSWVisitedSet) -> HNSWHeap {
         var results = HNSWHeap(capacity: ef + 1)
         var candidates = HNSWHeap(capacity: 4 * ef)
+        let width = max(level0Stride, upperStride)
+        let scratch = UnsafeMutablePointer<Int32>.allocate(capacity: width)
+        let distances = UnsafeMutablePointer<Float>.allocate(capacity: width)
+        defer {
+            scratch.deallocate()
+            distances.deallocate()
+        }
         for entry in entries where visited.insert(entry.slot) {
             candidates.push(-entry.distance, entry.slot)
             if let filter {
@@ -51,10 +58,19 @@ extension HNSWGraph {
             let upperList: [Int32] = level == 0 ? [] : neighbors(current.slot, level)
             let base = level0 + Int(current.slot) * level0Stride
             let neighborCount = level == 0 ? Int(base[0]) : upperList.count
+            // The neighbours not visited yet, then their distances in one tight loop (the
+            // processor overlaps the loads of several vectors), then the heaps.
+            var fresh = 0
             for i in 0..<neighborCount {
                 let neighbor = level == 0 ? base[1 + i] : upperList[i]
-                guard visited.insert(neighbor) else { continue }
-                let d = distance(query, neighbor)
+                if visited.insert(neighbor) {
+                    scratch[fresh] = neighbor
+                    fresh += 1
+                }
+            }
+            for i in 0..<fresh { distances[i] = distance(query, scratch[i]) }
+            for i in 0..<fresh {
+                let neighbor = scratch[i], d = distances[i]
                 guard results.count < ef || d < bound else { continue }
                 candidates.push(-d, neighbor)
                 if let filter {
