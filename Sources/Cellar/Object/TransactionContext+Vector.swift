@@ -40,11 +40,11 @@ extension TransactionContext {
     }
 
     /// Checks the vectors a put brings to HNSW indexes, before anything is written: each one
-    /// present has the index's dimensions and finite components. An empty vector is refused
-    /// (an object without a vector has nil in an optional `[Float]?` property).
+    /// has the index's dimensions and finite components. An empty vector (a `[Float]` property's
+    /// usual initial value) or nil is "no vector": the object is not in the index.
     func checkVectors(_ schema: EntitySchema, record: RecordReader) throws {
         for property in schema.vectorProperties {
-            guard let vector = try record.list(Float.self, slot: property.slot) else { continue }
+            guard let vector = try VectorIndex.vector(of: property, in: record) else { continue }
             try VectorIndex.check(vector, property.index!.hnsw!, what: property.qualifiedName)
         }
     }

@@ -20,8 +20,7 @@ enum VectorIndex {
 
     static func nodeKey(_ id: Id) -> [UInt8] { QueryPlan.bigEndian(id) }
 
-    /// The vector of `property` in `record` (nil: absent, or empty — puts refuse an empty
-    /// vector, but a record stored before the index was declared may hold one: it is not indexed).
+    /// The vector of `property` in `record` (nil: absent or empty, which both mean "no vector").
     static func vector(of property: PropertySchema, in record: RecordReader) throws -> [Float]? {
         guard let vector = try record.list(Float.self, slot: property.slot), !vector.isEmpty else { return nil }
         return vector
@@ -31,7 +30,7 @@ enum VectorIndex {
     /// of components, every one finite. `what` names the property (or the query).
     static func check(_ vector: [Float], _ parameters: HNSWParameters, what: @autoclosure () -> String) throws {
         guard !vector.isEmpty else {
-            throw CellarError.illegalArgument("\(what()) is an empty vector; its HNSW index expects \(parameters.dimensions) dimensions (an object without a vector holds nil in an optional [Float]? property)")
+            throw CellarError.illegalArgument("\(what()) is an empty vector; its HNSW index expects \(parameters.dimensions) dimensions ")
         }
         guard vector.count == parameters.dimensions else {
             throw CellarError.illegalArgument("\(what()) has \(vector.count) dimensions; its HNSW index expects \(parameters.dimensions)")
