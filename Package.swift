@@ -47,7 +47,7 @@ let package = Package(
         // The object layer and the API apps use: records, meta model, Store, Box, transactions.
         .target(
             name: "Cellar",
-            dependencies: ["CellarStorage", "CCellarSIMD"],
+            dependencies: ["CellarStorage", "CCellarSIMD", .product(name: "Atomics", package: "swift-atomics")],
             swiftSettings: strict
         ),
         // The generator: reads entity sources (swift-syntax), keeps the model JSON, writes bindings.
@@ -105,7 +105,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CellarStorageTests",
-            dependencies: ["CellarStorage", "CellarTestSupport", "CellarCrashChild"],
+            dependencies: ["CellarStorage", "CellarTestSupport", "CellarCrashChild", .product(name: "Atomics", package: "swift-atomics")],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),
@@ -117,7 +117,8 @@ let package = Package(
         ),
         .testTarget(
             name: "CellarTests",
-            dependencies: ["Cellar", "CellarStorage", "CellarTestSupport", "CellarVectorCrashChild", "CCellarSIMD"],
+            dependencies: ["Cellar", "CellarStorage", "CellarTestSupport", "CellarVectorCrashChild", "CCellarSIMD",
+                           .product(name: "Atomics", package: "swift-atomics")],
             exclude: ["Generated/model-CellarTests.json"],
             swiftSettings: strict
         ),

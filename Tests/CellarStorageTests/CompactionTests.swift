@@ -1,6 +1,5 @@
 @testable import CellarStorage
 import CellarTestSupport
-import Synchronization
 import Testing
 
 /// Offline compaction (`StorageEngine.compact`): the same content, UUID and transaction ids in a
@@ -150,7 +149,7 @@ import Testing
             for n in 1...400 {
                 let fault: FaultInjectingFile.Fault = failWrites ? .failWrite(number: n, errno: n % 2 == 0 ? ENOSPC : EIO)
                                                                 : .failSync(number: n, errno: EIO)
-                let opens = Mutex(0)
+                let opens = Locked(0)
                 // With dictionaries, the copy also trains and stores one per tree before copying it.
                 var options = StorageOptions(compression: compression)
                 options.openFile = { path, create, readOnly -> any StorageFile in

@@ -1,7 +1,7 @@
 @testable import CellarStorage
+import Atomics
 import CellarTestSupport
 import Dispatch
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -50,10 +50,10 @@ import Darwin
         // A reader on the snapshot before any compaction, read again after all of them.
         let oldReader = try engine.beginRead()
 
-        let stop = Atomic<Bool>(false)
-        let commits = Atomic<Int>(0)
-        let result = Mutex<(model: Model, ids: [UInt64], error: String?)>((start, [], nil))
-        let compacted = Mutex<(reports: [CompactionReport], commitsDuring: Int, error: String?)>(([], 0, nil))
+        let stop = ManagedAtomic<Bool>(false)
+        let commits = ManagedAtomic<Int>(0)
+        let result = Locked<(model: Model, ids: [UInt64], error: String?)>((start, [], nil))
+        let compacted = Locked<(reports: [CompactionReport], commitsDuring: Int, error: String?)>(([], 0, nil))
         // Two threads: 0 writes until told to stop; 1 compacts three times meanwhile.
         DispatchQueue.concurrentPerform(iterations: 2) { thread in
             if thread == 1 {
@@ -89,7 +89,7 @@ import Darwin
                     }) { ids.append(id) }
                     model.apply(operations)
                     if let created { model.trees[created] = [:] }
-                    commits.add(1, ordering: .relaxed)
+                    commits.wrappingIncrement(ordering: .relaxed)
                     usleep(100)  // a busy app's pace, not a benchmark's: the store stays small
                 }
             } catch {
@@ -132,7 +132,7 @@ import Darwin
         let dir = TestDirectory("online-compact-enospc")
         defer { dir.remove() }
         var model = try CompactionTests.makeStoreWithGarbage(dir.path, seed: 11)
-        let failing = Atomic<Bool>(true)
+        let failing = ManagedAtomic<Bool>(true)
         var options = StorageOptions(durability: .none)
         options.openFile = { path, create, readOnly -> any StorageFile in
             let copy = path.contains("/" + StorageEngine.compactionDirectoryName + "/")
@@ -165,7 +165,7 @@ import Darwin
         let model = try CompactionTests.makeStoreWithGarbage(dir.path, seed: 12)
         for delay in [0, 200, 1_000, 5_000] as [UInt32] {
             let engine = try StorageEngine(directory: dir.path)
-            let outcome = Mutex<String>("")
+            let outcome = Locked<String>("")
             DispatchQueue.concurrentPerform(iterations: 2) { thread in
                 if thread == 1 {
                     usleep(delay)

@@ -1,7 +1,7 @@
+import Atomics
 import CellarStorage
 import CellarTestSupport
 import Dispatch
-import Synchronization
 import Testing
 
 /// Readers see one commit, whole, whatever the writer does meanwhile.
@@ -50,9 +50,9 @@ struct SnapshotIsolationTests {
         defer { engine.close() }
         let width = 120
         try Self.writeGeneration(engine, 1, width: width)
-        let done = Atomic<Bool>(false)
-        let failures = Mutex<[String]>([])
-        let snapshotsRead = Atomic<Int>(0)
+        let done = ManagedAtomic<Bool>(false)
+        let failures = Locked<[String]>([])
+        let snapshotsRead = ManagedAtomic<Int>(0)
         let group = DispatchGroup()
         for reader in 0..<4 {
             DispatchQueue.global().async(group: group) {
@@ -83,7 +83,7 @@ struct SnapshotIsolationTests {
                             if generation! < lastSeen { throw Failure("reader \(reader): went back from \(lastSeen) to \(generation!)") }
                             lastSeen = generation!
                         }
-                        snapshotsRead.add(1, ordering: .relaxed)
+                        snapshotsRead.wrappingIncrement(ordering: .relaxed)
                     } catch {
                         failures.withLock { $0.append("\(error)") }
                         return

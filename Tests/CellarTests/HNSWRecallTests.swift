@@ -5,6 +5,7 @@
 // debug build (see HNSWTestData.recallNodeCount).
 
 @_spi(Testing) import Cellar
+import CellarStorage
 import CellarTestSupport
 import Foundation
 import Testing

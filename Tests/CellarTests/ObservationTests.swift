@@ -1,8 +1,8 @@
 @_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
+import CellarStorage
 import CellarTestSupport
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 /// Waits (polling) until `condition` holds, at most `seconds`; false if it never did.
@@ -17,7 +17,7 @@ private func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -
 
 /// Values an observation handed over, from whatever thread.
 private final class Seen<T: Sendable>: Sendable {
-    private let values = Mutex<[T]>([])
+    private let values = Locked<[T]>([])
     func append(_ value: T) { values.withLock { $0.append(value) } }
     var all: [T] { values.withLock { $0 } }
 }
@@ -79,7 +79,7 @@ private final class Seen<T: Sendable>: Sendable {
     @Test func commitsWhileNoValueIsAskedForMakeOneValue() async throws {
         let store = try Store(directoryPath: "memory:observe-coalesce", model: standardModel)
         let notes = store.box(for: Note.self)
-        let computed = Mutex(0)
+        let computed = Locked(0)
         // A sequence over Note whose values count how often one was computed.
         let changes = Changes(store: store, entities: [Note.modelEntity.id.id], current: {
             computed.withLock { $0 += 1; return $0 }
@@ -97,7 +97,7 @@ private final class Seen<T: Sendable>: Sendable {
     @Test func boxChangesFollowCommitsOfTheEntityOnly() async throws {
         let store = try Store(directoryPath: "memory:observe-box", model: standardModel)
         let notes = store.box(for: Note.self)
-        let count = Mutex(0)
+        let count = Locked(0)
         let consumer = Task {
             for try await _ in try notes.changes() {
                 count.withLock { $0 += 1 }
@@ -123,7 +123,7 @@ private final class Seen<T: Sendable>: Sendable {
             let store = try Store(directoryPath: "memory:observe-leak", model: standardModel)
             released = store
             let notes = store.box(for: Note.self)
-            let values = Mutex(0)
+            let values = Locked(0)
             let consumer = Task {
                 for try await _ in try notes.query().build().changes() { values.withLock { $0 += 1 } }
             }
@@ -144,7 +144,7 @@ private final class Seen<T: Sendable>: Sendable {
     @Test func closingTheStoreEndsTheStreams() async throws {
         let store = try Store(directoryPath: "memory:observe-close", model: standardModel)
         let notes = store.box(for: Note.self)
-        let values = Mutex(0)
+        let values = Locked(0)
         let consumer = Task {
             for try await _ in try notes.query().build().changes() { values.withLock { $0 += 1 } }
             return "ended"

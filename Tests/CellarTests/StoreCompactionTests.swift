@@ -1,8 +1,8 @@
 @_spi(CellarGenerated) @_spi(Testing) import Cellar
+import CellarStorage
 import CellarTestSupport
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 /// `Store.compact()`: objects, IDs, ID sequences, indexes, unique constraints, relations, the
@@ -63,9 +63,9 @@ import Testing
         let notesOfFirst = try #require(try authors.get(people[0].id)).notes.count
 
         // Compact while another thread puts new items (each in its own transaction).
-        let written = Mutex<[Id]>([])
+        let written = Locked<[Id]>([])
         let firstAuthor = people[0].id
-        let reportHolder = Mutex<CompactionReport?>(nil)
+        let reportHolder = Locked<CompactionReport?>(nil)
         DispatchQueue.concurrentPerform(iterations: 2) { thread in
             if thread == 0 {
                 reportHolder.withLock { $0 = try? store.compact() }
@@ -197,7 +197,7 @@ import Testing
 
 /// Runs an async throwing body to completion from synchronous test code.
 private func awaitResult<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let result = Mutex<Result<T, any Error>?>(nil)
+    let result = Locked<Result<T, any Error>?>(nil)
     let done = DispatchSemaphore(value: 0)
     Task {
         let outcome: Result<T, any Error>

@@ -1,8 +1,8 @@
 @_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
+import CellarStorage
 import CellarTestSupport
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 private struct Boom: Error, Equatable {}
@@ -191,7 +191,7 @@ private struct Boom: Error, Equatable {}
         let box = store.box(for: Note.self)
         let threads = 8, perThread = 150
         let failures = Locked<[String]>([])
-        let ids = Mutex<[UInt64]>([])
+        let ids = Locked<[UInt64]>([])
         let done = DispatchGroup()
         for t in 0..<threads {
             done.enter()

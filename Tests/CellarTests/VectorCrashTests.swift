@@ -10,7 +10,6 @@ import CellarStorage
 import CellarTestSupport
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 #if canImport(Glibc)
 @preconcurrency import Glibc

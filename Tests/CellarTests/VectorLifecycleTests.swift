@@ -3,16 +3,16 @@
 // VectorCrashTests).
 
 @_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
+import Atomics
 import CellarStorage
 import CellarTestSupport
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 /// Values an observation handed over, from whatever thread.
 private final class Received<T: Sendable>: Sendable {
-    private let values = Mutex<[T]>([])
+    private let values = Locked<[T]>([])
     func append(_ value: T) { values.withLock { $0.append(value) } }
     var all: [T] { values.withLock { $0 } }
 }
@@ -171,14 +171,14 @@ private final class Received<T: Sendable>: Sendable {
         var store = try Store(directoryPath: directory.path, model: VectorWorkload.model(), options: options)
         let writer = try VectorWorkloadWriter(store: store, seed: 8)
         for _ in 0..<20 { try writer.commitNext() }
-        let done = Atomic<Bool>(false)
-        let compactions = Atomic<Int>(0)
-        let failure = Mutex<String?>(nil)
+        let done = ManagedAtomic<Bool>(false)
+        let compactions = ManagedAtomic<Int>(0)
+        let failure = Locked<String?>(nil)
         let compactor = Thread { [store] in
             while !done.load(ordering: .acquiring) {
                 do {
                     try store.compact()
-                    compactions.add(1, ordering: .relaxed)
+                    compactions.wrappingIncrement(ordering: .relaxed)
                 } catch {
                     failure.withLock { $0 = "\(error)" }
                     return

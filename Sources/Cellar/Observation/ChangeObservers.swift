@@ -1,4 +1,5 @@
-import Synchronization
+import Atomics
+import CellarStorage
 
 /// The store's registry of change observers (`Box.changes()`, `Query.changes()`, `observe(on:)`):
 /// after each commit, the observers of the entities it changed are signalled. A signal only
@@ -14,11 +15,11 @@ final class ChangeObservers: Sendable {
         let finish: @Sendable () -> Void
     }
 
-    private let entries = Mutex<(next: Int, byToken: [Int: Entry])>((0, [:]))
+    private let entries = Locked<(next: Int, byToken: [Int: Entry])>((0, [:]))
     /// How many observers there are, for the commit's check without the lock. Sequentially
     /// consistent: an observer registers before it reads its first value, and a commit looks
     /// again after it published (see `committed`), so no commit falls between the two.
-    private let count = Atomic<Int>(0)
+    private let count = ManagedAtomic<Int>(0)
     /// The entities each tree belongs to, by tree name.
     private let treeEntities: [String: [UInt32]]
 
@@ -46,14 +47,14 @@ final class ChangeObservers: Sendable {
             state.byToken[token] = Entry(entities: entities, signal: signal, finish: finish)
             return token
         }
-        count.add(1, ordering: .sequentiallyConsistent)
+        count.wrappingIncrement(ordering: .sequentiallyConsistent)
         return token
     }
 
     /// Removes an observer; nothing when it is gone already.
     func remove(_ token: Int) {
         let removed = entries.withLock { $0.byToken.removeValue(forKey: token) != nil }
-        if removed { count.subtract(1, ordering: .sequentiallyConsistent) }
+        if removed { count.wrappingDecrement(ordering: .sequentiallyConsistent) }
     }
 
     /// After a commit: signals the observers of the entities behind `changedTrees`; every
@@ -78,7 +79,7 @@ final class ChangeObservers: Sendable {
             state.byToken = [:]
             return all
         }
-        count.subtract(finished.count, ordering: .sequentiallyConsistent)
+        count.wrappingDecrement(by: finished.count, ordering: .sequentiallyConsistent)
         for entry in finished { entry.finish() }
     }
 }

@@ -1,5 +1,5 @@
+import Atomics
 import Dispatch
-import Synchronization
 
 /// The values of a box or query over time, as an `AsyncSequence`: the current value first, then a
 /// new one after each commit that changes the observed entities. Get it from ``Box/changes()`` or
@@ -72,12 +72,11 @@ public final class ChangeObservation: Sendable {
         observers = store.observers
         // Set while a run is scheduled: signals meanwhile coalesce into it; cleared before the
         // run starts, so a commit during a run schedules the next one.
-        let scheduled = Atomic<Bool>(false)
-        let box = SignalState(scheduled: scheduled)
+        let scheduled = ManagedAtomic<Bool>(false)
         let signal: @Sendable () -> Void = {
-            guard !box.scheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            guard !scheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
             queue.async {
-                box.scheduled.store(false, ordering: .releasing)
+                scheduled.store(false, ordering: .releasing)
                 run()
             }
         }
@@ -89,12 +88,6 @@ public final class ChangeObservation: Sendable {
     public func cancel() { observers.remove(token) }
 
     deinit { observers.remove(token) }
-}
-
-/// The coalescing flag of one observation, shared by its signal and the blocks it schedules.
-private final class SignalState: Sendable {
-    let scheduled: Atomic<Bool>
-    init(scheduled: consuming Atomic<Bool>) { self.scheduled = scheduled }
 }
 
 extension Box {

@@ -1,4 +1,4 @@
-import Synchronization
+import CellarStorage
 
 /// The paths through embedded properties that property constants were made with
 /// (`Contact.home.city` is `city` through `home`), each under a small number.
@@ -9,7 +9,7 @@ import Synchronization
 /// hot paths; equal paths get the same number, so properties compare as their paths do. The
 /// table holds each distinct path the code spells once, for the life of the process.
 enum EmbeddedPaths {
-    private static let table = Mutex<(paths: [[PropertyRef]], numbers: [[PropertyRef]: UInt32])>(([[]], [[]: 0]))
+    private static let table = Locked<(paths: [[PropertyRef]], numbers: [[PropertyRef]: UInt32])>(([[]], [[]: 0]))
 
     /// The number of `path` (0 for the empty path).
     static func number(_ path: [PropertyRef]) -> UInt32 {

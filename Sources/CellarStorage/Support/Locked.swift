@@ -6,11 +6,16 @@ import Darwin
 
 /// A mutual-exclusion lock guarding a value (`pthread_mutex`, on every platform). For short
 /// critical sections off the hot paths.
-final class Locked<Value>: @unchecked Sendable {
+///
+/// Cellar's own stand-in for `Synchronization.Mutex`, which needs macOS 15 / iOS 18: this one runs
+/// on every OS version the package supports. The mutex lives on the heap, never in a stored
+/// property, so that it never moves while locked. `package`, so that Cellar and the tests use it
+/// too.
+package final class Locked<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
@@ -21,7 +26,8 @@ final class Locked<Value>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+    /// Runs `body` with the value, under the lock.
+    package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
