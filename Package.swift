@@ -10,7 +10,7 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "Cellar",
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
     products: [
         .library(name: "Cellar", targets: ["Cellar"]),
         .library(name: "CellarStorage", targets: ["CellarStorage"]),

@@ -13,7 +13,7 @@ let cellar = Context.packageDirectory.split(separator: "/").dropLast(2).last.map
 
 let package = Package(
     name: "Notes",
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .executable(name: "notes", targets: ["Notes"]),
     ],
