@@ -141,6 +141,7 @@ public struct Box<E: EntityInspectable>: Sendable {
     func store(_ entity: E, id: Id, isNew: Bool, into target: PutTarget, uniqueChecked: UInt32? = nil,
                indexesUnchanged: Bool = false) throws {
         let (schema, context, record) = (target.schema, target.context, target.record)
+        context.changeLog?.note(schema, id)
         if schema.hasIndexes && !indexesUnchanged {
             try context.putIndexed(schema, id: id, record: record.finished, tree: target.tree, isNew: isNew, uniqueChecked: uniqueChecked)
         } else {

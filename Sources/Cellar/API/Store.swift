@@ -206,6 +206,8 @@ public final class Store: @unchecked Sendable {
         }
         let txn = try translatingErrors { try engine.beginWrite() }
         let context = TransactionContext(store: self, write: txn)
+        // Observers that need the changed objects (live queries): recorded as the body writes.
+        if observers.wantsIds { context.changeLog = ChangeLog() }
         ThreadTransactions.push(context)
         defer { ThreadTransactions.pop(context) }
         do {
@@ -225,7 +227,9 @@ public final class Store: @unchecked Sendable {
             }
             // Looked at again after the commit: an observer that registered meanwhile may have
             // read its first value before this commit was visible.
-            if changedTrees != nil || !observers.isEmpty { observers.committed(changedTrees: changedTrees) }
+            if changedTrees != nil || !observers.isEmpty {
+                observers.committed(changedTrees: changedTrees, changes: context.changeLog?.committed)
+            }
             return result
         } catch {
             txn.abort()

@@ -219,6 +219,7 @@ extension TransactionContext {
     func removeObject(_ schema: EntitySchema, id: Id) throws -> Bool {
         guard id != 0, let tree = try tree(schema) else { return false }
         let write = write!
+        changeLog?.note(schema.id.id, id)
         if schema.hasIndexes {
             let keys = try withRecord(schema, id) { old -> [(IndexSchema, [UInt8])]? in
                 guard let old else { return nil }

@@ -37,6 +37,9 @@ final class TransactionContext {
     /// it searches the index), and the indexes whose in-memory graph it changed.
     var vectorPending: [UInt32: VectorPending] = [:]
     var vectorTouched: Set<UInt32> = []
+    /// The objects this write transaction puts and removes, recorded when an observer needs them
+    /// (see ChangeLog); nil otherwise.
+    @usableFromInline var changeLog: ChangeLog?
 
     private init(store: Store, read: ReadTransaction?, write: WriteTransaction?) {
         self.store = store
@@ -203,6 +206,7 @@ final class TransactionContext {
             try withSequence(schema) { $0.noteRemoved($0.next &- 1) }
         }
         try write!.dropTree(schema.treeName)
+        changeLog?.noteWhole(schema.id.id)
         slots[schema.index].tree = nil
         for property in schema.indexed {
             let index = property.index!

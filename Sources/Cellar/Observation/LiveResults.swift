@@ -1,0 +1,275 @@
+import Dispatch
+import Foundation
+import Observation
+
+/// A query's results that keep themselves up to date: after each commit that changes them, the
+/// new results and exactly what changed (``ResultsChange``) are published on the delivery queue
+/// (the main queue unless another is given). `@Observable`: a SwiftUI view that reads `results`
+/// redraws when they change; elsewhere `withObservationTracking` sees the same.
+///
+/// ```swift
+/// @Observable final class NotesModel {
+///     let live: LiveResults<Note>
+///     init(store: Store) throws {
+///         live = try store.liveQuery(try store.box(for: Note.self).query { Note.done == false }.build())
+///     }
+/// }
+/// // In a view: ForEach(model.live.results, id: \.id) { … }
+/// ```
+///
+/// Read the properties on the delivery queue (for the main queue: on the main actor). The first
+/// result is published shortly after creation (``lastChange`` then has `isInitial`). Updates
+/// coalesce: commits that come while one is being computed are folded into the next, whose
+/// change spans all of them. Nothing is published after ``cancel()`` or once the object is
+/// released; neither holds the store open.
+///
+/// **What an update costs.** Every commit records which objects it put or removed. A commit
+/// that changed none of the query's objects and made none of them match is dismissed after
+/// checking those objects alone (no query run). For a query without an order, links to other
+/// entities or a nearest-neighbour search, the results are updated from those objects alone
+/// too. Otherwise (an order, links, a vector search, a `removeAll`, or an observer that
+/// registered while the commit was being written) the query runs again and the change is
+/// computed by comparing the two results.
+@Observable
+public final class LiveResults<E: EntityInspectable & SendableMetatype>: @unchecked Sendable {
+    /// The current results, in the query's order.
+    public private(set) var results: [E] = []
+    /// The ids of `results`, in the same order.
+    public private(set) var ids: [Id] = []
+    /// What the last update changed (nil before the first result).
+    public private(set) var lastChange: ResultsChange?
+    /// The error of the last update that failed (the results are then those before it); nil
+    /// after a successful one.
+    public private(set) var error: CellarError?
+    /// How many updates were published (the first result included).
+    public private(set) var updateCount = 0
+
+    @ObservationIgnored private let worker: LiveQueryWorker<E>
+    /// Called on the delivery queue after each publication (tests).
+    @ObservationIgnored var publishHook: (([Id], ResultsChange) -> Void)?
+    /// How many times the query ran in full for this object (tests).
+    var queryRuns: Int { worker.queryRuns }
+
+    init(query: Query<E>, queue: DispatchQueue) throws {
+        worker = try LiveQueryWorker(query: query, delivery: queue)
+        worker.start(publishingTo: self)
+    }
+
+    /// Stops the updates (one already on its way to the delivery queue is dropped). Idempotent.
+    public func cancel() { worker.cancel() }
+
+    deinit { worker.cancel() }
+
+    /// Called on the delivery queue.
+    fileprivate func publish(_ objects: [E], _ ids: [Id], _ change: ResultsChange) {
+        results = objects
+        self.ids = ids
+        lastChange = change
+        error = nil
+        updateCount += 1
+        publishHook?(ids, change)
+    }
+
+    fileprivate func fail(_ error: CellarError) { self.error = error }
+}
+
+extension Store {
+    /// Live results of `query`, published on `queue` (the main queue by default): see
+    /// ``LiveResults``. Keep the returned object as long as you want the updates.
+    public func liveQuery<E: EntityInspectable & SendableMetatype>(_ query: Query<E>, queue: DispatchQueue = .main) throws -> LiveResults<E> {
+        try LiveResults(query: query, queue: queue)
+    }
+}
+
+/// The work behind a ``LiveResults``: collects what commits changed, computes each update on a
+/// queue of its own (never the writer's thread, never the delivery queue), then hands it to the
+/// delivery queue. It holds the results object weakly, so releasing that stops everything.
+final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked Sendable {
+    // Thread safety: `pending`, `scheduled`, `cancelled` and `token` under `lock`; `current`,
+    // `currentSet` and `objects` only on `queue`.
+    private let query: Query<E>
+    private let compiled: CompiledQuery
+    private let entity: UInt32
+    private let observed: Set<UInt32>
+    /// Whether an update can be made from the changed objects alone (no order, no links, no
+    /// vector search); else the query runs again.
+    private let incremental: Bool
+    private let delivery: DispatchQueue
+    private let queue = DispatchQueue(label: "cellar.live-query")
+    private let observers: ChangeObservers
+
+    private let lock = NSLock()
+    private var pending: CommittedChanges?
+    private var pendingUnknown = false
+    private var scheduled = false
+    private var cancelled = false
+    private var token: Int?
+
+    private var current: [Id] = []
+    private var currentSet: Set<Id> = []
+    private var objects: [Id: E] = [:]
+    /// Each current object's stored form when it was read: what "modified" is judged by (the
+    /// objects handed out may be changed by the app; these bytes are not).
+    private var stored: [Id: [UInt8]] = [:]
+    private let builder = RecordBuilder()
+    private var started = false
+    private var runs = 0
+    var queryRuns: Int { lock.withLock { runs } }
+
+    init(query: Query<E>, delivery: DispatchQueue) throws {
+        self.query = query
+        compiled = try query.compiled
+        entity = compiled.schema.id.id
+        observed = try query.observedEntities()
+        incremental = compiled.orders.isEmpty && compiled.links.isEmpty && compiled.vector == nil
+        self.delivery = delivery
+        observers = query.box.store.observers
+    }
+
+    /// Registers with the store and schedules the first result.
+    func start(publishingTo results: LiveResults<E>) {
+        weak let target = results
+        let publish: @Sendable ([E], [Id], ResultsChange) -> Void = { [weak self] objects, ids, change in
+            nonisolated(unsafe) let objects = objects
+            self?.deliver { target?.publish(objects, ids, change) }
+        }
+        let fail: @Sendable (CellarError) -> Void = { [weak self] error in
+            self?.deliver { target?.fail(error) }
+        }
+        let token = observers.add(entities: observed, wantsIds: true, signal: { [weak self] changes in
+            self?.signal(changes, publish: publish, fail: fail)
+        }, finish: {})
+        lock.withLock { self.token = token }
+        signal(nil, publish: publish, fail: fail)
+    }
+
+    func cancel() {
+        let token: Int? = lock.withLock {
+            cancelled = true
+            defer { self.token = nil }
+            return self.token
+        }
+        if let token { observers.remove(token) }
+    }
+
+    /// Runs `body` on the delivery queue unless cancelled by then.
+    private func deliver(_ body: @escaping @Sendable () -> Void) {
+        delivery.async { [self] in
+            guard !lock.withLock({ cancelled }) else { return }
+            body()
+        }
+    }
+
+    /// A commit changed the observed entities (`changes` nil: not known object by object, or
+    /// the first run): folds it into the pending update and schedules one when none is.
+    private func signal(_ changes: CommittedChanges?, publish: @escaping @Sendable ([E], [Id], ResultsChange) -> Void,
+                        fail: @escaping @Sendable (CellarError) -> Void) {
+        let schedule: Bool = lock.withLock {
+            guard !cancelled else { return false }
+            if let changes {
+                if pending == nil { pending = changes } else { pending!.merge(changes) }
+            } else {
+                pendingUnknown = true
+            }
+            guard !scheduled else { return false }
+            scheduled = true
+            return true
+        }
+        guard schedule else { return }
+        queue.async { [self] in
+            let (changes, unknown): (CommittedChanges?, Bool) = lock.withLock {
+                let taken = (pending, pendingUnknown)
+                (pending, pendingUnknown, scheduled) = (nil, false, false)
+                return taken
+            }
+            do {
+                if let update = try update(changes: unknown ? nil : changes) { publish(update.objects, update.ids, update.change) }
+            } catch {
+                let wrapped = CellarError.wrap(error)
+                fail(wrapped as? CellarError ?? CellarError.illegalArgument("live query update failed: \(wrapped)"))
+            }
+        }
+    }
+
+    /// The next results and their change, nil when the query's results did not change.
+    private func update(changes: CommittedChanges?) throws -> (objects: [E], ids: [Id], change: ResultsChange)? {
+        let box = query.box
+        if !started {
+            started = true
+            let (ids, found) = try rerun()
+            _ = try adopt(ids, found, candidates: [])
+            return (found, ids, .initial(ids))
+        }
+        // The objects of the query's entity that changed (nil: not known). With links or a vector
+        // search, whether a changed object matches depends on others: the query runs again.
+        let changed = changes?.ids(of: entity)
+        guard let changed, compiled.links.isEmpty, compiled.vector == nil else {
+            let (ids, found) = try rerun()
+            return try adopt(ids, found, candidates: nil)
+        }
+        if changed.isEmpty { return nil }
+        // Which of the changed objects match now, read in one snapshot.
+        var matching: [Id: E] = [:]
+        let (schema, condition) = (compiled.schema, compiled.condition)
+        try box.store.inReadContext { context in
+            for id in changed {
+                try context.withRecord(schema, id) { record in
+                    guard let record else { return }
+                    if try condition?.evaluate(RecordReader(record), id: id, links: [], context: context) ?? true {
+                        matching[id] = try box.object(id: id, record: record)
+                    }
+                }
+            }
+        }
+        // None of the query's objects changed and none came: nothing to publish.
+        if matching.isEmpty && currentSet.isDisjoint(with: changed) { return nil }
+        guard incremental else {
+            let (ids, found) = try rerun()
+            return try adopt(ids, found, candidates: nil)
+        }
+        var next = current.filter { !changed.contains($0) || matching[$0] != nil }
+        for id in matching.keys where !currentSet.contains(id) { next.append(id) }
+        next.sort()
+        let found = next.map { matching[$0] ?? objects[$0]! }
+        return try adopt(next, found, candidates: changed)
+    }
+
+    /// Runs the query: its ids and objects.
+    private func rerun() throws -> ([Id], [E]) {
+        let found = try query.find()
+        lock.withLock { runs += 1 }
+        return (found.map { query.box.binding.id(of: $0) }, found)
+    }
+
+    /// Makes `ids` (with `found`, their objects) the current results; returns the update from
+    /// the previous ones, nil when nothing changed. An object in both whose stored form differs
+    /// is modified; only `candidates` are compared (nil: every object in both).
+    private func adopt(_ ids: [Id], _ found: [E], candidates: Set<Id>?) throws -> (objects: [E], ids: [Id], change: ResultsChange)? {
+        var modified = Set<Id>()
+        var nextStored: [Id: [UInt8]] = [:]
+        nextStored.reserveCapacity(ids.count)
+        for (id, object) in zip(ids, found) {
+            if let old = stored[id], candidates?.contains(id) ?? true {
+                let bytes = try encode(object)
+                if bytes != old { modified.insert(id) }
+                nextStored[id] = bytes
+            } else {
+                nextStored[id] = try stored[id] ?? encode(object)
+            }
+        }
+        let change = ResultsChange.between(current, ids, changed: modified)
+        current = ids
+        currentSet = Set(ids)
+        objects = Dictionary(uniqueKeysWithValues: zip(ids, found))
+        stored = nextStored
+        return change.isEmpty ? nil : (found, ids, change)
+    }
+
+    /// The stored form of `object` (its record, as a put would write it).
+    private func encode(_ object: E) throws -> [UInt8] {
+        let binding = query.box.binding
+        builder.start(slotCount: binding.slotCount)
+        try binding.write(object, to: builder)
+        return Array(builder.finished)
+    }
+}

@@ -1,0 +1,200 @@
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
+import CellarTestSupport
+import Dispatch
+import Foundation
+import Observation
+import Testing
+
+/// Live results (`store.liveQuery`): the first result, exact change sets (checked by applying
+/// each to the previous result), commits that do not concern the query (no update, no query
+/// run), cancellation and release, Observation, and a randomized run with several writers.
+@Suite struct LiveResultsTests {
+    /// Polls (up to 10 s) until `condition` holds.
+    static func eventually(_ condition: () throws -> Bool) async rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if try condition() { return true }
+            try? await Task.sleep(nanoseconds: 2_000_000)
+        }
+        return try condition()
+    }
+
+    /// What a live query published, in order, read on its delivery queue.
+    final class Published: @unchecked Sendable {
+        let lock = NSLock()
+        var updates: [(ids: [Id], titles: [String], change: ResultsChange)] = []
+    }
+
+    static func record(_ live: LiveResults<Note>, into published: Published) {
+        live.publishHook = { ids, change in
+            let titles = live.results.map(\.title)
+            published.lock.withLock { published.updates.append((ids, titles, change)) }
+        }
+    }
+
+    @Test func firstResultThenExactChanges() async throws {
+        let store = try Store(directoryPath: "memory:live-basic", model: standardModel)
+        let notes = store.box(for: Note.self)
+        let a = try notes.put(Note(title: "apple")).value
+        let b = try notes.put(Note(title: "avocado")).value
+        try notes.put(Note(title: "banana"))
+        let queue = DispatchQueue(label: "test.live")
+        let live = try store.liveQuery(try notes.query { Note.titleProperty.startsWith("a") }.build(), queue: queue)
+        #expect(await Self.eventually { queue.sync { live.updateCount == 1 } })
+        queue.sync {
+            #expect(live.ids == [a, b])
+            #expect(live.results.map(\.title) == ["apple", "avocado"])
+            #expect(live.lastChange?.isInitial == true && live.lastChange?.insertions == [0, 1])
+        }
+        // One object changed in place, one came, one left.
+        try store.runInTransaction {
+            try notes.put(Note(id: EntityId(a), title: "apricot"))
+            try notes.remove(b)
+            try notes.put(Note(title: "almond"))
+        }
+        #expect(await Self.eventually { queue.sync { live.updateCount == 2 } })
+        queue.sync {
+            #expect(live.results.map(\.title) == ["apricot", "almond"])
+            let change = live.lastChange!
+            #expect(change.deletions == [1] && change.deletedIds == [b])
+            #expect(change.insertions == [1] && change.modifications == [0] && change.modifiedIds == [a])
+            #expect(change.modificationsInPrevious == [0])
+        }
+    }
+
+    @Test func commitsThatDoNotConcernTheQueryCauseNoUpdateAndNoRun() async throws {
+        let store = try Store(directoryPath: "memory:live-quiet", model: standardModel)
+        let notes = store.box(for: Note.self)
+        for i in 0..<50 { try notes.put(Note(title: i % 2 == 0 ? "a\(i)" : "b\(i)")) }
+        let queue = DispatchQueue(label: "test.live")
+        let live = try store.liveQuery(try notes.query { Note.titleProperty.startsWith("a") }.build(), queue: queue)
+        #expect(await Self.eventually { queue.sync { live.updateCount == 1 } })
+        let runs = live.queryRuns
+        // Objects that neither matched nor match, and another entity.
+        let b1 = try notes.query { Note.titleProperty.startsWith("b") }.build().findIds()[0].value
+        try notes.put(Note(id: EntityId(b1), title: "b-renamed"))
+        try notes.put(Note(title: "zzz"))
+        try store.box(for: Tagged.self).put(Tagged(tag: "other"))
+        // A commit that does concern it, as a marker that the ones before were handled.
+        try notes.put(Note(title: "a-marker"))
+        #expect(await Self.eventually { queue.sync { live.updateCount == 2 } })
+        queue.sync { #expect(live.lastChange?.insertions.count == 1 && live.lastChange?.deletions.isEmpty == true) }
+        #expect(live.queryRuns == runs, "updated from the changed objects alone, no query run")
+    }
+
+    @Test func orderedQueriesRunAgainAndStillGiveExactChanges() async throws {
+        let store = try Store(directoryPath: "memory:live-ordered", model: standardModel)
+        let notes = store.box(for: Note.self)
+        let ids = try ["d", "b", "c", "a"].map { try notes.put(Note(title: $0)).value }
+        let queue = DispatchQueue(label: "test.live")
+        let live = try store.liveQuery(try notes.query().ordered(by: Note.titleProperty).build(), queue: queue)
+        let published = Published()
+        Self.record(live, into: published)
+        #expect(await Self.eventually { queue.sync { live.updateCount == 1 } })
+        queue.sync { #expect(live.results.map(\.title) == ["a", "b", "c", "d"]) }
+        // "d" moves to the front as "0"; "b" changes in place.
+        try store.runInTransaction {
+            try notes.put(Note(id: EntityId(ids[0]), title: "0"))
+            try notes.put(Note(id: EntityId(ids[1]), title: "bb"))
+        }
+        #expect(await Self.eventually { queue.sync { live.updateCount == 2 } })
+        queue.sync {
+            #expect(live.results.map(\.title) == ["0", "a", "bb", "c"])
+            let change = live.lastChange!
+            #expect(change.deletedIds == [ids[0]] && change.insertedIds == [ids[0]])
+            #expect(change.modifiedIds == [ids[1]])
+        }
+    }
+
+    @Test func cancellationAndReleaseStopUpdatesAndKeepNothingAlive() async throws {
+        weak var weakStore: Store?
+        weak var weakReleased: LiveResults<Note>?
+        do {
+            let store = try Store(directoryPath: "memory:live-release", model: standardModel)
+            weakStore = store
+            let notes = store.box(for: Note.self)
+            let queue = DispatchQueue(label: "test.live")
+            let cancelled = try store.liveQuery(try notes.query().build(), queue: queue)
+            var released: LiveResults<Note>? = try store.liveQuery(try notes.query().build(), queue: queue)
+            weakReleased = released
+            #expect(await Self.eventually { queue.sync { cancelled.updateCount == 1 && released!.updateCount == 1 } })
+            cancelled.cancel()
+            released = nil
+            #expect(weakReleased == nil, "nothing keeps released live results alive")
+            try notes.put(Note(title: "after"))
+            try await Task.sleep(nanoseconds: 100_000_000)
+            queue.sync { #expect(cancelled.updateCount == 1, "no update after cancel()") }
+            store.close()
+        }
+        // Once the live results are gone, nothing of them holds the store.
+        #expect(await Self.eventually { weakStore == nil }, "live results do not keep the store alive")
+    }
+
+    @Test func observationTrackingSeesUpdates() async throws {
+        let store = try Store(directoryPath: "memory:live-observation", model: standardModel)
+        let notes = store.box(for: Note.self)
+        let queue = DispatchQueue(label: "test.live")
+        let live = try store.liveQuery(try notes.query().build(), queue: queue)
+        #expect(await Self.eventually { queue.sync { live.updateCount == 1 } })
+        final class Flag: @unchecked Sendable { var fired = false }
+        let flag = Flag()
+        queue.sync {
+            withObservationTracking { _ = live.results } onChange: { flag.fired = true }
+        }
+        try notes.put(Note(title: "new"))
+        #expect(await Self.eventually { queue.sync { flag.fired } })
+    }
+
+    /// Random puts, renames and removes from several threads; every published change, applied to
+    /// the previous result, gives the new one; every object whose title changed between two
+    /// results is marked modified or inserted; at rest the live result equals the query's.
+    @Test(arguments: [false, true])
+    func randomWritersAgainstTheQuery(ordered: Bool) async throws {
+        let store = try Store(directoryPath: "memory:live-random-\(ordered)", model: standardModel)
+        let notes = store.box(for: Note.self)
+        var builder = notes.query { Note.titleProperty.startsWith("a") }
+        if ordered { builder = builder.ordered(by: Note.titleProperty) }
+        let query = try builder.build()
+        let queue = DispatchQueue(label: "test.live")
+        let live = try store.liveQuery(query, queue: queue)
+        let published = Published()
+        Self.record(live, into: published)
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            var rng = SplitMix64(seed: UInt64(thread + 1) * 7919)
+            for _ in 0..<150 {
+                do {
+                    try store.runInTransaction {
+                        for _ in 0..<Int(rng.next() % 3 + 1) {
+                            let title = (rng.next() % 2 == 0 ? "a" : "b") + String(rng.next() % 1000)
+                            let existing = try notes.query().build().findIds()
+                            switch rng.next() % 3 {
+                            case 0 where !existing.isEmpty:
+                                try notes.remove(existing[Int(rng.next() % UInt64(existing.count))].value)
+                            case 1 where !existing.isEmpty:
+                                try notes.put(Note(id: existing[Int(rng.next() % UInt64(existing.count))], title: title))
+                            default:
+                                try notes.put(Note(title: title))
+                            }
+                        }
+                    }
+                } catch {
+                    Issue.record("write failed: \(error)")
+                }
+            }
+        }
+        let expected = try query.findIds().map(\.value)
+        #expect(await Self.eventually { queue.sync { live.ids == expected } })
+        let updates = published.lock.withLock { published.updates }
+        #expect(updates.count >= 2)
+        for (previous, next) in zip(updates, updates.dropFirst()) {
+            let change = next.change
+            let rebuilt = change.applied(to: previous.ids, inserted: { next.ids[$0] })
+            #expect(rebuilt == next.ids)
+            // Titles that differ at the same id: the object is marked modified or re-inserted.
+            let before = Dictionary(uniqueKeysWithValues: zip(previous.ids, previous.titles))
+            for (id, title) in zip(next.ids, next.titles) where before[id] != nil && before[id] != title {
+                #expect(change.modifiedIds.contains(id) || change.insertedIds.contains(id))
+            }
+        }
+    }
+}
