@@ -130,6 +130,24 @@ import Testing
         #expect(await Self.eventually { weakStore == nil }, "live results do not keep the store alive")
     }
 
+    @Test func oneObjectsChanges() async throws {
+        let store = try Store(directoryPath: "memory:live-one", model: standardModel)
+        let notes = store.box(for: Note.self)
+        let watched = try notes.put(Note(title: "watched")).value
+        let other = try notes.put(Note(title: "other")).value
+        var iterator = try notes.changes(of: watched).makeAsyncIterator()
+        #expect(try await iterator.next()??.title == "watched")
+        // Other objects written: nothing; then the watched one.
+        try notes.put(Note(id: EntityId(other), title: "other 2"))
+        try notes.put(Note(title: "third"))
+        try notes.put(Note(id: EntityId(watched), title: "watched 2"))
+        #expect(try await iterator.next()??.title == "watched 2")
+        try notes.put(Note(id: EntityId(other), title: "other 3"))
+        try notes.remove(watched)
+        let last = try await iterator.next()
+        #expect(last != nil && last! == nil, "nil once removed")
+    }
+
     @Test func observationTrackingSeesUpdates() async throws {
         let store = try Store(directoryPath: "memory:live-observation", model: standardModel)
         let notes = store.box(for: Note.self)

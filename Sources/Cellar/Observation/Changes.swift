@@ -23,14 +23,18 @@ public struct Changes<Element>: AsyncSequence, Sendable {
     let store: Store
     let entities: Set<UInt32>
     let current: @Sendable () throws -> Element
+    /// Which commits yield a value, from the objects they changed (nil: not known); nil: every
+    /// commit that changes the entities.
+    var accepts: (@Sendable (CommittedChanges?) -> Bool)? = nil
 
     /// Subscribes to the store's commits and returns the iterator that yields the values; the
     /// subscription ends with the iteration.
     public func makeAsyncIterator() -> Iterator {
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let observers = store.observers
-        let token = observers.add(entities: entities,
-                                  signal: { continuation.yield() },
+        let accepts = self.accepts
+        let token = observers.add(entities: entities, wantsIds: accepts != nil,
+                                  signal: { changes in if accepts?(changes) ?? true { continuation.yield() } },
                                   finish: { continuation.finish() })
         // Ends with the stream: cancellation, store.close(), or the iterator going away.
         continuation.onTermination = { _ in observers.remove(token) }
@@ -96,6 +100,17 @@ extension Box {
     public func changes() throws -> Changes<Void> {
         let schema = try self.schema.get()
         return Changes(store: store, entities: [schema.id.id], current: {})
+    }
+
+    /// The object `id` now (nil when there is none), then after each commit that puts or
+    /// removes it: `for try await note in notes.changes(of: id) { show(note) }`. Commits that
+    /// write only other objects yield nothing (coalescing as ``Changes``).
+    public func changes(of id: Id) throws -> Changes<E?> where E: SendableMetatype {
+        let schema = try self.schema.get()
+        let entity = schema.id.id
+        var changes = Changes(store: store, entities: [entity], current: { try self.get(id) })
+        changes.accepts = { committed in committed?.ids(of: entity).map { $0.contains(id) } ?? true }
+        return changes
     }
 
     /// Calls `handler` on `queue` now and after each commit that changes this entity's objects
