@@ -130,6 +130,24 @@ import Testing
         #expect(await Self.eventually { weakStore == nil }, "live results do not keep the store alive")
     }
 
+    @Test func onlyTheNamedPropertiesCountAsModifications() async throws {
+        let store = try Store(directoryPath: "memory:live-keypaths", model: standardModel)
+        let notes = store.box(for: Note.self)
+        let id = try notes.put(Note(title: "t", text: "x")).value
+        let queue = DispatchQueue(label: "test.live")
+        let all = try store.liveQuery(try notes.query().build(), queue: queue)
+        let titles = try store.liveQuery(try notes.query().build(), queue: queue, properties: [Note.titleProperty])
+        #expect(await Self.eventually { queue.sync { all.updateCount == 1 && titles.updateCount == 1 } })
+        try notes.put(Note(id: EntityId(id), title: "t", text: "y"))      // text only
+        #expect(await Self.eventually { queue.sync { all.updateCount == 2 } })
+        try notes.put(Note(id: EntityId(id), title: "t2", text: "y"))     // the title
+        #expect(await Self.eventually { queue.sync { all.updateCount == 3 && titles.updateCount == 2 } })
+        queue.sync {
+            #expect(all.lastChange?.modifiedIds == [id])
+            #expect(titles.lastChange?.modifiedIds == [id] && titles.results.map(\.title) == ["t2"])
+        }
+    }
+
     @Test func oneObjectsChanges() async throws {
         let store = try Store(directoryPath: "memory:live-one", model: standardModel)
         let notes = store.box(for: Note.self)

@@ -50,8 +50,8 @@ public final class LiveResults<E: EntityInspectable & SendableMetatype>: @unchec
     /// How many times the query ran in full for this object (tests).
     var queryRuns: Int { worker.queryRuns }
 
-    init(query: Query<E>, queue: DispatchQueue) throws {
-        worker = try LiveQueryWorker(query: query, delivery: queue)
+    init(query: Query<E>, queue: DispatchQueue, properties: [Property<E>]?) throws {
+        worker = try LiveQueryWorker(query: query, delivery: queue, properties: properties)
         worker.start(publishingTo: self)
     }
 
@@ -76,8 +76,14 @@ public final class LiveResults<E: EntityInspectable & SendableMetatype>: @unchec
 extension Store {
     /// Live results of `query`, published on `queue` (the main queue by default): see
     /// ``LiveResults``. Keep the returned object as long as you want the updates.
-    public func liveQuery<E: EntityInspectable & SendableMetatype>(_ query: Query<E>, queue: DispatchQueue = .main) throws -> LiveResults<E> {
-        try LiveResults(query: query, queue: queue)
+    ///
+    /// - Parameter properties: when given, an object that stays in the results counts as
+    ///   modified only when one of these properties changed (Realm's key-path filtering): a
+    ///   commit that changes only other properties of the query's objects, and no membership or
+    ///   order, publishes nothing. Nil (the default): any change of the stored object counts.
+    public func liveQuery<E: EntityInspectable & SendableMetatype>(_ query: Query<E>, queue: DispatchQueue = .main,
+                                                                  properties: [Property<E>]? = nil) throws -> LiveResults<E> {
+        try LiveResults(query: query, queue: queue, properties: properties)
     }
 }
 
@@ -112,13 +118,17 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
     /// objects handed out may be changed by the app; these bytes are not).
     private var stored: [Id: [UInt8]] = [:]
     private let builder = RecordBuilder()
+    /// The properties a modification is judged by (nil: the whole stored object).
+    private let watched: [PropertySchema]?
     private var started = false
     private var runs = 0
     var queryRuns: Int { lock.withLock { runs } }
 
-    init(query: Query<E>, delivery: DispatchQueue) throws {
+    init(query: Query<E>, delivery: DispatchQueue, properties: [Property<E>]?) throws {
         self.query = query
         compiled = try query.compiled
+        let schema = compiled.schema
+        watched = try properties?.map { try schema.property($0.id, named: $0.name) }
         entity = compiled.schema.id.id
         observed = try query.observedEntities()
         incremental = compiled.orders.isEmpty && compiled.links.isEmpty && compiled.vector == nil
@@ -251,7 +261,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         for (id, object) in zip(ids, found) {
             if let old = stored[id], candidates?.contains(id) ?? true {
                 let bytes = try encode(object)
-                if bytes != old { modified.insert(id) }
+                if try differ(old, bytes, id: id) { modified.insert(id) }
                 nextStored[id] = bytes
             } else {
                 nextStored[id] = try stored[id] ?? encode(object)
@@ -263,6 +273,18 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         objects = Dictionary(uniqueKeysWithValues: zip(ids, found))
         stored = nextStored
         return change.isEmpty ? nil : (found, ids, change)
+    }
+
+    /// Whether two stored forms of object `id` differ in what is watched.
+    private func differ(_ old: [UInt8], _ new: [UInt8], id: Id) throws -> Bool {
+        guard old != new else { return false }
+        guard let watched else { return true }
+        return try old.withUnsafeBytes { a in
+            try new.withUnsafeBytes { b in
+                let (ra, rb) = (try RecordReader(a), try RecordReader(b))
+                return try watched.contains { try ra.value(of: $0, id: id) != rb.value(of: $0, id: id) }
+            }
+        }
     }
 
     /// The stored form of `object` (its record, as a put would write it).
