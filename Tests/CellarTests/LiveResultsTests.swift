@@ -166,6 +166,23 @@ import Testing
         #expect(last != nil && last! == nil, "nil once removed")
     }
 
+    @Test func aRegionOfSeveralEntities() async throws {
+        let store = try Store(directoryPath: "memory:live-region", model: standardModel)
+        let notes = store.box(for: Note.self), tagged = store.box(for: Tagged.self)
+        let region = try ObservationRegion().including(notes).including(try tagged.query().build())
+        var iterator = try store.changes(in: region, value: { (try notes.count(), try tagged.count()) }).makeAsyncIterator()
+        var value = try await iterator.next()
+        #expect(value?.0 == 0 && value?.1 == 0)
+        try tagged.put(Tagged(tag: "x"))
+        value = try await iterator.next()
+        #expect(value?.0 == 0 && value?.1 == 1)
+        try store.box(for: AllTypes.self).put(AllTypes())   // outside the region: nothing
+        try notes.put(Note(title: "n"))
+        value = try await iterator.next()
+        #expect(value?.0 == 1 && value?.1 == 1)
+        #expect(throws: CellarError.self) { _ = try store.changes(in: ObservationRegion(), value: { 0 }) }
+    }
+
     @Test func observationTrackingSeesUpdates() async throws {
         let store = try Store(directoryPath: "memory:live-observation", model: standardModel)
         let notes = store.box(for: Note.self)
