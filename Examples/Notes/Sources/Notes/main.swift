@@ -68,4 +68,35 @@ for headline in headlines.prefix(2) {
     print("  headline #\(headline.id.value) \(headline.title) \(headline.tags) in \(headline.city ?? "-")")
 }
 print("property constants for queries: \(Note.title), \(Note.status) (stored as \(Note.status.type))")
+
+// Live results: the open notes, kept up to date after each commit, with exactly which rows came,
+// went or changed (an app's list animates those rows; a SwiftUI view reads `live.results`).
+// Published on a queue of our own here (an app uses the main queue, the default).
+let liveQueue = DispatchQueue(label: "notes.live")
+let live = try store.liveQuery(try notes.query { Note.status == Status.open.rawValue }.build(), queue: liveQueue)
+func waitForUpdate(after count: Int) {
+    while liveQueue.sync(execute: { live.updateCount }) <= count { usleep(1_000) }
+}
+func printChange(_ what: String) {
+    liveQueue.sync {
+        let change = live.lastChange!
+        print("  \(what): \(live.results.count) open; deleted rows \(change.deletions), inserted \(change.insertions), modified \(change.modifications)")
+    }
+}
+waitForUpdate(after: 0)
+printChange("live open notes, first result")
+let edited = open[0]
+edited.text = "cheese, bread, olives"
+try notes.put(edited)
+waitForUpdate(after: 1)
+printChange("a note's text edited")
+let errand = Note(title: "Errand", text: "post office", author: ada, status: .open, color: .black)
+try notes.put(errand)
+waitForUpdate(after: 2)
+printChange("a note added")
+errand.status = .done
+try notes.put(errand)
+waitForUpdate(after: 3)
+printChange("that note done")
+live.cancel()
 store.close()
