@@ -109,7 +109,7 @@ import Testing
         for (i, key) in keys.enumerated() { forward[key] = .integer(Int64(i)) }
         var backward: [String: FlexValue] = [:]
         backward.reserveCapacity(5_000)
-        for (i, key) in keys.enumerated().reversed() { backward[key] = .integer(Int64(i)) }
+        for (i, key) in Array(keys.enumerated()).reversed() { backward[key] = .integer(Int64(i)) }
         #expect(Array(forward.keys) != Array(backward.keys), "the two dictionaries iterate in different orders")
         let a = try FlexEncoding.encode(.map(forward))
         let b = try FlexEncoding.encode(.map(backward))

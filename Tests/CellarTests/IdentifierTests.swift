@@ -140,6 +140,8 @@ extension Note {
             ("cellar://\(uuid)/Note/p1/more", "found 4 parts"),
             ("cellar://\(uuid)//p1", "the entity name is empty"),
             ("cellar://\(uuid)/No%zzte/p1", "is not percent-encoded UTF-8"),
+            ("cellar://\(uuid)/No%C3te/p1", "is not percent-encoded UTF-8"),
+            ("cellar://\(uuid)/%FF/p1", "is not percent-encoded UTF-8"),
             ("cellar://\(uuid)/Note/p0", "\"0\" is not a positive integer"),
             ("cellar://\(uuid)/Note/p+5", "\"+5\" is not a positive integer"),
             ("cellar://\(uuid)/Note/p", "\"\" is not a positive integer"),

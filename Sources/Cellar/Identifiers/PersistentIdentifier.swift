@@ -160,7 +160,10 @@ public struct PersistentIdentifier: Sendable, Hashable, Comparable, Codable, Cus
                 index = utf8.index(after: index)
             }
         }
-        return String(validating: bytes, as: UTF8.self)
+        // Invalid UTF-8 is refused. (Decoding repairs it, so a repaired string's bytes differ;
+        // `String(validating:as:)` would say it directly, but needs macOS 15 / iOS 18.)
+        let string = String(decoding: bytes, as: UTF8.self)
+        return string.utf8.elementsEqual(bytes) ? string : nil
     }
 
     // MARK: Codable: one string, the URI and the entity's UID

@@ -50,14 +50,25 @@ public struct Changes<Element>: AsyncSequence, Sendable {
         /// The next value: the current one on the first call, else the one after the next change
         /// (nil once the task is cancelled or the store closed).
         public mutating func next() async throws -> Element? {
-            try await next(isolation: nil)
+            if started {
+                guard await signals.next() != nil else { return nil }
+            }
+            return try value()
         }
 
-        /// The next value, as ``next()`` gives it, on the caller's actor.
+        /// The next value, as ``next()`` gives it, on the caller's actor. The requirement it
+        /// implements, and `AsyncStream`'s, are macOS 15 / iOS 18 API; before those, `for await`
+        /// calls ``next()``.
+        @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> Element? {
             if started {
                 guard await signals.next(isolation: actor) != nil else { return nil }
             }
+            return try value()
+        }
+
+        /// The value after a signal (or the first one).
+        private mutating func value() throws -> Element? {
             started = true
             if Task.isCancelled { return nil }
             return try current()
