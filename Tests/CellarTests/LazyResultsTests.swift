@@ -242,19 +242,32 @@ import Testing
                 failures.add("writer: \(error)")
             }
         }
-        DispatchQueue.concurrentPerform(iterations: 4) { reader in
-            var rng = SplitMix64(seed: seed &+ UInt64(reader))
-            for _ in 0..<3_000 {
-                let i = Int.random(in: 0..<expected.count, using: &rng)
-                let got = summary(lazy[i])
-                if got != expected[i] { failures.add("seed \(seed): reader \(reader) at \(i): \(got), expected \(expected[i])") }
-            }
-            if lazy.map(summary) != expected { failures.add("seed \(seed): reader \(reader): iteration differs") }
+        // Readers of two results: one with a small cache (mostly builds and evictions), one that
+        // caches everything (mostly hits, which update the cache's use order).
+        let cached = try query.findLazy(cacheSize: expected.count)
+        // Threads of their own: the global queue may run its blocks one after the other on few cores.
+        for reader in 0..<4 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                var rng = SplitMix64(seed: seed &+ UInt64(reader))
+                for _ in 0..<3_000 {
+                    let i = Int.random(in: 0..<expected.count, using: &rng)
+                    for results in [lazy, cached] {
+                        let got = summary(results[i])
+                        if got != expected[i] { failures.add("seed \(seed): reader \(reader) at \(i): \(got), expected \(expected[i])") }
+                    }
+                }
+                for results in [lazy, cached] where results.map(summary) != expected {
+                    failures.add("seed \(seed): reader \(reader): iteration differs")
+                }
+            }.start()
         }
         group.wait()
         let found = failures.current
         let failureCount = found.count
         #expect(failureCount == 0, "\(found.prefix(3))")
         #expect(lazy.cachedObjectCount <= 16)
+        #expect(cached.builtObjectCount == expected.count)
     }
 }
