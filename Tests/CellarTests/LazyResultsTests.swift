@@ -1,4 +1,5 @@
 @_spi(CellarGenerated) @_spi(Testing) import Cellar
+import CellarStorage
 import CellarTestSupport
 import Dispatch
 import Foundation
