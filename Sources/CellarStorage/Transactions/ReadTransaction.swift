@@ -43,6 +43,12 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
         return made
     }
 
+    /// Another read transaction on this one's snapshot: it reads exactly what this one reads, and
+    /// can be used on another thread (each transaction is used from one thread at a time).
+    package func onSameSnapshot() -> ReadTransaction {
+        ReadTransaction(snapshot: snapshot, codecs: codecs)
+    }
+
     /// The id of the commit this transaction reads.
     public var transactionId: UInt64 { snapshot.txnId }
 
