@@ -148,6 +148,26 @@ import Testing
         }
     }
 
+    @Test func aBlockedDeliveryQueueNeverBlocksTheWriter() async throws {
+        let store = try Store(directoryPath: "memory:live-slow", model: standardModel)
+        let notes = store.box(for: Note.self)
+        let queue = DispatchQueue(label: "test.live")
+        let query = try notes.query().build()
+        let live = try store.liveQuery(query, queue: queue)
+        #expect(await Self.eventually { queue.sync { live.updateCount == 1 } })
+        // The delivery queue is stuck; the writer goes on.
+        let release = DispatchSemaphore(value: 0)
+        queue.async { release.wait() }
+        let start = Date()
+        for i in 0..<300 { try notes.put(Note(title: "n\(i)")) }
+        #expect(Date().timeIntervalSince(start) < 5, "commits went on while the consumer was stuck")
+        // Updates computed meanwhile were folded into the one waiting on the queue: no backlog.
+        release.signal()
+        #expect(queue.sync { live.updateCount } <= 3, "updates coalesced while the consumer was stuck")
+        let expected = try query.findIds().map(\.value)
+        #expect(await Self.eventually { queue.sync { live.ids == expected } })
+    }
+
     @Test func oneObjectsChanges() async throws {
         let store = try Store(directoryPath: "memory:live-one", model: standardModel)
         let notes = store.box(for: Note.self)

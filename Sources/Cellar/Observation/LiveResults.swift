@@ -139,9 +139,11 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
     /// Registers with the store and schedules the first result.
     func start(publishingTo results: LiveResults<E>) {
         weak let target = results
-        let publish: @Sendable ([E], [Id], ResultsChange) -> Void = { [weak self] objects, ids, change in
-            nonisolated(unsafe) let objects = objects
-            self?.deliver { target?.publish(objects, ids, change) }
+        let publish: @Sendable (Update) -> Void = { [weak self] update in
+            self?.handOver(update) { objects, ids, change in
+                nonisolated(unsafe) let objects = objects
+                target?.publish(objects, ids, change)
+            }
         }
         let fail: @Sendable (CellarError) -> Void = { [weak self] error in
             self?.deliver { target?.fail(error) }
@@ -162,6 +164,43 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         if let token { observers.remove(token) }
     }
 
+    /// An update computed but not yet run on the delivery queue: a newer one replaces it (a
+    /// slow consumer gets the latest results, not a backlog), its change then computed against
+    /// what was last delivered, its modified objects the union of both.
+    private var waiting: (objects: [E], ids: [Id], modified: Set<Id>, initial: Bool)?
+    /// The ids the delivery queue was last handed (nil: nothing yet).
+    private var delivered: [Id]?
+
+    /// Hands an update to the delivery queue, folding it into one still waiting there.
+    private func handOver(_ update: Update, _ body: @escaping @Sendable ([E], [Id], ResultsChange) -> Void) {
+        let schedule: Bool = lock.withLock {
+            if let previous = waiting {
+                // An object that left, came or moved in either update may have changed between
+                // the two (it did, unless it only moved): it counts as modified if it stays.
+                let touched = update.contentChanged.union(update.change.insertedIds).union(update.change.deletedIds)
+                waiting = (update.objects, update.ids, previous.modified.union(touched), previous.initial)
+                return false
+            }
+            let touched = update.contentChanged.union(update.change.insertedIds).union(update.change.deletedIds)
+            waiting = (update.objects, update.ids, touched, update.change.isInitial)
+            return true
+        }
+        guard schedule else { return }
+        deliver { [self] in
+            let taken: (objects: [E], ids: [Id], change: ResultsChange)? = lock.withLock {
+                guard let update = waiting else { return nil }
+                waiting = nil
+                let base = delivered
+                delivered = update.ids
+                let change = update.initial || base == nil
+                    ? ResultsChange.initial(update.ids)
+                    : ResultsChange.between(base!, update.ids, changed: update.modified)
+                return (update.objects, update.ids, change)
+            }
+            if let taken, taken.change.isInitial || !taken.change.isEmpty { body(taken.objects, taken.ids, taken.change) }
+        }
+    }
+
     /// Runs `body` on the delivery queue unless cancelled by then.
     private func deliver(_ body: @escaping @Sendable () -> Void) {
         delivery.async { [self] in
@@ -172,7 +211,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
 
     /// A commit changed the observed entities (`changes` nil: not known object by object, or
     /// the first run): folds it into the pending update and schedules one when none is.
-    private func signal(_ changes: CommittedChanges?, publish: @escaping @Sendable ([E], [Id], ResultsChange) -> Void,
+    private func signal(_ changes: CommittedChanges?, publish: @escaping @Sendable (Update) -> Void,
                         fail: @escaping @Sendable (CellarError) -> Void) {
         let schedule: Bool = lock.withLock {
             guard !cancelled else { return false }
@@ -193,7 +232,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
                 return taken
             }
             do {
-                if let update = try update(changes: unknown ? nil : changes) { publish(update.objects, update.ids, update.change) }
+                if let update = try update(changes: unknown ? nil : changes) { publish(update) }
             } catch {
                 let wrapped = CellarError.wrap(error)
                 fail(wrapped as? CellarError ?? CellarError.illegalArgument("live query update failed: \(wrapped)"))
@@ -201,14 +240,23 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         }
     }
 
+    /// One computed update: the results, their change from the previous ones, and the objects
+    /// in both whose stored form changed (whatever their place).
+    struct Update: @unchecked Sendable {
+        let objects: [E]
+        let ids: [Id]
+        let change: ResultsChange
+        let contentChanged: Set<Id>
+    }
+
     /// The next results and their change, nil when the query's results did not change.
-    private func update(changes: CommittedChanges?) throws -> (objects: [E], ids: [Id], change: ResultsChange)? {
+    private func update(changes: CommittedChanges?) throws -> Update? {
         let box = query.box
         if !started {
             started = true
             let (ids, found) = try rerun()
             _ = try adopt(ids, found, candidates: [])
-            return (found, ids, .initial(ids))
+            return Update(objects: found, ids: ids, change: .initial(ids), contentChanged: [])
         }
         // The objects of the query's entity that changed (nil: not known). With links or a vector
         // search, whether a changed object matches depends on others: the query runs again.
@@ -254,7 +302,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
     /// Makes `ids` (with `found`, their objects) the current results; returns the update from
     /// the previous ones, nil when nothing changed. An object in both whose stored form differs
     /// is modified; only `candidates` are compared (nil: every object in both).
-    private func adopt(_ ids: [Id], _ found: [E], candidates: Set<Id>?) throws -> (objects: [E], ids: [Id], change: ResultsChange)? {
+    private func adopt(_ ids: [Id], _ found: [E], candidates: Set<Id>?) throws -> Update? {
         var modified = Set<Id>()
         var nextStored: [Id: [UInt8]] = [:]
         nextStored.reserveCapacity(ids.count)
@@ -272,7 +320,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         currentSet = Set(ids)
         objects = Dictionary(uniqueKeysWithValues: zip(ids, found))
         stored = nextStored
-        return change.isEmpty ? nil : (found, ids, change)
+        return change.isEmpty ? nil : Update(objects: found, ids: ids, change: change, contentChanged: modified)
     }
 
     /// Whether two stored forms of object `id` differ in what is watched.
