@@ -25,10 +25,13 @@ import Testing
         var updates: [(ids: [Id], titles: [String], change: ResultsChange)] = []
     }
 
-    static func record(_ live: LiveResults<Note>, into published: Published) {
-        live.publishHook = { ids, change in
-            let titles = live.results.map(\.title)
-            published.lock.withLock { published.updates.append((ids, titles, change)) }
+    /// Records every publication of `live` (set on its delivery queue, where it publishes).
+    static func record(_ live: LiveResults<Note>, on queue: DispatchQueue, into published: Published) {
+        queue.sync {
+            live.publishHook = { ids, change in
+                let titles = live.results.map(\.title)
+                published.lock.withLock { published.updates.append((ids, titles, change)) }
+            }
         }
     }
 
@@ -89,7 +92,7 @@ import Testing
         let queue = DispatchQueue(label: "test.live")
         let live = try store.liveQuery(try notes.query().ordered(by: Note.titleProperty).build(), queue: queue)
         let published = Published()
-        Self.record(live, into: published)
+        Self.record(live, on: queue, into: published)
         #expect(await Self.eventually { queue.sync { live.updateCount == 1 } })
         queue.sync { #expect(live.results.map(\.title) == ["a", "b", "c", "d"]) }
         // "d" moves to the front as "0"; "b" changes in place.
@@ -231,7 +234,7 @@ import Testing
         let queue = DispatchQueue(label: "test.live")
         let live = try store.liveQuery(query, queue: queue)
         let published = Published()
-        Self.record(live, into: published)
+        Self.record(live, on: queue, into: published)
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             var rng = SplitMix64(seed: UInt64(thread + 1) * 7919)
             for _ in 0..<150 {
