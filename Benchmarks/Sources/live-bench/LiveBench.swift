@@ -2,10 +2,10 @@
 // `Note` (BenchNote, no index).
 //
 //   swift run -c release --package-path Benchmarks live-bench --n 100000 --commits 10000 [--runs 3]
-//       [--format tsv] [--live Q] [--seed S] [--dir PARENT]
+//       [--format tsv] [--live Q] [--seed S] [--durability full|none] [--dir PARENT]
 //
-// Per run and mode, a fresh store (default options: durability .full, as crud's) in a new
-// temporary folder on disk (never tmpfs):
+// Per run and mode, a fresh store (default options: durability .full, as crud's; `--durability
+// none` for commits that do not wait for the disk) in a new temporary folder on disk (never tmpfs):
 //   setup    N objects (default 100,000; the CRUD workload's) put in one write transaction
 //   live     the mode's live queries, delivering on one private serial queue; wait for their first
 //            results. Query q: even q `author <= 50`, odd q `author > 50` (half of the objects each)
@@ -19,7 +19,8 @@
 //   unordered      the primary live query (author ≤ 50), no order: updated from the changed objects
 //   unordered-xQ   Q live queries (default 10), no order
 //   ordered        the primary live query ordered by title: the query runs again for each update
-// Figures: the writer's commits per second over the C commits; per mode against `none`; the
+// Figures: the writer's commits per second over the C commits, and its thread's CPU time per
+// commit (its own work, without the waits for the disk or for a core); per mode against `none`; the
 // delivery latency of every commit that changes a live query's results (a matching object
 // updated, inserted or removed), from just before the commit to the moment the LiveResults
 // publishes the first update that contains it (seen on the delivery queue: an observation of
@@ -45,15 +46,25 @@ struct Options: BenchOptions {
     var commits = 10_000
     var live = 10
     var seed: UInt64 = 42
+    /// `--durability none`: commits that do not wait for the disk (the default `full` is the
+    /// store's default, as crud's), so that the writer's rate says what live queries cost it
+    /// rather than how fast the disk syncs.
+    var durable = true
 
     init() {}
 
-    static let usage = "usage: live-bench [--n N] [--commits C] [--runs R] [--format human|tsv] [--live Q] [--seed S] [--dir PARENT]"
+    static let usage = "usage: live-bench [--n N] [--commits C] [--runs R] [--format human|tsv] [--live Q] [--seed S] [--durability full|none] [--dir PARENT]"
 
     mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
         switch arg {
         case "--commits": commits = try arguments.integer(arg, atLeast: 1, else: "--commits must be a positive integer")
         case "--live": live = try arguments.integer(arg, atLeast: 2, else: "--live must be an integer of at least 2")
+        case "--durability":
+            switch try arguments.value(arg) {
+            case "full": durable = true
+            case "none": durable = false
+            case let d: throw BenchError("unknown --durability \(d) (full or none)")
+            }
         case "--seed":
             guard let s = UInt64(try arguments.value(arg)) else { throw BenchError("--seed must be a non-negative integer") }
             seed = s
@@ -111,10 +122,20 @@ final class Recorder: @unchecked Sendable {
 /// One mode's results in one run.
 struct ModeResult {
     var commitSeconds = 0.0
+    /// The writer thread's CPU seconds over the commits (its own work, without the waits for the
+    /// disk or for a core).
+    var commitCPUSeconds = 0.0
     var latencies: [Double] = []
     var updatesPerQuery = 0.0
     var drainSeconds = 0.0
     var firstResultSeconds = 0.0
+}
+
+/// The calling thread's CPU time in seconds.
+func threadCPUSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
 
 /// Polls `condition` every millisecond until it holds; throws `failure()` after `timeout` seconds.
@@ -126,11 +147,12 @@ func wait(timeout: Double, _ condition: () throws -> Bool, else failure: () thro
     }
 }
 
-func runMode(_ mode: Mode, fresh: [Note], plan: [Commit], parent: String) throws -> ModeResult {
+func runMode(_ mode: Mode, fresh: [Note], plan: [Commit], durable: Bool, parent: String) throws -> ModeResult {
     let n = fresh.count
     let folder = try makeTemporaryFolder(in: parent, prefix: "live-bench")
     defer { removeTree(folder) }
-    let store = try Store(directoryPath: folder + "/cellar", model: Note.model)
+    let store = try durable ? Store(directoryPath: folder + "/cellar", model: Note.model)
+        : Store(directoryPath: folder + "/cellar", model: Note.model, options: StoreOptions(durability: .none))
     defer { store.close() }
     let box = store.box(for: Note.self)
     var result = ModeResult()
@@ -158,6 +180,7 @@ func runMode(_ mode: Mode, fresh: [Note], plan: [Commit], parent: String) throws
     var before = [Double](repeating: 0, count: plan.count)
     var inserted = [Id](repeating: 0, count: plan.count)
     start = now()
+    let cpuStart = threadCPUSeconds()
     for (k, commit) in plan.enumerated() {
         before[k] = now()
         if let note = commit.note {
@@ -169,6 +192,7 @@ func runMode(_ mode: Mode, fresh: [Note], plan: [Commit], parent: String) throws
     }
     let end = now()
     result.commitSeconds = end - start
+    result.commitCPUSeconds = threadCPUSeconds() - cpuStart
 
     // What each live query must end with and name.
     let expected = try queries.map { try $0.findIds().map(\.value) }
@@ -228,7 +252,7 @@ struct LiveBench {
     static func run(_ options: Options) throws {
         let (n, c) = (options.n, options.commits)
         let parent = try scratchParent(options.directory, tool: "live-bench", reason: "durable commits need a real disk")
-        log("live-bench: N=\(n), \(c) commits, runs=\(options.runs), \(options.live) live queries in the many-query mode, seed \(options.seed), "
+        log("live-bench: N=\(n), \(c) commits, runs=\(options.runs), \(options.live) live queries in the many-query mode, seed \(options.seed), durability \(options.durable ? "full" : "none"), "
             + "stores under \(parent.path) (\(parent.fs)); building the objects and the commits")
         let fresh = Note.fresh(n)
         let plan = try makePlan(n: n, commits: c, seed: options.seed, fresh: fresh)
@@ -244,17 +268,20 @@ struct LiveBench {
             // Rotate which mode goes first.
             for i in 0..<modes.count {
                 let mode = modes[(i + run) % modes.count]
-                let r = try runMode(mode, fresh: fresh, plan: plan, parent: parent.path)
+                let r = try runMode(mode, fresh: fresh, plan: plan, durable: options.durable, parent: parent.path)
                 results[mode.name, default: []].append(r)
                 let latency = r.latencies.isEmpty ? "" : String(format: "  delivery p50 %.2f ms p99 %.2f ms, %.0f updates/query, drain %.1f ms",
                                                                percentile(r.latencies, 0.5) * 1e3, percentile(r.latencies, 0.99) * 1e3,
                                                                r.updatesPerQuery, r.drainSeconds * 1e3)
-                log("run \(run + 1)/\(options.runs) \(mode.name): \(formatRate(Double(c) / r.commitSeconds)) commits/s\(latency)  (checks passed)")
+                log("run \(run + 1)/\(options.runs) \(mode.name): \(formatRate(Double(c) / r.commitSeconds)) commits/s, writer CPU "
+                    + String(format: "%.1f µs/commit", r.commitCPUSeconds / Double(c) * 1e6) + "\(latency)  (checks passed)")
             }
         }
 
         let base = results["none"]!
         func rate(_ name: String) -> Double { median(results[name]!.map { Double(c) / $0.commitSeconds }) }
+        /// The writer's CPU microseconds per commit.
+        func cpu(_ name: String) -> Double { median(results[name]!.map { $0.commitCPUSeconds / Double(c) * 1e6 }) }
         /// The mode's commit time against `none`'s of the same run: > 1 is slower.
         func slowdown(_ name: String) -> Double { median(zip(results[name]!, base).map { $0.commitSeconds / $1.commitSeconds }) }
         func p(_ name: String, _ q: Double) -> Double { median(results[name]!.map { percentile($0.latencies, q) * 1e3 }) }
@@ -266,6 +293,7 @@ struct LiveBench {
             for mode in modes {
                 let r = rate(mode.name)
                 print(tsvLine(mode.name, "commits", n, opsPerSecond: r, seconds: Double(c) / r))
+                print(tsvRatioLine("writer_cpu_us_per_commit", mode.name, n, cpu(mode.name)))
             }
             for mode in modes.dropFirst() {
                 print(tsvRatioLine("vs_none", mode.name, n, slowdown(mode.name)))
@@ -278,17 +306,17 @@ struct LiveBench {
             return
         }
         print("")
-        print("live-bench: N=\(grouped(n)), \(grouped(c)) one-object durable commits, \(runsPhrase(options.runs))")
+        print("live-bench: N=\(grouped(n)), \(grouped(c)) one-object commits (durability \(options.durable ? "full" : "none")), \(runsPhrase(options.runs))")
         print("")
         let rows = modes.map { mode -> [String] in
             let none = mode.queries == 0
             func ms(_ v: Double) -> String { none ? "–" : String(format: "%.2f", v) }
-            return [mode.name, "\(mode.queries)", formatRate(rate(mode.name)),
+            return [mode.name, "\(mode.queries)", formatRate(rate(mode.name)), String(format: "%.1f", cpu(mode.name)),
                     none ? "–" : String(format: "%+.1f %%", (slowdown(mode.name) - 1) * 100),
                     ms(p(mode.name, 0.5)), ms(p(mode.name, 0.99)), none ? "–" : String(format: "%.0f", updates(mode.name)),
                     ms(drain(mode.name)), ms(first(mode.name))]
         }
-        printTable(header: ["mode", "live queries", "commits/s", "commit time vs none", "delivery p50 ms", "p99 ms",
+        printTable(header: ["mode", "live queries", "commits/s", "writer CPU µs/commit", "commit time vs none", "delivery p50 ms", "p99 ms",
                             "updates/query", "drain ms", "first result ms"], rows: rows)
         let x = slowdown("unordered-x\(options.live)")
         print("")
