@@ -32,8 +32,9 @@
 // the commits changed in that query's results, each once, as the right kind (an update as a
 // modification, an insert as an insertion, a remove as a deletion), and nothing else.
 // Output: a human table (medians over the runs) or, with --format tsv, lines `mode commits n
-// commits_per_s seconds`, then `label mode n value 0` for vs_none (ratio), latency_p50_ms,
-// latency_p99_ms, updates_per_query and drain_ms.
+// commits_per_s seconds` and `writer_cpu_us_per_commit mode n value 0`, then `label mode n value 0`
+// for vs_none (the commit time's ratio), latency_p50_ms, latency_p99_ms, updates_per_query,
+// drain_ms and first_result_ms.
 import BenchNote
 import BenchSupport
 import Cellar
