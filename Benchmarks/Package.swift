@@ -55,7 +55,7 @@ let package = Package(
             dependencies: ["BenchSupport", "CLMDB"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // The CRUD workload's `Note` entity, its hand-written binding and objects: box-bench and query-bench.
+        // The CRUD workload's `Note` entity, its hand-written binding and objects: box-bench, query-bench and live-bench.
         .target(
             name: "BenchNote",
             dependencies: [.product(name: "Cellar", package: root)],
