@@ -11,6 +11,7 @@
 //   swift run -c release --package-path Benchmarks fts-bench --n 100000 --runs 3
 //   swift run -c release --package-path Benchmarks geo-bench --n 1000000 --runs 3
 //   swift run -c release --package-path Benchmarks vector-bench --n 100000 --runs 1
+//   swift run -c release --package-path Benchmarks live-bench --n 100000 --commits 10000 --runs 3
 //   swift package --package-path Benchmarks benchmark --target EngineMicro
 //   swift package --package-path Benchmarks benchmark --target ObjectMicro
 import PackageDescription
@@ -54,7 +55,7 @@ let package = Package(
             dependencies: ["BenchSupport", "CLMDB"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // The CRUD workload's `Note` entity, its hand-written binding and objects: box-bench and query-bench.
+        // The CRUD workload's `Note` entity, its hand-written binding and objects: box-bench, query-bench and live-bench.
         .target(
             name: "BenchNote",
             dependencies: [.product(name: "Cellar", package: root)],
@@ -186,6 +187,18 @@ let package = Package(
                 .product(name: "Cellar", package: root),
             ],
             exclude: ["model-vector-bench.json"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Live results: one-object commits under live queries on the CRUD workload's `Note`
+        // (BenchNote): the commit-to-delivery latency, the writer's commit rate with and without
+        // live queries attached, unordered (updated incrementally) against ordered (run again).
+        .executableTarget(
+            name: "live-bench",
+            dependencies: [
+                "BenchSupport",
+                "BenchNote",
+                .product(name: "Cellar", package: root),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // package-benchmark micro-benchmarks. The plugin only picks up executable targets whose
