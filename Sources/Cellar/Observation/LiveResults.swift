@@ -111,12 +111,13 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
     private var cancelled = false
     private var token: Int?
 
+    /// The current results: their ids, objects (in the same order) and id set.
     private var current: [Id] = []
+    private var currentObjects: [E] = []
     private var currentSet: Set<Id> = []
-    private var objects: [Id: E] = [:]
-    /// Each current object's stored form when it was read: what "modified" is judged by (the
-    /// objects handed out may be changed by the app; these bytes are not).
-    private var stored: [Id: [UInt8]] = [:]
+    /// Builds stored forms: "modified" is judged by comparing an object's stored form before
+    /// and after (so an app that changes an object it was handed, without putting it, changes
+    /// what the next comparison sees: treat the results as read-only).
     private let builder = RecordBuilder()
     /// The properties a modification is judged by (nil: the whole stored object).
     private let watched: [PropertySchema]?
@@ -255,7 +256,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         if !started {
             started = true
             let (ids, found) = try rerun()
-            _ = try adopt(ids, found, candidates: [])
+            (current, currentObjects, currentSet) = (ids, found, Set(ids))
             return Update(objects: found, ids: ids, change: .initial(ids), contentChanged: [])
         }
         // The objects of the query's entity that changed (nil: not known). With links or a vector
@@ -263,7 +264,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         let changed = changes?.ids(of: entity)
         guard let changed, compiled.links.isEmpty, compiled.vector == nil else {
             let (ids, found) = try rerun()
-            return try adopt(ids, found, candidates: nil)
+            return try adoptRun(ids, found)
         }
         if changed.isEmpty { return nil }
         // Which of the changed objects match now, read in one snapshot.
@@ -283,13 +284,9 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         if matching.isEmpty && currentSet.isDisjoint(with: changed) { return nil }
         guard incremental else {
             let (ids, found) = try rerun()
-            return try adopt(ids, found, candidates: nil)
+            return try adoptRun(ids, found)
         }
-        var next = current.filter { !changed.contains($0) || matching[$0] != nil }
-        for id in matching.keys where !currentSet.contains(id) { next.append(id) }
-        next.sort()
-        let found = next.map { matching[$0] ?? objects[$0]! }
-        return try adopt(next, found, candidates: changed)
+        return try adoptChanges(changed.sorted(), matching)
     }
 
     /// Runs the query: its ids and objects.
@@ -299,36 +296,101 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         return (found.map { query.box.binding.id(of: $0) }, found)
     }
 
-    /// Makes `ids` (with `found`, their objects) the current results; returns the update from
-    /// the previous ones, nil when nothing changed. An object in both whose stored form differs
-    /// is modified; only `candidates` are compared (nil: every object in both).
-    private func adopt(_ ids: [Id], _ found: [E], candidates: Set<Id>?) throws -> Update? {
+    /// Makes the query's new run (`ids`, `found`) current; returns the update from the previous
+    /// results, nil when nothing changed. Every object in both is compared: one whose stored form
+    /// differs is modified (the run's snapshot may hold commits not yet signalled, whose objects
+    /// are not among the recorded ones yet).
+    private func adoptRun(_ ids: [Id], _ found: [E]) throws -> Update? {
+        var before: [Id: E] = [:]
+        for (id, object) in zip(current, currentObjects) { before[id] = object }
         var modified = Set<Id>()
-        var nextStored: [Id: [UInt8]] = [:]
-        nextStored.reserveCapacity(ids.count)
         for (id, object) in zip(ids, found) {
-            if let old = stored[id], candidates?.contains(id) ?? true {
-                let bytes = try encode(object)
-                if try differ(old, bytes, id: id) { modified.insert(id) }
-                nextStored[id] = bytes
-            } else {
-                nextStored[id] = try stored[id] ?? encode(object)
-            }
+            if let old = before[id], try differ(old, object, id: id) { modified.insert(id) }
         }
         let change = ResultsChange.between(current, ids, changed: modified)
-        current = ids
-        currentSet = Set(ids)
-        objects = Dictionary(uniqueKeysWithValues: zip(ids, found))
-        stored = nextStored
+        (current, currentObjects, currentSet) = (ids, found, Set(ids))
         return change.isEmpty ? nil : Update(objects: found, ids: ids, change: change, contentChanged: modified)
     }
 
-    /// Whether two stored forms of object `id` differ in what is watched.
-    private func differ(_ old: [UInt8], _ new: [UInt8], id: Id) throws -> Bool {
-        guard old != new else { return false }
+    /// Applies the changed objects `changed` (ascending) to results in id order (no order, no
+    /// links): each one left (it no longer matches or is gone), came (`matching` has it and the
+    /// results did not), or stayed (modified when its stored form differs). One pass over the
+    /// results merges them; nothing else is rebuilt.
+    private func adoptChanges(_ changed: [Id], _ matching: [Id: E]) throws -> Update? {
+        var leaving = Set<Id>(), coming: [(id: Id, object: E)] = [], staying: [Id: E] = [:]
+        for id in changed {
+            let isCurrent = currentSet.contains(id)
+            if let object = matching[id] {
+                if !isCurrent {
+                    coming.append((id, object))
+                } else if let i = Self.position(of: id, in: current), try differ(currentObjects[i], object, id: id) {
+                    staying[id] = object
+                }
+            } else if isCurrent {
+                leaving.insert(id)
+            }
+        }
+        if leaving.isEmpty && coming.isEmpty && staying.isEmpty { return nil }
+        var change = ResultsChange(deletions: [], insertions: [], modifications: [], modificationsInPrevious: [],
+                                   deletedIds: [], insertedIds: [], modifiedIds: [], isInitial: false)
+        var nextIds: [Id] = [], nextObjects: [E] = []
+        nextIds.reserveCapacity(current.count + coming.count)
+        nextObjects.reserveCapacity(current.count + coming.count)
+        var c = 0
+        for (i, id) in current.enumerated() {
+            while c < coming.count && coming[c].id < id {
+                change.insertions.append(nextIds.count)
+                change.insertedIds.append(coming[c].id)
+                nextIds.append(coming[c].id)
+                nextObjects.append(coming[c].object)
+                c += 1
+            }
+            if leaving.contains(id) {
+                change.deletions.append(i)
+                change.deletedIds.append(id)
+                continue
+            }
+            if let object = staying[id] {
+                change.modifications.append(nextIds.count)
+                change.modificationsInPrevious.append(i)
+                change.modifiedIds.append(id)
+                nextObjects.append(object)
+            } else {
+                nextObjects.append(currentObjects[i])
+            }
+            nextIds.append(id)
+        }
+        while c < coming.count {
+            change.insertions.append(nextIds.count)
+            change.insertedIds.append(coming[c].id)
+            nextIds.append(coming[c].id)
+            nextObjects.append(coming[c].object)
+            c += 1
+        }
+        currentSet.subtract(leaving)
+        for (id, _) in coming { currentSet.insert(id) }
+        (current, currentObjects) = (nextIds, nextObjects)
+        return Update(objects: nextObjects, ids: nextIds, change: change, contentChanged: Set(staying.keys))
+    }
+
+    /// The index of `id` in `ids` (ascending), by binary search.
+    private static func position(of id: Id, in ids: [Id]) -> Int? {
+        var (low, high) = (0, ids.count)
+        while low < high {
+            let mid = (low + high) / 2
+            if ids[mid] < id { low = mid + 1 } else { high = mid }
+        }
+        return low < ids.count && ids[low] == id ? low : nil
+    }
+
+    /// Whether two versions of object `id` differ in their stored form (in the watched
+    /// properties only, when some are named).
+    private func differ(_ old: E, _ new: E, id: Id) throws -> Bool {
+        let (a, b) = (try encode(old), try encode(new))
+        guard a != b else { return false }
         guard let watched else { return true }
-        return try old.withUnsafeBytes { a in
-            try new.withUnsafeBytes { b in
+        return try a.withUnsafeBytes { a in
+            try b.withUnsafeBytes { b in
                 let (ra, rb) = (try RecordReader(a), try RecordReader(b))
                 return try watched.contains { try ra.value(of: $0, id: id) != rb.value(of: $0, id: id) }
             }
