@@ -122,6 +122,10 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
     /// The properties a modification is judged by (nil: the whole stored object).
     private let watched: [PropertySchema]?
     private var started = false
+    /// When the last update started (uptime ns; 0: none yet); under `lock`.
+    private var lastUpdate: UInt64 = 0
+    /// The shortest time between two updates' starts: 10 ms.
+    static var minimumInterval: UInt64 { 10_000_000 }
     private var runs = 0
     var queryRuns: Int { lock.withLock { runs } }
 
@@ -168,7 +172,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
     /// An update computed but not yet run on the delivery queue: a newer one replaces it (a
     /// slow consumer gets the latest results, not a backlog), its change then computed against
     /// what was last delivered, its modified objects the union of both.
-    private var waiting: (objects: [E], ids: [Id], modified: Set<Id>, initial: Bool)?
+    private var waiting: (objects: [E], ids: [Id], modified: Set<Id>, initial: Bool, change: ResultsChange?)?
     /// The ids the delivery queue was last handed (nil: nothing yet).
     private var delivered: [Id]?
 
@@ -179,11 +183,12 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
                 // An object that left, came or moved in either update may have changed between
                 // the two (it did, unless it only moved): it counts as modified if it stays.
                 let touched = update.contentChanged.union(update.change.insertedIds).union(update.change.deletedIds)
-                waiting = (update.objects, update.ids, previous.modified.union(touched), previous.initial)
+                // Folded: the change is computed again at delivery, against what was delivered.
+                waiting = (update.objects, update.ids, previous.modified.union(touched), previous.initial, nil)
                 return false
             }
             let touched = update.contentChanged.union(update.change.insertedIds).union(update.change.deletedIds)
-            waiting = (update.objects, update.ids, touched, update.change.isInitial)
+            waiting = (update.objects, update.ids, touched, update.change.isInitial, update.change)
             return true
         }
         guard schedule else { return }
@@ -195,7 +200,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
                 delivered = update.ids
                 let change = update.initial || base == nil
                     ? ResultsChange.initial(update.ids)
-                    : ResultsChange.between(base!, update.ids, changed: update.modified)
+                    : update.change ?? ResultsChange.between(base!, update.ids, changed: update.modified)
                 return (update.objects, update.ids, change)
             }
             if let taken, taken.change.isInitial || !taken.change.isEmpty { body(taken.objects, taken.ids, taken.change) }
@@ -226,8 +231,14 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
             return true
         }
         guard schedule else { return }
-        queue.async { [self] in
+        // At most one update per `minimumInterval`: a burst of commits is folded into a few
+        // updates instead of one each (the first after a quiet time starts at once).
+        let now = DispatchTime.now().uptimeNanoseconds
+        let last = lock.withLock { lastUpdate }
+        let due = last == 0 ? now : max(now, last &+ Self.minimumInterval)
+        queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) { [self] in
             let (changes, unknown): (CommittedChanges?, Bool) = lock.withLock {
+                lastUpdate = DispatchTime.now().uptimeNanoseconds
                 let taken = (pending, pendingUnknown)
                 (pending, pendingUnknown, scheduled) = (nil, false, false)
                 return taken
