@@ -21,41 +21,13 @@ struct KillTests {
 
     /// Starts the child; returns its pid and the read end of its stdout pipe (non-blocking).
     static func spawn(_ arguments: [String]) throws -> (pid: pid_t, output: Int32) {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw Failure("pipe failed") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        posix_spawn_file_actions_addclose(&actions, fds[0])
-        let argv = ([childPath] + arguments).map { strdup($0) } + [nil]
-        defer { for p in argv { free(p) } }
-        var pid: pid_t = 0
-        #if canImport(Darwin)
-        let environment = _NSGetEnviron().pointee
-        #else
-        let environment = environ
-        #endif
-        let result = posix_spawn(&pid, childPath, &actions, nil, argv, environment)
-        close(fds[1])
-        guard result == 0 else { close(fds[0]); throw Failure("posix_spawn \(childPath) failed: \(result)") }
-        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
-        return (pid, fds[0])
+        try ChildProcess.spawn(childPath, arguments)
     }
 
     /// Reads what the child wrote so far; returns the highest acknowledged commit in it.
     static func drain(_ fd: Int32, into buffer: inout [UInt8]) -> Int? {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-            if n <= 0 { break }
-            buffer += chunk[0..<n]
-        }
-        var highest: Int?
-        for line in String(decoding: buffer, as: UTF8.self).split(separator: "\n") where line.hasPrefix("ack ") {
-            if let k = Int(line.dropFirst(4)) { highest = max(highest ?? 0, k) }
-        }
-        return highest
+        ChildProcess.drain(fd, into: &buffer)
+        return ChildProcess.acknowledged(buffer)
     }
 
     /// Starts the child with `arguments`, lets it run 5 to 120 ms collecting its acknowledgements

@@ -37,46 +37,18 @@ import Darwin
     /// Starts `program` (the child unless told); returns its pid and the read end of its stdout
     /// pipe (non-blocking).
     static func spawn(_ arguments: [String], program: String = childPath) throws -> (pid: pid_t, output: Int32) {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw Failure("pipe failed") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        posix_spawn_file_actions_addclose(&actions, fds[0])
-        let argv = ([program] + arguments).map { strdup($0) } + [nil]
-        defer { for p in argv { free(p) } }
-        var pid: pid_t = 0
-        #if canImport(Darwin)
-        let environment = _NSGetEnviron().pointee
-        #else
-        let environment = environ
-        #endif
-        let result = posix_spawn(&pid, program, &actions, nil, argv, environment)
-        close(fds[1])
-        guard result == 0 else { close(fds[0]); throw Failure("posix_spawn \(program) failed: \(result)") }
-        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
-        return (pid, fds[0])
+        try ChildProcess.spawn(program, arguments)
     }
 
     /// Appends what the child wrote so far to `buffer`.
-    static func drain(_ fd: Int32, into buffer: inout [UInt8]) {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-            if n <= 0 { break }
-            buffer += chunk[0..<n]
-        }
-    }
+    static func drain(_ fd: Int32, into buffer: inout [UInt8]) { ChildProcess.drain(fd, into: &buffer) }
 
     static func lines(_ output: [UInt8]) -> [Substring] {
         String(decoding: output, as: UTF8.self).split(separator: "\n")
     }
 
     /// The highest `ack K` in `output`.
-    static func acknowledged(_ output: [UInt8]) -> Int? {
-        lines(output).compactMap { $0.hasPrefix("ack ") ? Int($0.dropFirst(4)) : nil }.max()
-    }
+    static func acknowledged(_ output: [UInt8]) -> Int? { ChildProcess.acknowledged(output) }
 
     /// Starts the child, waits until it says `ready` and then `delay` microseconds more (or
     /// until it exits on its own, or 20 s), kills it with SIGKILL and returns all it printed.
