@@ -77,10 +77,14 @@ extension Store {
     /// Live results of `query`, published on `queue` (the main queue by default): see
     /// ``LiveResults``. Keep the returned object as long as you want the updates.
     ///
-    /// - Parameter properties: when given, an object that stays in the results counts as
-    ///   modified only when one of these properties changed (Realm's key-path filtering): a
-    ///   commit that changes only other properties of the query's objects, and no membership or
-    ///   order, publishes nothing. Nil (the default): any change of the stored object counts.
+    /// - Parameters:
+    ///   - query: The query whose results are kept up to date.
+    ///   - queue: Where the results are published (and are to be read): the main queue unless
+    ///     given; a serial queue.
+    ///   - properties: When given, an object that stays in the results counts as modified only
+    ///     when one of these properties changed (Realm's key-path filtering): a commit that
+    ///     changes only other properties of the query's objects, and no membership or order,
+    ///     publishes nothing. Nil (the default): any change of the stored object counts.
     public func liveQuery<E: EntityInspectable & SendableMetatype>(_ query: Query<E>, queue: DispatchQueue = .main,
                                                                   properties: [Property<E>]? = nil) throws -> LiveResults<E> {
         try LiveResults(query: query, queue: queue, properties: properties)
