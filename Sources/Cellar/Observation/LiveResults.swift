@@ -128,6 +128,13 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
     private var started = false
     /// When the last update started (uptime ns; 0: none yet); under `lock`.
     private var lastUpdate: UInt64 = 0
+    /// How long the last update took (ns); under `lock`.
+    private var lastDuration: UInt64 = 0
+    /// Under a steady stream of commits, the gap between two updates' starts is at least this
+    /// many times the last update's duration: a live query keeps to about a twentieth of a core.
+    static var busyFactor: UInt64 { 19 }
+    /// The longest gap the busy factor may impose: 200 ms.
+    static var maximumInterval: UInt64 { 200_000_000 }
     /// The shortest time between two updates' starts: 10 ms.
     static var minimumInterval: UInt64 { 10_000_000 }
     private var runs = 0
@@ -235,11 +242,14 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
             return true
         }
         guard schedule else { return }
-        // At most one update per `minimumInterval`: a burst of commits is folded into a few
-        // updates instead of one each (the first after a quiet time starts at once).
+        // At most one update per `minimumInterval`, or per 20 times the last update's duration
+        // when that is longer (at most `maximumInterval`): a burst of commits is folded into a few updates instead of one
+        // each, and the updates leave the cores to the writer (the first after a quiet time
+        // starts at once).
         let now = DispatchTime.now().uptimeNanoseconds
-        let last = lock.withLock { lastUpdate }
-        let due = last == 0 ? now : max(now, last &+ Self.minimumInterval)
+        let (last, duration) = lock.withLock { (lastUpdate, lastDuration) }
+        let gap = min(Self.maximumInterval, max(Self.minimumInterval, (Self.busyFactor + 1) &* duration))
+        let due = last == 0 ? now : max(now, last &+ gap)
         queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) { [self] in
             let (changes, unknown): (CommittedChanges?, Bool) = lock.withLock {
                 lastUpdate = DispatchTime.now().uptimeNanoseconds
@@ -248,7 +258,12 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
                 return taken
             }
             do {
-                if let update = try update(changes: unknown ? nil : changes) { publish(update) }
+                let started = DispatchTime.now().uptimeNanoseconds
+                let update = try update(changes: unknown ? nil : changes)
+                // The first result (a full run, taken once) does not set the pace of the updates.
+                let took = update?.change.isInitial == true ? 0 : DispatchTime.now().uptimeNanoseconds &- started
+                lock.withLock { lastDuration = took }
+                if let update { publish(update) }
             } catch {
                 let wrapped = CellarError.wrap(error)
                 fail(wrapped as? CellarError ?? CellarError.illegalArgument("live query update failed: \(wrapped)"))
