@@ -29,9 +29,6 @@ enum VectorIndex {
     /// Throws `illegalArgument` unless `vector` can be indexed with `parameters`: the right number
     /// of components, every one finite. `what` names the property (or the query).
     static func check(_ vector: [Float], _ parameters: HNSWParameters, what: @autoclosure () -> String) throws {
-        guard !vector.isEmpty else {
-            throw CellarError.illegalArgument("\(what()) is an empty vector; its HNSW index expects \(parameters.dimensions) dimensions ")
-        }
         guard vector.count == parameters.dimensions else {
             throw CellarError.illegalArgument("\(what()) has \(vector.count) dimensions; its HNSW index expects \(parameters.dimensions)")
         }

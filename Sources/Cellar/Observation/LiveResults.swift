@@ -95,8 +95,9 @@ extension Store {
 /// queue of its own (never the writer's thread, never the delivery queue), then hands it to the
 /// delivery queue. It holds the results object weakly, so releasing that stops everything.
 final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked Sendable {
-    // Thread safety: `pending`, `scheduled`, `cancelled` and `token` under `lock`; `current`,
-    // `currentSet` and `objects` only on `queue`.
+    // Thread safety: `pending`, `pendingUnknown`, `scheduled`, `cancelled`, `token`, `runs`,
+    // `lastUpdate`, `lastDuration`, `waiting` and `delivered` under `lock`; `current`,
+    // `currentObjects`, `currentSet`, `builder` and `started` only on `queue`.
     private let query: Query<E>
     private let compiled: CompiledQuery
     private let entity: UInt32
@@ -367,14 +368,18 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         nextIds.reserveCapacity(current.count + coming.count)
         nextObjects.reserveCapacity(current.count + coming.count)
         var c = 0
-        for (i, id) in current.enumerated() {
-            while c < coming.count && coming[c].id < id {
+        // Appends the coming objects whose ids are below `limit` (nil: all that are left).
+        func insertComing(below limit: Id?) {
+            while c < coming.count && limit.map({ coming[c].id < $0 }) ?? true {
                 change.insertions.append(nextIds.count)
                 change.insertedIds.append(coming[c].id)
                 nextIds.append(coming[c].id)
                 nextObjects.append(coming[c].object)
                 c += 1
             }
+        }
+        for (i, id) in current.enumerated() {
+            insertComing(below: id)
             if leaving.contains(id) {
                 change.deletions.append(i)
                 change.deletedIds.append(id)
@@ -390,13 +395,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
             }
             nextIds.append(id)
         }
-        while c < coming.count {
-            change.insertions.append(nextIds.count)
-            change.insertedIds.append(coming[c].id)
-            nextIds.append(coming[c].id)
-            nextObjects.append(coming[c].object)
-            c += 1
-        }
+        insertComing(below: nil)
         currentSet.subtract(leaving)
         for (id, _) in coming { currentSet.insert(id) }
         (current, currentObjects) = (nextIds, nextObjects)

@@ -45,10 +45,8 @@ extension HNSWGraph {
                 if budget < 0 { return results }
                 guard filter(ids[Int(entry.slot)]) else { continue }
             }
-            do {
-                results.push(entry.distance, entry.slot)
-                if results.count > ef { results.pop() }
-            }
+            results.push(entry.distance, entry.slot)
+            if results.count > ef { results.pop() }
         }
         var bound = results.isEmpty ? Float.infinity : results.top.distance
         while !candidates.isEmpty {
