@@ -187,6 +187,24 @@ import Testing
         try notes.remove(watched)
         let last = try await iterator.next()
         #expect(last != nil && last! == nil, "nil once removed")
+
+        // Counted as a loop sees them: commits of other objects yield nothing at all.
+        let again = try notes.put(Note(title: "again")).value
+        final class Titles: @unchecked Sendable {
+            let lock = NSLock()
+            var seen: [String?] = []
+        }
+        let titles = Titles()
+        let loop = Task {
+            for try await note in try notes.changes(of: again) { titles.lock.withLock { titles.seen.append(note?.title) } }
+        }
+        #expect(await Self.eventually { titles.lock.withLock { titles.seen.count == 1 } })
+        for i in 0..<5 { try notes.put(Note(id: EntityId(other), title: "other \(i)")) }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        #expect(titles.lock.withLock { titles.seen } == ["again"])
+        try notes.put(Note(id: EntityId(again), title: "again 2"))
+        #expect(await Self.eventually { titles.lock.withLock { titles.seen == ["again", "again 2"] } })
+        loop.cancel()
     }
 
     @Test func aRegionOfSeveralEntities() async throws {
