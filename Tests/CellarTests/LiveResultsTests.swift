@@ -1,4 +1,5 @@
 @_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
+import CellarStorage
 import CellarTestSupport
 import Dispatch
 import Foundation
@@ -22,15 +23,17 @@ import Testing
     /// What a live query published, in order, read on its delivery queue.
     final class Published: @unchecked Sendable {
         let lock = NSLock()
-        var updates: [(ids: [Id], titles: [String], change: ResultsChange)] = []
+        var updates: [(ids: [Id], titles: [String], change: ResultsChange, snapshot: UInt64)] = []
     }
 
     /// Records every publication of `live` (set on its delivery queue, where it publishes).
     static func record(_ live: LiveResults<Note>, on queue: DispatchQueue, into published: Published) {
         queue.sync {
-            live.publishHook = { ids, change in
+            live.publishHook = { ids, change, snapshot in
                 let titles = live.results.map(\.title)
-                published.lock.withLock { published.updates.append((ids, titles, change)) }
+                // The collection serves the same objects as the array.
+                #expect(live.map(\.title) == titles && live.count == ids.count)
+                published.lock.withLock { published.updates.append((ids, titles, change, snapshot)) }
             }
         }
     }
@@ -231,16 +234,27 @@ import Testing
         let live = try store.liveQuery(try notes.query().build(), queue: queue)
         #expect(await Self.eventually { queue.sync { live.updateCount == 1 } })
         final class Flag: @unchecked Sendable { var fired = false }
-        let flag = Flag()
+        // Reading the array, the collection's count, or one element: each is tracked.
+        let flags = [Flag(), Flag(), Flag()]
         queue.sync {
-            withObservationTracking { _ = live.results } onChange: { flag.fired = true }
+            withObservationTracking { _ = live.results } onChange: { flags[0].fired = true }
+            withObservationTracking { _ = live.count } onChange: { flags[1].fired = true }
         }
         try notes.put(Note(title: "new"))
-        #expect(await Self.eventually { queue.sync { flag.fired } })
+        #expect(await Self.eventually { queue.sync { flags[0].fired && flags[1].fired } })
+        #expect(await Self.eventually { queue.sync { live.count == 1 } })
+        queue.sync {
+            withObservationTracking { _ = live[0].title } onChange: { flags[2].fired = true }
+        }
+        try notes.put(Note(title: "newer"))
+        #expect(await Self.eventually { queue.sync { flags[2].fired } })
+        queue.sync { #expect(live.map(\.title) == ["new", "newer"] && live.results.map(\.title) == ["new", "newer"]) }
     }
 
-    /// Random puts, renames and removes from several threads; every published change, applied to
-    /// the previous result, gives the new one; every object whose title changed between two
+    /// Random puts, renames and removes from several threads (their commits noted, with the
+    /// store's contents after each, in a model); every published result is exactly the query's
+    /// result in the commit it names (ids, order and titles); every published change, applied
+    /// to the previous result, gives the new one; every object whose title changed between two
     /// results is marked modified or inserted; at rest the live result equals the query's.
     @Test(arguments: [false, true])
     func randomWritersAgainstTheQuery(ordered: Bool) async throws {
@@ -249,46 +263,99 @@ import Testing
         var builder = notes.query { Note.titleProperty.startsWith("a") }
         if ordered { builder = builder.ordered(by: Note.titleProperty) }
         let query = try builder.build()
+        /// The query's result in a store holding `contents` (id, title): ids in id order, or
+        /// by title then id.
+        func expected(_ contents: [(Id, String)]) -> [(Id, String)] {
+            let matching = contents.filter { $0.1.hasPrefix("a") }
+            return ordered ? matching.sorted { ($0.1, $0.0) < ($1.1, $1.0) } : matching.sorted { $0.0 < $1.0 }
+        }
+        // The model: the store's contents after each commit, by commit id.
+        let model = Locked<[UInt64: [(Id, String)]]>([:])
+        let writeLock = NSLock()
+        @Sendable func noteCommit() throws {
+            let contents = try notes.all().map { ($0.id.value, $0.title) }
+            let txnId = store.engine.lastTransactionId
+            model.withLock { $0[txnId] = contents }
+        }
+        try noteCommit()
         let queue = DispatchQueue(label: "test.live")
-        let live = try store.liveQuery(query, queue: queue)
-        let published = Published()
-        Self.record(live, on: queue, into: published)
+        // One live query from the start, more started while the writers write (a commit may be
+        // recorded before one registers and become visible after its first result).
+        let lives = Locked<[(live: LiveResults<Note>, published: Published)]>([])
+        @Sendable func startLive() throws {
+            let live = try store.liveQuery(query, queue: queue)
+            let published = Published()
+            Self.record(live, on: queue, into: published)
+            lives.withLock { $0.append((live, published)) }
+        }
+        try startLive()
+        // Between being recorded and becoming visible, a commit now takes a while: an update
+        // often opens its snapshot in between (and must leave that commit's changes for later).
+        store.observers.recordHook = { usleep(300) }
+        // A thread of its own (the writers take the shared pool's threads).
+        let started = DispatchSemaphore(value: 0)
+        Thread {
+            for _ in 0..<6 {
+                usleep(3_000)
+                do { try startLive() } catch { Issue.record("liveQuery failed: \(error)") }
+            }
+            started.signal()
+        }.start()
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             var rng = SplitMix64(seed: UInt64(thread + 1) * 7919)
             for _ in 0..<150 {
                 do {
-                    try store.runInTransaction {
-                        for _ in 0..<Int(rng.next() % 3 + 1) {
-                            let title = (rng.next() % 2 == 0 ? "a" : "b") + String(rng.next() % 1000)
-                            let existing = try notes.query().build().findIds()
-                            switch rng.next() % 3 {
-                            case 0 where !existing.isEmpty:
-                                try notes.remove(existing[Int(rng.next() % UInt64(existing.count))].value)
-                            case 1 where !existing.isEmpty:
-                                try notes.put(Note(id: existing[Int(rng.next() % UInt64(existing.count))], title: title))
-                            default:
-                                try notes.put(Note(title: title))
+                    try writeLock.withLock {
+                        try store.runInTransaction {
+                            for _ in 0..<Int(rng.next() % 3 + 1) {
+                                let title = (rng.next() % 2 == 0 ? "a" : "b") + String(rng.next() % 1000)
+                                let existing = try notes.query().build().findIds()
+                                switch rng.next() % 3 {
+                                case 0 where !existing.isEmpty:
+                                    try notes.remove(existing[Int(rng.next() % UInt64(existing.count))].value)
+                                case 1 where !existing.isEmpty:
+                                    try notes.put(Note(id: existing[Int(rng.next() % UInt64(existing.count))], title: title))
+                                default:
+                                    try notes.put(Note(title: title))
+                                }
                             }
                         }
+                        try noteCommit()
                     }
                 } catch {
                     Issue.record("write failed: \(error)")
                 }
             }
         }
-        let expected = try query.findIds().map(\.value)
-        #expect(await Self.eventually { queue.sync { live.ids == expected } })
-        let updates = published.lock.withLock { published.updates }
-        #expect(updates.count >= 2)
-        for (previous, next) in zip(updates, updates.dropFirst()) {
-            let change = next.change
-            let rebuilt = change.applied(to: previous.ids, inserted: { next.ids[$0] })
-            #expect(rebuilt == next.ids)
-            // Titles that differ at the same id: the object is marked modified or re-inserted.
-            let before = Dictionary(uniqueKeysWithValues: zip(previous.ids, previous.titles))
-            for (id, title) in zip(next.ids, next.titles) where before[id] != nil && before[id] != title {
-                #expect(change.modifiedIds.contains(id) || change.insertedIds.contains(id))
+        started.wait()
+        let expectedIds = try query.findIds().map(\.value)
+        let states = model.withLock { $0 }
+        for (live, published) in lives.withLock({ $0 }) {
+            #expect(await Self.eventually { queue.sync { live.ids == expectedIds } })
+            let updates = published.lock.withLock { published.updates }
+            for update in updates {
+                guard let contents = states[update.snapshot] else {
+                    Issue.record("an update names commit \(update.snapshot), which no writer made")
+                    continue
+                }
+                let want = expected(contents)
+                #expect(update.ids == want.map { $0.0 } && update.titles == want.map { $0.1 },
+                        "the published result is the query's result in commit \(update.snapshot)")
+            }
+            for (previous, next) in zip(updates, updates.dropFirst()) {
+                #expect(next.snapshot > previous.snapshot)
+                let change = next.change
+                let rebuilt = change.applied(to: previous.ids, inserted: { next.ids[$0] })
+                #expect(rebuilt == next.ids)
+                // Titles that differ at the same id: the object is marked modified or re-inserted.
+                let before = Dictionary(uniqueKeysWithValues: zip(previous.ids, previous.titles))
+                for (id, title) in zip(next.ids, next.titles) where before[id] != nil && before[id] != title {
+                    #expect(change.modifiedIds.contains(id) || change.insertedIds.contains(id))
+                }
             }
         }
+        #expect(lives.withLock { $0.count } == 7)
+        let first = lives.withLock { $0[0].published }
+        #expect(first.lock.withLock { first.updates.count } >= 2)
     }
 }

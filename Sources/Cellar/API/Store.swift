@@ -48,6 +48,8 @@ public final class Store: @unchecked Sendable {
     public let uuid: UUID
     /// Who is told about commits (see `Box.changes()`, `Query.changes()`).
     let observers: ChangeObservers
+    /// The thread that computes the live queries' updates.
+    let liveQueries = LiveQueryExecutor()
     /// The in-memory graphs of the HNSW indexes (see `VectorIndex`).
     let vectorIndexes = VectorIndexes()
     private let writeQueue = DispatchQueue(label: "cellar.store.write")
@@ -220,7 +222,12 @@ public final class Store: @unchecked Sendable {
                 if !observers.isEmpty { changedTrees = txn.changedTreeNames }
                 // The sequences are saved before the engine lets the next writer begin: it reads
                 // them (`loadSequence`), and must see them whole.
-                try txn.commit(beforeRelease: {
+                try txn.commit(beforePublish: { txnId in
+                    // Live queries learn what the commit changed before a reader can see it.
+                    if changedTrees != nil || !observers.isEmpty {
+                        observers.record(txnId: txnId, changedTrees: changedTrees, changes: context.changeLog?.committed)
+                    }
+                }, beforeRelease: {
                     context.saveSequences()
                     context.committedVectors()
                 })

@@ -10,16 +10,33 @@ import CellarStorage
 /// entity's tree is its own, a relation's trees (links and backlinks) count for both ends.
 /// Observers that register `wantsIds` (live queries, one object's changes) also get which
 /// objects the commit put or removed (see ChangeLog): while there is one, each write
-/// transaction records them.
+/// transaction records them. Journal observers (live queries) get those before the commit is
+/// visible, in commit order (`record`), so that a reader at commit N knows every change up to N.
 final class ChangeObservers: Sendable {
     private struct Entry: Sendable {
         let entities: Set<UInt32>
         let wantsIds: Bool
+        /// For journal observers (live queries): gets each commit's changes before it becomes
+        /// visible (see `record`).
+        let journal: LiveJournal?
         let signal: @Sendable (CommittedChanges?) -> Void
         let finish: @Sendable () -> Void
+
+        func observes(_ entities: [UInt32]?) -> Bool {
+            entities.map { $0.contains { self.entities.contains($0) } } ?? true
+        }
     }
 
-    private let entries = Locked<(next: Int, byToken: [Int: Entry])>((0, [:]))
+    private struct State {
+        var next = 0
+        var byToken: [Int: Entry] = [:]
+        /// `byToken`'s values, kept for the commits (which read it without building it).
+        var all: [Entry] = []
+        /// The id of the last commit recorded to the journal observers (0: none yet).
+        var lastRecorded: UInt64 = 0
+    }
+
+    private let entries = Locked(State())
     /// How many observers there are, for the commit's check without the lock. Sequentially
     /// consistent: an observer registers before it reads its first value, and a commit looks
     /// again after it published (see `committed`), so no commit falls between the two.
@@ -28,6 +45,9 @@ final class ChangeObservers: Sendable {
     private let idCount = ManagedAtomic<Int>(0)
     /// The entities each tree belongs to, by tree name.
     private let treeEntities: [String: [UInt32]]
+    /// Called after each `record`, before the commit becomes visible (tests widen that window
+    /// with it; set before any commit).
+    nonisolated(unsafe) var recordHook: (@Sendable () -> Void)?
 
     init(model: Model) {
         var map: [String: [UInt32]] = [:]
@@ -58,46 +78,94 @@ final class ChangeObservers: Sendable {
     /// object: a commit already being written when the observer registered, or `wantsIds` false).
     func add(entities: Set<UInt32>, wantsIds: Bool, signal: @escaping @Sendable (CommittedChanges?) -> Void,
              finish: @escaping @Sendable () -> Void) -> Int {
-        if wantsIds { idCount.wrappingIncrement(ordering: .sequentiallyConsistent) }
-        let token = entries.withLock { state in
+        insert(Entry(entities: entities, wantsIds: wantsIds, journal: nil, signal: signal, finish: finish)).token
+    }
+
+    /// Registers a journal observer of `entities` (a live query): `journal` gets, in commit
+    /// order, each commit that changed them with its id and what it changed (nil: not known
+    /// object by object), before the commit becomes visible to readers; `signal` follows once it
+    /// is visible, when the journal asks for it. Returns the token and the id of the last commit
+    /// recorded before this observer registered: commits after it are all recorded to it, while
+    /// a reader opened now may still miss that one (its record came before its publication).
+    func addJournal(entities: Set<UInt32>, journal: LiveJournal,
+                    signal: @escaping @Sendable () -> Void) -> (token: Int, lastRecorded: UInt64) {
+        insert(Entry(entities: entities, wantsIds: true, journal: journal, signal: { _ in signal() }, finish: {}))
+    }
+
+    private func insert(_ entry: Entry) -> (token: Int, lastRecorded: UInt64) {
+        if entry.wantsIds { idCount.wrappingIncrement(ordering: .sequentiallyConsistent) }
+        let registered = entries.withLock { state in
             let token = state.next
             state.next += 1
-            state.byToken[token] = Entry(entities: entities, wantsIds: wantsIds, signal: signal, finish: finish)
-            return token
+            state.byToken[token] = entry
+            state.all.append(entry)
+            return (token, state.lastRecorded)
         }
         count.wrappingIncrement(ordering: .sequentiallyConsistent)
-        return token
+        return registered
     }
 
     /// Removes an observer; nothing when it is gone already.
     func remove(_ token: Int) {
-        guard let removed = entries.withLock({ $0.byToken.removeValue(forKey: token) }) else { return }
+        let removed: Entry? = entries.withLock { state in
+            guard let removed = state.byToken.removeValue(forKey: token) else { return nil }
+            state.all = Array(state.byToken.values)
+            return removed
+        }
+        guard let removed else { return }
         count.wrappingDecrement(ordering: .sequentiallyConsistent)
         if removed.wantsIds { idCount.wrappingDecrement(ordering: .sequentiallyConsistent) }
+    }
+
+    /// The entities behind `changedTrees` (nil: not collected, every entity).
+    private func entities(of changedTrees: Set<String>?) -> [UInt32]? {
+        guard let changedTrees else { return nil }
+        var changed: [UInt32] = []
+        for name in changedTrees {
+            for entity in treeEntities[name] ?? [] where !changed.contains(entity) { changed.append(entity) }
+        }
+        return changed
+    }
+
+    /// While commit `txnId` is being published (in the log, not yet visible; under the writer
+    /// slot, so in commit order): hands it to the journal observers of the entities behind
+    /// `changedTrees` (every one when nil). `changes`: what it put and removed, when recorded.
+    func record(txnId: UInt64, changedTrees: Set<String>?, changes: CommittedChanges?) {
+        let all = entries.withLock { state in
+            state.lastRecorded = txnId
+            return state.all
+        }
+        let entities = entities(of: changedTrees)
+        for entry in all {
+            if let journal = entry.journal, entry.observes(entities) {
+                journal.record(txnId, changedTrees == nil ? nil : changes)
+            }
+        }
+        recordHook?()
     }
 
     /// After a commit: signals the observers of the entities behind `changedTrees`; every
     /// observer when the commit did not collect them (nil: there was no observer before it).
     /// `changes`: the objects the commit put and removed, when it recorded them.
     func committed(changedTrees: Set<String>?, changes: CommittedChanges? = nil) {
-        var entities: Set<UInt32>?
-        if let changedTrees {
-            var changed = Set<UInt32>()
-            for name in changedTrees { changed.formUnion(treeEntities[name] ?? []) }
-            entities = changed
+        let entities = entities(of: changedTrees)
+        let all = entries.withLock { $0.all }
+        for entry in all {
+            if let journal = entry.journal {
+                // Recorded before; signalled only when that asked for an update.
+                if journal.takeSignal() { entry.signal(nil) }
+            } else if entry.observes(entities) {
+                entry.signal(entry.wantsIds && entities != nil ? changes : nil)
+            }
         }
-        let signals = entries.withLock { state in
-            state.byToken.values.filter { entry in entities.map { !$0.isDisjoint(with: entry.entities) } ?? true }
-                .map { (signal: $0.signal, wantsIds: $0.wantsIds) }
-        }
-        for (signal, wantsIds) in signals { signal(wantsIds && entities != nil ? changes : nil) }
     }
 
     /// When the store closes: every stream ends, and no observer is signalled again.
     func finishAll() {
         let finished = entries.withLock { state in
-            let all = Array(state.byToken.values)
+            let all = state.all
             state.byToken = [:]
+            state.all = []
             return all
         }
         count.wrappingDecrement(by: finished.count, ordering: .sequentiallyConsistent)

@@ -168,16 +168,18 @@ public final class StorageEngine: @unchecked Sendable {
     /// Commits what `changes` (the write transaction's trees) hold, top-down: the log says
     /// whether a commit is owed and its id; the trees write their frame (dirty nodes and values,
     /// then the catalog) into the log's stream; the log appends the commit record and syncs (in
-    /// `.full` durability); the engine publishes the new snapshot; then the log makes a
-    /// checkpoint when one is due and writes zeros ahead, and a compaction may be scheduled.
+    /// `.full` durability); `publishing` learns the commit's id; the engine publishes the new
+    /// snapshot; then the log makes a checkpoint when one is due and writes zeros ahead, and a
+    /// compaction may be scheduled.
     /// Called by `WriteTransaction.commit`, holding the writer gate.
-    func commit(_ changes: TreeMutator) throws {
+    func commit(_ changes: TreeMutator, beforePublish publishing: (UInt64) -> Void = { _ in }) throws {
         let base = changes.base
         // A transaction without changes makes no commit, unless an id is owed (`raiseTransactionIds`).
         guard let txnId = try log.nextTransactionId(after: base, hasChanges: changes.hasChanges) else { return }
         let (catalogRoot, liveBytes) = try changes.writeFrame(to: log.beginFrame(), salt: log.salt)
         let snapshot = try log.appendCommit(txnId: txnId, catalogRoot: catalogRoot, liveBytes: liveBytes, base: base,
                                             written: changes.writtenRecords)
+        publishing(snapshot.txnId)
         current.store(snapshot, ordering: .releasing)
         log.committed(snapshot)
         if options.automaticCompaction != nil, journal == nil {

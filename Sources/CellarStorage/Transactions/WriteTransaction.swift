@@ -181,10 +181,20 @@ public final class WriteTransaction {
     /// called when the commit throws. For state a layer above keeps beside the store and hands
     /// from one write transaction to the next.
     public func commit(beforeRelease committed: () -> Void) throws {
+        try commit(beforePublish: { _ in }, beforeRelease: committed)
+    }
+
+    /// `commit(beforeRelease:)`, with `publishing` called once the commit is in the log (and
+    /// synced, in `.full` durability) but before any reader can see it, with the commit's id (the
+    /// `transactionId` of the read transactions that see it first). Not called when the commit
+    /// throws or changes nothing. A layer above uses it to record what each commit changed,
+    /// in commit order, before a reader can meet the commit: a reader at commit N then knows
+    /// that every commit up to N was recorded.
+    public func commit(beforePublish publishing: (UInt64) -> Void, beforeRelease committed: () -> Void) throws {
         try checkOpen()
         defer { finish() }
         try mutator.applyAllDeferred()
-        try engine.commit(mutator)
+        try engine.commit(mutator, beforePublish: publishing)
         committed()
     }
 
