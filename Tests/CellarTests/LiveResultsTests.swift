@@ -88,6 +88,32 @@ import Testing
         #expect(live.queryRuns == runs, "updated from the changed objects alone, no query run")
     }
 
+    /// A put of the same values is no modification; a put of other values is one (for the
+    /// hashed records of an unordered query and the compared objects of an ordered one).
+    @Test(arguments: [false, true])
+    func onlyAChangedStoredFormIsAModification(ordered: Bool) async throws {
+        let store = try Store(directoryPath: "memory:live-same-\(ordered)", model: standardModel)
+        let notes = store.box(for: Note.self)
+        let a = try notes.put(Note(title: "a", text: "x")).value
+        let b = try notes.put(Note(title: "b", text: "y")).value
+        var builder = notes.query()
+        if ordered { builder = builder.ordered(by: Note.titleProperty) }
+        let queue = DispatchQueue(label: "test.live")
+        let live = try store.liveQuery(try builder.build(), queue: queue)
+        #expect(await Self.eventually { queue.sync { live.updateCount == 1 } })
+        try notes.put(Note(id: EntityId(a), title: "a", text: "x"))
+        try notes.put(Note(id: EntityId(b), title: "b", text: "changed"))
+        #expect(await Self.eventually { queue.sync { live.updateCount == 2 } })
+        queue.sync {
+            #expect(live.lastChange?.modifiedIds == [b], "only the object whose values changed")
+            #expect(live.map(\.text) == ["x", "changed"])
+        }
+        // The same values again, alone: nothing to publish.
+        try notes.put(Note(id: EntityId(b), title: "b", text: "changed"))
+        try await Task.sleep(nanoseconds: 100_000_000)
+        queue.sync { #expect(live.updateCount == 2) }
+    }
+
     @Test func orderedQueriesRunAgainAndStillGiveExactChanges() async throws {
         let store = try Store(directoryPath: "memory:live-ordered", model: standardModel)
         let notes = store.box(for: Note.self)

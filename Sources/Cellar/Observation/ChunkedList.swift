@@ -172,3 +172,13 @@ struct ChunkedList<Element>: RandomAccessCollection {
 }
 
 extension ChunkedList: Sendable where Element: Sendable {}
+
+/// One object of live results, held by reference: copying a chunk of them (when an update
+/// rebuilds it) then costs one retain per object, whatever the entity holds.
+final class ObjectCell<Value> {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// Live results' objects: chunks of cells.
+typealias LiveObjects<E> = ChunkedList<ObjectCell<E>>

@@ -38,8 +38,16 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
 
     /// The current results: their ids, objects (in the same order) and id set.
     private var current: [Id] = []
-    private var currentObjects = ChunkedList<E>()
+    private var currentObjects = LiveObjects<E>()
     private var currentSet: Set<Id> = []
+    /// With `hashing`: the hashes of the current objects' stored records, in the same order.
+    private var currentHashes: [UInt64] = []
+    /// Whether "modified" is judged by a hash of the stored record (an incremental query that
+    /// watches every property): a changed object is then built only when it came or its record
+    /// differs, and nothing is encoded. Else by encoding the old and new objects (`differ`).
+    /// Hasher's 64 bits, seeded per process: two different records hash alike with a chance of
+    /// about one in 2^64, and would then miss one modification.
+    private let hashing: Bool
     /// Builds stored forms: "modified" is judged by comparing an object's stored form before
     /// and after (so an app that changes an object it was handed, without putting it, changes
     /// what the next comparison sees: treat the results as read-only).
@@ -71,6 +79,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         entity = compiled.schema.id.id
         observed = try query.observedEntities()
         incremental = compiled.orders.isEmpty && compiled.links.isEmpty && compiled.vector == nil
+        hashing = incremental && properties == nil
         self.delivery = delivery
         observers = query.box.store.observers
         executor = query.box.store.liveQueries
@@ -113,7 +122,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
     private var delivered: [Id]?
 
     /// Hands an update to the delivery queue, folding it into one still waiting there.
-    private func handOver(_ update: Update, _ body: @escaping @Sendable (ChunkedList<E>, [Id], ResultsChange, UInt64) -> Void) {
+    private func handOver(_ update: Update, _ body: @escaping @Sendable (LiveObjects<E>, [Id], ResultsChange, UInt64) -> Void) {
         // An object that left, came or moved in either update may have changed between the two
         // (it did, unless it only moved): it counts as modified if it stays.
         let touched = update.contentChanged.union(update.change.insertedIds).union(update.change.deletedIds)
@@ -192,7 +201,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
     /// One computed update: the results, their change from the previous ones, the objects in
     /// both whose stored form changed (whatever their place), and the commit they are the state of.
     struct Update: @unchecked Sendable {
-        let objects: ChunkedList<E>
+        let objects: LiveObjects<E>
         let ids: [Id]
         let change: ResultsChange
         let contentChanged: Set<Id>
@@ -218,7 +227,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
             // missing from the journal: the next update runs the query.
             rerunNext = snapshot < registeredAfter
             let (ids, found) = try rerun()
-            (current, currentObjects, currentSet) = (ids, ChunkedList(found), Set(ids))
+            (current, currentObjects, currentSet) = (ids, LiveObjects(found.map(ObjectCell.init)), Set(ids))
             return Update(objects: currentObjects, ids: ids, change: .initial(ids), contentChanged: [], snapshot: snapshot)
         }
         // The objects of the query's entity that changed (nil: not known).
@@ -237,6 +246,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
             return try adoptRun(changed: changed, snapshot: snapshot)
         }
         if changed.isEmpty { return nil }
+        if hashing { return try adoptRecords(changed.sorted(), context: context, snapshot: snapshot) }
         // Which of the changed objects match now.
         var matching: [Id: E] = [:]
         let (schema, condition, box) = (compiled.schema, compiled.condition, query.box)
@@ -254,11 +264,31 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         return try adoptChanges(changed.sorted(), matching, snapshot: snapshot)
     }
 
-    /// Runs the query (in the thread's read transaction): its ids and objects.
+    /// Runs the query (in the thread's read transaction): its ids and objects (with `hashing`,
+    /// also the hashes of their records, into `currentHashes`).
     private func rerun() throws -> ([Id], [E]) {
-        let found = try query.find()
         lock.withLock { runs += 1 }
-        return (found.map { query.box.binding.id(of: $0) }, found)
+        guard hashing else {
+            let found = try query.find()
+            return (found.map { query.box.binding.id(of: $0) }, found)
+        }
+        var ids: [Id] = [], found: [E] = [], hashes: [UInt64] = []
+        let box = query.box
+        try query.visitRecords(offset: 0, limit: nil) { id, record in
+            ids.append(id)
+            found.append(try box.object(id: id, record: record))
+            hashes.append(Self.hash(record))
+            return true
+        }
+        currentHashes = hashes
+        return (ids, found)
+    }
+
+    /// The hash of a stored record (see `hashing`).
+    private static func hash(_ record: UnsafeRawBufferPointer) -> UInt64 {
+        var hasher = Hasher()
+        hasher.combine(bytes: record)
+        return UInt64(bitPattern: Int64(hasher.finalize()))
     }
 
     /// Runs the query again and makes its results current; returns the update from the previous
@@ -268,12 +298,12 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         let (ids, found) = try rerun()
         var modified = Set<Id>()
         var before: [Id: E] = [:]
-        for (id, object) in zip(current, currentObjects) where changed?.contains(id) ?? true { before[id] = object }
+        for (id, cell) in zip(current, currentObjects) where changed?.contains(id) ?? true { before[id] = cell.value }
         for (id, object) in zip(ids, found) {
             if let old = before[id], try differ(old, object, id: id) { modified.insert(id) }
         }
         let change = ResultsChange.between(current, ids, changed: modified)
-        (current, currentObjects, currentSet) = (ids, ChunkedList(found), Set(ids))
+        (current, currentObjects, currentSet) = (ids, LiveObjects(found.map(ObjectCell.init)), Set(ids))
         return change.isEmpty ? nil
             : Update(objects: currentObjects, ids: ids, change: change, contentChanged: modified, snapshot: snapshot)
     }
@@ -286,7 +316,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
     private func adoptChanges(_ changed: [Id], _ matching: [Id: E], snapshot: UInt64) throws -> Update? {
         var change = ResultsChange(deletions: [], insertions: [], modifications: [], modificationsInPrevious: [],
                                    deletedIds: [], insertedIds: [], modifiedIds: [], isInitial: false)
-        var edits: [ChunkedList<E>.Edit] = []
+        var edits: [LiveObjects<E>.Edit] = []
         var contentChanged = Set<Id>()
         var nextIds: [Id] = []
         nextIds.reserveCapacity(current.count + changed.count)
@@ -302,15 +332,15 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
                     change.insertions.append(nextIds.count)
                     change.insertedIds.append(id)
                     nextIds.append(id)
-                    edits.append(.init(position: at, kind: .insert(object)))
-                } else if try differ(currentObjects[at], object, id: id) {
+                    edits.append(.init(position: at, kind: .insert(ObjectCell(object))))
+                } else if try differ(currentObjects[at].value, object, id: id) {
                     nextIds.append(contentsOf: current[copied..<at])
                     copied = at + 1
                     change.modifications.append(nextIds.count)
                     change.modificationsInPrevious.append(at)
                     change.modifiedIds.append(id)
                     nextIds.append(id)
-                    edits.append(.init(position: at, kind: .replace(object)))
+                    edits.append(.init(position: at, kind: .replace(ObjectCell(object))))
                     contentChanged.insert(id)
                 }
             } else if isCurrent {
@@ -328,6 +358,66 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         current = nextIds
         currentObjects = currentObjects.applying(edits)
         return Update(objects: currentObjects, ids: nextIds, change: change, contentChanged: contentChanged, snapshot: snapshot)
+    }
+
+    /// `adoptChanges` for `hashing`: reads each changed object's record in `context` once, and
+    /// builds the object only when it came or its record's hash differs from the current one's.
+    private func adoptRecords(_ changed: [Id], context: TransactionContext, snapshot: UInt64) throws -> Update? {
+        var change = ResultsChange(deletions: [], insertions: [], modifications: [], modificationsInPrevious: [],
+                                   deletedIds: [], insertedIds: [], modifiedIds: [], isInitial: false)
+        var edits: [LiveObjects<E>.Edit] = []
+        var nextIds: [Id] = [], nextHashes: [UInt64] = []
+        nextIds.reserveCapacity(current.count + changed.count)
+        nextHashes.reserveCapacity(current.count + changed.count)
+        // `current[..<copied]` is in `nextIds` already (and their hashes in `nextHashes`).
+        var copied = 0
+        func copy(upTo end: Int, skipping: Bool) {
+            nextIds.append(contentsOf: current[copied..<end])
+            nextHashes.append(contentsOf: currentHashes[copied..<end])
+            copied = skipping ? end + 1 : end
+        }
+        let (schema, condition, box) = (compiled.schema, compiled.condition, query.box)
+        for id in changed {
+            let at = Self.lowerBound(of: id, in: current)
+            let isCurrent = at < current.count && current[at] == id
+            try context.withRecord(schema, id) { record in
+                let matches = try record.map {
+                    try condition?.evaluate(RecordReader($0), id: id, links: [], context: context) ?? true
+                } ?? false
+                if let record, matches {
+                    let hash = Self.hash(record)
+                    if !isCurrent {
+                        copy(upTo: at, skipping: false)
+                        change.insertions.append(nextIds.count)
+                        change.insertedIds.append(id)
+                        nextIds.append(id)
+                        nextHashes.append(hash)
+                        edits.append(.init(position: at, kind: .insert(ObjectCell(try box.object(id: id, record: record)))))
+                    } else if hash != currentHashes[at] {
+                        copy(upTo: at, skipping: true)
+                        change.modifications.append(nextIds.count)
+                        change.modificationsInPrevious.append(at)
+                        change.modifiedIds.append(id)
+                        nextIds.append(id)
+                        nextHashes.append(hash)
+                        edits.append(.init(position: at, kind: .replace(ObjectCell(try box.object(id: id, record: record)))))
+                    }
+                } else if isCurrent {
+                    copy(upTo: at, skipping: true)
+                    change.deletions.append(at)
+                    change.deletedIds.append(id)
+                    edits.append(.init(position: at, kind: .remove))
+                }
+            }
+        }
+        if edits.isEmpty { return nil }
+        copy(upTo: current.count, skipping: false)
+        currentSet.subtract(change.deletedIds)
+        currentSet.formUnion(change.insertedIds)
+        (current, currentHashes) = (nextIds, nextHashes)
+        currentObjects = currentObjects.applying(edits)
+        return Update(objects: currentObjects, ids: nextIds, change: change, contentChanged: Set(change.modifiedIds),
+                      snapshot: snapshot)
     }
 
     /// The index of the first id in `ids` (ascending) that is not below `id`.

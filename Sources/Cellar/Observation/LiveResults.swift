@@ -45,9 +45,9 @@ public final class LiveResults<E: EntityInspectable & SendableMetatype>: @unchec
     /// The current objects, in the query's order, shared with the update that made them.
     /// Observed by hand through `objectsKey`: a key path literal of a generic class is built anew
     /// at every use, which the collection's per-element reads should not pay for.
-    @ObservationIgnored private var storedObjects = ChunkedList<E>()
-    @ObservationIgnored private let objectsKey: KeyPath<LiveResults, ChunkedList<E>> = \.storedObjects
-    private var objects: ChunkedList<E> {
+    @ObservationIgnored private var storedObjects = LiveObjects<E>()
+    @ObservationIgnored private let objectsKey: KeyPath<LiveResults, LiveObjects<E>> = \.storedObjects
+    private var objects: LiveObjects<E> {
         access(keyPath: objectsKey)
         return storedObjects
     }
@@ -58,7 +58,7 @@ public final class LiveResults<E: EntityInspectable & SendableMetatype>: @unchec
     public var results: [E] {
         let objects = self.objects
         if let assembled { return assembled }
-        let array = objects.array
+        let array = objects.map(\.value)
         assembled = array
         return array
     }
@@ -90,7 +90,7 @@ public final class LiveResults<E: EntityInspectable & SendableMetatype>: @unchec
     deinit { worker.cancel() }
 
     /// Called on the delivery queue.
-    func publish(_ objects: ChunkedList<E>, _ ids: [Id], _ change: ResultsChange, snapshot: UInt64) {
+    func publish(_ objects: LiveObjects<E>, _ ids: [Id], _ change: ResultsChange, snapshot: UInt64) {
         withMutation(keyPath: objectsKey) { storedObjects = objects }
         assembled = nil
         self.ids = ids
@@ -110,7 +110,7 @@ extension LiveResults: RandomAccessCollection {
     /// The number of current objects.
     public var endIndex: Int { objects.endIndex }
     /// The object at `position` of the current results.
-    public subscript(position: Int) -> E { objects[position] }
+    public subscript(position: Int) -> E { objects[position].value }
 }
 
 extension Store {
