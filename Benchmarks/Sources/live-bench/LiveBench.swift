@@ -21,7 +21,9 @@
 //   ordered        the primary live query ordered by title: the query runs again for each update
 // Figures: the writer's commits per second over the C commits, and its thread's CPU time per
 // commit (its own work, without the waits for the disk or for a core), and the whole process's
-// (the live queries' updates and the delivery queue too); per mode against `none`; the
+// (the live queries' updates and the delivery queue too), and every other thread's from the first
+// commit until the live queries are drained (their whole work, also what they deferred past the
+// last commit); per mode against `none`; the
 // delivery latency of every commit that changes a live query's results (a matching object
 // updated, inserted or removed), from just before the commit to the moment the LiveResults
 // publishes the first update that contains it (seen on the delivery queue: an observation of
@@ -35,7 +37,7 @@
 // modification, an insert as an insertion, a remove as a deletion), and nothing else.
 // Output: a human table (medians over the runs) or, with --format tsv, lines `mode commits n
 // commits_per_s seconds`, `writer_cpu_us_per_commit mode n value 0` and
-// `process_cpu_us_per_commit mode n value 0`, then `label mode n value 0`
+// `process_cpu_us_per_commit mode n value 0`, `background_cpu_us_per_commit mode n value 0`, then `label mode n value 0`
 // for vs_none (the commit time's ratio), latency_p50_ms, latency_p99_ms, updates_per_query,
 // drain_ms and first_result_ms.
 import BenchNote
@@ -138,6 +140,10 @@ struct ModeResult {
     /// The whole process's CPU seconds over the commits (the writer, the live queries' updates,
     /// the delivery queue).
     var processCPUSeconds = 0.0
+    /// The CPU seconds of every thread but the writer's from the first commit until every live
+    /// query published everything: the live queries' work, including what they did after the
+    /// last commit (and the store's own background work, as in `none`).
+    var backgroundCPUSeconds = 0.0
     var latencies: [Double] = []
     var updatesPerQuery = 0.0
     var drainSeconds = 0.0
@@ -242,6 +248,7 @@ func runMode(_ mode: Mode, fresh: [Note], plan: [Commit], durable: Bool, parent:
         return BenchError("\(mode.name): some commits never published after 600 s")
     })
     result.drainSeconds = now() - end
+    result.backgroundCPUSeconds = (processCPUSeconds() - processStart) - (threadCPUSeconds() - cpuStart)
 
     // Every published change names exactly the commits' changes in that query, each once, rightly.
     let names = ["deleted", "inserted", "modified"]
@@ -307,6 +314,8 @@ struct LiveBench {
         func cpu(_ name: String) -> Double { median(results[name]!.map { $0.commitCPUSeconds / Double(c) * 1e6 }) }
         /// The process's CPU microseconds per commit (every thread).
         func processCPU(_ name: String) -> Double { median(results[name]!.map { $0.processCPUSeconds / Double(c) * 1e6 }) }
+        /// Every other thread's CPU microseconds per commit, up to the end of the drain.
+        func backgroundCPU(_ name: String) -> Double { median(results[name]!.map { $0.backgroundCPUSeconds / Double(c) * 1e6 }) }
         /// The mode's commit time against `none`'s of the same run: > 1 is slower.
         func slowdown(_ name: String) -> Double { median(zip(results[name]!, base).map { $0.commitSeconds / $1.commitSeconds }) }
         func p(_ name: String, _ q: Double) -> Double { median(results[name]!.map { percentile($0.latencies, q) * 1e3 }) }
@@ -320,6 +329,7 @@ struct LiveBench {
                 print(tsvLine(mode.name, "commits", n, opsPerSecond: r, seconds: Double(c) / r))
                 print(tsvRatioLine("writer_cpu_us_per_commit", mode.name, n, cpu(mode.name)))
                 print(tsvRatioLine("process_cpu_us_per_commit", mode.name, n, processCPU(mode.name)))
+                print(tsvRatioLine("background_cpu_us_per_commit", mode.name, n, backgroundCPU(mode.name)))
             }
             for mode in modes.dropFirst() {
                 print(tsvRatioLine("vs_none", mode.name, n, slowdown(mode.name)))
@@ -338,12 +348,13 @@ struct LiveBench {
             let none = mode.queries == 0
             func ms(_ v: Double) -> String { none ? "–" : String(format: "%.2f", v) }
             return [mode.name, "\(mode.queries)", formatRate(rate(mode.name)), String(format: "%.1f", cpu(mode.name)),
-                    String(format: "%.1f", processCPU(mode.name)),
+                    String(format: "%.1f", processCPU(mode.name)), String(format: "%.1f", backgroundCPU(mode.name)),
                     none ? "–" : String(format: "%+.1f %%", (slowdown(mode.name) - 1) * 100),
                     ms(p(mode.name, 0.5)), ms(p(mode.name, 0.99)), none ? "–" : String(format: "%.0f", updates(mode.name)),
                     ms(drain(mode.name)), ms(first(mode.name))]
         }
         printTable(header: ["mode", "live queries", "commits/s", "writer CPU µs/commit", "process CPU µs/commit",
+                            "other threads' CPU µs/commit to drained",
                             "commit time vs none", "delivery p50 ms", "p99 ms",
                             "updates/query", "drain ms", "first result ms"], rows: rows)
         let x = slowdown("unordered-x\(options.live)")

@@ -48,8 +48,8 @@ public final class Store: @unchecked Sendable {
     public let uuid: UUID
     /// Who is told about commits (see `Box.changes()`, `Query.changes()`).
     let observers: ChangeObservers
-    /// The thread that computes the live queries' updates.
-    let liveQueries = LiveQueryExecutor()
+    /// Updates the live queries (`liveQuery`).
+    let liveQueries: LiveQueryHub
     /// The in-memory graphs of the HNSW indexes (see `VectorIndex`).
     let vectorIndexes = VectorIndexes()
     private let writeQueue = DispatchQueue(label: "cellar.store.write")
@@ -95,6 +95,7 @@ public final class Store: @unchecked Sendable {
         self.model = sync.model
         self.modelChanges = sync.changes
         self.observers = ChangeObservers(model: sync.model)
+        liveQueries = LiveQueryHub(observers: observers, entities: Set(sync.model.entities.map(\.id.id)))
         self.uuid = engine.uuid.foundationUUID
         let entitySchemas = Store.schemas(of: sync.model)
         schemas = Dictionary(entitySchemas.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })

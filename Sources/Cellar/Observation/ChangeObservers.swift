@@ -10,8 +10,9 @@ import CellarStorage
 /// entity's tree is its own, a relation's trees (links and backlinks) count for both ends.
 /// Observers that register `wantsIds` (live queries, one object's changes) also get which
 /// objects the commit put or removed (see ChangeLog): while there is one, each write
-/// transaction records them. Journal observers (live queries) get those before the commit is
-/// visible, in commit order (`record`), so that a reader at commit N knows every change up to N.
+/// transaction records them. A journal observer (the store's live queries, together) gets those
+/// before the commit is visible, in commit order (`record`), so that a reader at commit N knows
+/// every change up to N.
 final class ChangeObservers: Sendable {
     private struct Entry: Sendable {
         let entities: Set<UInt32>

@@ -1,13 +1,13 @@
 import Atomics
 import Foundation
 
-/// A live query's record of the commits that changed what it observes, written by the writer
-/// while each commit is being published and read by the live query's updates (see
-/// `LiveQueryWorker`). Not generic, so that the writer's side costs a lock and an append.
+/// The record of the commits the live queries of a store have not yet seen, written by the
+/// writer while each commit is being published (one append per commit, whatever the number of
+/// live queries) and read by the passes of the store's `LiveQueryHub`.
 ///
-/// Scheduling: the first commit recorded while no update is scheduled marks the journal
-/// scheduled and asks for a signal (`takeSignal`), which the writer gives once the commit is
-/// visible; later commits ride on that update until it begins (`beginUpdate`).
+/// Scheduling: the first commit recorded while no pass is scheduled marks the journal scheduled
+/// and asks for a signal (`takeSignal`), which the writer gives once the commit is visible; later
+/// commits ride on that pass until it begins (`beginUpdate`).
 final class LiveJournal: @unchecked Sendable {
     // Thread safety: `entries`, `scheduled` and `closed` under `lock`.
     private let lock = NSLock()

@@ -6,10 +6,9 @@ import Glibc
 import Musl
 #endif
 
-/// The thread that computes a store's live-query updates: one thread for all of them, at a
-/// lower priority than the app's threads (Linux: nice 10; Apple platforms: the utility quality of
-/// service), so that the updates take the time the writer and the app leave. Ten live queries
-/// then never compete with the writer as ten runnable threads.
+/// The thread that runs a store's live-query passes (see `LiveQueryHub`), at a lower priority
+/// than the app's threads (Linux: nice 10; Apple platforms: the utility quality of service), so
+/// that the updates take the time the writer and the app leave.
 ///
 /// Work is run in order of its due time (ties in order of scheduling). The thread starts with
 /// the first work and ends after a second without any; it holds nothing of the store.

@@ -1,40 +1,34 @@
 import Dispatch
 import Foundation
 
-/// The work behind a ``LiveResults``: collects what commits changed, computes each update on the
-/// store's live-query thread (`LiveQueryExecutor`: never the writer's thread, never the delivery
-/// queue), then hands it to the delivery queue. It holds the results object weakly, so releasing that stops everything.
+/// The work behind a ``LiveResults``: one member of the store's `LiveQueryHub`, which computes
+/// every update on the store's live-query thread (never the writer's thread, never the delivery
+/// queue); the worker keeps the results and hands each update to the delivery queue. It holds
+/// the results object weakly, so releasing that stops everything.
 ///
-/// **One snapshot per update.** The store records each commit's changed objects to the worker's
-/// journal before the commit becomes visible, in commit order (`ChangeObservers.record`). An
-/// update opens a read transaction at some commit N, takes the journal's entries up to N (all of
-/// them are there), and computes the results of N from the previous results and those objects
-/// (or by running the query in that same transaction). Entries after N stay for the next update,
-/// which their commits' signals schedule once they are visible.
-final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked Sendable {
-    // Thread safety: `journal` is itself thread-safe; `cancelled`, `token`, `registeredAfter`,
-    // `runs`, `lastUpdate`, `lastDuration`, `waiting` and `delivered` under `lock`; `current`,
-    // `currentObjects`, `currentSet`, `builder`, `started` and `rerunNext` only on the executor's
-    // thread.
+/// **One snapshot per update.** Each pass of the hub opens a read transaction at some commit N
+/// and knows every object the commits up to N changed (see `LiveQueryHub`). The worker computes
+/// the results of N from its previous results and those objects (or by running the query in
+/// that same transaction): every publication is exactly the query's result in one commit.
+final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryMember, @unchecked Sendable {
+    // Thread safety: `cancelled`, `runs`, `waiting`, `delivered` and `target` under `lock`;
+    // everything else that changes only on the live-query thread (in the hub's passes).
     private let query: Query<E>
     private let compiled: CompiledQuery
-    private let entity: UInt32
+    let entity: UInt32
+    var schema: EntitySchema { compiled.schema }
+    var store: Store { query.box.store }
     private let observed: Set<UInt32>
     /// Whether an update can be made from the changed objects alone (no order, no links, no
     /// vector search); else the query runs again.
     private let incremental: Bool
     private let delivery: DispatchQueue
-    private let executor: LiveQueryExecutor
-    private let observers: ChangeObservers
+    private let hub: LiveQueryHub
 
     private let lock = NSLock()
-    /// The commits recorded and not yet taken by an update.
-    private let journal = LiveJournal()
     private var cancelled = false
-    private var token: Int?
-    /// The last commit recorded before this worker registered: its changes may be missing from
-    /// the journal while the first result was read before it.
-    private var registeredAfter: UInt64 = 0
+    /// Where updates go (nil once released).
+    private weak var target: LiveResults<E>?
 
     /// The current results: their ids, objects (in the same order) and id set.
     private var current: [Id] = []
@@ -43,10 +37,9 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
     /// With `hashing`: the hashes of the current objects' stored records, in the same order.
     private var currentHashes: [UInt64] = []
     /// Whether "modified" is judged by a hash of the stored record (an incremental query that
-    /// watches every property): a changed object is then built only when it came or its record
-    /// differs, and nothing is encoded. Else by encoding the old and new objects (`differ`).
-    /// Hasher's 64 bits, seeded per process: two different records hash alike with a chance of
-    /// about one in 2^64, and would then miss one modification.
+    /// watches every property): the hub then hands the worker each changed record, an object is
+    /// built only when it came or its record's hash differs, and nothing is encoded. Else by
+    /// encoding the old and new objects (`differ`).
     private let hashing: Bool
     /// Builds stored forms: "modified" is judged by comparing an object's stored form before
     /// and after (so an app that changes an object it was handed, without putting it, changes
@@ -55,19 +48,11 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
     /// The properties a modification is judged by (nil: the whole stored object).
     private let watched: [PropertySchema]?
     private var started = false
-    /// Whether the next update must run the query again (its journal may lack a commit).
+    /// Whether the next update must run the query again (a commit may be missing, or an update
+    /// failed half-way).
     private var rerunNext = false
-    /// When the last update started (uptime ns; 0: none yet); under `lock`.
-    private var lastUpdate: UInt64 = 0
-    /// How long the last update took (ns); under `lock`.
-    private var lastDuration: UInt64 = 0
-    /// Under a steady stream of commits, the gap between two updates' starts is at least this
-    /// many times the last update's duration: a live query keeps to about a twentieth of a core.
-    static var busyFactor: UInt64 { 19 }
-    /// The longest gap the busy factor may impose: 200 ms.
-    static var maximumInterval: UInt64 { 200_000_000 }
-    /// The shortest time between two updates' starts: 10 ms.
-    static var minimumInterval: UInt64 { 10_000_000 }
+    /// The update being made from records in the current pass (see `consider`).
+    private var merging: Merge?
     private var runs = 0
     var queryRuns: Int { lock.withLock { runs } }
 
@@ -81,37 +66,32 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         incremental = compiled.orders.isEmpty && compiled.links.isEmpty && compiled.vector == nil
         hashing = incremental && properties == nil
         self.delivery = delivery
-        observers = query.box.store.observers
-        executor = query.box.store.liveQueries
+        hub = query.box.store.liveQueries
     }
 
-    /// Registers with the store and schedules the first result.
+    /// Joins the store's hub, whose next pass makes the first result.
     func start(publishingTo results: LiveResults<E>) {
-        weak let target = results
-        let publish: @Sendable (Update) -> Void = { [weak self] update in
-            self?.handOver(update) { objects, ids, change, snapshot in
-                nonisolated(unsafe) let objects = objects
-                target?.publish(objects, ids, change, snapshot: snapshot)
-            }
-        }
-        let fail: @Sendable (CellarError) -> Void = { [weak self] error in
-            self?.deliver { target?.fail(error) }
-        }
-        let (token, lastRecorded) = observers.addJournal(entities: observed, journal: journal, signal: { [weak self] in
-            self?.schedule(publish: publish, fail: fail)
-        })
-        lock.withLock { (self.token, registeredAfter) = (token, lastRecorded) }
-        if journal.requestUpdate() { schedule(publish: publish, fail: fail) }
+        lock.withLock { target = results }
+        hub.add(self)
     }
 
     func cancel() {
-        let token: Int? = lock.withLock {
-            cancelled = true
-            defer { self.token = nil }
-            return self.token
+        lock.withLock { cancelled = true }
+        hub.remove(self)
+    }
+
+    /// Hands `update` to the delivery queue.
+    private func publish(_ update: Update) {
+        handOver(update) { [weak self] objects, ids, change, snapshot in
+            nonisolated(unsafe) let objects = objects
+            self?.lock.withLock { self?.target }?.publish(objects, ids, change, snapshot: snapshot)
         }
-        journal.close()
-        if let token { observers.remove(token) }
+    }
+
+    func failed(_ error: CellarError) {
+        merging = nil
+        rerunNext = true
+        deliver { [weak self] in self?.lock.withLock { self?.target }?.fail(error) }
     }
 
     /// An update computed but not yet run on the delivery queue: a newer one replaces it (a
@@ -162,42 +142,6 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         }
     }
 
-    /// Schedules an update (the journal marked it scheduled: a commit asked for one, or the
-    /// first result is due).
-    private func schedule(publish: @escaping @Sendable (Update) -> Void, fail: @escaping @Sendable (CellarError) -> Void) {
-        // At most one update per `minimumInterval`, or per 20 times the last update's duration
-        // when that is longer (at most `maximumInterval`): a burst of commits is folded into a
-        // few updates instead of one each, and the updates leave the cores to the writer (the
-        // first after a quiet time starts at once).
-        let due: UInt64? = lock.withLock {
-            guard !cancelled else { return nil }
-            let now = DispatchTime.now().uptimeNanoseconds
-            let gap = min(Self.maximumInterval, max(Self.minimumInterval, (Self.busyFactor + 1) &* lastDuration))
-            return lastUpdate == 0 ? now : max(now, lastUpdate &+ gap)
-        }
-        guard let due else { return }
-        executor.schedule(at: due) { [self] in
-            // Before the snapshot is opened: a signal from now on schedules another update, and
-            // every commit signalled before now is in the snapshot.
-            journal.beginUpdate()
-            lock.withLock { lastUpdate = DispatchTime.now().uptimeNanoseconds }
-            do {
-                let started = DispatchTime.now().uptimeNanoseconds
-                let (update, remaining) = try query.box.store.inReadContext { try self.update(in: $0) }
-                // The first result (a full run, taken once) does not set the pace of the updates.
-                let took = update?.change.isInitial == true ? 0 : DispatchTime.now().uptimeNanoseconds &- started
-                lock.withLock { lastDuration = took }
-                if let update { publish(update) }
-                // Commits recorded but not yet visible when the snapshot was opened: their signal
-                // may have come before this update began (and scheduled nothing).
-                if remaining && journal.requestUpdate() { schedule(publish: publish, fail: fail) }
-            } catch {
-                let wrapped = CellarError.wrap(error)
-                fail(wrapped as? CellarError ?? CellarError.illegalArgument("live query update failed: \(wrapped)"))
-            }
-        }
-    }
-
     /// One computed update: the results, their change from the previous ones, the objects in
     /// both whose stored form changed (whatever their place), and the commit they are the state of.
     struct Update: @unchecked Sendable {
@@ -208,45 +152,113 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         let snapshot: UInt64
     }
 
-    /// The results in `context`'s snapshot and their change from the previous ones (nil when
-    /// they did not change), and whether the journal holds newer commits.
-    private func update(in context: TransactionContext) throws -> (Update?, remaining: Bool) {
-        let snapshot = context.read!.transactionId
-        // The journal holds every commit up to the snapshot that changed the observed entities
-        // since this worker registered (each was recorded before it became visible).
-        let (taken, remaining) = journal.take(through: snapshot)
-        return (try update(in: context, snapshot: snapshot, taken: taken), remaining)
+    // MARK: Passes
+
+    /// The changed records can come one by one when the results are kept in id order, judged by
+    /// hash, and the pass knows which objects of the entity changed.
+    var awaitsFirstResult: Bool { !started }
+
+    func takesRecords(_ pass: LivePass) -> Bool {
+        hashing && started && !rerunNext && pass.ids(of: entity) != nil
     }
 
-    /// The results in `context`'s snapshot, given what the commits up to it changed.
-    private func update(in context: TransactionContext, snapshot: UInt64, taken: [CommittedChanges?]) throws -> Update? {
-        let registeredAfter = lock.withLock { self.registeredAfter }
+    /// An update being made from the changed records: the new ids and hashes copied around the
+    /// changed objects, the edits of the objects, and the change.
+    private struct Merge {
+        var change = ResultsChange(deletions: [], insertions: [], modifications: [], modificationsInPrevious: [],
+                                   deletedIds: [], insertedIds: [], modifiedIds: [], isInitial: false)
+        var edits: [LiveObjects<E>.Edit] = []
+        var ids: [Id] = []
+        var hashes: [UInt64] = []
+        /// `current[..<copied]` is in `ids` already (and their hashes in `hashes`).
+        var copied = 0
+    }
+
+    func consider(_ id: Id, record: UnsafeRawBufferPointer?, hash: UInt64, cell: inout AnyObject?,
+                  context: TransactionContext) throws {
+        let at = Self.lowerBound(of: id, in: current)
+        let isCurrent = at < current.count && current[at] == id
+        let matches = try record.map {
+            try compiled.condition?.evaluate(RecordReader($0), id: id, links: [], context: context) ?? true
+        } ?? false
+        if matches, isCurrent, hash == currentHashes[at] { return }
+        if !matches && !isCurrent { return }
+        if merging == nil {
+            merging = Merge()
+            merging!.ids.reserveCapacity(current.count + 8)
+            merging!.hashes.reserveCapacity(current.count + 8)
+        }
+        // Copies the untouched ids before `at` (and skips the one at `at` when it is replaced or removed).
+        func copy(skipping: Bool) {
+            merging!.ids.append(contentsOf: current[merging!.copied..<at])
+            merging!.hashes.append(contentsOf: currentHashes[merging!.copied..<at])
+            merging!.copied = skipping ? at + 1 : at
+        }
+        guard matches, let record else {
+            copy(skipping: true)
+            merging!.change.deletions.append(at)
+            merging!.change.deletedIds.append(id)
+            merging!.edits.append(.init(position: at, kind: .remove))
+            return
+        }
+        // The object, built once for all live queries of the entity.
+        let object: ObjectCell<E>
+        if let built = cell as? ObjectCell<E> {
+            object = built
+        } else {
+            object = ObjectCell(try query.box.object(id: id, record: record))
+            cell = object
+        }
+        copy(skipping: isCurrent)
+        if isCurrent {
+            merging!.change.modifications.append(merging!.ids.count)
+            merging!.change.modificationsInPrevious.append(at)
+            merging!.change.modifiedIds.append(id)
+            merging!.edits.append(.init(position: at, kind: .replace(object)))
+        } else {
+            merging!.change.insertions.append(merging!.ids.count)
+            merging!.change.insertedIds.append(id)
+            merging!.edits.append(.init(position: at, kind: .insert(object)))
+        }
+        merging!.ids.append(id)
+        merging!.hashes.append(hash)
+    }
+
+    func finishRecords(_ pass: LivePass) {
+        guard var merge = merging else { return }
+        merging = nil
+        merge.ids.append(contentsOf: current[merge.copied...])
+        merge.hashes.append(contentsOf: currentHashes[merge.copied...])
+        currentSet.subtract(merge.change.deletedIds)
+        currentSet.formUnion(merge.change.insertedIds)
+        (current, currentHashes) = (merge.ids, merge.hashes)
+        currentObjects = currentObjects.applying(merge.edits)
+        publish(Update(objects: currentObjects, ids: current, change: merge.change,
+                       contentChanged: Set(merge.change.modifiedIds), snapshot: pass.snapshot))
+    }
+
+    func update(in context: TransactionContext, pass: LivePass) throws {
+        let snapshot = pass.snapshot
         if !started {
-            started = true
-            // A commit recorded before this worker registered but not yet in this snapshot is
-            // missing from the journal: the next update runs the query.
-            rerunNext = snapshot < registeredAfter
+            // A commit recorded before the hub registered but not yet in this snapshot may be
+            // missing from what the next pass knows: that one runs the query.
+            rerunNext = pass.mayMissCommits
             let (ids, found) = try rerun()
             (current, currentObjects, currentSet) = (ids, LiveObjects(found.map(ObjectCell.init)), Set(ids))
-            return Update(objects: currentObjects, ids: ids, change: .initial(ids), contentChanged: [], snapshot: snapshot)
+            started = true
+            publish(Update(objects: currentObjects, ids: ids, change: .initial(ids), contentChanged: [], snapshot: snapshot))
+            return
         }
+        guard rerunNext || pass.touches(observed) else { return }
         // The objects of the query's entity that changed (nil: not known).
-        var changed: Set<Id>? = rerunNext ? nil : []
-        for changes in taken {
-            guard let ids = changes?.ids(of: entity) else {
-                changed = nil
-                break
-            }
-            changed?.formUnion(ids)
-        }
-        guard rerunNext || !taken.isEmpty else { return nil }
+        let changed = rerunNext ? nil : pass.ids(of: entity)
         rerunNext = false
         // With links or a vector search, whether a changed object matches depends on others.
         guard let changed, compiled.links.isEmpty, compiled.vector == nil else {
-            return try adoptRun(changed: changed, snapshot: snapshot)
+            if let update = try adoptRun(changed: changed, snapshot: snapshot) { publish(update) }
+            return
         }
-        if changed.isEmpty { return nil }
-        if hashing { return try adoptRecords(changed.sorted(), context: context, snapshot: snapshot) }
+        if changed.isEmpty { return }
         // Which of the changed objects match now.
         var matching: [Id: E] = [:]
         let (schema, condition, box) = (compiled.schema, compiled.condition, query.box)
@@ -259,9 +271,10 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
             }
         }
         // None of the query's objects changed and none came: nothing to publish.
-        if matching.isEmpty && currentSet.isDisjoint(with: changed) { return nil }
-        guard incremental else { return try adoptRun(changed: changed, snapshot: snapshot) }
-        return try adoptChanges(changed.sorted(), matching, snapshot: snapshot)
+        if matching.isEmpty && currentSet.isDisjoint(with: changed) { return }
+        let update = incremental ? try adoptChanges(changed.sorted(), matching, snapshot: snapshot)
+            : try adoptRun(changed: changed, snapshot: snapshot)
+        if let update { publish(update) }
     }
 
     /// Runs the query (in the thread's read transaction): its ids and objects (with `hashing`,
@@ -277,18 +290,11 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         try query.visitRecords(offset: 0, limit: nil) { id, record in
             ids.append(id)
             found.append(try box.object(id: id, record: record))
-            hashes.append(Self.hash(record))
+            hashes.append(LiveQueryHub.hash(record))
             return true
         }
         currentHashes = hashes
         return (ids, found)
-    }
-
-    /// The hash of a stored record (see `hashing`).
-    private static func hash(_ record: UnsafeRawBufferPointer) -> UInt64 {
-        var hasher = Hasher()
-        hasher.combine(bytes: record)
-        return UInt64(bitPattern: Int64(hasher.finalize()))
     }
 
     /// Runs the query again and makes its results current; returns the update from the previous
@@ -358,66 +364,6 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: @unchecked
         current = nextIds
         currentObjects = currentObjects.applying(edits)
         return Update(objects: currentObjects, ids: nextIds, change: change, contentChanged: contentChanged, snapshot: snapshot)
-    }
-
-    /// `adoptChanges` for `hashing`: reads each changed object's record in `context` once, and
-    /// builds the object only when it came or its record's hash differs from the current one's.
-    private func adoptRecords(_ changed: [Id], context: TransactionContext, snapshot: UInt64) throws -> Update? {
-        var change = ResultsChange(deletions: [], insertions: [], modifications: [], modificationsInPrevious: [],
-                                   deletedIds: [], insertedIds: [], modifiedIds: [], isInitial: false)
-        var edits: [LiveObjects<E>.Edit] = []
-        var nextIds: [Id] = [], nextHashes: [UInt64] = []
-        nextIds.reserveCapacity(current.count + changed.count)
-        nextHashes.reserveCapacity(current.count + changed.count)
-        // `current[..<copied]` is in `nextIds` already (and their hashes in `nextHashes`).
-        var copied = 0
-        func copy(upTo end: Int, skipping: Bool) {
-            nextIds.append(contentsOf: current[copied..<end])
-            nextHashes.append(contentsOf: currentHashes[copied..<end])
-            copied = skipping ? end + 1 : end
-        }
-        let (schema, condition, box) = (compiled.schema, compiled.condition, query.box)
-        for id in changed {
-            let at = Self.lowerBound(of: id, in: current)
-            let isCurrent = at < current.count && current[at] == id
-            try context.withRecord(schema, id) { record in
-                let matches = try record.map {
-                    try condition?.evaluate(RecordReader($0), id: id, links: [], context: context) ?? true
-                } ?? false
-                if let record, matches {
-                    let hash = Self.hash(record)
-                    if !isCurrent {
-                        copy(upTo: at, skipping: false)
-                        change.insertions.append(nextIds.count)
-                        change.insertedIds.append(id)
-                        nextIds.append(id)
-                        nextHashes.append(hash)
-                        edits.append(.init(position: at, kind: .insert(ObjectCell(try box.object(id: id, record: record)))))
-                    } else if hash != currentHashes[at] {
-                        copy(upTo: at, skipping: true)
-                        change.modifications.append(nextIds.count)
-                        change.modificationsInPrevious.append(at)
-                        change.modifiedIds.append(id)
-                        nextIds.append(id)
-                        nextHashes.append(hash)
-                        edits.append(.init(position: at, kind: .replace(ObjectCell(try box.object(id: id, record: record)))))
-                    }
-                } else if isCurrent {
-                    copy(upTo: at, skipping: true)
-                    change.deletions.append(at)
-                    change.deletedIds.append(id)
-                    edits.append(.init(position: at, kind: .remove))
-                }
-            }
-        }
-        if edits.isEmpty { return nil }
-        copy(upTo: current.count, skipping: false)
-        currentSet.subtract(change.deletedIds)
-        currentSet.formUnion(change.insertedIds)
-        (current, currentHashes) = (nextIds, nextHashes)
-        currentObjects = currentObjects.applying(edits)
-        return Update(objects: currentObjects, ids: nextIds, change: change, contentChanged: Set(change.modifiedIds),
-                      snapshot: snapshot)
     }
 
     /// The index of the first id in `ids` (ascending) that is not below `id`.

@@ -32,11 +32,14 @@ import Observation
 /// by the update, off the delivery queue, and reading them builds nothing. ``results`` is the
 /// same as an array; the first read after an update assembles it (O(results), once).
 ///
-/// **What an update costs.** Every commit records which objects it put or removed. A commit
-/// that changed none of the query's objects and made none of them match is dismissed after
-/// checking those objects alone (no query run). For a query without an order, links to other
-/// entities or a nearest-neighbour search, the results are updated from those objects alone
-/// too: O(changed objects · log results) plus a copy of the id list, whatever the size of the
+/// **What an update costs.** Every commit records which objects it put or removed, once for all
+/// live queries of the store. The live queries update together, in passes on one background
+/// thread per store, paced so that together they keep to about a twentieth of a core. A pass
+/// reads each changed object once and hands it to every live query of its entity. A commit that
+/// changed none of the query's objects and made none of them match costs it a condition test per
+/// changed object (no query run). For a query without an order, links to other entities or a
+/// nearest-neighbour search, the results are updated from those objects alone:
+/// O(changed objects · log results) plus a copy of the id list, whatever the size of the
 /// results. Otherwise (an order, links, a vector search, a `removeAll`, or a commit that was
 /// already being written when the live query started) the query runs again in the same snapshot
 /// and the change is computed by comparing the two results.
