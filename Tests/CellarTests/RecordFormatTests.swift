@@ -22,6 +22,37 @@ import Testing
         #expect(try reader.read(Int64.self, slot: 0) == nil && reader.string(slot: 2) == nil)
     }
 
+    /// Strings read back as written (ASCII or not, short or long); bytes that are not UTF-8 are
+    /// `fileCorrupt`, never a repaired string; the ASCII test agrees with a byte-by-byte one.
+    @Test func stringsAreValidatedAsTheyAreRead() throws {
+        for text in ["", "a", "seven77", "eight888", "Note title 000000042", "été à Noël", "漢字 and 🎉 emoji",
+                     String(repeating: "x", count: 100) + "é", String(repeating: "ü", count: 33)] {
+            let builder = RecordBuilder()
+            builder.begin(slotCount: 1)
+            builder.add(text, slot: 0)
+            #expect(try RecordReader(builder.bytes).string(slot: 0) == text)
+        }
+        // A lone continuation byte, a truncated sequence, an overlong form, a surrogate, each at
+        // several places in ASCII text.
+        for bad: [UInt8] in [[0x80], [0xE2, 0x82], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xFF]] {
+            for prefix in [0, 3, 8, 21] {
+                let bytes = [UInt8](repeating: 0x61, count: prefix) + bad + [0x62, 0x63]
+                let builder = RecordBuilder()
+                builder.begin(slotCount: 1)
+                bytes.withUnsafeBytes { builder.add(bytes: $0, slot: 0) }
+                #expect(throws: CellarError.self, "\(bytes)") { try RecordReader(builder.bytes).string(slot: 0) }
+            }
+        }
+        var rng = SplitMix64(seed: 5)
+        for length in 0..<40 {
+            for position in -1..<length {
+                var bytes = (0..<length).map { _ in UInt8(rng.next() % 128) }
+                if position >= 0 { bytes[position] |= 0x80 }
+                bytes.withUnsafeBytes { #expect(RecordReader.isASCII($0) == !bytes.contains { $0 >= 0x80 }, "\(length) \(position)") }
+            }
+        }
+    }
+
     @Test("a record turns wide when it passes 64 KiB, the fields written before it moved with it",
           arguments: [65_523, 65_524, 70_000, 300_000])
     func largeRecordsTurnWide(length: Int) throws {

@@ -188,6 +188,8 @@ public struct RecordReader {
         let utf8 = bytes.assumingMemoryBound(to: UInt8.self)
         // The standard library's decoding of a buffer of bytes is specialized and fast; it
         // repairs bad UTF-8, so a string that is not all ASCII is compared with its bytes after.
+        // (`String(validating:as:)` would check in the same pass, but is not specialized for
+        // UTF-8 buffers: it costs more than both steps here.)
         let string = String(decoding: utf8, as: UTF8.self)
         guard Self.isASCII(bytes) || string.utf8.elementsEqual(utf8) else {
             throw CellarError.fileCorrupt("field \(slot) of an object record is a string that is not valid UTF-8")
@@ -195,20 +197,23 @@ public struct RecordReader {
         return string
     }
 
-    /// Whether every byte is below 0x80, looked at 8 bytes at a time.
+    /// Whether every byte is below 0x80: the bytes or-ed together 8 at a time (the last 8
+    /// overlapping the ones before), tested once.
     static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return true }
-        var i = 0
         let count = bytes.count
-        while i + 8 <= count {
-            if base.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
-            i += 8
+        var bits: UInt64 = 0
+        if count >= 8 {
+            var i = 0
+            while i + 8 <= count {
+                bits |= base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                i += 8
+            }
+            bits |= base.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+        } else {
+            for i in 0..<count { bits |= UInt64(base.load(fromByteOffset: i, as: UInt8.self)) }
         }
-        while i < count {
-            if base.load(fromByteOffset: i, as: UInt8.self) & 0x80 != 0 { return false }
-            i += 1
-        }
-        return true
+        return bits & 0x8080_8080_8080_8080 == 0
     }
 
     /// The byte vector in `slot` as `Data`; nil when absent.
