@@ -48,8 +48,14 @@ struct Workload {
         return String(repeating: "0", count: max(0, 9 - s.count)) + s
     }
     static func creationMs(_ i: Int) -> Int64 { baseMs + 1000 * Int64(i) }
-    /// Σ creationDate over i = 1...N in closed form.
-    var creationSum: Int64 { Int64(n) * Self.baseMs + 1000 * Int64(n) * Int64(n + 1) / 2 }
+    /// Σ creationDate over i = 1...N in closed form, modulo 2^64 as the engines sum it (from
+    /// N ≈ 5.4M the sum passes Int64's range).
+    var creationSum: Int64 {
+        let n = Int64(n)
+        // n (n + 1) / 2 with the halving done first, so that no intermediate overflows.
+        let triangle = n % 2 == 0 ? (n / 2) &* (n + 1) : n &* ((n + 1) / 2)
+        return (n &* Self.baseMs) &+ (1000 &* triangle)
+    }
     /// b's and bget's checks: every object found, each title 20 bytes (`step`: e.g. `cellar b`).
     func checkGets(_ step: String, found: Int, titleBytes: Int) throws {
         try check("\(step): every object found", found == n, "\(found) of \(n)")
