@@ -13,7 +13,8 @@ import Darwin
 /// writes since, and from those builds the bytes a disk could hold after power loss at that point
 /// (every unsynced write kept, dropped, or garbled).
 package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
-    // Used by one test thread at a time, under the engine's writer lock; state behind `lock`.
+    // Called under the engine's writer lock, and by a group commit's sync leader without it; all
+    // state is behind `lock`.
     package enum Fault: Sendable, Equatable {
         case none
         /// The Nth `writeOnce` fails with `errno`, writing nothing.
@@ -55,12 +56,16 @@ package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
     package private(set) var crashImage: [UInt8]?
     private let crashMode: CrashMode
     private var rng: SplitMix64
+    /// How long each sync takes at least (a slow disk), in microseconds.
+    private let syncDelay: UInt32
 
-    package init(path: String, create: Bool, readOnly: Bool, fault: Fault, crashMode: CrashMode = .dropAll, seed: UInt64 = 1) throws {
+    package init(path: String, create: Bool, readOnly: Bool, fault: Fault, crashMode: CrashMode = .dropAll, seed: UInt64 = 1,
+                syncDelayMicroseconds: UInt32 = 0) throws {
         self.path = path
         self.real = try PosixFile(path: path, create: create, readOnly: readOnly)
         self.fault = fault
         self.crashMode = crashMode
+        self.syncDelay = syncDelayMicroseconds
         self.rng = SplitMix64(seed: seed)
         // What is on disk when we start counts as durable.
         let size = try real.size()
@@ -110,7 +115,8 @@ package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
     }
 
     package func syncOnce() throws {
-        try lock.with {
+        // Only the writes made before the sync starts are durable when it returns.
+        let covered: Int = try lock.with {
             try checkAlive()
             calls += 1
             syncs += 1
@@ -126,11 +132,13 @@ package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
             default:
                 break
             }
+            return unsynced.count
         }
+        if syncDelay > 0 { usleep(syncDelay) }
         try real.syncOnce()
         lock.with {
-            durable = apply(unsynced, truncate: unsyncedTruncate, to: durable)
-            unsynced.removeAll()
+            durable = apply(Array(unsynced.prefix(covered)), truncate: unsyncedTruncate, to: durable)
+            unsynced.removeFirst(covered)
             unsyncedTruncate = nil
         }
     }
