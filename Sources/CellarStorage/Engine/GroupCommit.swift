@@ -3,6 +3,7 @@
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Dispatch
 
 /// Group commit, in `.full` durability: commits written while a sync is in flight are synced
 /// together by the next sync, so that N threads committing at once pay for about one sync per
@@ -10,24 +11,28 @@ import Darwin
 ///
 /// A commit goes through it in two steps:
 ///
-/// 1. Under the writer gate, once its frame is written (not synced), `enqueue` gives it a
-///    `Ticket`: its place in commit order. The writer gate is then released, and the next writer
+/// 1. Under the writer gate, once its frame is written (not synced), `enqueue` queues it, in
+///    commit order, with how to publish it. The writer gate is then released, and the next writer
 ///    begins on this commit's state (the engine's `tip`) while it is still unsynced.
-/// 2. Without the gate, `awaitDurable` waits until a sync has covered the commit. A committer that
-///    finds no sync in flight becomes the leader: it syncs the file once for every commit written
-///    so far, its own and the others'. The others wait for that sync, or lead the next one. Then
-///    each committer, in commit order, runs its `publish` (the `beforePublish` hook and the
-///    store of the engine's `current`): a commit is visible only once it is durable, and commits
-///    become visible in the order they were written.
+/// 2. Without the gate, `awaitDurable` waits until the commit is done. A committer that finds no
+///    sync in flight becomes the leader: it syncs the file once for every commit queued so far, its
+///    own and the others', then publishes each of them, in commit order (each one's
+///    `beforePublish` hook, then the engine's `current`), and wakes their committers. When
+///    commits were queued meanwhile, it wakes the first of them to lead the next sync. So a commit
+///    is visible only once it is durable, commits become visible in the order they were written,
+///    and a group costs one sync and one wake-up per committer.
 ///
-/// A failed sync fails every commit not yet synced (each of their committers gets the error) and
-/// every one after: nothing written after it is known to be on disk, and the engine refuses
-/// further commits (the reason goes to `refusal`, the log's).
+/// A failed sync fails every commit queued (each of their committers gets the error) and every
+/// one queued after: nothing written after the last good sync is known to be on disk, and the
+/// engine refuses further commits (the reason goes to `refusal`, the log's).
 ///
-/// Thread-safe: its state is behind one mutex, with one condition variable for the waiters.
+/// Thread-safe: its state is behind one mutex; each committer waits on a semaphore of its own, and
+/// `settle` on a condition variable.
 final class GroupCommit: @unchecked Sendable {
     /// A commit written to the log and waiting for its sync and its turn to be published.
-    struct Ticket {
+    final class Waiter: @unchecked Sendable {
+        // `done` and `error` are touched only under the group's mutex; `publish` by the committer
+        // (when queued) and the leader that takes it (while it is out of the queue, before `done`).
         /// Its place in commit order (1, 2, …; not its transaction id, which may jump).
         let sequence: UInt64
         /// What it publishes.
@@ -35,20 +40,36 @@ final class GroupCommit: @unchecked Sendable {
         /// The data file its frame is in (a compaction swaps the file only once no commit is
         /// pending: `settle`).
         let file: any StorageFile
+        /// Makes it visible: the `beforePublish` hook, then the engine's `current`. Dropped once
+        /// called (or once the commit failed): it refers to the committer's hook, which must not
+        /// outlive the commit call.
+        fileprivate var publish: ((Snapshot) -> Void)?
+        fileprivate var done = false
+        fileprivate var error: (any Error)?
+        /// Signalled when the commit is done, or when its committer should lead the next sync.
+        fileprivate let wake = DispatchSemaphore(value: 0)
+
+        fileprivate init(sequence: UInt64, snapshot: Snapshot, file: any StorageFile, publish: @escaping (Snapshot) -> Void) {
+            self.sequence = sequence
+            self.snapshot = snapshot
+            self.file = file
+            self.publish = publish
+        }
     }
 
     // Everything below is touched only under `mutex`.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let condition: UnsafeMutablePointer<pthread_cond_t>
-    /// The sequence of the newest commit written (enqueued).
+    /// Signalled when the queue is empty and no sync is in flight (for `settle`).
+    private let settled: UnsafeMutablePointer<pthread_cond_t>
+    /// The commits written and not done yet, in commit order.
+    private var queue: [Waiter] = []
+    /// The sequence of the newest commit written (queued).
     private var written: UInt64 = 0
     /// Every commit up to this sequence is durable.
     private var synced: UInt64 = 0
-    /// Every commit up to this sequence is done: published, or failed.
-    private var finished: UInt64 = 0
-    /// A leader is syncing.
+    /// A leader is syncing, or publishing what it synced.
     private var syncing = false
-    /// The error of the sync that failed; once set, no commit after `synced` succeeds.
+    /// The error of the sync that failed; once set, no queued commit succeeds.
     private var failure: (any Error)?
     /// Syncs made, and commits they made durable (for tests and benchmarks).
     private var syncCount = 0
@@ -60,13 +81,13 @@ final class GroupCommit: @unchecked Sendable {
         self.refusal = refusal
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
-        condition = .allocate(capacity: 1)
-        pthread_cond_init(condition, nil)
+        settled = .allocate(capacity: 1)
+        pthread_cond_init(settled, nil)
     }
 
     deinit {
-        pthread_cond_destroy(condition)
-        condition.deallocate()
+        pthread_cond_destroy(settled)
+        settled.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
     }
@@ -85,62 +106,96 @@ final class GroupCommit: @unchecked Sendable {
     }
 
     /// Under the writer gate, once the frame of the commit that makes `snapshot` is written to
-    /// `file`: its place in commit order.
-    func enqueue(_ snapshot: Snapshot, file: any StorageFile) -> Ticket {
+    /// `file`: queues it, in commit order. `publish` makes it visible; it is called at most once,
+    /// by whichever committer leads the sync that covers it, and dropped by the time
+    /// `awaitDurable` returns.
+    func enqueue(_ snapshot: Snapshot, file: any StorageFile, publish: @escaping (Snapshot) -> Void) -> Waiter {
         withLock {
             written += 1
-            return Ticket(sequence: written, snapshot: snapshot, file: file)
+            let waiter = Waiter(sequence: written, snapshot: snapshot, file: file, publish: publish)
+            queue.append(waiter)
+            return waiter
         }
     }
 
-    /// Waits until `ticket`'s commit is durable (leading a sync when none is in flight), then, when
-    /// every earlier commit is done, calls `publish` and returns. Throws the sync's error when a
-    /// sync failed before it covered the commit; `publish` is then not called.
-    func awaitDurable(_ ticket: Ticket, publish: () -> Void) throws {
+    /// Returns once `waiter`'s commit is durable and published (leading a sync when none is in
+    /// flight). Throws the sync's error when a sync failed before it covered the commit; the
+    /// commit is then never published.
+    func awaitDurable(_ waiter: Waiter) throws {
         pthread_mutex_lock(mutex)
-        while synced < ticket.sequence && failure == nil {
-            if syncing {
-                pthread_cond_wait(condition, mutex)
-                continue
-            }
-            // Lead: one sync for everything written so far.
-            syncing = true
-            let target = written
-            pthread_mutex_unlock(mutex)
-            let error: (any Error)?
-            do {
-                try ticket.file.sync()
-                error = nil
-            } catch let caught {
-                error = caught
-            }
-            pthread_mutex_lock(mutex)
-            syncing = false
-            syncCount += 1
-            if let error {
-                if failure == nil {
-                    failure = error
-                    refusal.withLock { reason in
-                        if reason == nil { reason = "a sync failed (\(error)); whether the last commits are on disk is unknown" }
-                    }
-                }
+        while !waiter.done {
+            if let failure {
+                // Queued after the failed sync: it fails too.
+                queue.removeAll { $0 === waiter }
+                waiter.publish = nil
+                waiter.done = true
+                waiter.error = failure
+                if queue.isEmpty && !syncing { pthread_cond_broadcast(settled) }
+            } else if syncing {
+                pthread_mutex_unlock(mutex)
+                waiter.wake.wait()
+                pthread_mutex_lock(mutex)
             } else {
-                durableCount += Int(target - synced)
-                synced = target
+                lead(waiter)
             }
-            pthread_cond_broadcast(condition)
         }
-        // Published in commit order: wait for the commits before this one.
-        while finished != ticket.sequence - 1 { pthread_cond_wait(condition, mutex) }
-        let durable = synced >= ticket.sequence
-        let error = failure
+        let error = waiter.error
         pthread_mutex_unlock(mutex)
-        if durable { publish() }
-        withLock {
-            finished = ticket.sequence
-            pthread_cond_broadcast(condition)
+        if let error { throw error }
+    }
+
+    /// Called holding the mutex, with no sync in flight and `me` queued; returns holding it. Syncs
+    /// once for every commit queued, publishes them in order, wakes their committers and the
+    /// committer of the first commit left, who leads the next sync.
+    private func lead(_ me: Waiter) {
+        syncing = true
+        let target = written
+        let file = queue.last!.file
+        pthread_mutex_unlock(mutex)
+        let syncError: (any Error)?
+        do {
+            try file.sync()
+            syncError = nil
+        } catch {
+            syncError = error
         }
-        if !durable, let error { throw error }
+        pthread_mutex_lock(mutex)
+        syncCount += 1
+        let batch: [Waiter]
+        if let syncError {
+            if failure == nil {
+                failure = syncError
+                refusal.withLock { reason in
+                    if reason == nil { reason = "a sync failed (\(syncError)); whether the last commits are on disk is unknown" }
+                }
+            }
+            batch = queue
+            queue.removeAll()
+        } else {
+            let count = queue.firstIndex { $0.sequence > target } ?? queue.count
+            batch = Array(queue[..<count])
+            queue.removeFirst(count)
+            synced = target
+            durableCount += count
+        }
+        pthread_mutex_unlock(mutex)
+        // In commit order, and before any of them is done: a reader sees them one by one.
+        for waiter in batch {
+            if syncError == nil { waiter.publish?(waiter.snapshot) }
+            waiter.publish = nil
+        }
+        pthread_mutex_lock(mutex)
+        for waiter in batch {
+            waiter.done = true
+            waiter.error = syncError
+        }
+        syncing = false
+        let next = queue.first
+        if queue.isEmpty { pthread_cond_broadcast(settled) }
+        pthread_mutex_unlock(mutex)
+        for waiter in batch where waiter !== me { waiter.wake.signal() }
+        next?.wake.signal()
+        pthread_mutex_lock(mutex)
     }
 
     /// Waits until every commit written is done (published or failed): what the holder of the
@@ -148,7 +203,7 @@ final class GroupCommit: @unchecked Sendable {
     /// compaction). No commit can be written meanwhile, since the gate is held.
     func settle() {
         withLock {
-            while finished != written { pthread_cond_wait(condition, mutex) }
+            while !queue.isEmpty || syncing { pthread_cond_wait(settled, mutex) }
         }
     }
 

@@ -195,10 +195,11 @@ public final class StorageEngine: @unchecked Sendable {
     ///
     /// In `.none` durability the commit is then published at once: `publishing` learns its id and
     /// the engine stores the new snapshot as `current`; this returns nil. In `.full` durability it
-    /// returns the commit's ticket, not yet synced nor published: the caller releases the writer
-    /// gate and calls `awaitDurable` with it. Nil too when no commit was made.
+    /// returns the commit, queued in `group` (with `publishing`) but not yet synced nor published:
+    /// the caller releases the writer gate and calls `awaitDurable` with it, and `publishing` must
+    /// stay valid until that returns. Nil too when no commit was made.
     /// Called by `WriteTransaction.commit`, holding the writer gate.
-    func commit(_ changes: TreeMutator, beforePublish publishing: (UInt64) -> Void = { _ in }) throws -> GroupCommit.Ticket? {
+    func commit(_ changes: TreeMutator, beforePublish publishing: @escaping (UInt64) -> Void = { _ in }) throws -> GroupCommit.Waiter? {
         let base = changes.base
         // A transaction without changes makes no commit, unless an id is owed (`raiseTransactionIds`).
         guard let txnId = try log.nextTransactionId(after: base, hasChanges: changes.hasChanges) else { return nil }
@@ -207,7 +208,10 @@ public final class StorageEngine: @unchecked Sendable {
         let snapshot = try log.appendCommit(txnId: txnId, catalogRoot: catalogRoot, liveBytes: liveBytes, base: base,
                                             written: changes.writtenRecords, afterSync: afterSync)
         tip = snapshot
-        let ticket = group?.enqueue(snapshot, file: log.file)
+        let ticket = group?.enqueue(snapshot, file: log.file) { [current] snapshot in
+            publishing(snapshot.txnId)
+            current.store(snapshot, ordering: .releasing)
+        }
         if ticket == nil {
             publishing(snapshot.txnId)
             current.store(snapshot, ordering: .releasing)
@@ -219,17 +223,15 @@ public final class StorageEngine: @unchecked Sendable {
         return ticket
     }
 
-    /// In `.full` durability, after `commit` and without the writer gate: waits until `ticket`'s
-    /// commit is durable (syncing it, and every other commit written meanwhile, when no sync is in
-    /// flight), then, once every earlier commit is published, calls `publishing` with its id and
-    /// publishes it. Throws the sync's error when the sync that should have covered it failed
+    /// In `.full` durability, after `commit` and without the writer gate: returns once `ticket`'s
+    /// commit is durable and published. The commit is synced with every other commit written
+    /// meanwhile, by whichever of their committers leads that sync (this one when no sync is in
+    /// flight), and that leader publishes them in commit order: each one's `beforePublish` hook,
+    /// then `current`. Throws the sync's error when the sync that should have covered it failed
     /// (or one before); the commit is then never published, and the store refuses further
     /// commits.
-    func awaitDurable(_ ticket: GroupCommit.Ticket, beforePublish publishing: (UInt64) -> Void) throws {
-        try group!.awaitDurable(ticket) {
-            publishing(ticket.snapshot.txnId)
-            current.store(ticket.snapshot, ordering: .releasing)
-        }
+    func awaitDurable(_ ticket: GroupCommit.Waiter) throws {
+        try group!.awaitDurable(ticket)
     }
 
     /// Syncs made by committers in `.full` durability since open, and the commits they made

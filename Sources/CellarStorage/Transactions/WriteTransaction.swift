@@ -202,23 +202,27 @@ public final class WriteTransaction {
     /// above uses it to record what each commit changed, in commit order, before a reader can
     /// meet the commit: a reader at commit N then knows that every commit up to N was recorded.
     ///
-    /// In `.none` durability `publishing` is called before `committed`, holding the writer slot.
-    /// In `.full` durability it is called after `committed`, on this thread, without the writer
-    /// slot, once the commit is synced and every earlier commit was published (their own
-    /// `publishing` has returned): so still once per commit, in commit order, before the commit
-    /// is visible, but possibly while the next write transaction is running.
+    /// In `.none` durability `publishing` is called before `committed`, on this thread, holding
+    /// the writer slot. In `.full` durability it is called after `committed`, without the writer
+    /// slot, once the commit is synced, by the thread that led that sync (this one or another
+    /// committer's: group commit), right after the hooks of the commits before it returned: so
+    /// still once per commit, in commit order, before the commit is visible, and before `commit`
+    /// returns, but possibly on another thread and while the next write transaction runs.
     public func commit(beforePublish publishing: (UInt64) -> Void, beforeRelease committed: () -> Void) throws {
         try checkOpen()
-        let pending: GroupCommit.Ticket?
-        do {
-            defer { finish() }
-            try mutator.applyAllDeferred()
-            pending = try engine.commit(mutator, beforePublish: publishing)
-            committed()
+        // `publishing` waits in the engine's group commit queue, but never outlives this call.
+        try withoutActuallyEscaping(publishing) { publishing in
+            let pending: GroupCommit.Waiter?
+            do {
+                defer { finish() }
+                try mutator.applyAllDeferred()
+                pending = try engine.commit(mutator, beforePublish: publishing)
+                committed()
+            }
+            // The writer slot is free again: wait for the sync (shared with the commits of other
+            // threads) and for the commit to be published.
+            if let pending { try engine.awaitDurable(pending) }
         }
-        // The writer slot is free again: wait for the sync (shared with the commits of other
-        // threads) and the commit's turn to be published.
-        if let pending { try engine.awaitDurable(pending, beforePublish: publishing) }
     }
 
     /// Discards every change of this transaction.
