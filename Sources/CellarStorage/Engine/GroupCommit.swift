@@ -16,22 +16,25 @@ import Dispatch
 ///    begins on this commit's state (the engine's `tip`) while it is still unsynced.
 /// 2. Without the gate, `awaitDurable` waits until the commit is done. A committer that finds no
 ///    sync in flight becomes the leader: it syncs the file once for every commit queued so far, its
-///    own and the others', then publishes each of them, in commit order (each one's
-///    `beforePublish` hook, then the engine's `current`), and wakes their committers. When
-///    commits were queued meanwhile, it wakes the first of them to lead the next sync. So a commit
-///    is visible only once it is durable, commits become visible in the order they were written,
-///    and a group costs one sync and one wake-up per committer.
+///    own and the others'. Once the sync returned, it wakes the committer of the first commit
+///    queued meanwhile, who leads the next sync, then publishes its own group, in commit order
+///    (each commit's `beforePublish` hook, then the engine's `current`), after the group before
+///    it, and wakes their committers. So a commit is visible only once it is durable, commits
+///    become visible in the order they were written, a group costs one sync and one wake-up per
+///    committer, and syncs follow each other without waiting for publication. Syncs never
+///    overlap: a sync that fails is then the one that covered the commits whose bytes it could
+///    not write (a failed write-back is reported to one sync of the file only).
 ///
 /// A failed sync fails every commit queued (each of their committers gets the error) and every
 /// one queued after: nothing written after the last good sync is known to be on disk, and the
 /// engine refuses further commits (the reason goes to `refusal`, the log's).
 ///
 /// Thread-safe: its state is behind one mutex; each committer waits on a semaphore of its own, and
-/// `settle` on a condition variable.
+/// leaders waiting for their turn to publish, and `settle`, on one condition variable.
 final class GroupCommit: @unchecked Sendable {
     /// A commit written to the log and waiting for its sync and its turn to be published.
     final class Waiter: @unchecked Sendable {
-        // `done` and `error` are touched only under the group's mutex; `publish` by the committer
+        // `taken`, `done` and `error` are touched only under the group's mutex; `publish` by the committer
         // (when queued) and the leader that takes it (while it is out of the queue, before `done`).
         /// Its place in commit order (1, 2, …; not its transaction id, which may jump).
         let sequence: UInt64
@@ -44,6 +47,8 @@ final class GroupCommit: @unchecked Sendable {
         /// called (or once the commit failed): it refers to the committer's hook, which must not
         /// outlive the commit call.
         fileprivate var publish: ((Snapshot) -> Void)?
+        /// In a leader's group: that leader finishes it.
+        fileprivate var taken = false
         fileprivate var done = false
         fileprivate var error: (any Error)?
         /// Signalled when the commit is done, or when its committer should lead the next sync.
@@ -59,15 +64,21 @@ final class GroupCommit: @unchecked Sendable {
 
     // Everything below is touched only under `mutex`.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    /// Signalled when the queue is empty and no sync is in flight (for `settle`).
-    private let settled: UnsafeMutablePointer<pthread_cond_t>
-    /// The commits written and not done yet, in commit order.
+    /// Broadcast when a group is done (published or failed), for the leader of the next group and
+    /// for `settle`.
+    private let changed: UnsafeMutablePointer<pthread_cond_t>
+    /// The commits written and not taken by a leader yet, in commit order.
     private var queue: [Waiter] = []
+    /// The commits written and not done yet (queued, or in a leader's group).
+    private var pending = 0
+    /// Every commit up to this sequence is done (published or failed), but those that failed on
+    /// their own after a failed sync (`awaitDurable`), which come after every group.
+    private var finished: UInt64 = 0
     /// The sequence of the newest commit written (queued).
     private var written: UInt64 = 0
     /// Every commit up to this sequence is durable.
     private var synced: UInt64 = 0
-    /// A leader is syncing, or publishing what it synced.
+    /// A leader is syncing.
     private var syncing = false
     /// The error of the sync that failed; once set, no queued commit succeeds.
     private var failure: (any Error)?
@@ -81,13 +92,13 @@ final class GroupCommit: @unchecked Sendable {
         self.refusal = refusal
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
-        settled = .allocate(capacity: 1)
-        pthread_cond_init(settled, nil)
+        changed = .allocate(capacity: 1)
+        pthread_cond_init(changed, nil)
     }
 
     deinit {
-        pthread_cond_destroy(settled)
-        settled.deallocate()
+        pthread_cond_destroy(changed)
+        changed.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
     }
@@ -114,6 +125,7 @@ final class GroupCommit: @unchecked Sendable {
             written += 1
             let waiter = Waiter(sequence: written, snapshot: snapshot, file: file, publish: publish)
             queue.append(waiter)
+            pending += 1
             return waiter
         }
     }
@@ -124,17 +136,18 @@ final class GroupCommit: @unchecked Sendable {
     func awaitDurable(_ waiter: Waiter) throws {
         pthread_mutex_lock(mutex)
         while !waiter.done {
-            if let failure {
+            if waiter.taken || (syncing && failure == nil) {
+                pthread_mutex_unlock(mutex)
+                waiter.wake.wait()
+                pthread_mutex_lock(mutex)
+            } else if let failure {
                 // Queued after the failed sync: it fails too.
                 queue.removeAll { $0 === waiter }
                 waiter.publish = nil
                 waiter.done = true
                 waiter.error = failure
-                if queue.isEmpty && !syncing { pthread_cond_broadcast(settled) }
-            } else if syncing {
-                pthread_mutex_unlock(mutex)
-                waiter.wake.wait()
-                pthread_mutex_lock(mutex)
+                pending -= 1
+                if pending == 0 { pthread_cond_broadcast(changed) }
             } else {
                 lead(waiter)
             }
@@ -144,9 +157,10 @@ final class GroupCommit: @unchecked Sendable {
         if let error { throw error }
     }
 
-    /// Called holding the mutex, with no sync in flight and `me` queued; returns holding it. Syncs
-    /// once for every commit queued, publishes them in order, wakes their committers and the
-    /// committer of the first commit left, who leads the next sync.
+    /// Called holding the mutex, with no sync in flight and `me` queued (not taken); returns holding it. Syncs
+    /// once for every commit queued, wakes the committer of the first commit left (who leads the
+    /// next sync), publishes its group in order once the group before it is done, and wakes their
+    /// committers.
     private func lead(_ me: Waiter) {
         syncing = true
         let target = written
@@ -178,8 +192,17 @@ final class GroupCommit: @unchecked Sendable {
             synced = target
             durableCount += count
         }
+        for waiter in batch { waiter.taken = true }
+        syncing = false
+        let next = queue.first
         pthread_mutex_unlock(mutex)
-        // In commit order, and before any of them is done: a reader sees them one by one.
+        // The next sync starts while this group is published.
+        next?.wake.signal()
+        pthread_mutex_lock(mutex)
+        // In commit order: after the group before this one.
+        while finished != batch[0].sequence - 1 { pthread_cond_wait(changed, mutex) }
+        pthread_mutex_unlock(mutex)
+        // Before any of them is done: a reader sees them one by one, in order.
         for waiter in batch {
             if syncError == nil { waiter.publish?(waiter.snapshot) }
             waiter.publish = nil
@@ -189,12 +212,11 @@ final class GroupCommit: @unchecked Sendable {
             waiter.done = true
             waiter.error = syncError
         }
-        syncing = false
-        let next = queue.first
-        if queue.isEmpty { pthread_cond_broadcast(settled) }
+        finished = batch[batch.count - 1].sequence
+        pending -= batch.count
+        pthread_cond_broadcast(changed)
         pthread_mutex_unlock(mutex)
         for waiter in batch where waiter !== me { waiter.wake.signal() }
-        next?.wake.signal()
         pthread_mutex_lock(mutex)
     }
 
@@ -203,7 +225,7 @@ final class GroupCommit: @unchecked Sendable {
     /// compaction). No commit can be written meanwhile, since the gate is held.
     func settle() {
         withLock {
-            while !queue.isEmpty || syncing { pthread_cond_wait(settled, mutex) }
+            while pending > 0 { pthread_cond_wait(changed, mutex) }
         }
     }
 
