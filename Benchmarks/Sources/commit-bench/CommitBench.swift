@@ -9,7 +9,8 @@
 // Per run, engine and thread count: a fresh store on disk (not tmpfs), N commits in all (`--n`,
 // default 4,000), thread t making commits t, t + T, t + 2T, … (object i is the CRUD workload's
 // object i, `Note.fresh`), each one transaction of one object; the clock runs from the moment every
-// thread is released to the moment the last one's last commit returned. Then the store is closed,
+// thread is released to the moment the last one's last commit returned; the engines take turns,
+// which one goes first rotating from one thread count and run to the next. Then the store is closed,
 // opened again, and every object must be there with its content (a failed check exits 1).
 // The tables and tsv lines give the median commits/s over the runs.
 import BenchGRDB
@@ -246,8 +247,10 @@ struct CommitBench {
         // engine → threads → seconds per run
         var seconds: [String: [Int: [Double]]] = [:]
         for run in 0..<options.runs {
-            for threads in options.threads {
-                for side in sides {
+            for (t, threads) in options.threads.enumerated() {
+                // Side by side, rotating which engine goes first.
+                for k in 0..<sides.count {
+                    let side = sides[(k + run + t) % sides.count]
                     let folder = try makeTemporaryFolder(in: parent.path, prefix: "commit-bench")
                     defer { removeTree(folder) }
                     let s = try side.run(n: n, threads: threads, fresh: fresh, folder: folder)
