@@ -34,8 +34,8 @@ import Dispatch
 final class GroupCommit: @unchecked Sendable {
     /// A commit written to the log and waiting for its sync and its turn to be published.
     final class Waiter: @unchecked Sendable {
-        // `taken`, `done` and `error` are touched only under the group's mutex; `publish` by the committer
-        // (when queued) and the leader that takes it (while it is out of the queue, before `done`).
+        // `taken`, `done` and `error` are touched only under the group's mutex; `publish` under it
+        // while queued, then only by the leader that took it, until it is `done`.
         /// Its place in commit order (1, 2, …; not its transaction id, which may jump).
         let sequence: UInt64
         /// What it publishes.
@@ -82,7 +82,7 @@ final class GroupCommit: @unchecked Sendable {
     private var syncing = false
     /// The error of the sync that failed; once set, no queued commit succeeds.
     private var failure: (any Error)?
-    /// Syncs made, and commits they made durable (for tests and benchmarks).
+    /// Syncs made, and commits they made durable (for the tests).
     private var syncCount = 0
     private var durableCount = 0
     /// Why commits are refused: set (unless it is already) when a sync fails.
