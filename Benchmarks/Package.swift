@@ -12,6 +12,7 @@
 //   swift run -c release --package-path Benchmarks geo-bench --n 1000000 --runs 3
 //   swift run -c release --package-path Benchmarks vector-bench --n 100000 --runs 1
 //   swift run -c release --package-path Benchmarks live-bench --n 100000 --commits 10000 --runs 3
+//   swift run -c release --package-path Benchmarks commit-bench --n 4000 --runs 3
 //   swift package --package-path Benchmarks benchmark --target EngineMicro
 //   swift package --package-path Benchmarks benchmark --target ObjectMicro
 import PackageDescription
@@ -198,6 +199,20 @@ let package = Package(
                 "BenchSupport",
                 "BenchNote",
                 .product(name: "Cellar", package: root),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // One-object durable commits from 1 to 16 threads at once (Cellar's group commit), beside
+        // SQLite through GRDB (WAL, synchronous=FULL) and LMDB, in one process.
+        .executableTarget(
+            name: "commit-bench",
+            dependencies: [
+                "BenchGRDB",
+                "BenchLMDB",
+                "BenchNote",
+                "BenchSupport",
+                .product(name: "Cellar", package: root),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

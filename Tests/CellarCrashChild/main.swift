@@ -3,6 +3,7 @@
 //
 //   CellarCrashChild <directory> <seed> <full|none|compact> [max-commits]
 //   CellarCrashChild <directory> 0 read-loop <milliseconds>
+//   CellarCrashChild <directory> <run> threads <thread-count>
 //
 // Transaction k (1-based) is `CrashWorkload.transaction(k, seed)`; the parent replays the same
 // sequence in memory to know what the store must hold after any number of commits.
@@ -16,6 +17,10 @@
 // `read-loop`: for the given time, opens the store read-only, reads every value of every tree and
 // closes it, over and over, while the parent opens it for writing; prints `cycles N errors M`
 // (an open that throws is an error; a crash, SIGBUS above all, is what the parent looks for).
+//
+// `threads`: that many threads commit at once in `.full` durability (group commit), thread t its
+// transactions 1, 2, … of `GroupCommitWorkload` for run `run`, each acknowledged with a line
+// `gack <t> <i>` once its `commit` returned.
 import CellarStorage
 import Dispatch
 import CellarTestSupport
@@ -70,6 +75,30 @@ func commitAndCompact(_ directory: String) throws {
     }
 }
 
+/// The `threads` mode.
+func commitOnThreads(_ directory: String, run: UInt64, threads: Int) throws {
+    let engine = try StorageEngine(directory: directory,
+                                   options: StorageOptions(initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 7))
+    // Not a `Locked<Void>`: ThreadSanitizer reports the accesses to its zero-sized value as races.
+    let output = Locked<Int>(0)
+    for thread in 0..<threads {
+        Threads.start {
+            var index = 0
+            while true {
+                index += 1
+                do {
+                    try GroupCommitWorkload.commit(engine, run: run, thread: thread, index: index)
+                } catch {
+                    output.withLock { _ in print("child error: \(error)"); fflush(stdout) }
+                    exit(1)
+                }
+                output.withLock { _ in print("gack \(thread) \(index)"); fflush(stdout) }
+            }
+        }
+    }
+    while true { sleep(1) }
+}
+
 /// The `read-loop` mode.
 func readLoop(_ directory: String, milliseconds: Int) {
     let until = DispatchTime.now().uptimeNanoseconds + UInt64(milliseconds) * 1_000_000
@@ -96,6 +125,9 @@ do {
     if arguments[3] == "read-loop" {
         readLoop(arguments[1], milliseconds: Int(arguments[4]) ?? 1_000)
         exit(0)
+    }
+    if arguments[3] == "threads" {
+        try commitOnThreads(arguments[1], run: seed, threads: Int(arguments[4]) ?? 8)
     }
     if arguments[3] == "compact" {
         try commitAndCompact(arguments[1])

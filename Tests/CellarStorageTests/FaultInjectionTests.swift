@@ -249,8 +249,10 @@ final class FileBox: @unchecked Sendable {
     // Set once, on the test's thread, by the engine's open.
     var file: FaultInjectingFile?
 
-    func make(path: String, fault: FaultInjectingFile.Fault, mode: FaultInjectingFile.CrashMode = .dropAll, seed: UInt64 = 1) throws -> FaultInjectingFile {
-        let made = try FaultInjectingFile(path: path, create: true, readOnly: false, fault: fault, crashMode: mode, seed: seed)
+    func make(path: String, fault: FaultInjectingFile.Fault, mode: FaultInjectingFile.CrashMode = .dropAll, seed: UInt64 = 1,
+              syncDelayMicroseconds: UInt32 = 0) throws -> FaultInjectingFile {
+        let made = try FaultInjectingFile(path: path, create: true, readOnly: false, fault: fault, crashMode: mode, seed: seed,
+                                          syncDelayMicroseconds: syncDelayMicroseconds)
         file = made
         return made
     }

@@ -13,7 +13,8 @@ import Darwin
 /// writes since, and from those builds the bytes a disk could hold after power loss at that point
 /// (every unsynced write kept, dropped, or garbled).
 package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
-    // Used by one test thread at a time, under the engine's writer lock; state behind `lock`.
+    // Called under the engine's writer lock, and by a group commit's sync leader without it; all
+    // state is behind `lock`.
     package enum Fault: Sendable, Equatable {
         case none
         /// The Nth `writeOnce` fails with `errno`, writing nothing.
@@ -40,7 +41,10 @@ package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
     package let path: String
     private let real: PosixFile
     private let fault: Fault
-    private let lock = Locked()
+    /// Guards the state below. Not a `Locked<Void>`: ThreadSanitizer reports the exclusivity
+    /// accesses to a zero-sized value as races when several threads call in at once (a sync
+    /// leader beside the writer).
+    private let lock = Locked<Int>(0)
     private var writes = 0
     private var syncs = 0
     private var calls = 0
@@ -55,12 +59,16 @@ package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
     package private(set) var crashImage: [UInt8]?
     private let crashMode: CrashMode
     private var rng: SplitMix64
+    /// How long each sync takes at least (a slow disk), in microseconds.
+    private let syncDelay: UInt32
 
-    package init(path: String, create: Bool, readOnly: Bool, fault: Fault, crashMode: CrashMode = .dropAll, seed: UInt64 = 1) throws {
+    package init(path: String, create: Bool, readOnly: Bool, fault: Fault, crashMode: CrashMode = .dropAll, seed: UInt64 = 1,
+                syncDelayMicroseconds: UInt32 = 0) throws {
         self.path = path
         self.real = try PosixFile(path: path, create: create, readOnly: readOnly)
         self.fault = fault
         self.crashMode = crashMode
+        self.syncDelay = syncDelayMicroseconds
         self.rng = SplitMix64(seed: seed)
         // What is on disk when we start counts as durable.
         let size = try real.size()
@@ -69,20 +77,20 @@ package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
     }
 
     /// How many writes and syncs were made.
-    package var counts: (writes: Int, syncs: Int) { lock.with { (writes, syncs) } }
+    package var counts: (writes: Int, syncs: Int) { lock.withLock { _ in (writes, syncs) } }
 
     package func size() throws -> UInt64 {
-        try lock.with { try checkAlive() }
+        try lock.withLock { _ in try checkAlive() }
         return try real.size()
     }
 
     package func readOnce(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
-        try lock.with { try checkAlive() }
+        try lock.withLock { _ in try checkAlive() }
         return try real.readOnce(into: buffer, at: offset)
     }
 
     package func writeOnce(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws -> Int {
-        let count: Int = try lock.with {
+        let count: Int = try lock.withLock { _ in
             try checkAlive()
             calls += 1
             if let code = failNextWrite {
@@ -105,12 +113,13 @@ package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
         }
         let part = UnsafeRawBufferPointer(rebasing: buffer[0..<min(count, buffer.count)])
         let n = try real.writeOnce(part, at: offset)
-        lock.with { unsynced.append((offset, Array(part[0..<n]))) }
+        lock.withLock { _ in unsynced.append((offset, Array(part[0..<n]))) }
         return n
     }
 
     package func syncOnce() throws {
-        try lock.with {
+        // Only the writes made before the sync starts are durable when it returns.
+        let covered: Int = try lock.withLock { _ in
             try checkAlive()
             calls += 1
             syncs += 1
@@ -126,17 +135,19 @@ package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
             default:
                 break
             }
+            return unsynced.count
         }
+        if syncDelay > 0 { usleep(syncDelay) }
         try real.syncOnce()
-        lock.with {
-            durable = apply(unsynced, truncate: unsyncedTruncate, to: durable)
-            unsynced.removeAll()
+        lock.withLock { _ in
+            durable = apply(Array(unsynced.prefix(covered)), truncate: unsyncedTruncate, to: durable)
+            unsynced.removeFirst(covered)
             unsyncedTruncate = nil
         }
     }
 
     package func truncate(to length: UInt64) throws {
-        try lock.with {
+        try lock.withLock { _ in
             try checkAlive()
             unsyncedTruncate = length
             // Later writes below the cut still count; earlier pending writes past it are cut too.
@@ -149,7 +160,7 @@ package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
     }
 
     package func map(length: Int) throws -> MappedRegion {
-        try lock.with { try checkAlive() }
+        try lock.withLock { _ in try checkAlive() }
         return try real.map(length: length)
     }
 

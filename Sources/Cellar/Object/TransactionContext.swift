@@ -247,8 +247,10 @@ final class TransactionContext {
     }
 
     /// After a successful commit, before the engine lets the next write transaction begin (see
-    /// `WriteTransaction.commit(beforeRelease:)`): the store keeps the sequences for it. A failed
-    /// commit saves nothing.
+    /// `WriteTransaction.commit(beforeRelease:)`): the store keeps the sequences for it. A commit
+    /// that fails before its frame is written saves nothing. In `.full` durability this runs
+    /// before the commit's sync (group commit); should that sync fail, the store refuses every
+    /// further commit, so no later transaction commits ids taken from what was saved here.
     func saveSequences() {
         guard let write else { return }
         for index in 0..<store.entityCount {

@@ -8,7 +8,7 @@ extension StorageEngine {
     /// start its journal, to take what was journaled, and to swap files. Returns the result and how
     /// long writers were kept waiting, in nanoseconds.
     func holdingWriter<T>(_ body: () throws -> T) throws -> (T, UInt64) {
-        writer.wait()
+        acquireSettledWriter()
         let start = DispatchTime.now().uptimeNanoseconds
         defer { writer.signal() }
         guard !closedFlag.load(ordering: .relaxed) else { throw StorageError.closed }
@@ -19,7 +19,7 @@ extension StorageEngine {
 
     /// Stops journaling changes (a compaction that gave up), once the write transaction ends.
     func endJournal() {
-        writer.wait()
+        acquireSettledWriter()
         journal = nil
         writer.signal()
     }
@@ -29,7 +29,7 @@ extension StorageEngine {
     /// Syncs the data file, throwing when the sync fails (`close` syncs too, but cannot report a
     /// failure). For a copy written in `.none` durability that must be on disk before it is used.
     func syncNow() throws {
-        writer.wait()
+        acquireSettledWriter()
         defer { writer.signal() }
         try log.file.sync()
     }
@@ -38,7 +38,7 @@ extension StorageEngine {
     /// compacted copy goes on from the store it copies. Recovery accepts ids that go up by more
     /// than one.
     func raiseTransactionIds(to txnId: UInt64) {
-        writer.wait()
+        acquireSettledWriter()
         defer { writer.signal() }
         log.raiseTransactionIds(to: txnId)
     }
@@ -47,7 +47,7 @@ extension StorageEngine {
     /// whose id is at least `txnId` and above every id of the copy. Recovery stops at no commit
     /// before it, so no prefix of the copy opens as a state the store never had.
     func sealCopy(carrying txnId: UInt64) throws {
-        writer.wait()
+        acquireSettledWriter()
         log.partialCommits = false
         log.raiseTransactionIds(to: max(txnId, current.load(ordering: .acquiring).txnId + 1))
         writer.signal()
@@ -59,7 +59,7 @@ extension StorageEngine {
     /// commits after the swap do not wait for them. The caller syncs them with the copy (`syncNow`).
     /// A failure only means none.
     func prepareZerosAhead() {
-        writer.wait()
+        acquireSettledWriter()
         defer { writer.signal() }
         log.writeZerosAhead()
     }
@@ -71,7 +71,7 @@ extension StorageEngine {
     /// Records a superblock first (the data must be synced), so that the next open starts at the
     /// newest commit instead of reading the whole log.
     private func surrender() -> (handover: LogWriter.Handover, snapshot: Snapshot) {
-        writer.wait()
+        acquireSettledWriter()
         defer { writer.signal() }
         let snapshot = current.load(ordering: .acquiring)
         let handover = log.handOver(at: snapshot)
@@ -115,6 +115,7 @@ extension StorageEngine {
         journal = nil
         compactions.wrappingIncrement(ordering: .relaxed)
         current.store(snapshot, ordering: .releasing)
+        tip = snapshot
         old.close()
         do {
             try Syscall.syncDirectory(directory)

@@ -21,11 +21,14 @@ import Dispatch
 /// compaction's hold, at a time), the `LogWriter` that appends commits to the data file, and the
 /// compaction state. A commit flows top-down: `WriteTransaction.commit` → `StorageEngine.commit`,
 /// which has the transaction's `TreeMutator` write the frame into the `LogWriter`'s stream, has
-/// the `LogWriter` append the commit record, and publishes the snapshot.
+/// the `LogWriter` append the commit record, and publishes the snapshot; in `.full` durability
+/// the writer gate is released first, and `GroupCommit` syncs the commit together with the others
+/// written meanwhile before it is published (`awaitDurable`).
 public final class StorageEngine: @unchecked Sendable {
-    // Thread safety: `current` is atomic; `log`, `journal`, `activeWriter` and
+    // Thread safety: `current` is atomic; `log`, `journal`, `tip`, `activeWriter` and
     // `compressionDictionaries` are only touched while the writer gate is held (by a write
-    // transaction, by a compaction, by close); the rest is immutable or atomic.
+    // transaction, by a compaction, by close); `group` is thread-safe; the rest is immutable or
+    // atomic.
     /// The name of the data file inside the store's directory: `data.cellar`.
     public static let dataFileName = "data.cellar"
     /// The name of the lock file inside the store's directory, on which a writer holds an exclusive
@@ -40,8 +43,14 @@ public final class StorageEngine: @unchecked Sendable {
     public let uuid: StoreUUID
     /// The lock file's descriptor (the store's write lock); -1 when read-only or in memory.
     let lockDescriptor: Int32
-    /// The newest commit: what a new reader starts on.
+    /// The newest commit: what a new reader starts on. In `.full` durability it is durable.
     let current: ManagedAtomic<Snapshot>
+    /// The newest commit written to the log: what the next write transaction starts on. Ahead of
+    /// `current` while commits wait for their sync (`group`); the same otherwise.
+    var tip: Snapshot
+    /// Syncs the commits in `.full` durability, several at once when they come together, and
+    /// publishes them in order; nil in `.none` durability and read-only.
+    let group: GroupCommit?
     /// The writer gate: held by the write transaction, by compaction between transactions
     /// (`holdingWriter`), and by close.
     let writer = DispatchSemaphore(value: 1)
@@ -103,9 +112,12 @@ public final class StorageEngine: @unchecked Sendable {
         uuid = opened.header.uuid
         log = LogWriter(file: opened.file, salt: opened.header.salt, recovered: recovered, physicalSize: opened.size,
                         partialCommits: compactionCopy, options: options)
-        current = ManagedAtomic(Snapshot(
+        let snapshot = Snapshot(
             txnId: recovered.txnId, catalogRoot: recovered.catalogRoot, committedLength: recovered.end,
-            commitOffset: recovered.commitOffset, liveBytes: recovered.liveBytes, generation: opened.generation))
+            commitOffset: recovered.commitOffset, liveBytes: recovered.liveBytes, generation: opened.generation)
+        current = ManagedAtomic(snapshot)
+        tip = snapshot
+        group = options.durability == .full && !options.readOnly ? GroupCommit(refusal: log.refusal) : nil
     }
 
     deinit { close() }
@@ -124,7 +136,9 @@ public final class StorageEngine: @unchecked Sendable {
     }
 
     /// Starts the write transaction, waiting until the previous one has ended. Calling it again on
-    /// the same thread before ending the first deadlocks, as with any non-reentrant lock.
+    /// the same thread before ending the first deadlocks, as with any non-reentrant lock. It starts
+    /// on the newest commit written, which in `.full` durability may still wait for its sync
+    /// (group commit): if that sync fails, this transaction's commit is refused.
     public func beginWrite() throws -> WriteTransaction {
         guard !options.readOnly else { throw StorageError.readOnly }
         guard !closedFlag.load(ordering: .relaxed) else { throw StorageError.closed }
@@ -136,7 +150,7 @@ public final class StorageEngine: @unchecked Sendable {
             writer.signal()
             throw error
         }
-        let mutator = TreeMutator(base: current.load(ordering: .acquiring), options: options, compressor: compressor,
+        let mutator = TreeMutator(base: tip, options: options, compressor: compressor,
                                   dictionaries: compressionDictionaries, codecs: codecs)
         let txn = WriteTransaction(engine: self, mutator: mutator, journal: journal)
         activeWriter = ObjectIdentifier(txn)
@@ -156,6 +170,14 @@ public final class StorageEngine: @unchecked Sendable {
         }
     }
 
+    /// Takes the writer gate, then waits until every commit written is published (or failed):
+    /// what close and compaction do before they look at the newest commit (`current` is then
+    /// `tip`), sync or swap the file.
+    func acquireSettledWriter() {
+        writer.wait()
+        group?.settle()
+    }
+
     /// Called exactly once by every write transaction when it ends.
     func endWrite(_ txn: WriteTransaction) {
         precondition(activeWriter == ObjectIdentifier(txn), "a write transaction ended twice")
@@ -167,25 +189,55 @@ public final class StorageEngine: @unchecked Sendable {
 
     /// Commits what `changes` (the write transaction's trees) hold, top-down: the log says
     /// whether a commit is owed and its id; the trees write their frame (dirty nodes and values,
-    /// then the catalog) into the log's stream; the log appends the commit record and syncs (in
-    /// `.full` durability); `publishing` learns the commit's id; the engine publishes the new
-    /// snapshot; then the log makes a checkpoint when one is due and writes zeros ahead, and a
-    /// compaction may be scheduled.
+    /// then the catalog) into the log's stream; the log appends the commit record and writes the
+    /// frame; it becomes the `tip` the next writer starts on; the log makes a checkpoint when one
+    /// is due and writes zeros ahead, and a compaction may be scheduled.
+    ///
+    /// In `.none` durability the commit is then published at once: `publishing` learns its id and
+    /// the engine stores the new snapshot as `current`; this returns nil. In `.full` durability it
+    /// returns the commit, queued in `group` (with `publishing`) but not yet synced nor published:
+    /// the caller releases the writer gate and calls `awaitDurable` with it, and `publishing` must
+    /// stay valid until that returns. Nil too when no commit was made.
     /// Called by `WriteTransaction.commit`, holding the writer gate.
-    func commit(_ changes: TreeMutator, beforePublish publishing: (UInt64) -> Void = { _ in }) throws {
+    func commit(_ changes: TreeMutator, beforePublish publishing: @escaping (UInt64) -> Void = { _ in }) throws -> GroupCommit.Waiter? {
         let base = changes.base
         // A transaction without changes makes no commit, unless an id is owed (`raiseTransactionIds`).
-        guard let txnId = try log.nextTransactionId(after: base, hasChanges: changes.hasChanges) else { return }
+        guard let txnId = try log.nextTransactionId(after: base, hasChanges: changes.hasChanges) else { return nil }
+        let afterSync = group?.everythingSynced ?? false
         let (catalogRoot, liveBytes) = try changes.writeFrame(to: log.beginFrame(), salt: log.salt)
         let snapshot = try log.appendCommit(txnId: txnId, catalogRoot: catalogRoot, liveBytes: liveBytes, base: base,
-                                            written: changes.writtenRecords)
-        publishing(snapshot.txnId)
-        current.store(snapshot, ordering: .releasing)
-        log.committed(snapshot)
+                                            written: changes.writtenRecords, afterSync: afterSync)
+        tip = snapshot
+        let ticket = group?.enqueue(snapshot, file: log.file) { [current] snapshot in
+            publishing(snapshot.txnId)
+            current.store(snapshot, ordering: .releasing)
+        }
+        if ticket == nil {
+            publishing(snapshot.txnId)
+            current.store(snapshot, ordering: .releasing)
+        }
+        log.committed(durableSnapshot: current.load(ordering: .acquiring))
         if options.automaticCompaction != nil, journal == nil {
             considerCompaction(end: snapshot.committedLength, liveBytes: snapshot.liveBytes)
         }
+        return ticket
     }
+
+    /// In `.full` durability, after `commit` and without the writer gate: returns once `ticket`'s
+    /// commit is durable and published. The commit is synced with every other commit written
+    /// meanwhile, by whichever of their committers leads that sync (this one when no sync is in
+    /// flight), and that leader publishes them in commit order: each one's `beforePublish` hook,
+    /// then `current`. Throws the sync's error when the sync that should have covered it failed
+    /// (or one before); the commit is then never published, and the store refuses further
+    /// commits.
+    func awaitDurable(_ ticket: GroupCommit.Waiter) throws {
+        try group!.awaitDurable(ticket)
+    }
+
+    /// Syncs made by committers in `.full` durability since open, and the commits they made
+    /// durable: with several threads committing at once, fewer syncs than commits (group commit).
+    /// Zeros with `.none` durability.
+    package var groupCommitCounts: (syncs: Int, commits: Int) { group?.counts ?? (0, 0) }
 
     // MARK: Information and close
 
@@ -208,7 +260,7 @@ public final class StorageEngine: @unchecked Sendable {
             // A running compaction sees the flag at its next step and gives up; wait for that.
             compactionGate.wait()
             compactionGate.signal()
-            writer.wait()
+            acquireSettledWriter()
             log.syncAndCheckpoint(current.load(ordering: .acquiring))
             writer.signal()
         }

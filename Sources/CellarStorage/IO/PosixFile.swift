@@ -39,9 +39,6 @@ package final class PosixFile: StorageFile, @unchecked Sendable {
         try Syscall.pwriteOnce(fd, buffer, at: offset, path: path)
     }
     package func syncOnce() throws { try Syscall.dataSyncOnce(fd, path: path) }
-    package func writeOnceDurably(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws -> Int? {
-        try Syscall.pwriteDurablyOnce(fd, buffer, at: offset, path: path)
-    }
     package func truncate(to length: UInt64) throws { try Syscall.truncate(fd, to: length, path: path) }
     package func punchHoleOnce(at offset: UInt64, length: UInt64) throws -> Bool {
         try Syscall.punchHoleOnce(fd, at: offset, length: length, path: path)

@@ -17,10 +17,6 @@ package protocol StorageFile: AnyObject, Sendable {
     func writeOnce(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws -> Int
     /// One data sync (`fdatasync`; `F_FULLFSYNC` on Apple platforms).
     func syncOnce() throws
-    /// One write that is durable when it returns (`pwritev2` with `RWF_DSYNC`: the write and a
-    /// data sync of its range in one call), or nil where the system has no such call. Returns the
-    /// bytes written, which may be fewer than asked (then nothing is known to be durable).
-    func writeOnceDurably(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws -> Int?
     func truncate(to length: UInt64) throws
     /// One hole punched at `offset` (`fallocate` with `PUNCH_HOLE | KEEP_SIZE`): the range reads
     /// as zeros and the file keeps its size. False where the system has no such call.
@@ -53,25 +49,6 @@ extension StorageFile {
         }
         return done
     }
-
-    /// Writes `buffer` at `offset` and makes it durable: with one `writeOnceDurably` where the
-    /// system has it, else `write` then `sync`. The file's other unsynced writes are not made
-    /// durable by the first path: use it when nothing else is pending.
-    package func writeDurably(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws {
-        while true {
-            let n = try retryingOnInterrupt { try writeOnceDurably(buffer, at: offset) }
-            guard let n else { break }
-            if n == buffer.count { return }
-            // Short: finish the ordinary way.
-            try write(UnsafeRawBufferPointer(rebasing: buffer[max(n, 0)...]), at: offset + UInt64(max(n, 0)))
-            return try sync()
-        }
-        try write(buffer, at: offset)
-        try sync()
-    }
-
-    /// Where the system has no durable single write.
-    package func writeOnceDurably(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws -> Int? { nil }
 
     /// Where the system has no way to punch holes: the caller writes zeros.
     package func punchHoleOnce(at offset: UInt64, length: UInt64) throws -> Bool { false }

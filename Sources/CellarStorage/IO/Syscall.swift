@@ -8,14 +8,8 @@ import Darwin
 /// the call and the path. The `…Once` calls make exactly one system call: the loops over short
 /// transfers and `EINTR` live in `StorageFile`'s extension, above the seam, so tests reach them.
 #if os(Linux)
-/// glibc's `pwritev2` (2.26+), looked up at run time: Swift's Glibc module does not declare it
+/// glibc's `memfd_create` (2.27+), looked up at run time: Swift's Glibc module does not declare it
 /// (it sits behind `_GNU_SOURCE`).
-private let linuxPwritev2: (@convention(c) (Int32, UnsafePointer<iovec>, Int32, off_t, Int32) -> Int)? = {
-    guard let symbol = dlsym(nil, "pwritev2") else { return nil }
-    return unsafeBitCast(symbol, to: (@convention(c) (Int32, UnsafePointer<iovec>, Int32, off_t, Int32) -> Int).self)
-}()
-
-/// glibc's `memfd_create` (2.27+), looked up at run time for the same reason.
 private let linuxMemfdCreate: (@convention(c) (UnsafePointer<CChar>, UInt32) -> Int32)? = {
     guard let symbol = dlsym(nil, "memfd_create") else { return nil }
     return unsafeBitCast(symbol, to: (@convention(c) (UnsafePointer<CChar>, UInt32) -> Int32).self)
@@ -80,22 +74,6 @@ enum Syscall {
         try check("pwrite", path: path, retryOnInterrupt: false) { pwrite(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
 
-    /// One `pwritev2(RWF_DSYNC)` on Linux: a write that is durable when it returns. Nil elsewhere,
-    /// and on kernels without it (then the caller writes and syncs).
-    static func pwriteDurablyOnce(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, at offset: UInt64, path: String) throws -> Int? {
-        #if os(Linux)
-        guard let pwritev2 = linuxPwritev2 else { return nil }
-        var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: buffer.baseAddress), iov_len: buffer.count)
-        let rwfDSync: Int32 = 2  // RWF_DSYNC, <linux/fs.h>
-        let n = pwritev2(fd, &vector, 1, off_t(offset), rwfDSync)
-        if n >= 0 { return n }
-        let code = errno()
-        if code == ENOSYS || code == EOPNOTSUPP || code == EINVAL { return nil }
-        throw StorageError.io(operation: "pwritev2(RWF_DSYNC)", errno: code, path: path)
-        #else
-        return nil
-        #endif
-    }
 
     /// One `pread`: may read fewer bytes than asked (0 at end of file); throws `.io` with the errno.
     static func preadOnce(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, path: String) throws -> Int {

@@ -80,17 +80,6 @@ final class FrameStream {
         return (base + at, frameStart + flushed + UInt64(at))
     }
 
-    /// Writes the buffered records (the whole frame: nothing was flushed before) and makes them
-    /// durable.
-    func writeDurably() throws {
-        guard let file else { return }
-        precondition(flushed == 0, "writeDurably needs the whole frame in the buffer")
-        try finishWrite()
-        try file.writeDurably(UnsafeRawBufferPointer(start: base, count: count), at: frameStart)
-        flushed += UInt64(count)
-        count = 0
-    }
-
     /// Writes the buffered records, after the one in flight: when it returns, every byte of the
     /// frame so far is in the file.
     func flush() throws {

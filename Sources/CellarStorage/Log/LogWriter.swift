@@ -4,18 +4,20 @@
 import Darwin
 #endif
 
-/// The writing end of the log (the engine's pager): appends each commit's frame to the data file
-/// and syncs it, keeps zeros written ahead of the log's end, records checkpoints in the header's
-/// superblock slots, and takes over the file a compaction wrote.
+/// The writing end of the log (the engine's pager): appends each commit's frame to the data file,
+/// keeps zeros written ahead of the log's end, records checkpoints in the header's superblock
+/// slots, and takes over the file a compaction wrote. It does not sync commits: in `.full`
+/// durability the engine's `GroupCommit` does, once for every commit written meanwhile.
 ///
 /// A commit goes through it in three calls, made by `StorageEngine.commit` in this order:
 /// `nextTransactionId` (is a commit owed, may it be made), `beginFrame` (the stream the tree
 /// mutator writes the frame's node and value records into), `appendCommit` (the commit record,
-/// the write and sync, the new snapshot). Once the engine has published that snapshot,
-/// `committed` makes a checkpoint when one is due and writes zeros ahead.
+/// the write, the new snapshot). Then `committed` makes a checkpoint when one is due and writes
+/// zeros ahead.
 ///
 /// Owned by one engine and used only while its writer gate is held (a write transaction's commit,
-/// a compaction, close): it needs no lock of its own.
+/// a compaction, close): it needs no lock of its own, except for `failure`, which a sync leader of
+/// `GroupCommit` sets without the gate (`refuse`).
 final class LogWriter {
     /// The data file; a compaction replaces it (`adopt`).
     private(set) var file: any StorageFile
@@ -24,7 +26,9 @@ final class LogWriter {
     /// Where the next frame starts: just past the newest commit.
     private(set) var end: UInt64
     /// Why commits are refused (a sync failed, so what is on disk is unknown); nil while they are not.
-    private(set) var failure: String?
+    var failure: String? { refusal.withLock { $0 } }
+    /// Behind `failure`; shared with `GroupCommit`, whose sync leader sets it without the gate.
+    let refusal = Locked<String?>(nil)
     /// Whether this log is a compaction's copy being written: its commits are flagged partial
     /// until `StorageEngine.sealCopy`.
     var partialCommits: Bool
@@ -37,7 +41,7 @@ final class LogWriter {
     private var lastSuperblockTxn: UInt64
     /// Where frames are built; one, reused by every commit.
     private let frame = FrameStream()
-    /// `.full` durability: each commit is synced (and flagged durable).
+    /// `.full` durability: each commit is synced (by `GroupCommit`) before it is published.
     private let durable: Bool
     private let superblockInterval: Int
     private let initialMapSize: Int
@@ -63,9 +67,9 @@ final class LogWriter {
         if let failure { throw StorageError.commitsRefused(reason: failure) }
     }
 
-    /// Refuses every further commit, for `reason`.
+    /// Refuses every further commit, for `reason` (the first reason given is kept). Thread-safe.
     func refuse(_ reason: String) {
-        failure = reason
+        refusal.withLock { if $0 == nil { $0 = reason } }
     }
 
     /// The id of the commit on top of `base`, or nil when none is owed: nothing changed, and no id
@@ -88,12 +92,14 @@ final class LogWriter {
         return frame
     }
 
-    /// Ends the frame `beginFrame` started with its commit record, writes what is left of it
-    /// (synced, in `.full` durability) and returns the snapshot the commit makes, for the engine
-    /// to publish. `written`: the offsets of the frame's records, which readers need not verify
-    /// (the page cache holds what this process wrote).
+    /// Ends the frame `beginFrame` started with its commit record, writes what is left of it (not
+    /// synced) and returns the snapshot the commit makes, for the engine to publish (in `.full`
+    /// durability once `GroupCommit` has synced it). `written`: the offsets of the frame's
+    /// records, which readers need not verify (the page cache holds what this process wrote).
+    /// `afterSync`: every commit before this one is durable (in `.full` durability; see
+    /// `GroupCommit.everythingSynced`), so its record may carry `CommitRecord.durableFlag`.
     func appendCommit(txnId: UInt64, catalogRoot: UInt64, liveBytes: UInt64, base: Snapshot,
-                      written: [UInt64]) throws -> Snapshot {
+                      written: [UInt64], afterSync: Bool) throws -> Snapshot {
         let commitOffset = frame.end
         let newEnd = commitOffset + UInt64(CommitRecord.length)
         // Map first: once the commit record is on disk the commit must not fail for want of a mapping.
@@ -105,56 +111,29 @@ final class LogWriter {
         let commit = CommitRecord(txnId: txnId, catalogRoot: catalogRoot, frameStart: end,
                                   previousCommit: base.commitOffset, liveBytes: liveBytes,
                                   timeMs: WallClock.milliseconds(),
-                                  flags: (durable ? CommitRecord.durableFlag : 0) | (partialCommits ? CommitRecord.partialFlag : 0))
+                                  flags: (durable && afterSync ? CommitRecord.durableFlag : 0) | (partialCommits ? CommitRecord.partialFlag : 0))
         let (record, offset) = try frame.appendRecord(length: CommitRecord.length)
         commit.write(to: record, fileOffset: offset, salt: salt)
-        try writeFrame()
+        // A plain write that fails makes nothing durable: this commit fails, the store goes on.
+        try frame.flush()
         end = newEnd
         for offset in written { generation.records.markVerified(offset) }
         return Snapshot(txnId: commit.txnId, catalogRoot: catalogRoot, committedLength: newEnd,
                         commitOffset: commitOffset, liveBytes: commit.liveBytes, generation: generation)
     }
 
-    /// Writes the rest of the frame; in `.full` durability makes all of it durable.
-    private func writeFrame() throws {
-        guard durable else { return try frame.flush() }
-        do {
-            if frame.flushed == 0 {
-                // The whole frame in one durable write (one system call where the OS has it).
-                try frame.writeDurably()
-            } else {
-                try frame.flush()
-                try file.sync()
-            }
-        } catch {
-            // A plain write that failed made nothing durable and synced nothing: this commit
-            // fails, the store goes on. Any other failure may have been the sync's.
-            if !Self.isWriteFailure(error) {
-                failure = "a sync failed (\(error)); whether the last commit is on disk is unknown"
-            }
-            throw error
-        }
-    }
-
-    /// After the engine published `snapshot`, the commit `appendCommit` made: a checkpoint every
-    /// `superblockInterval` commits, then zeros ahead of the log.
-    func committed(_ snapshot: Snapshot) {
+    /// After the commit `appendCommit` made: a checkpoint every `superblockInterval` commits, at
+    /// `durableSnapshot` (in `.full` durability the newest commit published, which is durable;
+    /// the commit just written may not be synced yet), then zeros ahead of the log.
+    func committed(durableSnapshot: Snapshot) {
         physicalSize = max(physicalSize, end)
         commitsSinceSuperblock += 1
         if commitsSinceSuperblock >= superblockInterval {
-            // The commit is visible already; a failed sync here refuses the next commits (with the
-            // reason) rather than failing this one.
-            try? checkpoint(snapshot, durableAlready: durable)
+            // A failed sync here (`.none` durability) refuses the next commits (with the reason)
+            // rather than failing this one.
+            try? checkpoint(durableSnapshot, durableAlready: durable)
         }
         extendAhead()
-    }
-
-    /// Whether `error` is a write that failed before any sync was attempted.
-    private static func isWriteFailure(_ error: any Error) -> Bool {
-        guard case StorageError.io(let operation, let code, _) = error else { return false }
-        if operation == "pwrite" { return true }
-        // The durable write fails with these before it writes anything.
-        return code == ENOSPC || code == EDQUOT || code == EFBIG
     }
 
     // MARK: Zeros ahead
@@ -162,26 +141,19 @@ final class LogWriter {
     /// Keeps zeros written ahead of the log's end, so that a small commit overwrites blocks the
     /// file already has instead of growing it: `fdatasync` then flushes data only, where a growing
     /// file also makes the file system commit its journal. The zeros are synced with the next
-    /// commit. They are not part of the store: recovery stops at them (a zero length is no
-    /// record). A failure here only means no zeros ahead.
+    /// group of commits (`GroupCommit`), so their blocks are allocated and the file's new size is
+    /// on disk from then on. They are not part of the store: recovery stops at them (a zero length
+    /// is no record). A failure here only means no zeros ahead.
     private func extendAhead() {
         // Only a per-commit sync gains from it; without one (`.none`, in memory) the zeros would
         // be writes for nothing.
         guard durable, physicalSize < end + zerosAhead / 2 else { return }
-        guard writeZeros(upTo: end + zerosAhead) else { return }
-        // Synced now, so their blocks are allocated and the file's new size is on disk: later
-        // commits (synced by range) then overwrite allocated blocks and commit no metadata. A
-        // failed sync refuses further commits, as any failed sync does.
-        do {
-            try file.sync()
-        } catch {
-            failure = "a sync failed (\(error)); the store cannot promise durability any more"
-        }
+        _ = writeZeros(upTo: end + zerosAhead)
     }
 
     /// How far ahead of the log's end `extendAhead` keeps zeros: a sixteenth of the log, at least
-    /// 1 MiB and at most 4 MiB. The commit that writes them waits for them (and their sync), so
-    /// the cap bounds that commit's latency; more would only make it rarer.
+    /// 1 MiB and at most 4 MiB. The sync after the commit that writes them waits for them, so the
+    /// cap bounds that group's latency; more would only make it rarer.
     private var zerosAhead: UInt64 { UInt64(min(max(Int(end / 16), 1 << 20), 4 << 20)) }
 
     /// Writes zeros from the physical end up to `target`; false when a write failed.
@@ -216,7 +188,7 @@ final class LogWriter {
             do {
                 try file.sync()
             } catch {
-                failure = "a sync failed (\(error)); commits since the last sync may be lost"
+                refuse("a sync failed (\(error)); commits since the last sync may be lost")
                 throw error
             }
         }

@@ -1,5 +1,6 @@
 /// The one write transaction of a store: changes trees, sees its own changes, and either commits
-/// them all (one frame appended to the log, one sync in `.full` durability) or none.
+/// them all (one frame appended to the log, synced in `.full` durability, with the commits of
+/// other threads that come at the same time: group commit) or none.
 ///
 /// Only one is open at a time per store; `StorageEngine.beginWrite` waits for the previous one to
 /// end. Readers are never blocked by it. Not thread-safe: use it from one thread at a time.
@@ -171,6 +172,11 @@ public final class WriteTransaction {
     /// Makes every change of this transaction durable (in `.full` durability) and visible to new
     /// readers, as one commit. When it throws, nothing of this transaction is visible; after a
     /// failed sync the store refuses further commits until it is reopened.
+    ///
+    /// In `.full` durability the transaction ends (the next write transaction may begin, on this
+    /// commit's state) once the frame is written, and `commit` then waits for the sync: one sync
+    /// covers every commit written while the one before it was in flight (group commit). It
+    /// returns once this commit is durable and visible.
     public func commit() throws {
         try commit(beforeRelease: {})
     }
@@ -178,24 +184,45 @@ public final class WriteTransaction {
     /// `commit()`, then `committed` before the transaction ends: on this thread, while it still
     /// holds the store's one writer slot, so the next write transaction begins after `committed`
     /// returns and sees what it wrote (in memory; nothing it does is part of the commit). Not
-    /// called when the commit throws. For state a layer above keeps beside the store and hands
-    /// from one write transaction to the next.
+    /// called when the commit throws before its frame is written. For state a layer above keeps
+    /// beside the store and hands from one write transaction to the next.
+    ///
+    /// In `.full` durability `committed` runs once the frame is written, before its sync (the
+    /// writer slot is handed on then: group commit). Should that sync fail, `commit` throws after
+    /// `committed` ran; the store then refuses every further commit, so nothing committed builds
+    /// on what `committed` handed on.
     public func commit(beforeRelease committed: () -> Void) throws {
         try commit(beforePublish: { _ in }, beforeRelease: committed)
     }
 
     /// `commit(beforeRelease:)`, with `publishing` called once the commit is in the log (and
     /// synced, in `.full` durability) but before any reader can see it, with the commit's id (the
-    /// `transactionId` of the read transactions that see it first). Not called when the commit
-    /// throws or changes nothing. A layer above uses it to record what each commit changed,
-    /// in commit order, before a reader can meet the commit: a reader at commit N then knows
-    /// that every commit up to N was recorded.
+    /// `transactionId` of the read transactions that see it first). Called exactly once per
+    /// commit, in commit order; not called when the commit throws or changes nothing. A layer
+    /// above uses it to record what each commit changed, in commit order, before a reader can
+    /// meet the commit: a reader at commit N then knows that every commit up to N was recorded.
+    ///
+    /// In `.none` durability `publishing` is called before `committed`, on this thread, holding
+    /// the writer slot. In `.full` durability it is called after `committed`, without the writer
+    /// slot, once the commit is synced, by the thread that led that sync (this one or another
+    /// committer's: group commit), right after the hooks of the commits before it returned: so
+    /// still once per commit, in commit order, before the commit is visible, and before `commit`
+    /// returns, but possibly on another thread and while the next write transaction runs.
     public func commit(beforePublish publishing: (UInt64) -> Void, beforeRelease committed: () -> Void) throws {
         try checkOpen()
-        defer { finish() }
-        try mutator.applyAllDeferred()
-        try engine.commit(mutator, beforePublish: publishing)
-        committed()
+        // `publishing` waits in the engine's group commit queue, but never outlives this call.
+        try withoutActuallyEscaping(publishing) { publishing in
+            let pending: GroupCommit.Waiter?
+            do {
+                defer { finish() }
+                try mutator.applyAllDeferred()
+                pending = try engine.commit(mutator, beforePublish: publishing)
+                committed()
+            }
+            // The writer slot is free again: wait for the sync (shared with the commits of other
+            // threads) and for the commit to be published.
+            if let pending { try engine.awaitDurable(pending) }
+        }
     }
 
     /// Discards every change of this transaction.
