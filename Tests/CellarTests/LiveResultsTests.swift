@@ -277,6 +277,48 @@ import Testing
         queue.sync { #expect(live.map(\.title) == ["new", "newer"] && live.results.map(\.title) == ["new", "newer"]) }
     }
 
+    /// Durable commits from several threads at once on disk (their syncs shared, each group's
+    /// commits published by one thread): every publication is a state the store was in, which
+    /// here means each thread's notes form a prefix of what it wrote (a commit never shows
+    /// without the ones its thread made before it), and the last one holds everything.
+    @Test func concurrentDurableCommitsPublishWholeStates() async throws {
+        let dir = TestDirectory("live-group")
+        defer { dir.remove() }
+        let store = try Store(directoryPath: dir.path, model: standardModel)
+        defer { store.close() }
+        let notes = store.box(for: Note.self)
+        let queue = DispatchQueue(label: "test.live")
+        let live = try store.liveQuery(try notes.query { Note.titleProperty.startsWith("a") }.build(), queue: queue)
+        let published = Published()
+        Self.record(live, on: queue, into: published)
+        // A while between each commit's record and its publication (see the random test).
+        store.observers.recordHook = { usleep(200) }
+        let (threads, perThread) = (4, 60)
+        DispatchQueue.concurrentPerform(iterations: threads) { t in
+            for k in 0..<perThread {
+                do {
+                    try notes.put(Note(title: "a-\(t)-\(k)"))
+                    if k % 3 == 0 { try notes.put(Note(title: "b-\(t)-\(k)")) }
+                } catch {
+                    Issue.record("put failed: \(error)")
+                }
+            }
+        }
+        #expect(await Self.eventually { queue.sync { live.count == threads * perThread } })
+        let updates = published.lock.withLock { published.updates }
+        #expect(updates.count >= 2)
+        for update in updates {
+            var written = [[Int]](repeating: [], count: threads)
+            for title in update.titles {
+                let parts = title.split(separator: "-")
+                written[Int(parts[1])!].append(Int(parts[2])!)
+            }
+            for (t, ks) in written.enumerated() {
+                #expect(ks.sorted() == Array(0..<ks.count), "thread \(t)'s notes in commit \(update.snapshot): \(ks.sorted())")
+            }
+        }
+    }
+
     /// Random puts, renames and removes from several threads (their commits noted, with the
     /// store's contents after each, in a model); every published result is exactly the query's
     /// result in the commit it names (ids, order and titles); every published change, applied

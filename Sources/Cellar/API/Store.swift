@@ -39,9 +39,10 @@ public final class Store: @unchecked Sendable {
     let entityCount: Int
     /// Each entity's id sequence as of the commit that wrote it, kept between write transactions
     /// so that a small transaction need not look it up again (see `TransactionContext`). Only the
-    /// thread holding the engine's write transaction touches it: it is written after a successful
-    /// commit but before the transaction ends (`WriteTransaction.commit(beforeRelease:)`), and the
-    /// engine's writer lock orders that before the next write transaction's reads.
+    /// thread holding the engine's write transaction touches it: it is written once the commit's
+    /// frame is written (in `.full` durability before its sync) but before the transaction ends
+    /// (`WriteTransaction.commit(beforeRelease:)`), and the engine's writer lock orders that
+    /// before the next write transaction's reads.
     let savedSequences: UnsafeMutablePointer<(txnId: UInt64, sequence: IdSequence)?>
     /// The store's UUID, made when its file was created and kept for its life (through reopen and
     /// compaction). Every `PersistentIdentifier` of its objects carries it.
@@ -224,7 +225,9 @@ public final class Store: @unchecked Sendable {
                 // The sequences are saved before the engine lets the next writer begin: it reads
                 // them (`loadSequence`), and must see them whole.
                 try txn.commit(beforePublish: { txnId in
-                    // Live queries learn what the commit changed before a reader can see it.
+                    // Live queries learn what the commit changed before a reader can see it (in
+                    // `.full` durability possibly on the thread that synced this commit's group,
+                    // while this one waits).
                     if changedTrees != nil || !observers.isEmpty {
                         observers.record(txnId: txnId, changedTrees: changedTrees, changes: context.changeLog?.committed)
                     }
