@@ -19,5 +19,10 @@ swift build --package-path Examples/Notes --scratch-path "$PWD/.build" --product
 rm -f .build/debug.yaml
 swift build --product cellar
 bin=$(swift build --show-bin-path)
-"$bin/notes" "$PWD/$db"
-"$bin/cellar" verify "$db"
+# The example takes the store's directory as given: an absolute path, or one relative to here.
+case "$db" in
+    /*) path="$db" ;;
+    *) path="$PWD/$db" ;;
+esac
+"$bin/notes" "$path"
+"$bin/cellar" verify "$path"
