@@ -13,6 +13,11 @@
 // `compacting` line and its end with `compacted`, followed by `dictionaries` when the store then
 // has trained dictionaries.
 //
+// `publish` and `verify` (Follow.swift): the writer and the readers of the multi-process test.
+//
+//   CellarCrashChild <directory> <seed> publish <published-file>
+//   CellarCrashChild <directory> 0 verify <published-file> <milliseconds>
+//
 // `read-loop`: for the given time, opens the store read-only, reads every value of every tree and
 // closes it, over and over, while the parent opens it for writing; prints `cycles N errors M`
 // (an open that throws is an error; a crash, SIGBUS above all, is what the parent looks for).
@@ -93,6 +98,14 @@ func readLoop(_ directory: String, milliseconds: Int) {
 }
 
 do {
+    if arguments[3] == "publish", arguments.count > 4 {
+        try publishingWriter(arguments[1], published: arguments[4], seed: seed)
+        exit(0)
+    }
+    if arguments[3] == "verify", arguments.count > 5 {
+        try verifyingReader(arguments[1], published: arguments[4], milliseconds: Int(arguments[5]) ?? 1_000)
+        exit(0)
+    }
     if arguments[3] == "read-loop" {
         readLoop(arguments[1], milliseconds: Int(arguments[4]) ?? 1_000)
         exit(0)

@@ -58,23 +58,7 @@ enum Recovery {
             }
         }
 
-        // Walk forward frame by frame.
-        var position = state.end
-        while let (length, kind) = LogRecord.verify(base, offset: position, available: fileSize, salt: salt) {
-            if kind == .commit {
-                let commit = CommitRecord.read(base + Int(position))
-                guard commit.txnId > state.txnId, commit.frameStart == state.end,
-                      commit.previousCommit == state.commitOffset, commit.catalogRoot < position
-                else { break }
-                state.txnId = commit.txnId
-                state.commitOffset = position
-                state.catalogRoot = commit.catalogRoot
-                state.liveBytes = commit.liveBytes
-                state.end = position + UInt64(length)
-                state.partial = commit.flags & CommitRecord.partialFlag != 0
-            }
-            position += UInt64(length)
-        }
+        let position = walk(&state, base: base, fileSize: fileSize, salt: salt)
         state.superblockSequence = newestSequence
         if !acceptsPartial && (state.partial || (header.compacted && state.commitOffset == 0)) {
             throw StorageError.fileCorrupt(
@@ -93,6 +77,32 @@ enum Recovery {
             state.hasTail = true
         }
         return state
+    }
+
+    /// Walks forward frame by frame from `state.end` (step 2 above): each record must verify, each
+    /// commit record must continue the chain from `state`, and each such commit becomes `state`.
+    /// Returns the offset of the first record that does not verify or does not continue the chain.
+    /// A read-only engine calls it too, from its newest commit on, to find the commits the writing
+    /// process made since (`LogFollower`): a frame still being written never verifies whole, so it
+    /// is never taken.
+    static func walk(_ state: inout RecoveredState, base: UnsafeRawPointer, fileSize: UInt64, salt: UInt64) -> UInt64 {
+        var position = state.end
+        while let (length, kind) = LogRecord.verify(base, offset: position, available: fileSize, salt: salt) {
+            if kind == .commit {
+                let commit = CommitRecord.read(base + Int(position))
+                guard commit.txnId > state.txnId, commit.frameStart == state.end,
+                      commit.previousCommit == state.commitOffset, commit.catalogRoot < position
+                else { break }
+                state.txnId = commit.txnId
+                state.commitOffset = position
+                state.catalogRoot = commit.catalogRoot
+                state.liveBytes = commit.liveBytes
+                state.end = position + UInt64(length)
+                state.partial = commit.flags & CommitRecord.partialFlag != 0
+            }
+            position += UInt64(length)
+        }
+        return position
     }
 
     /// Whether `count` bytes at `start` are all zero.
