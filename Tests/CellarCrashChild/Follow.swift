@@ -94,3 +94,41 @@ func verifyingReader(_ directory: String, published: String, milliseconds: Int) 
     fflush(stdout)
     engine.close()
 }
+
+/// The `read-cost` mode (a measurement, not a test): in `directory` (a new store), the time of a
+/// read transaction's start on the writing engine and on a read-only engine of the same store,
+/// when nothing changed and after each commit of the writer (the read-only engine then walks the
+/// new frame). Build it in release to mean anything.
+func measureReadCost(_ directory: String) throws {
+    var options = StorageOptions(durability: .none)
+    options.automaticCompaction = nil
+    let writer = try StorageEngine(directory: directory, options: options)
+    for k in 0..<1_000 {
+        try writer.write { try $0.put($0.tree("t")!, key: bigEndianKey(UInt64(k)), value: [UInt8](repeating: 1, count: 100)) }
+    }
+    let reader = try StorageEngine(directory: directory, options: StorageOptions(readOnly: true))
+    func nanoseconds(_ count: Int, _ body: () throws -> Void) rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        for _ in 0..<count { try body() }
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / Double(count)
+    }
+    for run in 0..<3 {
+        let writing = try nanoseconds(200_000) { _ = try writer.beginRead() }
+        let unchanged = try nanoseconds(200_000) { _ = try reader.beginRead() }
+        var commitAndWriterRead = 0.0, commitAndReaderRead = 0.0
+        for k in 0..<2_000 {
+            let key = bigEndianKey(UInt64(k % 1_000))
+            commitAndWriterRead += try nanoseconds(1) {
+                try writer.write { try $0.put($0.tree("t")!, key: key, value: [UInt8](repeating: 2, count: 100)) }
+                _ = try writer.beginRead()
+            }
+            commitAndReaderRead += try nanoseconds(1) {
+                try writer.write { try $0.put($0.tree("t")!, key: key, value: [UInt8](repeating: 3, count: 100)) }
+                _ = try reader.beginRead()
+            }
+        }
+        guard reader.lastTransactionId == writer.lastTransactionId else { throw StorageError.closed }
+        print("run \(run): beginRead, nothing changed: writer \(Int(writing)) ns, read-only \(Int(unchanged)) ns; "
+              + "after a one-put commit: read-only's first beginRead costs \(Int((commitAndReaderRead - commitAndWriterRead) / 2_000)) ns more than the writer's")
+    }
+}

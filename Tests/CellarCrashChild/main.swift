@@ -17,6 +17,7 @@
 //
 //   CellarCrashChild <directory> <seed> publish <published-file>
 //   CellarCrashChild <directory> 0 verify <published-file> <milliseconds>
+//   CellarCrashChild <directory> 0 read-cost        (a measurement: build in release)
 //
 // `read-loop`: for the given time, opens the store read-only, reads every value of every tree and
 // closes it, over and over, while the parent opens it for writing; prints `cycles N errors M`
@@ -104,6 +105,10 @@ do {
     }
     if arguments[3] == "verify", arguments.count > 5 {
         try verifyingReader(arguments[1], published: arguments[4], milliseconds: Int(arguments[5]) ?? 1_000)
+        exit(0)
+    }
+    if arguments[3] == "read-cost" {
+        try measureReadCost(arguments[1])
         exit(0)
     }
     if arguments[3] == "read-loop" {
