@@ -205,7 +205,8 @@ public final class StorageEngine: @unchecked Sendable {
 
     // MARK: Information and close
 
-    /// The id of the newest commit (0 for a store without commits).
+    /// The id of the newest commit (0 for a store without commits). Read-only: the newest commit
+    /// the last `beginRead` found.
     public var lastTransactionId: UInt64 { current.load(ordering: .acquiring).txnId }
 
     /// Compactions of the writing process a read-only engine followed to their new file since open
