@@ -88,6 +88,39 @@ struct MultiProcessReaderTests {
         }
     }
 
+    @Test("a writable open waiting for the lock gets the store when the writing process dies within the wait, storeLocked when it outlives it")
+    func lockWaitAcrossProcesses() throws {
+        let directory = TestDirectory("lock-wait-processes")
+        defer { directory.remove() }
+        let store = directory.sub("store"), published = directory.sub("published")
+        let locked = StorageError.storeLocked(path: store + "/" + StorageEngine.lockFileName)
+        let writer = try Child([store, "7", "publish", published])
+        defer { _ = writer.stop() }
+        // Wait until it has the store (its first commit acknowledged).
+        var waited = 0
+        while ChildProcess.acknowledged(writer.printed) == nil && waited < 20_000 {
+            usleep(5_000)
+            waited += 5
+            writer.drain()
+        }
+        #expect(ChildProcess.acknowledged(writer.printed) != nil)
+
+        var started = DispatchTime.now().uptimeNanoseconds
+        #expect(throws: locked) { try StorageEngine(directory: store, options: StorageOptions(lockWaitTimeout: .milliseconds(500))) }
+        let waitedMs = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+        #expect(waitedMs >= 500 && waitedMs < 3_000, "waited \(waitedMs) ms")
+
+        // Killed 300 ms into a 20 s wait: the lock goes with the process, and the open gets it.
+        let pid = writer.pid
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(300)) { kill(pid, SIGKILL) }
+        started = DispatchTime.now().uptimeNanoseconds
+        let engine = try StorageEngine(directory: store, options: StorageOptions(lockWaitTimeout: .seconds(20)))
+        defer { engine.close() }
+        let tookMs = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+        #expect(tookMs >= 250 && tookMs < 10_000, "took \(tookMs) ms")
+        #expect(engine.lastTransactionId >= 1)
+    }
+
     @Test("a writer process with compactions and reader processes, killed at random moments: every snapshot read is an announced state, ids never go back")
     func writerAndReaders() throws {
         let seed = SplitMix64.testSeed()
