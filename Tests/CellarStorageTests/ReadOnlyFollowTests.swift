@@ -206,6 +206,59 @@ struct ReadOnlyTornFrameTests {
     }
 }
 
+extension ReadOnlyTornFrameTests {
+    /// Opens the store in `directory` (making 20 commits of `ReadOnlyFollowTests.randomCommit`,
+    /// seed 42, when it is new), then commits `last`: returns the file before that commit, the
+    /// frame of it, where it starts, and the content after.
+    static func lastFrame(_ directory: TestDirectory, new: Bool, last: (WriteTransaction) throws -> Void)
+        throws -> (before: [UInt8], frame: [UInt8], frameStart: Int, newModel: Model) {
+        let file = directory.sub(StorageEngine.dataFileName)
+        let engine = try StorageEngine(directory: directory.path, options: ReadOnlyFollowTests.writerOptions())
+        defer { engine.close() }
+        if new {
+            var rng = SplitMix64(seed: 42)
+            var model = Model()
+            for _ in 0..<20 { try ReadOnlyFollowTests.randomCommit(engine, model: &model, rng: &rng) }
+        }
+        let frameStart = Int(engine.fileSize)
+        let before = TestDirectory.read(file)
+        try engine.write(last)
+        let newModel = try engine.read { try Model(reading: $0) }
+        return (before, Array(TestDirectory.read(file)[frameStart..<Int(engine.fileSize)]), frameStart, newModel)
+    }
+
+    @Test("a frame partly written, then overwritten by another commit's frame (an aborted frame, then the next commit), is read as the new frame")
+    func overwrittenFrame() throws {
+        let a = TestDirectory("overwrite-a"), b = TestDirectory("overwrite-b"), copy = TestDirectory("overwrite-copy")
+        defer { a.remove(); b.remove(); copy.remove() }
+        // Two different last commits on the same store (B's made on a copy of it): A large, B small.
+        let frameA = try Self.lastFrame(a, new: true) { txn in
+            for k in 0..<40 { try txn.put(txn.tree("c")!, key: bigEndianKey(UInt64(k)), value: [UInt8](repeating: UInt8(k), count: 3000)) }
+        }
+        TestDirectory.write(frameA.before, to: b.sub(StorageEngine.dataFileName))
+        let frameB = try Self.lastFrame(b, new: false) { txn in
+            for k in 0..<5 { try txn.put(txn.tree("d")!, key: bigEndianKey(UInt64(k)), value: [UInt8](repeating: UInt8(100 + k), count: 500)) }
+        }
+        #expect(frameA.frameStart == frameB.frameStart)
+        #expect(frameA.frame.count > frameB.frame.count && frameA.newModel != frameB.newModel)
+        let file = copy.sub(StorageEngine.dataFileName)
+        TestDirectory.write(frameA.before, to: file)
+        let reader = try StorageEngine(directory: copy.path, options: StorageOptions(readOnly: true, initialMapSize: 1 << 16))
+        defer { reader.close() }
+        let oldId = reader.lastTransactionId
+        // A's frame, written in steps and never finished: the reader stays, and remembers its records.
+        for cut in stride(from: frameA.frame.count / 10, to: frameA.frame.count * 9 / 10, by: frameA.frame.count / 10) {
+            TornTailTests.writeBack(Array(frameA.frame[0..<cut]), at: frameA.frameStart, to: file)
+            #expect(try reader.read { $0.transactionId } == oldId)
+        }
+        // B's frame over it, whole: read as B.
+        TornTailTests.writeBack(frameB.frame, at: frameB.frameStart, to: file)
+        let txn = try reader.beginRead()
+        #expect(txn.transactionId == oldId + 1)
+        #expect(try Model(reading: txn) == frameB.newModel)
+    }
+}
+
 /// A writable open waits for the store's write lock as long as `lockWaitTimeout` says.
 @Suite("waiting for the write lock")
 struct LockWaitTests {

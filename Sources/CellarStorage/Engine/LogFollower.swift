@@ -29,6 +29,9 @@ final class LogFollower: @unchecked Sendable {
         var identity: FileIdentity?
         /// A file found at the path that holds another store: not moved to (see `refresh`).
         var refused: FileIdentity?
+        /// What the last walk verified past the newest commit in `file` (a frame being written),
+        /// not hashed again while unchanged.
+        var pending = PendingRecords()
         var closed = false
     }
 
@@ -77,7 +80,8 @@ final class LogFollower: @unchecked Sendable {
             var recovered = RecoveredState(txnId: snapshot.txnId, commitOffset: snapshot.commitOffset,
                                            catalogRoot: snapshot.catalogRoot, liveBytes: snapshot.liveBytes,
                                            end: snapshot.committedLength)
-            _ = Recovery.walk(&recovered, base: generation.region.base, fileSize: size, salt: state.salt)
+            _ = Recovery.walk(&recovered, base: generation.region.base, fileSize: size, salt: state.salt,
+                              pending: &state.pending)
             // A step of a compaction's copy never reaches the data file's name; should one be found,
             // it is no state of the store: stay.
             if recovered.txnId > snapshot.txnId && !recovered.partial {
@@ -128,6 +132,7 @@ final class LogFollower: @unchecked Sendable {
         state.salt = opened.header.salt
         state.identity = newIdentity
         state.refused = nil
+        state.pending = PendingRecords()
         switches.wrappingIncrement(ordering: .relaxed)
         current.store(Snapshot(txnId: recovered.txnId, catalogRoot: recovered.catalogRoot,
                                committedLength: recovered.end, commitOffset: recovered.commitOffset,
