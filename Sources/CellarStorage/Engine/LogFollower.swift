@@ -13,6 +13,8 @@ import Atomics
 /// forward from the newest known commit exactly as recovery walks them (`Recovery.walk`): every
 /// record must verify and every commit continue the chain, so a frame still being written (or torn
 /// by a writer that died) is never taken; the newest whole commit becomes the engine's `current`.
+/// The records of a frame not yet whole are remembered (`PendingRecords`), so that the next look
+/// hashes only what was added since.
 ///
 /// When the path leads to another file than the open descriptor (a compaction renamed its copy
 /// over the data file), the new file is opened and recovered as a read-only open does, and read
@@ -20,8 +22,11 @@ import Atomics
 /// transactions already open keep their snapshot of the old file: its mapping stays valid after
 /// the rename and after its descriptor is closed.
 final class LogFollower: @unchecked Sendable {
-    // Thread safety: `state` is only touched under its lock; `knownIdentity` is atomic; the rest
-    // is immutable. `current` (the engine's) is only stored to under `state`'s lock.
+    // Thread safety: `state` is only touched under its lock; `switches` is atomic; the rest is
+    // immutable. `current` (the engine's) is only stored to under `state`'s lock. The check
+    // without the lock trusts the size `stat` gives only when the path leads to the file of the
+    // snapshot's own mapping (`MapGeneration.fileIdentity`), so it never reads a mapping past its
+    // file's end.
     private struct State {
         var file: any StorageFile
         var salt: UInt64
