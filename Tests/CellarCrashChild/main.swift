@@ -14,6 +14,12 @@
 // `compacting` line and its end with `compacted`, followed by `dictionaries` when the store then
 // has trained dictionaries.
 //
+// `publish` and `verify` (Follow.swift): the writer and the readers of the multi-process test.
+//
+//   CellarCrashChild <directory> <seed> publish <published-file>
+//   CellarCrashChild <directory> 0 verify <published-file> <milliseconds>
+//   CellarCrashChild <directory> 0 read-cost        (a measurement: build in release)
+//
 // `read-loop`: for the given time, opens the store read-only, reads every value of every tree and
 // closes it, over and over, while the parent opens it for writing; prints `cycles N errors M`
 // (an open that throws is an error; a crash, SIGBUS above all, is what the parent looks for).
@@ -122,6 +128,18 @@ func readLoop(_ directory: String, milliseconds: Int) {
 }
 
 do {
+    if arguments[3] == "publish", arguments.count > 4 {
+        try publishingWriter(arguments[1], published: arguments[4], seed: seed)
+        exit(0)
+    }
+    if arguments[3] == "verify", arguments.count > 5 {
+        try verifyingReader(arguments[1], published: arguments[4], milliseconds: Int(arguments[5]) ?? 1_000)
+        exit(0)
+    }
+    if arguments[3] == "read-cost" {
+        try measureReadCost(arguments[1])
+        exit(0)
+    }
     if arguments[3] == "read-loop" {
         readLoop(arguments[1], milliseconds: Int(arguments[4]) ?? 1_000)
         exit(0)

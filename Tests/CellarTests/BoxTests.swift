@@ -240,6 +240,11 @@ func openStore(_ dir: TestDirectory, model: Cellar.Model = standardModel, option
         #expect(try reader.box(for: Note.self).all().map(\.title) == ["kept"])
         #expect(throws: CellarError.readOnly) { try reader.box(for: Note.self).put(Note(title: "no")) }
         try writer.box(for: Note.self).put(Note(title: "second"))
+        // The read-only store's next transaction sees the writer's commits, across a compaction.
+        #expect(try reader.box(for: Note.self).all().map(\.title) == ["kept", "second"])
+        try writer.compact()
+        try writer.box(for: Note.self).put(Note(title: "third"))
+        #expect(try reader.box(for: Note.self).all().map(\.title) == ["kept", "second", "third"])
         // A code model that differs cannot be synced read-only.
         var changed = standardModel
         changed.entities[1].properties.append(ModelProperty(name: "extra", id: IdUid(id: 4, uid: 2_000_004), type: .long))

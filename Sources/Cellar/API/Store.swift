@@ -71,6 +71,7 @@ public final class Store: @unchecked Sendable {
             storageOptions.automaticCompaction = options.automaticCompaction
             storageOptions.compression = options.compression
             storageOptions.compressionThreshold = options.compressionThreshold
+            storageOptions.lockWaitTimeout = options.lockWaitTimeout
             storageOptions.deferCompactionAtOpen = true  // below, once the rewrites are set
             return try StorageEngine(directory: directoryPath, options: storageOptions)
         }

@@ -20,8 +20,16 @@ public struct StoreOptions: Sendable {
     /// latest commits but never leaves a broken store.
     public var durability: Durability
     /// Open without writing (and without the write lock). The database must exist and its model
-    /// must already match the code's.
+    /// must already match the code's. Another process may write the database meanwhile: each read
+    /// transaction starts on the newest transaction it committed, also across its compactions
+    /// (`docs/engine.md`, "Several processes"); change observers and live results are not told of
+    /// that process's commits. The model is read once, at open: after the writing process changed
+    /// it (a newer version of the app), open the store again.
     public var readOnly: Bool
+    /// How long a writable open waits while another process has the database open for writing
+    /// (trying again every few milliseconds) before it throws ``CellarError/Code/storage`` with
+    /// `StorageError.storeLocked`. Zero (the default): that error at once.
+    public var lockWaitTimeout: Duration
     /// Permissions of a newly created data file.
     public var fileMode: UInt16
     /// When the store compacts itself, in the background on a utility-QoS queue: by default once
@@ -42,7 +50,8 @@ public struct StoreOptions: Sendable {
     /// Options for opening a ``Store``; each parameter sets the property of the same name.
     public init(durability: Durability = .full, readOnly: Bool = false, fileMode: UInt16 = 0o644,
                 automaticCompaction: AutomaticCompaction? = AutomaticCompaction(),
-                compression: Compression = .none, compressionThreshold: Int = 64) {
+                compression: Compression = .none, compressionThreshold: Int = 64, lockWaitTimeout: Duration = .zero) {
+        self.lockWaitTimeout = lockWaitTimeout
         self.durability = durability
         self.readOnly = readOnly
         self.fileMode = fileMode

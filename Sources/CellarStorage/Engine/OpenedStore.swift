@@ -27,7 +27,7 @@ struct OpenedStore {
             lockDescriptor = -1
         } else {
             try Syscall.makeDirectory(directory)
-            lockDescriptor = try lock(directory + "/" + StorageEngine.lockFileName)
+            lockDescriptor = try lock(directory + "/" + StorageEngine.lockFileName, waiting: options.lockWaitTimeout)
             // What a compaction that did not finish left behind (see `compact`): only a writer
             // holding this lock builds it, and that is now us. Left in place when it cannot be
             // removed (a file of someone else's in it): it is never read, and `compact` says why
@@ -87,7 +87,9 @@ struct OpenedStore {
                     region = try file.map(length: MapGeneration.mappingLength(for: size, minimum: options.initialMapSize))
                 }
             }
-            let generation = MapGeneration(region: region, salt: header.salt)
+            // A read-only engine's mapping knows its file, to follow the writer (`LogFollower`).
+            let generation = MapGeneration(region: region, salt: header.salt,
+                                           fileIdentity: options.readOnly ? try file.identity() : nil)
             if recovered.hasTail && !options.readOnly {
                 // Overwritten with zeros (the space ahead of the log), never cut off: the file
                 // must not shrink under a process that has it mapped (a read-only open of the
@@ -104,18 +106,20 @@ struct OpenedStore {
         }
     }
 
-    /// Takes the store's write lock. A lock that is busy is tried again for a moment before
-    /// `storeLocked` is thrown: when any thread of this process forks (to run a command, say), the
-    /// child shares our descriptors until it execs, and may briefly hold a lock we just released.
-    private static func lock(_ path: String) throws -> Int32 {
+    /// Takes the store's write lock. A lock that is busy is tried again every 10 ms for `waiting`
+    /// (`StorageOptions.lockWaitTimeout`), and for at least 200 ms, before `storeLocked` is thrown:
+    /// when any thread of this process forks (to run a command, say), the child shares our
+    /// descriptors until it execs, and may briefly hold a lock we just released. Never blocks in
+    /// `flock` itself, so the wait ends at its deadline.
+    private static func lock(_ path: String, waiting: Duration) throws -> Int32 {
         let fd = try Syscall.open(path, flags: O_RDWR | O_CREAT, mode: 0o644)
-        var attempts = 0
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: max(waiting, .milliseconds(200)))
         while true {
             switch Syscall.valueOrErrno({ flock(fd, LOCK_EX | LOCK_NB) }) {
             case .success:
                 return fd
-            case .failure(let error) where error.code == EWOULDBLOCK && attempts < 20:
-                attempts += 1
+            case .failure(let error) where error.code == EWOULDBLOCK && clock.now < deadline:
                 usleep(10_000)
             case .failure(let error):
                 Syscall.close(fd)

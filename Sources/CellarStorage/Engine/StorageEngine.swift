@@ -4,8 +4,10 @@ import Dispatch
 /// A store on disk: a directory holding one append-only data file (`data.cellar`) and a lock
 /// file (`lock`). Keys and values are bytes in named B+trees.
 ///
-/// One process writes (the others get `StorageError.storeLocked`); within it one write transaction
-/// at a time, and any number of readers on any threads, each on a snapshot, never blocked.
+/// One process writes (the others get `StorageError.storeLocked`, or wait for the lock with
+/// `StorageOptions.lockWaitTimeout`); within it one write transaction at a time, and any number of
+/// readers on any threads, each on a snapshot, never blocked. Other processes may open the store
+/// read-only: each of their read transactions starts on the newest commit the writer made.
 ///
 /// ```swift
 /// let engine = try StorageEngine(directory: "/tmp/my-store")
@@ -79,6 +81,9 @@ public final class StorageEngine: @unchecked Sendable {
     /// Records what transactions change while a compaction runs; nil otherwise.
     var journal: ChangeJournal?
     private var activeWriter: ObjectIdentifier?
+    /// A read-only engine's way to the commits the writing process makes after open (and to the file
+    /// a compaction renames over the data file); nil when writable or in memory.
+    let follower: LogFollower?
     /// Compresses the values writers put; nil when the options say `.none` or the store is read-only.
     let compressor: ValueCompressor?
     /// The dictionaries writers compressed with (see `CompressionDictionaryCache`).
@@ -112,6 +117,10 @@ public final class StorageEngine: @unchecked Sendable {
         uuid = opened.header.uuid
         log = LogWriter(file: opened.file, salt: opened.header.salt, recovered: recovered, physicalSize: opened.size,
                         partialCommits: compactionCopy, options: options)
+        follower = options.readOnly && !options.inMemory
+            ? try LogFollower(directory: directory, options: options, uuid: opened.header.uuid, file: opened.file,
+                              salt: opened.header.salt)
+            : nil
         let snapshot = Snapshot(
             txnId: recovered.txnId, catalogRoot: recovered.catalogRoot, committedLength: recovered.end,
             commitOffset: recovered.commitOffset, liveBytes: recovered.liveBytes, generation: opened.generation)
@@ -125,8 +134,15 @@ public final class StorageEngine: @unchecked Sendable {
     // MARK: Transactions
 
     /// A read transaction on the newest commit. One atomic load; never blocks.
+    ///
+    /// Read-only, the engine first looks whether the writing process committed since (or a
+    /// compaction replaced the data file) and starts on the newest whole commit: one `stat` and a
+    /// look at the mapping when nothing changed (`docs/engine.md`, "Several processes"). It never
+    /// waits for the writer. Throws when a data file a compaction renamed into place cannot be
+    /// opened; the next call tries again.
     public func beginRead() throws -> ReadTransaction {
         guard !closedFlag.load(ordering: .relaxed) else { throw StorageError.closed }
+        if let follower { try follower.refresh(current) }
         return ReadTransaction(snapshot: current.load(ordering: .acquiring), codecs: codecs)
     }
 
@@ -241,8 +257,13 @@ public final class StorageEngine: @unchecked Sendable {
 
     // MARK: Information and close
 
-    /// The id of the newest commit (0 for a store without commits).
+    /// The id of the newest commit (0 for a store without commits). Read-only: the newest commit
+    /// the last `beginRead` found.
     public var lastTransactionId: UInt64 { current.load(ordering: .acquiring).txnId }
+
+    /// Compactions of the writing process a read-only engine followed to their new file since open
+    /// (for tests and diagnostics); 0 for a writable engine.
+    package var followedCompactions: Int { follower?.switches.load(ordering: .relaxed) ?? 0 }
 
     /// Bytes of the data file in use: everything up to the newest commit.
     public var fileSize: UInt64 { current.load(ordering: .acquiring).committedLength }
@@ -264,7 +285,7 @@ public final class StorageEngine: @unchecked Sendable {
             log.syncAndCheckpoint(current.load(ordering: .acquiring))
             writer.signal()
         }
-        log.file.close()
+        if let follower { follower.close() } else { log.file.close() }
         if lockDescriptor >= 0 { Syscall.close(lockDescriptor) }
     }
 }

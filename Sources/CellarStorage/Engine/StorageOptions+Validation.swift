@@ -18,6 +18,9 @@ extension StorageOptions {
         guard options.initialMapSize > 0, options.superblockInterval > 0 else {
             throw StorageError.illegalArgument("initialMapSize and superblockInterval must be positive")
         }
+        guard options.lockWaitTimeout >= .zero else {
+            throw StorageError.illegalArgument("lockWaitTimeout must not be negative, got \(options.lockWaitTimeout)")
+        }
         guard options.compressionThreshold >= 16 else {
             throw StorageError.illegalArgument("compressionThreshold must be at least 16 bytes, got \(options.compressionThreshold)")
         }

@@ -48,8 +48,14 @@ public struct StorageOptions: Sendable {
     /// When a commit returns: after its frame is synced (``Durability/full``, the default) or once it
     /// is written (``Durability/none``).
     public var durability: Durability
-    /// Open without the write lock; no writes. A missing store is an error.
+    /// Open without the write lock; no writes. A missing store is an error. Another process may
+    /// write the store meanwhile: each read transaction starts on the newest commit it made, and
+    /// a compaction that replaces the data file is followed (`docs/engine.md`, "Several processes").
     public var readOnly: Bool
+    /// How long a writable open waits for the store's write lock while another process holds it,
+    /// trying again every few milliseconds, before it throws `storeLocked`. Zero (the default):
+    /// `storeLocked` at once (after a short grace for a forked child that still shares the lock).
+    public var lockWaitTimeout: Duration
     /// Keep the store in memory only: no directory, no lock, nothing left after `close`. Every
     /// engine opened this way is a new, empty, private store. Commits skip the sync.
     public var inMemory: Bool
@@ -80,7 +86,8 @@ public struct StorageOptions: Sendable {
     /// the same name, and the defaults suit most stores.
     public init(durability: Durability = .full, readOnly: Bool = false, inMemory: Bool = false, fileMode: UInt16 = 0o644,
                 initialMapSize: Int = 64 << 20, nodeSize: Int = 4096, superblockInterval: Int = 256,
-                compression: Compression = .none, compressionThreshold: Int = 64) {
+                compression: Compression = .none, compressionThreshold: Int = 64, lockWaitTimeout: Duration = .zero) {
+        self.lockWaitTimeout = lockWaitTimeout
         self.durability = durability
         self.readOnly = readOnly
         self.inMemory = inMemory

@@ -24,6 +24,9 @@ package protocol StorageFile: AnyObject, Sendable {
     /// Maps `length` bytes read-only from offset 0. The mapping may be longer than the file;
     /// callers never touch bytes past the committed length.
     func map(length: Int) throws -> MappedRegion
+    /// Which file this is (device and inode), or nil for a file that cannot say (a test's): a
+    /// read-only engine compares it with what the data file's path leads to, to follow a compaction.
+    func identity() throws -> FileIdentity?
     func close()
 }
 
@@ -49,6 +52,9 @@ extension StorageFile {
         }
         return done
     }
+
+    /// A file without an identity: a read-only engine on it does not follow compactions.
+    package func identity() throws -> FileIdentity? { nil }
 
     /// Where the system has no way to punch holes: the caller writes zeros.
     package func punchHoleOnce(at offset: UInt64, length: UInt64) throws -> Bool { false }

@@ -137,6 +137,21 @@ enum Syscall {
         UInt64(try status(fd, path: path).st_size)
     }
 
+    /// Which file `fd` is (its device and inode): a reader compares it with `identity(ofPath:)` to
+    /// learn that a compaction renamed a new file over the data file.
+    static func identity(_ fd: Int32, path: String) throws -> FileIdentity {
+        FileIdentity(try status(fd, path: path))
+    }
+
+    /// Which file `path` leads to now, and its size (one `stat`); nil when nothing is there.
+    static func identity(ofPath path: String) -> (identity: FileIdentity, size: UInt64)? {
+        var info = stat()
+        while true {
+            if stat(path, &info) == 0 { return (FileIdentity(info), UInt64(info.st_size)) }
+            if errno() != EINTR { return nil }
+        }
+    }
+
     /// `fstat`, looping on EINTR.
     private static func status(_ fd: Int32, path: String) throws -> stat {
         var info = stat()
@@ -191,6 +206,17 @@ enum Syscall {
             let code = errno()
             if code != EEXIST { throw StorageError.io(operation: "mkdir", errno: code, path: path) }
         }
+    }
+}
+
+/// A file's device and inode: which file a path or a descriptor leads to.
+package struct FileIdentity: Equatable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+
+    init(_ info: stat) {
+        device = UInt64(truncatingIfNeeded: info.st_dev)
+        inode = UInt64(truncatingIfNeeded: info.st_ino)
     }
 }
 

@@ -15,6 +15,20 @@ struct RecoveredState {
     var partial = false
 }
 
+/// The records a reader's walk verified past the newest commit it found (`end`), not yet followed
+/// by a commit: a frame being written (see `Recovery.walk(_:base:fileSize:salt:pending:)`).
+struct PendingRecords {
+    struct Record {
+        let offset: UInt64
+        /// The record's first 8 bytes (its checksum) and next 8 (its length, kind and zeros).
+        let checksum: UInt64
+        let lengthAndKind: UInt64
+    }
+
+    var end: UInt64 = 0
+    var records: [Record] = []
+}
+
 /// Finds the newest complete commit.
 ///
 /// 1. Of the two superblock slots, the valid one with the higher sequence whose commit record
@@ -58,23 +72,7 @@ enum Recovery {
             }
         }
 
-        // Walk forward frame by frame.
-        var position = state.end
-        while let (length, kind) = LogRecord.verify(base, offset: position, available: fileSize, salt: salt) {
-            if kind == .commit {
-                let commit = CommitRecord.read(base + Int(position))
-                guard commit.txnId > state.txnId, commit.frameStart == state.end,
-                      commit.previousCommit == state.commitOffset, commit.catalogRoot < position
-                else { break }
-                state.txnId = commit.txnId
-                state.commitOffset = position
-                state.catalogRoot = commit.catalogRoot
-                state.liveBytes = commit.liveBytes
-                state.end = position + UInt64(length)
-                state.partial = commit.flags & CommitRecord.partialFlag != 0
-            }
-            position += UInt64(length)
-        }
+        let position = walk(&state, base: base, fileSize: fileSize, salt: salt)
         state.superblockSequence = newestSequence
         if !acceptsPartial && (state.partial || (header.compacted && state.commitOffset == 0)) {
             throw StorageError.fileCorrupt(
@@ -93,6 +91,76 @@ enum Recovery {
             state.hasTail = true
         }
         return state
+    }
+
+    /// Walks forward frame by frame from `state.end` (step 2 above): each record must verify, each
+    /// commit record must continue the chain from `state`, and each such commit becomes `state`.
+    /// Returns the offset of the first record that does not verify or does not continue the chain.
+    /// A read-only engine calls it too, from its newest commit on, to find the commits the writing
+    /// process made since (`LogFollower`): a frame still being written never verifies whole, so it
+    /// is never taken.
+    static func walk(_ state: inout RecoveredState, base: UnsafeRawPointer, fileSize: UInt64, salt: UInt64) -> UInt64 {
+        var position = state.end
+        while let (length, kind) = LogRecord.verify(base, offset: position, available: fileSize, salt: salt) {
+            if kind == .commit, !take(commitAt: position, length: length, base: base, into: &state) { break }
+            position += UInt64(length)
+        }
+        return position
+    }
+
+    /// `walk` for a reader that looks again and again while a frame is being written: the records
+    /// past the newest commit it verified last time (`pending`, valid for that commit's `end`) are
+    /// not hashed again while their headers (checksum, length and kind) are unchanged. A record
+    /// whose header is unchanged holds the same bytes (its checksum covers them), or is being
+    /// rewritten with the same bytes: the writer writes a record's header before its body. One
+    /// whose header changed (an aborted frame overwritten by the next) is verified again, and so
+    /// is everything after it. Leaves in `pending` the records verified past the newest commit.
+    static func walk(_ state: inout RecoveredState, base: UnsafeRawPointer, fileSize: UInt64, salt: UInt64,
+                     pending: inout PendingRecords) -> UInt64 {
+        var position = state.end
+        if pending.end == state.end {
+            var kept = 0
+            for record in pending.records {
+                guard record.offset == position, position + (record.lengthAndKind & 0xffff_ffff) <= fileSize,
+                      (base + Int(position)).loadLE(UInt64.self, at: 0) == record.checksum,
+                      (base + Int(position)).loadLE(UInt64.self, at: 8) == record.lengthAndKind else { break }
+                position += record.lengthAndKind & 0xffff_ffff
+                kept += 1
+            }
+            pending.records.removeSubrange(kept...)
+        } else {
+            pending = PendingRecords(end: state.end)
+        }
+        while let (length, kind) = LogRecord.verify(base, offset: position, available: fileSize, salt: salt) {
+            if kind == .commit {
+                guard take(commitAt: position, length: length, base: base, into: &state) else { break }
+                pending = PendingRecords(end: state.end)
+            } else {
+                pending.records.append(PendingRecords.Record(
+                    offset: position, checksum: (base + Int(position)).loadLE(UInt64.self, at: 0),
+                    lengthAndKind: (base + Int(position)).loadLE(UInt64.self, at: 8)))
+            }
+            position += UInt64(length)
+        }
+        return position
+    }
+
+    /// Takes the verified commit record at `position` as the newest commit when it continues the
+    /// chain from `state` (a higher id, its frame starting at `state.end`, the previous commit's
+    /// offset, a catalog root before it); false, leaving `state` alone, when it does not.
+    private static func take(commitAt position: UInt64, length: Int, base: UnsafeRawPointer,
+                             into state: inout RecoveredState) -> Bool {
+        let commit = CommitRecord.read(base + Int(position))
+        guard commit.txnId > state.txnId, commit.frameStart == state.end,
+              commit.previousCommit == state.commitOffset, commit.catalogRoot < position
+        else { return false }
+        state.txnId = commit.txnId
+        state.commitOffset = position
+        state.catalogRoot = commit.catalogRoot
+        state.liveBytes = commit.liveBytes
+        state.end = position + UInt64(length)
+        state.partial = commit.flags & CommitRecord.partialFlag != 0
+        return true
     }
 
     /// Whether `count` bytes at `start` are all zero.

@@ -22,9 +22,13 @@ package final class MapGeneration: @unchecked Sendable {
     /// How records are read and verified in this mapping; valid while this generation lives.
     let records: MappedRecords
     private let verifiedBytes: Int
+    /// Which file is mapped, when known: a read-only engine's check for new commits compares it
+    /// with what the data file's path leads to (`LogFollower`).
+    let fileIdentity: FileIdentity?
 
-    init(region: MappedRegion, salt: UInt64) {
+    init(region: MappedRegion, salt: UInt64, fileIdentity: FileIdentity? = nil) {
         self.region = region
+        self.fileIdentity = fileIdentity
         // One bit per 8 bytes of the mapping, in lazily zeroed anonymous memory.
         let words = (region.length / 8 + 63) / 64
         let bytes = max(words * 8, 8)

@@ -1,0 +1,156 @@
+import Atomics
+
+/// How a read-only engine follows the process that writes the store (`docs/engine.md`, "Several
+/// processes"): at the start of each read transaction it looks whether the writer committed since,
+/// and whether a compaction renamed a new data file over the one it reads.
+///
+/// The check, without a lock: one `stat` of the data file's path (which file it leads to, and its
+/// size) and a look at the 16 bytes that follow the newest known commit in the mapping. The writer
+/// keeps the space ahead of its log zeroed, so zeros there mean nothing was appended since.
+///
+/// When something was, under this follower's own mutex (never a lock the writer takes): the
+/// mapping is replaced by a larger one when the file outgrew it, and the new frames are walked
+/// forward from the newest known commit exactly as recovery walks them (`Recovery.walk`): every
+/// record must verify and every commit continue the chain, so a frame still being written (or torn
+/// by a writer that died) is never taken; the newest whole commit becomes the engine's `current`.
+/// The records of a frame not yet whole are remembered (`PendingRecords`), so that the next look
+/// hashes only what was added since.
+///
+/// When the path leads to another file than the open descriptor (a compaction renamed its copy
+/// over the data file), the new file is opened and recovered as a read-only open does, and read
+/// from then on, provided it holds the same store (same UUID) at a commit at least as new. Read
+/// transactions already open keep their snapshot of the old file: its mapping stays valid after
+/// the rename and after its descriptor is closed.
+final class LogFollower: @unchecked Sendable {
+    // Thread safety: `state` is only touched under its lock; `switches` is atomic; the rest is
+    // immutable. `current` (the engine's) is only stored to under `state`'s lock. The check
+    // without the lock trusts the size `stat` gives only when the path leads to the file of the
+    // snapshot's own mapping (`MapGeneration.fileIdentity`), so it never reads a mapping past its
+    // file's end.
+    private struct State {
+        var file: any StorageFile
+        var salt: UInt64
+        /// Which file `file` is; nil when it cannot say (a test's file): then no compaction is followed.
+        var identity: FileIdentity?
+        /// A file found at the path that holds another store: not moved to (see `refresh`).
+        var refused: FileIdentity?
+        /// What the last walk verified past the newest commit in `file` (a frame being written),
+        /// not hashed again while unchanged.
+        var pending = PendingRecords()
+        var closed = false
+    }
+
+    private let directory: String
+    private let path: String
+    private let options: StorageOptions
+    private let uuid: StoreUUID
+    private let state: Locked<State>
+    /// Compactions followed since open (for tests and diagnostics).
+    let switches = ManagedAtomic<Int>(0)
+
+    init(directory: String, options: StorageOptions, uuid: StoreUUID, file: any StorageFile, salt: UInt64) throws {
+        self.directory = directory
+        path = directory + "/" + StorageEngine.dataFileName
+        self.options = options
+        self.uuid = uuid
+        let identity = try file.identity()
+        state = Locked(State(file: file, salt: salt, identity: identity))
+    }
+
+    /// Makes `current` the newest whole commit of the store, when it changed since `current` was
+    /// taken. Throws when a compacted file the path now leads to cannot be opened (then `current`
+    /// stays as it was, and the next call tries again).
+    func refresh(_ current: ManagedAtomic<Snapshot>) throws {
+        guard let (identity, size) = Syscall.identity(ofPath: path) else { return }
+        let snapshot = current.load(ordering: .acquiring)
+        // When the path leads to the file of the newest snapshot's mapping, `size` is that file's.
+        if identity == snapshot.generation.fileIdentity, !hasBytes(after: snapshot, fileSize: size) { return }
+        try state.withLock { state in
+            guard !state.closed else { return }
+            if let mine = state.identity, identity != mine, identity != state.refused {
+                if try follow(compactedFile: identity, state: &state, current: current) { return }
+            }
+            // The size of the file read, which the path may no longer lead to (a new file refused).
+            let size = try state.file.size()
+            let snapshot = current.load(ordering: .acquiring)
+            guard hasBytes(after: snapshot, fileSize: size) || size > UInt64(snapshot.generation.region.length)
+                    || snapshot.generation.fileIdentity != state.identity else { return }
+            var generation = snapshot.generation
+            if size > UInt64(generation.region.length) || generation.fileIdentity != state.identity {
+                // Larger, or a mapping that knows its file (see the check without the lock).
+                let length = MapGeneration.mappingLength(for: size, minimum: options.initialMapSize)
+                generation = MapGeneration(region: try state.file.map(length: length), salt: state.salt,
+                                           fileIdentity: state.identity)
+            }
+            var recovered = RecoveredState(txnId: snapshot.txnId, commitOffset: snapshot.commitOffset,
+                                           catalogRoot: snapshot.catalogRoot, liveBytes: snapshot.liveBytes,
+                                           end: snapshot.committedLength)
+            _ = Recovery.walk(&recovered, base: generation.region.base, fileSize: size, salt: state.salt,
+                              pending: &state.pending)
+            // A step of a compaction's copy never reaches the data file's name; should one be found,
+            // it is no state of the store: stay.
+            if recovered.txnId > snapshot.txnId && !recovered.partial {
+                current.store(Snapshot(txnId: recovered.txnId, catalogRoot: recovered.catalogRoot,
+                                       committedLength: recovered.end, commitOffset: recovered.commitOffset,
+                                       liveBytes: recovered.liveBytes, generation: generation), ordering: .releasing)
+            } else if generation !== snapshot.generation {
+                // The larger mapping is kept for the next look.
+                current.store(Snapshot(txnId: snapshot.txnId, catalogRoot: snapshot.catalogRoot,
+                                       committedLength: snapshot.committedLength, commitOffset: snapshot.commitOffset,
+                                       liveBytes: snapshot.liveBytes, generation: generation), ordering: .releasing)
+            }
+        }
+    }
+
+    /// Whether the file (of `fileSize` bytes) has anything but zeros in the 16 bytes after the
+    /// newest commit `snapshot` knows, as far as its mapping reaches: a record header (a new
+    /// frame, whole or not). Reads the mapping only, no system call.
+    private func hasBytes(after snapshot: Snapshot, fileSize: UInt64) -> Bool {
+        let end = snapshot.committedLength
+        let header = UInt64(LogRecord.headerSize)
+        guard end + header <= min(fileSize, UInt64(snapshot.generation.region.length)) else {
+            // The mapping ends before the next header: only a larger mapping can tell.
+            return end + header <= fileSize
+        }
+        let record = snapshot.generation.region.base + Int(end)
+        return record.loadUnaligned(as: UInt64.self) != 0 || record.loadUnaligned(fromByteOffset: 8, as: UInt64.self) != 0
+    }
+
+    /// Moves to the file the data file's path leads to now (`identity`), the copy a compaction
+    /// renamed over the data file: opened and recovered as a read-only open does. Returns false,
+    /// staying on the old file, when the new one holds another store or an older commit.
+    private func follow(compactedFile identity: FileIdentity, state: inout State,
+                        current: ManagedAtomic<Snapshot>) throws -> Bool {
+        let opened = try OpenedStore.open(directory: directory, options: options, compactionCopy: false)
+        let newIdentity = try? opened.file.identity()
+        let snapshot = current.load(ordering: .acquiring)
+        guard opened.header.uuid == uuid, opened.recovered.txnId >= snapshot.txnId, let newIdentity else {
+            // Another store put in this one's place, or a file behind what was read already:
+            // never shown to readers, which stay on the file they have.
+            opened.file.close()
+            state.refused = newIdentity ?? identity
+            return false
+        }
+        let recovered = opened.recovered
+        state.file.close()  // mappings of it stay valid for the snapshots that hold them
+        state.file = opened.file
+        state.salt = opened.header.salt
+        state.identity = newIdentity
+        state.refused = nil
+        state.pending = PendingRecords()
+        switches.wrappingIncrement(ordering: .relaxed)
+        current.store(Snapshot(txnId: recovered.txnId, catalogRoot: recovered.catalogRoot,
+                               committedLength: recovered.end, commitOffset: recovered.commitOffset,
+                               liveBytes: recovered.liveBytes, generation: opened.generation), ordering: .releasing)
+        return true
+    }
+
+    /// Closes the file read now. Idempotent.
+    func close() {
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.closed = true
+            state.file.close()
+        }
+    }
+}
