@@ -101,7 +101,11 @@ enum GeoTestMath {
             let dx = b.0 - a.0, dy = b.1 - a.1
             let t = max(0, min(1, ((q.0 - a.0) * dx + (q.1 - a.1) * dy) / (dx * dx + dy * dy)))
             let ex = a.0 + t * dx - q.0, ey = a.1 + t * dy - q.1
-            if (ex * ex + ey * ey).squareRoot() < 1e-9 * (dx * dx + dy * dy).squareRoot() + 1e-14 { return nil }
+            // The library counts points within `GeoPolygon.edgeTolerance` of an edge as on it
+            // (contained): closer than twice that, the check does not call (the projection
+            // stretches distances by up to 1 + r² at r from the center).
+            let band = 2 * GeoPolygon.edgeTolerance * (1 + q.0 * q.0 + q.1 * q.1)
+            if (ex * ex + ey * ey).squareRoot() < 1e-9 * (dx * dx + dy * dy).squareRoot() + band { return nil }
             if (a.1 > q.1) != (b.1 > q.1) {
                 let x = a.0 + (q.1 - a.1) / (b.1 - a.1) * (b.0 - a.0)
                 if q.0 < x { inside.toggle() }
