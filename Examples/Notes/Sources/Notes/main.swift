@@ -70,7 +70,7 @@ for headline in headlines.prefix(2) {
 print("property constants for queries: \(Note.title), \(Note.status) (stored as \(Note.status.type))")
 
 // Live results: the open notes, kept up to date after each commit, with exactly which rows came,
-// went or changed (an app's list animates those rows; a SwiftUI view reads `live.results`).
+// went or changed (an app's list animates those rows; a SwiftUI view reads `live`, a collection).
 // Published on a queue of our own here (an app uses the main queue, the default).
 let liveQueue = DispatchQueue(label: "notes.live")
 let live = try store.liveQuery(try notes.query { Note.status == Status.open.rawValue }.build(), queue: liveQueue)
