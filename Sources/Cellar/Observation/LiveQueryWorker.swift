@@ -34,13 +34,11 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryM
     private var current: [Id] = []
     private var currentObjects = LiveObjects<E>()
     private var currentSet: Set<Id> = []
-    /// With `hashing`: the hashes of the current objects' stored records, in the same order.
+    /// With `incremental`: the hashes of the current objects' stored records, in the same order.
+    /// The hub hands an incremental query each changed record; without watched properties it
+    /// counts as modified when its hash differs (nothing is encoded), and an object is built only
+    /// when it came or changed.
     private var currentHashes: [UInt64] = []
-    /// Whether "modified" is judged by a hash of the stored record (an incremental query that
-    /// watches every property): the hub then hands the worker each changed record, an object is
-    /// built only when it came or its record's hash differs, and nothing is encoded. Else by
-    /// encoding the old and new objects (`differ`).
-    private let hashing: Bool
     /// Builds stored forms: "modified" is judged by comparing an object's stored form before
     /// and after (so an app that changes an object it was handed, without putting it, changes
     /// what the next comparison sees: treat the results as read-only).
@@ -64,7 +62,6 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryM
         entity = compiled.schema.id.id
         observed = try query.observedEntities()
         incremental = compiled.orders.isEmpty && compiled.links.isEmpty && compiled.vector == nil
-        hashing = incremental && properties == nil
         self.delivery = delivery
         hub = query.box.store.liveQueries
     }
@@ -154,12 +151,12 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryM
 
     // MARK: Passes
 
-    /// The changed records can come one by one when the results are kept in id order, judged by
-    /// hash, and the pass knows which objects of the entity changed.
     var awaitsFirstResult: Bool { !started }
 
+    /// The changed records can come one by one when the results are kept in id order and the
+    /// pass knows which objects of the entity changed.
     func takesRecords(_ pass: LivePass) -> Bool {
-        hashing && started && !rerunNext && pass.ids(of: entity) != nil
+        incremental && started && !rerunNext && pass.ids(of: entity) != nil
     }
 
     /// An update being made from the changed records: the new ids and hashes copied around the
@@ -181,7 +178,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryM
         let matches = try record.map {
             try compiled.condition?.evaluate(RecordReader($0), id: id, links: [], context: context) ?? true
         } ?? false
-        if matches, isCurrent, hash == currentHashes[at] { return }
+        if matches, isCurrent, try !changed(at: at, to: record!, hash: hash, id: id) { return }
         if !matches && !isCurrent { return }
         if merging == nil {
             merging = Merge()
@@ -259,29 +256,25 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryM
             return
         }
         if changed.isEmpty { return }
-        // Which of the changed objects match now.
-        var matching: [Id: E] = [:]
-        let (schema, condition, box) = (compiled.schema, compiled.condition, query.box)
-        for id in changed {
+        // An ordered query: whether any of the changed objects matches now.
+        var anyMatches = false
+        let (schema, condition) = (compiled.schema, compiled.condition)
+        for id in changed where !anyMatches {
             try context.withRecord(schema, id) { record in
                 guard let record else { return }
-                if try condition?.evaluate(RecordReader(record), id: id, links: [], context: context) ?? true {
-                    matching[id] = try box.object(id: id, record: record)
-                }
+                anyMatches = try condition?.evaluate(RecordReader(record), id: id, links: [], context: context) ?? true
             }
         }
         // None of the query's objects changed and none came: nothing to publish.
-        if matching.isEmpty && currentSet.isDisjoint(with: changed) { return }
-        let update = incremental ? try adoptChanges(changed.sorted(), matching, snapshot: snapshot)
-            : try adoptRun(changed: changed, snapshot: snapshot)
-        if let update { publish(update) }
+        if !anyMatches && currentSet.isDisjoint(with: changed) { return }
+        if let update = try adoptRun(changed: changed, snapshot: snapshot) { publish(update) }
     }
 
-    /// Runs the query (in the thread's read transaction): its ids and objects (with `hashing`,
-    /// also the hashes of their records, into `currentHashes`).
+    /// Runs the query (in the thread's read transaction): its ids and objects (with
+    /// `incremental`, also the hashes of their records, into `currentHashes`).
     private func rerun() throws -> ([Id], [E]) {
         lock.withLock { runs += 1 }
-        guard hashing else {
+        guard incremental else {
             let found = try query.find()
             return (found.map { query.box.binding.id(of: $0) }, found)
         }
@@ -314,58 +307,6 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryM
             : Update(objects: currentObjects, ids: ids, change: change, contentChanged: modified, snapshot: snapshot)
     }
 
-    /// Applies the changed objects `changed` (ascending) to results in id order (no order, no
-    /// links): each one left (it no longer matches or is gone), came (`matching` has it and the
-    /// results did not), or stayed (modified when its stored form differs). Each is found by
-    /// binary search; the id list is copied around them and only the chunks of objects they
-    /// touch are rebuilt.
-    private func adoptChanges(_ changed: [Id], _ matching: [Id: E], snapshot: UInt64) throws -> Update? {
-        var change = ResultsChange(deletions: [], insertions: [], modifications: [], modificationsInPrevious: [],
-                                   deletedIds: [], insertedIds: [], modifiedIds: [], isInitial: false)
-        var edits: [LiveObjects<E>.Edit] = []
-        var contentChanged = Set<Id>()
-        var nextIds: [Id] = []
-        nextIds.reserveCapacity(current.count + changed.count)
-        // `current[..<copied]` is in `nextIds` already.
-        var copied = 0
-        for id in changed {
-            let at = Self.lowerBound(of: id, in: current)
-            let isCurrent = at < current.count && current[at] == id
-            if let object = matching[id] {
-                if !isCurrent {
-                    nextIds.append(contentsOf: current[copied..<at])
-                    copied = at
-                    change.insertions.append(nextIds.count)
-                    change.insertedIds.append(id)
-                    nextIds.append(id)
-                    edits.append(.init(position: at, kind: .insert(ObjectCell(object))))
-                } else if try differ(currentObjects[at].value, object, id: id) {
-                    nextIds.append(contentsOf: current[copied..<at])
-                    copied = at + 1
-                    change.modifications.append(nextIds.count)
-                    change.modificationsInPrevious.append(at)
-                    change.modifiedIds.append(id)
-                    nextIds.append(id)
-                    edits.append(.init(position: at, kind: .replace(ObjectCell(object))))
-                    contentChanged.insert(id)
-                }
-            } else if isCurrent {
-                nextIds.append(contentsOf: current[copied..<at])
-                copied = at + 1
-                change.deletions.append(at)
-                change.deletedIds.append(id)
-                edits.append(.init(position: at, kind: .remove))
-            }
-        }
-        if edits.isEmpty { return nil }
-        nextIds.append(contentsOf: current[copied...])
-        currentSet.subtract(change.deletedIds)
-        currentSet.formUnion(change.insertedIds)
-        current = nextIds
-        currentObjects = currentObjects.applying(edits)
-        return Update(objects: currentObjects, ids: nextIds, change: change, contentChanged: contentChanged, snapshot: snapshot)
-    }
-
     /// The index of the first id in `ids` (ascending) that is not below `id`.
     private static func lowerBound(of id: Id, in ids: [Id]) -> Int {
         var (low, high) = (0, ids.count)
@@ -376,18 +317,28 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryM
         return low
     }
 
+    /// Whether the current object at `at` changed to the stored `record` (hashed `hash`): its
+    /// record's hash differs, and with watched properties, one of those values differs too.
+    private func changed(at: Int, to record: UnsafeRawBufferPointer, hash: UInt64, id: Id) throws -> Bool {
+        guard hash != currentHashes[at] else { return false }
+        guard watched != nil else { return true }
+        return try encode(currentObjects[at].value).withUnsafeBytes { try differ($0, record, id: id) }
+    }
+
     /// Whether two versions of object `id` differ in their stored form (in the watched
     /// properties only, when some are named).
     private func differ(_ old: E, _ new: E, id: Id) throws -> Bool {
         let (a, b) = (try encode(old), try encode(new))
         guard a != b else { return false }
+        return try a.withUnsafeBytes { a in try b.withUnsafeBytes { b in try differ(a, b, id: id) } }
+    }
+
+    /// Whether two different stored forms of object `id` differ in a watched property (any
+    /// difference counts when none are named).
+    private func differ(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, id: Id) throws -> Bool {
         guard let watched else { return true }
-        return try a.withUnsafeBytes { a in
-            try b.withUnsafeBytes { b in
-                let (ra, rb) = (try RecordReader(a), try RecordReader(b))
-                return try watched.contains { try ra.value(of: $0, id: id) != rb.value(of: $0, id: id) }
-            }
-        }
+        let (ra, rb) = (try RecordReader(a), try RecordReader(b))
+        return try watched.contains { try ra.value(of: $0, id: id) != rb.value(of: $0, id: id) }
     }
 
     /// The stored form of `object` (its record, as a put would write it).
