@@ -72,6 +72,7 @@ public final class Store: @unchecked Sendable {
             storageOptions.compression = options.compression
             storageOptions.compressionThreshold = options.compressionThreshold
             storageOptions.lockWaitTimeout = options.lockWaitTimeout
+            storageOptions.transactionMemoryBudget = options.transactionMemoryBudget
             storageOptions.deferCompactionAtOpen = true  // below, once the rewrites are set
             return try StorageEngine(directory: directoryPath, options: storageOptions)
         }

@@ -46,12 +46,20 @@ public struct StoreOptions: Sendable {
     public var compression: Compression
     /// Records shorter than this many bytes are never compressed (at least 16; default 64).
     public var compressionThreshold: Int
+    /// How much memory one write transaction's changes may hold (default 64 MiB). Past half of
+    /// it the transaction writes what it changed into the database file ahead of its commit (it
+    /// counts only once the transaction commits), so that putting ten million objects in one
+    /// transaction runs in this much memory. `Int.max`: hold every change in memory until the
+    /// commit. At least 64 KiB.
+    public var transactionMemoryBudget: Int
 
     /// Options for opening a ``Store``; each parameter sets the property of the same name.
     public init(durability: Durability = .full, readOnly: Bool = false, fileMode: UInt16 = 0o644,
                 automaticCompaction: AutomaticCompaction? = AutomaticCompaction(),
-                compression: Compression = .none, compressionThreshold: Int = 64, lockWaitTimeout: Duration = .zero) {
+                compression: Compression = .none, compressionThreshold: Int = 64, lockWaitTimeout: Duration = .zero,
+                transactionMemoryBudget: Int = 64 << 20) {
         self.lockWaitTimeout = lockWaitTimeout
+        self.transactionMemoryBudget = transactionMemoryBudget
         self.durability = durability
         self.readOnly = readOnly
         self.fileMode = fileMode

@@ -167,7 +167,8 @@ public final class StorageEngine: @unchecked Sendable {
             throw error
         }
         let mutator = TreeMutator(base: tip, options: options, compressor: compressor,
-                                  dictionaries: compressionDictionaries, codecs: codecs)
+                                  dictionaries: compressionDictionaries, codecs: codecs,
+                                  spillLog: options.inMemory ? nil : log)
         let txn = WriteTransaction(engine: self, mutator: mutator, journal: journal)
         activeWriter = ObjectIdentifier(txn)
         return txn
@@ -219,10 +220,14 @@ public final class StorageEngine: @unchecked Sendable {
         let base = changes.base
         // A transaction without changes makes no commit, unless an id is owed (`raiseTransactionIds`).
         guard let txnId = try log.nextTransactionId(after: base, hasChanges: changes.hasChanges) else { return nil }
+        // A transaction whose spill failed may refer to records that never reached the file.
+        if let failure = changes.spillFailure { throw failure }
         let afterSync = group?.everythingSynced ?? false
-        let (catalogRoot, liveBytes) = try changes.writeFrame(to: log.beginFrame(), salt: log.salt)
+        let spilled = changes.spillState
+        let (catalogRoot, liveBytes) = try changes.writeFrame(to: spilled == nil ? log.beginFrame() : log.openFrame, salt: log.salt)
         let snapshot = try log.appendCommit(txnId: txnId, catalogRoot: catalogRoot, liveBytes: liveBytes, base: base,
-                                            written: changes.writtenRecords, afterSync: afterSync)
+                                            written: changes.writtenRecords, afterSync: afterSync,
+                                            spilled: spilled?.generation)
         tip = snapshot
         let ticket = group?.enqueue(snapshot, file: log.file) { [current] snapshot in
             publishing(snapshot.txnId)

@@ -21,6 +21,9 @@ extension StorageOptions {
         guard options.lockWaitTimeout >= .zero else {
             throw StorageError.illegalArgument("lockWaitTimeout must not be negative, got \(options.lockWaitTimeout)")
         }
+        guard options.transactionMemoryBudget >= 64 << 10 else {
+            throw StorageError.illegalArgument("transactionMemoryBudget must be at least 64 KiB, got \(options.transactionMemoryBudget)")
+        }
         guard options.compressionThreshold >= 16 else {
             throw StorageError.illegalArgument("compressionThreshold must be at least 16 bytes, got \(options.compressionThreshold)")
         }

@@ -73,6 +73,14 @@ public struct StorageOptions: Sendable {
     public var compression: Compression
     /// Values shorter than this many bytes are never compressed (at least 16).
     public var compressionThreshold: Int
+    /// How much memory a write transaction's changes may hold (64 MiB by default). Past half of
+    /// it, the transaction writes the nodes it changed into the log ahead of its commit (a
+    /// *spill*; they become part of the store only with the commit record), so that one
+    /// transaction may write far more than memory holds: an import of ten million objects runs
+    /// in this much memory. The other half holds what the last spill wrote, which stays readable
+    /// by pointers taken before it until the next one. `Int.max`: never spill (every change is
+    /// held in memory until the commit). At least 64 KiB. Ignored in memory.
+    public var transactionMemoryBudget: Int
     /// How many values above the threshold a tree needs for compaction to train its dictionary
     /// (`Dictionaries.minimumSamples`); lowered by tests whose trees are small.
     package var dictionaryMinimumSamples = Dictionaries.minimumSamples
@@ -86,8 +94,10 @@ public struct StorageOptions: Sendable {
     /// the same name, and the defaults suit most stores.
     public init(durability: Durability = .full, readOnly: Bool = false, inMemory: Bool = false, fileMode: UInt16 = 0o644,
                 initialMapSize: Int = 64 << 20, nodeSize: Int = 4096, superblockInterval: Int = 256,
-                compression: Compression = .none, compressionThreshold: Int = 64, lockWaitTimeout: Duration = .zero) {
+                compression: Compression = .none, compressionThreshold: Int = 64, lockWaitTimeout: Duration = .zero,
+                transactionMemoryBudget: Int = 64 << 20) {
         self.lockWaitTimeout = lockWaitTimeout
+        self.transactionMemoryBudget = transactionMemoryBudget
         self.durability = durability
         self.readOnly = readOnly
         self.inMemory = inMemory

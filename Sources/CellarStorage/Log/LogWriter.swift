@@ -87,9 +87,24 @@ final class LogWriter {
     }
 
     /// Starts a frame at the log's end: the stream its node and value records are appended to.
+    /// A transaction that spills (`TreeMutator.spill`) begins it at its first spill and its commit
+    /// goes on with the same stream (`openFrame`); nothing else writes between the two, as both
+    /// hold the writer gate.
     func beginFrame() -> FrameStream {
         frame.begin(file: file, at: end)
         return frame
+    }
+
+    /// The frame `beginFrame` began, to go on with (a transaction that spilled, at its commit).
+    var openFrame: FrameStream {
+        precondition(frame.frameStart == end, "a spilled frame must start at the log's end")
+        return frame
+    }
+
+    /// A new mapping of the data file that reaches `length` bytes (room to double), for the
+    /// records a transaction spilled.
+    func map(reaching length: UInt64) throws -> MapGeneration {
+        MapGeneration(region: try file.map(length: MapGeneration.mappingLength(for: length, minimum: initialMapSize)), salt: salt)
     }
 
     /// Ends the frame `beginFrame` started with its commit record, writes what is left of it (not
@@ -98,15 +113,20 @@ final class LogWriter {
     /// records, which readers need not verify (the page cache holds what this process wrote).
     /// `afterSync`: every commit before this one is durable (in `.full` durability; see
     /// `GroupCommit.everythingSynced`), so its record may carry `CommitRecord.durableFlag`.
+    /// `spilled`: the mapping a transaction that spilled read its records through, used when the
+    /// base's does not reach the commit and it does.
     func appendCommit(txnId: UInt64, catalogRoot: UInt64, liveBytes: UInt64, base: Snapshot,
-                      written: [UInt64], afterSync: Bool) throws -> Snapshot {
+                      written: [UInt64], afterSync: Bool, spilled: MapGeneration? = nil) throws -> Snapshot {
         let commitOffset = frame.end
         let newEnd = commitOffset + UInt64(CommitRecord.length)
         // Map first: once the commit record is on disk the commit must not fail for want of a mapping.
         var generation = base.generation
         if newEnd > UInt64(generation.region.length) {
-            generation = MapGeneration(region: try file.map(length: MapGeneration.mappingLength(for: newEnd, minimum: initialMapSize)),
-                                       salt: salt)
+            if let spilled, newEnd <= UInt64(spilled.region.length) {
+                generation = spilled
+            } else {
+                generation = try map(reaching: newEnd)
+            }
         }
         let commit = CommitRecord(txnId: txnId, catalogRoot: catalogRoot, frameStart: end,
                                   previousCommit: base.commitOffset, liveBytes: liveBytes,

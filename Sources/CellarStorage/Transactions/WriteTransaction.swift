@@ -146,6 +146,7 @@ public final class WriteTransaction {
         try check(tree)
         journal?.record(tree: tree.state.name, key: key)
         try mutator.putNow(tree.state, key: key, value: value)
+        try mutator.spillIfOverBudget()
     }
 
     /// Stores `value` under `key`, replacing what was there.
@@ -158,7 +159,9 @@ public final class WriteTransaction {
     public func delete(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> Bool {
         try check(tree)
         journal?.record(tree: tree.state.name, key: key)
-        return try mutator.delete(state: tree.state, key: key)
+        let found = try mutator.delete(state: tree.state, key: key)
+        try mutator.spillIfOverBudget()
+        return found
     }
 
     /// Removes `key`; false when it was not there.
@@ -166,6 +169,16 @@ public final class WriteTransaction {
     public func delete(_ tree: Tree, key: [UInt8]) throws -> Bool {
         try key.withUnsafeBytes { try delete(tree, key: $0) }
     }
+
+    // MARK: Memory
+
+    /// How many times this transaction wrote its changes into the log ahead of its commit (see
+    /// `StorageOptions.transactionMemoryBudget`); for tests and diagnostics.
+    package var spillCount: Int { mutator.spillCount }
+
+    /// The memory this transaction's changes hold as the budget counts it, including what the
+    /// last spill wrote and keeps until the next; for tests and diagnostics.
+    package var heldChangeMemory: Int { mutator.heldMemory }
 
     // MARK: End
 

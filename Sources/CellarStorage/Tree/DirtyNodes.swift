@@ -5,9 +5,16 @@
 struct DirtyNodes {
     private let nodes = Indirect<[Unmanaged<DirtyNode>?]>([])
     private let fields = Indirect<[UnsafeMutablePointer<DirtyNode.Fields>?]>([])
+    /// How many nodes the table holds (handed out and not released): what a transaction's
+    /// memory budget counts (see `TreeMutator.spillIfOverBudget`).
+    private let live = Indirect(0)
 
     /// How many indexes were handed out (released ones included).
     var count: Int { nodes.value.count }
+
+    /// How many nodes the table holds.
+    @inline(__always)
+    var liveCount: Int { live.value }
 
     @inline(__always)
     func node(_ index: Int) -> DirtyNode { nodes.value[index]!.takeUnretainedValue() }
@@ -26,26 +33,47 @@ struct DirtyNodes {
     func append(_ node: DirtyNode) -> Int {
         nodes.value.append(.passRetained(node))
         fields.value.append(node.fields)
+        live.value &+= 1
         return nodes.value.count - 1
     }
 
     /// Forgets the node at `index` (it was replaced or merged away).
     func release(_ index: Int) {
-        nodes.value[index]?.release()
+        guard let node = nodes.value[index] else { return }
+        node.release()
         nodes.value[index] = nil
         fields.value[index] = nil
+        live.value &-= 1
     }
 
     func removeAll() {
         releaseAll()
         nodes.value = []
         fields.value = []
+        live.value = 0
+    }
+
+    /// Empties the table without releasing its nodes: they are handed to the caller, who
+    /// releases them (`release(retired:)`) once nothing can point into them any more. A spill
+    /// (`TreeMutator.spill`) keeps the nodes it wrote alive that long.
+    func takeAll() -> [Unmanaged<DirtyNode>?] {
+        let taken = nodes.value
+        nodes.value = []
+        fields.value = []
+        live.value = 0
+        return taken
+    }
+
+    /// Releases nodes `takeAll` handed out.
+    static func release(retired: [Unmanaged<DirtyNode>?]) {
+        for node in retired { node?.release() }
     }
 
     func free() {
         releaseAll()
         nodes.free()
         fields.free()
+        live.free()
     }
 
     private func releaseAll() {

@@ -30,7 +30,11 @@ extension TreeMutator {
     func applyDeferred(_ tree: TreeState) throws {
         guard tree.hasDeferred, let buffer = tree.deferred else { return }
         defer { tree.hasDeferred = !buffer.isEmpty }
-        try buffer.forEachSorted { key, value in try putNow(tree, key: key, value: value) }
+        // A spill between two puts touches none of the buffer's memory.
+        try buffer.forEachSorted { key, value in
+            try putNow(tree, key: key, value: value)
+            try spillIfOverBudget()
+        }
     }
 
     /// Applies every tree's held-back puts (before a commit).

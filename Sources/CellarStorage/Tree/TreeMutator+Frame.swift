@@ -27,7 +27,7 @@ extension TreeMutator {
 }
 
 /// Walks dirty nodes bottom-up, writing each as a node record and remembering where it went.
-private struct FrameWriter {
+struct FrameWriter {
     let mutator: TreeMutator
     let frame: FrameStream
     let salt: UInt64

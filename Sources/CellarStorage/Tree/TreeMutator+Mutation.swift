@@ -29,15 +29,15 @@ extension TreeMutator {
         if ref & dirtyTag != 0 {
             dirty.release(Int(ref & ~dirtyTag))
         } else {
-            tree.bytesDelta -= Int64(baseRecords.recordLength(at: ref))
+            tree.bytesDelta -= Int64(writtenRecordLength(ref))
         }
     }
 
     /// The dirty version of the node at `ref`, copying it first when it is committed.
     private func makeDirty(_ ref: UInt64, of tree: TreeState) throws -> UInt64 {
         if ref & dirtyTag != 0 { return ref }
-        let view = try baseRecords.node(at: ref, below: limit, limit: base.committedLength)
-        tree.bytesDelta -= Int64(baseRecords.recordLength(at: ref))
+        let view = try node(ref, below: limit)
+        tree.bytesDelta -= Int64(writtenRecordLength(ref))
         return register(DirtyNode(copying: view, capacity: dirtyCapacity))
     }
 
@@ -45,7 +45,9 @@ extension TreeMutator {
     private func releaseValue(of leaf: NodeView, at index: Int, tree: TreeState) {
         if case .outOfLine(let ref, let length, _) = leaf.value(index) {
             if ref & dirtyTag != 0 {
-                pending.value[Int(ref & ~dirtyTag)] = nil
+                let index = Int(ref & ~dirtyTag)
+                if let value = pending.value[index] { pendingBytes.value &-= value.bytes.count }
+                pending.value[index] = nil
             } else {
                 tree.bytesDelta -= Int64(LogRecord.paddedLength(body: length))
             }
@@ -132,6 +134,7 @@ extension TreeMutator {
             node.insertLeaf(at: index, key: key, value: value, flags: flags)
         } else {
             pending.value.append(PendingValue(copying: value))
+            pendingBytes.value &+= value.count
             node.insertLeaf(at: index, key: key, outOfLine: UInt64(pending.value.count - 1) | dirtyTag, length: value.count, flags: flags)
         }
     }

@@ -8,6 +8,8 @@
 /// - `TreeMutator+Compression.swift`: which values are stored compressed, and with which dictionary.
 /// - `TreeMutator+DeferredPuts.swift`: held-back puts, applied in key order.
 /// - `TreeMutator+Frame.swift`: the frame a commit writes (`StorageEngine.commit` calls it).
+/// - `TreeMutator+Spill.swift`: past its memory budget, a transaction writes its finished nodes
+///   into the log ahead of its commit record.
 ///
 /// It knows nothing of the engine: what it needs (the options, the compressor, the dictionary
 /// cache, the decoding contexts) is handed to it. Not thread-safe, like its transaction.
@@ -17,6 +19,24 @@ final class TreeMutator: NodeSource {
     /// The records of the base snapshot's map (kept alive by `base`), held as a struct: reading a
     /// committed node then costs no reference counting.
     let baseRecords: MappedRecords
+    /// The base snapshot's committed length: a reference at or past it is to a record this
+    /// transaction spilled (see `TreeMutator+Spill.swift`).
+    let baseLength: UInt64
+    /// What a node of a dirty parent is bounded by (`NodeSource.limit`): the base commit's
+    /// offset, then the end of what this transaction spilled.
+    let readLimit: Indirect<UInt64>
+    /// Where a spill writes (the log's frame stream and the file's mappings); nil: this
+    /// transaction never spills (an in-memory store, or an unlimited budget).
+    let spillLog: LogWriter?
+    /// The memory estimate (see `dirtyMemory`) from which a change spills. Half the budget: the
+    /// nodes a spill wrote stay allocated until the next spill (see `SpillState.retired`).
+    let spillThreshold: Int
+    /// What this transaction spilled so far; nil until its first spill.
+    var spillState: SpillState?
+    /// Why a spill failed: the transaction can no longer commit.
+    var spillFailure: (any Error)?
+    /// Bytes of the out-of-line values in `pending`.
+    let pendingBytes = Indirect(0)
     let nodeSize: Int
     /// Values at most this long are stored inside their leaf; longer ones in a record of their own.
     let inlineLimit: Int
@@ -49,9 +69,14 @@ final class TreeMutator: NodeSource {
     var mutationCount: Int { mutations.value }
 
     init(base: Snapshot, options: StorageOptions, compressor: ValueCompressor?, dictionaries: CompressionDictionaryCache,
-         codecs: ValueCodecs) {
+         codecs: ValueCodecs, spillLog: LogWriter? = nil) {
         self.base = base
         self.baseRecords = base.generation.records
+        self.baseLength = base.committedLength
+        self.readLimit = Indirect(base.commitOffset)
+        let spills = spillLog != nil && options.transactionMemoryBudget < Int.max
+        self.spillLog = spills ? spillLog : nil
+        self.spillThreshold = spills ? options.transactionMemoryBudget / 2 : Int.max
         self.nodeSize = options.nodeSize
         self.inlineLimit = options.nodeSize / 4
         self.compressor = compressor
@@ -63,15 +88,21 @@ final class TreeMutator: NodeSource {
     }
 
     deinit {
+        spillState?.releaseRetired()
         mutations.free()
         dirty.free()
         pending.free()
+        pendingBytes.free()
+        readLimit.free()
     }
 
     /// Forgets every change (the transaction ended: committed or aborted).
     func reset() {
         dirty.removeAll()
         pending.value = []
+        pendingBytes.value = 0
+        spillState?.releaseRetired()
+        spillState = nil
         trees = [:]
         droppedTrees = []
     }
@@ -80,18 +111,26 @@ final class TreeMutator: NodeSource {
 
     // MARK: NodeSource
 
-    var limit: UInt64 { base.commitOffset }
+    var limit: UInt64 { readLimit.value }
     var isMutable: Bool { true }
 
     @inline(__always)
     func node(_ ref: UInt64, below: UInt64) throws -> NodeView {
         if ref & dirtyTag != 0 { return dirtyView(ref) }
-        return try baseRecords.node(at: ref, below: below, limit: base.committedLength)
+        if ref >= baseLength { return try spilledNode(ref, below: below) }
+        return try baseRecords.node(at: ref, below: below, limit: baseLength)
     }
 
     func outOfLineValue(_ ref: UInt64, length: Int, below: UInt64) throws -> UnsafeRawBufferPointer {
         if ref & dirtyTag != 0 { return pending.value[Int(ref & ~dirtyTag)]!.bytes }
-        return try baseRecords.value(at: ref, length: length, below: below, limit: base.committedLength)
+        if ref >= baseLength { return try spilledValue(ref, length: length, below: below) }
+        return try baseRecords.value(at: ref, length: length, below: below, limit: baseLength)
+    }
+
+    /// The length of the written record at `ref` (committed, or spilled by this transaction).
+    func writtenRecordLength(_ ref: UInt64) -> Int {
+        if ref >= baseLength, let spillState { return spillState.records.recordLength(at: ref) }
+        return baseRecords.recordLength(at: ref)
     }
 
     var catalogRootRef: UInt64 { catalog.root }

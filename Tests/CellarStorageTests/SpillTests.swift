@@ -1,0 +1,271 @@
+@testable import CellarStorage
+import CellarTestSupport
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Testing
+
+/// Write transactions larger than their memory budget (`StorageOptions.transactionMemoryBudget`):
+/// they write their changes into the log ahead of the commit record (spill) and go on from there.
+/// Each must read its own changes, commit exactly them or (aborted, failed, killed) nothing, keep
+/// the live-bytes count exact, and stay within its budget.
+@Suite("Transactions that spill")
+struct SpillTests {
+    /// Applies `operations` one by one to `txn` and to `model`, checking now and then that what
+    /// the transaction reads (gets, and a cursor over a whole tree) is the model.
+    static func applyChecking(_ operations: [Operation], to txn: WriteTransaction, model: inout Model,
+                              rng: inout SplitMix64, context: String) throws {
+        for (i, operation) in operations.enumerated() {
+            try apply([operation], to: txn)
+            model.apply([operation])
+            if i % 50 == 49 {
+                let name = "s\(rng.next() % 3)"
+                for _ in 0..<8 {
+                    let key = bigEndianKey(rng.next() % 4_000)
+                    let got = try txn.tree(name, create: false).flatMap { try txn.get($0, key: key) }
+                    #expect(got == model.trees[name]?[key], "\(context): op \(i): get \(name)/\(key)")
+                }
+            }
+            if i % 400 == 399 {
+                let name = "s\(rng.next() % 3)"
+                var entries: [[UInt8]: [UInt8]] = [:]
+                if let tree = try txn.tree(name, create: false) {
+                    try txn.cursor(tree).scan { key, value in
+                        entries[Array(key)] = Array(value)
+                        return true
+                    }
+                    #expect(try txn.count(tree) == entries.count, "\(context): op \(i): count of \(name)")
+                }
+                #expect(entries == (model.trees[name] ?? [:]), "\(context): op \(i): cursor over \(name) differs from the model")
+            }
+        }
+    }
+
+    /// The bytes of every record reachable from the newest commit: what its live-bytes count must say.
+    static func reachableBytes(_ engine: StorageEngine) throws -> UInt64 {
+        let txn = try engine.beginRead()
+        let records = txn.snapshot.generation.records
+        var total: UInt64 = 0
+        func walk(_ ref: UInt64, below: UInt64, isCatalog: Bool) throws {
+            guard ref != 0 else { return }
+            let node = try txn.node(ref, below: below)
+            total += UInt64(records.recordLength(at: ref))
+            for i in 0..<node.count {
+                if !node.isLeaf {
+                    try walk(node.child(i), below: ref, isCatalog: isCatalog)
+                    continue
+                }
+                switch node.value(i) {
+                case .outOfLine(_, let length, _):
+                    total += UInt64(LogRecord.paddedLength(body: length))
+                case .inline(let bytes, _):
+                    if isCatalog {
+                        let name = String(decoding: node.keyBuffer(i), as: UTF8.self)
+                        let entry = try CatalogEntry.decode(bytes, name: name, at: ref)
+                        try walk(entry.root, below: txn.limit, isCatalog: false)
+                    }
+                }
+            }
+        }
+        try walk(txn.snapshot.catalogRoot, below: txn.limit, isCatalog: true)
+        return total
+    }
+
+    @Test("transactions several times their budget read their own changes and commit exactly them; aborted ones leave nothing")
+    func spillingTransactionsMatchTheModel() throws {
+        let seed = SplitMix64.testSeed()
+        var rng = SplitMix64(seed: seed)
+        let directory = TestDirectory("spill-model")
+        defer { directory.remove() }
+        let engine = try StorageEngine(directory: directory.path, options: SpillWorkload.options())
+        var committed = Model()
+        var spills: [Int] = []
+        for k in 1...12 {
+            let context = "transaction \(k) (seed \(seed))"
+            let txn = try engine.beginWrite()
+            var model = committed
+            try Self.applyChecking(SpillWorkload.transaction(k, seed: seed), to: txn, model: &model, rng: &rng, context: context)
+            spills.append(txn.spillCount)
+            let lengthBefore = engine.fileSize
+            if k % 4 == 3 {
+                txn.abort()
+                #expect(engine.fileSize == lengthBefore, "\(context): an aborted transaction commits nothing")
+            } else {
+                try txn.commit()
+                committed = model
+            }
+            let content = try engine.read { try Model(reading: $0) }
+            #expect(content == committed, "\(context): \(content.difference(from: committed) ?? "")")
+            #expect(try Self.reachableBytes(engine) == engine.liveBytes, "\(context): live bytes")
+        }
+        #expect(spills.allSatisfy { $0 >= 2 }, "every transaction should spill several times: \(spills)")
+        engine.close()
+
+        // After a reopen (which finds the aborted frames' records past the newest commit and
+        // overwrites them with zeros), and after a compaction.
+        let reopened = try StorageEngine(directory: directory.path, options: SpillWorkload.options())
+        #expect(try reopened.read { try Model(reading: $0) } == committed)
+        #expect(try Self.reachableBytes(reopened) == reopened.liveBytes)
+        try reopened.write { txn in try apply(SpillWorkload.transaction(13, seed: seed, count: 100), to: txn) }
+        committed.apply(SpillWorkload.transaction(13, seed: seed, count: 100))
+        _ = try reopened.compact()
+        #expect(try reopened.read { try Model(reading: $0) } == committed)
+        reopened.close()
+        let readOnly = try StorageEngine(directory: directory.path, options: StorageOptions(readOnly: true))
+        #expect(try readOnly.read { try Model(reading: $0) } == committed)
+        readOnly.close()
+    }
+
+    @Test("a transaction's changes hold at most its budget in memory, however many it makes")
+    func memoryStaysWithinTheBudget() throws {
+        let directory = TestDirectory("spill-memory")
+        defer { directory.remove() }
+        let budget = 256 << 10
+        let engine = try StorageEngine(directory: directory.path, options: StorageOptions(durability: .none, transactionMemoryBudget: budget))
+        defer { engine.close() }
+        let count = 60_000
+        var peak = 0
+        var spills = 0
+        try engine.write { txn in
+            let tree = try txn.tree("bulk")!
+            let index = try txn.tree("index")!
+            for i in 0..<count {
+                try txn.put(tree, key: bigEndianKey(UInt64(i)), value: [UInt8](repeating: UInt8(i % 251), count: 100 + i % 300))
+                // An index's keys, in another order: held back and applied in batches.
+                try txn.putDeferred(index, key: bigEndianKey(UInt64(i % 100)) + bigEndianKey(UInt64(i)), value: [])
+                peak = max(peak, txn.heldChangeMemory)
+            }
+            spills = txn.spillCount
+        }
+        // One change past the threshold (a split: a few nodes) before the spill that follows it.
+        let slack = 8 * (4096 + 4096 / 4 + 64 + 128)
+        #expect(peak <= budget + slack, "peak \(peak) bytes held, budget \(budget)")
+        #expect(spills >= 20, "\(spills) spills")
+        try engine.read { txn in
+            let bulk = try txn.tree("bulk")!
+            let index = try txn.tree("index")!
+            #expect(try txn.count(bulk) == count)
+            #expect(try txn.count(index) == count)
+            for i in stride(from: 0, to: count, by: 997) {
+                #expect(try txn.get(bulk, key: bigEndianKey(UInt64(i))) == [UInt8](repeating: UInt8(i % 251), count: 100 + i % 300))
+            }
+        }
+        #expect(try Self.reachableBytes(engine) == engine.liveBytes)
+
+        // The same without a budget holds everything: the measure above measures something.
+        var unbounded = 0
+        let other = TestDirectory("spill-memory-unbounded")
+        defer { other.remove() }
+        let plain = try StorageEngine(directory: other.path, options: StorageOptions(durability: .none, transactionMemoryBudget: Int.max))
+        defer { plain.close() }
+        try plain.write { txn in
+            let tree = try txn.tree("bulk")!
+            for i in 0..<count { try txn.put(tree, key: bigEndianKey(UInt64(i)), value: [UInt8](repeating: 1, count: 100 + i % 300)) }
+            unbounded = txn.heldChangeMemory
+            #expect(txn.spillCount == 0)
+        }
+        #expect(unbounded > 8 * budget, "without a budget: \(unbounded) bytes held")
+    }
+
+    @Test("bytes a get returned stay valid through the spill that the next change makes")
+    func borrowedBytesSurviveASpill() throws {
+        let directory = TestDirectory("spill-borrowed")
+        defer { directory.remove() }
+        let engine = try StorageEngine(directory: directory.path, options: SpillWorkload.options(durability: .none))
+        defer { engine.close() }
+        try engine.write { txn in
+            let tree = try txn.tree("t")!
+            let other = try txn.tree("u")!
+            var i: UInt64 = 0
+            try txn.put(tree, key: [0], value: Array("kept".utf8))
+            while txn.spillCount < 3 {
+                // Borrowed from a dirty leaf, then a change (maybe a spill) in another tree.
+                let borrowed = try [UInt8(0)].withUnsafeBytes { try txn.get(tree, key: $0)! }
+                try txn.put(other, key: bigEndianKey(i), value: [UInt8](repeating: 7, count: 60))
+                #expect(Array(borrowed) == Array("kept".utf8))
+                try txn.put(tree, key: [0], value: Array("kept".utf8))
+                i += 1
+            }
+        }
+    }
+
+    @Test("a budget below 64 KiB is refused")
+    func tooSmallABudget() {
+        #expect(throws: StorageError.self) {
+            try StorageEngine(directory: "unused", options: StorageOptions(inMemory: true, transactionMemoryBudget: 1_000))
+        }
+    }
+
+    @Test("a write that fails during a spill fails the transaction; the store keeps every commit before it and goes on")
+    func failingWritesDuringSpills() throws {
+        let seed: UInt64 = 5
+        let commits = 4
+        let n = try FaultInjectionTests.forEveryN("spill-failwrite") { n, directory, path, box in
+            var sequence: [[Operation]] = []
+            var acknowledged = 0
+            var failedWhileWriting = false
+            do {
+                var options = SpillWorkload.options()
+                options.openFile = { _, _, _ in try box.make(path: path, fault: .failWrite(number: n, errno: EIO)) }
+                let engine = try StorageEngine(directory: directory.path, options: options)
+                for k in 1...commits {
+                    let operations = SpillWorkload.transaction(k, seed: seed, count: 600)
+                    let txn = try engine.beginWrite()
+                    do {
+                        try apply(operations, to: txn)
+                    } catch StorageError.io {
+                        // The spill's write failed: the transaction cannot commit any more.
+                        failedWhileWriting = true
+                        #expect(throws: StorageError.self) { try txn.commit() }
+                        continue
+                    }
+                    do {
+                        try txn.commit()
+                        sequence.append(operations)
+                        acknowledged += 1
+                    } catch StorageError.io {}
+                }
+                engine.close()
+            } catch StorageError.io {
+                // The fault hit creation.
+            }
+            try FaultInjectionTests.checkReopened(directory, sequence: sequence, acknowledged: acknowledged, context: "spill N=\(n)")
+            _ = failedWhileWriting
+            return (box.file?.counts.writes ?? 0) >= n
+        }
+        #expect(n > 8, "the spilling transactions should make several writes each")
+    }
+
+    @Test("power loss at any sync during spilling transactions keeps every acknowledged commit and no partial one",
+          arguments: FaultInjectingFile.CrashMode.allCases)
+    func crashAtSyncDuringSpills(mode: FaultInjectingFile.CrashMode) throws {
+        let n = try FaultInjectionTests.forEveryN("spill-crash") { n, directory, path, box in
+            var sequence: [[Operation]] = []
+            var acknowledged = 0
+            var options = SpillWorkload.options()
+            options.openFile = { _, _, _ in try box.make(path: path, fault: .crashAtSync(number: n), mode: mode, seed: UInt64(n)) }
+            do {
+                let engine = try StorageEngine(directory: directory.path, options: options)
+                defer { engine.close() }
+                for k in 1...4 {
+                    let operations = SpillWorkload.transaction(k, seed: 9, count: 600)
+                    sequence.append(operations)
+                    try engine.write { txn in try apply(operations, to: txn) }
+                    acknowledged += 1
+                }
+            } catch is FaultInjectingFile.Crashed {
+            } catch StorageError.commitsRefused {
+            }
+            guard let image = box.file?.crashImage else { return false }  // N is past the last sync
+            let after = TestDirectory("spill-crash-after")
+            defer { after.remove() }
+            TestDirectory.write(image, to: after.sub(StorageEngine.dataFileName))
+            try FaultInjectionTests.checkReopened(after, sequence: sequence, acknowledged: acknowledged,
+                                                  context: "crash at sync \(n), \(mode)")
+            return true
+        }
+        #expect(n > 4)
+    }
+}
