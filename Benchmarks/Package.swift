@@ -13,6 +13,7 @@
 //   swift run -c release --package-path Benchmarks vector-bench --n 100000 --runs 1
 //   swift run -c release --package-path Benchmarks live-bench --n 100000 --commits 10000 --runs 3
 //   swift run -c release --package-path Benchmarks commit-bench --n 4000 --runs 3
+//   swift run -c release --package-path Benchmarks bulk-bench --n 10000000
 //   swift package --package-path Benchmarks benchmark --target EngineMicro
 //   swift package --package-path Benchmarks benchmark --target ObjectMicro
 import PackageDescription
@@ -195,6 +196,17 @@ let package = Package(
         // live queries attached, unordered (updated incrementally) against ordered (run again).
         .executableTarget(
             name: "live-bench",
+            dependencies: [
+                "BenchSupport",
+                "BenchNote",
+                .product(name: "Cellar", package: root),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // N objects in one write transaction, within the transaction memory budget or without one:
+        // the rate and the peak memory the transaction adds.
+        .executableTarget(
+            name: "bulk-bench",
             dependencies: [
                 "BenchSupport",
                 "BenchNote",

@@ -1,7 +1,7 @@
 // The child of the kill -9 test: commits a deterministic sequence of transactions into a store and
 // reports each acknowledged commit on standard output, until it is killed.
 //
-//   CellarCrashChild <directory> <seed> <full|none|compact> [max-commits]
+//   CellarCrashChild <directory> <seed> <full|none|compact|spill> [max-commits]
 //   CellarCrashChild <directory> 0 read-loop <milliseconds>
 //   CellarCrashChild <directory> <run> threads <thread-count>
 //
@@ -13,6 +13,9 @@
 // the open store over and over (`StorageEngine.compact()`), announcing each compaction with a
 // `compacting` line and its end with `compacted`, followed by `dictionaries` when the store then
 // has trained dictionaries.
+//
+// `spill`: transaction k is `SpillWorkload.transaction(k, seed)` with `SpillWorkload.options()`:
+// each one writes its changes into the log ahead of its commit several times.
 //
 // `publish` and `verify` (Follow.swift): the writer and the readers of the multi-process test.
 //
@@ -151,13 +154,17 @@ do {
         try commitAndCompact(arguments[1])
         exit(0)
     }
+    // `spill`: the transactions of `SpillWorkload`, each several times its memory budget, so that
+    // kills land while a transaction writes its changes ahead of its commit.
+    let spills = arguments[3] == "spill"
     let engine = try StorageEngine(directory: arguments[1],
-                                   options: StorageOptions(durability: durability, initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 7))
+                                   options: spills ? SpillWorkload.options()
+                                       : StorageOptions(durability: durability, initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 7))
     var k = Int(engine.lastTransactionId)
     while k < maxCommits {
         k += 1
         try engine.write { txn in
-            try CrashWorkload.apply(CrashWorkload.transaction(k, seed: seed), to: txn)
+            try apply(spills ? SpillWorkload.transaction(k, seed: seed) : CrashWorkload.transaction(k, seed: seed), to: txn)
         }
         // Acknowledged: the commit returned.
         print("ack \(k)")

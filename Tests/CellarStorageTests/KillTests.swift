@@ -91,6 +91,35 @@ struct KillTests {
         print("kill -9 (\(durability)): \(kills) kills, \(modelAt) commits, \(killedWhileCommitting) reopened past the last acknowledgement")
     }
 
+    @Test("30 kills of a process whose transactions spill (write their changes ahead of the commit) lose no acknowledged commit and leave no partial one")
+    func killNineDuringSpills() throws {
+        let seed = SplitMix64.testSeed()
+        var rng = SplitMix64(seed: seed)
+        let directory = TestDirectory("kill-spill")
+        defer { directory.remove() }
+        var model = Model()
+        var modelAt = 0
+        var acknowledged = 0
+        var killedWhileCommitting = 0
+        for round in 0..<30 {
+            _ = try Self.runAndKill([directory.path, String(seed), "spill"], rng: &rng, acknowledged: &acknowledged)
+            let engine = try StorageEngine(directory: directory.path, options: SpillWorkload.options())
+            let t = Int(engine.lastTransactionId)
+            #expect(t >= acknowledged, "round \(round): reopened at commit \(t) but \(acknowledged) were acknowledged (seed \(seed))")
+            if t > acknowledged { killedWhileCommitting += 1 }
+            while modelAt < t {
+                modelAt += 1
+                model.apply(SpillWorkload.transaction(modelAt, seed: seed))
+            }
+            let content = try engine.read { try Model(reading: $0) }
+            #expect(content == model, "round \(round): content at commit \(t) differs: \(content.difference(from: model) ?? "") (seed \(seed))")
+            engine.close()
+            acknowledged = t
+        }
+        #expect(modelAt >= 10, "the children committed too little to test anything: \(modelAt) commits in 30 rounds")
+        print("kill -9 (spill): 30 kills, \(modelAt) commits, \(killedWhileCommitting) reopened past the last acknowledgement")
+    }
+
     @Test("30 kills of a process that commits while another thread compacts lose no acknowledged commit, whenever in the compaction they land")
     func killNineDuringCompaction() throws {
         let seed = SplitMix64.testSeed()

@@ -256,3 +256,22 @@ private actor NoteKeeper {
         #expect(store.observers.isEmpty)
     }
 }
+
+/// The log of what a transaction changed stays bounded however large the transaction.
+@Suite struct ChangeLogTests {
+    @Test("past its limit of objects per entity, the log marks the entity whole and forgets its ids")
+    func aHugeTransactionMarksTheEntityWhole() {
+        let log = ChangeLog()
+        for id in 1...Id(ChangeLog.maximumIdsPerEntity) { log.note(7, id) }
+        log.note(8, 1)
+        #expect(log.committed.ids(of: 7)?.count == ChangeLog.maximumIdsPerEntity, "at the limit, still object by object")
+        log.note(7, 1)
+        #expect(log.committed.ids(of: 7)?.count == ChangeLog.maximumIdsPerEntity, "an object noted twice counts once")
+        log.note(7, Id(ChangeLog.maximumIdsPerEntity) + 1)
+        #expect(log.committed.ids(of: 7) == nil, "one more: the whole entity")
+        #expect(log.ids[7] == nil, "its ids are dropped")
+        log.note(7, 5)
+        #expect(log.ids[7] == nil, "and not recorded again")
+        #expect(log.committed.ids(of: 8) == [1], "other entities are not affected")
+    }
+}

@@ -4,9 +4,14 @@
 ///
 /// What is recorded: every object put (inserted or replaced) and every object removed. What is
 /// not: a change to an object's relations alone (the link trees), and `removeAll`, which marks
-/// its whole entity instead.
+/// its whole entity instead. Past `maximumIdsPerEntity` objects of one entity in one transaction
+/// (an import), the entity is marked whole too: the log's memory stays bounded however large the
+/// transaction, and its observers learn that anything of the entity may have changed.
 @usableFromInline
 final class ChangeLog {
+    /// How many objects of one entity a transaction's log names before it marks the entity whole.
+    static let maximumIdsPerEntity = 100_000
+
     /// Per entity id, the objects put or removed.
     private(set) var ids: [UInt32: Set<Id>] = [:]
     /// Entities whose changes were not recorded object by object.
@@ -14,9 +19,15 @@ final class ChangeLog {
 
     init() {}
 
-    /// Records that object `id` of entity `entity` was put or removed.
+    /// Records that object `id` of entity `entity` was put or removed (nothing when the entity is
+    /// marked whole).
     func note(_ entity: UInt32, _ id: Id) {
-        ids[entity, default: []].insert(id)
+        if !whole.isEmpty, whole.contains(entity) { return }
+        guard ids[entity, default: []].insert(id).inserted else { return }
+        if ids[entity]!.count > Self.maximumIdsPerEntity {
+            ids[entity] = nil
+            whole.insert(entity)
+        }
     }
 
     /// Records that object `id` of `schema` was put or removed.
@@ -28,6 +39,7 @@ final class ChangeLog {
     /// Records that entity `entity` changed in a way not recorded per object.
     func noteWhole(_ entity: UInt32) {
         whole.insert(entity)
+        ids[entity] = nil
     }
 
     /// What was recorded, for the observers.

@@ -23,4 +23,17 @@ package final class MappedRegion: @unchecked Sendable {
     deinit {
         munmap(UnsafeMutableRawPointer(mutating: base), length)
     }
+
+    /// Tells the system that the pages of `range` (file offsets) will not be needed soon: they
+    /// leave this process's resident set (on Linux at once; the page cache keeps the data, and a
+    /// later read maps them again). For a range only its owner reads: a write transaction's
+    /// spilled records, which it reads back a few of, and whose pages would otherwise add up in
+    /// its resident size. Nothing happens when the system declines.
+    package func dropResidentPages(_ range: Range<UInt64>) {
+        let page = UInt64(sysconf(Int32(_SC_PAGESIZE)))
+        let start = range.lowerBound / page * page
+        let end = min(range.upperBound, UInt64(length))
+        guard page > 0, start < end else { return }
+        _ = madvise(UnsafeMutableRawPointer(mutating: base + Int(start)), Int(end - start), MADV_DONTNEED)
+    }
 }

@@ -96,6 +96,9 @@ extension TreeMutator {
             }
             state.end = end
             readLimit.value = end
+            // What the transaction read back of earlier spills (the paths it changed again)
+            // leaves its resident set: over ten million objects that adds up to tens of MiB.
+            state.generation.region.dropResidentPages(state.frame.frameStart..<end)
             for tree in trees.values { tree.finger.pointee.forget() }
             catalog.finger.pointee.forget()
             // What the previous spill wrote is released now; what this one wrote, at the next.

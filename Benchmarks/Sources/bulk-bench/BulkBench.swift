@@ -1,0 +1,154 @@
+// bulk-bench: N objects put in ONE write transaction, and the memory that takes.
+//
+//   swift run -c release --package-path Benchmarks bulk-bench --n 10000000 [--runs 1]
+//       [--modes budget,unbounded] [--budget-mib 64] [--format tsv] [--dir PARENT]
+//
+// The objects are the CRUD workload's notes (BenchNote, `author` indexed), built once before the
+// runs ("prebuilt"). Per run and mode, a fresh store on disk with the default options but the
+// mode's transaction memory budget:
+//   budget      `StoreOptions.transactionMemoryBudget` = --budget-mib (default 64 MiB, the
+//               default): the transaction spills its changes into the file ahead of its commit
+//   unbounded   `transactionMemoryBudget = Int.max`: every change held in memory until the commit
+//               (what every transaction did before budgets)
+// The put is `box.put(notes)` (one transaction, ids returned: an array of N ids is part of what it
+// holds). Before it, freed heap is handed back to the system (`malloc_trim`), the process's RSS
+// is read (VmRSS: the prebuilt objects and the open store) and its high-water mark reset
+// (`/proc/self/clear_refs` 5); after the commit, the high-water mark (VmHWM) minus that RSS is
+// what the transaction added at its peak.
+// Figures per mode (medians over the runs): objects per second of the put (commit included), the
+// peak RSS it added, the data file's size.
+// Checks (a failed one exits 1): the ids are 1...N; `box.count()` is N; the query `author == 42`
+// finds the ids ≡ 42 (mod 100), in order; 1,000 objects spread over the ids read back equal.
+// Output: a human table, or with --format tsv lines `label mode n value 0` for objects_per_s,
+// peak_rss_added_bytes and file_bytes.
+import BenchNote
+import BenchSupport
+import Cellar
+import Foundation
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+struct Options: BenchOptions {
+    var common = CommonOptions()
+    var modes = ["budget", "unbounded"]
+    var budgetMiB = 64
+
+    init() {}
+
+    static let usage = "usage: bulk-bench [--n N] [--runs R] [--modes budget,unbounded] [--budget-mib M] [--format human|tsv] [--dir PARENT]"
+
+    mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
+        switch arg {
+        case "--modes": modes = try arguments.list(arg, of: ["budget", "unbounded"])
+        case "--budget-mib": budgetMiB = try arguments.integer(arg, atLeast: 1, else: "--budget-mib must be a positive integer")
+        default: return false
+        }
+        return true
+    }
+}
+
+/// A line of /proc/self/status in bytes (VmRSS, VmHWM); 0 where there is none.
+func statusBytes(_ field: String) -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
+        return (Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0) * 1024
+    }
+    return 0
+}
+
+#if canImport(Glibc)
+/// glibc's `malloc_trim`, which its module map does not export: hands freed heap back to the system.
+@_silgen_name("malloc_trim")
+func mallocTrim(_ pad: Int) -> Int32
+#endif
+
+/// Resets VmHWM to the current RSS.
+func resetPeak() {
+    let fd = open("/proc/self/clear_refs", O_WRONLY)
+    guard fd >= 0 else { return }
+    _ = "5".withCString { write(fd, $0, 1) }
+    close(fd)
+}
+
+struct RunResult {
+    var seconds = 0.0
+    var peakAdded = 0
+    var fileBytes = 0
+}
+
+func check(_ what: String, _ ok: Bool) throws {
+    if !ok { throw BenchError("check failed: \(what)") }
+}
+
+func runOnce(_ notes: [Note], mode: String, budget: Int, parent: String) throws -> RunResult {
+    let n = notes.count
+    let folder = try makeTemporaryFolder(in: parent, prefix: "bulk-bench")
+    defer { removeTree(folder) }
+    let options = StoreOptions(transactionMemoryBudget: mode == "budget" ? budget : Int.max)
+    var result = RunResult()
+    do {
+        let store = try Store(directoryPath: folder + "/cellar", model: Note.indexedModel, options: options)
+        defer { store.close() }
+        let box = store.box(for: Note.self)
+        #if canImport(Glibc)
+        _ = mallocTrim(0)
+        #endif
+        let baseline = statusBytes("VmRSS")
+        resetPeak()
+        let start = now()
+        let ids = try box.put(notes)
+        result.seconds = now() - start
+        result.peakAdded = statusBytes("VmHWM") - baseline
+        if getenv("BULK_DEBUG") != nil { log("anon \(statusBytes("RssAnon") >> 20) file \(statusBytes("RssFile") >> 20) MiB; baseline \(baseline >> 20)") }
+        try check("\(n) ids", ids.count == n)
+        for (k, id) in ids.enumerated() where id.value != Id(k + 1) {
+            throw BenchError("check failed: object \(k + 1) got id \(id.value)")
+        }
+        try check("box.count() == \(n)", try box.count() == n)
+        let expected = Array(stride(from: Id(42), through: Id(n), by: 100))
+        try check("author == 42 finds the ids ≡ 42 (mod 100)", try box.query { Note.author == 42 }.build().findIds().map(\.value) == expected)
+        let step = max(1, n / 1_000)
+        for i in stride(from: 0, to: n, by: step) {
+            var note = notes[i]
+            note.id = Id(i + 1)
+            try check("object \(i + 1) reads back equal", try box.get(Id(i + 1)) == note)
+        }
+        result.fileBytes = Int(store.fileSize.total)
+    }
+    return result
+}
+
+runMain("bulk-bench") {
+    let options = try Options.parseCommandLine()
+    let n = options.n
+    let parent = try scratchParent(options.directory, tool: "bulk-bench", reason: "the stores must be on a real disk")
+    log("bulk-bench: N=\(n), runs=\(options.runs), modes \(options.modes.joined(separator: ",")), budget \(options.budgetMiB) MiB, stores under \(parent.path) (\(parent.fs)); building the objects")
+    let notes = Note.fresh(n)
+    var results: [String: [RunResult]] = [:]
+    for run in 0..<options.runs {
+        // The order of the modes alternates from run to run.
+        let modes = run % 2 == 0 ? options.modes : options.modes.reversed()
+        for mode in modes {
+            let r = try runOnce(notes, mode: mode, budget: options.budgetMiB << 20, parent: parent.path)
+            log(String(format: "run %d %@: %.2f s, %.0f objects/s, peak RSS added %.1f MiB, file %.1f MiB", run + 1, mode,
+                       r.seconds, Double(n) / r.seconds, Double(r.peakAdded) / 1048576, Double(r.fileBytes) / 1048576))
+            results[mode, default: []].append(r)
+        }
+    }
+    for mode in options.modes {
+        let rs = results[mode]!
+        let rate = Double(n) / median(rs.map(\.seconds))
+        let peak = median(rs.map { Double($0.peakAdded) })
+        let file = median(rs.map { Double($0.fileBytes) })
+        if options.tsv {
+            print("objects_per_s\t\(mode)\t\(n)\t\(Int(rate))\t0")
+            print("peak_rss_added_bytes\t\(mode)\t\(n)\t\(Int(peak))\t0")
+            print("file_bytes\t\(mode)\t\(n)\t\(Int(file))\t0")
+        } else {
+            print(String(format: "%-10@ %12.0f objects/s   peak RSS added %8.1f MiB   file %8.1f MiB", mode, rate, peak / 1048576, file / 1048576))
+        }
+    }
+}
