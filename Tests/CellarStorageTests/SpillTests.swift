@@ -1,5 +1,6 @@
 @testable import CellarStorage
 import CellarTestSupport
+import Dispatch
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Darwin)
@@ -92,6 +93,13 @@ struct SpillTests {
             if k % 4 == 3 {
                 txn.abort()
                 #expect(engine.fileSize == lengthBefore, "\(context): an aborted transaction commits nothing")
+                // What it wrote ahead of a commit reads as zeros (a hole punched).
+                let file = try PosixFile(path: directory.sub(StorageEngine.dataFileName), create: false, readOnly: true)
+                let size = try file.size()
+                var tail = [UInt8](repeating: 1, count: Int(size - lengthBefore))
+                _ = try tail.withUnsafeMutableBytes { try file.read(into: $0, at: lengthBefore) }
+                file.close()
+                #expect(tail.count > 0 && tail.allSatisfy { $0 == 0 }, "\(context): \(tail.count) bytes past the log's end, not all zeros")
             } else {
                 try txn.commit()
                 committed = model
@@ -189,6 +197,77 @@ struct SpillTests {
                 i += 1
             }
         }
+    }
+
+    @Test("spilling transactions beside small durable commits on other threads (group commit) and readers: everything committed, nothing torn")
+    func spillsBesideGroupCommitsAndReaders() throws {
+        let seed = SplitMix64.testSeed()
+        let directory = TestDirectory("spill-threads")
+        defer { directory.remove() }
+        let engine = try StorageEngine(directory: directory.path, options: SpillWorkload.options())
+        defer { engine.close() }
+        let failures = Locked<[String]>([])
+        let stop = Locked(false)
+        let done = DispatchGroup()
+        let small = 150
+        for t in 0..<3 {
+            done.enter()
+            Threads.start {
+                defer { done.leave() }
+                do {
+                    if t == 0 {
+                        for k in 1...4 {
+                            try engine.write { txn in try apply(SpillWorkload.transaction(k, seed: seed), to: txn) }
+                        }
+                    } else {
+                        for i in 0..<small {
+                            try engine.write { txn in try txn.put(txn.tree("small\(t)")!, key: bigEndianKey(UInt64(i)), value: [UInt8(t)]) }
+                        }
+                    }
+                } catch {
+                    failures.withLock { $0.append("thread \(t): \(error)") }
+                }
+            }
+        }
+        done.enter()
+        Threads.start {
+            defer { done.leave() }
+            var reads = 0
+            while !stop.withLock({ $0 }) || reads < 3 {
+                do {
+                    try engine.read { txn in
+                        let content = try Model(reading: txn)
+                        // Each small thread's keys are a prefix of its commits.
+                        for t in 1...2 {
+                            let keys = (content.trees["small\(t)"] ?? [:]).keys.sorted { $0.lexicographicallyPrecedes($1) }
+                            if keys != (0..<keys.count).map({ bigEndianKey(UInt64($0)) }) {
+                                failures.withLock { $0.append("small\(t) is not a prefix of its commits at commit \(txn.transactionId)") }
+                            }
+                        }
+                    }
+                } catch {
+                    failures.withLock { $0.append("reader: \(error)") }
+                }
+                reads += 1
+            }
+        }
+        // The writers end by themselves; then the reader is told to stop.
+        while true {
+            usleep(10_000)
+            if try engine.read({ txn in try (1...2).allSatisfy { t in try txn.tree("small\(t)").map { try txn.count($0) } == small } }),
+               engine.lastTransactionId >= UInt64(4 + 2 * small) { break }
+            if !failures.withLock({ $0.isEmpty }) { break }
+        }
+        stop.withLock { $0 = true }
+        done.wait()
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }) (seed \(seed))")
+        var content = try engine.read { try Model(reading: $0) }
+        #expect(content.trees["small1"]?.count == small && content.trees["small2"]?.count == small)
+        content.trees["small1"] = nil
+        content.trees["small2"] = nil
+        let expected = SpillWorkload.model(after: 4, seed: seed)
+        #expect(content == expected, "\(content.difference(from: expected) ?? "") (seed \(seed))")
+        #expect(try Self.reachableBytes(engine) == engine.liveBytes)
     }
 
     @Test("a budget below 64 KiB is refused")

@@ -10,17 +10,19 @@
 //               default): the transaction spills its changes into the file ahead of its commit
 //   unbounded   `transactionMemoryBudget = Int.max`: every change held in memory until the commit
 //               (what every transaction did before budgets)
-// The put is `box.put(notes)` (one transaction, ids returned: an array of N ids is part of what it
-// holds). Before it, freed heap is handed back to the system (`malloc_trim`), the process's RSS
+// put: `box.put(notes)` in one transaction (ids returned: an array of N ids is part of what it
+// holds). update: every object put again with its modificationDate a minute later, one
+// transaction (the CRUD workload's step d); its memory measured the same way. For each, the time
+// of the commit (the last records written, the sync) is logged apart. Before it, freed heap is handed back to the system (`malloc_trim`), the process's RSS
 // is read (VmRSS: the prebuilt objects and the open store) and its high-water mark reset
 // (`/proc/self/clear_refs` 5); after the commit, the high-water mark (VmHWM) minus that RSS is
 // what the transaction added at its peak.
-// Figures per mode (medians over the runs): objects per second of the put (commit included), the
-// peak RSS it added, the data file's size.
+// Figures per mode (medians over the runs): objects per second of the put and of the update
+// (commit included), the peak RSS each added, the data file's size after the put.
 // Checks (a failed one exits 1): the ids are 1...N; `box.count()` is N; the query `author == 42`
 // finds the ids ≡ 42 (mod 100), in order; 1,000 objects spread over the ids read back equal.
 // Output: a human table, or with --format tsv lines `label mode n value 0` for objects_per_s,
-// peak_rss_added_bytes and file_bytes.
+// peak_rss_added_bytes, file_bytes, update_objects_per_s and update_peak_rss_added_bytes.
 import BenchNote
 import BenchSupport
 import Cellar
@@ -75,8 +77,13 @@ func resetPeak() {
 
 struct RunResult {
     var seconds = 0.0
+    /// Of `seconds`, the commit (the last records written, the sync).
+    var commitSeconds = 0.0
     var peakAdded = 0
     var fileBytes = 0
+    var updateSeconds = 0.0
+    var updateCommitSeconds = 0.0
+    var updatePeakAdded = 0
 }
 
 func check(_ what: String, _ ok: Bool) throws {
@@ -99,8 +106,15 @@ func runOnce(_ notes: [Note], mode: String, budget: Int, parent: String) throws 
         let baseline = statusBytes("VmRSS")
         resetPeak()
         let start = now()
-        let ids = try box.put(notes)
-        result.seconds = now() - start
+        var beforeCommit = 0.0
+        let ids = try store.runInTransaction {
+            let ids = try box.put(notes)
+            beforeCommit = now()
+            return ids
+        }
+        let end = now()
+        result.seconds = end - start
+        result.commitSeconds = end - beforeCommit
         result.peakAdded = statusBytes("VmHWM") - baseline
         if getenv("BULK_DEBUG") != nil { log("anon \(statusBytes("RssAnon") >> 20) file \(statusBytes("RssFile") >> 20) MiB; baseline \(baseline >> 20)") }
         try check("\(n) ids", ids.count == n)
@@ -117,6 +131,32 @@ func runOnce(_ notes: [Note], mode: String, budget: Int, parent: String) throws 
             try check("object \(i + 1) reads back equal", try box.get(Id(i + 1)) == note)
         }
         result.fileBytes = Int(store.fileSize.total)
+
+        // update: every object again, its modificationDate a minute later, in one transaction
+        // (the CRUD workload's step d).
+        #if canImport(Glibc)
+        _ = mallocTrim(0)
+        #endif
+        let updateBaseline = statusBytes("VmRSS")
+        resetPeak()
+        let updateStart = now()
+        var updateBeforeCommit = 0.0
+        try store.runInTransaction {
+            for i in 0..<n {
+                var note = notes[i]
+                note.id = Id(i + 1)
+                note.modificationDate = note.creationDate.addingTimeInterval(60)
+                try box.put(note)
+            }
+            updateBeforeCommit = now()
+        }
+        let updateEnd = now()
+        result.updateSeconds = updateEnd - updateStart
+        result.updateCommitSeconds = updateEnd - updateBeforeCommit
+        result.updatePeakAdded = statusBytes("VmHWM") - updateBaseline
+        for i in stride(from: 0, to: n, by: step) {
+            try check("object \(i + 1) updated", try box.get(Id(i + 1))?.modificationDate == notes[i].creationDate.addingTimeInterval(60))
+        }
     }
     return result
 }
@@ -133,8 +173,10 @@ runMain("bulk-bench") {
         let modes = run % 2 == 0 ? options.modes : options.modes.reversed()
         for mode in modes {
             let r = try runOnce(notes, mode: mode, budget: options.budgetMiB << 20, parent: parent.path)
-            log(String(format: "run %d %@: %.2f s, %.0f objects/s, peak RSS added %.1f MiB, file %.1f MiB", run + 1, mode,
-                       r.seconds, Double(n) / r.seconds, Double(r.peakAdded) / 1048576, Double(r.fileBytes) / 1048576))
+            log(String(format: "run %d %@: put %.2f s (commit %.2f s), %.0f objects/s, peak RSS added %.1f MiB, file %.1f MiB; update %.2f s (commit %.2f s), %.0f objects/s, peak RSS added %.1f MiB",
+                       run + 1, mode, r.seconds, r.commitSeconds, Double(n) / r.seconds, Double(r.peakAdded) / 1048576,
+                       Double(r.fileBytes) / 1048576, r.updateSeconds, r.updateCommitSeconds, Double(n) / r.updateSeconds,
+                       Double(r.updatePeakAdded) / 1048576))
             results[mode, default: []].append(r)
         }
     }
@@ -143,12 +185,17 @@ runMain("bulk-bench") {
         let rate = Double(n) / median(rs.map(\.seconds))
         let peak = median(rs.map { Double($0.peakAdded) })
         let file = median(rs.map { Double($0.fileBytes) })
+        let updateRate = Double(n) / median(rs.map(\.updateSeconds))
+        let updatePeak = median(rs.map { Double($0.updatePeakAdded) })
         if options.tsv {
             print("objects_per_s\t\(mode)\t\(n)\t\(Int(rate))\t0")
             print("peak_rss_added_bytes\t\(mode)\t\(n)\t\(Int(peak))\t0")
             print("file_bytes\t\(mode)\t\(n)\t\(Int(file))\t0")
+            print("update_objects_per_s\t\(mode)\t\(n)\t\(Int(updateRate))\t0")
+            print("update_peak_rss_added_bytes\t\(mode)\t\(n)\t\(Int(updatePeak))\t0")
         } else {
-            print(String(format: "%-10@ %12.0f objects/s   peak RSS added %8.1f MiB   file %8.1f MiB", mode, rate, peak / 1048576, file / 1048576))
+            print(String(format: "%-10@ put %12.0f objects/s, peak RSS added %8.1f MiB, file %8.1f MiB; update %12.0f objects/s, peak RSS added %8.1f MiB",
+                         mode, rate, peak / 1048576, file / 1048576, updateRate, updatePeak / 1048576))
         }
     }
 }

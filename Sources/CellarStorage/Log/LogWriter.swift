@@ -101,6 +101,16 @@ final class LogWriter {
         return frame
     }
 
+    /// After a transaction that spilled up to `spillEnd` ended without a commit: the records it
+    /// wrote past the log's end read as zeros from now on (a hole punched, where the file system
+    /// can), so that an aborted import gives its disk space back and a later open finds no tail
+    /// to clean. They are garbage either way (no commit follows them) and the next frame
+    /// overwrites them; a failure here changes nothing.
+    func discardSpilled(through spillEnd: UInt64) {
+        guard spillEnd > end else { return }
+        _ = try? file.punchHoleOnce(at: end, length: spillEnd - end)
+    }
+
     /// A new mapping of the data file that reaches `length` bytes (room to double), for the
     /// records a transaction spilled.
     func map(reaching length: UInt64) throws -> MapGeneration {

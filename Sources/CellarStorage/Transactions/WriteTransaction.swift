@@ -238,9 +238,11 @@ public final class WriteTransaction {
         }
     }
 
-    /// Discards every change of this transaction.
+    /// Discards every change of this transaction (and what it wrote ahead of its commit: see
+    /// `StorageOptions.transactionMemoryBudget`).
     public func abort() {
         guard isOpen else { return }
+        mutator.discardSpilled()
         finish()
     }
 

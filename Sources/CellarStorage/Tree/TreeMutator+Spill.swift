@@ -115,6 +115,12 @@ extension TreeMutator {
         }
     }
 
+    /// For an abort: the records the spills wrote read as zeros from now on (`LogWriter.discardSpilled`).
+    func discardSpilled() {
+        guard let spillLog, let spillState else { return }
+        spillLog.discardSpilled(through: spillState.end)
+    }
+
     /// The spilled node record at `ref` (at or past the base commit's end).
     func spilledNode(_ ref: UInt64, below: UInt64) throws -> NodeView {
         guard let spillState else {
