@@ -43,6 +43,7 @@ package final class PosixFile: StorageFile, @unchecked Sendable {
     package func punchHoleOnce(at offset: UInt64, length: UInt64) throws -> Bool {
         try Syscall.punchHoleOnce(fd, at: offset, length: length, path: path)
     }
+    package func startWriteback(at offset: UInt64, length: UInt64) { Syscall.startWriteback(fd, at: offset, length: length) }
     package func identity() throws -> FileIdentity? { try Syscall.identity(fd, path: path) }
     package func map(length: Int) throws -> MappedRegion { try MappedRegion(fd: fd, length: length, path: path) }
     package func close() { Syscall.close(fd) }

@@ -21,6 +21,8 @@ package protocol StorageFile: AnyObject, Sendable {
     /// One hole punched at `offset` (`fallocate` with `PUNCH_HOLE | KEEP_SIZE`): the range reads
     /// as zeros and the file keeps its size. False where the system has no such call.
     func punchHoleOnce(at offset: UInt64, length: UInt64) throws -> Bool
+    /// Starts writing a range to the disk without waiting (a hint: see `Syscall.startWriteback`).
+    func startWriteback(at offset: UInt64, length: UInt64)
     /// Maps `length` bytes read-only from offset 0. The mapping may be longer than the file;
     /// callers never touch bytes past the committed length.
     func map(length: Int) throws -> MappedRegion
@@ -55,6 +57,9 @@ extension StorageFile {
 
     /// A file without an identity: a read-only engine on it does not follow compactions.
     package func identity() throws -> FileIdentity? { nil }
+
+    /// A file that cannot start its writeback early writes it when the system likes.
+    package func startWriteback(at offset: UInt64, length: UInt64) {}
 
     /// Where the system has no way to punch holes: the caller writes zeros.
     package func punchHoleOnce(at offset: UInt64, length: UInt64) throws -> Bool { false }

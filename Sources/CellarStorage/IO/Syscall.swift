@@ -15,6 +15,12 @@ private let linuxMemfdCreate: (@convention(c) (UnsafePointer<CChar>, UInt32) -> 
     return unsafeBitCast(symbol, to: (@convention(c) (UnsafePointer<CChar>, UInt32) -> Int32).self)
 }()
 
+/// glibc's `sync_file_range`, looked up at run time for the same reason.
+private let linuxSyncFileRange: (@convention(c) (Int32, off_t, off_t, UInt32) -> Int32)? = {
+    guard let symbol = dlsym(nil, "sync_file_range") else { return nil }
+    return unsafeBitCast(symbol, to: (@convention(c) (Int32, off_t, off_t, UInt32) -> Int32).self)
+}()
+
 /// glibc's `fallocate`, looked up at run time for the same reason.
 private let linuxFallocate: (@convention(c) (Int32, Int32, off_t, off_t) -> Int32)? = {
     guard let symbol = dlsym(nil, "fallocate") else { return nil }
@@ -121,6 +127,16 @@ enum Syscall {
         throw StorageError.io(operation: "fallocate(PUNCH_HOLE)", errno: code, path: path)
         #else
         return false
+        #endif
+    }
+
+    /// Starts writing `offset ..< offset + length` of `fd` to the disk without waiting for it
+    /// (`sync_file_range(SYNC_FILE_RANGE_WRITE)` on Linux; nothing elsewhere). A hint, not a
+    /// sync: nothing is durable because of it, and a failure is ignored.
+    static func startWriteback(_ fd: Int32, at offset: UInt64, length: UInt64) {
+        #if os(Linux)
+        guard let syncFileRange = linuxSyncFileRange else { return }
+        _ = syncFileRange(fd, off_t(offset), off_t(length), 2)  // SYNC_FILE_RANGE_WRITE
         #endif
     }
 

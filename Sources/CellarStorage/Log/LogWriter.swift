@@ -111,6 +111,13 @@ final class LogWriter {
         _ = try? file.punchHoleOnce(at: end, length: spillEnd - end)
     }
 
+    /// Starts writing `start ..< end` of the data file to the disk without waiting (a spilling
+    /// transaction's records; see `Syscall.startWriteback`).
+    func startWriteback(from start: UInt64, to end: UInt64) {
+        guard end > start else { return }
+        file.startWriteback(at: start, length: end - start)
+    }
+
     /// A new mapping of the data file that reaches `length` bytes (room to double), for the
     /// records a transaction spilled.
     func map(reaching length: UInt64) throws -> MapGeneration {

@@ -46,12 +46,15 @@ extension TreeMutator {
         var retiredValues: [PendingValue?] = []
         /// Spills so far.
         var count = 0
+        /// Where the next spill's early writeback starts (see `LogWriter.startWriteback`).
+        var writebackStart: UInt64
 
         init(frame: FrameStream, generation: MapGeneration, end: UInt64) {
             self.frame = frame
             self.generation = generation
             self.records = generation.records
             self.end = end
+            self.writebackStart = end
         }
 
         func releaseRetired() {
@@ -90,6 +93,11 @@ extension TreeMutator {
             if catalog.root & dirtyTag != 0 { catalog.root = try writer.write(catalog.root, of: catalog) }
             try state.frame.flush()
             let end = state.frame.end
+            // The disk starts on what this spill wrote now: a transaction of gigabytes would
+            // otherwise pile dirty pages up until the kernel throttles its writes, and leave all of
+            // them to the commit's sync. A hint: durability still comes from that sync.
+            log.startWriteback(from: state.writebackStart, to: end)
+            state.writebackStart = end
             if state.generation === base.generation || end > UInt64(state.generation.region.length) {
                 state.generation = try log.map(reaching: end)
                 state.records = state.generation.records
