@@ -238,6 +238,39 @@ import Testing
         #expect(try byCondition.findIds(offset: 1, limit: 1).map(\.value) == [long])
     }
 
+    @Test("a transaction indexing thousands of texts within a small budget writes its index changes as it goes; queries and verify agree")
+    func aHugeTransactionWritesItsIndexChangesAsItGoes() throws {
+        var random = SplitMix64(seed: 11)
+        let vocabulary = Array(WordList.words.prefix(500))
+        func document() -> String { (0..<Int(2 + random.next() % 10)).map { _ in vocabulary[Int(random.next() % 500)] }.joined(separator: " ") }
+        let budget = 64 << 10
+        let store = try Store(directoryPath: "memory:fts-budget", model: cellarModel(), options: StoreOptions(transactionMemoryBudget: budget))
+        let box = store.box(for: Article.self)
+        var model: [Id: String] = [:]
+        var largestPending = 0
+        try store.runInTransaction {
+            for k in 0..<4_000 {
+                if k % 5 == 4, let id = model.keys.randomElement(using: &random), let article = try box.get(id) {
+                    article.body = document()
+                    try box.put(article)
+                    model[id] = article.body
+                } else {
+                    let article = Article(document())
+                    model[try box.put(article).value] = article.body
+                }
+                largestPending = max(largestPending, try store.inWriteContext { $0.fullTextPending.values.map(\.estimatedBytes).max() ?? 0 })
+            }
+        }
+        // The budget, plus one put's words.
+        #expect(largestPending <= budget + 2_048, "the pending changes grew to \(largestPending) bytes")
+        #expect(try RecordCheck.verify(store.engine).objects == model.count)
+        for _ in 0..<30 {
+            let text = vocabulary[Int(random.next() % 500)] + (random.next() % 2 == 0 ? " " + vocabulary[Int(random.next() % 500)] : "")
+            let reference = ReferenceSearch(text)
+            #expect(try Self.ids(box.query { Article.body.matches(text) }.build()) == model.filter { reference.matches($0.value) }.keys.sorted(), "\(text)")
+        }
+    }
+
     @Test func aScanAndTheIndexAgreeOnRandomDocuments() throws {
         try differential(seed: 1, objects: 400, steps: 150)
     }

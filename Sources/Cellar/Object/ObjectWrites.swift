@@ -123,6 +123,7 @@ extension TransactionContext {
             }
             if let fullText {
                 context.noteFullTextChange(index, id: fullText.id, old: fullText.old, new: fullText.new)
+                try context.flushFullTextIfLarge(index)
                 return
             }
             let write = context.write!
