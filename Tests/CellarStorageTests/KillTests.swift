@@ -58,27 +58,30 @@ struct KillTests {
         return output
     }
 
-    @Test("60 kills (40 in .full, 20 in .none) at random moments lose no acknowledged commit and leave no partial one",
-          arguments: [(StorageOptions.Durability.full, 40), (.none, 20)])
-    func killNine(durability: StorageOptions.Durability, kills: Int) throws {
+    /// `kills` rounds: the child commits with `arguments` (the directory and seed go first) and
+    /// is killed at a random moment; the store is reopened with `options` and must hold every
+    /// acknowledged commit and exactly the content of the commit it reopens at (`transaction(k,
+    /// seed)` is what commit k did). Returns the commits made and the rounds that reopened past
+    /// the last acknowledgement.
+    static func killRounds(_ kills: Int, name: String, arguments: [String], options: StorageOptions,
+                           transaction: (Int, UInt64) -> [Operation]) throws -> (commits: Int, pastAcknowledged: Int) {
         let seed = SplitMix64.testSeed()
         var rng = SplitMix64(seed: seed)
-        let directory = TestDirectory("kill")
+        let directory = TestDirectory(name)
         defer { directory.remove() }
         var model = Model()
         var modelAt = 0
         var acknowledged = 0
         var killedWhileCommitting = 0
         for round in 0..<kills {
-            _ = try Self.runAndKill([directory.path, String(seed), durability == .full ? "full" : "none"], rng: &rng, acknowledged: &acknowledged)
-            // Reopen and compare.
-            let engine = try StorageEngine(directory: directory.path, options: StorageOptions(initialMapSize: 1 << 20))
+            _ = try runAndKill([directory.path, String(seed)] + arguments, rng: &rng, acknowledged: &acknowledged)
+            let engine = try StorageEngine(directory: directory.path, options: options)
             let t = Int(engine.lastTransactionId)
             #expect(t >= acknowledged, "round \(round): reopened at commit \(t) but \(acknowledged) were acknowledged (seed \(seed))")
             if t > acknowledged { killedWhileCommitting += 1 }
             while modelAt < t {
                 modelAt += 1
-                model.apply(CrashWorkload.transaction(modelAt, seed: seed))
+                model.apply(transaction(modelAt, seed))
             }
             let content = try engine.read { try Model(reading: $0) }
             #expect(content == model, "round \(round): content at commit \(t) differs: \(content.difference(from: model) ?? "") (seed \(seed))")
@@ -87,37 +90,25 @@ struct KillTests {
             // (made just before the kill) count as acknowledged from now on.
             acknowledged = t
         }
-        #expect(modelAt > kills, "the children committed too little to test anything: \(modelAt) commits in \(kills) rounds")
-        print("kill -9 (\(durability)): \(kills) kills, \(modelAt) commits, \(killedWhileCommitting) reopened past the last acknowledgement")
+        return (modelAt, killedWhileCommitting)
+    }
+
+    @Test("60 kills (40 in .full, 20 in .none) at random moments lose no acknowledged commit and leave no partial one",
+          arguments: [(StorageOptions.Durability.full, 40), (.none, 20)])
+    func killNine(durability: StorageOptions.Durability, kills: Int) throws {
+        let (commits, past) = try Self.killRounds(kills, name: "kill", arguments: [durability == .full ? "full" : "none"],
+                                                  options: StorageOptions(initialMapSize: 1 << 20), transaction: CrashWorkload.transaction)
+        #expect(commits > kills, "the children committed too little to test anything: \(commits) commits in \(kills) rounds")
+        print("kill -9 (\(durability)): \(kills) kills, \(commits) commits, \(past) reopened past the last acknowledgement")
     }
 
     @Test("30 kills of a process whose transactions spill (write their changes ahead of the commit) lose no acknowledged commit and leave no partial one")
     func killNineDuringSpills() throws {
-        let seed = SplitMix64.testSeed()
-        var rng = SplitMix64(seed: seed)
-        let directory = TestDirectory("kill-spill")
-        defer { directory.remove() }
-        var model = Model()
-        var modelAt = 0
-        var acknowledged = 0
-        var killedWhileCommitting = 0
-        for round in 0..<30 {
-            _ = try Self.runAndKill([directory.path, String(seed), "spill"], rng: &rng, acknowledged: &acknowledged)
-            let engine = try StorageEngine(directory: directory.path, options: SpillWorkload.options())
-            let t = Int(engine.lastTransactionId)
-            #expect(t >= acknowledged, "round \(round): reopened at commit \(t) but \(acknowledged) were acknowledged (seed \(seed))")
-            if t > acknowledged { killedWhileCommitting += 1 }
-            while modelAt < t {
-                modelAt += 1
-                model.apply(SpillWorkload.transaction(modelAt, seed: seed))
-            }
-            let content = try engine.read { try Model(reading: $0) }
-            #expect(content == model, "round \(round): content at commit \(t) differs: \(content.difference(from: model) ?? "") (seed \(seed))")
-            engine.close()
-            acknowledged = t
+        let (commits, past) = try Self.killRounds(30, name: "kill-spill", arguments: ["spill"], options: SpillWorkload.options()) {
+            SpillWorkload.transaction($0, seed: $1)
         }
-        #expect(modelAt >= 10, "the children committed too little to test anything: \(modelAt) commits in 30 rounds")
-        print("kill -9 (spill): 30 kills, \(modelAt) commits, \(killedWhileCommitting) reopened past the last acknowledgement")
+        #expect(commits >= 10, "the children committed too little to test anything: \(commits) commits in 30 rounds")
+        print("kill -9 (spill): 30 kills, \(commits) commits, \(past) reopened past the last acknowledgement")
     }
 
     @Test("30 kills of a process that commits while another thread compacts lose no acknowledged commit, whenever in the compaction they land")

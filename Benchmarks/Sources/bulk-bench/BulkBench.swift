@@ -76,14 +76,39 @@ func resetPeak() {
 }
 
 struct RunResult {
+    var put = Measured()
+    var update = Measured()
+    /// The data file after the put.
+    var fileBytes = 0
+}
+
+/// What `measured` saw of one transaction.
+struct Measured {
     var seconds = 0.0
     /// Of `seconds`, the commit (the last records written, the sync).
     var commitSeconds = 0.0
+    /// The RSS high-water mark during it, less the RSS before it.
     var peakAdded = 0
-    var fileBytes = 0
-    var updateSeconds = 0.0
-    var updateCommitSeconds = 0.0
-    var updatePeakAdded = 0
+}
+
+/// Runs `body` in one transaction of `store`: freed heap handed back first, the RSS read and its
+/// high-water mark reset; returns what `body` returned, the time (and the commit's share) and
+/// the peak RSS the transaction added.
+func measured<T>(_ store: Store, _ body: () throws -> T) throws -> (T, Measured) {
+    #if canImport(Glibc)
+    _ = mallocTrim(0)
+    #endif
+    let baseline = statusBytes("VmRSS")
+    resetPeak()
+    let start = now()
+    var beforeCommit = 0.0
+    let value = try store.runInTransaction {
+        let value = try body()
+        beforeCommit = now()
+        return value
+    }
+    let end = now()
+    return (value, Measured(seconds: end - start, commitSeconds: end - beforeCommit, peakAdded: statusBytes("VmHWM") - baseline))
 }
 
 func check(_ what: String, _ ok: Bool) throws {
@@ -100,23 +125,8 @@ func runOnce(_ notes: [Note], mode: String, budget: Int, parent: String) throws 
         let store = try Store(directoryPath: folder + "/cellar", model: Note.indexedModel, options: options)
         defer { store.close() }
         let box = store.box(for: Note.self)
-        #if canImport(Glibc)
-        _ = mallocTrim(0)
-        #endif
-        let baseline = statusBytes("VmRSS")
-        resetPeak()
-        let start = now()
-        var beforeCommit = 0.0
-        let ids = try store.runInTransaction {
-            let ids = try box.put(notes)
-            beforeCommit = now()
-            return ids
-        }
-        let end = now()
-        result.seconds = end - start
-        result.commitSeconds = end - beforeCommit
-        result.peakAdded = statusBytes("VmHWM") - baseline
-        if getenv("BULK_DEBUG") != nil { log("anon \(statusBytes("RssAnon") >> 20) file \(statusBytes("RssFile") >> 20) MiB; baseline \(baseline >> 20)") }
+        let ids: [EntityId<Note>]
+        (ids, result.put) = try measured(store) { try box.put(notes) }
         try check("\(n) ids", ids.count == n)
         for (k, id) in ids.enumerated() where id.value != Id(k + 1) {
             throw BenchError("check failed: object \(k + 1) got id \(id.value)")
@@ -134,26 +144,14 @@ func runOnce(_ notes: [Note], mode: String, budget: Int, parent: String) throws 
 
         // update: every object again, its modificationDate a minute later, in one transaction
         // (the CRUD workload's step d).
-        #if canImport(Glibc)
-        _ = mallocTrim(0)
-        #endif
-        let updateBaseline = statusBytes("VmRSS")
-        resetPeak()
-        let updateStart = now()
-        var updateBeforeCommit = 0.0
-        try store.runInTransaction {
+        (_, result.update) = try measured(store) {
             for i in 0..<n {
                 var note = notes[i]
                 note.id = Id(i + 1)
                 note.modificationDate = note.creationDate.addingTimeInterval(60)
                 try box.put(note)
             }
-            updateBeforeCommit = now()
         }
-        let updateEnd = now()
-        result.updateSeconds = updateEnd - updateStart
-        result.updateCommitSeconds = updateEnd - updateBeforeCommit
-        result.updatePeakAdded = statusBytes("VmHWM") - updateBaseline
         for i in stride(from: 0, to: n, by: step) {
             try check("object \(i + 1) updated", try box.get(Id(i + 1))?.modificationDate == notes[i].creationDate.addingTimeInterval(60))
         }
@@ -174,19 +172,19 @@ runMain("bulk-bench") {
         for mode in modes {
             let r = try runOnce(notes, mode: mode, budget: options.budgetMiB << 20, parent: parent.path)
             log(String(format: "run %d %@: put %.2f s (commit %.2f s), %.0f objects/s, peak RSS added %.1f MiB, file %.1f MiB; update %.2f s (commit %.2f s), %.0f objects/s, peak RSS added %.1f MiB",
-                       run + 1, mode, r.seconds, r.commitSeconds, Double(n) / r.seconds, Double(r.peakAdded) / 1048576,
-                       Double(r.fileBytes) / 1048576, r.updateSeconds, r.updateCommitSeconds, Double(n) / r.updateSeconds,
-                       Double(r.updatePeakAdded) / 1048576))
+                       run + 1, mode, r.put.seconds, r.put.commitSeconds, Double(n) / r.put.seconds, Double(r.put.peakAdded) / 1048576,
+                       Double(r.fileBytes) / 1048576, r.update.seconds, r.update.commitSeconds, Double(n) / r.update.seconds,
+                       Double(r.update.peakAdded) / 1048576))
             results[mode, default: []].append(r)
         }
     }
     for mode in options.modes {
         let rs = results[mode]!
-        let rate = Double(n) / median(rs.map(\.seconds))
-        let peak = median(rs.map { Double($0.peakAdded) })
+        let rate = Double(n) / median(rs.map(\.put.seconds))
+        let peak = median(rs.map { Double($0.put.peakAdded) })
         let file = median(rs.map { Double($0.fileBytes) })
-        let updateRate = Double(n) / median(rs.map(\.updateSeconds))
-        let updatePeak = median(rs.map { Double($0.updatePeakAdded) })
+        let updateRate = Double(n) / median(rs.map(\.update.seconds))
+        let updatePeak = median(rs.map { Double($0.update.peakAdded) })
         if options.tsv {
             print("objects_per_s\t\(mode)\t\(n)\t\(Int(rate))\t0")
             print("peak_rss_added_bytes\t\(mode)\t\(n)\t\(Int(peak))\t0")
