@@ -270,6 +270,75 @@ struct SpillTests {
         #expect(try Self.reachableBytes(engine) == engine.liveBytes)
     }
 
+    @Test("a read-only engine beside a transaction that spills sees the last commit, never the spilled records; then the commit")
+    func aFollowerIgnoresSpilledRecords() throws {
+        let seed = SplitMix64.testSeed()
+        let directory = TestDirectory("spill-follow")
+        defer { directory.remove() }
+        var options = SpillWorkload.options(durability: .none)
+        options.automaticCompaction = nil
+        let writer = try StorageEngine(directory: directory.path, options: options)
+        defer { writer.close() }
+        try writer.write { txn in try apply(SpillWorkload.transaction(1, seed: seed), to: txn) }
+        let committed = SpillWorkload.model(after: 1, seed: seed)
+        let reader = try StorageEngine(directory: directory.path, options: StorageOptions(readOnly: true, initialMapSize: 1 << 20))
+        defer { reader.close() }
+        let txn = try writer.beginWrite()
+        var spills = 0
+        for (i, operation) in SpillWorkload.transaction(2, seed: seed).enumerated() {
+            try apply([operation], to: txn)
+            if txn.spillCount > spills || i % 300 == 0 {
+                spills = txn.spillCount
+                // The spilled records are in the file, past the last commit: not a commit.
+                #expect(try reader.read { try Model(reading: $0) } == committed, "op \(i), \(spills) spills (seed \(seed))")
+            }
+        }
+        #expect(spills >= 2)
+        try txn.commit()
+        #expect(try reader.read { try Model(reading: $0) } == SpillWorkload.model(after: 2, seed: seed), "after the commit (seed \(seed))")
+    }
+
+    @Test("a compaction started while a transaction spills waits for it, and the store it leaves holds every commit")
+    func compactionBesideASpillingTransaction() throws {
+        let seed = SplitMix64.testSeed()
+        let directory = TestDirectory("spill-compact")
+        defer { directory.remove() }
+        var options = SpillWorkload.options(durability: .none)
+        options.automaticCompaction = nil
+        let engine = try StorageEngine(directory: directory.path, options: options)
+        defer { engine.close() }
+        for k in 1...3 { try engine.write { txn in try apply(SpillWorkload.transaction(k, seed: seed), to: txn) } }
+        let failures = Locked<[String]>([])
+        let compacted = DispatchSemaphore(value: 0)
+        for k in 4...7 {
+            let txn = try engine.beginWrite()
+            let operations = SpillWorkload.transaction(k, seed: seed)
+            for (i, operation) in operations.enumerated() {
+                try apply([operation], to: txn)
+                if k == 4 && i == 200 {
+                    // Copies the state of the commit before this transaction, then waits for the
+                    // writer to catch up.
+                    Threads.start {
+                        defer { compacted.signal() }
+                        do { _ = try engine.compact() } catch { failures.withLock { $0.append("compaction: \(error)") } }
+                    }
+                }
+            }
+            #expect(txn.spillCount >= 2)
+            try txn.commit()
+        }
+        compacted.wait()
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        #expect(engine.compactions.load(ordering: .relaxed) == 1)
+        let expected = SpillWorkload.model(after: 7, seed: seed)
+        #expect(try engine.read { try Model(reading: $0) } == expected, "(seed \(seed))")
+        #expect(try Self.reachableBytes(engine) == engine.liveBytes)
+        engine.close()
+        let reopened = try StorageEngine(directory: directory.path, options: options)
+        #expect(try reopened.read { try Model(reading: $0) } == expected, "after a reopen (seed \(seed))")
+        reopened.close()
+    }
+
     @Test("a budget below 64 KiB is refused")
     func tooSmallABudget() {
         #expect(throws: StorageError.self) {
