@@ -162,6 +162,28 @@ func makeNoSync(_ dir: String) throws {
     }
 }
 
+/// Transactions larger than their memory budget (the smallest, 64 KiB, with 256-byte nodes):
+/// one that spilled several times before it committed, then one that spilled and was never
+/// committed, its records past the newest commit: the file as a crash in that transaction leaves
+/// it (taken while the transaction is open). Returns those bytes; the store then aborts it.
+func makeSpilled(_ dir: String) throws -> [UInt8] {
+    var rng = SplitMix64(state: 7)
+    let options = StorageOptions(durability: .none, nodeSize: 256, superblockInterval: 2, transactionMemoryBudget: 64 << 10)
+    let engine = try StorageEngine(directory: dir, options: options)
+    defer { engine.close() }
+    try engine.write { txn in
+        let items = try txn.tree("items")!
+        for i in 0..<900 { try txn.put(items, key: key("a", i), value: value(&rng, length: 4 + rng.below(12))) }
+        for i in 0..<6 { try txn.put(items, key: key("big", i), value: value(&rng, length: 100)) }
+    }
+    let txn = try engine.beginWrite()
+    let items = try txn.tree("items")!
+    for i in 0..<900 { try txn.put(items, key: key("b", i), value: value(&rng, length: 4 + rng.below(12))) }
+    let file = try readFile("\(dir)/\(StorageEngine.dataFileName)")
+    txn.abort()
+    return file
+}
+
 /// Compressed values with per-tree dictionaries (`.zstdDictionary()`): two trees of a few
 /// hundred compressible values (enough for compaction to train a dictionary for each), compacted,
 /// then two more commits that compress with those dictionaries, with values kept as they are
@@ -429,6 +451,10 @@ do {
         FileHandle.standardError.write(Data("MakeCorpus: zstd-dictionary holds no compressed value or no dictionary\n".utf8))
         exit(1)
     }
+    // Spilled: a committed transaction that spilled, and records of one that spilled and never
+    // committed past the newest commit (a crash then).
+    let spilled = try makeSpilled("\(work)/spilled")
+    stores.append(("spilled-uncommitted-tail", spilled))
     // Torn: the several-commits store cut in the middle of its last frame.
     let several = stores[2].bytes
     let cut = (Int(lastFrame) + several.count) / 2
