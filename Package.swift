@@ -117,7 +117,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CellarTests",
-            dependencies: ["Cellar", "CellarStorage", "CellarTestSupport", "CellarVectorCrashChild", "CCellarSIMD",
+            dependencies: ["Cellar", "CellarStorage", "CellarTestSupport", "CellarVectorCrashChild", "cellar", "CCellarSIMD",
                            .product(name: "Atomics", package: "swift-atomics")],
             exclude: ["Generated/model-CellarTests.json"],
             swiftSettings: strict

@@ -1,12 +1,16 @@
 // The `cellar` command-line tool: a demo of the library, and inspection of a store.
 //
 //   cellar demo [directory]     put, read, update and remove notes (default: ./cellar-demo)
-//   cellar inspect <directory>  the store's identity, size, commits and trees
+//   cellar info [--json] <directory>
+//                               the store's identity, size and garbage, commits, entities with
+//                               their objects and indexes, trees, dictionaries (`inspect`: the same)
+//   cellar model <directory>    the model stored in the store, as a model JSON file
 //   cellar verify <directory>   read every record of every tree, checking every checksum
 //   cellar compact <directory> [none|zstd|dictionary]
 //                               rewrite a closed store without its garbage (offline)
-import Cellar
+@_spi(Testing) import Cellar
 import CellarStorage
+@preconcurrency import Foundation
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Darwin)
@@ -16,7 +20,11 @@ import Darwin
 func usage() -> Never {
     fputs("""
     usage: cellar demo [directory]      put, read, update and remove notes (default ./cellar-demo)
-           cellar inspect <directory>   show a store's identity, size, commits and trees
+           cellar info [--json] <directory>
+                                        show a store's identity, size and garbage, commits, entities
+                                        (objects, indexes), trees and dictionaries; `inspect` too
+           cellar model <directory>     print the model stored in the store as a model JSON file
+                                        (to recover a lost one)
            cellar verify <directory>    read every record of every tree, checking every checksum
            cellar compact <directory> [none|zstd|dictionary]
                                         rewrite a store without its garbage; the store must not be
@@ -65,17 +73,61 @@ func demo(_ directory: String) throws {
     store.close()
 }
 
-func inspect(_ directory: String) throws {
+/// `cellar info`: what the store holds, as text or (`json`) one JSON object.
+func info(_ directory: String, json: Bool) throws {
     let engine = try StorageEngine(directory: directory, options: StorageOptions(readOnly: true))
     defer { engine.close() }
+    let summary = try StoreSummary.read(engine)
+    let trees = try engine.read { txn in try txn.treeNames().map { ($0, try txn.count(txn.tree($0)!)) } }
+    let size = engine.fileSize
+    let garbage = size == 0 ? 0 : Double(size - min(engine.liveBytes, size)) / Double(size)
+    if json {
+        let object: [String: Any] = [
+            "store": "\(engine.uuid)",
+            "lastCommit": engine.lastTransactionId,
+            "fileBytes": size,
+            "liveBytes": engine.liveBytes,
+            "garbageShare": (garbage * 1000).rounded() / 1000,
+            "hasModel": summary.model != nil,
+            "entities": summary.entities.map { entity -> [String: Any] in
+                ["name": entity.name, "id": entity.id, "objects": entity.objects, "properties": entity.properties,
+                 "relations": entity.relations, "embedded": entity.embedded,
+                 "indexes": entity.indexes.map { ["property": $0.property, "kind": $0.kind, "unique": $0.unique, "built": $0.built] }]
+            },
+            "trees": trees.map { ["name": $0.0, "entries": $0.1] },
+            "dictionaries": summary.dictionaries,
+        ]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+        print(String(decoding: data, as: UTF8.self))
+        return
+    }
     print("store      \(engine.uuid)")
     print("commit     \(engine.lastTransactionId)")
-    print("file       \(engine.fileSize) bytes, \(engine.liveBytes) live")
-    try engine.read { txn in
-        for name in try txn.treeNames() {
-            print("tree       \(name): \(try txn.count(txn.tree(name)!)) entries")
+    print("file       \(size) bytes, \(engine.liveBytes) live (\(String(format: "%.1f", garbage * 100)) % garbage)")
+    if summary.model == nil { print("model      none (a store of the storage engine alone)") }
+    for entity in summary.entities {
+        var line = "entity     \(entity.name) (\(entity.id)): "
+        line += entity.embedded ? "embedded type" : "\(entity.objects) objects"
+        line += ", \(entity.properties) properties"
+        if entity.relations > 0 { line += ", \(entity.relations) relations" }
+        if !entity.indexes.isEmpty {
+            line += "; indexes: " + entity.indexes.map { "\($0.property) (\($0.kind)\($0.unique ? ", unique" : "")\($0.built ? "" : ", not built yet"))" }.joined(separator: ", ")
         }
+        print(line)
     }
+    for (name, entries) in trees { print("tree       \(name): \(entries) entries") }
+    print("dictionaries \(summary.dictionaries.isEmpty ? "none" : summary.dictionaries.map(String.init).joined(separator: ", "))")
+}
+
+/// `cellar model`: the stored model as a model JSON file, on standard output.
+func model(_ directory: String) throws {
+    let engine = try StorageEngine(directory: directory, options: StorageOptions(readOnly: true))
+    defer { engine.close() }
+    guard let model = try StoreSummary.read(engine).model else {
+        fputs("cellar: the store in \(directory) holds no model (a store of the storage engine alone)\n", stderr)
+        exit(1)
+    }
+    print(model.jsonString(), terminator: "")
 }
 
 func verify(_ directory: String) throws {
@@ -125,7 +177,10 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch arguments.first {
     case "demo": try demo(arguments.count > 1 ? arguments[1] : "cellar-demo")
-    case "inspect" where arguments.count == 2: try inspect(arguments[1])
+    case "info" where arguments.count == 2, "inspect" where arguments.count == 2: try info(arguments[1], json: false)
+    case "info" where arguments.count == 3 && arguments[1] == "--json", "inspect" where arguments.count == 3 && arguments[1] == "--json":
+        try info(arguments[2], json: true)
+    case "model" where arguments.count == 2: try model(arguments[1])
     case "verify" where arguments.count == 2: try verify(arguments[1])
     case "compact" where arguments.count == 2 || arguments.count == 3:
         try compact(arguments[1], mode: arguments.count == 3 ? arguments[2] : nil)

@@ -1,0 +1,104 @@
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
+import CellarStorage
+import CellarTestSupport
+import Foundation
+import Testing
+
+/// The `cellar` tool's `info` and `model` commands, run as a process on stores the tests make.
+@Suite struct CellarToolTests {
+    /// The tool sits next to the test binary in the build folder.
+    static var toolPath: String {
+        let me = CommandLine.arguments[0]
+        let folder = me.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return (folder.isEmpty ? "." : folder) + "/cellar"
+    }
+
+    /// Runs the tool with `arguments`; returns its exit status and what it printed.
+    static func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: toolPath)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    }
+
+    /// A closed store of the query test model: 3 authors and 40 items.
+    static func makeStore(_ dir: TestDirectory) throws -> Cellar.Model {
+        let store = try Store(directoryPath: dir.path, model: queryModel(), options: StoreOptions(durability: .none))
+        let authors = try store.box(for: QAuthor.self).put((0..<3).map { QAuthor("a\($0)", email: "\($0)@x") }).map(\.value)
+        var rng = SplitMix64(seed: 5)
+        let items = (0..<40).map { _ -> QItem in
+            let item = QItem()
+            QueryDifferentialTests.randomItem(&rng, into: item, authors: authors)
+            return item
+        }
+        try store.box(for: QItem.self).put(items)
+        let model = try store.engine.read { try StorageLayout.storedModel(in: $0)! }
+        store.close()
+        return model
+    }
+
+    @Test("cellar model prints the stored model as a model file that reads back as the same model")
+    func modelRecoversTheStoredModel() throws {
+        let dir = TestDirectory("tool-model")
+        defer { dir.remove() }
+        let stored = try Self.makeStore(dir)
+        let (status, out, err) = try Self.run(["model", dir.path])
+        #expect(status == 0, "\(err)")
+        #expect(out.hasPrefix("{\n  \"_note1\""), "a model file, with its notes first")
+        #expect(try Cellar.Model(json: Array(out.utf8), file: "output") == stored)
+    }
+
+    @Test("cellar info --json counts each entity's objects and names its indexes; the text form says the same")
+    func infoCountsObjectsAndIndexes() throws {
+        let dir = TestDirectory("tool-info")
+        defer { dir.remove() }
+        _ = try Self.makeStore(dir)
+        let (status, out, err) = try Self.run(["info", "--json", dir.path])
+        #expect(status == 0, "\(err)")
+        let info = try #require(try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any])
+        #expect(info["hasModel"] as? Bool == true)
+        #expect((info["lastCommit"] as? Int ?? 0) >= 2)
+        let share = try #require(info["garbageShare"] as? Double)
+        #expect(share >= 0 && share < 1)
+        let entities = try #require(info["entities"] as? [[String: Any]])
+        let byName = Dictionary(uniqueKeysWithValues: entities.map { ($0["name"] as! String, $0) })
+        #expect(byName["QItem"]?["objects"] as? Int == 40)
+        #expect(byName["QAuthor"]?["objects"] as? Int == 3)
+        let indexes = try #require(byName["QItem"]?["indexes"] as? [[String: Any]])
+        let kinds = Dictionary(uniqueKeysWithValues: indexes.map { ($0["property"] as! String, $0["kind"] as! String) })
+        #expect(kinds["title"] == "value" && kinds["score"] == "value")
+        #expect(kinds["text"]?.hasPrefix("hash") == true, "\(kinds)")
+        #expect(indexes.allSatisfy { $0["built"] as? Bool == true })
+        let emailIndex = (byName["QAuthor"]?["indexes"] as? [[String: Any]])?.first { $0["property"] as? String == "email" }
+        #expect(emailIndex?["unique"] as? Bool == true)
+
+        let text = try Self.run(["info", dir.path])
+        #expect(text.status == 0)
+        #expect(text.out.contains("QItem (") && text.out.contains("40 objects"), "\(text.out)")
+        #expect(text.out.contains("% garbage"))
+    }
+
+    @Test("a store without a model, a missing store, and a wrong command: errors with a reason and a non-zero status")
+    func errorsSayWhy() throws {
+        let dir = TestDirectory("tool-engine-only")
+        defer { dir.remove() }
+        let engine = try StorageEngine(directory: dir.path)
+        try engine.write { txn in try txn.put(txn.tree("t")!, key: [1], value: [2]) }
+        engine.close()
+        let noModel = try Self.run(["model", dir.path])
+        #expect(noModel.status == 1 && noModel.err.contains("holds no model"), "\(noModel)")
+        let info = try Self.run(["info", dir.path])
+        #expect(info.status == 0 && info.out.contains("model      none"), "\(info)")
+        let missing = try Self.run(["info", dir.path + "/missing"])
+        #expect(missing.status == 1 && missing.err.hasPrefix("cellar: "), "\(missing)")
+        let wrong = try Self.run(["model"])
+        #expect(wrong.status == 2 && wrong.err.contains("usage"), "\(wrong)")
+    }
+}
