@@ -21,6 +21,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "602.0.0"),
+        // The `cellar` tool's command line only.
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // Plugin only (`swift package generate-documentation`, scripts/docs.sh): no library or
         // target depends on it, so building Cellar compiles nothing of it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
@@ -77,7 +79,7 @@ let package = Package(
         // The command-line tool: demo, inspect and verify a store.
         .executableTarget(
             name: "cellar",
-            dependencies: ["Cellar", "CellarStorage"],
+            dependencies: ["Cellar", "CellarStorage", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
         // Shared by the tests and the crash child: seeded workloads, an in-memory model, the

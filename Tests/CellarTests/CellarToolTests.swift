@@ -4,7 +4,8 @@ import CellarTestSupport
 import Foundation
 import Testing
 
-/// The `cellar` tool's `info` and `model` commands, run as a process on stores the tests make.
+/// The `cellar` tool's commands, run as a process on stores the tests make: `info`, `model`, and
+/// how it reports errors and wrong arguments.
 @Suite struct CellarToolTests {
     /// The tool sits next to the test binary in the build folder.
     static var toolPath: String {
@@ -97,8 +98,12 @@ import Testing
         let info = try Self.run(["info", dir.path])
         #expect(info.status == 0 && info.out.contains("model      none"), "\(info)")
         let missing = try Self.run(["info", dir.path + "/missing"])
-        #expect(missing.status == 1 && missing.err.hasPrefix("cellar: "), "\(missing)")
+        #expect(missing.status == 1 && missing.err.hasPrefix("Error: ") && missing.err.contains("missing"), "\(missing)")
         let wrong = try Self.run(["model"])
-        #expect(wrong.status == 2 && wrong.err.contains("usage"), "\(wrong)")
+        #expect(wrong.status == 64 && wrong.err.contains("Usage: cellar model <directory>"), "\(wrong)")
+        let word = try Self.run(["compact", dir.path, "brotli"])
+        #expect(word.status == 1 && word.err.contains("unknown compression brotli"), "\(word)")
+        let help = try Self.run(["--help"])
+        #expect(help.status == 0 && ["demo", "info, inspect", "model", "verify", "compact"].allSatisfy(help.out.contains), "\(help.out)")
     }
 }

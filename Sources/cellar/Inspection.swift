@@ -1,0 +1,109 @@
+@_spi(Testing) import Cellar
+import CellarStorage
+@preconcurrency import Foundation
+
+/// An error of the tool's own (a store without a model, a word it does not know), printed as its
+/// message.
+struct ToolError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// `cellar info`: what the store holds, as text or (`json`) one JSON object.
+func info(_ directory: String, json: Bool) throws {
+    let engine = try StorageEngine(directory: directory, options: StorageOptions(readOnly: true))
+    defer { engine.close() }
+    let summary = try StoreSummary.read(engine)
+    let trees = try engine.read { txn in try txn.treeNames().map { ($0, try txn.count(txn.tree($0)!)) } }
+    let size = engine.fileSize
+    let garbage = size == 0 ? 0 : Double(size - min(engine.liveBytes, size)) / Double(size)
+    if json {
+        let object: [String: Any] = [
+            "store": "\(engine.uuid)",
+            "lastCommit": engine.lastTransactionId,
+            "fileBytes": size,
+            "liveBytes": engine.liveBytes,
+            "garbageShare": (garbage * 1000).rounded() / 1000,
+            "hasModel": summary.model != nil,
+            "entities": summary.entities.map { entity -> [String: Any] in
+                ["name": entity.name, "id": entity.id, "objects": entity.objects, "properties": entity.properties,
+                 "relations": entity.relations, "embedded": entity.embedded,
+                 "indexes": entity.indexes.map { ["property": $0.property, "kind": $0.kind, "unique": $0.unique, "built": $0.built] }]
+            },
+            "trees": trees.map { ["name": $0.0, "entries": $0.1] },
+            "dictionaries": summary.dictionaries,
+        ]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+        print(String(decoding: data, as: UTF8.self))
+        return
+    }
+    print("store      \(engine.uuid)")
+    print("commit     \(engine.lastTransactionId)")
+    print("file       \(size) bytes, \(engine.liveBytes) live (\(String(format: "%.1f", garbage * 100)) % garbage)")
+    if summary.model == nil { print("model      none (a store of the storage engine alone)") }
+    for entity in summary.entities {
+        var line = "entity     \(entity.name) (\(entity.id)): "
+        line += entity.embedded ? "embedded type" : "\(entity.objects) objects"
+        line += ", \(entity.properties) properties"
+        if entity.relations > 0 { line += ", \(entity.relations) relations" }
+        if !entity.indexes.isEmpty {
+            line += "; indexes: " + entity.indexes.map { "\($0.property) (\($0.kind)\($0.unique ? ", unique" : "")\($0.built ? "" : ", not built yet"))" }.joined(separator: ", ")
+        }
+        print(line)
+    }
+    for (name, entries) in trees { print("tree       \(name): \(entries) entries") }
+    print("dictionaries \(summary.dictionaries.isEmpty ? "none" : summary.dictionaries.map(String.init).joined(separator: ", "))")
+}
+
+/// `cellar model`: the stored model as a model JSON file, on standard output.
+func model(_ directory: String) throws {
+    let engine = try StorageEngine(directory: directory, options: StorageOptions(readOnly: true))
+    defer { engine.close() }
+    guard let model = try StoreSummary.read(engine).model else {
+        throw ToolError("the store in \(directory) holds no model (a store of the storage engine alone)")
+    }
+    print(model.jsonString(), terminator: "")
+}
+
+func verify(_ directory: String) throws {
+    let engine = try StorageEngine(directory: directory, options: StorageOptions(readOnly: true))
+    defer { engine.close() }
+    var entries = 0
+    var bytes = 0
+    try engine.read { txn in
+        for name in try txn.treeNames() {
+            let tree = try txn.tree(name)!
+            var seen = 0
+            try txn.cursor(tree).scan { key, value in
+                seen += 1
+                bytes += key.count + value.count
+                return true
+            }
+            guard seen == (try txn.count(tree)) else {
+                throw StorageError.fileCorrupt(offset: 0, reason: "tree \(name) holds \(seen) entries but its catalog says \(try txn.count(tree))")
+            }
+            entries += seen
+        }
+    }
+    let objects = try RecordCheck.verify(engine)
+    print("ok: \(entries) entries, \(bytes) bytes of keys and values, every record verified; \(objects.objects) objects of \(objects.entities) entities decode against the stored model; \(objects.indexEntries) index entries and \(objects.relationLinks) relation links match them")
+}
+
+/// Compacts the closed store in `directory`, writing values as `mode` says (nil: with
+/// dictionaries when the store holds some, so that compacting a dictionary-compressed store keeps
+/// it compressed; else uncompressed).
+func compact(_ directory: String, mode: String?) throws {
+    let compression: Compression
+    switch mode {
+    case "none": compression = .none
+    case "zstd": compression = .zstd()
+    case "dictionary": compression = .zstdDictionary()
+    case nil:
+        let engine = try StorageEngine(directory: directory, options: StorageOptions(readOnly: true))
+        let trained = try !engine.read { try $0.dictionaryIds() }.isEmpty
+        engine.close()
+        compression = trained ? .zstdDictionary() : .none
+    default: throw ToolError("unknown compression \(mode!) (none, zstd or dictionary)")
+    }
+    print(try StorageEngine.compact(directory: directory, options: StorageOptions(compression: compression)))
+}
