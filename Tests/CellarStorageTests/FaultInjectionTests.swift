@@ -211,20 +211,24 @@ struct FaultInjectionTests {
         try Self.checkReopened(directory, sequence: sequence, acknowledged: Self.commits, context: "short writes")
     }
 
-    @Test("a crash at every sync point, unsynced writes kept, dropped, garbled or half kept",
-          arguments: FaultInjectingFile.CrashMode.allCases, [StorageOptions.Durability.full, .none])
-    func crashAtEverySync(mode: FaultInjectingFile.CrashMode, durability: StorageOptions.Durability) throws {
-        let n = try Self.forEveryN("crash") { n, directory, path, box in
+    /// Runs `commits` transactions (`transaction(k)`) on a store opened with `options` whose file
+    /// crashes at its Nth sync, for N = 1, 2, 3 … until the workload makes no Nth sync; after each
+    /// crash, a store made of the crash image must hold a prefix of the transactions with at least
+    /// those acknowledged (`countsAcknowledged`; else any prefix). Returns the last N.
+    static func crashAtEverySync(_ name: String, mode: FaultInjectingFile.CrashMode, options: StorageOptions, commits: Int,
+                                 countsAcknowledged: Bool, transaction: (Int) -> [Operation]) throws -> Int {
+        try forEveryN(name) { n, directory, path, box in
             var sequence: [[Operation]] = []
             var acknowledged = 0
+            var options = options
+            options.openFile = { _, _, _ in try box.make(path: path, fault: .crashAtSync(number: n), mode: mode, seed: UInt64(n)) }
             do {
-                let engine = try Self.open(directory, { [n] in try box.make(path: path, fault: .crashAtSync(number: n), mode: mode, seed: UInt64(n)) },
-                                           durability: durability)
+                let engine = try StorageEngine(directory: directory.path, options: options)
                 defer { engine.close() }
-                for k in 1...Self.commits {
-                    let operations = CrashWorkload.transaction(k, seed: 17)
+                for k in 1...commits {
+                    let operations = transaction(k)
                     sequence.append(operations)
-                    try engine.write { txn in try CrashWorkload.apply(operations, to: txn) }
+                    try engine.write { txn in try apply(operations, to: txn) }
                     acknowledged += 1
                 }
             } catch is FaultInjectingFile.Crashed {
@@ -232,14 +236,21 @@ struct FaultInjectionTests {
             }
             guard let image = box.file?.crashImage else { return false }  // N is past the last sync
             // Power comes back: the disk holds the crash image.
-            let after = TestDirectory("crash-after")
+            let after = TestDirectory(name + "-after")
             defer { after.remove() }
             TestDirectory.write(image, to: after.sub(StorageEngine.dataFileName))
-            try Self.checkReopened(after, sequence: sequence,
-                                   acknowledged: durability == .full ? acknowledged : 0,
-                                   context: "crash at sync \(n), \(mode), \(durability)")
+            try checkReopened(after, sequence: sequence, acknowledged: countsAcknowledged ? acknowledged : 0,
+                              context: "crash at sync \(n), \(mode)")
             return true
         }
+    }
+
+    @Test("a crash at every sync point, unsynced writes kept, dropped, garbled or half kept",
+          arguments: FaultInjectingFile.CrashMode.allCases, [StorageOptions.Durability.full, .none])
+    func crashAtEverySync(mode: FaultInjectingFile.CrashMode, durability: StorageOptions.Durability) throws {
+        let options = StorageOptions(durability: durability, initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 3)
+        let n = try Self.crashAtEverySync("crash", mode: mode, options: options, commits: Self.commits,
+                                          countsAcknowledged: durability == .full) { CrashWorkload.transaction($0, seed: 17) }
         #expect(n > 2)
     }
 }

@@ -389,31 +389,8 @@ struct SpillTests {
     @Test("power loss at any sync during spilling transactions keeps every acknowledged commit and no partial one",
           arguments: FaultInjectingFile.CrashMode.allCases)
     func crashAtSyncDuringSpills(mode: FaultInjectingFile.CrashMode) throws {
-        let n = try FaultInjectionTests.forEveryN("spill-crash") { n, directory, path, box in
-            var sequence: [[Operation]] = []
-            var acknowledged = 0
-            var options = SpillWorkload.options()
-            options.openFile = { _, _, _ in try box.make(path: path, fault: .crashAtSync(number: n), mode: mode, seed: UInt64(n)) }
-            do {
-                let engine = try StorageEngine(directory: directory.path, options: options)
-                defer { engine.close() }
-                for k in 1...4 {
-                    let operations = SpillWorkload.transaction(k, seed: 9, count: 600)
-                    sequence.append(operations)
-                    try engine.write { txn in try apply(operations, to: txn) }
-                    acknowledged += 1
-                }
-            } catch is FaultInjectingFile.Crashed {
-            } catch StorageError.commitsRefused {
-            }
-            guard let image = box.file?.crashImage else { return false }  // N is past the last sync
-            let after = TestDirectory("spill-crash-after")
-            defer { after.remove() }
-            TestDirectory.write(image, to: after.sub(StorageEngine.dataFileName))
-            try FaultInjectionTests.checkReopened(after, sequence: sequence, acknowledged: acknowledged,
-                                                  context: "crash at sync \(n), \(mode)")
-            return true
-        }
+        let n = try FaultInjectionTests.crashAtEverySync("spill-crash", mode: mode, options: SpillWorkload.options(), commits: 4,
+                                                         countsAcknowledged: true) { SpillWorkload.transaction($0, seed: 9, count: 600) }
         #expect(n > 4)
     }
 }
