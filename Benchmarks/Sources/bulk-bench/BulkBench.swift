@@ -52,28 +52,11 @@ struct Options: BenchOptions {
     }
 }
 
-/// A line of /proc/self/status in bytes (VmRSS, VmHWM); 0 where there is none.
-func statusBytes(_ field: String) -> Int {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
-        return (Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0) * 1024
-    }
-    return 0
-}
-
 #if canImport(Glibc)
 /// glibc's `malloc_trim`, which its module map does not export: hands freed heap back to the system.
 @_silgen_name("malloc_trim")
 func mallocTrim(_ pad: Int) -> Int32
 #endif
-
-/// Resets VmHWM to the current RSS.
-func resetPeak() {
-    let fd = open("/proc/self/clear_refs", O_WRONLY)
-    guard fd >= 0 else { return }
-    _ = "5".withCString { write(fd, $0, 1) }
-    close(fd)
-}
 
 struct RunResult {
     var put = Measured()
@@ -98,8 +81,8 @@ func measured<T>(_ store: Store, _ body: () throws -> T) throws -> (T, Measured)
     #if canImport(Glibc)
     _ = mallocTrim(0)
     #endif
-    let baseline = statusBytes("VmRSS")
-    resetPeak()
+    let baseline = processStatusBytes("VmRSS") ?? 0
+    resetPeakRSS()
     let start = now()
     var beforeCommit = 0.0
     let value = try store.runInTransaction {
@@ -108,7 +91,7 @@ func measured<T>(_ store: Store, _ body: () throws -> T) throws -> (T, Measured)
         return value
     }
     let end = now()
-    return (value, Measured(seconds: end - start, commitSeconds: end - beforeCommit, peakAdded: statusBytes("VmHWM") - baseline))
+    return (value, Measured(seconds: end - start, commitSeconds: end - beforeCommit, peakAdded: peakRSS() - baseline))
 }
 
 func check(_ what: String, _ ok: Bool) throws {

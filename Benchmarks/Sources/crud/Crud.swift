@@ -382,30 +382,7 @@ struct Crud {
     static func formatOps(_ r: Double) -> String { r < 1_000 ? String(format: "%.1f", r) : formatRate(r) }
 }
 
-// MARK: - Peak RSS and sizes on disk
-
-/// Resets the process's RSS high-water mark (Linux: `5` to /proc/self/clear_refs), so that the next
-/// `peakRSS()` measures one engine's run.
-func resetPeakRSS() {
-    let fd = open("/proc/self/clear_refs", O_WRONLY)
-    guard fd >= 0 else { return }
-    _ = "5".withCString { write(fd, $0, 1) }
-    close(fd)
-}
-
-/// The RSS high-water mark in bytes (VmHWM of /proc/self/status; else getrusage's ru_maxrss).
-func peakRSS() -> Int {
-    if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) {
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            if let kb = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") {
-                return kb * 1024
-            }
-        }
-    }
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Int(usage.ru_maxrss) * 1024
-}
+// MARK: - Sizes on disk
 
 /// Bytes of the regular files in `folder` and its subfolders (st_size).
 func folderBytes(_ folder: String) -> Int {
