@@ -46,15 +46,12 @@ extension TreeMutator {
         var retiredValues: [PendingValue?] = []
         /// Spills so far.
         var count = 0
-        /// Where the next spill's early writeback starts (see `LogWriter.startWriteback`).
-        var writebackStart: UInt64
 
         init(frame: FrameStream, generation: MapGeneration, end: UInt64) {
             self.frame = frame
             self.generation = generation
             self.records = generation.records
             self.end = end
-            self.writebackStart = end
         }
 
         func releaseRetired() {
@@ -64,15 +61,18 @@ extension TreeMutator {
         }
     }
 
-    /// The memory this transaction's changes hold, as the budget counts it: each dirty node at
-    /// its starting buffer and the object around it, and the out-of-line values' bytes.
-    var dirtyMemory: Int { dirty.liveCount &* (dirtyCapacity &+ 128) &+ pendingBytes.value }
+    /// What the budget counts for one dirty node: its starting buffer and the object around it.
+    var dirtyNodeCost: Int { dirtyCapacity &+ 128 }
+
+    /// The memory this transaction's changes hold, as the budget counts it: the dirty nodes and
+    /// the out-of-line values' bytes.
+    var dirtyMemory: Int { dirty.liveCount &* dirtyNodeCost &+ pendingBytes.value }
 
     /// Spills when the changes held in memory pass the threshold. Called after each change that
     /// can add to them, never inside one (a change holds pointers into the nodes it changes).
     @inline(__always)
     func spillIfOverBudget() throws {
-        if dirty.liveCount &* (dirtyCapacity &+ 128) &+ pendingBytes.value >= spillThreshold { try spill() }
+        if dirtyMemory >= spillThreshold { try spill() }
     }
 
     /// Writes every dirty node and pending value into the log, ahead of the commit record (see
@@ -96,8 +96,7 @@ extension TreeMutator {
             // The disk starts on what this spill wrote now: a transaction of gigabytes would
             // otherwise pile dirty pages up until the kernel throttles its writes, and leave all of
             // them to the commit's sync. A hint: durability still comes from that sync.
-            log.startWriteback(from: state.writebackStart, to: end)
-            state.writebackStart = end
+            log.startWriteback(from: state.end, to: end)
             if state.generation === base.generation || end > UInt64(state.generation.region.length) {
                 state.generation = try log.map(reaching: end)
                 state.records = state.generation.records
@@ -153,6 +152,6 @@ extension TreeMutator {
         guard let spillState else { return dirtyMemory }
         let nodes = spillState.retiredNodes.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
         let values = spillState.retiredValues.reduce(0) { $0 + ($1?.bytes.count ?? 0) }
-        return dirtyMemory + nodes * (dirtyCapacity + 128) + values
+        return dirtyMemory + nodes * dirtyNodeCost + values
     }
 }
