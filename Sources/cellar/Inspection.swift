@@ -14,7 +14,6 @@ func info(_ directory: String, json: Bool) throws {
     let engine = try StorageEngine(directory: directory, options: StorageOptions(readOnly: true))
     defer { engine.close() }
     let summary = try StoreSummary.read(engine)
-    let trees = try engine.read { txn in try txn.treeNames().map { ($0, try txn.count(txn.tree($0)!)) } }
     let size = engine.fileSize
     let garbage = size == 0 ? 0 : Double(size - min(engine.liveBytes, size)) / Double(size)
     if json {
@@ -30,7 +29,7 @@ func info(_ directory: String, json: Bool) throws {
                  "relations": entity.relations, "embedded": entity.embedded,
                  "indexes": entity.indexes.map { ["property": $0.property, "kind": $0.kind, "unique": $0.unique, "built": $0.built] }]
             },
-            "trees": trees.map { ["name": $0.0, "entries": $0.1] },
+            "trees": summary.trees.map { ["name": $0.name, "entries": $0.entries] },
             "dictionaries": summary.dictionaries,
         ]
         let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
@@ -51,7 +50,7 @@ func info(_ directory: String, json: Bool) throws {
         }
         print(line)
     }
-    for (name, entries) in trees { print("tree       \(name): \(entries) entries") }
+    for (name, entries) in summary.trees { print("tree       \(name): \(entries) entries") }
     print("dictionaries \(summary.dictionaries.isEmpty ? "none" : summary.dictionaries.map(String.init).joined(separator: ", "))")
 }
 

@@ -1,8 +1,8 @@
 import CellarStorage
 
 /// What `cellar info` and `cellar model` show of a store, read through the model stored in it (no
-/// generated code needed): the model, each entity with its object count and indexes, and the
-/// compression dictionaries. Opens nothing itself: the caller hands it an engine (read-only, as
+/// generated code needed): the model, each entity with its object count and indexes, the trees,
+/// and the compression dictionaries, all of one commit. Opens nothing itself: the caller hands it an engine (read-only, as
 /// the tool opens stores).
 package struct StoreSummary: Sendable {
     /// One entity of the stored model.
@@ -35,6 +35,8 @@ package struct StoreSummary: Sendable {
     package var entities: [Entity] = []
     /// The ids of the zstd dictionaries the store holds.
     package var dictionaries: [UInt32] = []
+    /// Every tree of the store (the engine's own too) with its number of entries.
+    package var trees: [(name: String, entries: Int)] = []
 
     /// Reads the summary in one read transaction of `engine`.
     package static func read(_ engine: StorageEngine) throws -> StoreSummary {
@@ -42,6 +44,7 @@ package struct StoreSummary: Sendable {
             try engine.read { txn in
                 var summary = StoreSummary()
                 summary.dictionaries = try txn.dictionaryIds()
+                summary.trees = try txn.treeNames().map { ($0, try txn.count(txn.tree($0)!)) }
                 guard let model = try StorageLayout.storedModel(in: txn) else { return summary }
                 summary.model = model
                 let markers = try Store.indexMarkers(in: txn)
