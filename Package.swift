@@ -21,6 +21,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "602.0.0"),
+        // Encryption at rest: AES-256-GCM, HKDF and HMAC (Crypto; CryptoKit's API), scrypt for
+        // passphrases (CryptoExtras).
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
         // The `cellar` tool's command line only.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // Plugin only (`swift package generate-documentation`, scripts/docs.sh): no library or
@@ -37,7 +40,9 @@ let package = Package(
         // The storage engine: log, copy-on-write B+tree, transactions, recovery.
         .target(
             name: "CellarStorage",
-            dependencies: ["CZstd", .product(name: "Atomics", package: "swift-atomics")],
+            dependencies: ["CZstd", .product(name: "Atomics", package: "swift-atomics"),
+                           .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "CryptoExtras", package: "swift-crypto")],
             swiftSettings: strict
         ),
         // Float vector kernels for the HNSW index in C, so that an AVX2 + FMA version can be built

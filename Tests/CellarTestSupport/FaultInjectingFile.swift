@@ -61,6 +61,11 @@ package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
     private var rng: SplitMix64
     /// How long each sync takes at least (a slow disk), in microseconds.
     private let syncDelay: UInt32
+    /// Every write made, in order, when `recordsWrites` (for tests that look at what was ever
+    /// written, not only at what the file holds in the end).
+    package var recordsWrites = false
+    private var writeHistory: [(offset: UInt64, bytes: [UInt8])] = []
+    package var everyWrite: [(offset: UInt64, bytes: [UInt8])] { lock.withLock { _ in writeHistory } }
 
     package init(path: String, create: Bool, readOnly: Bool, fault: Fault, crashMode: CrashMode = .dropAll, seed: UInt64 = 1,
                 syncDelayMicroseconds: UInt32 = 0) throws {
@@ -113,7 +118,10 @@ package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
         }
         let part = UnsafeRawBufferPointer(rebasing: buffer[0..<min(count, buffer.count)])
         let n = try real.writeOnce(part, at: offset)
-        lock.withLock { _ in unsynced.append((offset, Array(part[0..<n]))) }
+        lock.withLock { _ in
+            unsynced.append((offset, Array(part[0..<n])))
+            if recordsWrites { writeHistory.append((offset, Array(part[0..<n]))) }
+        }
         return n
     }
 

@@ -57,6 +57,12 @@ public struct CellarError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A failure in the storage engine (I/O, a lock held by another process, a failed sync, …):
         /// `storageError` has the engine's error.
         public static let storage = Code(rawValue: "storage")
+        /// The encryption key given does not open the store.
+        public static let wrongEncryptionKey = Code(rawValue: "wrongEncryptionKey")
+        /// The store is encrypted and no key was given.
+        public static let encryptionKeyRequired = Code(rawValue: "encryptionKeyRequired")
+        /// A key was given for a store that is not encrypted.
+        public static let notEncrypted = Code(rawValue: "notEncrypted")
 
         /// True when `error` is a ``CellarError`` with this code: lets a code be a `catch` pattern
         /// (`catch CellarError.Code.fileCorrupt`).
@@ -253,6 +259,9 @@ public struct CellarError: Error, Sendable, Equatable, CustomStringConvertible {
         case .readOnly: return CellarError.readOnly
         case .closed, .transactionClosed: return CellarError.storeClosed
         case .illegalArgument(let message): return CellarError.illegalArgument(message)
+        case .wrongEncryptionKey: return CellarError(.wrongEncryptionKey, message: storage.description, storageError: storage)
+        case .encryptionKeyRequired: return CellarError(.encryptionKeyRequired, message: storage.description, storageError: storage)
+        case .notEncrypted: return CellarError(.notEncrypted, message: storage.description, storageError: storage)
         default: return CellarError.storage(storage)
         }
     }

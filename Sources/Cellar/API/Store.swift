@@ -73,6 +73,8 @@ public final class Store: @unchecked Sendable {
             storageOptions.compressionThreshold = options.compressionThreshold
             storageOptions.lockWaitTimeout = options.lockWaitTimeout
             storageOptions.transactionMemoryBudget = options.transactionMemoryBudget
+            storageOptions.encryptionKey = options.encryptionKey
+            storageOptions.decryptedCacheSize = options.decryptedCacheSize
             storageOptions.deferCompactionAtOpen = true  // below, once the rewrites are set
             return try StorageEngine(directory: directoryPath, options: storageOptions)
         }
@@ -279,6 +281,19 @@ public final class Store: @unchecked Sendable {
             throw CellarError.illegalArgument("compact() cannot run inside a transaction: it would wait for that transaction to end")
         }
         return try translatingErrors { try engine.compact() }
+    }
+
+    /// Compacts the store (as `compact()`) into a file encrypted with `newKey`, or a plain one
+    /// when `newKey` is nil: how the key is changed, and encryption added or removed (see
+    /// ``StoreOptions/encryptionKey``). Crash-safe like every compaction: after a crash the store
+    /// opens with the old key or the new one, whole. Once it returns, opening the store needs the
+    /// new key.
+    @discardableResult
+    public func compact(newKey: EncryptionKey?) throws -> CompactionReport {
+        guard ThreadTransactions.current(for: self) == nil else {
+            throw CellarError.illegalArgument("compact(newKey:) cannot run inside a transaction: it would wait for that transaction to end")
+        }
+        return try translatingErrors { try engine.compact(newKey: newKey) }
     }
 
     /// `compact()` off the caller's task, on a utility-QoS queue.

@@ -13,6 +13,9 @@ public typealias AutomaticCompaction = StorageOptions.AutomaticCompaction
 /// (a dictionary per entity, trained by each compaction). See ``StoreOptions/compression``.
 public typealias Compression = CellarStorage.Compression
 
+/// The key a store is encrypted with: 32 bytes, or a passphrase (see ``StoreOptions/encryptionKey``).
+public typealias EncryptionKey = CellarStorage.EncryptionKey
+
 /// How a ``Store`` is opened.
 public struct StoreOptions: Sendable {
     /// `.full` (default): a transaction that returned is on disk, through `kill -9` and power
@@ -52,13 +55,26 @@ public struct StoreOptions: Sendable {
     /// transaction runs in this much memory. `Int.max`: hold every change in memory until the
     /// commit. At least 64 KiB.
     public var transactionMemoryBudget: Int
+    /// Encrypts the database file with AES-256-GCM under this key (`docs/encryption.md`): every
+    /// record (objects, indexes, the model) is encrypted and authenticated; the header holds only
+    /// what checking the key needs. Nil (the default): a plain file. A new store is created
+    /// encrypted when it is set; an encrypted store needs it (``CellarError/Code/encryptionKeyRequired``,
+    /// ``CellarError/Code/wrongEncryptionKey``), a plain one refuses it
+    /// (``CellarError/Code/notEncrypted``). `Store.compact(newKey:)` changes, adds or removes it.
+    public var encryptionKey: EncryptionKey?
+    /// How many bytes of an encrypted store's records are kept decrypted in memory for readers
+    /// (default 128 MiB; at least 1 MiB). Ignored for a plain store.
+    public var decryptedCacheSize: Int
 
     /// Options for opening a ``Store``; each parameter sets the property of the same name.
     public init(durability: Durability = .full, readOnly: Bool = false, fileMode: UInt16 = 0o644,
                 automaticCompaction: AutomaticCompaction? = AutomaticCompaction(),
                 compression: Compression = .none, compressionThreshold: Int = 64, lockWaitTimeout: Duration = .zero,
-                transactionMemoryBudget: Int = 64 << 20) {
+                transactionMemoryBudget: Int = 64 << 20, encryptionKey: EncryptionKey? = nil,
+                decryptedCacheSize: Int = 128 << 20) {
         self.lockWaitTimeout = lockWaitTimeout
+        self.encryptionKey = encryptionKey
+        self.decryptedCacheSize = decryptedCacheSize
         self.transactionMemoryBudget = transactionMemoryBudget
         self.durability = durability
         self.readOnly = readOnly

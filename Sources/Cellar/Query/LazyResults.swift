@@ -37,7 +37,7 @@ extension Query {
             guard let read = outer.read else {
                 throw CellarError.illegalArgument("findLazy() cannot run inside a write transaction: its changes are in no snapshot the results could hold; use find() there")
             }
-            txn = read.onSameSnapshot()
+            txn = try translatingErrors { try read.onSameSnapshot() }
         } else {
             txn = try translatingErrors { try store.engine.beginRead() }
         }

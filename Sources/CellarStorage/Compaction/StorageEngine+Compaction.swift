@@ -41,6 +41,23 @@ extension StorageEngine {
     /// I/O errors of the copy (`ENOSPC` among them): then the store is as it was and goes on.
     @discardableResult
     public func compact() throws -> CompactionReport {
+        try compact(changingKey: nil)
+    }
+
+    /// Compacts the store (as `compact()`) into a file encrypted with `newKey`, or into a plain
+    /// file when `newKey` is nil: how a store's key is changed, and encryption added or removed.
+    /// Crash-safe like every compaction: a crash before the new file is renamed into place leaves
+    /// the old file and key, one after it the new. From the switch on, this engine writes with the
+    /// new key, and opening the store needs it; readers in other processes that were opened with
+    /// the old key do not follow the new file. Readers of this engine finish on the old file.
+    @discardableResult
+    public func compact(newKey: EncryptionKey?) throws -> CompactionReport {
+        try compact(changingKey: .some(newKey))
+    }
+
+    /// `changingKey`: nil keeps the store's encryption; `.some(nil)` removes it; `.some(key)`
+    /// encrypts with `key`.
+    private func compact(changingKey: EncryptionKey??) throws -> CompactionReport {
         guard !options.readOnly else { throw StorageError.readOnly }
         guard !options.inMemory else {
             throw StorageError.illegalArgument("an in-memory store has no file to compact")
@@ -62,13 +79,20 @@ extension StorageEngine {
         defer { if !switched { endJournal() } }
 
         let work = directory + "/" + Self.compactionDirectoryName
-        let copy = try makeCopyEngine(in: work)
+        // The copy's master key: the store's, or one made for the new key (a new scrypt salt).
+        let copyMaster: MasterKey?
+        switch changingKey {
+        case .none: copyMaster = masterKey
+        case .some(.none): copyMaster = nil
+        case .some(.some(let key)): copyMaster = try MasterKey(newFor: key)
+        }
+        let copy = try makeCopyEngine(in: work, master: copyMaster)
         var rounds = 0
         let bytesBefore: UInt64, bytesAfter: UInt64, transactionId: UInt64
         do {
             // 2. The copy.
             copy.raiseTransactionIds(to: snapshot.txnId + 1)
-            try Self.copyTrees(of: ReadTransaction(snapshot: snapshot, codecs: codecs), into: copy, rewrites: rewrites, cancelled: closedFlag)
+            try Self.copyTrees(of: ReadTransaction(snapshot: snapshot, codecs: codecs, views: decryptedViews), into: copy, rewrites: rewrites, cancelled: closedFlag)
             // 3. Catch up while writers go on.
             while rounds < Self.maxUnlockedRounds {
                 let ((changes, count, newer), wait) = try holdingWriter { () -> ([String: ChangeJournal.TreeChanges], Int, Snapshot) in
@@ -77,7 +101,7 @@ extension StorageEngine {
                 }
                 longestWait = max(longestWait, wait)
                 rounds += 1
-                try Self.catchUp(changes, from: ReadTransaction(snapshot: newer, codecs: codecs), into: copy, rewrites: rewrites, cancelled: closedFlag)
+                try Self.catchUp(changes, from: ReadTransaction(snapshot: newer, codecs: codecs, views: decryptedViews), into: copy, rewrites: rewrites, cancelled: closedFlag)
                 if count <= Self.smallCatchUp { break }
             }
             copy.prepareZerosAhead()
@@ -85,11 +109,12 @@ extension StorageEngine {
             // 4. The last round and the swap, under the lock.
             let (result, finalWait) = try holdingWriter { () -> (UInt64, UInt64, UInt64) in
                 let newest = current.load(ordering: .acquiring)
-                try Self.catchUp(journal!.take(), from: ReadTransaction(snapshot: newest, codecs: codecs), into: copy, rewrites: rewrites, cancelled: closedFlag)
+                try Self.catchUp(journal!.take(), from: ReadTransaction(snapshot: newest, codecs: codecs, views: decryptedViews), into: copy, rewrites: rewrites, cancelled: closedFlag)
                 try copy.sealCopy(carrying: newest.txnId)
                 try copy.syncNow()
                 let after = try switchToCompactedFile(of: copy, at: work + "/" + Self.dataFileName, expected: newest)
                 switched = true
+                masterKey = copyMaster
                 return (newest.committedLength, after, lastTransactionId)
             }
             rounds += 1
@@ -109,6 +134,19 @@ extension StorageEngine {
     /// Compacts the store in `directory` while no process has it open (`storeLocked` otherwise):
     /// opens it, compacts it, closes it. What `cellar compact` does.
     public static func compact(directory: String, options: StorageOptions = StorageOptions()) throws -> CompactionReport {
+        try compact(directory: directory, options: options, changingKey: nil)
+    }
+
+    /// Compacts the store in `directory` (opened with `options`, its current key among them)
+    /// into a file encrypted with `newKey`, or a plain one when nil, while no process has it open.
+    /// What `cellar compact --new-key` does.
+    @discardableResult
+    public static func compact(directory: String, options: StorageOptions = StorageOptions(),
+                               newKey: EncryptionKey?) throws -> CompactionReport {
+        try compact(directory: directory, options: options, changingKey: .some(newKey))
+    }
+
+    private static func compact(directory: String, options: StorageOptions, changingKey: EncryptionKey??) throws -> CompactionReport {
         guard !options.inMemory, !options.readOnly else {
             throw StorageError.illegalArgument("compaction needs a store on disk, opened for writing")
         }
@@ -116,19 +154,20 @@ extension StorageEngine {
         options.automaticCompaction = nil
         let engine = try StorageEngine(directory: directory, options: options)
         defer { engine.close() }
-        return try engine.compact()
+        return try engine.compact(changingKey: changingKey)
     }
 
     /// An engine on a new, empty data file in `work` with this store's UUID and creation time and
     /// a new salt, written without a sync per commit (the compaction syncs it).
-    private func makeCopyEngine(in work: String) throws -> StorageEngine {
+    private func makeCopyEngine(in work: String, master: MasterKey?) throws -> StorageEngine {
         try Self.removeCompactionLeftovers(directory)
         try Syscall.makeDirectory(work)
         do {
             let header = try OpenedStore.readHeader(log.file)
             var rng = SystemRandomNumberGenerator()
             let newHeader = FileHeader(uuid: header.uuid, salt: rng.next(), createdMs: header.createdMs,
-                                       flags: FileHeader.compactedFlag)
+                                       flags: FileHeader.compactedFlag,
+                                       encryption: master.map { EncryptionHeader.make(master: $0, uuid: header.uuid) })
             var copyOptions = StorageOptions(durability: .none, nodeSize: options.nodeSize)
             copyOptions.fileMode = options.fileMode
             copyOptions.automaticCompaction = nil
@@ -136,6 +175,8 @@ extension StorageEngine {
             copyOptions.compressionThreshold = options.compressionThreshold
             copyOptions.dictionaryMinimumSamples = options.dictionaryMinimumSamples
             copyOptions.openFile = options.openFile  // the fault-injection seam reaches the copy too
+            copyOptions.encryptionKey = master.map { EncryptionKey(material: .master($0)) }
+            copyOptions.decryptedCacheSize = options.decryptedCacheSize
             let headerFile = try options.openDataFile(work + "/" + Self.dataFileName, create: true, readOnly: false)
             defer { headerFile.close() }
             try OpenedStore.writeHeader(newHeader, to: headerFile)

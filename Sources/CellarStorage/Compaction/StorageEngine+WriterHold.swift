@@ -97,7 +97,8 @@ extension StorageEngine {
             guard snapshot.txnId >= expected.txnId else {
                 throw StorageError.fileCorrupt(offset: snapshot.commitOffset, reason: "the compacted file ends before the newest commit")
             }
-            try Self.checkSameTrees(ReadTransaction(snapshot: expected, codecs: codecs), ReadTransaction(snapshot: snapshot, codecs: codecs))
+            try Self.checkSameTrees(ReadTransaction(snapshot: expected, codecs: codecs, views: decryptedViews),
+                                    ReadTransaction(snapshot: snapshot, codecs: codecs, views: copy.decryptedViews))
             try Syscall.rename(path, to: dataPath)
         } catch {
             newFile.close()

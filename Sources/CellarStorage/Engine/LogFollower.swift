@@ -29,7 +29,7 @@ final class LogFollower: @unchecked Sendable {
     // file's end.
     private struct State {
         var file: any StorageFile
-        var salt: UInt64
+        var sealing: RecordSealing
         /// Which file `file` is; nil when it cannot say (a test's file): then no compaction is followed.
         var identity: FileIdentity?
         /// A file found at the path that holds another store: not moved to (see `refresh`).
@@ -48,13 +48,13 @@ final class LogFollower: @unchecked Sendable {
     /// Compactions followed since open (for tests and diagnostics).
     let switches = ManagedAtomic<Int>(0)
 
-    init(directory: String, options: StorageOptions, uuid: StoreUUID, file: any StorageFile, salt: UInt64) throws {
+    init(directory: String, options: StorageOptions, uuid: StoreUUID, file: any StorageFile, sealing: RecordSealing) throws {
         self.directory = directory
         path = directory + "/" + StorageEngine.dataFileName
         self.options = options
         self.uuid = uuid
         let identity = try file.identity()
-        state = Locked(State(file: file, salt: salt, identity: identity))
+        state = Locked(State(file: file, sealing: sealing, identity: identity))
     }
 
     /// Makes `current` the newest whole commit of the store, when it changed since `current` was
@@ -79,13 +79,13 @@ final class LogFollower: @unchecked Sendable {
             if size > UInt64(generation.region.length) || generation.fileIdentity != state.identity {
                 // Larger, or a mapping that knows its file (see the check without the lock).
                 let length = MapGeneration.mappingLength(for: size, minimum: options.initialMapSize)
-                generation = MapGeneration(region: try state.file.map(length: length), salt: state.salt,
-                                           fileIdentity: state.identity)
+                generation = MapGeneration(region: try state.file.map(length: length), salt: state.sealing.salt,
+                                           cipher: state.sealing.cipher, fileIdentity: state.identity)
             }
             var recovered = RecoveredState(txnId: snapshot.txnId, commitOffset: snapshot.commitOffset,
                                            catalogRoot: snapshot.catalogRoot, liveBytes: snapshot.liveBytes,
                                            end: snapshot.committedLength)
-            _ = Recovery.walk(&recovered, base: generation.region.base, fileSize: size, salt: state.salt,
+            _ = Recovery.walk(&recovered, base: generation.region.base, fileSize: size, sealing: state.sealing,
                               pending: &state.pending)
             // A step of a compaction's copy never reaches the data file's name; should one be found,
             // it is no state of the store: stay.
@@ -134,7 +134,7 @@ final class LogFollower: @unchecked Sendable {
         let recovered = opened.recovered
         state.file.close()  // mappings of it stay valid for the snapshots that hold them
         state.file = opened.file
-        state.salt = opened.header.salt
+        state.sealing = opened.sealing
         state.identity = newIdentity
         state.refused = nil
         state.pending = PendingRecords()

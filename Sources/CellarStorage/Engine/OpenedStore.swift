@@ -12,6 +12,10 @@ struct OpenedStore {
     let lockDescriptor: Int32
     let file: any StorageFile
     let header: FileHeader
+    /// How the file's records are sealed (its cipher and write epoch when encrypted).
+    let sealing: RecordSealing
+    /// The master key the options' encryption key gives for this store; nil when plain.
+    let master: MasterKey?
     let recovered: RecoveredState
     /// The file's physical size (the log and any zeros ahead of it).
     let size: UInt64
@@ -55,7 +59,7 @@ struct OpenedStore {
                 guard !options.readOnly else {
                     throw StorageError.fileCorrupt(offset: 0, reason: "the store was never completely created (no valid header)")
                 }
-                header = try createHeader(file, directory: options.inMemory ? nil : directory)
+                header = try createHeader(file, directory: options.inMemory ? nil : directory, key: options.encryptionKey)
                 size = UInt64(FileHeader.size)
             } else {
                 header = try existing.get()
@@ -66,12 +70,13 @@ struct OpenedStore {
                     size = UInt64(FileHeader.size)
                 }
             }
+            var (sealing, master) = try sealing(for: header, key: options.encryptionKey, path: dataPath)
             var region = try file.map(length: MapGeneration.mappingLength(for: size, minimum: options.initialMapSize))
             var recovered: RecoveredState
             var attempt = 0
             while true {
                 do {
-                    recovered = try Recovery.recover(base: region.base, fileSize: size, header: header,
+                    recovered = try Recovery.recover(base: region.base, fileSize: size, header: header, sealing: sealing,
                                                      acceptsPartial: compactionCopy)
                     break
                 } catch StorageError.fileCorrupt(let offset, let reason) {
@@ -88,7 +93,7 @@ struct OpenedStore {
                 }
             }
             // A read-only engine's mapping knows its file, to follow the writer (`LogFollower`).
-            let generation = MapGeneration(region: region, salt: header.salt,
+            let generation = MapGeneration(region: region, salt: header.salt, cipher: sealing.cipher,
                                            fileIdentity: options.readOnly ? try file.identity() : nil)
             if recovered.hasTail && !options.readOnly {
                 // Overwritten with zeros (the space ahead of the log), never cut off: the file
@@ -97,8 +102,18 @@ struct OpenedStore {
                 try file.zero(at: recovered.end, length: size - recovered.end, from: ZeroBytes.buffer)
                 try file.sync()
             }
-            return OpenedStore(lockDescriptor: lockDescriptor, file: file, header: header, recovered: recovered,
-                               size: size, generation: generation)
+            if sealing.cipher != nil && !options.readOnly {
+                // A new write epoch for what this open writes (see `EpochSlots`): the last one may
+                // have written records past the newest commit.
+                let epoch = try EpochSlots.read(file, salt: header.salt)
+                guard epoch < RecordCipher.maxEpoch else {
+                    throw StorageError.commitsRefused(reason: "the data file has used all of its \(RecordCipher.maxEpoch) write epochs")
+                }
+                try EpochSlots.write(epoch + 1, to: file, salt: header.salt)
+                sealing.epoch = epoch + 1
+            }
+            return OpenedStore(lockDescriptor: lockDescriptor, file: file, header: header, sealing: sealing, master: master,
+                               recovered: recovered, size: size, generation: generation)
         } catch {
             opened?.close()
             if lockDescriptor >= 0 { Syscall.close(lockDescriptor) }
@@ -166,9 +181,30 @@ struct OpenedStore {
         try readStart(of: file, count: FileHeader.encodedSize).withUnsafeBytes { try FileHeader.decode($0) }
     }
 
-    private static func createHeader(_ file: any StorageFile, directory: String?) throws -> FileHeader {
+    /// How the records of the file whose header is `header` are sealed when opened with `key`, and
+    /// the master key it gives. Throws when the key does not fit: `encryptionKeyRequired` (an
+    /// encrypted file, no key), `notEncrypted` (a plain file, a key), `wrongEncryptionKey`.
+    static func sealing(for header: FileHeader, key: EncryptionKey?, path: String) throws -> (RecordSealing, MasterKey?) {
+        switch (header.encryption, key) {
+        case (nil, nil):
+            return (RecordSealing(salt: header.salt), nil)
+        case (nil, .some):
+            throw StorageError.notEncrypted(path: path)
+        case (.some, nil):
+            throw StorageError.encryptionKeyRequired(path: path)
+        case (.some(let encryption), .some(let key)):
+            let master = try encryption.master(from: key, uuid: header.uuid)
+            let cipher = RecordCipher(key: encryption.recordKey(master: master.bytes, uuid: header.uuid))
+            return (RecordSealing(salt: header.salt, cipher: cipher), master)
+        }
+    }
+
+    private static func createHeader(_ file: any StorageFile, directory: String?, key: EncryptionKey?) throws -> FileHeader {
         var rng = SystemRandomNumberGenerator()
-        let header = FileHeader(uuid: .random(), salt: rng.next(), createdMs: WallClock.milliseconds())
+        var header = FileHeader(uuid: .random(), salt: rng.next(), createdMs: WallClock.milliseconds())
+        if let key {
+            header.encryption = EncryptionHeader.make(master: try MasterKey(newFor: key), uuid: header.uuid)
+        }
         // The file holds at most the 4096 bytes the header overwrites: no truncation (which could
         // cut a mapping another process has of it).
         try writeHeader(header, to: file)

@@ -88,6 +88,11 @@ public final class StorageEngine: @unchecked Sendable {
     let compressor: ValueCompressor?
     /// The dictionaries writers compressed with (see `CompressionDictionaryCache`).
     let compressionDictionaries = CompressionDictionaryCache()
+    /// Where transactions read an encrypted file's records decrypted (unused when plain).
+    let decryptedViews: DecryptedViews
+    /// The master key of the store's encryption; nil when plain. A compaction with a new key
+    /// changes it (only while holding `compactionGate`).
+    var masterKey: MasterKey?
 
     /// Opens the store in `directory`, creating it (and the directory) when missing, unless read-only.
     /// With `options.inMemory`, `directory` only names the store in messages.
@@ -115,11 +120,13 @@ public final class StorageEngine: @unchecked Sendable {
         let recovered = opened.recovered
         lockDescriptor = opened.lockDescriptor
         uuid = opened.header.uuid
-        log = LogWriter(file: opened.file, salt: opened.header.salt, recovered: recovered, physicalSize: opened.size,
+        masterKey = opened.master
+        decryptedViews = DecryptedViews(cacheSize: options.decryptedCacheSize)
+        log = LogWriter(file: opened.file, sealing: opened.sealing, recovered: recovered, physicalSize: opened.size,
                         partialCommits: compactionCopy, options: options)
         follower = options.readOnly && !options.inMemory
             ? try LogFollower(directory: directory, options: options, uuid: opened.header.uuid, file: opened.file,
-                              salt: opened.header.salt)
+                              sealing: opened.sealing)
             : nil
         let snapshot = Snapshot(
             txnId: recovered.txnId, catalogRoot: recovered.catalogRoot, committedLength: recovered.end,
@@ -143,7 +150,7 @@ public final class StorageEngine: @unchecked Sendable {
     public func beginRead() throws -> ReadTransaction {
         guard !closedFlag.load(ordering: .relaxed) else { throw StorageError.closed }
         if let follower { try follower.refresh(current) }
-        return ReadTransaction(snapshot: current.load(ordering: .acquiring), codecs: codecs)
+        return try ReadTransaction(snapshot: current.load(ordering: .acquiring), codecs: codecs, views: decryptedViews)
     }
 
     /// Runs `body` in a read transaction on the newest commit.
@@ -166,9 +173,15 @@ public final class StorageEngine: @unchecked Sendable {
             writer.signal()
             throw error
         }
-        let mutator = TreeMutator(base: tip, options: options, compressor: compressor,
-                                  dictionaries: compressionDictionaries, codecs: codecs,
-                                  spillLog: options.inMemory ? nil : log)
+        let mutator: TreeMutator
+        do {
+            mutator = try TreeMutator(base: tip, view: decryptedViews.view(for: tip.generation), options: options,
+                                      compressor: compressor, dictionaries: compressionDictionaries, codecs: codecs,
+                                      spillLog: options.inMemory ? nil : log)
+        } catch {
+            writer.signal()
+            throw error
+        }
         let txn = WriteTransaction(engine: self, mutator: mutator, journal: journal)
         activeWriter = ObjectIdentifier(txn)
         return txn
@@ -224,7 +237,7 @@ public final class StorageEngine: @unchecked Sendable {
         if let failure = changes.spillFailure { throw failure }
         let afterSync = group?.everythingSynced ?? false
         let spilled = changes.spillState
-        let (catalogRoot, liveBytes) = try changes.writeFrame(to: spilled == nil ? log.beginFrame() : log.openFrame, salt: log.salt)
+        let (catalogRoot, liveBytes) = try changes.writeFrame(to: spilled == nil ? log.beginFrame() : log.openFrame, sealing: log.sealing)
         let snapshot = try log.appendCommit(txnId: txnId, catalogRoot: catalogRoot, liveBytes: liveBytes, base: base,
                                             written: changes.writtenRecords, afterSync: afterSync,
                                             spilled: spilled?.generation)
@@ -254,6 +267,10 @@ public final class StorageEngine: @unchecked Sendable {
     func awaitDurable(_ ticket: GroupCommit.Waiter) throws {
         try group!.awaitDurable(ticket)
     }
+
+    /// Decrypted views made since open (an encrypted store's readers' cache, replaced when full);
+    /// 0 for a plain store.
+    package var decryptedViewsMade: Int { decryptedViews.made.load(ordering: .relaxed) }
 
     /// Syncs made by committers in `.full` durability since open, and the commits they made
     /// durable: with several threads committing at once, fewer syncs than commits (group commit).

@@ -27,6 +27,13 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The data file at `path` is something other than a Cellar store (another program's file,
     /// not a regular file). Cellar never overwrites it.
     case notAStore(path: String, reason: String)
+    /// The key given does not open the store: another key, or a passphrase where the store was
+    /// made with a key's bytes (or the reverse).
+    case wrongEncryptionKey
+    /// The store is encrypted and no key was given.
+    case encryptionKeyRequired(path: String)
+    /// A key was given, but the store is not encrypted.
+    case notEncrypted(path: String)
 
     /// A message that names what went wrong and, where there is one, what to do about it.
     public var description: String {
@@ -55,6 +62,12 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
             return "illegal argument: \(what)"
         case .notAStore(let path, let reason):
             return "\(path) is not a Cellar data file (\(reason)); Cellar leaves it untouched: open the store in another directory, or move the file away"
+        case .wrongEncryptionKey:
+            return "the encryption key does not open this store (another key, or a passphrase where it was made with a key's bytes, or the reverse)"
+        case .encryptionKeyRequired(let path):
+            return "the store at \(path) is encrypted: open it with its encryption key"
+        case .notEncrypted(let path):
+            return "the store at \(path) is not encrypted: open it without a key, or encrypt it by compacting it with a new key"
         }
     }
 }

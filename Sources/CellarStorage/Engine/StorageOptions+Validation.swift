@@ -24,6 +24,9 @@ extension StorageOptions {
         guard options.transactionMemoryBudget >= 64 << 10 else {
             throw StorageError.illegalArgument("transactionMemoryBudget must be at least 64 KiB, got \(options.transactionMemoryBudget)")
         }
+        guard options.decryptedCacheSize >= 1 << 20 else {
+            throw StorageError.illegalArgument("decryptedCacheSize must be at least 1 MiB, got \(options.decryptedCacheSize)")
+        }
         guard options.compressionThreshold >= 16 else {
             throw StorageError.illegalArgument("compressionThreshold must be at least 16 bytes, got \(options.compressionThreshold)")
         }

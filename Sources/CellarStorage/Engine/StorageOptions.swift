@@ -81,6 +81,17 @@ public struct StorageOptions: Sendable {
     /// by pointers taken before it until the next one. `Int.max`: never spill (every change is
     /// held in memory until the commit). At least 64 KiB. Ignored in memory.
     public var transactionMemoryBudget: Int
+    /// The key the store is encrypted with (AES-256-GCM; `docs/encryption.md`); nil for a plain
+    /// store. A new store is created encrypted when it is set. Opening an encrypted store needs
+    /// its key (`encryptionKeyRequired`, `wrongEncryptionKey`); a plain store refuses one
+    /// (`notEncrypted`): compaction adds, changes or removes encryption
+    /// (``StorageEngine/compact(newKey:)``).
+    public var encryptionKey: EncryptionKey?
+    /// How many bytes of an encrypted store's records readers keep decrypted (128 MiB by
+    /// default, at least 1 MiB). Past it, new transactions start on an empty cache; those that
+    /// began before finish on the old one, which is freed when the last of them ends. A single
+    /// transaction keeps every record it reads decrypted until it ends. Ignored when plain.
+    public var decryptedCacheSize: Int
     /// How many values above the threshold a tree needs for compaction to train its dictionary
     /// (`Dictionaries.minimumSamples`); lowered by tests whose trees are small.
     package var dictionaryMinimumSamples = Dictionaries.minimumSamples
@@ -95,8 +106,11 @@ public struct StorageOptions: Sendable {
     public init(durability: Durability = .full, readOnly: Bool = false, inMemory: Bool = false, fileMode: UInt16 = 0o644,
                 initialMapSize: Int = 64 << 20, nodeSize: Int = 4096, superblockInterval: Int = 256,
                 compression: Compression = .none, compressionThreshold: Int = 64, lockWaitTimeout: Duration = .zero,
-                transactionMemoryBudget: Int = 64 << 20) {
+                transactionMemoryBudget: Int = 64 << 20, encryptionKey: EncryptionKey? = nil,
+                decryptedCacheSize: Int = 128 << 20) {
         self.lockWaitTimeout = lockWaitTimeout
+        self.encryptionKey = encryptionKey
+        self.decryptedCacheSize = decryptedCacheSize
         self.transactionMemoryBudget = transactionMemoryBudget
         self.durability = durability
         self.readOnly = readOnly

@@ -13,7 +13,11 @@
 /// ```
 struct CommitRecord: Equatable {
     static let bodySize = 56
+    /// The length of a commit record in a plain file (an encrypted one adds the tag: `length(_:)`).
     static let length = LogRecord.paddedLength(body: bodySize)
+
+    /// The length of a commit record sealed with `sealing`.
+    static func length(_ sealing: RecordSealing) -> Int { sealing.recordLength(body: bodySize) }
     static let durableFlag: UInt32 = 1
     /// A commit of a compaction's copy before its last one: it holds only part of the store (some
     /// trees copied, others not yet), so recovery walks past it but never stops at it.
@@ -27,7 +31,7 @@ struct CommitRecord: Equatable {
     var timeMs: UInt64
     var flags: UInt32
 
-    func write(to record: UnsafeMutableRawPointer, fileOffset: UInt64, salt: UInt64) {
+    func write(to record: UnsafeMutableRawPointer, fileOffset: UInt64, sealing: RecordSealing) throws {
         let body = record + LogRecord.headerSize
         body.storeLE(txnId, at: 0)
         body.storeLE(catalogRoot, at: 8)
@@ -37,12 +41,22 @@ struct CommitRecord: Equatable {
         body.storeLE(timeMs, at: 40)
         body.storeLE(flags, at: 48)
         body.storeLE(UInt32(0), at: 52)
-        LogRecord.seal(record, bodyLength: Self.bodySize, kind: .commit, fileOffset: fileOffset, salt: salt)
+        try LogRecord.seal(record, bodyLength: Self.bodySize, kind: .commit, fileOffset: fileOffset, sealing: sealing)
     }
 
-    /// Reads a commit record that `LogRecord.verify` has accepted.
-    static func read(_ record: UnsafeRawPointer) -> CommitRecord {
-        let body = record + LogRecord.headerSize
+    /// Reads the commit record of `length` bytes at `record` (file offset `offset`), which
+    /// `LogRecord.verify` has accepted; in an encrypted file, decrypted. Nil when it does not
+    /// authenticate, or has not the length of a commit record.
+    static func read(_ record: UnsafeRawPointer, length: Int, offset: UInt64, sealing: RecordSealing) -> CommitRecord? {
+        guard length == Self.length(sealing) else { return nil }
+        guard let cipher = sealing.cipher else { return read(body: record + LogRecord.headerSize) }
+        return withUnsafeTemporaryAllocation(byteCount: length, alignment: 8) { plain -> CommitRecord? in
+            guard cipher.open(record, length: length, fileOffset: offset, into: plain.baseAddress!) else { return nil }
+            return read(body: UnsafeRawPointer(plain.baseAddress!))
+        }
+    }
+
+    private static func read(body: UnsafeRawPointer) -> CommitRecord {
         return CommitRecord(txnId: body.loadLE(UInt64.self, at: 0),
                             catalogRoot: body.loadLE(UInt64.self, at: 8),
                             frameStart: body.loadLE(UInt64.self, at: 16),

@@ -12,6 +12,7 @@
 ///     56     4  flags: bit 0 = a compacted file (see `compacted`)
 ///     60     4  zero
 ///     64     8  XXH64 of bytes 0..<64, seed 0 (all of 56..<72 zero: a file from before the flags)
+///    128   112  encrypted files only (flag bit 1): see `EncryptionHeader`
 ///    512    64  superblock slot 0
 ///   1024    64  superblock slot 1
 /// ```
@@ -23,16 +24,30 @@ struct FileHeader: Equatable {
     static let superblockOffsets: [UInt64] = [512, 1024]
 
     /// Bytes of the header that `decode` reads.
-    static let encodedSize = 72
+    static let encodedSize = 256
     /// Flag bit: the file was written by a compaction. Its log holds the copy's commits first,
     /// each flagged `CommitRecord.partialFlag`, and the store's state begins at the first commit
     /// without that flag: a prefix of the file that ends before it is not a store.
     static let compactedFlag: UInt32 = 1
+    /// Flag bit: the file's records are encrypted; `encryption` says how to open them.
+    static let encryptedFlag: UInt32 = 2
 
     var uuid: StoreUUID
     var salt: UInt64
     var createdMs: UInt64
     var flags: UInt32 = 0
+    /// How the records are encrypted; nil in a plain file. Setting it sets `encryptedFlag`.
+    var encryption: EncryptionHeader? {
+        didSet { flags = encryption == nil ? flags & ~Self.encryptedFlag : flags | Self.encryptedFlag }
+    }
+
+    init(uuid: StoreUUID, salt: UInt64, createdMs: UInt64, flags: UInt32 = 0, encryption: EncryptionHeader? = nil) {
+        self.uuid = uuid
+        self.salt = salt
+        self.createdMs = createdMs
+        self.flags = flags & ~Self.encryptedFlag | (encryption == nil ? 0 : Self.encryptedFlag)
+        self.encryption = encryption
+    }
 
     /// Whether the file was written by a compaction (`compactedFlag`).
     var compacted: Bool { flags & Self.compactedFlag != 0 }
@@ -52,6 +67,7 @@ struct FileHeader: Equatable {
         buffer.storeBytes(of: UInt32(0), toByteOffset: 60, as: UInt32.self)
         let extended = Checksum.xxh64(UnsafeRawBufferPointer(rebasing: buffer[0..<64]))
         buffer.storeBytes(of: extended.littleEndian, toByteOffset: 64, as: UInt64.self)
+        encryption?.encode(into: buffer)
     }
 
     static func decode(_ buffer: UnsafeRawBufferPointer) throws -> FileHeader {
@@ -80,15 +96,16 @@ struct FileHeader: Equatable {
                 throw StorageError.fileCorrupt(offset: 56, reason: "file header flags checksum mismatch")
             }
             flags = buffer.loadLE(UInt32.self, at: 56)
-            guard flags & ~compactedFlag == 0 else {
+            guard flags & ~(compactedFlag | encryptedFlag) == 0 else {
                 throw StorageError.fileCorrupt(offset: 56, reason: "unknown file header flags \(flags)")
             }
         }
+        let encryption = flags & encryptedFlag != 0 ? try EncryptionHeader.decode(buffer) : nil
         return FileHeader(
             uuid: StoreUUID(high: UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
                             low: UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 24, as: UInt64.self))),
             salt: buffer.loadLE(UInt64.self, at: 32),
             createdMs: buffer.loadLE(UInt64.self, at: 40),
-            flags: flags)
+            flags: flags, encryption: encryption)
     }
 }

@@ -5,7 +5,7 @@
 /// 0   8  XXH64 of bytes 8..<length, seed = record offset ^ salt
 /// 8   4  length of the whole record including this header, a multiple of 8
 /// 12  1  kind (1 node, 2 value, 3 commit)
-/// 13  3  zero
+/// 13  3  zero; in an encrypted file, the write epoch (see `RecordCipher`)
 /// 16  …  body
 /// ```
 /// One write transaction appends one *frame*: its node and value records followed by one commit
@@ -25,15 +25,22 @@ enum LogRecord {
     static func paddedLength(body: Int) -> Int { (headerSize + body + 7) & ~7 }
 
     /// Writes the header of a record whose body has already been written at `record + 16`, padding
-    /// it with zeros up to `length`, and seals it with its checksum.
+    /// it with zeros up to its length, encrypts it when `sealing` says so (see `RecordCipher`), and
+    /// seals it with its checksum. The record must have room for `sealing.recordLength(body:)`.
     static func seal(_ record: UnsafeMutableRawPointer, bodyLength: Int, kind: RecordKind,
-                     fileOffset: UInt64, salt: UInt64) {
-        let length = paddedLength(body: bodyLength)
+                     fileOffset: UInt64, sealing: RecordSealing) throws {
+        let length = sealing.recordLength(body: bodyLength)
+        let paddedBody = (bodyLength + 7) & ~7
         let padStart = headerSize + bodyLength
-        if length > padStart { (record + padStart).initializeMemory(as: UInt8.self, repeating: 0, count: length - padStart) }
+        if paddedBody > bodyLength { (record + padStart).initializeMemory(as: UInt8.self, repeating: 0, count: paddedBody - bodyLength) }
         record.storeLE(UInt32(length), at: 8)
-        record.storeLE(UInt32(kind.rawValue), at: 12)
-        let sum = Checksum.xxh64(UnsafeRawBufferPointer(start: record + 8, count: length - 8), seed: fileOffset ^ salt)
+        if let cipher = sealing.cipher {
+            record.storeLE(UInt32(kind.rawValue) | sealing.epoch << 8, at: 12)
+            try cipher.seal(record, paddedBody: paddedBody, fileOffset: fileOffset, epoch: sealing.epoch)
+        } else {
+            record.storeLE(UInt32(kind.rawValue), at: 12)
+        }
+        let sum = Checksum.xxh64(UnsafeRawBufferPointer(start: record + 8, count: length - 8), seed: fileOffset ^ sealing.salt)
         record.storeLE(sum, at: 0)
     }
 
@@ -51,7 +58,6 @@ enum LogRecord {
         guard offset & 7 == 0, UInt64(headerSize) <= available else { return nil }
         let length = Int(record.loadLE(UInt32.self, at: 8))
         guard length >= headerSize, length & 7 == 0, UInt64(length) <= available,
-              record.loadLE(UInt32.self, at: 12) <= 3,
               let kind = RecordKind(rawValue: record.load(fromByteOffset: 12, as: UInt8.self))
         else { return nil }
         let sum = Checksum.xxh64(UnsafeRawBufferPointer(start: record + 8, count: length - 8), seed: offset ^ salt)

@@ -21,8 +21,15 @@ import Darwin
 final class LogWriter {
     /// The data file; a compaction replaces it (`adopt`).
     private(set) var file: any StorageFile
-    /// The data file's salt (checksums are seeded with it); a compacted file has its own.
-    private(set) var salt: UInt64
+    /// How the data file's records are sealed: its salt (checksums are seeded with it), and its
+    /// cipher and write epoch when encrypted; a compacted file has its own.
+    private(set) var sealing: RecordSealing
+    /// The data file's salt.
+    var salt: UInt64 { sealing.salt }
+    /// A frame was begun since the last commit the log took: it may have written records past
+    /// `end` that the next frame overwrites. In an encrypted file the next frame then begins a
+    /// new epoch (`nextEpoch`).
+    private var frameBegunSinceCommit = false
     /// Where the next frame starts: just past the newest commit.
     private(set) var end: UInt64
     /// Why commits are refused (a sync failed, so what is on disk is unknown); nil while they are not.
@@ -46,10 +53,10 @@ final class LogWriter {
     private let superblockInterval: Int
     private let initialMapSize: Int
 
-    init(file: any StorageFile, salt: UInt64, recovered: RecoveredState, physicalSize: UInt64,
+    init(file: any StorageFile, sealing: RecordSealing, recovered: RecoveredState, physicalSize: UInt64,
          partialCommits: Bool, options: StorageOptions) {
         self.file = file
-        self.salt = salt
+        self.sealing = sealing
         self.end = recovered.end
         self.physicalSize = physicalSize
         self.partialCommits = partialCommits
@@ -90,9 +97,22 @@ final class LogWriter {
     /// A transaction that spills (`TreeMutator.spill`) begins it at its first spill and its commit
     /// goes on with the same stream (`openFrame`); nothing else writes between the two, as both
     /// hold the writer gate.
-    func beginFrame() -> FrameStream {
+    func beginFrame() throws -> FrameStream {
+        if frameBegunSinceCommit { try nextEpoch() }
+        frameBegunSinceCommit = true
         frame.begin(file: file, at: end)
         return frame
+    }
+
+    /// In an encrypted file: moves to the next write epoch, synced before any record uses it (see
+    /// `EpochSlots`). Nothing in a plain one.
+    func nextEpoch() throws {
+        guard sealing.cipher != nil else { return }
+        guard sealing.epoch < RecordCipher.maxEpoch else {
+            throw StorageError.commitsRefused(reason: "the data file has used all of its \(RecordCipher.maxEpoch) write epochs; compact it (a compacted file starts anew)")
+        }
+        try EpochSlots.write(sealing.epoch + 1, to: file, salt: sealing.salt)
+        sealing.epoch += 1
     }
 
     /// The frame `beginFrame` began, to go on with (a transaction that spilled, at its commit).
@@ -121,7 +141,8 @@ final class LogWriter {
     /// A new mapping of the data file that reaches `length` bytes (room to double), for the
     /// records a transaction spilled.
     func map(reaching length: UInt64) throws -> MapGeneration {
-        MapGeneration(region: try file.map(length: MapGeneration.mappingLength(for: length, minimum: initialMapSize)), salt: salt)
+        MapGeneration(region: try file.map(length: MapGeneration.mappingLength(for: length, minimum: initialMapSize)), salt: salt,
+                      cipher: sealing.cipher)
     }
 
     /// Ends the frame `beginFrame` started with its commit record, writes what is left of it (not
@@ -135,7 +156,7 @@ final class LogWriter {
     func appendCommit(txnId: UInt64, catalogRoot: UInt64, liveBytes: UInt64, base: Snapshot,
                       written: [UInt64], afterSync: Bool, spilled: MapGeneration? = nil) throws -> Snapshot {
         let commitOffset = frame.end
-        let newEnd = commitOffset + UInt64(CommitRecord.length)
+        let newEnd = commitOffset + UInt64(CommitRecord.length(sealing))
         // Map first: once the commit record is on disk the commit must not fail for want of a mapping.
         var generation = base.generation
         if newEnd > UInt64(generation.region.length) {
@@ -149,12 +170,17 @@ final class LogWriter {
                                   previousCommit: base.commitOffset, liveBytes: liveBytes,
                                   timeMs: WallClock.milliseconds(),
                                   flags: (durable && afterSync ? CommitRecord.durableFlag : 0) | (partialCommits ? CommitRecord.partialFlag : 0))
-        let (record, offset) = try frame.appendRecord(length: CommitRecord.length)
-        commit.write(to: record, fileOffset: offset, salt: salt)
+        let (record, offset) = try frame.appendRecord(length: CommitRecord.length(sealing))
+        try commit.write(to: record, fileOffset: offset, sealing: sealing)
         // A plain write that fails makes nothing durable: this commit fails, the store goes on.
         try frame.flush()
         end = newEnd
-        for offset in written { generation.records.markVerified(offset) }
+        frameBegunSinceCommit = false
+        // Readers need not verify what this process wrote; an encrypted file's records are
+        // still decrypted on their first read.
+        if generation.cipher == nil {
+            for offset in written { generation.records.markVerified(offset) }
+        }
         return Snapshot(txnId: commit.txnId, catalogRoot: catalogRoot, committedLength: newEnd,
                         commitOffset: commitOffset, liveBytes: commit.liveBytes, generation: generation)
     }
@@ -252,7 +278,7 @@ final class LogWriter {
     /// What a log hands to the engine that takes over its file (see `handOver` and `adopt`).
     struct Handover {
         let file: any StorageFile
-        let salt: UInt64
+        let sealing: RecordSealing
         let physicalSize: UInt64
         let superblockSequence: UInt64
     }
@@ -262,7 +288,7 @@ final class LogWriter {
     /// must not be used after.
     func handOver(at snapshot: Snapshot) -> Handover {
         try? checkpoint(snapshot, durableAlready: true)
-        return Handover(file: file, salt: salt, physicalSize: physicalSize, superblockSequence: superblockSequence)
+        return Handover(file: file, sealing: sealing, physicalSize: physicalSize, superblockSequence: superblockSequence)
     }
 
     /// Makes `file` (the file of `handover`, maybe opened again under its new name) this log's
@@ -270,7 +296,9 @@ final class LogWriter {
     func adopt(_ handover: Handover, file newFile: any StorageFile, at snapshot: Snapshot) -> any StorageFile {
         let old = file
         file = newFile
-        salt = handover.salt
+        sealing = handover.sealing
+        // Whatever the copy's writer left past its end, the next frame starts a new epoch.
+        frameBegunSinceCommit = true
         end = snapshot.committedLength
         physicalSize = handover.physicalSize
         commitsSinceSuperblock = 0

@@ -16,7 +16,7 @@ struct RecoveredState {
 }
 
 /// The records a reader's walk verified past the newest commit it found (`end`), not yet followed
-/// by a commit: a frame being written (see `Recovery.walk(_:base:fileSize:salt:pending:)`).
+/// by a commit: a frame being written (see `Recovery.walk(_:base:fileSize:sealing:pending:)`).
 struct PendingRecords {
     struct Record {
         let offset: UInt64
@@ -50,7 +50,7 @@ struct PendingRecords {
 ///    a state no commit had. Only the compaction that is writing the copy opens it that way
 ///    (`acceptsPartial`).
 enum Recovery {
-    static func recover(base: UnsafeRawPointer, fileSize: UInt64, header: FileHeader,
+    static func recover(base: UnsafeRawPointer, fileSize: UInt64, header: FileHeader, sealing: RecordSealing,
                         acceptsPartial: Bool = false) throws -> RecoveredState {
         let salt = header.salt
         var state = RecoveredState()
@@ -62,8 +62,9 @@ enum Recovery {
         let newestSequence = candidates.map(\.sequence).max() ?? 0
         for block in candidates.sorted(by: { $0.sequence > $1.sequence }) {
             if let (length, kind) = LogRecord.verify(base, offset: block.commitOffset, available: fileSize, salt: salt),
-               kind == .commit, block.end == block.commitOffset + UInt64(length) {
-                let commit = CommitRecord.read(base + Int(block.commitOffset))
+               kind == .commit, block.end == block.commitOffset + UInt64(length),
+               let commit = CommitRecord.read(base + Int(block.commitOffset), length: length, offset: block.commitOffset,
+                                              sealing: sealing) {
                 guard commit.txnId == block.txnId else { continue }
                 state = RecoveredState(txnId: commit.txnId, commitOffset: block.commitOffset,
                                        catalogRoot: commit.catalogRoot, liveBytes: commit.liveBytes, end: block.end,
@@ -72,7 +73,7 @@ enum Recovery {
             }
         }
 
-        let position = walk(&state, base: base, fileSize: fileSize, salt: salt)
+        let position = walk(&state, base: base, fileSize: fileSize, sealing: sealing)
         state.superblockSequence = newestSequence
         if !acceptsPartial && (state.partial || (header.compacted && state.commitOffset == 0)) {
             throw StorageError.fileCorrupt(
@@ -83,7 +84,7 @@ enum Recovery {
         if state.end < fileSize {
             // Zeros only: the space the writer keeps ahead of the log. Nothing to cut.
             if allZero(base + Int(state.end), count: Int(fileSize - state.end)) { return state }
-            if let corrupt = firstDurableCommit(after: state.end, base: base, fileSize: fileSize, salt: salt, newerThan: state.txnId) {
+            if let corrupt = firstDurableCommit(after: state.end, base: base, fileSize: fileSize, sealing: sealing, newerThan: state.txnId) {
                 throw StorageError.fileCorrupt(
                     offset: position,
                     reason: "a record of a synced transaction fails its check (a later durable commit at offset \(corrupt) is intact)")
@@ -99,10 +100,10 @@ enum Recovery {
     /// A read-only engine calls it too, from its newest commit on, to find the commits the writing
     /// process made since (`LogFollower`): a frame still being written never verifies whole, so it
     /// is never taken.
-    static func walk(_ state: inout RecoveredState, base: UnsafeRawPointer, fileSize: UInt64, salt: UInt64) -> UInt64 {
+    static func walk(_ state: inout RecoveredState, base: UnsafeRawPointer, fileSize: UInt64, sealing: RecordSealing) -> UInt64 {
         var position = state.end
-        while let (length, kind) = LogRecord.verify(base, offset: position, available: fileSize, salt: salt) {
-            if kind == .commit, !take(commitAt: position, length: length, base: base, into: &state) { break }
+        while let (length, kind) = LogRecord.verify(base, offset: position, available: fileSize, salt: sealing.salt) {
+            if kind == .commit, !take(commitAt: position, length: length, base: base, sealing: sealing, into: &state) { break }
             position += UInt64(length)
         }
         return position
@@ -115,7 +116,7 @@ enum Recovery {
     /// rewritten with the same bytes: the writer writes a record's header before its body. One
     /// whose header changed (an aborted frame overwritten by the next) is verified again, and so
     /// is everything after it. Leaves in `pending` the records verified past the newest commit.
-    static func walk(_ state: inout RecoveredState, base: UnsafeRawPointer, fileSize: UInt64, salt: UInt64,
+    static func walk(_ state: inout RecoveredState, base: UnsafeRawPointer, fileSize: UInt64, sealing: RecordSealing,
                      pending: inout PendingRecords) -> UInt64 {
         var position = state.end
         if pending.end == state.end {
@@ -131,9 +132,9 @@ enum Recovery {
         } else {
             pending = PendingRecords(end: state.end)
         }
-        while let (length, kind) = LogRecord.verify(base, offset: position, available: fileSize, salt: salt) {
+        while let (length, kind) = LogRecord.verify(base, offset: position, available: fileSize, salt: sealing.salt) {
             if kind == .commit {
-                guard take(commitAt: position, length: length, base: base, into: &state) else { break }
+                guard take(commitAt: position, length: length, base: base, sealing: sealing, into: &state) else { break }
                 pending = PendingRecords(end: state.end)
             } else {
                 pending.records.append(PendingRecords.Record(
@@ -148,10 +149,10 @@ enum Recovery {
     /// Takes the verified commit record at `position` as the newest commit when it continues the
     /// chain from `state` (a higher id, its frame starting at `state.end`, the previous commit's
     /// offset, a catalog root before it); false, leaving `state` alone, when it does not.
-    private static func take(commitAt position: UInt64, length: Int, base: UnsafeRawPointer,
+    private static func take(commitAt position: UInt64, length: Int, base: UnsafeRawPointer, sealing: RecordSealing,
                              into state: inout RecoveredState) -> Bool {
-        let commit = CommitRecord.read(base + Int(position))
-        guard commit.txnId > state.txnId, commit.frameStart == state.end,
+        guard let commit = CommitRecord.read(base + Int(position), length: length, offset: position, sealing: sealing),
+              commit.txnId > state.txnId, commit.frameStart == state.end,
               commit.previousCommit == state.commitOffset, commit.catalogRoot < position
         else { return false }
         state.txnId = commit.txnId
@@ -180,15 +181,17 @@ enum Recovery {
     /// Looks for a durable commit record past `start` (at any 8-byte boundary) at least two
     /// transactions newer than the last good one: proof that the frame after the last good commit
     /// was synced once (a durable frame is only written after the one before it was synced).
-    private static func firstDurableCommit(after start: UInt64, base: UnsafeRawPointer, fileSize: UInt64, salt: UInt64, newerThan txnId: UInt64) -> UInt64? {
+    private static func firstDurableCommit(after start: UInt64, base: UnsafeRawPointer, fileSize: UInt64, sealing: RecordSealing,
+                                           newerThan txnId: UInt64) -> UInt64? {
         var offset = (start + 7) & ~7
-        while offset + UInt64(CommitRecord.length) <= fileSize {
+        let length = CommitRecord.length(sealing)
+        while offset + UInt64(length) <= fileSize {
             let record = base + Int(offset)
             // Cheap filter before the checksum: the exact length and kind of a commit record.
-            if record.loadLE(UInt32.self, at: 8) == UInt32(CommitRecord.length),
-               record.loadLE(UInt32.self, at: 12) == UInt32(RecordKind.commit.rawValue),
-               let (_, kind) = LogRecord.verify(base, offset: offset, available: fileSize, salt: salt), kind == .commit {
-                let commit = CommitRecord.read(record)
+            if record.loadLE(UInt32.self, at: 8) == UInt32(length),
+               record.load(fromByteOffset: 12, as: UInt8.self) == RecordKind.commit.rawValue,
+               let (_, kind) = LogRecord.verify(base, offset: offset, available: fileSize, salt: sealing.salt), kind == .commit,
+               let commit = CommitRecord.read(record, length: length, offset: offset, sealing: sealing) {
                 if commit.flags & CommitRecord.durableFlag != 0 && commit.txnId > txnId + 1 { return offset }
             }
             offset += 8

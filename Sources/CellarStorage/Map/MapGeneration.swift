@@ -25,22 +25,26 @@ package final class MapGeneration: @unchecked Sendable {
     /// Which file is mapped, when known: a read-only engine's check for new commits compares it
     /// with what the data file's path leads to (`LogFollower`).
     let fileIdentity: FileIdentity?
+    /// Opens the file's records when it is encrypted; nil when plain. Readers then read them
+    /// through a `DecryptedView`, and `records`' verified bitmap is not used.
+    let cipher: RecordCipher?
 
-    init(region: MappedRegion, salt: UInt64, fileIdentity: FileIdentity? = nil) {
+    init(region: MappedRegion, salt: UInt64, cipher: RecordCipher? = nil, fileIdentity: FileIdentity? = nil) {
         self.region = region
         self.fileIdentity = fileIdentity
+        self.cipher = cipher
         // One bit per 8 bytes of the mapping, in lazily zeroed anonymous memory.
         let words = (region.length / 8 + 63) / 64
         let bytes = max(words * 8, 8)
         var pointer = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
         if pointer == MAP_FAILED { pointer = nil }
-        let verifiedWords: UnsafeMutablePointer<UInt64.AtomicRepresentation>
+        let verifiedWords: UnsafeMutablePointer<UnsafeAtomic<UInt64>.Storage>
         if let pointer {
-            verifiedWords = pointer.bindMemory(to: UInt64.AtomicRepresentation.self, capacity: words)
+            verifiedWords = pointer.bindMemory(to: UnsafeAtomic<UInt64>.Storage.self, capacity: words)
             verifiedBytes = bytes
         } else {
             // Without the bitmap every read verifies; slower, still correct.
-            verifiedWords = UnsafeMutablePointer<UInt64.AtomicRepresentation>.allocate(capacity: 1)
+            verifiedWords = UnsafeMutablePointer<UnsafeAtomic<UInt64>.Storage>.allocate(capacity: 1)
             verifiedWords.initialize(to: .init(UInt64.max))
             verifiedBytes = 0
         }

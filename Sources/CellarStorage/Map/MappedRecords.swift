@@ -12,10 +12,36 @@ struct MappedRecords {
     let base: UnsafeRawPointer
     let regionLength: Int
     /// One bit per 8 file bytes: the record starting there was verified (or written here).
-    let verifiedWords: UnsafeMutablePointer<UInt64.AtomicRepresentation>
+    let verifiedWords: UnsafeMutablePointer<UnsafeAtomic<UInt64>.Storage>
     /// False when the bitmap could not be mapped: every read verifies.
     let hasBitmap: Bool
     let salt: UInt64
+    /// In an encrypted file, where its records are read decrypted (`DecryptedView`), which the
+    /// holder of this struct keeps alive; nil in a plain file (see `decrypting(through:)`).
+    private(set) var view: Unmanaged<DecryptedView>?
+
+    init(base: UnsafeRawPointer, regionLength: Int, verifiedWords: UnsafeMutablePointer<UnsafeAtomic<UInt64>.Storage>,
+         hasBitmap: Bool, salt: UInt64) {
+        self.base = base
+        self.regionLength = regionLength
+        self.verifiedWords = verifiedWords
+        self.hasBitmap = hasBitmap
+        self.salt = salt
+    }
+
+    /// These records read through `view` (nil: as they are in the mapping). The caller keeps
+    /// `view` alive as long as it uses the result.
+    func decrypting(through view: DecryptedView?) -> MappedRecords {
+        var records = self
+        records.view = view.map { Unmanaged.passUnretained($0) }
+        return records
+    }
+
+    /// The length of a record holding `body` bytes in this file (with the tag when encrypted).
+    @inline(__always)
+    func recordLength(body: Int) -> Int {
+        LogRecord.paddedLength(body: body) + (view == nil ? 0 : RecordCipher.tagSize)
+    }
 
     @inline(__always)
     private func isVerified(_ offset: UInt64) -> Bool {
@@ -42,6 +68,9 @@ struct MappedRecords {
         guard offset >= UInt64(FileHeader.size), offset < below, offset < limit else {
             throw StorageError.fileCorrupt(offset: offset, reason: "node reference out of bounds (referenced below \(below))")
         }
+        if let view {
+            return try decryptedNode(at: offset, limit: limit, view: view.takeUnretainedValue())
+        }
         if !isVerified(offset) {
             try verifyNode(at: offset, limit: limit)
         } else if recordKind(at: offset) != RecordKind.node.rawValue {
@@ -49,6 +78,33 @@ struct MappedRecords {
             throw StorageError.fileCorrupt(offset: offset, reason: "expected a node record, found kind \(recordKind(at: offset))")
         }
         return NodeView(body: base + Int(offset) + LogRecord.headerSize)
+    }
+
+    /// `node(at:below:limit:)` in an encrypted file: the plaintext in `view`, decrypted on the
+    /// first read (its checksum, tag and structure checked).
+    @inline(__always)
+    private func decryptedNode(at offset: UInt64, limit: UInt64, view: DecryptedView) throws -> NodeView {
+        if !view.holds(offset) {
+            try decrypt(at: offset, limit: limit, kind: .node, view: view) { body, length in NodeView.validate(body, length: length) }
+        } else if recordKind(at: offset) != RecordKind.node.rawValue {
+            throw StorageError.fileCorrupt(offset: offset, reason: "expected a node record, found kind \(recordKind(at: offset))")
+        }
+        return NodeView(body: UnsafeRawPointer(view.shadow) + Int(offset) + LogRecord.headerSize)
+    }
+
+    @inline(never)
+    private func decrypt(at offset: UInt64, limit: UInt64, kind expected: RecordKind, valueLength: Int = 0, view: DecryptedView,
+                         check: (UnsafeRawPointer, Int) -> String? = { _, _ in nil }) throws {
+        guard let (length, kind) = LogRecord.verify(base, offset: offset, available: min(limit, UInt64(regionLength)), salt: salt) else {
+            throw StorageError.fileCorrupt(offset: offset, reason: "\(expected) record fails its checksum")
+        }
+        guard kind == expected else {
+            throw StorageError.fileCorrupt(offset: offset, reason: "expected a \(expected) record, found kind \(kind)")
+        }
+        if expected == .value, length != recordLength(body: valueLength) {
+            throw StorageError.fileCorrupt(offset: offset, reason: "value record does not match the \(valueLength)-byte value that refers to it")
+        }
+        try view.decrypt(base + Int(offset), recordLength: length, at: offset, check: check)
     }
 
     private func verifyNode(at offset: UInt64, limit: UInt64) throws {
@@ -68,6 +124,15 @@ struct MappedRecords {
     func value(at offset: UInt64, length: Int, below: UInt64, limit: UInt64) throws -> UnsafeRawBufferPointer {
         guard offset >= UInt64(FileHeader.size), offset < below, offset < limit else {
             throw StorageError.fileCorrupt(offset: offset, reason: "value reference out of bounds (referenced below \(below))")
+        }
+        if let view {
+            let view = view.takeUnretainedValue()
+            if !view.holds(offset) {
+                try decrypt(at: offset, limit: limit, kind: .value, valueLength: length, view: view)
+            } else if recordKind(at: offset) != RecordKind.value.rawValue || recordLength(at: offset) != recordLength(body: length) {
+                throw StorageError.fileCorrupt(offset: offset, reason: "value record does not match the \(length)-byte value that refers to it")
+            }
+            return UnsafeRawBufferPointer(start: UnsafeRawPointer(view.shadow) + Int(offset) + LogRecord.headerSize, count: length)
         }
         if !isVerified(offset) {
             guard let (recordLength, kind) = LogRecord.verify(base, offset: offset, available: min(limit, UInt64(regionLength)), salt: salt) else {

@@ -21,11 +21,17 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
     private let committedLength: UInt64
     private let codecs: ValueCodecs
     private var madeDecoder: ValueDecoder?
+    /// In an encrypted store, where this transaction reads records decrypted: kept for its life,
+    /// so that the bytes it returned stay valid.
+    private let view: DecryptedView?
+    private let views: DecryptedViews
 
-    init(snapshot: Snapshot, codecs: ValueCodecs) {
+    init(snapshot: Snapshot, codecs: ValueCodecs, views: DecryptedViews) throws {
         self.snapshot = snapshot
         self.codecs = codecs
-        records = snapshot.generation.records
+        self.views = views
+        view = try views.view(for: snapshot.generation)
+        records = snapshot.generation.records.decrypting(through: view)
         committedLength = snapshot.committedLength
     }
 
@@ -45,8 +51,8 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
 
     /// Another read transaction on this one's snapshot: it reads exactly what this one reads, and
     /// can be used on another thread (each transaction is used from one thread at a time).
-    package func onSameSnapshot() -> ReadTransaction {
-        ReadTransaction(snapshot: snapshot, codecs: codecs)
+    package func onSameSnapshot() throws -> ReadTransaction {
+        try ReadTransaction(snapshot: snapshot, codecs: codecs, views: views)
     }
 
     /// The id of the commit this transaction reads.

@@ -9,8 +9,8 @@ extension TreeMutator {
 
     /// Writes every record of the frame but the commit record through `frame`; returns the
     /// catalog's root and the live bytes the commit record will carry.
-    func writeFrame(to frame: FrameStream, salt: UInt64) throws -> (catalogRoot: UInt64, liveBytes: UInt64) {
-        var writer = FrameWriter(mutator: self, frame: frame, salt: salt)
+    func writeFrame(to frame: FrameStream, sealing: RecordSealing) throws -> (catalogRoot: UInt64, liveBytes: UInt64) {
+        var writer = FrameWriter(mutator: self, frame: frame, sealing: sealing)
         for tree in trees.values.sorted(by: { $0.name < $1.name }) where tree.modified {
             let root = try writer.write(tree.root, of: tree)
             let entry = CatalogEntry.encode(root: root, count: tree.count, bytes: tree.bytes &+ tree.bytesDelta)
@@ -30,14 +30,14 @@ extension TreeMutator {
 struct FrameWriter {
     let mutator: TreeMutator
     let frame: FrameStream
-    let salt: UInt64
+    let sealing: RecordSealing
     var nodeOffsets: [UInt64]
     var valueOffsets: [UInt64]
 
-    init(mutator: TreeMutator, frame: FrameStream, salt: UInt64) {
+    init(mutator: TreeMutator, frame: FrameStream, sealing: RecordSealing) {
         self.mutator = mutator
         self.frame = frame
-        self.salt = salt
+        self.sealing = sealing
         self.nodeOffsets = []
         self.valueOffsets = []
     }
@@ -58,7 +58,7 @@ struct FrameWriter {
             }
         }
         let bodyLength = node.encodedSize
-        let length = LogRecord.paddedLength(body: bodyLength)
+        let length = sealing.recordLength(body: bodyLength)
         let (record, offset) = try frame.appendRecord(length: length)
         let isLeaf = node.isLeaf
         let nodes = nodeOffsets
@@ -67,7 +67,7 @@ struct FrameWriter {
             guard ref & dirtyTag != 0 else { return ref }
             return isLeaf ? values[Int(ref & ~dirtyTag)] : nodes[Int(ref & ~dirtyTag)]
         }
-        LogRecord.seal(record, bodyLength: bodyLength, kind: .node, fileOffset: offset, salt: salt)
+        try LogRecord.seal(record, bodyLength: bodyLength, kind: .node, fileOffset: offset, sealing: sealing)
         mutator.writtenRecords.append(offset)
         tree.bytesDelta += Int64(length)
         return offset
@@ -75,10 +75,10 @@ struct FrameWriter {
 
     private mutating func writeValue(_ ref: UInt64, of tree: TreeState) throws -> UInt64 {
         let bytes = mutator.pending.value[Int(ref & ~dirtyTag)]!.bytes
-        let length = LogRecord.paddedLength(body: bytes.count)
+        let length = sealing.recordLength(body: bytes.count)
         let (record, offset) = try frame.appendRecord(length: length)
         if bytes.count > 0 { (record + LogRecord.headerSize).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
-        LogRecord.seal(record, bodyLength: bytes.count, kind: .value, fileOffset: offset, salt: salt)
+        try LogRecord.seal(record, bodyLength: bytes.count, kind: .value, fileOffset: offset, sealing: sealing)
         mutator.writtenRecords.append(offset)
         tree.bytesDelta += Int64(length)
         return offset

@@ -49,7 +49,7 @@ extension TreeMutator {
                 if let value = pending.value[index] { pendingBytes.value &-= value.bytes.count }
                 pending.value[index] = nil
             } else {
-                tree.bytesDelta -= Int64(LogRecord.paddedLength(body: length))
+                tree.bytesDelta -= Int64(baseRecords.recordLength(body: length))
             }
         }
     }

@@ -36,7 +36,10 @@ extension TreeMutator {
         /// records it verifies are never marked verified in a mapping readers share before the
         /// commit (an aborted frame's offsets are reused by the next).
         var generation: MapGeneration
-        /// `generation.records`, held as a struct.
+        /// In an encrypted store, where the spilled records are read decrypted: the
+        /// transaction's own too (never a view readers share, for the same reason).
+        var view: DecryptedView?
+        /// `generation.records` (through `view`), held as a struct.
         var records: MappedRecords
         /// The end of the records spilled so far (all of them written to the file).
         var end: UInt64
@@ -52,6 +55,13 @@ extension TreeMutator {
             self.generation = generation
             self.records = generation.records
             self.end = end
+        }
+
+        /// Reads the spilled records through `generation` from now on.
+        func read(through generation: MapGeneration) throws {
+            self.generation = generation
+            view = try generation.cipher.map { try DecryptedView(cipher: $0, length: generation.region.length) }
+            records = generation.records.decrypting(through: view)
         }
 
         func releaseRetired() {
@@ -84,9 +94,9 @@ extension TreeMutator {
         if let spillFailure { throw spillFailure }
         do {
             try log.checkAccepting()
-            let state = spillState ?? SpillState(frame: log.beginFrame(), generation: base.generation, end: baseLength)
+            let state = try spillState ?? SpillState(frame: log.beginFrame(), generation: base.generation, end: baseLength)
             spillState = state
-            var writer = FrameWriter(mutator: self, frame: state.frame, salt: log.salt)
+            var writer = FrameWriter(mutator: self, frame: state.frame, sealing: log.sealing)
             for tree in trees.values.sorted(by: { $0.name < $1.name }) where tree.root & dirtyTag != 0 {
                 tree.root = try writer.write(tree.root, of: tree)
             }
@@ -98,8 +108,7 @@ extension TreeMutator {
             // them to the commit's sync. A hint: durability still comes from that sync.
             log.startWriteback(from: state.end, to: end)
             if state.generation === base.generation || end > UInt64(state.generation.region.length) {
-                state.generation = try log.map(reaching: end)
-                state.records = state.generation.records
+                try state.read(through: log.map(reaching: end))
             }
             state.end = end
             readLimit.value = end

@@ -19,6 +19,8 @@ final class TreeMutator: NodeSource {
     /// The records of the base snapshot's map (kept alive by `base`), held as a struct: reading a
     /// committed node then costs no reference counting.
     let baseRecords: MappedRecords
+    /// In an encrypted store, where `baseRecords` are read decrypted; kept for the transaction's life.
+    let baseView: DecryptedView?
     /// The base snapshot's committed length: a reference at or past it is to a record this
     /// transaction spilled (see `TreeMutator+Spill.swift`).
     let baseLength: UInt64
@@ -68,10 +70,11 @@ final class TreeMutator: NodeSource {
     private let mutations = Indirect(0)
     var mutationCount: Int { mutations.value }
 
-    init(base: Snapshot, options: StorageOptions, compressor: ValueCompressor?, dictionaries: CompressionDictionaryCache,
-         codecs: ValueCodecs, spillLog: LogWriter? = nil) {
+    init(base: Snapshot, view: DecryptedView?, options: StorageOptions, compressor: ValueCompressor?,
+         dictionaries: CompressionDictionaryCache, codecs: ValueCodecs, spillLog: LogWriter? = nil) {
         self.base = base
-        self.baseRecords = base.generation.records
+        self.baseView = view
+        self.baseRecords = base.generation.records.decrypting(through: view)
         self.baseLength = base.committedLength
         self.readLimit = Indirect(base.commitOffset)
         let spills = spillLog != nil && options.transactionMemoryBudget < Int.max

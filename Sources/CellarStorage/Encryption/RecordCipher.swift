@@ -1,0 +1,90 @@
+import Crypto
+
+/// Encrypts and authenticates the records of one data file with AES-256-GCM under the file's
+/// record key (see `EncryptionHeader`).
+///
+/// An encrypted record keeps the plain record's header (checksum, length, kind) and puts the
+/// write epoch in its three spare bytes; its body is the ciphertext of the body padded with zeros
+/// to 8 bytes, followed by the 16-byte tag:
+///
+/// ```
+/// 0   8  XXH64 of bytes 8..<length, seed = record offset ^ salt (over the ciphertext)
+/// 8   4  length of the whole record
+/// 12  1  kind
+/// 13  3  write epoch (see `EpochSlots`)
+/// 16  …  ciphertext of the padded body, then the 16-byte GCM tag
+/// ```
+/// The nonce is the record's file offset (8 bytes) and the epoch (4): within one file a nonce
+/// repeats only if two records are written at the same offset in the same epoch, and the writer
+/// moves to a new epoch, durably, before it writes again where an unfinished frame may have
+/// written (`LogWriter`). Another file has another record key. Bytes 8 ..< 16 of the header are
+/// the associated data, so a record's length, kind and epoch are authenticated with its body; the
+/// offset is, through the nonce: a record copied elsewhere does not open.
+final class RecordCipher: Sendable {
+    static let tagSize = 16
+    /// The highest epoch a record header can carry (24 bits).
+    static let maxEpoch: UInt32 = (1 << 24) - 1
+
+    let key: SymmetricKey
+
+    init(key: SymmetricKey) {
+        self.key = key
+    }
+
+    private static func nonce(offset: UInt64, epoch: UInt32) -> AES.GCM.Nonce {
+        var bytes = [UInt8](repeating: 0, count: 12)
+        for i in 0..<8 { bytes[i] = UInt8(truncatingIfNeeded: offset >> (8 * UInt64(i))) }
+        for i in 0..<4 { bytes[8 + i] = UInt8(truncatingIfNeeded: epoch >> (8 * UInt32(i))) }
+        return try! AES.GCM.Nonce(data: bytes)  // 12 bytes: always a valid nonce
+    }
+
+    /// Encrypts in place the `paddedBody` bytes at `record + 16` and writes the tag after them.
+    /// The record's bytes 8 ..< 16 (length, kind, epoch) must be written already.
+    func seal(_ record: UnsafeMutableRawPointer, paddedBody: Int, fileOffset: UInt64, epoch: UInt32) throws {
+        let body = UnsafeMutableRawBufferPointer(start: record + LogRecord.headerSize, count: paddedBody)
+        let box = try AES.GCM.seal(UnsafeRawBufferPointer(body), using: key, nonce: Self.nonce(offset: fileOffset, epoch: epoch),
+                                   authenticating: UnsafeRawBufferPointer(start: record + 8, count: 8))
+        box.ciphertext.withUnsafeBytes { body.copyMemory(from: $0) }
+        box.tag.withUnsafeBytes { (record + LogRecord.headerSize + paddedBody).copyMemory(from: $0.baseAddress!, byteCount: Self.tagSize) }
+    }
+
+    /// Decrypts the record of `length` bytes at `record` (file offset `fileOffset`) into
+    /// `destination` (`length - 32` bytes: the padded body). False when it does not authenticate
+    /// (a wrong key, or bytes changed).
+    func open(_ record: UnsafeRawPointer, length: Int, fileOffset: UInt64, into destination: UnsafeMutableRawPointer) -> Bool {
+        let paddedBody = length - LogRecord.headerSize - Self.tagSize
+        guard paddedBody >= 0 else { return false }
+        let epoch = UInt32(record.loadLE(UInt32.self, at: 12) >> 8)
+        guard let box = try? AES.GCM.SealedBox(
+                  nonce: Self.nonce(offset: fileOffset, epoch: epoch),
+                  ciphertext: UnsafeRawBufferPointer(start: record + LogRecord.headerSize, count: paddedBody),
+                  tag: UnsafeRawBufferPointer(start: record + LogRecord.headerSize + paddedBody, count: Self.tagSize)),
+              let plain = try? AES.GCM.open(box, using: key, authenticating: UnsafeRawBufferPointer(start: record + 8, count: 8)),
+              plain.count == paddedBody
+        else { return false }
+        plain.withUnsafeBytes { if paddedBody > 0 { destination.copyMemory(from: $0.baseAddress!, byteCount: paddedBody) } }
+        return true
+    }
+}
+
+/// How the records of one data file are sealed: the checksum salt, and the cipher and write epoch
+/// when the file is encrypted. A value: the writer hands a copy to each frame it writes.
+struct RecordSealing {
+    let salt: UInt64
+    let cipher: RecordCipher?
+    var epoch: UInt32 = 0
+
+    init(salt: UInt64, cipher: RecordCipher? = nil, epoch: UInt32 = 0) {
+        self.salt = salt
+        self.cipher = cipher
+        self.epoch = epoch
+    }
+
+    /// Bytes a record of this file takes beyond its padded body: the header, and the tag when
+    /// encrypted.
+    var overhead: Int { LogRecord.headerSize + (cipher == nil ? 0 : RecordCipher.tagSize) }
+
+    /// The length of a record holding `body` bytes.
+    @inline(__always)
+    func recordLength(body: Int) -> Int { overhead + ((body + 7) & ~7) }
+}
