@@ -16,6 +16,7 @@
 //
 // `spill`: transaction k is `SpillWorkload.transaction(k, seed)` with `SpillWorkload.options()`:
 // each one writes its changes into the log ahead of its commit several times.
+// `encrypted-spill`: the same in a store encrypted with `TestKeys.encryption`.
 //
 // `publish` and `verify` (Follow.swift): the writer and the readers of the multi-process test.
 //
@@ -156,10 +157,12 @@ do {
     }
     // `spill`: the transactions of `SpillWorkload`, each several times its memory budget, so that
     // kills land while a transaction writes its changes ahead of its commit.
-    let spills = arguments[3] == "spill"
-    let engine = try StorageEngine(directory: arguments[1],
-                                   options: spills ? SpillWorkload.options()
-                                       : StorageOptions(durability: durability, initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 7))
+    let encrypted = arguments[3] == "encrypted-spill"
+    let spills = arguments[3] == "spill" || encrypted
+    var options = spills ? SpillWorkload.options()
+        : StorageOptions(durability: durability, initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 7)
+    if encrypted { options.encryptionKey = TestKeys.encryption }
+    let engine = try StorageEngine(directory: arguments[1], options: options)
     var k = Int(engine.lastTransactionId)
     while k < maxCommits {
         k += 1

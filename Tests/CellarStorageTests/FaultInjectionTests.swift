@@ -30,8 +30,9 @@ struct FaultInjectionTests {
 
     /// Reopens `directory` on the real file and checks it holds a prefix of `sequence` of at least
     /// `acknowledged` commits and at most `sequence.count`.
-    static func checkReopened(_ directory: TestDirectory, sequence: [[Operation]], acknowledged: Int, context: String) throws {
-        let engine = try StorageEngine(directory: directory.path, options: StorageOptions(initialMapSize: 1 << 20))
+    static func checkReopened(_ directory: TestDirectory, sequence: [[Operation]], acknowledged: Int, key: EncryptionKey? = nil,
+                              context: String) throws {
+        let engine = try StorageEngine(directory: directory.path, options: StorageOptions(initialMapSize: 1 << 20, encryptionKey: key))
         defer { engine.close() }
         let t = Int(engine.lastTransactionId)
         #expect(t >= acknowledged && t <= sequence.count, "\(context): reopened at commit \(t), acknowledged \(acknowledged), attempted \(sequence.count)")
@@ -240,7 +241,7 @@ struct FaultInjectionTests {
             defer { after.remove() }
             TestDirectory.write(image, to: after.sub(StorageEngine.dataFileName))
             try checkReopened(after, sequence: sequence, acknowledged: countsAcknowledged ? acknowledged : 0,
-                              context: "crash at sync \(n), \(mode)")
+                              key: options.encryptionKey, context: "crash at sync \(n), \(mode)")
             return true
         }
     }
@@ -251,6 +252,15 @@ struct FaultInjectionTests {
         let options = StorageOptions(durability: durability, initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 3)
         let n = try Self.crashAtEverySync("crash", mode: mode, options: options, commits: Self.commits,
                                           countsAcknowledged: durability == .full) { CrashWorkload.transaction($0, seed: 17) }
+        #expect(n > 2)
+    }
+
+    @Test("a crash at every sync point of an encrypted store, unsynced writes kept, dropped, garbled or half kept",
+          arguments: FaultInjectingFile.CrashMode.allCases)
+    func crashAtEverySyncEncrypted(mode: FaultInjectingFile.CrashMode) throws {
+        let options = StorageOptions(initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 3, encryptionKey: TestKeys.encryption)
+        let n = try Self.crashAtEverySync("crash-encrypted", mode: mode, options: options, commits: Self.commits,
+                                          countsAcknowledged: true) { CrashWorkload.transaction($0, seed: 19) }
         #expect(n > 2)
     }
 }

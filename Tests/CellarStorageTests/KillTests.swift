@@ -111,6 +111,17 @@ struct KillTests {
         print("kill -9 (spill): 30 kills, \(commits) commits, \(past) reopened past the last acknowledgement")
     }
 
+    @Test("20 kills of a process whose transactions spill into an encrypted store lose no acknowledged commit and leave no partial one")
+    func killNineEncrypted() throws {
+        var options = SpillWorkload.options()
+        options.encryptionKey = TestKeys.encryption
+        let (commits, past) = try Self.killRounds(20, name: "kill-encrypted", arguments: ["encrypted-spill"], options: options) {
+            SpillWorkload.transaction($0, seed: $1)
+        }
+        #expect(commits >= 6, "the children committed too little to test anything: \(commits) commits in 20 rounds")
+        print("kill -9 (encrypted, spill): 20 kills, \(commits) commits, \(past) reopened past the last acknowledgement")
+    }
+
     @Test("30 kills of a process that commits while another thread compacts lose no acknowledged commit, whenever in the compaction they land")
     func killNineDuringCompaction() throws {
         let seed = SplitMix64.testSeed()
