@@ -10,8 +10,8 @@ struct ToolError: Error, CustomStringConvertible {
 }
 
 /// `cellar info`: what the store holds, as text or (`json`) one JSON object.
-func info(_ directory: String, json: Bool) throws {
-    let engine = try StorageEngine(directory: directory, options: StorageOptions(readOnly: true))
+func info(_ directory: String, json: Bool, options: StorageOptions) throws {
+    let engine = try StorageEngine(directory: directory, options: options)
     defer { engine.close() }
     let summary = try StoreSummary.read(engine)
     let size = engine.fileSize
@@ -24,6 +24,7 @@ func info(_ directory: String, json: Bool) throws {
             "liveBytes": engine.liveBytes,
             "garbageShare": (garbage * 1000).rounded() / 1000,
             "hasModel": summary.model != nil,
+            "encrypted": engine.isEncrypted,
             "entities": summary.entities.map { entity -> [String: Any] in
                 ["name": entity.name, "id": entity.id, "objects": entity.objects, "properties": entity.properties,
                  "relations": entity.relations, "embedded": entity.embedded,
@@ -39,6 +40,7 @@ func info(_ directory: String, json: Bool) throws {
     print("store      \(engine.uuid)")
     print("commit     \(engine.lastTransactionId)")
     print("file       \(size) bytes, \(engine.liveBytes) live (\(String(format: "%.1f", garbage * 100)) % garbage)")
+    print("encryption \(engine.isEncrypted ? "AES-256-GCM" : "none")")
     if summary.model == nil { print("model      none (a store of the storage engine alone)") }
     for entity in summary.entities {
         var line = "entity     \(entity.name) (\(entity.id)): "
@@ -55,8 +57,8 @@ func info(_ directory: String, json: Bool) throws {
 }
 
 /// `cellar model`: the stored model as a model JSON file, on standard output.
-func model(_ directory: String) throws {
-    let engine = try StorageEngine(directory: directory, options: StorageOptions(readOnly: true))
+func model(_ directory: String, options: StorageOptions) throws {
+    let engine = try StorageEngine(directory: directory, options: options)
     defer { engine.close() }
     guard let model = try StoreSummary.read(engine).model else {
         throw ToolError("the store in \(directory) holds no model (a store of the storage engine alone)")
@@ -64,8 +66,8 @@ func model(_ directory: String) throws {
     print(model.jsonString(), terminator: "")
 }
 
-func verify(_ directory: String) throws {
-    let engine = try StorageEngine(directory: directory, options: StorageOptions(readOnly: true))
+func verify(_ directory: String, options: StorageOptions) throws {
+    let engine = try StorageEngine(directory: directory, options: options)
     defer { engine.close() }
     var entries = 0
     var bytes = 0
@@ -88,21 +90,36 @@ func verify(_ directory: String) throws {
     print("ok: \(entries) entries, \(bytes) bytes of keys and values, every record verified; \(objects.objects) objects of \(objects.entities) entities decode against the stored model; \(objects.indexEntries) index entries and \(objects.relationLinks) relation links match them")
 }
 
-/// Compacts the closed store in `directory`, writing values as `mode` says (nil: with
-/// dictionaries when the store holds some, so that compacting a dictionary-compressed store keeps
-/// it compressed; else uncompressed).
-func compact(_ directory: String, mode: String?) throws {
+/// What a compaction does with the store's encryption.
+enum EncryptionChange {
+    case keep, remove
+    case encrypt(EncryptionKey)
+}
+
+/// Compacts the closed store in `directory` (opened with `options`, its key among them), writing
+/// values as `mode` says (nil: with dictionaries when the store holds some, so that compacting a
+/// dictionary-compressed store keeps it compressed; else uncompressed), encrypted as `change`
+/// says.
+func compact(_ directory: String, mode: String?, options: StorageOptions, change: EncryptionChange) throws {
     let compression: Compression
     switch mode {
     case "none": compression = .none
     case "zstd": compression = .zstd()
     case "dictionary": compression = .zstdDictionary()
     case nil:
-        let engine = try StorageEngine(directory: directory, options: StorageOptions(readOnly: true))
+        var readOptions = options
+        readOptions.readOnly = true
+        let engine = try StorageEngine(directory: directory, options: readOptions)
         let trained = try !engine.read { try $0.dictionaryIds() }.isEmpty
         engine.close()
         compression = trained ? .zstdDictionary() : .none
     default: throw ToolError("unknown compression \(mode!) (none, zstd or dictionary)")
     }
-    print(try StorageEngine.compact(directory: directory, options: StorageOptions(compression: compression)))
+    var options = options
+    options.compression = compression
+    switch change {
+    case .keep: print(try StorageEngine.compact(directory: directory, options: options))
+    case .remove: print(try StorageEngine.compact(directory: directory, options: options, newKey: nil))
+    case .encrypt(let key): print(try StorageEngine.compact(directory: directory, options: options, newKey: key))
+    }
 }

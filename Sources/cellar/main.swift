@@ -39,7 +39,9 @@ struct Info: ParsableCommand {
     @Argument(help: "The store's directory.")
     var directory: String
 
-    func run() throws { try info(directory, json: json) }
+    @OptionGroup var keys: KeyOptions
+
+    func run() throws { try info(directory, json: json, options: keys.storageOptions(readOnly: true)) }
 }
 
 struct ModelCommand: ParsableCommand {
@@ -50,7 +52,9 @@ struct ModelCommand: ParsableCommand {
     @Argument(help: "The store's directory.")
     var directory: String
 
-    func run() throws { try model(directory) }
+    @OptionGroup var keys: KeyOptions
+
+    func run() throws { try model(directory, options: keys.storageOptions(readOnly: true)) }
 }
 
 struct Verify: ParsableCommand {
@@ -60,7 +64,9 @@ struct Verify: ParsableCommand {
     @Argument(help: "The store's directory.")
     var directory: String
 
-    func run() throws { try verify(directory) }
+    @OptionGroup var keys: KeyOptions
+
+    func run() throws { try verify(directory, options: keys.storageOptions(readOnly: true)) }
 }
 
 struct Compact: ParsableCommand {
@@ -69,6 +75,11 @@ struct Compact: ParsableCommand {
         discussion: """
             Values are written uncompressed (none), with zstd, or with zstd and a dictionary per tree \
             trained now. Without the word: with dictionaries when the store holds some, else uncompressed.
+
+            Encryption: the store's key comes from CELLAR_KEY or CELLAR_PASSPHRASE (or --ask-passphrase). \
+            --new-key writes the copy under the key in CELLAR_NEW_KEY or CELLAR_NEW_PASSPHRASE (or asked for \
+            with --ask-new-passphrase): how a key is changed or a plain store encrypted. --remove-encryption \
+            writes a plain copy. Keys are never taken as arguments.
             """)
 
     @Argument(help: "The store's directory.")
@@ -77,7 +88,35 @@ struct Compact: ParsableCommand {
     @Argument(help: "How values are written: none, zstd or dictionary.")
     var compression: String?
 
-    func run() throws { try compact(directory, mode: compression) }
+    @OptionGroup var keys: KeyOptions
+
+    @Flag(help: "Encrypt the copy with the key in CELLAR_NEW_KEY or CELLAR_NEW_PASSPHRASE.")
+    var newKey = false
+
+    @Flag(help: "Encrypt the copy with a passphrase typed at a prompt (not echoed).")
+    var askNewPassphrase = false
+
+    @Flag(help: "Write the copy unencrypted.")
+    var removeEncryption = false
+
+    func validate() throws {
+        guard [newKey, askNewPassphrase, removeEncryption].filter({ $0 }).count <= 1 else {
+            throw ValidationError("--new-key, --ask-new-passphrase and --remove-encryption exclude each other")
+        }
+    }
+
+    func run() throws {
+        var change: EncryptionChange = .keep
+        if removeEncryption { change = .remove }
+        if newKey || askNewPassphrase {
+            guard let key = try toolKey(hex: "CELLAR_NEW_KEY", passphrase: "CELLAR_NEW_PASSPHRASE",
+                                        ask: askNewPassphrase ? "New passphrase: " : nil) else {
+                throw ToolError("--new-key needs CELLAR_NEW_KEY (64 hex digits) or CELLAR_NEW_PASSPHRASE in the environment")
+            }
+            change = .encrypt(key)
+        }
+        try compact(directory, mode: compression, options: keys.storageOptions(readOnly: false), change: change)
+    }
 }
 
 CellarTool.main()

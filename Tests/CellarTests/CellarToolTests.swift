@@ -15,10 +15,13 @@ import Testing
     }
 
     /// Runs the tool with `arguments`; returns its exit status and what it printed.
-    static func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: toolPath)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -105,5 +108,42 @@ import Testing
         #expect(word.status == 1 && word.err.contains("unknown compression brotli"), "\(word)")
         let help = try Self.run(["--help"])
         #expect(help.status == 0 && ["demo", "info, inspect", "model", "verify", "compact"].allSatisfy(help.out.contains), "\(help.out)")
+    }
+
+    @Test func encryptedStoresTakeTheKeyFromTheEnvironmentAndCompactToANewOne() throws {
+        let dir = TestDirectory("tool-encrypted")
+        defer { dir.remove() }
+        let key = (0..<32).map { String(format: "%02x", $0 * 3) }.joined()
+        let newKey = (0..<32).map { String(format: "%02x", 255 - $0) }.joined()
+        let store = try Store(directoryPath: dir.path, model: queryModel(),
+                              options: StoreOptions(durability: .none, encryptionKey: EncryptionKey(bytes: Self.hexBytes(key))))
+        try store.box(for: QAuthor.self).put(QAuthor("someone", email: "s@x"))
+        store.close()
+
+        let refused = try Self.run(["info", dir.path])
+        #expect(refused.status == 1 && refused.err.contains("is encrypted"), "\(refused)")
+        let badHex = try Self.run(["info", dir.path], environment: ["CELLAR_KEY": "12ab"])
+        #expect(badHex.status == 1 && badHex.err.contains("64 hexadecimal digits"), "\(badHex)")
+        let wrong = try Self.run(["info", dir.path], environment: ["CELLAR_KEY": newKey])
+        #expect(wrong.status == 1 && wrong.err.contains("does not open"), "\(wrong)")
+        let info = try Self.run(["info", dir.path], environment: ["CELLAR_KEY": key])
+        #expect(info.status == 0 && info.out.contains("encryption AES-256-GCM"), "\(info)")
+        #expect(try Self.run(["verify", dir.path], environment: ["CELLAR_KEY": key]).status == 0)
+
+        // A new key by compaction: the old one no longer opens it, the new one does.
+        let compacted = try Self.run(["compact", dir.path, "--new-key"], environment: ["CELLAR_KEY": key, "CELLAR_NEW_KEY": newKey])
+        #expect(compacted.status == 0, "\(compacted)")
+        #expect(try Self.run(["info", dir.path], environment: ["CELLAR_KEY": key]).status == 1)
+        #expect(try Self.run(["model", dir.path], environment: ["CELLAR_KEY": newKey]).status == 0)
+        // And no key at all.
+        #expect(try Self.run(["compact", dir.path, "--remove-encryption"], environment: ["CELLAR_KEY": newKey]).status == 0)
+        let plain = try Self.run(["info", dir.path, "--json"])
+        #expect(plain.status == 0 && plain.out.contains("\"encrypted\" : false"), "\(plain)")
+    }
+
+    static func hexBytes(_ text: String) -> [UInt8] {
+        stride(from: 0, to: text.count, by: 2).map { i in
+            UInt8(text[text.index(text.startIndex, offsetBy: i)..<text.index(text.startIndex, offsetBy: i + 2)], radix: 16)!
+        }
     }
 }

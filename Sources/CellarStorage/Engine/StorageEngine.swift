@@ -287,6 +287,9 @@ public final class StorageEngine: @unchecked Sendable {
     /// (for tests and diagnostics); 0 for a writable engine.
     package var followedCompactions: Int { follower?.switches.load(ordering: .relaxed) ?? 0 }
 
+    /// Whether the data file of the newest commit is encrypted (see ``StorageOptions/encryptionKey``).
+    public var isEncrypted: Bool { current.load(ordering: .acquiring).generation.cipher != nil }
+
     /// Bytes of the data file in use: everything up to the newest commit.
     public var fileSize: UInt64 { current.load(ordering: .acquiring).committedLength }
 
