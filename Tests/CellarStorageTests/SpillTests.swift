@@ -59,8 +59,10 @@ struct SpillTests {
                     continue
                 }
                 switch node.value(i) {
-                case .outOfLine(_, let length, _):
-                    total += UInt64(LogRecord.paddedLength(body: length))
+                case .outOfLine(let value, let length, _):
+                    // The record as the file holds it (with the tag, when encrypted).
+                    total += UInt64(records.recordLength(at: value))
+                    #expect(records.recordLength(at: value) >= LogRecord.paddedLength(body: length))
                 case .inline(let bytes, _):
                     if isCatalog {
                         let name = String(decoding: node.keyBuffer(i), as: UTF8.self)
@@ -74,13 +76,21 @@ struct SpillTests {
         return total
     }
 
-    @Test("transactions several times their budget read their own changes and commit exactly them; aborted ones leave nothing")
-    func spillingTransactionsMatchTheModel() throws {
+    /// `SpillWorkload.options`, encrypted with the tests' key when `encrypted`.
+    static func options(encrypted: Bool, durability: StorageOptions.Durability = .full) -> StorageOptions {
+        var options = SpillWorkload.options(durability: durability)
+        if encrypted { options.encryptionKey = TestKeys.encryption }
+        return options
+    }
+
+    @Test("transactions several times their budget read their own changes and commit exactly them; aborted ones leave nothing",
+          arguments: [false, true])
+    func spillingTransactionsMatchTheModel(encrypted: Bool) throws {
         let seed = SplitMix64.testSeed()
         var rng = SplitMix64(seed: seed)
         let directory = TestDirectory("spill-model")
         defer { directory.remove() }
-        let engine = try StorageEngine(directory: directory.path, options: SpillWorkload.options())
+        let engine = try StorageEngine(directory: directory.path, options: Self.options(encrypted: encrypted))
         var committed = Model()
         var spills: [Int] = []
         for k in 1...12 {
@@ -113,7 +123,7 @@ struct SpillTests {
 
         // After a reopen (which finds the aborted frames' records past the newest commit and
         // overwrites them with zeros), and after a compaction.
-        let reopened = try StorageEngine(directory: directory.path, options: SpillWorkload.options())
+        let reopened = try StorageEngine(directory: directory.path, options: Self.options(encrypted: encrypted))
         #expect(try reopened.read { try Model(reading: $0) } == committed)
         #expect(try Self.reachableBytes(reopened) == reopened.liveBytes)
         try reopened.write { txn in try apply(SpillWorkload.transaction(13, seed: seed, count: 100), to: txn) }
@@ -121,7 +131,7 @@ struct SpillTests {
         _ = try reopened.compact()
         #expect(try reopened.read { try Model(reading: $0) } == committed)
         reopened.close()
-        let readOnly = try StorageEngine(directory: directory.path, options: StorageOptions(readOnly: true))
+        let readOnly = try StorageEngine(directory: directory.path, options: StorageOptions(readOnly: true, encryptionKey: encrypted ? TestKeys.encryption : nil))
         #expect(try readOnly.read { try Model(reading: $0) } == committed)
         readOnly.close()
     }
@@ -270,18 +280,20 @@ struct SpillTests {
         #expect(try Self.reachableBytes(engine) == engine.liveBytes)
     }
 
-    @Test("a read-only engine beside a transaction that spills sees the last commit, never the spilled records; then the commit")
-    func aFollowerIgnoresSpilledRecords() throws {
+    @Test("a read-only engine beside a transaction that spills sees the last commit, never the spilled records; then the commit",
+          arguments: [false, true])
+    func aFollowerIgnoresSpilledRecords(encrypted: Bool) throws {
         let seed = SplitMix64.testSeed()
         let directory = TestDirectory("spill-follow")
         defer { directory.remove() }
-        var options = SpillWorkload.options(durability: .none)
+        var options = Self.options(encrypted: encrypted, durability: .none)
         options.automaticCompaction = nil
         let writer = try StorageEngine(directory: directory.path, options: options)
         defer { writer.close() }
         try writer.write { txn in try apply(SpillWorkload.transaction(1, seed: seed), to: txn) }
         let committed = SpillWorkload.model(after: 1, seed: seed)
-        let reader = try StorageEngine(directory: directory.path, options: StorageOptions(readOnly: true, initialMapSize: 1 << 20))
+        let reader = try StorageEngine(directory: directory.path, options: StorageOptions(readOnly: true, initialMapSize: 1 << 20,
+                                                                                          encryptionKey: options.encryptionKey))
         defer { reader.close() }
         let txn = try writer.beginWrite()
         var spills = 0
