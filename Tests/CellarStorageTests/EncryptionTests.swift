@@ -308,4 +308,28 @@ struct EncryptionTests {
         #expect(rewrittenOffsets > 100, "only \(rewrittenOffsets) offsets were written in two epochs")
         #expect(seen.count > 1000)
     }
+
+    @Test("a read-only engine follows an encrypted writer's commits and compactions; after a new key it says so")
+    func readOnlyFollowerOfAnEncryptedStore() throws {
+        let directory = TestDirectory("enc-follow")
+        defer { directory.remove() }
+        let writer = try StorageEngine(directory: directory.path, options: Self.options(Self.key))
+        defer { writer.close() }
+        var model = try Self.fill(writer, rounds: 1)
+        var readOptions = Self.options(Self.key)
+        readOptions.readOnly = true
+        let reader = try StorageEngine(directory: directory.path, options: readOptions)
+        defer { reader.close() }
+        #expect(try reader.read { try Model(reading: $0) } == model)
+        let more: [Operation] = [.put(tree: "notes", key: [1, 2, 3], value: Self.marker)]
+        try writer.write { try apply(more, to: $0) }
+        model.apply(more)
+        #expect(try reader.read { try Model(reading: $0) } == model)
+        try writer.compact()
+        #expect(try reader.read { try Model(reading: $0) } == model)
+        #expect(reader.followedCompactions == 1)
+        // The writer changes the key: the reader, opened with the old one, cannot follow.
+        try writer.compact(newKey: Self.otherKey)
+        #expect(throws: StorageError.wrongEncryptionKey) { try reader.read { try Model(reading: $0) } }
+    }
 }
