@@ -10,11 +10,18 @@ import Foundation
 typealias CellarCompression = Cellar.Compression
 
 enum CellarEngine {
-    static func run(_ w: Workload, folder: String, compression: CellarCompression) throws -> RunResult {
+    /// The key of the `cellar-encrypted` engine's stores (`StoreOptions.encryptionKey`): 32 random
+    /// bytes, drawn once per process, so that every run of the invocation uses the same key.
+    static let encryptionKey = EncryptionKey.random()
+
+    /// `encrypted`: the `cellar-encrypted` engine, the store encrypted with `encryptionKey` (the
+    /// default `decryptedCacheSize`); else a plain store.
+    static func run(_ w: Workload, folder: String, compression: CellarCompression, encrypted: Bool) throws -> RunResult {
         let n = w.n
         let path = folder + "/cellar"
         var result = RunResult()
-        let store = try Store(directoryPath: path, options: StoreOptions(compression: compression))
+        let store = try Store(directoryPath: path, options: StoreOptions(compression: compression,
+                                                                         encryptionKey: encrypted ? encryptionKey : nil))
         defer { store.close() }
         let box = store.box(for: Note.self)
 
@@ -153,10 +160,13 @@ enum CellarEngine {
     /// (the log's length at the swap), the throughput, and how long writers waited: the longest
     /// wait compaction reports, and the longest commit the writer saw during the compaction against
     /// the longest it saw outside it. Runs after the measured run, so the run's peak RSS is the run's.
-    static func compactCopy(folder: String, _ w: Workload, compression: CellarCompression, into result: inout RunResult) throws {
+    /// `encrypted`: the copy is of an encrypted store (`run`'s `encrypted`), opened with `encryptionKey`.
+    static func compactCopy(folder: String, _ w: Workload, compression: CellarCompression, encrypted: Bool,
+                            into result: inout RunResult) throws {
         let n = w.n
         let copy = compactionFolder(folder)
-        let store = try Store(directoryPath: copy, options: StoreOptions(automaticCompaction: nil, compression: compression))
+        let store = try Store(directoryPath: copy, options: StoreOptions(automaticCompaction: nil, compression: compression,
+                                                                         encryptionKey: encrypted ? encryptionKey : nil))
         defer { store.close() }
         let box = store.box(for: Note.self)
         let writer = CommitLog()

@@ -6,9 +6,13 @@
 //           index of docs/crud-workload.md, cached prepared statements, `Note` rows as GRDB records
 //   lmdb    the LMDB C library, driven as the CRUD workload's "LMDB raw" anchors ran it (LMDBEngine.swift): the ruler
 //           that scales ObjectBox's anchors to this machine's speed in this run (`objectBoxRatios`)
+// and, only when --engines names it:
+//   cellar-encrypted  cellar with its store encrypted at rest (`StoreOptions.encryptionKey`: one random
+//           256-bit key per process, the default decryptedCacheSize); beside cellar, `encrypted/plain` is
+//           its rate over cellar's in the same run, judged against `Step.encryptedTarget`
 //
 //   swift run -c release --package-path Benchmarks crud --n 100000 [--runs 3] [--format tsv]
-//       [--engines cellar,sqlite,lmdb] [--dir PARENT] [--compression none|zstd|dictionary]
+//       [--engines cellar,cellar-encrypted,sqlite,lmdb] [--dir PARENT] [--compression none|zstd|dictionary]
 //
 // --compression opens Cellar's store with `StoreOptions.compression` `.none` (default), `.zstd()`
 // or `.zstdDictionary()`. With `dictionary`, the store is compacted right after a (untimed; it
@@ -26,7 +30,9 @@
 // compaction_longest_writer_wait_us n µs 0`, `cellar compaction_mb_per_s n MB/s 0` (of the log it started from),
 // `cellar compaction_written_mb_per_s n MB/s 0` (of the compacted log) and `engine peak_rss n bytes 0`,
 // then per step at N = 100,000 and 1,000,000 `objectbox_ratio step n ratio 0` (cellar/OBX) and,
-// with lmdb, `lmdb_now_then step n ratio 0` and `objectbox_ratio_here step n ratio 0`.
+// with lmdb, `lmdb_now_then step n ratio 0` and `objectbox_ratio_here step n ratio 0`; with cellar and
+// cellar-encrypted, per step `encrypted_ratio step n ratio 0` (cellar-encrypted/cellar, at any N).
+// cellar-encrypted's lines are cellar's, its own name first.
 import BenchSupport
 import Foundation
 
@@ -90,6 +96,17 @@ enum Step: String, CaseIterable {
         }
     }
 
+    /// The target for `cellar-encrypted` against `cellar` in the same run, as a ratio of rates
+    /// (docs/encryption.md): put ≥ 0.8×, get ≥ 0.6×, scan ≥ 0.5×.
+    var encryptedTarget: Double? {
+        switch self {
+        case .a: 0.8
+        case .b: 0.6
+        case .c: 0.5
+        default: nil
+        }
+    }
+
     /// The CRUD workload's target for Cellar, as a multiple of ObjectBox's anchor.
     var target: Double? {
         switch self {
@@ -138,11 +155,17 @@ struct Options: BenchOptions {
     var engines = ["cellar", "sqlite", "lmdb"]
     var compression = "none"
 
-    static let usage = "usage: crud [--n N] [--runs R] [--format human|tsv] [--engines cellar,sqlite,lmdb] [--dir PARENT] [--compression none|zstd|dictionary]"
+    static let usage = """
+        usage: crud [--n N] [--runs R] [--format human|tsv] [--engines cellar,cellar-encrypted,sqlite,lmdb] [--dir PARENT] [--compression none|zstd|dictionary]
+          --engines      any of cellar, cellar-encrypted, sqlite, lmdb, run in the order given in each run (default cellar,sqlite,lmdb);
+                         cellar-encrypted is cellar with its store encrypted (one random 256-bit key per process):
+                         beside cellar, the table's encrypted/plain column compares them within the run
+          --compression  Cellar's StoreOptions.compression, for cellar and cellar-encrypted (default none)
+        """
 
     mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
         switch arg {
-        case "--engines": engines = try arguments.list(arg, of: ["cellar", "sqlite", "lmdb"])
+        case "--engines": engines = try arguments.list(arg, of: ["cellar", "cellar-encrypted", "sqlite", "lmdb"])
         case "--compression":
             let chosen = try arguments.list(arg, of: ["none", "zstd", "dictionary"])
             guard chosen.count == 1 else { throw BenchError("--compression takes one of none, zstd, dictionary") }
@@ -180,14 +203,17 @@ struct Crud {
                 let folder = try makeTemporaryFolder(in: parent.path, prefix: "crud-\(engine)")
                 defer { removeTree(folder) }
                 resetPeakRSS()
+                let encrypted = engine == "cellar-encrypted"
                 var result = switch engine {
-                case "cellar": try CellarEngine.run(workload, folder: folder, compression: options.cellarCompression)
+                case "cellar", "cellar-encrypted":
+                    try CellarEngine.run(workload, folder: folder, compression: options.cellarCompression, encrypted: encrypted)
                 case "sqlite": try SQLiteEngine.run(workload, folder: folder)
                 default: try LMDBEngine.run(workload, folder: folder)
                 }
                 result.peakRSS = peakRSS()
-                if engine == "cellar" {
-                    try CellarEngine.compactCopy(folder: folder, workload, compression: options.cellarCompression, into: &result)
+                if engine.hasPrefix("cellar") {
+                    try CellarEngine.compactCopy(folder: folder, workload, compression: options.cellarCompression,
+                                                 encrypted: encrypted, into: &result)
                 }
                 results[engine, default: []].append(result)
                 logRun(run, of: options.runs, engine, rates: Step.allCases.compactMap { step in
@@ -221,7 +247,7 @@ struct Crud {
                 }
                 print("\(engine)\tsize_after_a\t\(n)\t\(bytes(engine, \.sizeAfterA))\t0")
                 print("\(engine)\tsize_after_d\t\(n)\t\(bytes(engine, \.sizeAfterD))\t0")
-                if engine == "cellar" {
+                if engine.hasPrefix("cellar") {
                     print("\(engine)\tsize_after_compaction\t\(n)\t\(bytes(engine, \.compaction.bytesAfter))\t0")
                     let runs = results[engine]!
                     print("\(engine)\tcompaction_longest_writer_wait_us\t\(n)\t\(Int(median(runs.map(\.compaction.writerLockHold)) * 1e6))\t0")
@@ -240,6 +266,9 @@ struct Crud {
                 if let raw { print(tsvRatioLine("objectbox_ratio", step.rawValue, n, raw)) }
                 if let machine { print(tsvRatioLine("lmdb_now_then", step.rawValue, n, machine)) }
                 if let here { print(tsvRatioLine("objectbox_ratio_here", step.rawValue, n, here)) }
+                if let plain = rate("cellar", step), let encrypted = rate("cellar-encrypted", step) {
+                    print(tsvRatioLine("encrypted_ratio", step.rawValue, n, encrypted / plain))
+                }
             }
             return
         }
@@ -249,11 +278,14 @@ struct Crud {
               + (options.compression == "none" ? "" : "; Cellar compression: \(options.compression)"))
         print("")
         let hasCellar = options.engines.contains("cellar")
+        let hasEncrypted = options.engines.contains("cellar-encrypted")
         let hasSQLite = options.engines.contains("sqlite")
         let hasLMDB = options.engines.contains("lmdb")
         // Columns by name; a row leaves out what it has no figure for ("–").
         var header = ["step"]
         if hasCellar { header.append("cellar") }
+        if hasEncrypted { header.append("cellar-encrypted") }
+        if hasCellar && hasEncrypted { header.append("encrypted/plain") }
         if hasSQLite { header.append("sqlite (GRDB)") }
         if hasCellar && hasSQLite { header.append("cellar/sqlite") }
         if hasLMDB { header += ["lmdb", "lmdb now/then"] }
@@ -268,9 +300,13 @@ struct Crud {
         for step in Step.allCases {
             var cells: [String: String] = [:]
             let c = hasCellar ? rate("cellar", step) : nil
+            let e = hasEncrypted ? rate("cellar-encrypted", step) : nil
             let s = hasSQLite ? rate("sqlite", step) : nil
             let l = hasLMDB ? rate("lmdb", step) : nil
             cells["cellar"] = c.map(formatOps)
+            cells["cellar-encrypted"] = e.map(formatOps)
+            let encryptedRatio = c.flatMap { c in e.map { $0 / c } }
+            cells["encrypted/plain"] = encryptedRatio.map(ratio)
             cells["sqlite (GRDB)"] = s.map(formatOps)
             if let c, let s { cells["cellar/sqlite"] = ratio(c / s) }
             cells["lmdb"] = l.map(formatOps)
@@ -290,14 +326,25 @@ struct Crud {
                 let judgedAgainstSQLite = step.anchor(n) == nil ? nil : c.flatMap { c in s.map { c / $0 } }
                 targets.append(verdict(target, judgedAgainstSQLite, " sqlite"))
             }
+            if hasCellar && hasEncrypted, let target = step.encryptedTarget {
+                // Judged at the CRUD workload's sizes only, as the others are.
+                targets.append(verdict(target, step.anchor(n) == nil ? nil : encryptedRatio, " plain"))
+            }
             if !targets.isEmpty { cells["target"] = targets.joined(separator: "; ") }
             rows.append(row(step.rawValue + "  " + step.title, cells))
         }
         func mb(_ b: Int) -> String { String(format: "%.1f MB", Double(b) / 1e6) }
+        /// cellar-encrypted's figure and its ratio to cellar's, in a row of sizes.
+        func addEncrypted(_ value: (RunResult) -> Int, to cells: inout [String: String]) {
+            guard hasEncrypted else { return }
+            cells["cellar-encrypted"] = mb(bytes("cellar-encrypted", value))
+            if hasCellar { cells["encrypted/plain"] = ratio(Double(bytes("cellar-encrypted", value)) / Double(bytes("cellar", value))) }
+        }
         for (label, value) in [("file after a", { (r: RunResult) in r.sizeAfterA }), ("file after d", { $0.sizeAfterD }),
                                ("peak RSS", { $0.peakRSS })] as [(String, (RunResult) -> Int)] {
             var cells: [String: String] = [:]
             if hasCellar { cells["cellar"] = mb(bytes("cellar", value)) }
+            addEncrypted(value, to: &cells)
             if hasSQLite { cells["sqlite (GRDB)"] = mb(bytes("sqlite", value)) }
             if hasLMDB { cells["lmdb"] = mb(bytes("lmdb", value)) }
             if hasCellar && hasSQLite {
@@ -319,34 +366,44 @@ struct Crud {
             cells["target"] = ""
             rows.append(row(label, cells))
         }
-        if hasCellar {
+        if hasCellar || hasEncrypted {
             // Online compaction of a copy of Cellar's store after d; the target is against a (the
             // log's length after a: the compacted length has no zeros written ahead either).
-            let after = bytes("cellar", \.compaction.bytesAfter), a = bytes("cellar", \.logAfterA)
-            let compacted = Double(after) / Double(max(a, 1))
-            rows.append(row("file after d, compacted", [
-                "cellar": mb(after), "cellar/OBX": String(format: "%.2f× a", compacted),
-                "target": String(format: "≤ 1.05× a %@", compacted <= 1.05 ? "met" : "NOT MET"),
-            ]))
+            var cells: [String: String] = [:]
+            if hasCellar {
+                let after = bytes("cellar", \.compaction.bytesAfter), a = bytes("cellar", \.logAfterA)
+                let compacted = Double(after) / Double(max(a, 1))
+                cells = ["cellar": mb(after), "cellar/OBX": String(format: "%.2f× a", compacted),
+                         "target": String(format: "≤ 1.05× a %@", compacted <= 1.05 ? "met" : "NOT MET")]
+            }
+            addEncrypted(\.compaction.bytesAfter, to: &cells)
+            rows.append(row("file after d, compacted", cells))
         }
-        if hasCellar && options.compression == "dictionary" {
+        if (hasCellar || hasEncrypted) && options.compression == "dictionary" {
             // docs/crud-workload.md: file after a ≤ 0.5× ObjectBox's with zstd; the dictionary exists once a
             // compaction trained it.
-            let trained = bytes("cellar", \.sizeAfterATrained)
-            let anchor: Double? = n == 100_000 ? 29.3e6 : n == 1_000_000 ? 293.7e6 : nil
-            var cells = ["cellar": mb(trained), "target": "≤ 0.5×"]
-            if let anchor {
-                let shrunk = Double(trained) / anchor
-                cells["ObjectBox"] = mb(Int(anchor))
-                cells["cellar/OBX"] = ratio(shrunk)
-                cells["target"] = String(format: "≤ 0.5× %@", shrunk <= 0.5 ? "met" : "NOT MET")
+            var cells: [String: String] = [:]
+            if hasCellar {
+                let trained = bytes("cellar", \.sizeAfterATrained)
+                let anchor: Double? = n == 100_000 ? 29.3e6 : n == 1_000_000 ? 293.7e6 : nil
+                cells = ["cellar": mb(trained), "target": "≤ 0.5×"]
+                if let anchor {
+                    let shrunk = Double(trained) / anchor
+                    cells["ObjectBox"] = mb(Int(anchor))
+                    cells["cellar/OBX"] = ratio(shrunk)
+                    cells["target"] = String(format: "≤ 0.5× %@", shrunk <= 0.5 ? "met" : "NOT MET")
+                }
             }
+            addEncrypted(\.sizeAfterATrained, to: &cells)
             rows.append(row("file after a, compacted (dictionary)", cells))
         }
         printTable(header: header, rows: rows)
-        if hasCellar && options.compression == "dictionary" {
-            print(String(format: "Dictionary training: the compaction right after a took %.0f ms (not in any step's time).",
-                         median(results["cellar"]!.map(\.trainingSeconds)) * 1e3))
+        let cellars = ["cellar", "cellar-encrypted"].filter(options.engines.contains)
+        if options.compression == "dictionary" {
+            for engine in cellars {
+                print(String(format: "Dictionary training%@: the compaction right after a took %.0f ms (not in any step's time).",
+                             engine == "cellar" ? "" : " (\(engine))", median(results[engine]!.map(\.trainingSeconds)) * 1e3))
+            }
         }
         print("")
         print("ObjectBox: the CRUD workload's anchors (C API 5.3.2, measured 2026-11-21 on this kind of machine; only at N = 100,000 and 1,000,000).")
@@ -362,13 +419,17 @@ struct Crud {
         print("bget and e2/e2find have no target: b's anchor and e's are shown for comparison.")
         print("sqlite sizes: the database file plus its -wal file. Peak RSS: the process's high-water mark during")
         print("the engine's run (reset before it), the prebuilt objects included.")
-        if hasCellar {
-            let results = results["cellar"]!
+        if hasEncrypted {
+            print("cellar-encrypted: cellar with its store encrypted (one random 256-bit key, default decryptedCacheSize);")
+            print("encrypted/plain: its figure over cellar's in this run (rates: ≥ 1× is as fast as plain).")
+        }
+        for engine in cellars {
+            let results = results[engine]!
             let seconds = median(results.map(\.compaction.seconds))
             let before = median(results.map { Double($0.compaction.bytesBefore) }) / 1e6
             let after = median(results.map { Double($0.compaction.bytesAfter) }) / 1e6
-            print(String(format: "Compaction: online (Store.compact()) of a copy of the store after d, a thread committing durable one-object updates meanwhile: %.1f MB → %.1f MB in %.2f s: %.0f MB/s of log, %.0f MB/s written.",
-                         before, after, seconds, before / max(seconds, 1e-9), after / max(seconds, 1e-9)))
+            print(String(format: "Compaction%@: online (Store.compact()) of a copy of the store after d, a thread committing durable one-object updates meanwhile: %.1f MB → %.1f MB in %.2f s: %.0f MB/s of log, %.0f MB/s written.",
+                         engine == "cellar" ? "" : " (\(engine))", before, after, seconds, before / max(seconds, 1e-9), after / max(seconds, 1e-9)))
             let wait = median(results.map(\.compaction.writerLockHold)) * 1e3
             print(String(format: "Longest writer wait it reports (its hold on the writer lock): %.1f ms (target at 1M: ≤ 50 ms %@).", wait, wait <= 50 ? "met" : "NOT MET"))
             print(String(format: "The writer's durable commits during it: p99 %.1f ms, longest %.1f ms (%d commits); outside it: p99 %.1f ms, longest %.1f ms.",
