@@ -31,16 +31,23 @@ let package = Package(
     ],
     dependencies: [
         .package(path: "../"),
+        // The root package's own (same URL and requirement, so one checkout): FuzzSupport encrypts
+        // the plaintext images of encrypted stores for FuzzOpenStore (Reencrypt.swift).
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
     ],
     targets: [
-        // Recomputes the checksums of a data file (so that mutations get past them); the Note-like
-        // values the compression fuzzing trains its dictionary from.
+        // Recomputes the checksums of a data file (so that mutations get past them) and encrypts
+        // the records of an encrypted one's plaintext image under the fixed fuzz key (so that they
+        // get past its authentication); the Note-like values the compression fuzzing trains its
+        // dictionary from.
         .target(
             name: "FuzzSupport",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         // libFuzzer: the input is the whole data file of a store, opened read-only and read; then
-        // the same with its checksums recomputed.
+        // the same with its checksums recomputed; an encrypted one with the fixed fuzz key, and a
+        // third time with its record bodies taken as plaintext and encrypted.
         .executableTarget(
             name: "FuzzOpenStore",
             dependencies: ["FuzzSupport", .product(name: "CellarStorage", package: root)],

@@ -10,6 +10,19 @@
 // nearly always fails its checksum, so without this second pass the fuzzer would never reach the
 // checks behind it (node validation, the commit chain, references between records).
 //
+// An encrypted store (header flag bit 1) does not open without its key: when the open throws
+// `encryptionKeyRequired`, it is opened again with the key of the encrypted seeds (`FuzzKey`, bytes
+// 0..<32) and read the same way, which decrypts (and authenticates) every record it reaches. There
+// resealing gets a mutated record past its checksum and into AES-GCM, whose authentication must
+// refuse it (`fileCorrupt`); a mutated encryption block (resealed too) must give `fileCorrupt` or
+// `wrongEncryptionKey`. So that mutations also reach what lies behind the authentication (the
+// decrypted nodes, values and commit records), an encrypted input is taken a third time as a
+// *plaintext image*: every record body is encrypted as it stands (`Reencrypt`, with the same key)
+// and the checksums resealed, then opened and read with the key; not when its first record
+// authenticates as it stands (ciphertext, not an image). `MakeCorpus` writes an image of an
+// encrypted seed (`encrypted-commits-plaintext`). Only a `StorageError` may come out of an
+// encrypted store: another error (one of swift-crypto's, say) stops the fuzzer as a finding.
+//
 // Any thrown error is a correct answer to a bad file; a crash, a trap or an AddressSanitizer report
 // is a bug in CellarStorage.
 //
@@ -125,12 +138,34 @@ func readEverything(_ engine: StorageEngine, probe: [UInt8]) throws {
     consume(sum)
 }
 
-/// Writes `bytes` as the data file, opens the store read-only and reads it all.
+/// The key of the encrypted seeds (a static property: lazily initialized, unlike a global of
+/// main.swift, whose top-level code never runs).
+enum Keys {
+    static let seeds = try! EncryptionKey(bytes: FuzzKey.bytes)
+}
+
+/// Stops the fuzzer when an encrypted store threw something other than a `StorageError`: the
+/// engine's own errors are the only right answers to a bad file, with or without a key.
+func expectStorageError(_ error: any Error, _ what: String) {
+    guard error is StorageError else { fatalError("FuzzOpenStore: \(what) of an encrypted store threw \(type(of: error)): \(error)") }
+}
+
+/// Writes `bytes` as the data file, opens the store read-only and reads it all; an encrypted one
+/// with `Keys.seeds`.
 func openAndRead(_ bytes: UnsafeRawBufferPointer) {
     Scratch.writeDataFile(bytes)
     let engine: StorageEngine
+    var encrypted = false
     do {
         engine = try StorageEngine(directory: Scratch.directory, options: StorageOptions(readOnly: true))
+    } catch StorageError.encryptionKeyRequired {
+        encrypted = true
+        do {
+            engine = try StorageEngine(directory: Scratch.directory, options: StorageOptions(readOnly: true, encryptionKey: Keys.seeds))
+        } catch {
+            expectStorageError(error, "opening")
+            return
+        }
     } catch {
         return
     }
@@ -141,6 +176,7 @@ func openAndRead(_ bytes: UnsafeRawBufferPointer) {
         try readEverything(engine, probe: probe)
     } catch {
         // A corrupt store is reported by throwing; that is the expected answer.
+        if encrypted { expectStorageError(error, "reading") }
     }
 }
 
@@ -151,6 +187,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var resealed = Array(input)
     if Reseal.reseal(&resealed) {
         resealed.withUnsafeBytes { openAndRead($0) }
+    }
+    // An encrypted file (flag bit 1, a raw key) as a plaintext image: its records encrypted as they
+    // stand with the fuzz key, resealed (unless it is ciphertext already).
+    var encrypted = Array(input)
+    if Reencrypt.encryptRecords(&encrypted, key: FuzzKey.bytes) {
+        encrypted.withUnsafeBytes { openAndRead($0) }
     }
     return 0
 }

@@ -1,13 +1,17 @@
 // Recomputes the checksums of a data file, so that a fuzzer's mutations reach the code behind them.
 //
 // Every part of a data file is checksummed (XXH64): the file header, each superblock slot and
-// each log record, seeded with its offset and the store's salt. A random mutation of a record
+// each log record, seeded with its offset and the store's salt; in an encrypted file also the
+// header's encryption block and its two write-epoch slots. A random mutation of a record
 // therefore almost always just fails its checksum, and the engine stops there: the node
 // validation, the recovery chain checks and the tree walks would never see malformed input.
 // FuzzOpenStore runs each input twice: as it is (the checksum paths), then resealed by this file.
 //
-// The layout is the one in Sources/CellarStorage/FileHeader.swift and LogRecord.swift (see also
-// docs/format.md). `MakeCorpus` checks that resealing an intact store changes nothing, which
+// The layout is the one in Sources/CellarStorage/Log/FileHeader.swift and LogRecord.swift, and for
+// encrypted files Encryption/EncryptionHeader.swift, EpochSlots.swift and RecordCipher.swift (see
+// also docs/format.md). An encrypted record's checksum covers its bytes 8..<length like a plain
+// one's (the ciphertext and the GCM tag), so resealing gets a mutated record past its checksum; it
+// then fails its authentication, which must be reported as `fileCorrupt`. `MakeCorpus` checks that resealing an intact store changes nothing, which
 // proves that this XXH64 and the engine's agree.
 
 /// XXH64 (the 64-bit xxHash), written from its specification.
@@ -84,12 +88,22 @@ public enum Reseal {
     static let superblockSlots = [512, 1024]
     static let superblockSize = 64
     static let recordHeaderSize = 16
+    /// Flag bit 1 of the header's flags (offset 56): the file is encrypted.
+    static let encryptedFlag: UInt32 = 2
+    /// An encrypted file's encryption block: bytes 128..<232 checksummed (seed 0) at 232.
+    static let encryptionBlock = 128..<232
+    /// An encrypted file's write-epoch slots, checksummed like the superblock slots.
+    static let epochSlots = [1536, 2048]
+    static let epochSlotSize = 64
 
     /// Makes every checksum of `file` match its bytes: the file header's (bytes 0..<48, seed 0,
     /// stored at 48), its flags' (bytes 0..<64, seed 0, stored at 64, unless 56..<72 are all zero
     /// as in a file from before the flags), each superblock slot that is not all zero (bytes 8..<64, seed slot offset ^
     /// salt, stored at 0), and each record of the log from offset 4096 on, as far as the records'
-    /// length and kind fields chain (bytes 8..<length, seed record offset ^ salt, stored at 0).
+    /// length and kind fields chain (bytes 8..<length, seed record offset ^ salt, stored at 0; the
+    /// kind is byte 12, bytes 13..<16 are an encrypted record's write epoch). When the flags say
+    /// encrypted (bit 1), also the encryption block (bytes 128..<232, seed 0, stored at 232) and
+    /// each write-epoch slot that is not all zero (at 1536 and 2048, as a superblock slot).
     /// Returns whether anything changed.
     @discardableResult
     public static func reseal(_ file: inout [UInt8]) -> Bool {
@@ -114,10 +128,19 @@ public enum Reseal {
                 seal(slot + 8 ..< slot + superblockSize, seed: UInt64(slot) ^ salt, at: slot)
             }
         }
+        let flags = file.count >= 60 ? UInt32(littleEndian: file.loadUnaligned(fromByteOffset: 56, as: UInt32.self)) : 0
+        if flags & encryptedFlag != 0 {
+            if encryptionBlock.upperBound + 8 <= file.count { seal(encryptionBlock, seed: 0, at: encryptionBlock.upperBound) }
+            for slot in epochSlots where slot + epochSlotSize <= file.count {
+                if file[slot + 8 ..< slot + epochSlotSize].contains(where: { $0 != 0 }) {
+                    seal(slot + 8 ..< slot + epochSlotSize, seed: UInt64(slot) ^ salt, at: slot)
+                }
+            }
+        }
         var offset = headerSize
         while offset + recordHeaderSize <= file.count {
             let length = Int(UInt32(littleEndian: file.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)))
-            let kind = UInt32(littleEndian: file.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+            let kind = file[offset + 12]
             guard length >= recordHeaderSize, length % 8 == 0, length <= file.count - offset,
                   (1...3).contains(kind) else { break }
             seal(offset + 8 ..< offset + length, seed: UInt64(offset) ^ salt, at: offset)

@@ -9,11 +9,16 @@
 //        MakeCorpus --reseal INPUT OUTPUT
 //            writes INPUT with its checksums recomputed, as FuzzOpenStore's second pass opens it:
 //            the data file to reproduce a FuzzOpenStore crash with the engine alone.
+//        MakeCorpus --encrypt INPUT OUTPUT
+//            writes INPUT, an encrypted store's plaintext image, with its records encrypted under
+//            the fuzz key and its checksums recomputed, as FuzzOpenStore's third pass opens it.
 // The four subfolders are emptied and written anew, except for files named `regression-*`
 // (inputs that once crashed a fuzzer, added by hand), which are kept. The stores use small nodes
 // (256 or 512 bytes) so that a few KB of data already make trees of several levels, values longer
 // than a quarter of a node (stored out of line) and superblocks (interval 2). The stores are not
-// byte-for-byte reproducible: each gets a random UUID and salt, and commit times. The frames of
+// byte-for-byte reproducible: each gets a random UUID and salt, and commit times (and an encrypted
+// one random encryption salts, hence other ciphertext). The stores named `encrypted-*` are
+// encrypted with FuzzOpenStore's key (`FuzzKey`, bytes 0..<32). The frames of
 // corpus/decompress are, with the same libzstd: its compressor and dictionary trainer are
 // deterministic.
 import CellarStorage
@@ -166,9 +171,12 @@ func makeNoSync(_ dir: String) throws {
 /// one that spilled several times before it committed, then one that spilled and was never
 /// committed, its records past the newest commit: the file as a crash in that transaction leaves
 /// it (taken while the transaction is open). Returns those bytes; the store then aborts it.
-func makeSpilled(_ dir: String) throws -> [UInt8] {
+/// With `key`, the store is encrypted: the tail is ciphertext too (the spilled records are sealed
+/// as they are written), and the bytes are checked to hold a tail past the newest commit.
+func makeSpilled(_ dir: String, key encryptionKey: EncryptionKey? = nil) throws -> [UInt8] {
     var rng = SplitMix64(state: 7)
-    let options = StorageOptions(durability: .none, nodeSize: 256, superblockInterval: 2, transactionMemoryBudget: 64 << 10)
+    let options = StorageOptions(durability: .none, nodeSize: 256, superblockInterval: 2, transactionMemoryBudget: 64 << 10,
+                                 encryptionKey: encryptionKey)
     let engine = try StorageEngine(directory: dir, options: options)
     defer { engine.close() }
     try engine.write { txn in
@@ -176,12 +184,90 @@ func makeSpilled(_ dir: String) throws -> [UInt8] {
         for i in 0..<900 { try txn.put(items, key: key("a", i), value: value(&rng, length: 4 + rng.below(12))) }
         for i in 0..<6 { try txn.put(items, key: key("big", i), value: value(&rng, length: 100)) }
     }
+    let committed = Int(engine.fileSize)
     let txn = try engine.beginWrite()
     let items = try txn.tree("items")!
     for i in 0..<900 { try txn.put(items, key: key("b", i), value: value(&rng, length: 4 + rng.below(12))) }
     let file = try readFile("\(dir)/\(StorageEngine.dataFileName)")
     txn.abort()
+    if encryptionKey != nil, !(committed < file.count && file[committed...].contains(where: { $0 != 0 })) {
+        throw CocoaError(.fileReadCorruptFile, userInfo: [NSFilePathErrorKey: dir, NSLocalizedDescriptionKey: "the open transaction spilled nothing past the commit at \(committed)"])
+    }
     return file
+}
+
+/// The key of the encrypted seeds: FuzzOpenStore's (`FuzzKey`).
+enum SeedKey {
+    static let key = try! EncryptionKey(bytes: FuzzKey.bytes)
+    static let other = try! EncryptionKey(bytes: FuzzKey.bytes.map { 255 - $0 })
+}
+
+/// Bytes no encrypted seed may hold in the clear: a value and a key of `makeEncryptedCommits`.
+let encryptedMarker = Array("PLAINTEXT-MARKER: must not be in an encrypted file".utf8)
+
+/// Encrypted with `SeedKey.key` (AES-256-GCM records), 256-byte nodes, superblocks every 2
+/// commits: five commits in two opens of the store, so that its records carry write epochs 1 and 2
+/// and both epoch slots are written. Two trees; inline values and values over a quarter of a node
+/// (out of line, value records), overwrites, deletes, an empty key and value, a marker in a key and
+/// in a value. Then checked: it opens only with its key (`encryptionKeyRequired` without,
+/// `wrongEncryptionKey` with another), reads back as written, and holds no marker in the clear.
+func makeEncryptedCommits(_ dir: String) throws {
+    var rng = SplitMix64(state: 8)
+    var expected: [String: [[UInt8]: [UInt8]]] = ["items": [:], "log": [:]]
+    let options = StorageOptions(nodeSize: 256, superblockInterval: 2, encryptionKey: SeedKey.key)
+    func commit(_ engine: StorageEngine, _ changes: [(tree: String, key: [UInt8], value: [UInt8]?)]) throws {
+        try engine.write { txn in
+            for change in changes {
+                let tree = try txn.tree(change.tree)!
+                if let value = change.value {
+                    try txn.put(tree, key: change.key, value: value)
+                } else {
+                    _ = try txn.delete(tree, key: change.key)
+                }
+            }
+        }
+        for change in changes { expected[change.tree]![change.key] = change.value }
+    }
+    do {
+        let engine = try StorageEngine(directory: dir, options: options)
+        defer { engine.close() }
+        // 256-byte nodes: values over 64 bytes go out of line.
+        try commit(engine, (0..<40).map { i in ("items", key("item", i), value(&rng, length: i % 9 == 4 ? 90 + i : 4 + rng.below(20))) })
+        try commit(engine, (0..<12).map { i in ("log", key("log", i), value(&rng, length: 8)) }
+            + [("items", encryptedMarker, encryptedMarker + encryptedMarker), ("items", [], [])])
+        try commit(engine, stride(from: 0, to: 40, by: 5).map { ("items", key("item", $0), nil) }
+            + [("items", key("item", 4), value(&rng, length: 120)), ("items", key("item", 13), value(&rng, length: 3))])
+    }
+    do {
+        let engine = try StorageEngine(directory: dir, options: options)
+        defer { engine.close() }
+        try commit(engine, (40..<60).map { i in ("items", key("item", i), value(&rng, length: i % 6 == 0 ? 100 : 10)) })
+        try commit(engine, (0..<6).map { ("log", key("log", $0 * 2), nil) } + [("log", key("log", 99), value(&rng, length: 70))])
+    }
+    for key in [nil, SeedKey.other] {
+        do {
+            try StorageEngine(directory: dir, options: StorageOptions(readOnly: true, encryptionKey: key)).close()
+            throw CocoaError(.fileReadCorruptFile, userInfo: [NSFilePathErrorKey: dir, NSLocalizedDescriptionKey: "opens with \(String(describing: key))"])
+        } catch StorageError.encryptionKeyRequired where key == nil {
+        } catch StorageError.wrongEncryptionKey where key != nil {
+        }
+    }
+    let engine = try StorageEngine(directory: dir, options: StorageOptions(readOnly: true, encryptionKey: SeedKey.key))
+    defer { engine.close() }
+    let problem = try engine.read { txn -> String? in
+        for (name, entries) in expected {
+            var read: [[UInt8]: [UInt8]] = [:]
+            try txn.cursor(txn.tree(name)!).scan { key, value in
+                read[Array(key)] = Array(value)
+                return true
+            }
+            if read != entries.compactMapValues({ $0 }) { return "tree \(name) does not read back as written" }
+        }
+        return nil
+    }
+    if let problem {
+        throw CocoaError(.fileReadCorruptFile, userInfo: [NSFilePathErrorKey: dir, NSLocalizedDescriptionKey: problem])
+    }
 }
 
 /// Compressed values with per-tree dictionaries (`.zstdDictionary()`): two trees of a few
@@ -344,8 +430,8 @@ func writeFile(_ path: String, _ bytes: [UInt8]) throws {
 /// The data file of the store in `dir` up to the end of its log (`fileSize` once reopened): without
 /// the zeros that `.full` durability keeps written ahead of the log (at least 1 MiB, see
 /// docs/format.md), which would make every seed a megabyte. A store opens the same without them.
-func logBytes(_ dir: String) throws -> [UInt8] {
-    let engine = try StorageEngine(directory: dir, options: StorageOptions(readOnly: true))
+func logBytes(_ dir: String, key: EncryptionKey? = nil) throws -> [UInt8] {
+    let engine = try StorageEngine(directory: dir, options: StorageOptions(readOnly: true, encryptionKey: key))
     let length = Int(engine.fileSize)
     engine.close()
     let bytes = try readFile("\(dir)/\(StorageEngine.dataFileName)")
@@ -380,15 +466,27 @@ func spread<T>(_ items: [T], count: Int) -> [T] {
     return (0..<count).map { items[$0 * items.count / count] }
 }
 
+func contains(_ bytes: [UInt8], _ pattern: [UInt8]) -> Bool {
+    bytes.count >= pattern.count && (0...(bytes.count - pattern.count)).contains { bytes[$0..<($0 + pattern.count)].elementsEqual(pattern) }
+}
+
 // MARK: Main
 
-if CommandLine.arguments.count > 1 && CommandLine.arguments[1] == "--reseal" {
+if CommandLine.arguments.count > 1 && ["--reseal", "--encrypt"].contains(CommandLine.arguments[1]) {
+    let mode = CommandLine.arguments[1]
     guard CommandLine.arguments.count == 4 else {
-        FileHandle.standardError.write(Data("usage: MakeCorpus --reseal INPUT OUTPUT\n".utf8))
+        FileHandle.standardError.write(Data("usage: MakeCorpus \(mode) INPUT OUTPUT\n".utf8))
         exit(2)
     }
     do {
         var bytes = try readFile(CommandLine.arguments[2])
+        if mode == "--encrypt" {
+            let changed = Reencrypt.encryptRecords(&bytes, key: FuzzKey.bytes)
+            try writeFile(CommandLine.arguments[3], bytes)
+            print(changed ? "encrypted under the fuzz key (bytes 0..<32) and resealed"
+                          : "unchanged: not encrypted with a raw key, no record, or ciphertext already (FuzzOpenStore skips its third pass)")
+            exit(0)
+        }
         let changed = Reseal.reseal(&bytes)
         try writeFile(CommandLine.arguments[3], bytes)
         print(changed ? "resealed: checksums rewritten" : "unchanged: every checksum already matched")
@@ -427,10 +525,11 @@ do {
     try makeNoSync("\(work)/no-sync")
     try makeDeep("\(work)/deep-256")
     try makeZstdDictionary("\(work)/zstd-dictionary")
+    try makeEncryptedCommits("\(work)/encrypted-commits")
 
     var stores: [(name: String, bytes: [UInt8])] = []
-    for name in ["empty", "one-commit", "several-commits", "levels-512", "no-sync", "deep-256", "zstd-dictionary"] {
-        let bytes = try logBytes("\(work)/\(name)")
+    for name in ["empty", "one-commit", "several-commits", "levels-512", "no-sync", "deep-256", "zstd-dictionary", "encrypted-commits"] {
+        let bytes = try logBytes("\(work)/\(name)", key: name.hasPrefix("encrypted-") ? SeedKey.key : nil)
         // FuzzOpenStore's resealing must leave an intact store as it is: that checks its XXH64 and
         // its reading of the layout against the engine's.
         var resealed = bytes
@@ -442,9 +541,6 @@ do {
     }
     // The compressed store must hold what FuzzOpenStore is to read: zstd frames (magic 28 B5 2F FD)
     // and, in the engine's reserved tree, a dictionary (magic 37 A4 30 EC).
-    func contains(_ bytes: [UInt8], _ pattern: [UInt8]) -> Bool {
-        bytes.count >= pattern.count && (0...(bytes.count - pattern.count)).contains { bytes[$0..<($0 + pattern.count)].elementsEqual(pattern) }
-    }
     let zstdStore = stores[6].bytes
     guard contains(zstdStore, [0x28, 0xB5, 0x2F, 0xFD]), contains(zstdStore, [0x37, 0xA4, 0x30, 0xEC]),
           contains(zstdStore, Array("\u{0}zstd-dictionaries".utf8)) else {
@@ -455,6 +551,42 @@ do {
     // committed past the newest commit (a crash then).
     let spilled = try makeSpilled("\(work)/spilled")
     stores.append(("spilled-uncommitted-tail", spilled))
+    // The same encrypted: its tail is sealed records too (which resealing must leave as they are).
+    let encryptedSpilled = try makeSpilled("\(work)/encrypted-spilled", key: SeedKey.key)
+    var resealedSpilled = encryptedSpilled
+    guard !Reseal.reseal(&resealedSpilled) else {
+        FileHandle.standardError.write(Data("MakeCorpus: resealing encrypted-spilled-uncommitted-tail changed it: FuzzSupport disagrees with the engine\n".utf8))
+        exit(1)
+    }
+    stores.append(("encrypted-spilled-uncommitted-tail", encryptedSpilled))
+    // The encrypted stores hold no plaintext: the commits' marker (in a key and a value) is not
+    // there, nor the spilled one's keys.
+    for store in stores where store.name.hasPrefix("encrypted-") {
+        guard !contains(store.bytes, encryptedMarker), !contains(store.bytes, key("a", 123)), !contains(store.bytes, key("b", 123)),
+              store.bytes.count > 60, store.bytes[56] & 2 != 0 else {
+            FileHandle.standardError.write(Data("MakeCorpus: \(store.name) is not encrypted, or holds plaintext\n".utf8))
+            exit(1)
+        }
+    }
+    // The plaintext image of encrypted-commits (every record decrypted in place), which
+    // FuzzOpenStore's third pass encrypts again (`Reencrypt`): encrypting it must give the engine's
+    // file back, byte for byte, which checks FuzzSupport's key derivation, nonces and layout
+    // against the engine's.
+    let encryptedCommits = stores[7].bytes
+    var unauthenticated = 0
+    guard let image = Reencrypt.decryptRecords(encryptedCommits, key: FuzzKey.bytes, failed: &unauthenticated),
+          unauthenticated == 0, image != encryptedCommits, contains(image, encryptedMarker) else {
+        FileHandle.standardError.write(Data("MakeCorpus: encrypted-commits does not decrypt with FuzzKey (\(unauthenticated) records fail)\n".utf8))
+        exit(1)
+    }
+    var reencrypted = image
+    var ciphertext = encryptedCommits
+    guard Reencrypt.encryptRecords(&reencrypted, key: FuzzKey.bytes), reencrypted == encryptedCommits,
+          !Reencrypt.encryptRecords(&ciphertext, key: FuzzKey.bytes) else {
+        FileHandle.standardError.write(Data("MakeCorpus: encrypting the image of encrypted-commits does not give it back (or encrypting the file itself does not refuse): FuzzSupport disagrees with the engine\n".utf8))
+        exit(1)
+    }
+    stores.append(("encrypted-commits-plaintext", image))
     // Torn: the several-commits store cut in the middle of its last frame.
     let several = stores[2].bytes
     let cut = (Int(lastFrame) + several.count) / 2
@@ -490,7 +622,8 @@ do {
     func le(_ bytes: [UInt8], _ at: Int, _ width: Int) -> Int {
         (0..<width).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) }
     }
-    for store in stores where store.name != "truncated-mid-frame" && store.name != "flipped-byte" {
+    // (Not the encrypted stores: their node bodies are ciphertext.)
+    for store in stores where store.name != "truncated-mid-frame" && store.name != "flipped-byte" && !store.name.hasPrefix("encrypted-") {
         let records = nodeRecords(store.bytes)
         let kinds = Dictionary(uniqueKeysWithValues: records.map { ($0.offset, $0.body[0]) })
         let upper = records.filter { $0.body[0] == 2 && kinds[le($0.body, le($0.body, 8, 4), 8)] == 2 }.count
