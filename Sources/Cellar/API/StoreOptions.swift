@@ -63,7 +63,9 @@ public struct StoreOptions: Sendable {
     /// (``CellarError/Code/notEncrypted``). `Store.compact(newKey:)` changes, adds or removes it.
     public var encryptionKey: EncryptionKey?
     /// How many bytes of an encrypted store's records are kept decrypted in memory for readers
-    /// (default 128 MiB; at least 1 MiB). Ignored for a plain store.
+    /// (default 512 MiB; at least 1 MiB): memory of the process's own. A store smaller than it never
+    /// fills it; lower it on devices short of memory, at the price of decrypting again when the
+    /// records read outgrow it (`docs/encryption.md`). Ignored for a plain store.
     public var decryptedCacheSize: Int
 
     /// Options for opening a ``Store``; each parameter sets the property of the same name.
@@ -71,7 +73,7 @@ public struct StoreOptions: Sendable {
                 automaticCompaction: AutomaticCompaction? = AutomaticCompaction(),
                 compression: Compression = .none, compressionThreshold: Int = 64, lockWaitTimeout: Duration = .zero,
                 transactionMemoryBudget: Int = 64 << 20, encryptionKey: EncryptionKey? = nil,
-                decryptedCacheSize: Int = 128 << 20) {
+                decryptedCacheSize: Int = 512 << 20) {
         self.lockWaitTimeout = lockWaitTimeout
         self.encryptionKey = encryptionKey
         self.decryptedCacheSize = decryptedCacheSize

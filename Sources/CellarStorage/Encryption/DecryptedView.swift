@@ -1,4 +1,5 @@
 import Atomics
+import Dispatch
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Darwin)
@@ -11,7 +12,8 @@ import Darwin
 /// checked). A reader that finds the bit set reads the plaintext in place, as it reads a plain
 /// file's mapping: no lock, no copy. One that does not decrypts the record from the file's
 /// mapping (the ciphertext) under one of 64 locks chosen by offset, so that two readers never
-/// write the same bytes, then sets the bit.
+/// write the same bytes, then sets the bit. The 16 bytes in front of a record's plaintext hold
+/// its length, kind and epoch (the checksum's 8 are left zero).
 ///
 /// Only committed records are decrypted into a view readers share: a committed record never
 /// changes in its file, so what a view holds stays true. The memory is bounded by replacing the
@@ -50,8 +52,14 @@ final class DecryptedView: @unchecked Sendable {
     }
 
     deinit {
-        munmap(shadow, max(length, 8))
-        munmap(UnsafeMutableRawPointer(bits), bitBytes)
+        // Unmapping hundreds of megabytes takes a while: not on the thread of the transaction
+        // that happened to release the view last.
+        let shadow = UInt(bitPattern: shadow), length = max(length, 8)
+        let bits = UInt(bitPattern: bits), bitBytes = bitBytes
+        DispatchQueue.global(qos: .utility).async {
+            munmap(UnsafeMutableRawPointer(bitPattern: shadow), length)
+            munmap(UnsafeMutableRawPointer(bitPattern: bits), bitBytes)
+        }
     }
 
     #if canImport(Glibc)
@@ -86,6 +94,9 @@ final class DecryptedView: @unchecked Sendable {
             if let problem = check(UnsafeRawPointer(body), recordLength - LogRecord.headerSize - RecordCipher.tagSize) {
                 throw StorageError.fileCorrupt(offset: offset, reason: problem)
             }
+            // The record's length, kind and epoch in front of its plaintext, so that a read checks
+            // them on the same cache line as the data.
+            (shadow + Int(offset) + 8).copyMemory(from: record + 8, byteCount: 8)
             decryptedBytes.wrappingIncrement(by: recordLength, ordering: .relaxed)
             let bit = offset >> 3
             _ = UnsafeAtomic<UInt64>(at: bits + Int(bit >> 6)).loadThenBitwiseOr(with: 1 << (bit & 63), ordering: .releasing)

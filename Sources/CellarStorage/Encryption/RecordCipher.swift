@@ -31,11 +31,12 @@ final class RecordCipher: Sendable {
         self.key = key
     }
 
+    /// The offset's 8 bytes and the epoch's 4, little-endian (built on the stack).
     private static func nonce(offset: UInt64, epoch: UInt32) -> AES.GCM.Nonce {
-        var bytes = [UInt8](repeating: 0, count: 12)
-        for i in 0..<8 { bytes[i] = UInt8(truncatingIfNeeded: offset >> (8 * UInt64(i))) }
-        for i in 0..<4 { bytes[8 + i] = UInt8(truncatingIfNeeded: epoch >> (8 * UInt32(i))) }
-        return try! AES.GCM.Nonce(data: bytes)  // 12 bytes: always a valid nonce
+        let bytes = (offset.littleEndian, epoch.littleEndian)
+        return withUnsafeBytes(of: bytes) { raw in
+            try! AES.GCM.Nonce(data: UnsafeRawBufferPointer(rebasing: raw[0..<12]))  // 12 bytes: always valid
+        }
     }
 
     /// Encrypts in place the `paddedBody` bytes at `record + 16` and writes the tag after them.

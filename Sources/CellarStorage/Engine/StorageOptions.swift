@@ -87,8 +87,10 @@ public struct StorageOptions: Sendable {
     /// (`notEncrypted`): compaction adds, changes or removes encryption
     /// (``StorageEngine/compact(newKey:)``).
     public var encryptionKey: EncryptionKey?
-    /// How many bytes of an encrypted store's records readers keep decrypted (128 MiB by
-    /// default, at least 1 MiB). Past it, new transactions start on an empty cache; those that
+    /// How many bytes of an encrypted store's records readers keep decrypted (512 MiB by
+    /// default, at least 1 MiB). This is memory of the process's own, on top of the page cache:
+    /// a store smaller than it never fills it; on a device short of memory, lower it (reads of a
+    /// working set larger than the cache decrypt again and again). Past it, new transactions start on an empty cache; those that
     /// began before finish on the old one, which is freed when the last of them ends. A single
     /// transaction keeps every record it reads decrypted until it ends. Ignored when plain.
     public var decryptedCacheSize: Int
@@ -107,7 +109,7 @@ public struct StorageOptions: Sendable {
                 initialMapSize: Int = 64 << 20, nodeSize: Int = 4096, superblockInterval: Int = 256,
                 compression: Compression = .none, compressionThreshold: Int = 64, lockWaitTimeout: Duration = .zero,
                 transactionMemoryBudget: Int = 64 << 20, encryptionKey: EncryptionKey? = nil,
-                decryptedCacheSize: Int = 128 << 20) {
+                decryptedCacheSize: Int = 512 << 20) {
         self.lockWaitTimeout = lockWaitTimeout
         self.encryptionKey = encryptionKey
         self.decryptedCacheSize = decryptedCacheSize

@@ -31,7 +31,7 @@ struct CommitRecord: Equatable {
     var timeMs: UInt64
     var flags: UInt32
 
-    func write(to record: UnsafeMutableRawPointer, fileOffset: UInt64, sealing: RecordSealing) throws {
+    func write(to record: UnsafeMutableRawPointer, fileOffset: UInt64, sealing: RecordSealing) {
         let body = record + LogRecord.headerSize
         body.storeLE(txnId, at: 0)
         body.storeLE(catalogRoot, at: 8)
@@ -41,7 +41,7 @@ struct CommitRecord: Equatable {
         body.storeLE(timeMs, at: 40)
         body.storeLE(flags, at: 48)
         body.storeLE(UInt32(0), at: 52)
-        try LogRecord.seal(record, bodyLength: Self.bodySize, kind: .commit, fileOffset: fileOffset, sealing: sealing)
+        LogRecord.seal(record, bodyLength: Self.bodySize, kind: .commit, fileOffset: fileOffset, sealing: sealing)
     }
 
     /// Reads the commit record of `length` bytes at `record` (file offset `offset`), which

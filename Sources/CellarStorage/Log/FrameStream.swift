@@ -27,6 +27,10 @@ final class FrameStream {
     /// Bytes of the frame handed to the file (written, or being written).
     private(set) var flushed: UInt64 = 0
     private var file: (any StorageFile)?
+    /// How the frame's records are sealed: in an encrypted file, each buffer's records are
+    /// encrypted (`LogRecord.sealEncrypted`) just before it is written, on the writer queue for a
+    /// buffer that filled, so that the encryption overlaps with building the next one.
+    private var sealing = RecordSealing(salt: 0)
     private let writer = DispatchQueue(label: "cellar.frame-writer")
     /// Set while a write is in flight; its outcome is in `inFlight`.
     private let writing = DispatchGroup()
@@ -50,7 +54,7 @@ final class FrameStream {
 
     /// Starts a frame at `frameStart` of `file`. A write left in flight by a frame that failed
     /// is waited for; its outcome no longer matters (that frame was never committed).
-    func begin(file: any StorageFile, at frameStart: UInt64) {
+    func begin(file: any StorageFile, at frameStart: UInt64, sealing: RecordSealing) {
         _ = try? finishWrite()
         if capacity > Self.chunk { replaceBase(capacity: Self.chunk) }
         if spareCapacity > Self.chunk {
@@ -60,6 +64,7 @@ final class FrameStream {
             spareCapacity = 0
         }
         self.file = file
+        self.sealing = sealing
         self.frameStart = frameStart
         count = 0
         flushed = 0
@@ -85,6 +90,7 @@ final class FrameStream {
     func flush() throws {
         try finishWrite()
         guard count > 0, let file else { return }
+        try LogRecord.sealEncrypted(base, count: count, fileOffset: frameStart + flushed, sealing: sealing)
         try file.write(UnsafeRawBufferPointer(start: base, count: count), at: frameStart + flushed)
         flushed += UInt64(count)
         count = 0
@@ -95,12 +101,18 @@ final class FrameStream {
         try finishWrite()
         guard count > 0, let file else { return }
         let pending = PendingWrite()
-        let bytes = UnsafeRawBufferPointer(start: base, count: count)
+        let bytes = UnsafeMutableRawBufferPointer(start: base, count: count)
         let offset = frameStart + flushed
         nonisolated(unsafe) let buffer = bytes
+        let sealing = sealing
         inFlight = pending
         writer.async(group: writing) {
-            do { try file.write(buffer, at: offset) } catch { pending.error = error }
+            do {
+                try LogRecord.sealEncrypted(buffer.baseAddress!, count: buffer.count, fileOffset: offset, sealing: sealing)
+                try file.write(UnsafeRawBufferPointer(buffer), at: offset)
+            } catch {
+                pending.error = error
+            }
         }
         flushed += UInt64(count)
         count = 0

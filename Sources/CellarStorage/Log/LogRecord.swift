@@ -25,23 +25,43 @@ enum LogRecord {
     static func paddedLength(body: Int) -> Int { (headerSize + body + 7) & ~7 }
 
     /// Writes the header of a record whose body has already been written at `record + 16`, padding
-    /// it with zeros up to its length, encrypts it when `sealing` says so (see `RecordCipher`), and
-    /// seals it with its checksum. The record must have room for `sealing.recordLength(body:)`.
+    /// it with zeros up to its length, and seals it with its checksum. The record must have room
+    /// for `sealing.recordLength(body:)`. In an encrypted file the record is only prepared here
+    /// (header, epoch, padding): the frame stream encrypts and checksums it when it writes the
+    /// buffer that holds it (`sealEncrypted`), off the thread that builds the frame.
     static func seal(_ record: UnsafeMutableRawPointer, bodyLength: Int, kind: RecordKind,
-                     fileOffset: UInt64, sealing: RecordSealing) throws {
+                     fileOffset: UInt64, sealing: RecordSealing) {
         let length = sealing.recordLength(body: bodyLength)
         let paddedBody = (bodyLength + 7) & ~7
         let padStart = headerSize + bodyLength
         if paddedBody > bodyLength { (record + padStart).initializeMemory(as: UInt8.self, repeating: 0, count: paddedBody - bodyLength) }
         record.storeLE(UInt32(length), at: 8)
-        if let cipher = sealing.cipher {
+        if sealing.cipher != nil {
             record.storeLE(UInt32(kind.rawValue) | sealing.epoch << 8, at: 12)
-            try cipher.seal(record, paddedBody: paddedBody, fileOffset: fileOffset, epoch: sealing.epoch)
-        } else {
-            record.storeLE(UInt32(kind.rawValue), at: 12)
+            return
         }
+        record.storeLE(UInt32(kind.rawValue), at: 12)
         let sum = Checksum.xxh64(UnsafeRawBufferPointer(start: record + 8, count: length - 8), seed: fileOffset ^ sealing.salt)
         record.storeLE(sum, at: 0)
+    }
+
+    /// Encrypts and checksums the records `seal` prepared in `count` bytes at `buffer`, which go
+    /// to file offset `fileOffset`: each record's padded body in place, its tag after it (see
+    /// `RecordCipher`), then its checksum over the ciphertext.
+    static func sealEncrypted(_ buffer: UnsafeMutableRawPointer, count: Int, fileOffset: UInt64, sealing: RecordSealing) throws {
+        guard let cipher = sealing.cipher else { return }
+        var at = 0
+        while at < count {
+            let record = buffer + at
+            let length = Int(record.loadLE(UInt32.self, at: 8))
+            precondition(length >= headerSize + RecordCipher.tagSize && at + length <= count, "a frame buffer holds whole records")
+            let offset = fileOffset + UInt64(at)
+            let epoch = record.loadLE(UInt32.self, at: 12) >> 8
+            try cipher.seal(record, paddedBody: length - headerSize - RecordCipher.tagSize, fileOffset: offset, epoch: epoch)
+            let sum = Checksum.xxh64(UnsafeRawBufferPointer(start: record + 8, count: length - 8), seed: offset ^ sealing.salt)
+            record.storeLE(sum, at: 0)
+            at += length
+        }
     }
 
     /// Checks the record that starts at `offset` in a region of `available` readable bytes: bounds,
@@ -50,6 +70,19 @@ enum LogRecord {
         // No addition with `offset`: it may come from a corrupt superblock or reference.
         guard offset & 7 == 0, offset <= available else { return nil }
         return verify(record: base + Int(offset), available: available - offset, offset: offset, salt: salt)
+    }
+
+    /// The length and kind of the record that starts at `offset`, when its header is plausible
+    /// (alignment, bounds, kind) — without its checksum: for an encrypted record, whose tag
+    /// authenticates the same bytes.
+    static func header(_ base: UnsafeRawPointer, offset: UInt64, available: UInt64) -> (length: Int, kind: RecordKind)? {
+        guard offset & 7 == 0, offset <= available, UInt64(headerSize) <= available - offset else { return nil }
+        let record = base + Int(offset)
+        let length = Int(record.loadLE(UInt32.self, at: 8))
+        guard length >= headerSize, length & 7 == 0, UInt64(length) <= available - offset,
+              let kind = RecordKind(rawValue: record.load(fromByteOffset: 12, as: UInt8.self))
+        else { return nil }
+        return (length, kind)
     }
 
     /// Checks the record at `record`, which lies at file offset `offset`, with `available` bytes

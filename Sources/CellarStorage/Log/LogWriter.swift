@@ -100,7 +100,7 @@ final class LogWriter {
     func beginFrame() throws -> FrameStream {
         if frameBegunSinceCommit { try nextEpoch() }
         frameBegunSinceCommit = true
-        frame.begin(file: file, at: end)
+        frame.begin(file: file, at: end, sealing: sealing)
         return frame
     }
 
@@ -171,7 +171,7 @@ final class LogWriter {
                                   timeMs: WallClock.milliseconds(),
                                   flags: (durable && afterSync ? CommitRecord.durableFlag : 0) | (partialCommits ? CommitRecord.partialFlag : 0))
         let (record, offset) = try frame.appendRecord(length: CommitRecord.length(sealing))
-        try commit.write(to: record, fileOffset: offset, sealing: sealing)
+        commit.write(to: record, fileOffset: offset, sealing: sealing)
         // A plain write that fails makes nothing durable: this commit fails, the store goes on.
         try frame.flush()
         end = newEnd

@@ -19,6 +19,10 @@ struct MappedRecords {
     /// In an encrypted file, where its records are read decrypted (`DecryptedView`), which the
     /// holder of this struct keeps alive; nil in a plain file (see `decrypting(through:)`).
     private(set) var view: Unmanaged<DecryptedView>?
+    /// `view`'s memory and its bitmap, held here so that a read of a record already decrypted
+    /// touches neither the view object nor the ciphertext.
+    private var shadow: UnsafeMutableRawPointer?
+    private var shadowBits: UnsafeMutablePointer<UnsafeAtomic<UInt64>.Storage>?
 
     init(base: UnsafeRawPointer, regionLength: Int, verifiedWords: UnsafeMutablePointer<UnsafeAtomic<UInt64>.Storage>,
          hasBitmap: Bool, salt: UInt64) {
@@ -34,6 +38,8 @@ struct MappedRecords {
     func decrypting(through view: DecryptedView?) -> MappedRecords {
         var records = self
         records.view = view.map { Unmanaged.passUnretained($0) }
+        records.shadow = view?.shadow
+        records.shadowBits = view?.bits
         return records
     }
 
@@ -68,8 +74,8 @@ struct MappedRecords {
         guard offset >= UInt64(FileHeader.size), offset < below, offset < limit else {
             throw StorageError.fileCorrupt(offset: offset, reason: "node reference out of bounds (referenced below \(below))")
         }
-        if let view {
-            return try decryptedNode(at: offset, limit: limit, view: view.takeUnretainedValue())
+        if let shadow {
+            return try decryptedNode(at: offset, limit: limit, shadow: shadow)
         }
         if !isVerified(offset) {
             try verifyNode(at: offset, limit: limit)
@@ -83,20 +89,31 @@ struct MappedRecords {
     /// `node(at:below:limit:)` in an encrypted file: the plaintext in `view`, decrypted on the
     /// first read (its checksum, tag and structure checked).
     @inline(__always)
-    private func decryptedNode(at offset: UInt64, limit: UInt64, view: DecryptedView) throws -> NodeView {
-        if !view.holds(offset) {
-            try decrypt(at: offset, limit: limit, kind: .node, view: view) { body, length in NodeView.validate(body, length: length) }
-        } else if recordKind(at: offset) != RecordKind.node.rawValue {
+    private func decryptedNode(at offset: UInt64, limit: UInt64, shadow: UnsafeMutableRawPointer) throws -> NodeView {
+        if !holdsDecrypted(offset) {
+            try decrypt(at: offset, limit: limit, kind: .node) { body, length in NodeView.validate(body, length: length) }
+        } else if (shadow + Int(offset)).load(fromByteOffset: 12, as: UInt8.self) != RecordKind.node.rawValue {
+            // The view keeps each record's length and kind in front of its plaintext.
             throw StorageError.fileCorrupt(offset: offset, reason: "expected a node record, found kind \(recordKind(at: offset))")
         }
-        return NodeView(body: UnsafeRawPointer(view.shadow) + Int(offset) + LogRecord.headerSize)
+        return NodeView(body: UnsafeRawPointer(shadow) + Int(offset) + LogRecord.headerSize)
     }
 
+    /// Whether the view holds the record at `offset` decrypted (see `DecryptedView.holds`).
+    @inline(__always)
+    private func holdsDecrypted(_ offset: UInt64) -> Bool {
+        let bit = offset >> 3
+        let word = UnsafeAtomic<UInt64>(at: shadowBits! + Int(bit >> 6)).load(ordering: .acquiring)
+        return word & (1 << (bit & 63)) != 0
+    }
+
+    /// Decrypts the record at `offset` into the view. Its header must be plausible and of the
+    /// kind expected; its checksum is not computed: the GCM tag authenticates the same bytes.
     @inline(never)
-    private func decrypt(at offset: UInt64, limit: UInt64, kind expected: RecordKind, valueLength: Int = 0, view: DecryptedView,
+    private func decrypt(at offset: UInt64, limit: UInt64, kind expected: RecordKind, valueLength: Int = 0,
                          check: (UnsafeRawPointer, Int) -> String? = { _, _ in nil }) throws {
-        guard let (length, kind) = LogRecord.verify(base, offset: offset, available: min(limit, UInt64(regionLength)), salt: salt) else {
-            throw StorageError.fileCorrupt(offset: offset, reason: "\(expected) record fails its checksum")
+        guard let (length, kind) = LogRecord.header(base, offset: offset, available: min(limit, UInt64(regionLength))) else {
+            throw StorageError.fileCorrupt(offset: offset, reason: "\(expected) record has no valid header")
         }
         guard kind == expected else {
             throw StorageError.fileCorrupt(offset: offset, reason: "expected a \(expected) record, found kind \(kind)")
@@ -104,7 +121,7 @@ struct MappedRecords {
         if expected == .value, length != recordLength(body: valueLength) {
             throw StorageError.fileCorrupt(offset: offset, reason: "value record does not match the \(valueLength)-byte value that refers to it")
         }
-        try view.decrypt(base + Int(offset), recordLength: length, at: offset, check: check)
+        try view!.takeUnretainedValue().decrypt(base + Int(offset), recordLength: length, at: offset, check: check)
     }
 
     private func verifyNode(at offset: UInt64, limit: UInt64) throws {
@@ -125,14 +142,15 @@ struct MappedRecords {
         guard offset >= UInt64(FileHeader.size), offset < below, offset < limit else {
             throw StorageError.fileCorrupt(offset: offset, reason: "value reference out of bounds (referenced below \(below))")
         }
-        if let view {
-            let view = view.takeUnretainedValue()
-            if !view.holds(offset) {
-                try decrypt(at: offset, limit: limit, kind: .value, valueLength: length, view: view)
-            } else if recordKind(at: offset) != RecordKind.value.rawValue || recordLength(at: offset) != recordLength(body: length) {
+        if let shadow {
+            let header = shadow + Int(offset)
+            if !holdsDecrypted(offset) {
+                try decrypt(at: offset, limit: limit, kind: .value, valueLength: length)
+            } else if header.load(fromByteOffset: 12, as: UInt8.self) != RecordKind.value.rawValue
+                        || Int(header.loadLE(UInt32.self, at: 8)) != recordLength(body: length) {
                 throw StorageError.fileCorrupt(offset: offset, reason: "value record does not match the \(length)-byte value that refers to it")
             }
-            return UnsafeRawBufferPointer(start: UnsafeRawPointer(view.shadow) + Int(offset) + LogRecord.headerSize, count: length)
+            return UnsafeRawBufferPointer(start: UnsafeRawPointer(header) + LogRecord.headerSize, count: length)
         }
         if !isVerified(offset) {
             guard let (recordLength, kind) = LogRecord.verify(base, offset: offset, available: min(limit, UInt64(regionLength)), salt: salt) else {

@@ -67,7 +67,7 @@ struct FrameWriter {
             guard ref & dirtyTag != 0 else { return ref }
             return isLeaf ? values[Int(ref & ~dirtyTag)] : nodes[Int(ref & ~dirtyTag)]
         }
-        try LogRecord.seal(record, bodyLength: bodyLength, kind: .node, fileOffset: offset, sealing: sealing)
+        LogRecord.seal(record, bodyLength: bodyLength, kind: .node, fileOffset: offset, sealing: sealing)
         mutator.writtenRecords.append(offset)
         tree.bytesDelta += Int64(length)
         return offset
@@ -78,7 +78,7 @@ struct FrameWriter {
         let length = sealing.recordLength(body: bytes.count)
         let (record, offset) = try frame.appendRecord(length: length)
         if bytes.count > 0 { (record + LogRecord.headerSize).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
-        try LogRecord.seal(record, bodyLength: bytes.count, kind: .value, fileOffset: offset, sealing: sealing)
+        LogRecord.seal(record, bodyLength: bytes.count, kind: .value, fileOffset: offset, sealing: sealing)
         mutator.writtenRecords.append(offset)
         tree.bytesDelta += Int64(length)
         return offset
