@@ -332,4 +332,40 @@ struct EncryptionTests {
         try writer.compact(newKey: Self.otherKey)
         #expect(throws: StorageError.wrongEncryptionKey) { try reader.read { try Model(reading: $0) } }
     }
+
+    @Test("a key change whose copy fails at its Nth write or sync leaves the store under its old key; the one that succeeds, under the new",
+          arguments: [true, false])
+    func failedKeyChangesLeaveTheOldKey(failWrites: Bool) throws {
+        let dir = TestDirectory("enc-rekey-faults")
+        defer { dir.remove() }
+        let model = try CompactionTests.makeStoreWithGarbage(dir.path, seed: 9)
+        // Plain → `key`, then `key` → `otherKey`.
+        for (old, new) in [(nil, Self.key), (Self.key, Self.otherKey)] as [(EncryptionKey?, EncryptionKey)] {
+            var failures = 0
+            for n in 1...400 {
+                let fault: FaultInjectingFile.Fault = failWrites ? .failWrite(number: n, errno: EIO) : .failSync(number: n, errno: EIO)
+                var options = StorageOptions(encryptionKey: old)
+                options.openFile = { path, create, readOnly -> any StorageFile in
+                    guard path.contains("/" + StorageEngine.compactionDirectoryName + "/") else {
+                        return try PosixFile(path: path, create: create, readOnly: readOnly)
+                    }
+                    return try FaultInjectingFile(path: path, create: create, readOnly: readOnly, fault: fault)
+                }
+                do {
+                    try StorageEngine.compact(directory: dir.path, options: options, newKey: new)
+                    break
+                } catch StorageError.io {
+                    failures += 1
+                    let engine = try StorageEngine(directory: dir.path, options: StorageOptions(encryptionKey: old))
+                    #expect(try engine.read { try Model(reading: $0) } == model, "n = \(n): the store under its old key is unchanged")
+                    engine.close()
+                }
+            }
+            #expect(failures > 0)
+            #expect(throws: (any Error).self) { try StorageEngine(directory: dir.path, options: StorageOptions(encryptionKey: old)) }
+            let engine = try StorageEngine(directory: dir.path, options: StorageOptions(encryptionKey: new))
+            #expect(try engine.read { try Model(reading: $0) } == model)
+            engine.close()
+        }
+    }
 }
