@@ -252,22 +252,7 @@ func makeEncryptedCommits(_ dir: String) throws {
         } catch StorageError.wrongEncryptionKey where key != nil {
         }
     }
-    let engine = try StorageEngine(directory: dir, options: StorageOptions(readOnly: true, encryptionKey: SeedKey.key))
-    defer { engine.close() }
-    let problem = try engine.read { txn -> String? in
-        for (name, entries) in expected {
-            var read: [[UInt8]: [UInt8]] = [:]
-            try txn.cursor(txn.tree(name)!).scan { key, value in
-                read[Array(key)] = Array(value)
-                return true
-            }
-            if read != entries.compactMapValues({ $0 }) { return "tree \(name) does not read back as written" }
-        }
-        return nil
-    }
-    if let problem {
-        throw CocoaError(.fileReadCorruptFile, userInfo: [NSFilePathErrorKey: dir, NSLocalizedDescriptionKey: problem])
-    }
+    try requireReadsBack(dir, expected, options: StorageOptions(readOnly: true, encryptionKey: SeedKey.key))
 }
 
 /// Compressed values with per-tree dictionaries (`.zstdDictionary()`): two trees of a few
@@ -316,7 +301,13 @@ func makeZstdDictionary(_ dir: String) throws {
         try commit(changes)
         try commit(stride(from: 0, to: 40, by: 4).map { ("events", key("e", $0), nil) } + [("events", key("e", 1), event(9_999))])
     }
-    let engine = try StorageEngine(directory: dir, options: StorageOptions(readOnly: true))
+    try requireReadsBack(dir, expected, options: StorageOptions(readOnly: true))
+}
+
+/// Opens the store in `dir` with `options` and throws unless every tree of `expected` reads back
+/// exactly as written (nil: the key was deleted): the seeds exercise decoding, not only errors.
+func requireReadsBack(_ dir: String, _ expected: [String: [[UInt8]: [UInt8]]], options: StorageOptions) throws {
+    let engine = try StorageEngine(directory: dir, options: options)
     defer { engine.close() }
     let problem = try engine.read { txn -> String? in
         for (name, entries) in expected {
