@@ -83,7 +83,7 @@ struct OpenedStore {
                     // A read-only open races with the process that writes: what looked like a bad
                     // record followed by later commits may be a frame that was being appended.
                     // When the record verifies on a second look, look at the whole log again.
-                    guard options.readOnly, attempt < 20, verifiesNow(file, at: offset, salt: header.salt) else {
+                    guard options.readOnly, attempt < 20, verifiesNow(file, at: offset, sealing: sealing) else {
                         throw StorageError.fileCorrupt(offset: offset, reason: reason)
                     }
                     attempt += 1
@@ -145,8 +145,10 @@ struct OpenedStore {
     }
 
     /// Whether the record at `offset` verifies when read again from the file (a read-only open
-    /// checking whether a bad record was only being written).
-    private static func verifiesNow(_ file: any StorageFile, at offset: UInt64, salt: UInt64) -> Bool {
+    /// checking whether a bad record was only being written); in an encrypted file it must also
+    /// authenticate, else a record whose checksum holds but whose tag does not (tampered) would
+    /// be waited for in vain.
+    private static func verifiesNow(_ file: any StorageFile, at offset: UInt64, sealing: RecordSealing) -> Bool {
         var header = [UInt8](repeating: 0, count: LogRecord.headerSize)
         guard (try? header.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) })) == LogRecord.headerSize else { return false }
         let length = Int(header.withUnsafeBytes { $0.loadLE(UInt32.self, at: 8) })
@@ -157,7 +159,13 @@ struct OpenedStore {
         var record = [UInt8](repeating: 0, count: length)
         guard (try? record.withUnsafeMutableBytes({ try file.read(into: $0, at: offset) })) == length else { return false }
         return record.withUnsafeBytes { bytes in
-            LogRecord.verify(record: bytes.baseAddress!, available: UInt64(length), offset: offset, salt: salt) != nil
+            guard LogRecord.verify(record: bytes.baseAddress!, available: UInt64(length), offset: offset, salt: sealing.salt) != nil else {
+                return false
+            }
+            guard let cipher = sealing.cipher else { return true }
+            return withUnsafeTemporaryAllocation(byteCount: length, alignment: 8) { plain in
+                cipher.open(bytes.baseAddress!, length: length, fileOffset: offset, into: plain.baseAddress!)
+            }
         }
     }
 
