@@ -22,6 +22,36 @@
         String(decoding: bytes(value), as: UTF8.self)
     }
 
+    /// `value` on one line, without spaces (JSON lines).
+    public static func compact(_ value: JSONValue) -> String {
+        var out: [UInt8] = []
+        writeCompact(value, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func writeCompact(_ value: JSONValue, into out: inout [UInt8]) {
+        switch value {
+        case .array(let elements):
+            out.append(0x5B)
+            for (index, element) in elements.enumerated() {
+                if index > 0 { out.append(0x2C) }
+                writeCompact(element, into: &out)
+            }
+            out.append(0x5D)
+        case .object(let members):
+            out.append(0x7B)
+            for (index, member) in members.enumerated() {
+                if index > 0 { out.append(0x2C) }
+                writeString(member.name, into: &out)
+                out.append(0x3A)
+                writeCompact(member.value, into: &out)
+            }
+            out.append(0x7D)
+        default:
+            write(value, indent: 0, into: &out)
+        }
+    }
+
     /// Appends `value` to `out`; `indent` is the indentation (in spaces) of the line it starts on.
     static func write(_ value: JSONValue, indent: Int, into out: inout [UInt8]) {
         switch value {
