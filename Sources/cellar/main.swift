@@ -6,6 +6,8 @@
 //                               the store's identity, size and garbage, commits, entities with
 //                               their objects and indexes, trees, dictionaries (alias: inspect)
 //   cellar model <directory>    the model stored in the store, as a model JSON file
+//   cellar dump <directory> [--entity E] [--limit N] [--format table|jsonl]
+//                               the objects, decoded with the stored model
 //   cellar verify <directory>   read every record of every tree, checking every checksum
 //   cellar compact <directory> [none|zstd|dictionary]
 //                               rewrite a closed store without its garbage (offline)
@@ -15,7 +17,7 @@ struct CellarTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cellar",
         abstract: "Look into Cellar stores: what they hold, their model, their integrity; compact them.",
-        subcommands: [Demo.self, Info.self, ModelCommand.self, Verify.self, Compact.self])
+        subcommands: [Demo.self, Info.self, ModelCommand.self, Dump.self, Verify.self, Compact.self])
 }
 
 struct Demo: ParsableCommand {
@@ -55,6 +57,43 @@ struct ModelCommand: ParsableCommand {
     @OptionGroup var keys: KeyOptions
 
     func run() throws { try model(directory, options: keys.storageOptions(readOnly: true)) }
+}
+
+struct Dump: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a store's objects, decoded with the model stored in it (no generated code needed).",
+        discussion: """
+            One JSON object per line (--format jsonl: {"entity": …, "object": {…}}), or a table per entity \
+            (the default; long values are cut). Properties appear as docs/tools.md describes: numbers, ISO 8601 \
+            dates, base64 bytes, relations as ids, collections, flex values and embedded objects as JSON.
+            """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case table, jsonl
+    }
+
+    @Argument(help: "The store's directory.")
+    var directory: String
+
+    @Option(help: "Only the objects of this entity.")
+    var entity: String?
+
+    @Option(help: "At most this many objects (default: 50 in a table, all as JSON lines).")
+    var limit: Int?
+
+    @Option(help: "table or jsonl.")
+    var format: Format = .table
+
+    @OptionGroup var keys: KeyOptions
+
+    func validate() throws {
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+    }
+
+    func run() throws {
+        try dump(directory, entity: entity, limit: limit ?? (format == .table ? 50 : .max), jsonLines: format == .jsonl,
+                 options: keys.storageOptions(readOnly: true))
+    }
 }
 
 struct Verify: ParsableCommand {

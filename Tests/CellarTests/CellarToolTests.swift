@@ -110,6 +110,29 @@ import Testing
         #expect(help.status == 0 && ["demo", "info, inspect", "model", "verify", "compact"].allSatisfy(help.out.contains), "\(help.out)")
     }
 
+    @Test("cellar dump prints each object as a JSON line or in a table per entity; a wrong entity says which there are")
+    func dumpPrintsTheObjects() throws {
+        let dir = TestDirectory("tool-dump")
+        defer { dir.remove() }
+        _ = try Self.makeStore(dir)
+        let lines = try Self.run(["dump", dir.path, "--format", "jsonl"])
+        #expect(lines.status == 0, "\(lines)")
+        let objects = try lines.out.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+        #expect(objects.count == 43, "3 authors and 40 items: \(objects.count)")
+        #expect(objects.filter { $0["entity"] as? String == "QAuthor" }.count == 3)
+        let author = try #require(objects.first { $0["entity"] as? String == "QAuthor" }?["object"] as? [String: Any])
+        #expect(author["id"] as? Int == 1 && author["name"] as? String == "a0" && author["email"] as? String == "0@x", "\(author)")
+
+        let table = try Self.run(["dump", dir.path, "--entity", "QItem", "--limit", "5"])
+        #expect(table.status == 0 && table.out.hasPrefix("QItem (5 shown)"), "\(table)")
+        #expect(table.out.split(separator: "\n").count == 3 + 5)
+        let wrong = try Self.run(["dump", dir.path, "--entity", "Nope"])
+        #expect(wrong.status == 1 && wrong.err.contains("no entity named Nope") && wrong.err.contains("QItem"), "\(wrong)")
+        #expect(try Self.run(["dump", dir.path, "--limit", "0"]).status == 64)
+    }
+
     @Test func encryptedStoresTakeTheKeyFromTheEnvironmentAndCompactToANewOne() throws {
         let dir = TestDirectory("tool-encrypted")
         defer { dir.remove() }
