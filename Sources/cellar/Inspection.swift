@@ -71,13 +71,17 @@ func verify(_ directory: String, options: StorageOptions) throws {
     defer { engine.close() }
     var entries = 0
     var bytes = 0
+    let bar = ProgressBar("verifying")
     try engine.read { txn in
-        for name in try txn.treeNames() {
+        let names = try txn.treeNames()
+        let total = try names.reduce(0) { try $0 + txn.count(txn.tree($1)!) }
+        for name in names {
             let tree = try txn.tree(name)!
             var seen = 0
             try txn.cursor(tree).scan { key, value in
                 seen += 1
                 bytes += key.count + value.count
+                if (entries + seen) % 4096 == 0 { bar.update(entries + seen, of: total) }
                 return true
             }
             guard seen == (try txn.count(tree)) else {
@@ -85,7 +89,9 @@ func verify(_ directory: String, options: StorageOptions) throws {
             }
             entries += seen
         }
+        bar.update(entries, of: total)
     }
+    bar.finish()
     let objects = try RecordCheck.verify(engine)
     print("ok: \(entries) entries, \(bytes) bytes of keys and values, every record verified; \(objects.objects) objects of \(objects.entities) entities decode against the stored model; \(objects.indexEntries) index entries and \(objects.relationLinks) relation links match them")
 }
@@ -117,9 +123,14 @@ func compact(_ directory: String, mode: String?, options: StorageOptions, change
     }
     var options = options
     options.compression = compression
+    let bar = ProgressBar("compacting")
+    let progress: StorageEngine.CompactionProgress = { copied, total in bar.update(copied, of: total) }
+    let report: CompactionReport
     switch change {
-    case .keep: print(try StorageEngine.compact(directory: directory, options: options))
-    case .remove: print(try StorageEngine.compact(directory: directory, options: options, newKey: nil))
-    case .encrypt(let key): print(try StorageEngine.compact(directory: directory, options: options, newKey: key))
+    case .keep: report = try StorageEngine.compact(directory: directory, options: options, progress: progress)
+    case .remove: report = try StorageEngine.compact(directory: directory, options: options, newKey: nil, progress: progress)
+    case .encrypt(let key): report = try StorageEngine.compact(directory: directory, options: options, newKey: key, progress: progress)
     }
+    bar.finish()
+    print(report)
 }

@@ -133,6 +133,21 @@ import Testing
         #expect(try Self.run(["dump", dir.path, "--limit", "0"]).status == 64)
     }
 
+    @Test("verify and compact report progress (rate and time left) on standard error; not when it is no terminal")
+    func progressOfLongCommands() throws {
+        let dir = TestDirectory("tool-progress")
+        defer { dir.remove() }
+        _ = try Self.makeStore(dir)
+        let verify = try Self.run(["verify", dir.path], environment: ["CELLAR_PROGRESS": "always"])
+        #expect(verify.status == 0 && verify.err.contains("verifying 100% [####################]") && verify.err.contains("/s"), "\(verify)")
+        let compact = try Self.run(["compact", dir.path], environment: ["CELLAR_PROGRESS": "always"])
+        #expect(compact.status == 0 && compact.err.contains("compacting 100% [####################]") && compact.err.contains(" left"),
+                "\(compact)")
+        // Standard error is a pipe here: without the variable, no progress lines.
+        let quiet = try Self.run(["verify", dir.path])
+        #expect(quiet.status == 0 && !quiet.err.contains("verifying"), "\(quiet)")
+    }
+
     @Test func encryptedStoresTakeTheKeyFromTheEnvironmentAndCompactToANewOne() throws {
         let dir = TestDirectory("tool-encrypted")
         defer { dir.remove() }

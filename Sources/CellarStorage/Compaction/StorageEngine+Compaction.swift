@@ -44,6 +44,11 @@ extension StorageEngine {
         try compact(changingKey: nil)
     }
 
+    /// Told how far a compaction's copy got: the entries copied so far and the entries the store
+    /// held when it started (the catch-up after it is short and not counted). Called on the
+    /// compacting thread after each batch (16 MiB of keys and values).
+    public typealias CompactionProgress = @Sendable (_ copied: Int, _ total: Int) -> Void
+
     /// Compacts the store (as `compact()`) into a file encrypted with `newKey`, or into a plain
     /// file when `newKey` is nil: how a store's key is changed, and encryption added or removed.
     /// Crash-safe like every compaction: a crash before the new file is renamed into place leaves
@@ -57,7 +62,7 @@ extension StorageEngine {
 
     /// `changingKey`: nil keeps the store's encryption; `.some(nil)` removes it; `.some(key)`
     /// encrypts with `key`.
-    private func compact(changingKey: EncryptionKey??) throws -> CompactionReport {
+    private func compact(changingKey: EncryptionKey??, progress: CompactionProgress? = nil) throws -> CompactionReport {
         guard !options.readOnly else { throw StorageError.readOnly }
         guard !options.inMemory else {
             throw StorageError.illegalArgument("an in-memory store has no file to compact")
@@ -92,7 +97,8 @@ extension StorageEngine {
         do {
             // 2. The copy.
             copy.raiseTransactionIds(to: snapshot.txnId + 1)
-            try Self.copyTrees(of: ReadTransaction(snapshot: snapshot, codecs: codecs, views: decryptedViews), into: copy, rewrites: rewrites, cancelled: closedFlag)
+            try Self.copyTrees(of: ReadTransaction(snapshot: snapshot, codecs: codecs, views: decryptedViews), into: copy, rewrites: rewrites,
+                               cancelled: closedFlag, progress: progress)
             // 3. Catch up while writers go on.
             while rounds < Self.maxUnlockedRounds {
                 let ((changes, count, newer), wait) = try holdingWriter { () -> ([String: ChangeJournal.TreeChanges], Int, Snapshot) in
@@ -133,8 +139,9 @@ extension StorageEngine {
 
     /// Compacts the store in `directory` while no process has it open (`storeLocked` otherwise):
     /// opens it, compacts it, closes it. What `cellar compact` does.
-    public static func compact(directory: String, options: StorageOptions = StorageOptions()) throws -> CompactionReport {
-        try compact(directory: directory, options: options, changingKey: nil)
+    public static func compact(directory: String, options: StorageOptions = StorageOptions(),
+                               progress: CompactionProgress? = nil) throws -> CompactionReport {
+        try compact(directory: directory, options: options, changingKey: nil, progress: progress)
     }
 
     /// Compacts the store in `directory` (opened with `options`, its current key among them)
@@ -142,11 +149,12 @@ extension StorageEngine {
     /// What `cellar compact --new-key` does.
     @discardableResult
     public static func compact(directory: String, options: StorageOptions = StorageOptions(),
-                               newKey: EncryptionKey?) throws -> CompactionReport {
-        try compact(directory: directory, options: options, changingKey: .some(newKey))
+                               newKey: EncryptionKey?, progress: CompactionProgress? = nil) throws -> CompactionReport {
+        try compact(directory: directory, options: options, changingKey: .some(newKey), progress: progress)
     }
 
-    private static func compact(directory: String, options: StorageOptions, changingKey: EncryptionKey??) throws -> CompactionReport {
+    private static func compact(directory: String, options: StorageOptions, changingKey: EncryptionKey??,
+                                progress: CompactionProgress?) throws -> CompactionReport {
         guard !options.inMemory, !options.readOnly else {
             throw StorageError.illegalArgument("compaction needs a store on disk, opened for writing")
         }
@@ -154,7 +162,7 @@ extension StorageEngine {
         options.automaticCompaction = nil
         let engine = try StorageEngine(directory: directory, options: options)
         defer { engine.close() }
-        return try engine.compact(changingKey: changingKey)
+        return try engine.compact(changingKey: changingKey, progress: progress)
     }
 
     /// An engine on a new, empty data file in `work` with this store's UUID and creation time and
@@ -203,18 +211,24 @@ extension StorageEngine {
     /// for the tree first when they say so); the old dictionaries are not copied, only their
     /// numbering goes on.
     private static func copyTrees(of source: ReadTransaction, into engine: StorageEngine, rewrites: CompactionRewrites?,
-                                  cancelled: ManagedAtomic<Bool>) throws {
+                                  cancelled: ManagedAtomic<Bool>, progress: CompactionProgress?) throws {
         if let id = try source.storedNextDictionaryId() {
             try engine.write { try $0.setNextDictionaryId(id) }
         }
-        for name in try source.treeNames() {
+        let names = try source.treeNames()
+        let total = try names.reduce(0) { sum, name in try sum + (source.tree(name).map { try source.count($0) } ?? 0) }
+        var copied = 0
+        for name in names {
             guard let tree = try source.tree(name) else { continue }
             let rewrite = rewrites?(name)
             if engine.options.compression.trainsDictionaries {
                 try trainDictionary(for: name, cursor: try source.cursor(tree), count: try source.count(tree),
                                     into: engine, rewrite: rewrite)
             }
-            try copyTree(name, cursor: try source.cursor(tree), into: engine, rewrite: rewrite, cancelled: cancelled)
+            try copyTree(name, cursor: try source.cursor(tree), into: engine, rewrite: rewrite, cancelled: cancelled) { batch in
+                copied += batch
+                progress?(copied, total)
+            }
         }
     }
 
@@ -258,11 +272,14 @@ extension StorageEngine {
     }
 
     /// Copies the entries of `cursor` into the tree `name` of `engine` (created, even when empty).
+    /// Copies tree `name` from `cursor` into `engine`, a commit per `batchBytes`; `copied` is told
+    /// how many entries each batch copied.
     private static func copyTree(_ name: String, cursor: Cursor, into engine: StorageEngine, rewrite: ValueRewrite?,
-                                 cancelled: ManagedAtomic<Bool>) throws {
+                                 cancelled: ManagedAtomic<Bool>, copied: (Int) -> Void = { _ in }) throws {
         var more = try cursor.first()
         repeat {  // once at least: an empty tree is created too
             guard !cancelled.load(ordering: .relaxed) else { throw StorageError.closed }
+            var entries = 0
             try engine.write { txn in
                 let target = try txn.tree(name, create: true)!
                 var written = 0
@@ -271,9 +288,11 @@ extension StorageEngine {
                     let value = try cursor.scanValue()  // a compressed one decoded into the cursor's buffer
                     try put(txn, target, key: key, value: value, rewrite: rewrite)
                     written += key.count + value.count
+                    entries += 1
                     more = try cursor.next()
                 }
             }
+            copied(entries)
             // Synced batch by batch: dirty pages of the copy never pile up. A writer's sync can
             // wait for them (ext4 writes a file's new blocks before the journal commit that
             // allocates them, and a commit that grows the data file needs one).
