@@ -215,18 +215,8 @@ func makeEncryptedCommits(_ dir: String) throws {
     var rng = SplitMix64(state: 8)
     var expected: [String: [[UInt8]: [UInt8]]] = ["items": [:], "log": [:]]
     let options = StorageOptions(nodeSize: 256, superblockInterval: 2, encryptionKey: SeedKey.key)
-    func commit(_ engine: StorageEngine, _ changes: [(tree: String, key: [UInt8], value: [UInt8]?)]) throws {
-        try engine.write { txn in
-            for change in changes {
-                let tree = try txn.tree(change.tree)!
-                if let value = change.value {
-                    try txn.put(tree, key: change.key, value: value)
-                } else {
-                    _ = try txn.delete(tree, key: change.key)
-                }
-            }
-        }
-        for change in changes { expected[change.tree]![change.key] = change.value }
+    func commit(_ engine: StorageEngine, _ changes: [SeedChange]) throws {
+        try commitChanges(changes, to: engine, expected: &expected)
     }
     do {
         let engine = try StorageEngine(directory: dir, options: options)
@@ -273,18 +263,8 @@ func makeZstdDictionary(_ dir: String) throws {
     do {
         let engine = try StorageEngine(directory: dir, options: options)
         defer { engine.close() }
-        func commit(_ changes: [(tree: String, key: [UInt8], value: [UInt8]?)]) throws {
-            try engine.write { txn in
-                for change in changes {
-                    let tree = try txn.tree(change.tree)!
-                    if let value = change.value {
-                        try txn.put(tree, key: change.key, value: value)
-                    } else {
-                        _ = try txn.delete(tree, key: change.key)
-                    }
-                }
-            }
-            for change in changes { expected[change.tree]![change.key] = change.value }
+        func commit(_ changes: [SeedChange]) throws {
+            try commitChanges(changes, to: engine, expected: &expected)
         }
         // Compaction trains a dictionary from at least 256 values above the threshold (64 bytes).
         let perTree = 280
@@ -302,6 +282,24 @@ func makeZstdDictionary(_ dir: String) throws {
         try commit(stride(from: 0, to: 40, by: 4).map { ("events", key("e", $0), nil) } + [("events", key("e", 1), event(9_999))])
     }
     try requireReadsBack(dir, expected, options: StorageOptions(readOnly: true))
+}
+
+/// A put (`value` set) or a delete (nil) of `key` in tree `tree`.
+typealias SeedChange = (tree: String, key: [UInt8], value: [UInt8]?)
+
+/// Commits `changes` in one transaction and records them in `expected`.
+func commitChanges(_ changes: [SeedChange], to engine: StorageEngine, expected: inout [String: [[UInt8]: [UInt8]]]) throws {
+    try engine.write { txn in
+        for change in changes {
+            let tree = try txn.tree(change.tree)!
+            if let value = change.value {
+                try txn.put(tree, key: change.key, value: value)
+            } else {
+                _ = try txn.delete(tree, key: change.key)
+            }
+        }
+    }
+    for change in changes { expected[change.tree]![change.key] = change.value }
 }
 
 /// Opens the store in `dir` with `options` and throws unless every tree of `expected` reads back
