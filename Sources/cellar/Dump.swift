@@ -1,16 +1,17 @@
 @_spi(Testing) import Cellar
 import CellarStorage
 
-/// Prints the objects of the store in `directory` (of `entity` only, when given; at most `limit`):
+/// Prints the objects of the store in `directory` (of `entity` only, when given; those that match
+/// `condition`, when given; at most `limit`):
 /// one JSON object per line, or a table per entity whose columns are the properties.
-func dump(_ directory: String, entity: String?, limit: Int, jsonLines: Bool, options: StorageOptions) throws {
+func dump(_ directory: String, entity: String?, where condition: String?, limit: Int, jsonLines: Bool, options: StorageOptions) throws {
     let engine = try StorageEngine(directory: directory, options: options)
     defer { engine.close() }
     guard try StoreSummary.read(engine).model != nil else {
         throw ToolError("the store in \(directory) holds no model (a store of the storage engine alone): nothing to decode objects with")
     }
     var table = DumpTable()
-    try ObjectDump.forEachObject(in: engine, entity: entity, limit: limit) { name, object in
+    try ObjectDump.forEachObject(in: engine, entity: entity, filter: condition, limit: limit) { name, object in
         if jsonLines {
             print(JSONWriter.compact(.object([JSONMember("entity", .string(name)), JSONMember("object", object)])))
         } else {

@@ -78,6 +78,11 @@ struct Dump: ParsableCommand {
     @Option(help: "Only the objects of this entity.")
     var entity: String?
 
+    @Option(name: .customLong("where"), help: ArgumentHelp(
+        "Only the objects that match, e.g. 'title startsWith \"Shop\" and status == 1'.",
+        discussion: "==, !=, <, <=, >, >=, startsWith, endsWith, contains, is [not] null; and, or, not, parentheses (docs/tools.md)."))
+    var condition: String?
+
     @Option(help: "At most this many objects (default: 50 in a table, all as JSON lines).")
     var limit: Int?
 
@@ -91,7 +96,7 @@ struct Dump: ParsableCommand {
     }
 
     func run() throws {
-        try dump(directory, entity: entity, limit: limit ?? (format == .table ? 50 : .max), jsonLines: format == .jsonl,
+        try dump(directory, entity: entity, where: condition, limit: limit ?? (format == .table ? 50 : .max), jsonLines: format == .jsonl,
                  options: keys.storageOptions(readOnly: true))
     }
 }

@@ -131,6 +131,11 @@ import Testing
         let wrong = try Self.run(["dump", dir.path, "--entity", "Nope"])
         #expect(wrong.status == 1 && wrong.err.contains("no entity named Nope") && wrong.err.contains("QItem"), "\(wrong)")
         #expect(try Self.run(["dump", dir.path, "--limit", "0"]).status == 64)
+        // --where: the authors with a name, by a condition; a bad one says what is wrong.
+        let filtered = try Self.run(["dump", dir.path, "--format", "jsonl", "--where", "name == 'a1' or email endsWith '2@x'"])
+        #expect(filtered.status == 0 && filtered.out.split(separator: "\n").count == 2, "\(filtered)")
+        let bad = try Self.run(["dump", dir.path, "--where", "name =="])
+        #expect(bad.status == 1 && bad.err.contains("expected a value"), "\(bad)")
     }
 
     @Test("verify and compact report progress (rate and time left) on standard error; not when it is no terminal")

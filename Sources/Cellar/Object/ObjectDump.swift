@@ -18,9 +18,11 @@ import Foundation
 ///   `null`.
 package enum ObjectDump {
     /// Calls `body` with every object of the entity named `entity` (every entity, in the model's
-    /// order, when nil), at most `limit` in all, in id order. Throws `illegalArgument` for an
-    /// unknown entity name and `fileCorrupt` for a record that does not decode.
-    package static func forEachObject(in engine: StorageEngine, entity: String?, limit: Int = .max,
+    /// order, when nil) that matches `filter` (see `ObjectFilter`), at most `limit` in all, in id
+    /// order. Throws `illegalArgument` for an unknown entity name or a filter that does not parse
+    /// (or names a property none of the entities has), and `fileCorrupt` for a record that does
+    /// not decode.
+    package static func forEachObject(in engine: StorageEngine, entity: String?, filter: String? = nil, limit: Int = .max,
                                       _ body: (_ entity: String, _ object: JSONValue) throws -> Void) throws {
         try translatingErrors {
             try engine.read { txn in
@@ -30,6 +32,8 @@ package enum ObjectDump {
                     let names = model.entities.filter { !$0.isEmbedded }.map(\.name).joined(separator: ", ")
                     throw CellarError.illegalArgument("no entity named \(entity) in the stored model (it has \(names))")
                 }
+                let names = Set(entities.flatMap { ["id"] + $0.properties.map(\.name) + $0.relations.map(\.name) })
+                let condition = try filter.map { try ObjectFilter.parse($0, knownNames: names) }
                 var left = limit
                 for schema in entities where left > 0 {
                     guard let tree = try txn.tree(StorageLayout.entityTree(schema.id.id)) else { continue }
@@ -48,7 +52,9 @@ package enum ObjectDump {
                         for (name, relationTree) in relations {
                             members.append(JSONMember(name, .array(try targets(of: key, in: relationTree, txn))))
                         }
-                        try body(schema.name, .object(members))
+                        let object = JSONValue.object(members)
+                        guard condition?.matches(object) ?? true else { return true }
+                        try body(schema.name, object)
                         left -= 1
                         return left > 0
                     }
