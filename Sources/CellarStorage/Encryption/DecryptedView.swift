@@ -30,7 +30,9 @@ final class DecryptedView: @unchecked Sendable {
     private let bitBytes: Int
     /// Bytes decrypted into this view so far.
     let decryptedBytes = ManagedAtomic<Int>(0)
-    private let locks: [Locked<Void>]
+    /// Not `Locked<Void>`: ThreadSanitizer reports the exclusivity accesses to a zero-sized value
+    /// as races when several threads take the lock at once.
+    private let locks: [Locked<Int>]
 
     /// A view for the records of a mapping of `length` bytes of the file `cipher` opens.
     init(cipher: RecordCipher, length: Int) throws {
@@ -48,7 +50,7 @@ final class DecryptedView: @unchecked Sendable {
         }
         self.shadow = shadow
         self.bits = bits.bindMemory(to: UnsafeAtomic<UInt64>.Storage.self, capacity: words)
-        locks = (0..<64).map { _ in Locked(()) }
+        locks = (0..<64).map { _ in Locked(0) }
     }
 
     deinit {
@@ -110,7 +112,7 @@ final class DecryptedView: @unchecked Sendable {
 final class DecryptedViews: @unchecked Sendable {
     // `current` is atomic; replacing it is serialized by `replacing`.
     private let current = ManagedAtomic<DecryptedView?>(nil)
-    private let replacing = Locked<Void>(())
+    private let replacing = Locked<Int>(0)  // (not `Locked<Void>`: see `DecryptedView.locks`)
     let cacheSize: Int
     /// Views made so far (for tests and diagnostics).
     let made = ManagedAtomic<Int>(0)
