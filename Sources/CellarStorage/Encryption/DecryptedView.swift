@@ -72,7 +72,12 @@ final class DecryptedView: @unchecked Sendable {
 
     /// Whether the record at `offset` is decrypted here; its bytes may be read once this is true.
     @inline(__always)
-    func holds(_ offset: UInt64) -> Bool {
+    func holds(_ offset: UInt64) -> Bool { Self.holds(offset, in: bits) }
+
+    /// Whether `bits` (a view's bitmap) has the bit of the record at `offset` set; its plaintext
+    /// may be read once this is true. Also what a transaction's `MappedRecords` tests.
+    @inline(__always)
+    static func holds(_ offset: UInt64, in bits: UnsafeMutablePointer<UnsafeAtomic<UInt64>.Storage>) -> Bool {
         let bit = offset >> 3
         let word = UnsafeAtomic<UInt64>(at: bits + Int(bit >> 6)).load(ordering: .acquiring)
         return word & (1 << (bit & 63)) != 0

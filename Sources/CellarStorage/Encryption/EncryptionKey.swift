@@ -40,8 +40,7 @@ public struct EncryptionKey: Sendable, CustomStringConvertible {
 
     /// A new random 256-bit key, from the system's secure random generator.
     public static func random() -> EncryptionKey {
-        var generator = SystemRandomNumberGenerator()
-        return EncryptionKey(material: .bytes((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+        EncryptionKey(material: .bytes(randomBytes(32)))
     }
 
     init(material: Material) {

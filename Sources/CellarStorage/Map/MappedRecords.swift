@@ -101,11 +101,7 @@ struct MappedRecords {
 
     /// Whether the view holds the record at `offset` decrypted (see `DecryptedView.holds`).
     @inline(__always)
-    private func holdsDecrypted(_ offset: UInt64) -> Bool {
-        let bit = offset >> 3
-        let word = UnsafeAtomic<UInt64>(at: shadowBits! + Int(bit >> 6)).load(ordering: .acquiring)
-        return word & (1 << (bit & 63)) != 0
-    }
+    private func holdsDecrypted(_ offset: UInt64) -> Bool { DecryptedView.holds(offset, in: shadowBits!) }
 
     /// Decrypts the record at `offset` into the view. Its header must be plausible and of the
     /// kind expected; its checksum is not computed: the GCM tag authenticates the same bytes.
