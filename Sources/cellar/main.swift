@@ -8,6 +8,10 @@
 //   cellar model <directory>    the model stored in the store, as a model JSON file
 //   cellar dump <directory> [--entity E] [--limit N] [--format table|jsonl]
 //                               the objects, decoded with the stored model
+//   cellar export <directory> --to FILE [--entity E]
+//                               every object as JSON lines, with the model (`-`: standard output)
+//   cellar import <directory> --from FILE [--batch-size N]
+//                               the objects of an export into a store without them
 //   cellar verify <directory>   read every record of every tree, checking every checksum
 //   cellar compact <directory> [none|zstd|dictionary]
 //                               rewrite a closed store without its garbage (offline)
@@ -17,7 +21,7 @@ struct CellarTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cellar",
         abstract: "Look into Cellar stores: what they hold, their model, their integrity; compact them.",
-        subcommands: [Demo.self, Info.self, ModelCommand.self, Dump.self, Verify.self, Compact.self])
+        subcommands: [Demo.self, Info.self, ModelCommand.self, Dump.self, Export.self, Import.self, Verify.self, Compact.self])
 }
 
 struct Demo: ParsableCommand {
@@ -98,6 +102,61 @@ struct Dump: ParsableCommand {
     func run() throws {
         try dump(directory, entity: entity, where: condition, limit: limit ?? (format == .table ? 50 : .max), jsonLines: format == .jsonl,
                  options: keys.storageOptions(readOnly: true))
+    }
+}
+
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a store's objects and model to a JSON-lines file that `cellar import` reads back exactly.",
+        discussion: """
+            One snapshot of the store, opened read-only (another process may be writing it). The first line \
+            holds the model and each entity's next id, then one line per object as `cellar dump --format jsonl` \
+            prints it (flex values tagged so that their types survive), then an end line with the count \
+            (docs/tools.md describes the format).
+            """)
+
+    @Argument(help: "The store's directory.")
+    var directory: String
+
+    @Option(help: "The file to write (created or replaced); - for standard output.")
+    var to: String
+
+    @Option(help: "Only the objects of this entity.")
+    var entity: String?
+
+    @OptionGroup var keys: KeyOptions
+
+    func run() throws { try export(directory, entity: entity, to: to, options: keys.storageOptions(readOnly: true)) }
+}
+
+struct Import: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Read an export file into a store (created when missing) that holds no objects of its entities.",
+        discussion: """
+            Ids, values and relations are kept; indexes are built as puts build them. A new store gets the \
+            file's model; an existing one must have the file's entities and properties (matched by UID). \
+            Objects are written --batch-size at a time, each batch one transaction: a bad line stops the \
+            import with its line number and nothing of its batch is written (earlier batches are). A file \
+            without its end line (cut short) is refused the same way.
+            """)
+
+    @Argument(help: "The store's directory.")
+    var directory: String
+
+    @Option(help: "The export file to read; - for standard input.")
+    var from: String
+
+    @Option(help: "Objects per transaction.")
+    var batchSize = 10_000
+
+    @OptionGroup var keys: KeyOptions
+
+    func validate() throws {
+        if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
+    }
+
+    func run() throws {
+        try importObjects(into: directory, from: from, batchSize: batchSize, key: try keys.key())
     }
 }
 

@@ -66,15 +66,7 @@ public final class Store: @unchecked Sendable {
             throw CellarError.illegalArgument(directoryPath.isEmpty ? "the directory path is empty" : "an in-memory store cannot be read-only: it starts empty")
         }
         let engine = try translatingErrors {
-            var storageOptions = StorageOptions(durability: options.durability, readOnly: options.readOnly,
-                                                inMemory: inMemory, fileMode: options.fileMode)
-            storageOptions.automaticCompaction = options.automaticCompaction
-            storageOptions.compression = options.compression
-            storageOptions.compressionThreshold = options.compressionThreshold
-            storageOptions.lockWaitTimeout = options.lockWaitTimeout
-            storageOptions.transactionMemoryBudget = options.transactionMemoryBudget
-            storageOptions.encryptionKey = options.encryptionKey
-            storageOptions.decryptedCacheSize = options.decryptedCacheSize
+            var storageOptions = Store.storageOptions(options, inMemory: inMemory)
             storageOptions.deferCompactionAtOpen = true  // below, once the rewrites are set
             return try StorageEngine(directory: directoryPath, options: storageOptions)
         }
@@ -117,6 +109,28 @@ public final class Store: @unchecked Sendable {
             // `AutomaticCompaction.atOpen`).
             engine.compactAtOpenIfDue()
         }
+    }
+
+    /// The engine's options for a store opened with `options`.
+    static func storageOptions(_ options: StoreOptions, inMemory: Bool = false) -> StorageOptions {
+        var storageOptions = StorageOptions(durability: options.durability, readOnly: options.readOnly,
+                                            inMemory: inMemory, fileMode: options.fileMode)
+        storageOptions.automaticCompaction = options.automaticCompaction
+        storageOptions.compression = options.compression
+        storageOptions.compressionThreshold = options.compressionThreshold
+        storageOptions.lockWaitTimeout = options.lockWaitTimeout
+        storageOptions.transactionMemoryBudget = options.transactionMemoryBudget
+        storageOptions.encryptionKey = options.encryptionKey
+        storageOptions.decryptedCacheSize = options.decryptedCacheSize
+        return storageOptions
+    }
+
+    /// The model stored in the store in `directoryPath` (created, empty, when there is none);
+    /// nil when it holds none yet. Opens and closes the engine.
+    static func storedModel(at directoryPath: String, options: StoreOptions) throws -> Model? {
+        let engine = try translatingErrors { try StorageEngine(directory: directoryPath, options: storageOptions(options)) }
+        defer { engine.close() }
+        return try storedModel(engine)
     }
 
     /// How compaction rewrites object records: without the fields of retired properties (their

@@ -16,48 +16,73 @@ import Foundation
 /// - embedded objects as objects of their own properties, embedded lists as arrays of them;
 /// - a property an object has no value for (an optional, or one added after it was written) as
 ///   `null`.
+///
+/// In the `exact` style (what `cellar export` writes) a flex value keeps its types: a double
+/// always has a fraction or an exponent (`1.0`), and bytes, dates, UUIDs and non-finite doubles
+/// become one-member objects tagged `$bytes`, `$date`, `$uuid`, `$double` (a flex map with a key
+/// starting with `$` is wrapped as `{"$map": {…}}`), so that `ObjectImport` reads back the same
+/// value.
 package enum ObjectDump {
+    /// How flex values are written: as the plain JSON they hold (`readable`), or tagged so that
+    /// they read back exactly (`exact`).
+    package enum Style: Sendable {
+        case readable, exact
+    }
+
     /// Calls `body` with every object of the entity named `entity` (every entity, in the model's
     /// order, when nil) that matches `filter` (see `ObjectFilter`), at most `limit` in all, in id
     /// order. Throws `illegalArgument` for an unknown entity name or a filter that does not parse
     /// (or names a property none of the entities has), and `fileCorrupt` for a record that does
     /// not decode.
     package static func forEachObject(in engine: StorageEngine, entity: String?, filter: String? = nil, limit: Int = .max,
+                                      style: Style = .readable,
                                       _ body: (_ entity: String, _ object: JSONValue) throws -> Void) throws {
         try translatingErrors {
             try engine.read { txn in
-                guard let model = try StorageLayout.storedModel(in: txn) else { return }
-                let entities = model.entities.filter { !$0.isEmbedded && (entity == nil || $0.name == entity) }
-                if let entity, entities.isEmpty {
-                    let names = model.entities.filter { !$0.isEmbedded }.map(\.name).joined(separator: ", ")
-                    throw CellarError.illegalArgument("no entity named \(entity) in the stored model (it has \(names))")
+                try forEachObject(in: txn, entity: entity, filter: filter, limit: limit, style: style) { name, object in
+                    try body(name, object)
                 }
-                let names = Set(entities.flatMap { ["id"] + $0.properties.map(\.name) + $0.relations.map(\.name) })
-                let condition = try filter.map { try ObjectFilter.parse($0, knownNames: names) }
-                var left = limit
-                for schema in entities where left > 0 {
-                    guard let tree = try txn.tree(StorageLayout.entityTree(schema.id.id)) else { continue }
-                    let relations = try schema.relations.map { relation in
-                        (relation.name, try txn.tree(StorageLayout.relationTree(relation.id.id)))
+            }
+        }
+    }
+
+    /// `forEachObject` in a read transaction the caller holds (one snapshot for more than one
+    /// pass, as `ObjectExport` needs).
+    package static func forEachObject(in txn: ReadTransaction, entity: String?, filter: String? = nil, limit: Int = .max,
+                                      style: Style = .readable,
+                                      _ body: (_ entity: String, _ object: JSONValue) throws -> Void) throws {
+        try translatingErrors {
+            guard let model = try StorageLayout.storedModel(in: txn) else { return }
+            let entities = model.entities.filter { !$0.isEmbedded && (entity == nil || $0.name == entity) }
+            if let entity, entities.isEmpty {
+                let names = model.entities.filter { !$0.isEmbedded }.map(\.name).joined(separator: ", ")
+                throw CellarError.illegalArgument("no entity named \(entity) in the stored model (it has \(names))")
+            }
+            let names = Set(entities.flatMap { ["id"] + $0.properties.map(\.name) + $0.relations.map(\.name) })
+            let condition = try filter.map { try ObjectFilter.parse($0, knownNames: names) }
+            var left = limit
+            for schema in entities where left > 0 {
+                guard let tree = try txn.tree(StorageLayout.entityTree(schema.id.id)) else { continue }
+                let relations = try schema.relations.map { relation in
+                    (relation.name, try txn.tree(StorageLayout.relationTree(relation.id.id)))
+                }
+                try txn.cursor(tree).scan { key, value in
+                    let id = try StorageLayout.objectId(key)
+                    var members = [JSONMember("id", .number(String(id)))]
+                    do {
+                        members += try properties(of: RecordReader(value), entity: schema, model: model, style: style)
+                    } catch let error as CellarError where error.code == .fileCorrupt {
+                        let reason = error.message
+                        throw CellarError.fileCorrupt("\(schema.name) object \(id): \(reason)")
                     }
-                    try txn.cursor(tree).scan { key, value in
-                        let id = try StorageLayout.objectId(key)
-                        var members = [JSONMember("id", .number(String(id)))]
-                        do {
-                            members += try properties(of: RecordReader(value), entity: schema, model: model)
-                        } catch let error as CellarError where error.code == .fileCorrupt {
-                            let reason = error.message
-                            throw CellarError.fileCorrupt("\(schema.name) object \(id): \(reason)")
-                        }
-                        for (name, relationTree) in relations {
-                            members.append(JSONMember(name, .array(try targets(of: key, in: relationTree, txn))))
-                        }
-                        let object = JSONValue.object(members)
-                        guard condition?.matches(object) ?? true else { return true }
-                        try body(schema.name, object)
-                        left -= 1
-                        return left > 0
+                    for (name, relationTree) in relations {
+                        members.append(JSONMember(name, .array(try targets(of: key, in: relationTree, txn))))
                     }
+                    let object = JSONValue.object(members)
+                    guard condition?.matches(object) ?? true else { return true }
+                    try body(schema.name, object)
+                    left -= 1
+                    return left > 0
                 }
             }
         }
@@ -78,13 +103,13 @@ package enum ObjectDump {
 
     /// The properties of the record `reader` reads, as `entity` (an entity or an embedded type)
     /// of `model` says; the id property is left out (the caller writes the key's id).
-    static func properties(of reader: RecordReader, entity: ModelEntity, model: Model) throws -> [JSONMember] {
+    static func properties(of reader: RecordReader, entity: ModelEntity, model: Model, style: Style = .readable) throws -> [JSONMember] {
         try entity.properties.filter { !$0.flags.contains(.id) }.map { property in
-            JSONMember(property.name, try value(of: property, slot: Int(property.id.id) - 1, in: reader, model: model))
+            JSONMember(property.name, try value(of: property, slot: Int(property.id.id) - 1, in: reader, model: model, style: style))
         }
     }
 
-    private static func value(of property: ModelProperty, slot: Int, in reader: RecordReader, model: Model) throws -> JSONValue {
+    private static func value(of property: ModelProperty, slot: Int, in reader: RecordReader, model: Model, style: Style) throws -> JSONValue {
         let type = property.type
         let unsigned = property.flags.contains(.unsigned)
         if type.isEmbedded {
@@ -92,11 +117,11 @@ package enum ObjectDump {
             if type == .embeddedList {
                 guard let payload = try reader.bytes(slot: slot) else { return .null }
                 var objects: [JSONValue] = []
-                try reader.forEachNested(payload) { objects.append(.object(try properties(of: $0, entity: embedded, model: model))) }
+                try reader.forEachNested(payload) { objects.append(.object(try properties(of: $0, entity: embedded, model: model, style: style))) }
                 return .array(objects)
             }
             guard let nested = try reader.nested(slot: slot) else { return .null }
-            return .object(try properties(of: nested, entity: embedded, model: model))
+            return .object(try properties(of: nested, entity: embedded, model: model, style: style))
         }
         if let shape = type.collection { return try collection(shape, slot: slot, in: reader, unsigned: unsigned) }
         switch type {
@@ -118,7 +143,7 @@ package enum ObjectDump {
             guard let point = try reader.geoPoint(slot: slot) else { return .null }
             return .object([JSONMember("latitude", number(point.latitude)),
                             JSONMember("longitude", number(point.longitude))])
-        case .flex: return try reader.flex(slot: slot).map(json) ?? .null
+        case .flex: return try reader.flex(slot: slot).map { style == .exact ? exactJSON($0) : json($0) } ?? .null
         default:
             // A type this build does not know (a newer model): its bytes, so nothing is hidden.
             return try reader.data(slot: slot).map { .string($0.base64EncodedString()) } ?? .null
@@ -136,7 +161,9 @@ package enum ObjectDump {
         func elements<T: CollectionElement>(_ type: T.Type, _ convert: (T) -> JSONValue) throws -> JSONValue {
             switch shape.kind {
             case .list: return try reader.list(type, slot: slot).map { .array($0.map(convert)) } ?? .null
-            case .set: return try reader.set(type, slot: slot).map { .array($0.map(convert)) } ?? .null
+            // A set's elements as stored: in their order (`CollectionElement.precedes`), not a
+            // `Set`'s, which changes from one set to another.
+            case .set: return try reader.list(type, slot: slot).map { .array($0.map(convert)) } ?? .null
             case .map:
                 guard let map = try reader.map(type, slot: slot) else { return .null }
                 return .object(map.keys.sorted().map { JSONMember($0, convert(map[$0]!)) })
@@ -154,16 +181,9 @@ package enum ObjectDump {
         case .float: return try elements(Float.self) { number($0) }
         case .double: return try elements(Double.self) { number($0) }
         case .string: return try elements(String.self) { .string($0) }
-        case .date: return try elements(Date.self) { .string(iso8601($0, nanoseconds: false)) }
-        case .dateNano:
-            let convert = { (date: Date) in JSONValue.string(iso8601(date, nanoseconds: true)) }
-            switch shape.kind {
-            case .list: return try reader.dateNanosecondsList(slot: slot).map { .array($0.map(convert)) } ?? .null
-            case .set: return try reader.dateNanosecondsSet(slot: slot).map { .array($0.map(convert)) } ?? .null
-            case .map:
-                guard let map = try reader.dateNanosecondsMap(slot: slot) else { return .null }
-                return .object(map.keys.sorted().map { JSONMember($0, convert(map[$0]!)) })
-            }
+        // Dates from their stored integers (milliseconds, nanoseconds), exactly.
+        case .date: return try elements(Int64.self) { .string(iso8601($0, perSecond: 1_000)) }
+        case .dateNano: return try elements(Int64.self) { .string(iso8601($0, perSecond: 1_000_000_000)) }
         case .byteVector: return try elements(Data.self) { .string($0.base64EncodedString()) }
         case .uuid: return try elements(UUID.self) { .string($0.uuidString) }
         default: return try reader.data(slot: slot).map { .string($0.base64EncodedString()) } ?? .null
@@ -183,6 +203,27 @@ package enum ObjectDump {
         case .uuid(let value): return .string(value.uuidString)
         case .list(let values): return .array(values.map(json))
         case .map(let values): return .object(values.keys.sorted().map { JSONMember($0, json(values[$0]!)) })
+        }
+    }
+
+    /// A flex value in the `exact` style (see the type's documentation).
+    package static func exactJSON(_ flex: FlexValue) -> JSONValue {
+        switch flex {
+        case .null: return .null
+        case .bool(let value): return .bool(value)
+        case .integer(let value): return .number(String(value))
+        case .double(let value):
+            // Swift's text of a Double always has a fraction or an exponent ("1.0", "1e+20").
+            guard value.isFinite else { return .object([JSONMember("$double", number(value))]) }
+            return .number(String(value))
+        case .string(let value): return .string(value)
+        case .bytes(let value): return .object([JSONMember("$bytes", .string(value.base64EncodedString()))])
+        case .date(let value): return .object([JSONMember("$date", .string(iso8601(value, nanoseconds: false)))])
+        case .uuid(let value): return .object([JSONMember("$uuid", .string(value.uuidString))])
+        case .list(let values): return .array(values.map(exactJSON))
+        case .map(let values):
+            let members = values.keys.sorted().map { JSONMember($0, exactJSON(values[$0]!)) }
+            return values.keys.contains { $0.hasPrefix("$") } ? .object([JSONMember("$map", .object(members))]) : .object(members)
         }
     }
 
@@ -207,7 +248,7 @@ package enum ObjectDump {
 
     /// The time `units` (milliseconds or nanoseconds since 1970, as `perSecond` says) in ISO 8601,
     /// UTC, with as many fraction digits as the unit has.
-    static func iso8601(_ units: Int64, perSecond: Int64) -> String {
+    package static func iso8601(_ units: Int64, perSecond: Int64) -> String {
         var seconds = units / perSecond
         var remainder = units % perSecond
         if remainder < 0 { seconds -= 1; remainder += perSecond }

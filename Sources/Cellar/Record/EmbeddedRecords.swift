@@ -12,9 +12,7 @@
 @_spi(CellarGenerated) extension RecordBuilder {
     /// Adds one embedded object as a nested record.
     public func add<T: EmbeddedInspectable>(embedded value: T, slot: Int) throws {
-        let nested = try nestedBuilder()
-        try Self.write(value, into: nested)
-        add(bytes: nested.bytes, slot: slot)
+        try addNested(slot: slot) { try Self.write(value, into: $0) }
     }
 
     /// Adds an embedded object when there is one; nil leaves the field absent.
@@ -24,16 +22,35 @@
 
     /// Adds a list of embedded objects, each a nested record.
     public func add<T: EmbeddedInspectable>(embeddedList values: [T], slot: Int) throws {
-        try CollectionEncoding.checkCount(values.count, "list")
+        try addNestedList(count: values.count, slot: slot) { try Self.write(values[$0], into: $1) }
+    }
+
+    /// Adds a list of embedded objects when there is one; nil leaves the field absent.
+    public func add<T: EmbeddedInspectable>(embeddedList values: [T]?, slot: Int) throws {
+        if let values { try add(embeddedList: values, slot: slot) }
+    }
+
+    /// Adds a nested record that `write` builds (starting it with its slot count) in the builder
+    /// it is given: how embedded objects are stored, with or without a generated binding.
+    func addNested(slot: Int, _ write: (RecordBuilder) throws -> Void) throws {
+        let nested = try nestedBuilder()
+        try write(nested)
+        add(bytes: nested.bytes, slot: slot)
+    }
+
+    /// Adds a list of `count` nested records, the one at each index built by `write` (as
+    /// `addNested`'s).
+    func addNestedList(count: Int, slot: Int, _ write: (_ index: Int, RecordBuilder) throws -> Void) throws {
+        try CollectionEncoding.checkCount(count, "list")
         var payload: [UInt8] = []
-        payload.reserveCapacity(4 + values.count * 64)
-        Self.appendLittleEndian(UInt32(values.count), to: &payload)
+        payload.reserveCapacity(4 + count * 64)
+        Self.appendLittleEndian(UInt32(count), to: &payload)
         // An empty list nests no record, so it is allowed at the deepest level: the nested
         // builder (which refuses a level past the deepest) is asked for only for an element.
-        if !values.isEmpty {
+        if count > 0 {
             let nested = try nestedBuilder()
-            for value in values {
-                try Self.write(value, into: nested)
+            for index in 0..<count {
+                try write(index, nested)
                 let bytes = nested.bytes
                 Self.appendLittleEndian(UInt32(bytes.count), to: &payload)
                 payload.append(contentsOf: bytes)
@@ -41,11 +58,6 @@
         }
         try CollectionEncoding.checkSize(payload.count)
         payload.withUnsafeBytes { add(bytes: $0, slot: slot) }
-    }
-
-    /// Adds a list of embedded objects when there is one; nil leaves the field absent.
-    public func add<T: EmbeddedInspectable>(embeddedList values: [T]?, slot: Int) throws {
-        if let values { try add(embeddedList: values, slot: slot) }
     }
 
     private static func write<T: EmbeddedInspectable>(_ value: T, into nested: RecordBuilder) throws {
