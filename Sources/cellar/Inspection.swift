@@ -92,7 +92,18 @@ func verify(_ directory: String, options: StorageOptions) throws {
         bar.update(entries, of: total)
     }
     bar.finish()
-    let objects = try RecordCheck.verify(engine)
+    let objectBar = ProgressBar("checking objects")
+    let indexBar = ProgressBar("checking indexes and relations")
+    let objects = try RecordCheck.verify(engine) { phase, done, total in
+        switch phase {
+        case .objects: objectBar.update(done, of: total)
+        case .indexes:
+            if done == 0 { objectBar.finish() }
+            indexBar.update(done, of: total)
+        }
+    }
+    objectBar.finish()
+    indexBar.finish()
     print("ok: \(entries) entries, \(bytes) bytes of keys and values, every record verified; \(objects.objects) objects of \(objects.entities) entities decode against the stored model; \(objects.indexEntries) index entries and \(objects.relationLinks) relation links match them")
 }
 

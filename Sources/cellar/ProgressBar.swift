@@ -48,6 +48,7 @@ final class ProgressBar: @unchecked Sendable {
     func finish() {
         guard enabled, drawn else { return }
         fputs(terminal ? "\r\u{1B}[K" : "", stderr)
+        drawn = false
     }
 
     private static func pad(_ text: String, _ width: Int) -> String {

@@ -16,13 +16,27 @@ package enum RecordCheck {
         public var relationLinks = 0
     }
 
+    /// What `verify` is checking, for its progress reports.
+    public enum Phase: Sendable {
+        /// Each object's record against the model; counted in objects.
+        case objects
+        /// Each index and relation against the records; counted in indexes and relations.
+        case indexes
+    }
+
     /// Throws `CellarError.fileCorrupt` naming the entity and object of the first bad record.
-    /// A store without a Cellar model (only engine trees) gives an empty summary.
-    public static func verify(_ engine: StorageEngine) throws -> Summary {
+    /// A store without a Cellar model (only engine trees) gives an empty summary. `progress` is
+    /// called now and then with the phase, what is done of it and its size.
+    public static func verify(_ engine: StorageEngine,
+                              progress: ((_ phase: Phase, _ done: Int, _ total: Int) -> Void)? = nil) throws -> Summary {
         try translatingErrors {
             try engine.read { txn in
                 var summary = Summary()
                 guard let model = try StorageLayout.storedModel(in: txn) else { return summary }
+                var total = 0
+                for entity in model.entities where !entity.isEmbedded {
+                    if let tree = try txn.tree(StorageLayout.entityTree(entity.id.id)) { total += try txn.count(tree) }
+                }
                 for entity in model.entities where !entity.isEmbedded {
                     summary.entities += 1
                     guard let tree = try txn.tree(StorageLayout.entityTree(entity.id.id)) else { continue }
@@ -35,18 +49,29 @@ package enum RecordCheck {
                             throw CellarError.fileCorrupt("\(entity.name) object \(id): \(reason)")
                         }
                         summary.objects += 1
+                        if summary.objects % 4096 == 0 { progress?(.objects, summary.objects, total) }
                         return true
                     }
                 }
+                progress?(.objects, summary.objects, total)
                 let markers = try Store.indexMarkers(in: txn)
                 let schemas = Store.schemas(of: model)
+                let checks = schemas.reduce(0) { count, schema in
+                    count + schema.indexed.filter { markers[$0.index!.id] != nil }.count + schema.relations.count
+                }
+                var checked = 0
+                progress?(.indexes, 0, checks)
                 for schema in schemas {
                     for property in schema.indexed where markers[property.index!.id] != nil {
                         let owners = schema.isEmbedded ? schemas.filter { $0.embeddedIndexes?.contains(property.index!) ?? false } : [schema]
                         summary.indexEntries += try verifyIndex(property, of: owners, embedded: schema.isEmbedded, in: txn)
+                        checked += 1
+                        progress?(.indexes, checked, checks)
                     }
                     for relation in schema.relations {
                         summary.relationLinks += try verifyRelation(relation, of: schema, in: txn)
+                        checked += 1
+                        progress?(.indexes, checked, checks)
                     }
                 }
                 return summary
