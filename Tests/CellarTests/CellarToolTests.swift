@@ -15,10 +15,12 @@ import Testing
     }
 
     /// Runs the tool with `arguments`; returns its exit status and what it printed.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
+    static func run(_ arguments: [String], environment: [String: String] = [:],
+                    in directory: String? = nil) throws -> (status: Int32, out: String, err: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: toolPath)
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
@@ -33,8 +35,10 @@ import Testing
     }
 
     /// A closed store of the query test model: 3 authors and 40 items.
-    static func makeStore(_ dir: TestDirectory) throws -> Cellar.Model {
-        let store = try Store(directoryPath: dir.path, model: queryModel(), options: StoreOptions(durability: .none))
+    static func makeStore(_ dir: TestDirectory) throws -> Cellar.Model { try makeStore(at: dir.path) }
+
+    static func makeStore(at path: String) throws -> Cellar.Model {
+        let store = try Store(directoryPath: path, model: queryModel(), options: StoreOptions(durability: .none))
         let authors = try store.box(for: QAuthor.self).put((0..<3).map { QAuthor("a\($0)", email: "\($0)@x") }).map(\.value)
         var rng = SplitMix64(seed: 5)
         let items = (0..<40).map { _ -> QItem in
@@ -145,6 +149,9 @@ import Testing
         _ = try Self.makeStore(dir)
         let verify = try Self.run(["verify", dir.path], environment: ["CELLAR_PROGRESS": "always"])
         #expect(verify.status == 0 && verify.err.contains("verifying 100% [####################]") && verify.err.contains("/s"), "\(verify)")
+        // Then the objects against the model (40 items, 3 authors), the indexes and relations.
+        #expect(verify.err.contains("checking objects 100% [####################] 43 of 43"), "\(verify)")
+        #expect(verify.err.contains("checking indexes and relations 100% [####################]"), "\(verify)")
         let compact = try Self.run(["compact", dir.path], environment: ["CELLAR_PROGRESS": "always"])
         #expect(compact.status == 0 && compact.err.contains("compacting 100% [####################]") && compact.err.contains(" left"),
                 "\(compact)")
@@ -182,6 +189,36 @@ import Testing
         #expect(try Self.run(["compact", dir.path, "--remove-encryption"], environment: ["CELLAR_KEY": newKey]).status == 0)
         let plain = try Self.run(["info", dir.path, "--json"])
         #expect(plain.status == 0 && plain.out.contains("\"encrypted\" : false"), "\(plain)")
+    }
+
+    @Test("cellar export and cellar import: a store through a file or a pipe, into an encrypted one, relative paths; bad lines by number")
+    func exportAndImport() throws {
+        let dir = TestDirectory("tool-export")
+        defer { dir.remove() }
+        _ = try Self.makeStore(at: dir.sub("source"))
+        let key = (0..<32).map { String(format: "%02x", $0 * 7 % 256) }.joined()
+        // Relative paths, from the directory the tool runs in.
+        let exported = try Self.run(["export", "source", "--to", "all.jsonl"], environment: ["CELLAR_PROGRESS": "always"], in: dir.path)
+        #expect(exported.status == 0 && exported.err.contains("exported 43 objects") && exported.err.contains("exporting 100%"), "\(exported)")
+        let imported = try Self.run(["import", "copy", "--from", "all.jsonl", "--batch-size", "7"], environment: ["CELLAR_KEY": key], in: dir.path)
+        #expect(imported.status == 0 && imported.err.contains("imported 43 objects from 45 lines in 7 transactions"), "\(imported)")
+        let original = try Self.run(["dump", dir.sub("source"), "--format", "jsonl"])
+        let copy = try Self.run(["dump", dir.sub("copy"), "--format", "jsonl"], environment: ["CELLAR_KEY": key])
+        #expect(original.status == 0 && copy.status == 0 && copy.out == original.out && original.out.count > 1_000)
+        #expect(try Self.run(["info", dir.sub("copy")]).status == 1)  // encrypted: no key, no look
+        #expect(try Self.run(["verify", dir.sub("copy")], environment: ["CELLAR_KEY": key]).status == 0)
+
+        // Standard output, one entity; a line broken in the second batch.
+        let piped = try Self.run(["export", dir.sub("source"), "--entity", "QAuthor", "--to", "-"])
+        var lines = piped.out.split(separator: "\n").map(String.init)
+        #expect(piped.status == 0 && lines.count == 5 && lines[0].contains("\"format\":\"cellar-export\""), "\(piped)")
+        lines[3] = lines[3].replacingOccurrences(of: "\"name\":", with: "\"name\":17,\"x\":")
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: dir.sub("broken.jsonl")))
+        let broken = try Self.run(["import", dir.sub("broken"), "--from", dir.sub("broken.jsonl"), "--batch-size", "2"])
+        #expect(broken.status == 1 && broken.err.contains("line 4: QAuthor.name: expected a string, found 17"), "\(broken)")
+        let kept = try Self.run(["dump", dir.sub("broken"), "--format", "jsonl"])
+        #expect(kept.out.split(separator: "\n").count == 2, "the first batch of 2 stays: \(kept)")
+        #expect(try Self.run(["import", dir.sub("x"), "--from", "all.jsonl", "--batch-size", "0"]).status == 64)
     }
 
     static func hexBytes(_ text: String) -> [UInt8] {
