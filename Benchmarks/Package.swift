@@ -14,6 +14,8 @@
 //   swift run -c release --package-path Benchmarks live-bench --n 100000 --commits 10000 --runs 3
 //   swift run -c release --package-path Benchmarks commit-bench --n 4000 --runs 3
 //   swift run -c release --package-path Benchmarks bulk-bench --n 10000000
+//   swift build -c release --package-path Benchmarks --product cellar  (the tool export-bench runs)
+//   swift run -c release --package-path Benchmarks export-bench --n 1000000
 //   swift package --package-path Benchmarks benchmark --target EngineMicro
 //   swift package --package-path Benchmarks benchmark --target ObjectMicro
 import PackageDescription
@@ -207,6 +209,17 @@ let package = Package(
         // the rate and the peak memory the transaction adds.
         .executableTarget(
             name: "bulk-bench",
+            dependencies: [
+                "BenchSupport",
+                "BenchNote",
+                .product(name: "Cellar", package: root),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // `cellar export` and `cellar import` of N notes, run as child processes: objects per
+        // second and their peak memory.
+        .executableTarget(
+            name: "export-bench",
             dependencies: [
                 "BenchSupport",
                 "BenchNote",
