@@ -19,6 +19,7 @@ func info(_ directory: String, json: Bool, options: StorageOptions) throws {
     if json {
         let object: [String: Any] = [
             "store": "\(engine.uuid)",
+            "formatVersion": StorageEngine.formatVersion,
             "lastCommit": engine.lastTransactionId,
             "fileBytes": size,
             "liveBytes": engine.liveBytes,
@@ -26,7 +27,7 @@ func info(_ directory: String, json: Bool, options: StorageOptions) throws {
             "hasModel": summary.model != nil,
             "encrypted": engine.isEncrypted,
             "entities": summary.entities.map { entity -> [String: Any] in
-                ["name": entity.name, "id": entity.id, "objects": entity.objects, "properties": entity.properties,
+                ["name": entity.name, "id": entity.id, "objects": entity.objects, "bytes": entity.bytes, "properties": entity.properties,
                  "relations": entity.relations, "embedded": entity.embedded,
                  "indexes": entity.indexes.map { ["property": $0.property, "kind": $0.kind, "unique": $0.unique, "built": $0.built] }]
             },
@@ -38,13 +39,14 @@ func info(_ directory: String, json: Bool, options: StorageOptions) throws {
         return
     }
     print("store      \(engine.uuid)")
+    print("format     version \(StorageEngine.formatVersion)")
     print("commit     \(engine.lastTransactionId)")
     print("file       \(size) bytes, \(engine.liveBytes) live (\(String(format: "%.1f", garbage * 100)) % garbage)")
     print("encryption \(engine.isEncrypted ? "AES-256-GCM" : "none")")
     if summary.model == nil { print("model      none (a store of the storage engine alone)") }
     for entity in summary.entities {
         var line = "entity     \(entity.name) (\(entity.id)): "
-        line += entity.embedded ? "embedded type" : "\(entity.objects) objects"
+        line += entity.embedded ? "embedded type" : "\(entity.objects) objects, \(entity.bytes) bytes"
         line += ", \(entity.properties) properties"
         if entity.relations > 0 { line += ", \(entity.relations) relations" }
         if !entity.indexes.isEmpty {

@@ -79,6 +79,11 @@ import Testing
         let byName = Dictionary(uniqueKeysWithValues: entities.map { ($0["name"] as! String, $0) })
         #expect(byName["QItem"]?["objects"] as? Int == 40)
         #expect(byName["QAuthor"]?["objects"] as? Int == 3)
+        #expect(info["formatVersion"] as? Int == 1)
+        // Bytes of keys and records: each author's key (8 bytes) and a record holding its name and email.
+        let authorBytes = try #require(byName["QAuthor"]?["bytes"] as? Int)
+        #expect(authorBytes > 3 * (8 + 6) && authorBytes < 3 * 200, "\(authorBytes)")
+        #expect((byName["QItem"]?["bytes"] as? Int ?? 0) > authorBytes)
         let indexes = try #require(byName["QItem"]?["indexes"] as? [[String: Any]])
         let kinds = Dictionary(uniqueKeysWithValues: indexes.map { ($0["property"] as! String, $0["kind"] as! String) })
         #expect(kinds["title"] == "value" && kinds["score"] == "value")
@@ -89,7 +94,8 @@ import Testing
 
         let text = try Self.run(["info", dir.path])
         #expect(text.status == 0)
-        #expect(text.out.contains("QItem (") && text.out.contains("40 objects"), "\(text.out)")
+        #expect(text.out.contains("QItem (") && text.out.contains("40 objects, "), "\(text.out)")
+        #expect(text.out.contains("format     version 1"), "\(text.out)")
         #expect(text.out.contains("% garbage"))
     }
 

@@ -12,6 +12,8 @@ package struct StoreSummary: Sendable {
         package var id: String
         /// Objects stored (0 for an embedded type, which has none of its own).
         package var objects: Int
+        /// Bytes of the objects' keys and records (decompressed), as a scan of them reads them.
+        package var bytes: Int = 0
         package var properties: Int
         /// Standalone (many-to-many) relations.
         package var relations: Int
@@ -51,14 +53,19 @@ package struct StoreSummary: Sendable {
                 let schemas = Dictionary(uniqueKeysWithValues: Store.schemas(of: model).map { ($0.id.id, $0) })
                 for entity in model.entities {
                     var objects = 0
+                    var bytes = 0
                     if !entity.isEmbedded, let tree = try txn.tree(StorageLayout.entityTree(entity.id.id)) {
                         objects = try txn.count(tree)
+                        try txn.cursor(tree).scan { key, value in
+                            bytes += key.count + value.count
+                            return true
+                        }
                     }
                     let indexes = (schemas[entity.id.id]?.indexed ?? []).compactMap { property -> Index? in
                         guard let index = property.index else { return nil }
                         return Index(property: property.name, kind: "\(index.kind)", unique: index.unique, built: markers[index.id] != nil)
                     }
-                    summary.entities.append(Entity(name: entity.name, id: "\(entity.id.id):\(entity.id.uid)", objects: objects,
+                    summary.entities.append(Entity(name: entity.name, id: "\(entity.id.id):\(entity.id.uid)", objects: objects, bytes: bytes,
                                                    properties: entity.properties.count, relations: entity.relations.count,
                                                    embedded: entity.isEmbedded, indexes: indexes))
                 }

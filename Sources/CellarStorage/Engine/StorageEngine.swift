@@ -33,6 +33,9 @@ public final class StorageEngine: @unchecked Sendable {
     // atomic.
     /// The name of the data file inside the store's directory: `data.cellar`.
     public static let dataFileName = "data.cellar"
+    /// The version of the file format this engine writes and reads (it opens no other, so every
+    /// store it opens has this one).
+    public static let formatVersion: UInt32 = FileHeader.formatVersion
     /// The name of the lock file inside the store's directory, on which a writer holds an exclusive
     /// lock while the store is open.
     public static let lockFileName = "lock"
