@@ -38,7 +38,8 @@ package enum ObjectImport {
             throw CellarError.illegalArgument("\(path) is empty: an export file starts with its header line")
         }
         let header = try annotated(line: 1) { try Header(first) }
-        let storeModel = try Store.storedModel(at: directory, options: options)
+        // An in-memory store is new and empty each time it is opened.
+        let storeModel = directory.hasPrefix(Store.inMemoryPrefix) ? nil : try Store.storedModel(at: directory, options: options)
         let store = try Store(directoryPath: directory, model: storeModel ?? header.model, options: options)
         defer { store.close() }
         var importer = try Importer(store: store, header: header)
