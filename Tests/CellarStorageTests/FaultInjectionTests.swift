@@ -145,6 +145,40 @@ struct FaultInjectionTests {
         #expect(n > 4, "each large frame should take several writes")
     }
 
+    @Test("sync() in .none durability: it throws when any sync failed, its own included, and returns only when none did")
+    func explicitSyncReportsFailures() throws {
+        var failedInSync = 0
+        let n = try Self.forEveryN("explicit-sync") { n, directory, path, box in
+            var committed = 0
+            do {
+                let engine = try Self.open(directory, { [n] in try box.make(path: path, fault: .failSync(number: n, errno: EIO)) },
+                                           durability: .none)
+                defer { engine.close() }
+                for k in 1...5 {
+                    try engine.write { txn in try txn.put(txn.tree("t", create: true)!, key: [UInt8(k)], value: [UInt8(k)]) }
+                    committed += 1
+                }
+                let syncsBefore = box.file?.counts.syncs ?? 0
+                do {
+                    try engine.sync()
+                    // Returned: no sync failed, before it or in it.
+                    #expect((box.file?.counts.syncs ?? 0) < n, "N=\(n): sync() returned though sync \(n) failed")
+                } catch StorageError.commitsRefused {
+                    #expect((box.file?.counts.syncs ?? 0) >= n, "N=\(n): sync() threw with no failed sync")
+                    if syncsBefore < n { failedInSync += 1 }
+                    #expect(throws: StorageError.self) { try engine.write { txn in try txn.put(txn.tree("t")!, key: [9], value: [9]) } }
+                }
+            } catch StorageError.io {
+                // The failed sync was the open's (its header, its epoch): nothing committed.
+                #expect(committed == 0, "N=\(n)")
+            } catch StorageError.commitsRefused {
+                // A sync of a commit's own (every few commits a superblock is recorded) failed.
+            }
+            return (box.file?.counts.syncs ?? 0) >= n
+        }
+        #expect(n > 2 && failedInSync == 1, "N ran to \(n); sync() itself failed \(failedInSync) times")
+    }
+
     @Test("the Nth sync fails: the store refuses further commits, and a reopen has everything acknowledged")
     func failingSyncs() throws {
         let n = try Self.forEveryN("failsync") { n, directory, path, box in

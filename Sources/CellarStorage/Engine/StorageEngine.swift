@@ -299,6 +299,25 @@ public final class StorageEngine: @unchecked Sendable {
     /// Bytes of records reachable from the newest commit; the rest of the file is garbage.
     public var liveBytes: UInt64 { current.load(ordering: .acquiring).liveBytes }
 
+    /// Makes every commit so far durable, as `.full` durability does at each commit: in `.none`
+    /// durability, once after a series of commits (an import, say) that must survive power loss
+    /// before the caller goes on. Waits for a running write transaction. Throws `commitsRefused`
+    /// when this sync fails (or one failed before): what is on disk is then unknown, and the store
+    /// takes no more commits. Nothing to do for a read-only or in-memory engine.
+    public func sync() throws {
+        guard !options.readOnly, !options.inMemory else { return }
+        guard !closedFlag.load(ordering: .relaxed) else { throw StorageError.closed }
+        acquireSettledWriter()
+        defer { writer.signal() }
+        try log.checkAccepting()
+        do {
+            try log.file.sync()
+        } catch {
+            log.refuse("a sync of the data file failed: \(error)")
+            try log.checkAccepting()
+        }
+    }
+
     /// Closes the store: waits for the write transaction to end, syncs and records a superblock
     /// (so the next open is quick), releases the lock. Open read transactions keep working on their
     /// snapshots. Idempotent.
