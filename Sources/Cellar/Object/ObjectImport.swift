@@ -14,6 +14,9 @@ import Foundation
 ///   the batches before it stay.
 /// - **The end.** The file's last line counts its objects; a file cut short (no such line)
 ///   throws, and its last batch is not written.
+/// - **Durability.** Batches commit without syncing (`.none`); the import syncs once when the
+///   end line was read, and reports success only after that sync. A crash or power loss before it
+///   may lose batches (the store stays sound); import again into a new directory.
 /// - **Ids.** Each entity's next id is set as the file says, so ids handed out after the import
 ///   are above every id the exported store had handed out.
 package enum ObjectImport {
@@ -40,7 +43,11 @@ package enum ObjectImport {
         let header = try annotated(line: 1) { try Header(first) }
         // An in-memory store is new and empty each time it is opened.
         let storeModel = directory.hasPrefix(Store.inMemoryPrefix) ? nil : try Store.storedModel(at: directory, options: options)
-        let store = try Store(directoryPath: directory, model: storeModel ?? header.model, options: options)
+        // Batches are committed without a sync each; one sync at the end makes them all durable
+        // before the import reports success (a crash before it loses batches, not the store).
+        var batchOptions = options
+        batchOptions.durability = .none
+        let store = try Store(directoryPath: directory, model: storeModel ?? header.model, options: batchOptions)
         defer { store.close() }
         var importer = try Importer(store: store, header: header)
         var batches = 0
@@ -71,6 +78,7 @@ package enum ObjectImport {
                 throw CellarError.illegalArgument("line \(input.lineNumber): a line after the end line (the file's objects were imported)")
             }
         }
+        try translatingErrors { try store.engine.sync() }
         return Report(objects: importer.objects, lines: input.lineNumber, batches: batches)
     }
 
