@@ -406,8 +406,8 @@ enum DefaultValues {
             return true
         }
         guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
-              (1...12).contains(month), (1...daysIn(month, year)).contains(day) else { return nil }
-        let days = daysFromCivil(year, month, day)
+              (1...12).contains(month), (1...ISO8601Units.daysIn(month: month, year: year)).contains(day) else { return nil }
+        let days = Int(ISO8601Units.daysFromCivil(year: Int64(year), month: Int64(month), day: Int64(day)))
         if index == chars.count { return Double(days * 86_400) }
         guard expect("T"), let hour = number(2), expect(":"), let minute = number(2), expect(":"), let second = number(2),
               hour < 24, minute < 60, second < 60 else { return nil }
@@ -442,24 +442,6 @@ enum DefaultValues {
         for _ in fraction { scale *= 10 }
         let digits = String(scale - Int(fraction)!)
         return String(repeating: "0", count: fraction.count - digits.count) + digits
-    }
-
-    private static func daysIn(_ month: Int, _ year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar.
-    private static func daysFromCivil(_ year: Int, _ month: Int, _ day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }
 

@@ -338,6 +338,8 @@ import Testing
         #expect(ISO8601Units.parse("2024-05-01T12:00:00.1234Z", perSecond: 1_000) == nil)  // finer than the unit
         #expect(ISO8601Units.parse("2024-05-01T12:00:00+02:00", perSecond: 1_000) == nil)
         #expect(ISO8601Units.parse("2024-13-01T12:00:00Z", perSecond: 1_000) == nil)
+        #expect(ISO8601Units.parse("2023-02-29T12:00:00Z", perSecond: 1_000) == nil)
+        #expect(ISO8601Units.parse("2024-02-29T12:00:00Z", perSecond: 1_000) == 1_709_208_000_000)
     }
 
     @Test func flexValuesKeepTheirTypes() throws {

@@ -289,9 +289,10 @@ package enum ISO8601Units {
             fraction = value
             for _ in digits.count..<allowed { fraction *= 10 }
         }
-        guard skip("Z"), rest.isEmpty, (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
-        else { return nil }
         let year = negative ? -yearDigits : yearDigits
+        guard skip("Z"), rest.isEmpty, (1...12).contains(month), day >= 1, day <= daysIn(month: Int(month), year: Int(year)),
+              hour < 24, minute < 60, second < 60
+        else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: perSecond)
@@ -299,9 +300,18 @@ package enum ISO8601Units {
         return overflow || overflow2 ? nil : units
     }
 
+    /// The days of `month` (1...12) in `year` of the proleptic Gregorian calendar.
+    package static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
     /// Days since 1970-01-01 of a date in the proleptic Gregorian calendar (Howard Hinnant's
     /// days_from_civil).
-    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+    package static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400
