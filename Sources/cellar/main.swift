@@ -17,7 +17,7 @@ struct CellarTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cellar",
         abstract: "Look into Cellar stores: what they hold, their model, their integrity; compact them.",
-        subcommands: [Demo.self, Info.self, ModelCommand.self, Dump.self, Verify.self, Compact.self])
+        subcommands: [Demo.self, Info.self, ModelCommand.self, Dump.self, Verify.self, Compact.self, Browse.self])
 }
 
 struct Demo: ParsableCommand {
