@@ -6,7 +6,7 @@ import Foundation
 /// as target ids, and the store's health. Objects are decoded with the model stored in the store,
 /// as `cellar dump` decodes them: no generated code is needed.
 ///
-/// The store is opened read-only (``StorageOptions/readOnly``): another process may write it at
+/// The store is opened read-only (`StorageOptions.readOnly`): another process may write it at
 /// the same time; every call starts a read transaction on the writer's newest commit, so a tool
 /// sees new commits on its next call, and the writer is not disturbed. The model is read again in
 /// each call, so entities a writer adds appear too.
