@@ -168,23 +168,22 @@ public struct Browser: Sendable {
     }
 
     func objectsPage(_ name: String, _ query: String?) throws -> Page {
-        guard let entity = try inspector.entity(named: name) else {
-            throw Failure(status: .notFound, message: "The stored model has no entity named \"\(name)\".")
-        }
         let table = try Self.tableQuery(query)
-        let form = Self.filterForm(entity.name, table)
+        let form = Self.filterForm(name, table)
         let request = StoreInspector.PageRequest(
             filter: table.filter, sort: table.sort == "id" ? .id : .property(table.sort), descending: table.descending,
             limit: table.size, offset: (table.page - 1) * table.size, after: table.after)
-        let page: StoreInspector.ObjectPage
+        let read: StoreInspector.ObjectPage?
         do {
-            guard let read = try inspector.page(of: entity.name, request) else {
-                throw Failure(status: .notFound, message: "The stored model has no entity named \"\(name)\".")
-            }
-            page = read
+            read = try inspector.page(of: name, request)
         } catch let error as CellarError where error.code == .illegalArgument {
-            throw Failure(status: .badRequest, message: error.message, before: "<h2>\(HTML.escape(entity.name))</h2>\n" + form)
+            throw Failure(status: .badRequest, message: error.message, before: "<h2>\(HTML.escape(name))</h2>\n" + form)
         }
+        guard let page = read else {
+            throw Failure(status: .notFound, message: "The stored model has no entity named \"\(name)\".")
+        }
+        // The entity with its count at the commit the page was read on.
+        let entity = page.entity
         var body = form
         let first = request.offset + 1, last = request.offset + page.objects.count
         var counts = page.objects.isEmpty ? "No objects" : "Objects \(first)–\(last)"
