@@ -4,11 +4,19 @@
 #   package compares against LMDB, and crud against SQLite through GRDB, which links the system
 #   SQLite; wamerican's word list is what scripts/make-word-list.sh derives the committed test
 #   word list from, and the text the full-text benchmarks index).
+#   chromium (with --browser: the data browser's tests, Tools/CellarBrowse, drive headless
+#   Chromium; on macOS they skip without it).
 # Debian/Ubuntu through apt-get (as root, or with sudo); macOS through Homebrew.
 set -euo pipefail
 
 want=(libzstd-dev)
-if [[ "${1:-}" == "--bench" ]]; then want+=(liblmdb-dev libsqlite3-dev wamerican); fi
+for option in "$@"; do
+    case "$option" in
+        --bench) want+=(liblmdb-dev libsqlite3-dev wamerican) ;;
+        --browser) want+=(chromium) ;;
+        *) echo "ensure-deps.sh: unknown option $option (--bench, --browser)" >&2; exit 64 ;;
+    esac
+done
 
 if [[ "$(uname -s)" == "Darwin" ]]; then
     brew list zstd >/dev/null 2>&1 || brew install zstd

@@ -13,6 +13,8 @@
 //   cellar import <directory> --from FILE [--batch-size N]
 //                               the objects of an export into a store without them
 //   cellar verify <directory>   read every record of every tree, checking every checksum
+//   cellar browse <directory> [--port N]
+//                               a local, read-only web UI (runs cellar-browse, its own package)
 //   cellar compact <directory> [none|zstd|dictionary]
 //                               rewrite a closed store without its garbage (offline)
 import ArgumentParser
@@ -21,7 +23,7 @@ struct CellarTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cellar",
         abstract: "Look into Cellar stores: what they hold, their model, their integrity; compact them.",
-        subcommands: [Demo.self, Info.self, ModelCommand.self, Dump.self, Export.self, Import.self, Verify.self, Compact.self])
+        subcommands: [Demo.self, Info.self, ModelCommand.self, Dump.self, Export.self, Import.self, Verify.self, Compact.self, Browse.self])
 }
 
 struct Demo: ParsableCommand {
