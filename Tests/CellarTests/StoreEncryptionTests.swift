@@ -1,4 +1,4 @@
-@_spi(CellarGenerated) @_spi(Testing) import Cellar
+@_spi(CellarGenerated) @_spi(Testing) @_spi(Tools) import Cellar
 import CellarStorage
 import CellarTestSupport
 import Foundation
@@ -22,6 +22,29 @@ import Testing
     /// The error opening the store in `dir` with `key` throws.
     static func openError(_ dir: TestDirectory, _ key: EncryptionKey?) -> CellarError? {
         #expect(throws: CellarError.self) { try Store(directoryPath: dir.path, model: queryModel(), options: Self.options(key)) }
+    }
+
+    @Test func keysFromHexadecimalAndFromTheToolsEnvironment() throws {
+        let hex = "00112233445566778899AABBCCDDEEFF00112233445566778899aabbccddeeff"
+        let dir = TestDirectory("store-hex-key")
+        defer { dir.remove() }
+        // The hexadecimal key is the key of those bytes: a store made with one opens with the other.
+        let bytes: [UInt8] = [0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF]
+        try Store(directoryPath: dir.path, model: cellarModel(), options: Self.options(EncryptionKey(bytes: bytes + bytes))).close()
+        try Store(directoryPath: dir.path, model: cellarModel(), options: Self.options(EncryptionKey(hexadecimal: hex))).close()
+        for bad in ["", String(hex.dropLast()), hex + "0", String(hex.dropLast()) + "g", " " + String(hex.dropFirst())] {
+            #expect(throws: StorageError.self, "\(bad)") { try EncryptionKey(hexadecimal: bad) }
+        }
+        // The tools' variables: the hexadecimal one first, then the passphrase; errors name the variable.
+        #expect(try ToolKeys.key(environment: [:]) == nil)
+        let first = try ToolKeys.key(environment: ["CELLAR_KEY": hex, "CELLAR_PASSPHRASE": "x"])
+        try Store(directoryPath: dir.path, model: cellarModel(), options: Self.options(first)).close()  // the hexadecimal key opens it
+        #expect(try ToolKeys.key(environment: ["CELLAR_PASSPHRASE": "x"]) != nil)
+        #expect { try ToolKeys.key(environment: ["CELLAR_KEY": "12ab"]) } throws: {
+            ($0 as? CellarError)?.message == "CELLAR_KEY must hold 64 hexadecimal digits (a 256-bit key)"
+        }
+        #expect { try ToolKeys.key(hexVariable: "NEW", environment: ["NEW": "12ab"]) } throws: { ($0 as? CellarError)?.message.hasPrefix("NEW ") == true }
+        #expect(throws: CellarError.self) { try ToolKeys.key(environment: ["CELLAR_PASSPHRASE": ""]) }
     }
 
     @Test func objectsRelationsAndQueriesInAnEncryptedStore() throws {

@@ -31,6 +31,31 @@ public struct EncryptionKey: Sendable, CustomStringConvertible {
         material = .bytes(bytes)
     }
 
+    /// A key of 32 bytes written as 64 hexadecimal digits (either case), as keys are kept in
+    /// configuration or environment variables. Throws `illegalArgument` for anything else.
+    public init(hexadecimal text: String) throws {
+        let digits = Array(text.utf8)
+        func value(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        if digits.count == 64 {
+            for i in stride(from: 0, to: 64, by: 2) {
+                guard let high = value(digits[i]), let low = value(digits[i + 1]) else { break }
+                bytes.append(high << 4 | low)
+            }
+        }
+        guard bytes.count == 32 else {
+            throw StorageError.illegalArgument("an encryption key in hexadecimal is 64 hexadecimal digits (256 bits)")
+        }
+        try self.init(bytes: bytes)
+    }
+
     /// A key made from a passphrase: scrypt (N = 2^15, r = 8, p = 1: 32 MiB and about a tenth of a
     /// second, once per open) with a random salt kept in the store's header. An empty passphrase
     /// is refused when the store is opened.
