@@ -13,19 +13,7 @@ import Testing
             try FileManager.default.createDirectory(atPath: directory + "/tool", withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: CellarToolTests.toolPath, toPath: tool)
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = ["browse"] + arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.environment = ["PATH": path, "HOME": directory]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        return try CellarToolTests.run(["browse"] + arguments, onlyEnvironment: ["PATH": path, "HOME": directory], in: directory, tool: tool)
     }
 
     @Test func withoutTheBrowserItSaysHowToBuildIt() throws {

@@ -15,13 +15,17 @@ import Testing
     }
 
     /// Runs the tool with `arguments`; returns its exit status and what it printed.
-    static func run(_ arguments: [String], environment: [String: String] = [:],
-                    in directory: String? = nil) throws -> (status: Int32, out: String, err: String) {
+    /// `environment` adds to this process's variables; `onlyEnvironment`, when given, is the
+    /// whole environment instead. `tool` is the binary to run (the built tool by default).
+    static func run(_ arguments: [String], environment: [String: String] = [:], onlyEnvironment: [String: String]? = nil,
+                    in directory: String? = nil, tool: String = toolPath) throws -> (status: Int32, out: String, err: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: toolPath)
+        process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        if !environment.isEmpty {
+        if let onlyEnvironment {
+            process.environment = onlyEnvironment
+        } else if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         let out = Pipe(), err = Pipe()
