@@ -142,6 +142,9 @@ public struct Box<E: EntityInspectable>: Sendable {
                indexesUnchanged: Bool = false) throws {
         let (schema, context, record) = (target.schema, target.context, target.record)
         context.changeLog?.note(schema, id)
+        if let history = context.history {
+            try history.notePut(schema, id: id, isNew: isNew, record: record.finished, context: context)
+        }
         if schema.hasIndexes && !indexesUnchanged {
             try context.putIndexed(schema, id: id, record: record.finished, tree: target.tree, isNew: isNew, uniqueChecked: uniqueChecked)
         } else {

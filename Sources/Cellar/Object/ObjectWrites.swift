@@ -250,6 +250,7 @@ extension TransactionContext {
         }
         let removed = try StorageLayout.withObjectKey(id) { try write.delete(tree, key: $0) }
         guard removed else { return false }
+        history?.noteRemove(schema, id: id)
         if schema.hasRelations { try removeRelations(of: schema, id: id) }
         try withSequence(schema) { $0.noteRemoved(id) }
         return true
