@@ -351,7 +351,7 @@ private struct Boom: Error {}
         let ids = try notes.put((0..<count).map { Note(title: "\($0)") })
         #expect(try notes.removeAll() == count)
         let entries = try store.history(since: 0)
-        #expect(entries.count == 2)
+        try #require(entries.count == 2)
         #expect(entries[0].changes.map(\.id) == ids.map(\.value))
         #expect(entries[0].changes.allSatisfy { $0.operation == .put && $0.changedPropertyIds == [2, 3] })
         #expect(entries[1].changes.map(\.id) == ids.map(\.value))
@@ -382,5 +382,14 @@ private struct Boom: Error {}
         #expect(unlinked.changes.contains(HistoryChange(entityUid: itemUid, entityName: "QItem", id: item.id, operation: .put,
                                                         changedRelationIds: [relation])))
         #expect(unlinked.changes.contains { $0.id == tags[0].id && $0.operation == .remove })
+        // Removing a linked item is a removal: the links it takes with it add nothing.
+        let relinked = try #require(try store.box(for: QItem.self).get(item.id))
+        relinked.tags.append(tags[1])
+        try store.box(for: QItem.self).put(relinked)
+        let beforeRemoval = try store.lastHistorySequence()
+        try store.box(for: QItem.self).remove(item.id)
+        #expect(try store.history(since: beforeRemoval).map(\.changes) == [[
+            HistoryChange(entityUid: itemUid, entityName: "QItem", id: item.id, operation: .remove),
+        ]])
     }
 }
