@@ -101,6 +101,41 @@ private struct Boom: Error {}
         }
     }
 
+    /// Fields written out of slot order are compared by their own extents (the sorting path).
+    @Test func changedPropertiesOfRecordsWrittenInAnyOrder() throws {
+        let schema = try #require(Store.schemas(of: standardModel).first { $0.name == "Note" })
+        func record(_ title: String, _ text: String?, reversed: Bool) -> [UInt8] {
+            let builder = RecordBuilder()
+            builder.begin(slotCount: 3)
+            if reversed {
+                builder.add(text, slot: 2)
+                builder.add(title, slot: 1)
+            } else {
+                builder.add(title, slot: 1)
+                builder.add(text, slot: 2)
+            }
+            return Array(builder.bytes)
+        }
+        for (oldReversed, newReversed) in [(false, false), (true, false), (false, true), (true, true)] {
+            func changed(_ a: (String, String?), _ b: (String, String?)) throws -> [UInt32] {
+                let old = record(a.0, a.1, reversed: oldReversed), new = record(b.0, b.1, reversed: newReversed)
+                var ids: [UInt32] = []
+                try old.withUnsafeBytes { old in
+                    try new.withUnsafeBytes { new in
+                        try HistoryRecorder.changedProperties(of: schema, old: RecordReader(old), new: RecordReader(new), into: &ids)
+                    }
+                }
+                return ids
+            }
+            #expect(try changed(("a", "t"), ("a", "t")) == [])
+            #expect(try changed(("a", "t"), ("b", "t")) == [2])
+            #expect(try changed(("a", "t"), ("a", "u")) == [3])
+            #expect(try changed(("a", "t"), ("a", nil)) == [3])
+            #expect(try changed(("a", nil), ("ab", "")) == [2, 3])
+            #expect(try changed(("ab", "t"), ("a", "bt")) == [2, 3])
+        }
+    }
+
     // MARK: Randomized against a model
 
     /// What the history must say of one object after a transaction.

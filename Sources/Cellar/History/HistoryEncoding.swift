@@ -40,34 +40,55 @@ enum HistoryEncoding {
     }
 
     static func encode(timestamp: HybridTimestamp, entities: [EntityChanges]) -> [UInt8] {
-        var out: [UInt8] = [version]
-        appendFixed(timestamp.rawValue, to: &out)
-        appendVarint(UInt64(entities.count), to: &out)
+        var writer = Writer(timestamp: timestamp, entityCount: entities.count)
         for entity in entities {
-            appendFixed(entity.entityUid, to: &out)
-            appendVarint(UInt64(entity.allProperties.count), to: &out)
-            for property in entity.allProperties { appendVarint(UInt64(property), to: &out) }
-            appendVarint(UInt64(entity.objects.count), to: &out)
-            var previous: Id = 0
+            writer.beginEntity(uid: entity.entityUid, allProperties: entity.allProperties, objectCount: entity.objects.count)
             for object in entity.objects {
-                appendVarint(object.id &- previous, to: &out)
-                previous = object.id
-                if object.remove {
-                    out.append(1)
-                    continue
-                }
-                if let properties = object.properties {
-                    out.append(0)
-                    appendVarint(UInt64(properties.count), to: &out)
-                    for property in properties { appendVarint(UInt64(property), to: &out) }
-                } else {
-                    out.append(2)
-                }
-                appendVarint(UInt64(object.relations.count), to: &out)
-                for relation in object.relations { appendVarint(UInt64(relation), to: &out) }
+                writer.object(id: object.id, remove: object.remove, properties: object.properties, relations: object.relations)
             }
         }
-        return out
+        return writer.bytes
+    }
+
+    /// Writes an entry: `beginEntity` for each entity (ascending UIDs), then `object` as many
+    /// times as it said (ascending ids).
+    struct Writer {
+        private(set) var bytes: [UInt8] = []
+        private var previous: Id = 0
+
+        init(timestamp: HybridTimestamp, entityCount: Int, capacity: Int = 64) {
+            bytes.reserveCapacity(capacity)
+            bytes.append(version)
+            appendFixed(timestamp.rawValue, to: &bytes)
+            appendVarint(UInt64(entityCount), to: &bytes)
+        }
+
+        mutating func beginEntity(uid: UInt64, allProperties: [UInt32], objectCount: Int) {
+            appendFixed(uid, to: &bytes)
+            appendVarint(UInt64(allProperties.count), to: &bytes)
+            for property in allProperties { appendVarint(UInt64(property), to: &bytes) }
+            appendVarint(UInt64(objectCount), to: &bytes)
+            previous = 0
+        }
+
+        /// `properties` nil: every property.
+        mutating func object(id: Id, remove: Bool, properties: [UInt32]?, relations: [UInt32]) {
+            appendVarint(id &- previous, to: &bytes)
+            previous = id
+            if remove {
+                bytes.append(1)
+                return
+            }
+            if let properties {
+                bytes.append(0)
+                appendVarint(UInt64(properties.count), to: &bytes)
+                for property in properties { appendVarint(UInt64(property), to: &bytes) }
+            } else {
+                bytes.append(2)
+            }
+            appendVarint(UInt64(relations.count), to: &bytes)
+            for relation in relations { appendVarint(UInt64(relation), to: &bytes) }
+        }
     }
 
     /// The entry stored as `bytes` under `sequence`; names come from `model` (by UID and ID).

@@ -39,28 +39,36 @@ final class HistoryRecorder {
 
     // MARK: Recording
 
+    /// Records that object `id` of `schema` is stored with every property: new, or not stored before.
+    @inline(__always)
+    func notePut(_ schema: EntitySchema, id: Id) {
+        events.append(Event(entity: schema.id.id, kind: .putAll, id: id, start: 0, count: 0))
+    }
+
+    /// Records that object `id` of `schema`, stored as `old`, is replaced by `new`: the properties
+    /// whose fields differ. A put that stores the same bytes changes nothing and is not recorded.
+    func noteReplace(_ schema: EntitySchema, id: Id, old: RecordReader, new: RecordReader) throws {
+        let start = ids.count
+        try Self.changedProperties(of: schema, old: old, new: new, into: &ids)
+        if ids.count > start {
+            events.append(Event(entity: schema.id.id, kind: .putListed, id: id, start: UInt32(start), count: UInt32(ids.count - start)))
+        }
+    }
+
     /// Records that `record` is about to be stored as object `id` (`isNew`: an id just handed out,
-    /// nothing stored under it). Called before it is written: a replaced object's old record is
-    /// still there to compare with.
+    /// nothing stored under it), looking up the old record when there may be one. Called before
+    /// it is written, by the paths that do not go through `putIndexed` (which records the put
+    /// itself, from the old record it looks up anyway).
     @usableFromInline
     func notePut(_ schema: EntitySchema, id: Id, isNew: Bool, record: UnsafeRawBufferPointer,
                  context: TransactionContext) throws {
-        if isNew {
-            events.append(Event(entity: schema.id.id, kind: .putAll, id: id, start: 0, count: 0))
-            return
-        }
-        let start = ids.count
+        if isNew { return notePut(schema, id: id) }
         let existed = try context.withRecord(schema, id) { old -> Bool in
             guard let old else { return false }
-            try Self.changedProperties(of: schema, old: RecordReader(old), new: RecordReader(record), into: &ids)
+            try noteReplace(schema, id: id, old: RecordReader(old), new: RecordReader(record))
             return true
         }
-        if !existed {
-            events.append(Event(entity: schema.id.id, kind: .putAll, id: id, start: 0, count: 0))
-        } else if ids.count > start {
-            // (A put that stores the same bytes changes nothing: it is not recorded.)
-            events.append(Event(entity: schema.id.id, kind: .putListed, id: id, start: UInt32(start), count: UInt32(ids.count - start)))
-        }
+        if !existed { notePut(schema, id: id) }
     }
 
     /// Records that object `id` of `schema` was removed.
@@ -117,77 +125,117 @@ final class HistoryRecorder {
 
     // MARK: Committing
 
-    /// Merges the events per object: what the transaction did to each, in entity UID and id order.
-    func merged(schemas: [UInt32: EntitySchema]) throws -> [HistoryEncoding.EntityChanges] {
-        var order = Array(events.indices)
-        order.sort { a, b in
-            let x = events[a], y = events[b]
-            if x.entity != y.entity { return x.entity < y.entity }
-            if x.id != y.id { return x.id < y.id }
-            return a < b
-        }
-        var result: [HistoryEncoding.EntityChanges] = []
-        var position = 0
-        while position < order.count {
-            let entity = events[order[position]].entity
-            guard let schema = schemas[entity] else {
-                throw CellarError.schema("the history names entity ID \(entity), which is not in the store's model")
-            }
-            var changes = HistoryEncoding.EntityChanges(entityUid: schema.id.uid, allProperties: schema.historyProperties, objects: [])
-            while position < order.count, events[order[position]].entity == entity {
-                let id = events[order[position]].id
-                var change = HistoryEncoding.ObjectChange(id: id, remove: false, properties: [], relations: [])
-                var touched = false
-                while position < order.count, events[order[position]].entity == entity, events[order[position]].id == id {
-                    let event = events[order[position]]
-                    position += 1
-                    let listed = ids[Int(event.start)..<Int(event.start + event.count)]
-                    switch event.kind {
-                    case .putAll:
-                        change = HistoryEncoding.ObjectChange(id: id, remove: false, properties: nil, relations: change.remove ? [] : change.relations)
-                        touched = true
-                    case .putListed:
-                        if change.remove { change = HistoryEncoding.ObjectChange(id: id, remove: false, properties: nil, relations: []) }
-                        if change.properties != nil { change.properties = Self.union(change.properties!, listed) }
-                        touched = true
-                    case .remove:
-                        change = HistoryEncoding.ObjectChange(id: id, remove: true, properties: [], relations: [])
-                        touched = true
-                    case .relations:
-                        // Links a removal cleans up leave it a removal.
-                        guard !change.remove else { continue }
-                        change.relations = Self.union(change.relations, listed)
-                        touched = true
-                    }
-                }
-                if touched { changes.objects.append(change) }
-            }
-            result.append(changes)
-        }
-        return result.sorted { $0.entityUid < $1.entityUid }
-    }
-
-    private static func union(_ a: [UInt32], _ b: ArraySlice<UInt32>) -> [UInt32] {
-        if a.isEmpty { return Array(b).sorted() }
-        return Array(Set(a).union(b)).sorted()
-    }
-
     /// Writes the entry of this transaction's changes (nothing when it changed no object): the
-    /// next sequence number, a timestamp past the last one, into the history tree.
+    /// next sequence number, a timestamp past the last one, into the history tree. The events are
+    /// merged per object (in entity UID and id order) as they are encoded.
     func write(into write: WriteTransaction, store: Store) throws {
         guard !events.isEmpty else { return }
-        let entities = try merged(schemas: store.schemasById)
-        guard entities.contains(where: { !$0.objects.isEmpty }) else { return }
+        let order = sortedEvents()
+        // The entities' runs of events, in UID order, with the number of objects in each.
+        var runs: [(schema: EntitySchema, range: Range<Int>, objects: Int)] = []
+        var position = 0
+        while position < order.count {
+            let entity = events[Int(order[position])].entity
+            guard let schema = store.schemasById[entity] else {
+                throw CellarError.schema("the history names entity ID \(entity), which is not in the store's model")
+            }
+            let first = position
+            var objects = 0
+            var lastId: Id?
+            while position < order.count, events[Int(order[position])].entity == entity {
+                let id = events[Int(order[position])].id
+                if id != lastId { objects += 1 }
+                lastId = id
+                position += 1
+            }
+            runs.append((schema, first..<position, objects))
+        }
+        runs.sort { $0.schema.id.uid < $1.schema.id.uid }
+
         let meta = try write.tree(StorageLayout.metaTree, create: true)!
         var state = try HistoryState.read(meta, in: write) ?? HistoryState()
         state.lastSequence += 1
         state.lastTimestamp = HybridClock.next(after: state.lastTimestamp, wallMilliseconds: store.historyClock())
+        var writer = HistoryEncoding.Writer(timestamp: state.lastTimestamp, entityCount: runs.count,
+                                            capacity: 32 + events.count * 3 + ids.count)
+        var properties: [UInt32] = [], relations: [UInt32] = []
+        for run in runs {
+            writer.beginEntity(uid: run.schema.id.uid, allProperties: run.schema.historyProperties, objectCount: run.objects)
+            position = run.range.lowerBound
+            while position < run.range.upperBound {
+                let id = events[Int(order[position])].id
+                // What the object's events come to, in the order they happened.
+                var remove = false, all = false
+                properties.removeAll(keepingCapacity: true)
+                relations.removeAll(keepingCapacity: true)
+                while position < run.range.upperBound, events[Int(order[position])].id == id {
+                    let event = events[Int(order[position])]
+                    position += 1
+                    let listed = ids[Int(event.start)..<Int(event.start + event.count)]
+                    switch event.kind {
+                    case .putAll:
+                        if remove { relations.removeAll() }
+                        remove = false
+                        all = true
+                        properties.removeAll()
+                    case .putListed:
+                        if remove {
+                            // (Cannot happen: a listed put replaced a stored object.) As a new one.
+                            remove = false
+                            all = true
+                        }
+                        if !all { Self.merge(listed, into: &properties) }
+                    case .remove:
+                        remove = true
+                        all = false
+                        properties.removeAll()
+                        relations.removeAll()
+                    case .relations:
+                        // Links a removal cleans up leave it a removal.
+                        if !remove { Self.merge(listed, into: &relations) }
+                    }
+                }
+                writer.object(id: id, remove: remove, properties: all ? nil : properties, relations: relations)
+            }
+        }
         let tree = try write.tree(StorageLayout.historyTree, create: true)!
-        let value = HistoryEncoding.encode(timestamp: state.lastTimestamp, entities: entities)
         try withUnsafeBytes(of: state.lastSequence.bigEndian) { key in
-            try value.withUnsafeBytes { try write.put(tree, key: key, value: $0) }
+            try writer.bytes.withUnsafeBytes { try write.put(tree, key: key, value: $0) }
         }
         try state.write(meta, in: write)
+    }
+
+    /// The positions of the events ordered by entity ID, then object id, then position: the
+    /// events themselves when they come so (a bulk put, an update of every object in id order).
+    private func sortedEvents() -> [UInt32] {
+        var order = (0..<UInt32(events.count)).map { $0 }
+        let inOrder = events.withUnsafeBufferPointer { events in
+            for index in events.indices.dropFirst() {
+                let x = events[index - 1], y = events[index]
+                if x.entity > y.entity || (x.entity == y.entity && x.id > y.id) { return false }
+            }
+            return true
+        }
+        if inOrder { return order }
+        events.withUnsafeBufferPointer { events in
+            order.sort { a, b in
+                let x = events[Int(a)], y = events[Int(b)]
+                if x.entity != y.entity { return x.entity < y.entity }
+                if x.id != y.id { return x.id < y.id }
+                return a < b
+            }
+        }
+        return order
+    }
+
+    /// Adds the ascending IDs `listed` to the ascending `ids`, keeping them ascending and distinct.
+    private static func merge(_ listed: ArraySlice<UInt32>, into ids: inout [UInt32]) {
+        if ids.isEmpty {
+            ids.append(contentsOf: listed)
+            return
+        }
+        for id in listed where !ids.contains(id) { ids.append(id) }
+        ids.sort()
     }
 }
 
@@ -196,29 +244,36 @@ extension RecordReader {
     /// the next field's, or to the record's end), nil when the slot is absent.
     func withFieldExtents<R>(_ body: ((Int) -> UnsafeRawBufferPointer?) throws -> R) throws -> R {
         try withUnsafeTemporaryAllocation(of: Int.self, capacity: max(slotCount * 2, 1)) { buffer in
-            var present = 0
+            // buffer[slot]: the field's offset (0: absent); buffer[slotCount + slot]: its end.
+            var ascending = true
+            var last = 0
             for slot in 0..<slotCount {
                 let at = try offset(slot, size: 0) ?? 0
                 buffer[slot] = at
                 if at != 0 {
-                    buffer[slotCount + present] = at
-                    present += 1
+                    if at < last { ascending = false }
+                    last = at
                 }
             }
-            var sorted = UnsafeMutableBufferPointer(rebasing: buffer[slotCount..<slotCount + present])
-            sorted.sort()
-            let base = self.base, count = self.count, slotCount = self.slotCount
+            if ascending {
+                // Fields written in slot order (what the bindings do): each ends where the next begins.
+                var end = count
+                for slot in stride(from: slotCount - 1, through: 0, by: -1) where buffer[slot] != 0 {
+                    buffer[slotCount + slot] = end
+                    end = buffer[slot]
+                }
+            } else {
+                var sorted = (0..<slotCount).map { buffer[$0] }.filter { $0 != 0 }
+                sorted.sort()
+                for slot in 0..<slotCount where buffer[slot] != 0 {
+                    let next = sorted.first { $0 > buffer[slot] }
+                    buffer[slotCount + slot] = next ?? count
+                }
+            }
+            let base = self.base, slotCount = self.slotCount
             return try body { slot in
                 guard slot < slotCount, buffer[slot] != 0 else { return nil }
-                let at = buffer[slot]
-                // The first offset past `at`.
-                var low = 0, high = sorted.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if sorted[middle] <= at { low = middle + 1 } else { high = middle }
-                }
-                let end = low < sorted.count ? sorted[low] : count
-                return UnsafeRawBufferPointer(start: base + at, count: end - at)
+                return UnsafeRawBufferPointer(start: base + buffer[slot], count: buffer[slotCount + slot] - buffer[slot])
             }
         }
     }

@@ -194,12 +194,10 @@ package enum ObjectImport {
             }
             try ObjectRecordEncoder.write(properties, mapping, into: builder)
             let tree = try context.writeTree(schema)
-            if let history = context.history {
-                try history.notePut(schema, id: id, isNew: true, record: builder.finished, context: context)
-            }
             if schema.hasIndexes {
                 try context.putIndexed(schema, id: id, record: builder.finished, tree: tree, isNew: true)
             } else {
+                context.history?.notePut(schema, id: id)
                 try StorageLayout.withObjectKey(id) { try context.write!.put(tree, key: $0, value: builder.finished) }
             }
             try context.withSequence(schema) { $0.noteAssigned(id) }

@@ -102,11 +102,11 @@ extension TransactionContext {
             return builder
         }
         guard let builder = rewritten else { return }
-        if let history { try history.notePut(schema, id: id, isNew: false, record: builder.bytes, context: self) }
         let tree = try writeTree(schema)
         if schema.hasIndexes {
             try putIndexed(schema, id: id, record: builder.bytes, tree: tree, isNew: false)
         } else {
+            if let history { try history.notePut(schema, id: id, isNew: false, record: builder.bytes, context: self) }
             try StorageLayout.withObjectKey(id) { try write!.put(tree, key: $0, value: builder.bytes) }
         }
     }
