@@ -72,7 +72,7 @@ enum HistoryEncoding {
         }
 
         /// `properties` nil: every property.
-        mutating func object(id: Id, remove: Bool, properties: [UInt32]?, relations: [UInt32]) {
+        mutating func object<P: Collection<UInt32>, R: Collection<UInt32>>(id: Id, remove: Bool, properties: P?, relations: R) {
             appendVarint(id &- previous, to: &bytes)
             previous = id
             if remove {

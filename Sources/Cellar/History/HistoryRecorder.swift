@@ -164,6 +164,20 @@ final class HistoryRecorder {
             position = run.range.lowerBound
             while position < run.range.upperBound {
                 let id = events[Int(order[position])].id
+                if position + 1 == run.range.upperBound || events[Int(order[position + 1])].id != id {
+                    // One event for the object (a bulk put, an update of each object once): as it is.
+                    let event = events[Int(order[position])]
+                    position += 1
+                    let listed = ids[Int(event.start)..<Int(event.start + event.count)]
+                    let none = ids[0..<0]
+                    switch event.kind {
+                    case .putAll: writer.object(id: id, remove: false, properties: nil as ArraySlice<UInt32>?, relations: none)
+                    case .putListed: writer.object(id: id, remove: false, properties: listed, relations: none)
+                    case .remove: writer.object(id: id, remove: true, properties: none, relations: none)
+                    case .relations: writer.object(id: id, remove: false, properties: none, relations: listed)
+                    }
+                    continue
+                }
                 // What the object's events come to, in the order they happened.
                 var remove = false, all = false
                 properties.removeAll(keepingCapacity: true)
