@@ -17,6 +17,7 @@ public final class Store: @unchecked Sendable {
     // Thread safety: everything is immutable after init except `writeBuilder` and
     // `savedSequences`, which only the thread holding the engine's write transaction uses (until
     // that transaction ends: `savedSequences` is written by the commit's `beforeRelease`).
+    // `historyClock` is set only by tests, before they write.
     /// The prefix of `directoryPath` that asks for an in-memory store.
     public static let inMemoryPrefix = "memory:"
 
