@@ -15,13 +15,16 @@ enum CellarEngine {
     static let encryptionKey = EncryptionKey.random()
 
     /// `encrypted`: the `cellar-encrypted` engine, the store encrypted with `encryptionKey` (the
-    /// default `decryptedCacheSize`); else a plain store.
-    static func run(_ w: Workload, folder: String, compression: CellarCompression, encrypted: Bool) throws -> RunResult {
+    /// default `decryptedCacheSize`); else a plain store. `history`: the `cellar-history` engine,
+    /// the store with `StoreOptions.changeHistory` on.
+    static func run(_ w: Workload, folder: String, compression: CellarCompression, encrypted: Bool,
+                    history: Bool = false) throws -> RunResult {
         let n = w.n
         let path = folder + "/cellar"
         var result = RunResult()
         let store = try Store(directoryPath: path, options: StoreOptions(compression: compression,
-                                                                         encryptionKey: encrypted ? encryptionKey : nil))
+                                                                         encryptionKey: encrypted ? encryptionKey : nil,
+                                                                         changeHistory: history))
         defer { store.close() }
         let box = store.box(for: Note.self)
 
@@ -162,11 +165,12 @@ enum CellarEngine {
     /// the longest it saw outside it. Runs after the measured run, so the run's peak RSS is the run's.
     /// `encrypted`: the copy is of an encrypted store (`run`'s `encrypted`), opened with `encryptionKey`.
     static func compactCopy(folder: String, _ w: Workload, compression: CellarCompression, encrypted: Bool,
-                            into result: inout RunResult) throws {
+                            history: Bool = false, into result: inout RunResult) throws {
         let n = w.n
         let copy = compactionFolder(folder)
         let store = try Store(directoryPath: copy, options: StoreOptions(automaticCompaction: nil, compression: compression,
-                                                                         encryptionKey: encrypted ? encryptionKey : nil))
+                                                                         encryptionKey: encrypted ? encryptionKey : nil,
+                                                                         changeHistory: history))
         defer { store.close() }
         let box = store.box(for: Note.self)
         let writer = CommitLog()

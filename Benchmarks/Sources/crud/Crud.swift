@@ -10,9 +10,12 @@
 //   cellar-encrypted  cellar with its store encrypted at rest (`StoreOptions.encryptionKey`: one random
 //           256-bit key per process, the default decryptedCacheSize); beside cellar, `encrypted/plain` is
 //           its rate over cellar's in the same run, judged against `Step.encryptedTarget`
+//   cellar-history  cellar with its change history on (`StoreOptions.changeHistory`: every commit
+//           appends an entry); beside cellar, `history/plain` is its rate over cellar's in the
+//           same run, judged against `Step.historyTarget`
 //
 //   swift run -c release --package-path Benchmarks crud --n 100000 [--runs 3] [--format tsv]
-//       [--engines cellar,cellar-encrypted,sqlite,lmdb] [--dir PARENT] [--compression none|zstd|dictionary]
+//       [--engines cellar,cellar-encrypted,cellar-history,sqlite,lmdb] [--dir PARENT] [--compression none|zstd|dictionary]
 //
 // --compression opens Cellar's store with `StoreOptions.compression` `.none` (default), `.zstd()`
 // or `.zstdDictionary()`. With `dictionary`, the store is compacted right after a (untimed; it
@@ -31,8 +34,9 @@
 // `cellar compaction_written_mb_per_s n MB/s 0` (of the compacted log) and `engine peak_rss n bytes 0`,
 // then per step at N = 100,000 and 1,000,000 `objectbox_ratio step n ratio 0` (cellar/OBX) and,
 // with lmdb, `lmdb_now_then step n ratio 0` and `objectbox_ratio_here step n ratio 0`; with cellar and
-// cellar-encrypted, per step `encrypted_ratio step n ratio 0` (cellar-encrypted/cellar, at any N).
-// cellar-encrypted's lines are cellar's, its own name first.
+// cellar-encrypted, per step `encrypted_ratio step n ratio 0` (cellar-encrypted/cellar, at any N);
+// with cellar and cellar-history, per step `history_ratio step n ratio 0` (cellar-history/cellar).
+// cellar-encrypted's and cellar-history's lines are cellar's, their own name first.
 import BenchSupport
 import Foundation
 
@@ -107,6 +111,15 @@ enum Step: String, CaseIterable {
         }
     }
 
+    /// The target for `cellar-history` against `cellar` in the same run, as a ratio of rates
+    /// (docs/change-history.md): put and update at most 15 % slower.
+    var historyTarget: Double? {
+        switch self {
+        case .a, .d: 0.85
+        default: nil
+        }
+    }
+
     /// The CRUD workload's target for Cellar, as a multiple of ObjectBox's anchor.
     var target: Double? {
         switch self {
@@ -156,16 +169,17 @@ struct Options: BenchOptions {
     var compression = "none"
 
     static let usage = """
-        usage: crud [--n N] [--runs R] [--format human|tsv] [--engines cellar,cellar-encrypted,sqlite,lmdb] [--dir PARENT] [--compression none|zstd|dictionary]
+        usage: crud [--n N] [--runs R] [--format human|tsv] [--engines cellar,cellar-encrypted,cellar-history,sqlite,lmdb] [--dir PARENT] [--compression none|zstd|dictionary]
           --engines      any of cellar, cellar-encrypted, sqlite, lmdb, run in the order given in each run (default cellar,sqlite,lmdb);
                          cellar-encrypted is cellar with its store encrypted (one random 256-bit key per process):
-                         beside cellar, the table's encrypted/plain column compares them within the run
+                         beside cellar, the table's encrypted/plain column compares them within the run;
+                         cellar-history is cellar with StoreOptions.changeHistory on (history/plain beside cellar)
           --compression  Cellar's StoreOptions.compression, for cellar and cellar-encrypted (default none)
         """
 
     mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
         switch arg {
-        case "--engines": engines = try arguments.list(arg, of: ["cellar", "cellar-encrypted", "sqlite", "lmdb"])
+        case "--engines": engines = try arguments.list(arg, of: ["cellar", "cellar-encrypted", "cellar-history", "sqlite", "lmdb"])
         case "--compression":
             let chosen = try arguments.list(arg, of: ["none", "zstd", "dictionary"])
             guard chosen.count == 1 else { throw BenchError("--compression takes one of none, zstd, dictionary") }
@@ -205,15 +219,16 @@ struct Crud {
                 resetPeakRSS()
                 let encrypted = engine == "cellar-encrypted"
                 var result = switch engine {
-                case "cellar", "cellar-encrypted":
-                    try CellarEngine.run(workload, folder: folder, compression: options.cellarCompression, encrypted: encrypted)
+                case "cellar", "cellar-encrypted", "cellar-history":
+                    try CellarEngine.run(workload, folder: folder, compression: options.cellarCompression, encrypted: encrypted,
+                                         history: engine == "cellar-history")
                 case "sqlite": try SQLiteEngine.run(workload, folder: folder)
                 default: try LMDBEngine.run(workload, folder: folder)
                 }
                 result.peakRSS = peakRSS()
                 if engine.hasPrefix("cellar") {
                     try CellarEngine.compactCopy(folder: folder, workload, compression: options.cellarCompression,
-                                                 encrypted: encrypted, into: &result)
+                                                 encrypted: encrypted, history: engine == "cellar-history", into: &result)
                 }
                 results[engine, default: []].append(result)
                 logRun(run, of: options.runs, engine, rates: Step.allCases.compactMap { step in
@@ -269,6 +284,9 @@ struct Crud {
                 if let plain = rate("cellar", step), let encrypted = rate("cellar-encrypted", step) {
                     print(tsvRatioLine("encrypted_ratio", step.rawValue, n, encrypted / plain))
                 }
+                if let plain = rate("cellar", step), let history = rate("cellar-history", step) {
+                    print(tsvRatioLine("history_ratio", step.rawValue, n, history / plain))
+                }
             }
             return
         }
@@ -279,6 +297,7 @@ struct Crud {
         print("")
         let hasCellar = options.engines.contains("cellar")
         let hasEncrypted = options.engines.contains("cellar-encrypted")
+        let hasHistory = options.engines.contains("cellar-history")
         let hasSQLite = options.engines.contains("sqlite")
         let hasLMDB = options.engines.contains("lmdb")
         // Columns by name; a row leaves out what it has no figure for ("–").
@@ -286,6 +305,8 @@ struct Crud {
         if hasCellar { header.append("cellar") }
         if hasEncrypted { header.append("cellar-encrypted") }
         if hasCellar && hasEncrypted { header.append("encrypted/plain") }
+        if hasHistory { header.append("cellar-history") }
+        if hasCellar && hasHistory { header.append("history/plain") }
         if hasSQLite { header.append("sqlite (GRDB)") }
         if hasCellar && hasSQLite { header.append("cellar/sqlite") }
         if hasLMDB { header += ["lmdb", "lmdb now/then"] }
@@ -307,6 +328,10 @@ struct Crud {
             cells["cellar-encrypted"] = e.map(formatOps)
             let encryptedRatio = c.flatMap { c in e.map { $0 / c } }
             cells["encrypted/plain"] = encryptedRatio.map(ratio)
+            let h = hasHistory ? rate("cellar-history", step) : nil
+            cells["cellar-history"] = h.map(formatOps)
+            let historyRatio = c.flatMap { c in h.map { $0 / c } }
+            cells["history/plain"] = historyRatio.map(ratio)
             cells["sqlite (GRDB)"] = s.map(formatOps)
             if let c, let s { cells["cellar/sqlite"] = ratio(c / s) }
             cells["lmdb"] = l.map(formatOps)
@@ -329,6 +354,9 @@ struct Crud {
             if hasCellar && hasEncrypted, let target = step.encryptedTarget {
                 // Judged at the CRUD workload's sizes only, as the others are.
                 targets.append(verdict(target, step.anchor(n) == nil ? nil : encryptedRatio, " plain"))
+            }
+            if hasCellar && hasHistory, let target = step.historyTarget {
+                targets.append(verdict(target, historyRatio, " plain (history)"))
             }
             if !targets.isEmpty { cells["target"] = targets.joined(separator: "; ") }
             rows.append(row(step.rawValue + "  " + step.title, cells))
@@ -398,7 +426,7 @@ struct Crud {
             rows.append(row("file after a, compacted (dictionary)", cells))
         }
         printTable(header: header, rows: rows)
-        let cellars = ["cellar", "cellar-encrypted"].filter(options.engines.contains)
+        let cellars = ["cellar", "cellar-encrypted", "cellar-history"].filter(options.engines.contains)
         if options.compression == "dictionary" {
             for engine in cellars {
                 print(String(format: "Dictionary training%@: the compaction right after a took %.0f ms (not in any step's time).",
@@ -422,6 +450,9 @@ struct Crud {
         if hasEncrypted {
             print("cellar-encrypted: cellar with its store encrypted (one random 256-bit key, default decryptedCacheSize);")
             print("encrypted/plain: its figure over cellar's in this run (rates: ≥ 1× is as fast as plain).")
+        }
+        if hasHistory {
+            print("cellar-history: cellar with StoreOptions.changeHistory on; history/plain: its rate over cellar's in this run.")
         }
         for engine in cellars {
             let results = results[engine]!

@@ -143,8 +143,12 @@ public struct Box<E: EntityInspectable>: Sendable {
         let (schema, context, record) = (target.schema, target.context, target.record)
         context.changeLog?.note(schema, id)
         if schema.hasIndexes && !indexesUnchanged {
+            // (It records the put in the change history, from the old record it looks up.)
             try context.putIndexed(schema, id: id, record: record.finished, tree: target.tree, isNew: isNew, uniqueChecked: uniqueChecked)
         } else {
+            if let history = context.history {
+                try history.notePut(schema, id: id, isNew: isNew, record: record.finished, context: context)
+            }
             try StorageLayout.withObjectKey(id) { try target.txn.put(target.tree, key: $0, value: record.finished) }
         }
         if binding.hasRelations {

@@ -17,6 +17,7 @@ public final class Store: @unchecked Sendable {
     // Thread safety: everything is immutable after init except `writeBuilder` and
     // `savedSequences`, which only the thread holding the engine's write transaction uses (until
     // that transaction ends: `savedSequences` is written by the commit's `beforeRelease`).
+    // `historyClock` is set only by tests, before they write.
     /// The prefix of `directoryPath` that asks for an in-memory store.
     public static let inMemoryPrefix = "memory:"
 
@@ -49,6 +50,14 @@ public final class Store: @unchecked Sendable {
     public let uuid: UUID
     /// Who is told about commits (see `Box.changes()`, `Query.changes()`).
     let observers: ChangeObservers
+    /// Whether the store records its change history (``StoreOptions/changeHistory``, or because
+    /// it did once: see ``history(since:limit:)``).
+    public let recordsHistory: Bool
+    /// The source entity of each standalone relation, by relation ID (for the history).
+    let relationSources: [UInt32: EntitySchema]
+    /// The wall clock the history's timestamps start from, in milliseconds since 1970 (tests set
+    /// another before writing).
+    var historyClock: @Sendable () -> UInt64 = HybridClock.wallMilliseconds
     /// Updates the live queries (`liveQuery`).
     let liveQueries: LiveQueryHub
     /// The in-memory graphs of the HNSW indexes (see `VectorIndex`).
@@ -84,6 +93,9 @@ public final class Store: @unchecked Sendable {
                     try engine.write { txn in try Store.apply(sync, to: txn) }
                 }
             }
+            recordsHistory = try translatingErrors {
+                try Store.startHistory(engine, wanted: options.changeHistory, readOnly: options.readOnly)
+            }
         } catch {
             engine.close()
             throw error
@@ -99,6 +111,8 @@ public final class Store: @unchecked Sendable {
         schemasById = Dictionary(entitySchemas.map { ($0.id.id, $0) }, uniquingKeysWith: { a, _ in a })
         embeddedSchemas = Dictionary(entitySchemas.filter(\.isEmbedded).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         indexCount = entitySchemas.reduce(0) { $0 + $1.indexed.count }
+        relationSources = Dictionary(entitySchemas.flatMap { schema in schema.relations.map { ($0.id.id, schema) } },
+                                     uniquingKeysWith: { a, _ in a })
         entityCount = sync.model.entities.count
         savedSequences = .allocate(capacity: max(entityCount, 1))
         savedSequences.initialize(repeating: nil, count: max(entityCount, 1))
@@ -230,6 +244,7 @@ public final class Store: @unchecked Sendable {
         let context = TransactionContext(store: self, write: txn)
         // Observers that need the changed objects (live queries): recorded as the body writes.
         if observers.wantsIds { context.changeLog = ChangeLog() }
+        if recordsHistory { context.history = HistoryRecorder() }
         ThreadTransactions.push(context)
         defer { ThreadTransactions.pop(context) }
         do {

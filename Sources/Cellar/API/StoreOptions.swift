@@ -67,13 +67,21 @@ public struct StoreOptions: Sendable {
     /// fills it; lower it on devices short of memory, at the price of decrypting again when the
     /// records read outgrow it (`docs/encryption.md`). Ignored for a plain store.
     public var decryptedCacheSize: Int
+    /// Records the store's change history (default false; `docs/change-history.md`): each commit
+    /// that changes objects appends an entry (a sequence number, a hybrid logical clock
+    /// timestamp, and per object its entity, id, put or remove, and changed properties), read
+    /// with ``Store/history(since:limit:)`` and dropped with ``Store/pruneHistory(before:)``.
+    /// Once a store recorded history it goes on recording it, also when opened without this
+    /// (``Store/recordsHistory``): a consumer never misses a change.
+    public var changeHistory: Bool
 
     /// Options for opening a ``Store``; each parameter sets the property of the same name.
     public init(durability: Durability = .full, readOnly: Bool = false, fileMode: UInt16 = 0o644,
                 automaticCompaction: AutomaticCompaction? = AutomaticCompaction(),
                 compression: Compression = .none, compressionThreshold: Int = 64, lockWaitTimeout: Duration = .zero,
                 transactionMemoryBudget: Int = 64 << 20, encryptionKey: EncryptionKey? = nil,
-                decryptedCacheSize: Int = 512 << 20) {
+                decryptedCacheSize: Int = 512 << 20, changeHistory: Bool = false) {
+        self.changeHistory = changeHistory
         self.lockWaitTimeout = lockWaitTimeout
         self.encryptionKey = encryptionKey
         self.decryptedCacheSize = decryptedCacheSize

@@ -197,6 +197,7 @@ package enum ObjectImport {
             if schema.hasIndexes {
                 try context.putIndexed(schema, id: id, record: builder.finished, tree: tree, isNew: true)
             } else {
+                context.history?.notePut(schema, id: id)
                 try StorageLayout.withObjectKey(id) { try context.write!.put(tree, key: $0, value: builder.finished) }
             }
             try context.withSequence(schema) { $0.noteAssigned(id) }

@@ -5,7 +5,8 @@ import CellarStorage
 /// is written) and its standalone relations (removed with it).
 extension TransactionContext {
     /// Stores `record` as object `id` of `schema`, updating the entity's indexes. When `isNew` is
-    /// true the id was just handed out, so there is no old record to look up.
+    /// true the id was just handed out, so there is no old record to look up. Records the put in
+    /// the change history when there is one (with the old record it looks up anyway).
     ///
     /// A unique property whose value another object holds throws `uniqueViolation` before anything
     /// is written, or, with `onConflict: replace`, removes that other object first.
@@ -20,6 +21,7 @@ extension TransactionContext {
         let found = isNew ? .absent : try StorageLayout.withObjectKey(id) { try write.lookup(tree, key: $0) }
         switch found {
         case .absent:
+            history?.notePut(schema, id: id)
             if schema.fixedIndexKeys {
                 try addFixedIndexKeys(schema, id: id, record: newReader, in: write)
             } else {
@@ -27,6 +29,7 @@ extension TransactionContext {
             }
         case .plain(let old):
             let oldReader = try RecordReader(old)
+            if let history { try history.noteReplace(schema, id: id, old: oldReader, new: newReader) }
             if try schema.embeddedIndexes != nil || !newReader.sameValues(schema.indexedFields, as: oldReader) {
                 try updateIndexes(schema, id: id, new: newReader, old: oldReader, in: write, uniqueChecked: uniqueChecked)
             }
@@ -34,6 +37,9 @@ extension TransactionContext {
             // Decoded into memory that lives for this call (not kept for the transaction).
             try StorageLayout.withObjectKey(id) { key in
                 try write.withValue(tree, key: key) { old in
+                    if let history {
+                        if let old { try history.noteReplace(schema, id: id, old: RecordReader(old), new: newReader) } else { history.notePut(schema, id: id) }
+                    }
                     try updateIndexes(schema, id: id, new: newReader, old: old.map { try RecordReader($0) }, in: write,
                                       uniqueChecked: uniqueChecked)
                 }
@@ -250,6 +256,7 @@ extension TransactionContext {
         }
         let removed = try StorageLayout.withObjectKey(id) { try write.delete(tree, key: $0) }
         guard removed else { return false }
+        history?.noteRemove(schema, id: id)
         if schema.hasRelations { try removeRelations(of: schema, id: id) }
         try withSequence(schema) { $0.noteRemoved(id) }
         return true

@@ -10,11 +10,16 @@ import CellarStorage
 /// - `m`: the object layer's own data: `model` → the synced meta model as model JSON;
 ///   `seq:<entity ID>` → the highest object id ever handed out that may no longer be in the
 ///   entity's tree (8 bytes, little-endian); see `IdSequence`; `index:<index ID>` → the index's
-///   kind and property ID, written when the index was built (see `IndexBuild`).
+///   kind and property ID, written when the index was built (see `IndexBuild`); `history` → the
+///   change history's state (see `HistoryState`), present once the store records history.
+/// - `h`: the change history (``StoreOptions/changeHistory``); key = sequence number (8 bytes,
+///   big-endian), value = the entry (see `HistoryEncoding`).
 @usableFromInline
 enum StorageLayout {
     static let metaTree = "m"
     static let modelKey: [UInt8] = Array("model".utf8)
+    static let historyTree = "h"
+    static let historyKey: [UInt8] = Array("history".utf8)
 
     static func entityTree(_ entityId: UInt32) -> String { "e\(entityId)" }
     static func indexTree(_ indexId: UInt32) -> String { "i\(indexId)" }
@@ -98,6 +103,9 @@ final class EntitySchema: Sendable {
 
     /// The indexes on properties of the embedded types in the entity's records, when it has any.
     let embeddedIndexes: EmbeddedIndexes?
+    /// The IDs of the properties but the id, ascending: what the change history compares, and
+    /// lists for a new object.
+    let historyProperties: [UInt32]
 
     init(_ entity: ModelEntity, index: Int, indexOrdinals: [UInt32: Int], incomingRelations: [ModelRelation],
          embeddedIndexes: EmbeddedIndexes? = nil) {
@@ -125,6 +133,7 @@ final class EntitySchema: Sendable {
         hasRelations = !relations.isEmpty || !incomingRelations.isEmpty
         primaryKey = indexed.first { $0.flags.contains(.primaryKey) }
         isEmbedded = entity.isEmbedded
+        historyProperties = properties.values.filter { !$0.isId }.map(\.id).sorted()
     }
 
     /// The property with this ID, or a schema error naming it.

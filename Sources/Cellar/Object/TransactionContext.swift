@@ -40,6 +40,9 @@ final class TransactionContext {
     /// The objects this write transaction puts and removes, recorded when an observer needs them
     /// (see ChangeLog); nil otherwise.
     @usableFromInline var changeLog: ChangeLog?
+    /// Records the change history of this write transaction when the store keeps one
+    /// (``StoreOptions/changeHistory``); nil otherwise.
+    @usableFromInline var history: HistoryRecorder?
 
     private init(store: Store, read: ReadTransaction?, write: WriteTransaction?) {
         self.store = store
@@ -205,6 +208,7 @@ final class TransactionContext {
             // Keep the ids of the removed objects from being handed out again.
             try withSequence(schema) { $0.noteRemoved($0.next &- 1) }
         }
+        if let history { try history.noteRemoveAll(schema, context: self) }
         try write!.dropTree(schema.treeName)
         changeLog?.noteWhole(schema.id.id)
         slots[schema.index].tree = nil
@@ -244,6 +248,7 @@ final class TransactionContext {
                 try StorageLayout.sequenceKey(entityId).withUnsafeBytes { try write.put(meta, key: $0, value: value) }
             }
         }
+        try history?.write(into: write, store: store)
     }
 
     /// After a successful commit, before the engine lets the next write transaction begin (see

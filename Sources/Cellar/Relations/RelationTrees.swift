@@ -66,14 +66,17 @@ extension TransactionContext {
         }
     }
 
-    private func setPair(source: Id, target: Id, relation: UInt32, linked: Bool) throws {
+    private func setPair(source sourceId: Id, target: Id, relation: UInt32, linked: Bool) throws {
         let write = write!
         var forward: [UInt8] = []
-        IndexKey.appendBigEndian(source, to: &forward)
+        IndexKey.appendBigEndian(sourceId, to: &forward)
         IndexKey.appendBigEndian(target, to: &forward)
         let backward = Array(forward[8...] + forward[..<8])
         let trees = (try write.tree(StorageLayout.relationTree(relation), create: true)!,
                      try write.tree(StorageLayout.backlinkTree(relation), create: true)!)
+        if let history, let source = store.relationSources[relation] {
+            history.noteRelation(relation, entity: source.id.id, source: sourceId)
+        }
         if linked {
             try write.put(trees.0, key: forward, value: [])
             try write.put(trees.1, key: backward, value: [])
@@ -103,6 +106,7 @@ extension TransactionContext {
         if schema.hasIndexes {
             try putIndexed(schema, id: id, record: builder.bytes, tree: tree, isNew: false)
         } else {
+            if let history { try history.notePut(schema, id: id, isNew: false, record: builder.bytes, context: self) }
             try StorageLayout.withObjectKey(id) { try write!.put(tree, key: $0, value: builder.bytes) }
         }
     }
