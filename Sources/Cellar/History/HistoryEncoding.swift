@@ -60,20 +60,20 @@ enum HistoryEncoding {
             bytes.reserveCapacity(capacity)
             bytes.append(version)
             appendFixed(timestamp.rawValue, to: &bytes)
-            appendVarint(UInt64(entityCount), to: &bytes)
+            Varint.append(UInt64(entityCount), to: &bytes)
         }
 
         mutating func beginEntity(uid: UInt64, allProperties: [UInt32], objectCount: Int) {
             appendFixed(uid, to: &bytes)
-            appendVarint(UInt64(allProperties.count), to: &bytes)
-            for property in allProperties { appendVarint(UInt64(property), to: &bytes) }
-            appendVarint(UInt64(objectCount), to: &bytes)
+            Varint.append(UInt64(allProperties.count), to: &bytes)
+            for property in allProperties { Varint.append(UInt64(property), to: &bytes) }
+            Varint.append(UInt64(objectCount), to: &bytes)
             previous = 0
         }
 
         /// `properties` nil: every property.
         mutating func object<P: Collection<UInt32>, R: Collection<UInt32>>(id: Id, remove: Bool, properties: P?, relations: R) {
-            appendVarint(id &- previous, to: &bytes)
+            Varint.append(id &- previous, to: &bytes)
             previous = id
             if remove {
                 bytes.append(1)
@@ -81,13 +81,13 @@ enum HistoryEncoding {
             }
             if let properties {
                 bytes.append(0)
-                appendVarint(UInt64(properties.count), to: &bytes)
-                for property in properties { appendVarint(UInt64(property), to: &bytes) }
+                Varint.append(UInt64(properties.count), to: &bytes)
+                for property in properties { Varint.append(UInt64(property), to: &bytes) }
             } else {
                 bytes.append(2)
             }
-            appendVarint(UInt64(relations.count), to: &bytes)
-            for relation in relations { appendVarint(UInt64(relation), to: &bytes) }
+            Varint.append(UInt64(relations.count), to: &bytes)
+            for relation in relations { Varint.append(UInt64(relation), to: &bytes) }
         }
     }
 
@@ -141,15 +141,6 @@ enum HistoryEncoding {
         withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
     }
 
-    static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        out.append(UInt8(value))
-    }
-
     /// Reads an entry's bytes, checking each read against their end.
     struct Reader {
         let bytes: UnsafeRawBufferPointer
@@ -175,14 +166,15 @@ enum HistoryEncoding {
         }
 
         mutating func varint() throws -> UInt64 {
-            var value: UInt64 = 0
-            for shift in stride(from: 0, to: 70, by: 7) {
-                let byte = try self.byte()
-                guard shift < 63 || byte <= 1 else { throw corrupt("a number is longer than 64 bits") }
-                value |= UInt64(byte & 0x7F) << UInt64(shift)
-                if byte < 0x80 { return value }
+            do {
+                return try Varint.read(bytes, at: &position)
+            } catch .truncated {
+                throw corrupt("it ends early")
+            } catch .overflows {
+                throw corrupt("a number is longer than 64 bits")
+            } catch .overlong {
+                throw corrupt("a number is encoded overlong")
             }
-            throw corrupt("a number is longer than 64 bits")
         }
 
         /// A count of things that take at least a byte each: not more than the bytes left.

@@ -45,13 +45,13 @@ enum FullTextPostings {
     static func encode(_ entries: ArraySlice<Entry>) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(entries.count * 2 + 2)
-        appendVarint(UInt64(entries.count), to: &bytes)
+        Varint.append(UInt64(entries.count), to: &bytes)
         var previous = entries.first?.id ?? 0
         for entry in entries {
             let gap = entry.id - previous
             previous = entry.id
-            appendVarint(gap << 1 | (entry.count > 1 ? 1 : 0), to: &bytes)
-            if entry.count > 1 { appendVarint(UInt64(entry.count - 2), to: &bytes) }
+            Varint.append(gap << 1 | (entry.count > 1 ? 1 : 0), to: &bytes)
+            if entry.count > 1 { Varint.append(UInt64(entry.count - 2), to: &bytes) }
         }
         return bytes
     }
@@ -101,15 +101,6 @@ enum FullTextPostings {
         CellarError.fileCorrupt("full-text index \(index.id) has \(what)")
     }
 
-    static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
-    }
-
     /// Reads LEB128 varints from bytes; nil at the end or for a malformed one (overlong, or
     /// above 64 bits): each value has one encoding, so a block decodes and encodes back alike.
     struct VarintReader {
@@ -120,21 +111,7 @@ enum FullTextPostings {
 
         @inline(__always)
         mutating func next() -> UInt64? {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while offset < bytes.count {
-                let byte = bytes[offset]
-                offset += 1
-                if shift == 63 && byte > 1 { return nil }
-                value |= UInt64(byte & 0x7F) << shift
-                if byte < 0x80 {
-                    // A last byte of 0 after others: an overlong encoding, never written.
-                    return byte == 0 && shift > 0 ? nil : value
-                }
-                shift += 7
-                if shift > 63 { return nil }
-            }
-            return nil
+            try? Varint.read(bytes, at: &offset)
         }
     }
 }

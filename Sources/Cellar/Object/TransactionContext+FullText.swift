@@ -125,7 +125,7 @@ extension TransactionContext {
         for (id, length) in Self.lastPerId(pending.lengths.map { (id: $0.id, value: $0.length) }) {
             if let length {
                 var value: [UInt8] = []
-                FullTextPostings.appendVarint(UInt64(length), to: &value)
+                Varint.append(UInt64(length), to: &value)
                 try write.put(tree, key: FullTextIndex.lengthKey(id), value: value)
             } else {
                 _ = try write.delete(tree, key: FullTextIndex.lengthKey(id))

@@ -30,12 +30,12 @@ extension HNSWGraph {
     @_spi(Testing) public static func encodeNode(level: Int, neighbors: [[UInt64]]) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(2 + neighbors.reduce(0) { $0 + 1 + 2 * $1.count })
-        appendVarint(UInt64(level), to: &bytes)
+        Varint.append(UInt64(level), to: &bytes)
         for list in neighbors {
-            appendVarint(UInt64(list.count), to: &bytes)
+            Varint.append(UInt64(list.count), to: &bytes)
             var previous: UInt64 = 0
             for (i, id) in list.sorted().enumerated() {
-                appendVarint(i == 0 ? id : id - previous, to: &bytes)
+                Varint.append(i == 0 ? id : id - previous, to: &bytes)
                 previous = id
             }
         }
@@ -92,16 +92,6 @@ extension HNSWGraph {
         }
         return Int(level)
     }
-
-    /// Appends `value` as an unsigned LEB128 varint.
-    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var v = value
-        while v >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        bytes.append(UInt8(v))
-    }
 }
 
 /// Reads unsigned LEB128 varints, throwing `.fileCorrupt` for a truncated, overlong or
@@ -112,23 +102,14 @@ private struct VarintReader {
 
     /// The next varint; `what` names it in errors (built only then: it is read per neighbour).
     mutating func next(_ what: @autoclosure () -> String) throws -> UInt64 {
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            guard offset < bytes.count else { throw CellarError.fileCorrupt("HNSW node: truncated at the \(what())") }
-            let byte = bytes[offset]
-            offset += 1
-            let group = UInt64(byte & 0x7F)
-            if shift == 63 && group > 1 {
-                throw CellarError.fileCorrupt("HNSW node: the \(what()) overflows 64 bits")
-            }
-            result |= group << shift
-            if byte & 0x80 == 0 {
-                if group == 0 && shift > 0 { throw CellarError.fileCorrupt("HNSW node: the \(what()) is encoded overlong") }
-                return result
-            }
-            shift += 7
-            if shift > 63 { throw CellarError.fileCorrupt("HNSW node: the \(what()) overflows 64 bits") }
+        do {
+            return try Varint.read(bytes, at: &offset)
+        } catch .truncated {
+            throw CellarError.fileCorrupt("HNSW node: truncated at the \(what())")
+        } catch .overflows {
+            throw CellarError.fileCorrupt("HNSW node: the \(what()) overflows 64 bits")
+        } catch .overlong {
+            throw CellarError.fileCorrupt("HNSW node: the \(what()) is encoded overlong")
         }
     }
 }
