@@ -11,6 +11,16 @@ struct IdSequence {
     @usableFromInline var floor: Id
     @usableFromInline var floorChanged = false
 
+    /// The floor stored in the meta tree for `entity` (its bytes, nil when none is stored: 0).
+    /// Throws `fileCorrupt` for bytes that are no floor.
+    static func floor(stored bytes: [UInt8]?, entity: String) throws -> Id {
+        guard let bytes else { return 0 }
+        guard bytes.count == 8 else {
+            throw CellarError.fileCorrupt("the id sequence of entity \(entity) has \(bytes.count) bytes, expected 8")
+        }
+        return bytes.withUnsafeBytes { Id(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+    }
+
     init(highestInTree: Id, floor: Id) {
         self.floor = floor
         next = max(highestInTree, floor) &+ 1

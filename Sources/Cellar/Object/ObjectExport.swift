@@ -102,11 +102,8 @@ package enum ObjectExport {
             let cursor = try txn.cursor(tree)
             if try cursor.last() { highest = try StorageLayout.objectId(cursor.key) }
         }
-        if let meta = try txn.tree(StorageLayout.metaTree),
-           let bytes = try txn.get(meta, key: StorageLayout.sequenceKey(entity.id.id)), bytes.count == 8 {
-            highest = max(highest, bytes.withUnsafeBytes { Id(littleEndian: $0.loadUnaligned(as: UInt64.self)) })
-        }
-        return highest &+ 1
+        let bytes = try txn.tree(StorageLayout.metaTree).flatMap { try txn.get($0, key: StorageLayout.sequenceKey(entity.id.id)) }
+        return IdSequence(highestInTree: highest, floor: try IdSequence.floor(stored: bytes, entity: entity.name)).next
     }
 }
 

@@ -188,15 +188,8 @@ final class TransactionContext {
         if let cursor = try cursor(schema), try cursor.last() {
             highest = try StorageLayout.objectId(cursor.key)
         }
-        var floor: Id = 0
-        if let meta = try write.tree(StorageLayout.metaTree, create: false),
-           let bytes = try write.get(meta, key: StorageLayout.sequenceKey(schema.id.id)) {
-            guard bytes.count == 8 else {
-                throw CellarError.fileCorrupt("the id sequence of entity \(schema.name) has \(bytes.count) bytes, expected 8")
-            }
-            floor = bytes.withUnsafeBytes { Id(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
-        }
-        return IdSequence(highestInTree: highest, floor: floor)
+        let bytes = try write.tree(StorageLayout.metaTree, create: false).flatMap { try write.get($0, key: StorageLayout.sequenceKey(schema.id.id)) }
+        return IdSequence(highestInTree: highest, floor: try IdSequence.floor(stored: bytes, entity: schema.name))
     }
 
     /// Removes every object of the entity (the tree is dropped; the next put creates it again).
