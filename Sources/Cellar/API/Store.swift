@@ -29,7 +29,7 @@ public final class Store: @unchecked Sendable {
     /// What opening changed in the database's model (empty when it matched the code's).
     public let modelChanges: [ModelChange]
     @usableFromInline let engine: StorageEngine
-    private let schemas: [UInt64: EntitySchema]
+    let schemas: [UInt64: EntitySchema]
     /// The entities by ID.
     let schemasById: [UInt32: EntitySchema]
     /// The embedded types by name (they have schemas, but no trees or boxes).

@@ -10,7 +10,7 @@
 /// It never traps on any input and takes time linear in the input's size. Errors are
 /// `CellarError.schema` with a message naming the source, the problem and its line and column,
 /// e.g. `model.json: expected ',' or '}' after an object member, found '"' at line 7 column 5`.
-@_spi(Testing) public enum JSONParser {
+@_spi(Testing) @_spi(Sync) public enum JSONParser {
     /// The deepest nesting of arrays and objects accepted (the model file needs 5).
     public static let maximumDepth = 64
 

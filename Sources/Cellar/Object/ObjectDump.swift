@@ -109,7 +109,7 @@ package enum ObjectDump {
         }
     }
 
-    private static func value(of property: ModelProperty, slot: Int, in reader: RecordReader, model: Model, style: Style) throws -> JSONValue {
+    static func value(of property: ModelProperty, slot: Int, in reader: RecordReader, model: Model, style: Style) throws -> JSONValue {
         let type = property.type
         let unsigned = property.flags.contains(.unsigned)
         if type.isEmbedded {

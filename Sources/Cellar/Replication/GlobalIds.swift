@@ -1,0 +1,79 @@
+import CellarStorage
+import Foundation
+
+/// Each synced object's global id, a UUID kept beside its local `Id`: what relations and
+/// changes travel by between stores. Two trees, written only by sync:
+///
+/// - `sg`: the global id's 16 bytes → the entity ID (u32) and the local id (u64), little-endian;
+/// - `sl`: the entity ID and the local id, big-endian (so an entity's ids sort) → the global id.
+///
+/// A global id stays mapped after its object is removed (ids are never handed out again), so a
+/// late change for it is recognised.
+enum GlobalIds {
+    static let globalTree = "sg"
+    static let localTree = "sl"
+
+    static func localKey(_ entityId: UInt32, _ id: Id) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(12)
+        withUnsafeBytes(of: entityId.bigEndian) { key.append(contentsOf: $0) }
+        withUnsafeBytes(of: id.bigEndian) { key.append(contentsOf: $0) }
+        return key
+    }
+
+    static func bytes(_ uuid: UUID) -> [UInt8] { withUnsafeBytes(of: uuid.uuid) { Array($0) } }
+
+    static func uuid(_ bytes: [UInt8]) throws -> UUID {
+        guard bytes.count == 16 else { throw CellarError.fileCorrupt("a global id has \(bytes.count) bytes, expected 16") }
+        return bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+    }
+}
+
+extension TransactionContext {
+    /// The global id of object `id` of `schema`; a new random one is stored for it when it has
+    /// none yet and `assign` is true (else nil).
+    func globalId(of schema: EntitySchema, _ id: Id, assign: Bool) throws -> UUID? {
+        let write = write!
+        let local = try write.tree(GlobalIds.localTree, create: assign)
+        let key = GlobalIds.localKey(schema.id.id, id)
+        if let local, let bytes = try write.get(local, key: key) { return try GlobalIds.uuid(bytes) }
+        guard assign, let local else { return nil }
+        let uuid = UUID()
+        try map(uuid, to: schema, id, localTree: local, localKey: key)
+        return uuid
+    }
+
+    /// The local id of the object of `schema` with global id `uuid`; when it has none and
+    /// `reserve` is true, a new id is handed out for it and kept from later puts (its id floor
+    /// raised), so that the object can arrive later under it. Throws `illegalArgument` when the
+    /// global id belongs to an object of another entity.
+    func localId(of uuid: UUID, in schema: EntitySchema, reserve: Bool) throws -> Id? {
+        let write = write!
+        if let global = try write.tree(GlobalIds.globalTree, create: false), let value = try write.get(global, key: GlobalIds.bytes(uuid)) {
+            guard value.count == 12 else { throw CellarError.fileCorrupt("a global id maps to \(value.count) bytes, expected 12") }
+            let entity = value.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+            guard entity == schema.id.id else {
+                throw CellarError.illegalArgument("the global id \(uuid) belongs to an object of entity ID \(entity), not of \(schema.name)")
+            }
+            return value.withUnsafeBytes { Id(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt64.self)) }
+        }
+        guard reserve else { return nil }
+        let id = try withSequence(schema) { sequence -> Id in
+            let id = try sequence.take()
+            sequence.noteRemoved(id)  // no object yet: the floor keeps the id from later puts
+            return id
+        }
+        let key = GlobalIds.localKey(schema.id.id, id)
+        try map(uuid, to: schema, id, localTree: try write.tree(GlobalIds.localTree, create: true)!, localKey: key)
+        return id
+    }
+
+    private func map(_ uuid: UUID, to schema: EntitySchema, _ id: Id, localTree: Tree, localKey: [UInt8]) throws {
+        let write = write!
+        var value: [UInt8] = []
+        withUnsafeBytes(of: schema.id.id.littleEndian) { value.append(contentsOf: $0) }
+        withUnsafeBytes(of: id.littleEndian) { value.append(contentsOf: $0) }
+        try write.put(try write.tree(GlobalIds.globalTree, create: true)!, key: GlobalIds.bytes(uuid), value: value)
+        try write.put(localTree, key: localKey, value: GlobalIds.bytes(uuid))
+    }
+}

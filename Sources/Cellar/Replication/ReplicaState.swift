@@ -1,0 +1,77 @@
+import CellarStorage
+import Foundation
+
+/// Where a store stands with its replica (a sync server), under `sync` in the meta tree, written
+/// in the same transactions as what it describes. 33 bytes, little-endian:
+///
+/// ```
+/// u8   format version: 1
+/// u8×16 the store's device id (a UUID: the tie-break between equal timestamps)
+/// u64  the last history sequence the replica acknowledged (0: none)
+/// u64  the last replica sequence applied here (0: none)
+/// ```
+@_spi(Sync)
+public struct ReplicaState: Sendable, Equatable {
+    static let key: [UInt8] = Array("sync".utf8)
+    static let version: UInt8 = 1
+    static let size = 33
+
+    /// This store's id among the stores that sync: made once, at the first sync.
+    public var device: UUID
+    /// The history's entries up to this sequence are on the replica.
+    public var acknowledged: UInt64
+    /// The replica's changes up to this sequence of its own are applied to the store.
+    public var pulled: UInt64
+
+    static func read(in write: WriteTransaction) throws -> ReplicaState? {
+        guard let meta = try write.tree(StorageLayout.metaTree, create: false), let bytes = try write.get(meta, key: key) else { return nil }
+        guard bytes.count == size, bytes[0] == version else {
+            throw CellarError.fileCorrupt("the sync state has \(bytes.count) bytes and format \(bytes.first.map(String.init) ?? "none"); this build reads \(size) bytes of format \(version)")
+        }
+        return bytes.withUnsafeBytes { raw in
+            ReplicaState(device: UUID(uuid: raw.loadUnaligned(fromByteOffset: 1, as: uuid_t.self)),
+                         acknowledged: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 17, as: UInt64.self)),
+                         pulled: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 25, as: UInt64.self)))
+        }
+    }
+
+    func write(in write: WriteTransaction) throws {
+        var bytes: [UInt8] = [Self.version]
+        bytes += GlobalIds.bytes(device)
+        withUnsafeBytes(of: acknowledged.littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: pulled.littleEndian) { bytes.append(contentsOf: $0) }
+        try write.put(try write.tree(StorageLayout.metaTree, create: true)!, key: Self.key, value: bytes)
+    }
+}
+
+/// A last-writer-wins clock: a change's hybrid timestamp, then the id of the device that made it
+/// (the tie-break when two devices give the same timestamp). Its text, 16 hexadecimal digits of
+/// the timestamp, `-`, and the device's UUID in lower case, sorts as the clocks compare.
+@_spi(Sync)
+public struct ReplicaClock: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let timestamp: HybridTimestamp
+    public let device: UUID
+
+    public init(timestamp: HybridTimestamp, device: UUID) {
+        self.timestamp = timestamp
+        self.device = device
+    }
+
+    /// The clock of `text` (as ``description`` writes it); nil when it is not one.
+    public init?(text: String) {
+        let parts = text.split(separator: "-", maxSplits: 1)
+        guard parts.count == 2, parts[0].count == 16, let raw = UInt64(parts[0], radix: 16),
+              let device = UUID(uuidString: String(parts[1])) else { return nil }
+        self.init(timestamp: HybridTimestamp(rawValue: raw), device: device)
+    }
+
+    public var description: String {
+        let hex = String(timestamp.rawValue, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex + "-" + device.uuidString.lowercased()
+    }
+
+    public static func < (a: ReplicaClock, b: ReplicaClock) -> Bool {
+        if a.timestamp != b.timestamp { return a.timestamp < b.timestamp }
+        return a.device.uuidString.lowercased() < b.device.uuidString.lowercased()
+    }
+}

@@ -1,0 +1,357 @@
+import CellarStorage
+import Foundation
+
+/// What sync packages built on Cellar (`@_spi(Sync)`) read from and write to a store: its
+/// changes since the replica last acknowledged them, and the replica's changes, applied without
+/// being recorded as the store's own (so they are not sent back). The store must record its
+/// change history (``StoreOptions/changeHistory``).
+@_spi(Sync)
+extension Store {
+    /// The replica schema of the store's model.
+    public func replicaSchema() throws -> ReplicaSchema { try ReplicaSchema(model: model) }
+
+    /// The store's sync state, made at the first call. That first call also records one history
+    /// entry with every object already stored (a store that holds objects from before it synced
+    /// sends them all), unless the store holds none.
+    public func replicaState() throws -> ReplicaState {
+        try inReplicaContext(recording: true) { context in
+            let write = context.write!
+            if let state = try ReplicaState.read(in: write) { return state }
+            let state = ReplicaState(device: UUID(), acknowledged: 0, pulled: 0)
+            try state.write(in: write)
+            // Every object stored so far, as put now: its changes may predate the history.
+            for entity in model.entities where !entity.isEmbedded {
+                guard let schema = schemas[entity.id.uid] else { continue }
+                guard let cursor = try context.cursor(schema) else { continue }
+                try cursor.scan { key, _ in
+                    context.history?.notePut(schema, id: try StorageLayout.objectId(key))
+                    return true
+                }
+                for relation in schema.relations {
+                    guard let links = try context.cursor(treeNamed: StorageLayout.relationTree(relation.id.id)) else { continue }
+                    var last: Id = 0
+                    try links.scan { key, _ in
+                        let source = Id(bigEndian: key.loadUnaligned(as: UInt64.self))
+                        if source != last { context.history?.noteRelation(relation.id.id, entity: schema.id.id, source: source) }
+                        last = source
+                        return true
+                    }
+                }
+            }
+            return state
+        }
+    }
+
+    /// The changes of the history entries after the acknowledged one (at most `limit` entries),
+    /// merged per object: each object once, with the current values of the properties and
+    /// relations those entries changed, or as removed. Objects get their global ids here (stored
+    /// in this call's transaction), and so do the targets of their relations. An object put and
+    /// removed again later is left out (its removal comes with the later entries).
+    public func outgoingChanges(limit: Int) throws -> OutgoingChanges {
+        guard limit > 0 else { throw CellarError.illegalArgument("the limit is \(limit); it must be positive") }
+        return try inReplicaContext(recording: false) { context in
+            guard let state = try ReplicaState.read(in: context.write!) else {
+                throw CellarError.illegalArgument("the store has no sync state yet: call replicaState() first")
+            }
+            let entries = try history(since: state.acknowledged, limit: limit)
+            let pending = try PendingChanges(entries, device: state.device, store: self)
+            let coding = ReplicaValueCoding(model: model)
+            var changes: [ReplicaChange] = []
+            for key in pending.order {
+                let object = pending.objects[key]!
+                guard let schema = schemasById[key.entity] else { continue }
+                let globalId = try context.globalId(of: schema, key.id, assign: true)!
+                if let removed = object.removed {
+                    changes.append(ReplicaChange(entityUid: schema.id.uid, globalId: globalId, removed: removed))
+                    continue
+                }
+                let entity = model.entities[schema.index]
+                let change = try context.withRecord(schema, key.id) { record -> ReplicaChange? in
+                    guard let record else { return nil }
+                    let reader = try RecordReader(record)
+                    var change = ReplicaChange(entityUid: schema.id.uid, globalId: globalId)
+                    for property in entity.properties where !property.flags.contains(.id) {
+                        guard let clock = object.properties[property.id.id] else { continue }
+                        let value = try coding.value(of: property, in: reader) { target, id in
+                            try context.globalId(of: try targetSchema(of: target, in: entity), id, assign: true)!
+                        }
+                        change.values.append(ReplicaChange.Value(uid: property.id.uid, value: value, clock: clock))
+                    }
+                    return change
+                }
+                guard var change else { continue }
+                for relation in entity.relations {
+                    guard let clock = object.relations[relation.id.id], let target = schemasById[relation.targetId.id] else { continue }
+                    let targets = try context.linkTargets(relation.id.id, of: key.id).map {
+                        try context.globalId(of: target, $0, assign: true)!
+                    }
+                    change.relations.append(ReplicaChange.Links(uid: relation.id.uid, targets: targets, clock: clock))
+                }
+                changes.append(change)
+            }
+            return OutgoingChanges(changes: changes, through: entries.last?.sequence ?? state.acknowledged, entries: entries.count)
+        }
+    }
+
+    /// Notes that the replica holds the history up to `sequence`, and removes here the objects
+    /// of `dropping` (global ids, by entity UID: objects only the replica keeps, such as
+    /// insert-only ones) without recording their removal. With `pruning`, the history up to
+    /// `sequence` is dropped too.
+    public func acknowledge(through sequence: UInt64, dropping: [UInt64: [UUID]] = [:], pruning: Bool) throws {
+        try inReplicaContext(recording: false) { context in
+            let write = context.write!
+            guard var state = try ReplicaState.read(in: write) else {
+                throw CellarError.illegalArgument("the store has no sync state yet: call replicaState() first")
+            }
+            guard sequence >= state.acknowledged else { return }
+            state.acknowledged = sequence
+            try state.write(in: write)
+            for (uid, globalIds) in dropping {
+                guard let schema = schemas[uid] else { continue }
+                for globalId in globalIds {
+                    if let id = try context.localId(of: globalId, in: schema, reserve: false) { _ = try context.removeObject(schema, id: id) }
+                }
+            }
+            if pruning { try pruneHistory(before: sequence + 1) }
+        }
+    }
+
+    /// Applies a replica's changes (objects as the replica holds them) and notes that the
+    /// replica's sequence `through` is applied, in one transaction that the history does not
+    /// record. Per property and relation, the replica's value replaces the store's unless the
+    /// store changed it later (a newer clock) in a history entry not acknowledged yet: that value
+    /// is on its way to the replica. A removal removes the object, unless `removalsWin` is false
+    /// and the store changed the object after the removal's clock. A put for an object whose
+    /// removal is not acknowledged yet is left out. Relation targets that are not here yet get
+    /// their local ids now. The store's clock is moved past every timestamp applied, so that its
+    /// later changes are newer.
+    @discardableResult
+    public func applyIncoming(_ changes: [ReplicaChange], through pulled: UInt64, removalsWin: Bool = true) throws -> IncomingReport {
+        try inReplicaContext(recording: false) { context in
+            let write = context.write!
+            guard var state = try ReplicaState.read(in: write) else {
+                throw CellarError.illegalArgument("the store has no sync state yet: call replicaState() first")
+            }
+            let pending = try PendingChanges(try history(since: state.acknowledged), device: state.device, store: self)
+            var applier = IncomingApplier(store: self, context: context, pending: pending, removalsWin: removalsWin)
+            for change in changes { try applier.apply(change) }
+            state.pulled = max(state.pulled, pulled)
+            try state.write(in: write)
+            // The clock runs on from the newest timestamp seen.
+            if applier.newest.rawValue > 0, let meta = try write.tree(StorageLayout.metaTree, create: false),
+               var history = try HistoryState.read(meta, in: write), history.lastTimestamp < applier.newest {
+                history.lastTimestamp = applier.newest
+                try history.write(meta, in: write)
+            }
+            return applier.report
+        }
+    }
+
+    /// The global id of object `id` of the entity with `entityUid`; nil when it has none (it was
+    /// never synced).
+    public func globalId(entityUid: UInt64, id: Id) throws -> UUID? {
+        try inReplicaContext(recording: false) { context in
+            guard let schema = schemas[entityUid] else { return nil }
+            return try context.globalId(of: schema, id, assign: false)
+        }
+    }
+
+    /// The local id of the object with `globalId` of the entity with `entityUid`; nil when the
+    /// store has none.
+    public func localId(entityUid: UInt64, globalId: UUID) throws -> Id? {
+        try inReplicaContext(recording: false) { context in
+            guard let schema = schemas[entityUid] else { return nil }
+            return try context.localId(of: globalId, in: schema, reserve: false)
+        }
+    }
+
+    /// Runs `body` in a write transaction of its own (not inside one of this thread: sync's
+    /// writes must commit on their own), its history recorded only with `recording`.
+    private func inReplicaContext<T>(recording: Bool, _ body: (TransactionContext) throws -> T) throws -> T {
+        guard recordsHistory else {
+            throw CellarError.illegalArgument("sync needs the store's change history: open it with StoreOptions.changeHistory set")
+        }
+        guard ThreadTransactions.current(for: self) == nil else {
+            throw CellarError.illegalArgument("sync cannot run inside a transaction")
+        }
+        return try inWriteContext { context in
+            if !recording { context.history = nil }
+            return try body(context)
+        }
+    }
+
+    /// The entity a to-one relation `property` of `entity` points to.
+    fileprivate func targetSchema(of property: ModelProperty, in entity: ModelEntity) throws -> EntitySchema {
+        guard let name = property.relationTarget, let target = model.entity(named: name), let schema = schemasById[target.id.id] else {
+            throw CellarError.schema("the target of \(entity.name).\(property.name) is not in the model")
+        }
+        return schema
+    }
+}
+
+/// The history entries not acknowledged yet, merged per object: what the store changed that the
+/// replica has not seen, each property and relation with the clock of its last change.
+struct PendingChanges {
+    struct Key: Hashable {
+        var entity: UInt32
+        var id: Id
+    }
+
+    struct Object {
+        var removed: ReplicaClock?
+        var properties: [UInt32: ReplicaClock] = [:]
+        var relations: [UInt32: ReplicaClock] = [:]
+    }
+
+    /// The objects, in the order they first changed.
+    private(set) var order: [Key] = []
+    private(set) var objects: [Key: Object] = [:]
+
+    init(_ entries: [HistoryEntry], device: UUID, store: Store) throws {
+        let byUid = store.schemas
+        for entry in entries {
+            let clock = ReplicaClock(timestamp: entry.timestamp, device: device)
+            for change in entry.changes {
+                guard let schema = byUid[change.entityUid] else { continue }
+                let key = Key(entity: schema.id.id, id: change.id)
+                if objects[key] == nil { order.append(key) }
+                var object = objects[key] ?? Object()
+                switch change.operation {
+                case .remove: object.removed = clock
+                case .put:
+                    for property in change.changedPropertyIds { object.properties[property] = clock }
+                    for relation in change.changedRelationIds { object.relations[relation] = clock }
+                }
+                objects[key] = object
+            }
+        }
+    }
+}
+
+/// Applies a replica's changes in one write transaction (see `Store.applyIncoming`).
+private struct IncomingApplier {
+    let store: Store
+    let context: TransactionContext
+    let pending: PendingChanges
+    let removalsWin: Bool
+    let coding: ReplicaValueCoding
+    let builder = RecordBuilder(capacity: 1024)
+    var mappings: [UInt32: ImportMapping] = [:]
+    let schemasByUid: [UInt64: EntitySchema]
+    var report = IncomingReport()
+    /// The newest timestamp applied.
+    var newest = HybridTimestamp(rawValue: 0)
+
+    init(store: Store, context: TransactionContext, pending: PendingChanges, removalsWin: Bool) {
+        self.store = store
+        self.context = context
+        self.pending = pending
+        self.removalsWin = removalsWin
+        coding = ReplicaValueCoding(model: store.model)
+        schemasByUid = store.schemas
+    }
+
+    mutating func apply(_ change: ReplicaChange) throws {
+        // An entity this store's model does not have (a newer app's): not for this store.
+        guard let schema = schemasByUid[change.entityUid], !schema.isEmbedded else { report.unchanged += 1; return }
+        let entity = store.model.entities[schema.index]
+        for clock in change.values.compactMap(\.clock) + change.relations.compactMap(\.clock) + [change.removed].compactMap({ $0 }) {
+            newest = max(newest, clock.timestamp)
+        }
+        let local = try context.localId(of: change.globalId, in: schema, reserve: change.removed == nil)
+        let mine = local.flatMap { pending.objects[PendingChanges.Key(entity: schema.id.id, id: $0)] }
+        if let removal = change.removed {
+            guard let id = local else { report.unchanged += 1; return }
+            if !removalsWin, let mine, let newestMine = (Array(mine.properties.values) + Array(mine.relations.values)).max(), newestMine > removal {
+                report.unchanged += 1
+                return
+            }
+            if try context.removeObject(schema, id: id) { report.applied += 1 } else { report.unchanged += 1 }
+            return
+        }
+        let id = local!
+        // Removed here, and the removal is not on the replica yet: it will be.
+        if mine?.removed != nil { report.unchanged += 1; return }
+        let mapping = try self.mapping(schema, entity)
+        let context = self.context
+        let store = self.store
+        var written = false
+        try context.withRecord(schema, id) { old in
+            var members: [JSONMember]
+            if let old {
+                members = try ObjectDump.properties(of: RecordReader(old), entity: entity, model: store.model, style: .exact)
+            } else {
+                members = []
+            }
+            var changed = old == nil
+            for value in change.values {
+                guard let property = entity.properties.first(where: { $0.id.uid == value.uid }), !property.flags.contains(.id) else { continue }
+                if let mine = mine?.properties[property.id.id], value.clock.map({ mine > $0 }) ?? true { continue }
+                let json = try coding.json(value.value, of: property) { target, globalId in
+                    try context.localId(of: globalId, in: try store.targetSchema(of: target, in: entity), reserve: true)!
+                }
+                if let index = members.firstIndex(where: { $0.name == property.name }) {
+                    if members[index].value != json { members[index].value = json; changed = true }
+                } else {
+                    members.append(JSONMember(property.name, json))
+                    changed = true
+                }
+            }
+            guard changed else { return }
+            try ObjectRecordEncoder.write(members, mapping, into: builder)
+            written = true
+        }
+        var applied = false
+        if written {
+            do {
+                try context.putIndexed(schema, id: id, record: builder.finished, tree: try context.writeTree(schema), isNew: false)
+                try context.withSequence(schema) { $0.noteAssigned(id) }
+                context.changeLog?.note(schema, id)
+                applied = true
+            } catch let error as CellarError where error.code == .uniqueViolation {
+                report.refused.append("\(schema.name) \(change.globalId): \(error.message)")
+                return
+            }
+        }
+        for links in change.relations {
+            guard let relation = entity.relations.first(where: { $0.id.uid == links.uid }),
+                  let target = store.schemasById[relation.targetId.id] else { continue }
+            if let mine = mine?.relations[relation.id.id], links.clock.map({ mine > $0 }) ?? true { continue }
+            let wanted = try links.targets.map { try context.localId(of: $0, in: target, reserve: true)! }
+            let current = try context.linkTargets(relation.id.id, of: id)
+            let wantedSet = Set(wanted), currentSet = Set(current)
+            for gone in current where !wantedSet.contains(gone) {
+                try context.setLink(id, gone, link: .relation(relation.id.id), linked: false, targetSchema: target)
+                applied = true
+            }
+            for new in wanted where !currentSet.contains(new) {
+                try context.setLink(id, new, link: .relation(relation.id.id), linked: true, targetSchema: target)
+                applied = true
+            }
+        }
+        if applied { report.applied += 1 } else { report.unchanged += 1 }
+    }
+
+    private mutating func mapping(_ schema: EntitySchema, _ entity: ModelEntity) throws -> ImportMapping {
+        if let mapping = mappings[schema.id.id] { return mapping }
+        let mapping = try ImportMapping(file: entity, in: store.model, store: entity, in: store.model)
+        mappings[schema.id.id] = mapping
+        return mapping
+    }
+}
+
+extension TransactionContext {
+    /// The targets object `source` links to through standalone relation `relation`, in id order.
+    func linkTargets(_ relation: UInt32, of source: Id) throws -> [Id] {
+        guard let cursor = try cursor(treeNamed: StorageLayout.relationTree(relation)) else { return [] }
+        var prefix: [UInt8] = []
+        IndexKey.appendBigEndian(source, to: &prefix)
+        var targets: [Id] = []
+        try cursor.scan(.prefix(prefix)) { key, _ in
+            guard key.count == 16 else { throw CellarError.fileCorrupt("a relation key has \(key.count) bytes, expected 16") }
+            targets.append(Id(bigEndian: key.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            return true
+        }
+        return targets
+    }
+}
