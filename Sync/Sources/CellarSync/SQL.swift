@@ -1,0 +1,36 @@
+import Logging
+import PostgresNIO
+
+/// Small helpers for the statements the sync engine builds.
+enum SQL {
+    /// `name` as a quoted identifier.
+    static func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+    /// Bind parameters from texts (nil: NULL).
+    static func binds(_ texts: [String?]) -> PostgresBindings {
+        var binds = PostgresBindings(capacity: texts.count)
+        for text in texts {
+            if let text { binds.append(text) } else { binds.appendNull() }
+        }
+        return binds
+    }
+}
+
+extension PostgresConnection {
+    /// Runs `sql` with text parameters; every row's cells as text (nil: NULL).
+    @discardableResult
+    func rows(_ sql: String, _ texts: [String?] = [], logger: Logger) async throws -> [[String?]] {
+        let sequence = try await query(PostgresQuery(unsafeSQL: sql, binds: SQL.binds(texts)), logger: logger)
+        var rows: [[String?]] = []
+        for try await row in sequence {
+            rows.append(try row.map { try $0.decode(String?.self) })
+        }
+        return rows
+    }
+
+    /// Runs `sql` with text parameters, its rows (if any) left unread.
+    func execute(_ sql: String, _ texts: [String?] = [], logger: Logger) async throws {
+        let sequence = try await query(PostgresQuery(unsafeSQL: sql, binds: SQL.binds(texts)), logger: logger)
+        for try await _ in sequence {}
+    }
+}

@@ -1,0 +1,146 @@
+@_spi(Sync) import Cellar
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The tables on the server, derived from the store's model (see the sync documentation):
+///
+/// - one table per entity, named as the entity, with `cellar_id` (the object's global id, the
+///   primary key), `cellar_removed` (the removal's clock; NULL while the object is there),
+///   `cellar_clock` (each property's and relation's last clock, by UID), `cellar_owner` (the
+///   role that pushed the row first: for row-level security), then a column per property and a
+///   `uuid[]` column per to-many relation;
+/// - `cellar_tables` and `cellar_columns`: which UID each table and column stands for, so that a
+///   rename in the model renames the table or column;
+/// - `cellar_changes`: one row per pushed object change, numbered by a global sequence that pulls
+///   read from;
+/// - `cellar_devices`: the last history sequence each device pushed (what makes pushes
+///   idempotent).
+///
+/// The client creates and migrates them (``migrate(_:on:logger:)``), under an advisory lock so
+/// that devices starting together do it once.
+struct ServerSchema: Sendable {
+    /// An entity's table.
+    struct Table: Sendable {
+        let entity: ReplicaSchema.Entity
+        /// `schema."Name"`.
+        let qualified: String
+        let asymmetric: Bool
+        /// Column names, quoted, by property or relation UID.
+        let columns: [UInt64: String]
+    }
+
+    let namespace: String
+    let tables: [UInt64: Table]
+    /// The NOTIFY channel pushes signal on.
+    var channel: String { "cellar_changes_" + namespace }
+
+    func table(_ name: String) -> String { SQL.quote(namespace) + "." + SQL.quote(name) }
+
+    /// Creates what is missing on the server for `schema`, renames what was renamed, adds new
+    /// columns; throws `schema` for a property whose type differs from the server's column, or a
+    /// name taken on the server by another UID.
+    static func migrate(_ replica: ReplicaSchema, options: SyncOptions, on connection: PostgresConnection,
+                        logger: Logger) async throws -> ServerSchema {
+        let ns = SQL.quote(options.schema)
+        let names = Self(namespace: options.schema, tables: [:])
+        return try await connection.withTransaction(logger: logger) { connection in
+            try await connection.execute("SELECT pg_advisory_xact_lock(hashtext($1))", ["cellar-schema:" + options.schema], logger: logger)
+            try await connection.execute("CREATE SCHEMA IF NOT EXISTS \(ns)", logger: logger)
+            try await connection.execute("""
+                CREATE TABLE IF NOT EXISTS \(ns).cellar_tables (
+                    uid numeric(20,0) PRIMARY KEY, name text NOT NULL UNIQUE, old_names text[] NOT NULL DEFAULT '{}',
+                    insert_only boolean NOT NULL DEFAULT false)
+                """, logger: logger)
+            try await connection.execute("""
+                CREATE TABLE IF NOT EXISTS \(ns).cellar_columns (
+                    table_uid numeric(20,0) NOT NULL, uid numeric(20,0) NOT NULL, name text NOT NULL, type text NOT NULL,
+                    old_names text[] NOT NULL DEFAULT '{}',
+                    PRIMARY KEY (table_uid, uid), UNIQUE (table_uid, name))
+                """, logger: logger)
+            try await connection.execute("""
+                CREATE TABLE IF NOT EXISTS \(ns).cellar_changes (
+                    seq bigserial PRIMARY KEY, table_uid numeric(20,0) NOT NULL, cellar_id uuid NOT NULL,
+                    device uuid NOT NULL, at timestamptz NOT NULL DEFAULT now())
+                """, logger: logger)
+            try await connection.execute("""
+                CREATE TABLE IF NOT EXISTS \(ns).cellar_devices (
+                    device uuid PRIMARY KEY, acknowledged bigint NOT NULL DEFAULT 0, seen timestamptz NOT NULL DEFAULT now())
+                """, logger: logger)
+            var tables: [UInt64: Table] = [:]
+            for entity in replica.entities {
+                let asymmetric = options.asymmetric.contains(entity.name)
+                let known = try await connection.rows("SELECT name, old_names::text FROM \(ns).cellar_tables WHERE uid = $1::numeric",
+                                                      [String(entity.uid)], logger: logger)
+                var tableName = entity.name
+                if let row = known.first, let current = row[0] {
+                    // A model from before a rename keeps the server's newer name.
+                    if current != entity.name, Self.names(row[1]).contains(entity.name) {
+                        tableName = current
+                    } else if current != entity.name {
+                        try await connection.execute("ALTER TABLE \(names.table(current)) RENAME TO \(SQL.quote(entity.name))", logger: logger)
+                        try await connection.execute("UPDATE \(ns).cellar_tables SET name = $2, old_names = array_append(old_names, $3) WHERE uid = $1::numeric",
+                                                     [String(entity.uid), entity.name, current], logger: logger)
+                    }
+                } else {
+                    let taken = try await connection.rows("SELECT uid::text FROM \(ns).cellar_tables WHERE name = $1", [entity.name], logger: logger)
+                    if let other = taken.first?[0] {
+                        throw SyncError(.schema, "the server's table \(entity.name) belongs to the entity with UID \(other), not to this model's \(entity.name) (UID \(entity.uid))")
+                    }
+                    try await connection.execute("""
+                        CREATE TABLE \(names.table(entity.name)) (
+                            cellar_id uuid PRIMARY KEY, cellar_removed text, cellar_clock jsonb NOT NULL DEFAULT '{}',
+                            cellar_owner text NOT NULL DEFAULT current_user)
+                        """, logger: logger)
+                    try await connection.execute("INSERT INTO \(ns).cellar_tables (uid, name, insert_only) VALUES ($1::numeric, $2, $3::boolean)",
+                                                 [String(entity.uid), entity.name, asymmetric ? "true" : "false"], logger: logger)
+                }
+                let existing = try await connection.rows("SELECT uid::text, name, type, old_names::text FROM \(ns).cellar_columns WHERE table_uid = $1::numeric",
+                                                         [String(entity.uid)], logger: logger)
+                var byUid: [UInt64: (name: String, type: String, old: [String])] = [:]
+                for row in existing {
+                    if let uid = row[0].flatMap({ UInt64($0) }), let name = row[1], let type = row[2] { byUid[uid] = (name, type, Self.names(row[3])) }
+                }
+                let wanted = entity.properties.map { ($0.uid, $0.name, $0.column.rawValue) }
+                    + entity.relations.map { ($0.uid, $0.name, ReplicaSchema.ColumnType.uuidArray.rawValue) }
+                var columns: [UInt64: String] = [:]
+                for (uid, name, type) in wanted {
+                    if name.hasPrefix("cellar_") {
+                        throw SyncError(.schema, "\(entity.name).\(name): names starting with cellar_ are the sync columns' own")
+                    }
+                    if let column = byUid[uid] {
+                        guard column.type == type else {
+                            throw SyncError(.schema, "\(entity.name).\(name) is \(type) in this model but \(column.type) on the server: a property's type cannot change")
+                        }
+                        if column.name != name, column.old.contains(name) {
+                            // A model from before a rename: the server's newer name stays.
+                            columns[uid] = SQL.quote(column.name)
+                            continue
+                        }
+                        if column.name != name {
+                            try await connection.execute("ALTER TABLE \(names.table(tableName)) RENAME COLUMN \(SQL.quote(column.name)) TO \(SQL.quote(name))", logger: logger)
+                            try await connection.execute("UPDATE \(ns).cellar_columns SET name = $3, old_names = array_append(old_names, $4) WHERE table_uid = $1::numeric AND uid = $2::numeric",
+                                                         [String(entity.uid), String(uid), name, column.name], logger: logger)
+                        }
+                    } else {
+                        if let other = byUid.first(where: { $0.value.name == name }) {
+                            throw SyncError(.schema, "the server's column \(entity.name).\(name) belongs to the property with UID \(other.key), not to UID \(uid)")
+                        }
+                        try await connection.execute("ALTER TABLE \(names.table(tableName)) ADD COLUMN \(SQL.quote(name)) \(type)", logger: logger)
+                        try await connection.execute("INSERT INTO \(ns).cellar_columns (table_uid, uid, name, type) VALUES ($1::numeric, $2::numeric, $3, $4)",
+                                                     [String(entity.uid), String(uid), name, type], logger: logger)
+                    }
+                    columns[uid] = SQL.quote(name)
+                }
+                tables[entity.uid] = Table(entity: entity, qualified: names.table(tableName), asymmetric: asymmetric, columns: columns)
+            }
+            return ServerSchema(namespace: options.schema, tables: tables)
+        }
+    }
+
+    /// The names of a `text[]` printed as text (`{a,b}`; names are identifiers, never quoted).
+    private static func names(_ text: String?) -> [String] {
+        guard let text, text.count > 2 else { return [] }
+        return text.dropFirst().dropLast().split(separator: ",").map { String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+    }
+}

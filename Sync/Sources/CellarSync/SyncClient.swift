@@ -1,0 +1,165 @@
+@_spi(Sync) import Cellar
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Keeps a store in step with a PostgreSQL server, and through it with every other store that
+/// syncs the same data (the same model, the same ``SyncOptions/schema``).
+///
+/// The store must record its change history (``StoreOptions/changeHistory``): a push sends the
+/// history's entries the server has not acknowledged, a pull applies what other devices pushed.
+/// The app keeps working on the store without a connection; sync goes on from where it stopped.
+///
+/// ```swift
+/// let client = SyncClient(store: store, server: try SyncServer(url: "postgres://app@db.example/notes?sslmode=require"))
+/// try await client.sync()          // one round: push everything, pull everything
+/// let task = Task { try await client.run() }   // or: keep syncing until cancelled
+/// ```
+public actor SyncClient {
+    public let store: Store
+    public let server: SyncServer
+    public let options: SyncOptions
+    private let logger: Logger
+    private var connection: PostgresConnection?
+    private var schema: ServerSchema?
+    private var device: UUID?
+    /// The history sequence the server acknowledged, as the store says (read once, then kept).
+    private var acknowledged: UInt64 = 0
+    private var pulled: UInt64 = 0
+    /// Set by the listener when the server announces changes.
+    private var announced = true
+
+    /// A client for `store`, syncing with `server`. Nothing happens until ``sync()`` or ``run()``.
+    public init(store: Store, server: SyncServer, options: SyncOptions = SyncOptions(), logger: Logger = Logger(label: "cellar.sync")) {
+        self.store = store
+        self.server = server
+        self.options = options
+        self.logger = logger
+    }
+
+    /// What a round of sync did.
+    public struct Report: Sendable, Equatable {
+        /// Objects sent to the server.
+        public var pushed = 0
+        /// History entries the server acknowledged.
+        public var acknowledgedEntries = 0
+        /// Server changes read, and objects of them written or removed in the store.
+        public var pulledChanges = 0
+        public var applied = 0
+        /// Server values the store could not take (a unique constraint here), with the reason.
+        public var refused: [String] = []
+    }
+
+    /// One round: connects when not connected (creating or migrating the server's tables), pushes
+    /// every change not acknowledged yet, then applies every change of the server not applied yet.
+    /// Throws ``SyncError`` (the connection is dropped; the next call connects again) — nothing is
+    /// lost: what was not acknowledged is pushed again, what was not applied is pulled again.
+    @discardableResult
+    public func sync() async throws -> Report {
+        do {
+            let connection = try await connect()
+            var report = Report()
+            try await push(on: connection, into: &report)
+            try await pull(on: connection, into: &report)
+            return report
+        } catch {
+            await disconnect()
+            throw SyncError(error, doing: "syncing with \(server)", password: server.password)
+        }
+    }
+
+    /// Syncs until the task is cancelled: pushes local commits as they come (looking every
+    /// ``SyncOptions/pollInterval``), pulls when the server announces changes (LISTEN/NOTIFY),
+    /// and connects again after losing the server (waiting ``SyncOptions/retryDelay``, doubled up
+    /// to 16 times it while it stays away). Errors are logged, not thrown.
+    public func run() async {
+        var delay = options.retryDelay
+        while !Task.isCancelled {
+            do {
+                let connection = try await connect()
+                let listener = try await server.connect(logger: logger)
+                let channel = schema!.channel
+                let listening = Task { [weak self] in
+                    try await listener.listen(on: channel) { notifications in
+                        for try await _ in notifications { await self?.announce() }
+                    }
+                }
+                defer {
+                    listening.cancel()
+                    Task { try? await listener.close() }
+                }
+                announced = true  // changes may have come while not listening
+                while !Task.isCancelled {
+                    var report = Report()
+                    if try store.lastHistorySequence() > acknowledged { try await push(on: connection, into: &report) }
+                    if announced {
+                        announced = false
+                        try await pull(on: connection, into: &report)
+                    }
+                    delay = options.retryDelay
+                    try await Task.sleep(for: options.pollInterval)
+                }
+            } catch is CancellationError {
+                break
+            } catch {
+                let wrapped = SyncError(error, doing: "syncing with \(server)", password: server.password)
+                logger.warning("sync interrupted: \(wrapped.message)")
+                await disconnect()
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, options.retryDelay * 16)
+            }
+        }
+        await disconnect()
+    }
+
+    /// Closes the connection (a later ``sync()`` opens a new one).
+    public func close() async { await disconnect() }
+
+    private func announce() { announced = true }
+
+    private func connect() async throws -> PostgresConnection {
+        if let connection { return connection }
+        let state = try store.replicaState()
+        device = state.device
+        acknowledged = state.acknowledged
+        pulled = state.pulled
+        let connection = try await server.connect(logger: logger)
+        do {
+            schema = try await ServerSchema.migrate(try store.replicaSchema(), options: options, on: connection, logger: logger)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        self.connection = connection
+        return connection
+    }
+
+    private func disconnect() async {
+        if let connection { try? await connection.close() }
+        connection = nil
+    }
+
+    private func push(on connection: PostgresConnection, into report: inout Report) async throws {
+        let push = Push(schema: schema!, options: options, device: device!, logger: logger)
+        while true {
+            let outgoing = try store.outgoingChanges(limit: options.pushEntries)
+            guard outgoing.entries > 0 else { return }
+            let result = try await push.run(outgoing, on: connection)
+            try store.acknowledge(through: outgoing.through, dropping: result.asymmetric, pruning: options.pruneAcknowledgedHistory)
+            acknowledged = outgoing.through
+            report.pushed += outgoing.changes.count
+            report.acknowledgedEntries += outgoing.entries
+        }
+    }
+
+    private func pull(on connection: PostgresConnection, into report: inout Report) async throws {
+        let pull = Pull(schema: schema!, options: options, logger: logger)
+        while let result = try await pull.run(after: pulled, into: store, on: connection) {
+            pulled = result.through
+            report.pulledChanges += result.changes
+            report.applied += result.report.applied
+            report.refused += result.report.refused
+            for refusal in result.report.refused { logger.warning("a server value was refused: \(refusal)") }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+@_spi(Sync) import Cellar
+import Foundation
+
+/// How a ``SyncClient`` syncs.
+public struct SyncOptions: Sendable {
+    /// The PostgreSQL schema (namespace) that holds the synced tables; every store syncing the
+    /// same data names the same one. Default `cellar`.
+    public var schema: String = "cellar"
+    /// The history entries sent per push transaction. Default 500.
+    public var pushEntries: Int = 500
+    /// The server's changes read per pull transaction. Default 2,000.
+    public var pullChanges: Int = 2_000
+    /// What a removal does to concurrent updates. Default: the removal wins.
+    public var removals: RemovalRule = .win
+    /// Decides conflicting values of a property instead of the last writer (see
+    /// ``ConflictResolver``); nil: the last writer wins.
+    public var resolver: ConflictResolver?
+    /// Entities whose objects only go up: pushed, then removed from the store once the server
+    /// holds them, never pulled (telemetry, logs). By name. Entities marked
+    /// `// cellar: asymmetric` in the model are asymmetric too.
+    public var asymmetric: Set<String> = []
+    /// Whether history entries the server acknowledged are pruned from the store. Default true;
+    /// turn it off when another consumer reads the history too (and prune for both).
+    public var pruneAcknowledgedHistory = true
+    /// How often ``SyncClient/run()`` looks for local commits to push. Default 20 ms.
+    public var pollInterval: Duration = .milliseconds(20)
+    /// How long ``SyncClient/run()`` waits before it connects again after losing the server (it
+    /// doubles up to 16 times this). Default 100 ms.
+    public var retryDelay: Duration = .milliseconds(100)
+
+    public init() {}
+
+    /// What a removal does to updates of the same object made concurrently on other devices.
+    public enum RemovalRule: Sendable, Equatable {
+        /// A removed object stays removed: later pushes of its properties are dropped.
+        case win
+        /// A removal is one more change: it wins over property changes older than it, and an
+        /// update newer than it brings the object back.
+        case lastWriterWins
+    }
+}
+
+/// Decides a conflict (see ``SyncConflict``): returns the value the server keeps. Runs on the
+/// pushing device, inside its push transaction, once per conflicting property.
+public typealias ConflictResolver = @Sendable (SyncConflict) -> SyncConflict.Resolution
+
+/// Two devices changed the same property of the same object, each without having seen the
+/// other's change. Without a resolver the newer clock wins (see the sync documentation).
+public struct SyncConflict: Sendable {
+    /// The entity's name.
+    public var entity: String
+    /// The property's name.
+    public var property: String
+    /// The object's global id.
+    public var objectId: UUID
+    /// The value the server holds, as PostgreSQL prints its column (nil: NULL; the JSON of a
+    /// collection, a list of ids for a to-many relation), and when it was written (hybrid
+    /// clock milliseconds).
+    public var serverValue: String?
+    public var serverMilliseconds: UInt64
+    /// The value being pushed, as its column's text, and when it was written.
+    public var incomingValue: String?
+    public var incomingMilliseconds: UInt64
+
+    /// What the server keeps.
+    public enum Resolution: Sendable, Equatable {
+        /// The server's value.
+        case keepServer
+        /// The pushed value.
+        case takeIncoming
+        /// Either clock's newer value (what happens without a resolver).
+        case lastWriterWins
+    }
+}

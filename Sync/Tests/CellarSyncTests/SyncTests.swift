@@ -1,0 +1,217 @@
+@_spi(Sync) import Cellar
+@testable import CellarSync
+import Foundation
+import PostgresNIO
+import Testing
+
+/// Two and three stores syncing through the test server: values, relations, conflicts,
+/// removals, insert-only entities, idempotent pushes.
+@Suite(.serialized, .enabled(if: TestServer.enabled, TestServer.skipped))
+struct SyncTests {
+    @Test func valuesAndRelationsReachTheOtherStore() async throws {
+        try await TestServer.freshSchema { connection, schema in
+            let harness = try SyncHarness(schema: schema)
+            defer { Task { await harness.close() } }
+            let (a, clientA) = try harness.addStore()
+            let (b, clientB) = try harness.addStore()
+            let ada = Person(name: "Ada", age: 36), bob = Person(name: "Bob", age: 41)
+            try a.box(for: Person.self).put([ada, bob])
+            let item = Item(title: "Füße & \"quotes\"", count: -7)
+            item.score = 1e300
+            item.done = true
+            item.due = Date(timeIntervalSince1970: 1_700_000_000.123)
+            item.tags = ["a", "b,c", ""]
+            item.attributes = ["k": "v", "$x": "y"]
+            item.extra = ["n": 1.0, "big": 1e20, "list": [1, "two", nil, true]]
+            item.data = Data([0, 1, 254, 255])
+            item.owner.target = ada
+            item.helpers.append(contentsOf: [ada, bob])
+            try a.box(for: Item.self).put(item)
+            let empty = Item(title: "")
+            try a.box(for: Item.self).put(empty)
+
+            let pushed = try await clientA.sync()
+            #expect(pushed.pushed == 4)
+            let pulled = try await clientB.sync()
+            #expect(pulled.applied == 4)
+            #expect(try SyncHarness.picture(of: a) == SyncHarness.picture(of: b))
+            let copy = try #require(try b.box(for: Item.self).query { Item.title == item.title }.build().findFirst())
+            #expect(copy.score == 1e300)
+            #expect(copy.owner.target?.name == "Ada")
+            #expect(copy.helpers.map(\.name).sorted() == ["Ada", "Bob"])
+            #expect(copy.extra == item.extra)
+            // The server's table: a column per property, JSONB for collections and flex values.
+            let types = try await connection.rows("""
+                SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'Item'
+                """, [schema], logger: TestServer.logger)
+            let byName = Dictionary(uniqueKeysWithValues: types.map { ($0[0]!, $0[1]!) })
+            #expect(byName["title"] == "text")
+            #expect(byName["count"] == "bigint")
+            #expect(byName["tags"] == "jsonb")
+            #expect(byName["extra"] == "jsonb")
+            #expect(byName["owner"] == "uuid")
+            #expect(byName["helpers"] == "ARRAY")
+
+            // Back the other way, and an update of one property.
+            copy.count = 99
+            try b.box(for: Item.self).put(copy)
+            try await clientB.sync()
+            try await clientA.sync()
+            #expect(try a.box(for: Item.self).get(item.id)?.count == 99)
+            #expect(try SyncHarness.picture(of: a) == SyncHarness.picture(of: b))
+        }
+    }
+
+    @Test func concurrentEditsMergePerPropertyAndTheLaterWriterWins() async throws {
+        try await TestServer.freshSchema { _, schema in
+            let harness = try SyncHarness(schema: schema)
+            defer { Task { await harness.close() } }
+            let (a, clientA) = try harness.addStore()
+            let (b, clientB) = try harness.addStore()
+            let item = Item(title: "first", count: 1)
+            try a.box(for: Item.self).put(item)
+            try await harness.syncAll()
+            let itemB = try #require(try b.box(for: Item.self).all().first)
+            // Different properties, both offline: both changes stay.
+            item.title = "from A"
+            try a.box(for: Item.self).put(item)
+            itemB.count = 2
+            try b.box(for: Item.self).put(itemB)
+            try await harness.syncAll()
+            for store in [a, b] {
+                let now = try #require(try store.box(for: Item.self).all().first)
+                #expect(now.title == "from A")
+                #expect(now.count == 2)
+            }
+            // The same property: the later write wins everywhere, also when it is pushed first.
+            item.title = "A, earlier"
+            item.count = 2
+            try a.box(for: Item.self).put(item)
+            try await Task.sleep(for: .milliseconds(5))
+            itemB.title = "B, later"
+            try b.box(for: Item.self).put(itemB)
+            try await clientB.sync()
+            try await clientA.sync()
+            try await clientB.sync()
+            #expect(try a.box(for: Item.self).get(item.id)?.title == "B, later")
+            #expect(try SyncHarness.picture(of: a) == SyncHarness.picture(of: b))
+        }
+    }
+
+    @Test func aRemovalWinsOverConcurrentUpdates() async throws {
+        try await TestServer.freshSchema { _, schema in
+            let harness = try SyncHarness(schema: schema)
+            defer { Task { await harness.close() } }
+            let (a, _) = try harness.addStore()
+            let (b, _) = try harness.addStore()
+            let item = Item(title: "doomed")
+            try a.box(for: Item.self).put(item)
+            try await harness.syncAll()
+            let itemB = try #require(try b.box(for: Item.self).all().first)
+            try a.box(for: Item.self).remove(item.id)
+            try await Task.sleep(for: .milliseconds(5))
+            itemB.title = "updated after the removal"
+            try b.box(for: Item.self).put(itemB)
+            try await harness.syncAll()
+            #expect(try a.box(for: Item.self).count() == 0)
+            #expect(try b.box(for: Item.self).count() == 0)
+        }
+    }
+
+    @Test func withLastWriterWinsANewerUpdateBringsARemovedObjectBack() async throws {
+        try await TestServer.freshSchema { _, schema in
+            var options = SyncOptions()
+            options.removals = .lastWriterWins
+            let harness = try SyncHarness(schema: schema, options: options)
+            defer { Task { await harness.close() } }
+            let (a, _) = try harness.addStore()
+            let (b, _) = try harness.addStore()
+            let item = Item(title: "kept")
+            try a.box(for: Item.self).put(item)
+            try await harness.syncAll()
+            let itemB = try #require(try b.box(for: Item.self).all().first)
+            try a.box(for: Item.self).remove(item.id)
+            try await Task.sleep(for: .milliseconds(5))
+            itemB.title = "updated after the removal"
+            try b.box(for: Item.self).put(itemB)
+            try await harness.syncAll()
+            #expect(try b.box(for: Item.self).all().map(\.title) == ["updated after the removal"])
+            #expect(try a.box(for: Item.self).all().map(\.title) == ["updated after the removal"])
+        }
+    }
+
+    @Test func aResolverDecidesConflicts() async throws {
+        try await TestServer.freshSchema { _, schema in
+            var options = SyncOptions()
+            // The larger count wins, whoever wrote last.
+            options.resolver = { conflict in
+                guard conflict.property == "count" else { return .lastWriterWins }
+                return (Int(conflict.incomingValue ?? "") ?? 0) > (Int(conflict.serverValue ?? "") ?? 0) ? .takeIncoming : .keepServer
+            }
+            let harness = try SyncHarness(schema: schema, options: options)
+            defer { Task { await harness.close() } }
+            let (a, clientA) = try harness.addStore()
+            let (b, clientB) = try harness.addStore()
+            let item = Item(title: "t", count: 1)
+            try a.box(for: Item.self).put(item)
+            try await harness.syncAll()
+            let itemB = try #require(try b.box(for: Item.self).all().first)
+            item.count = 50
+            try a.box(for: Item.self).put(item)
+            try await Task.sleep(for: .milliseconds(5))
+            itemB.count = 7
+            try b.box(for: Item.self).put(itemB)
+            try await clientA.sync()
+            try await clientB.sync()
+            try await clientA.sync()
+            #expect(try a.box(for: Item.self).get(item.id)?.count == 50)
+            #expect(try b.box(for: Item.self).get(itemB.id)?.count == 50)
+        }
+    }
+
+    @Test func insertOnlyObjectsArePushedThenDroppedLocally() async throws {
+        try await TestServer.freshSchema { connection, schema in
+            let harness = try SyncHarness(schema: schema)
+            defer { Task { await harness.close() } }
+            let (a, clientA) = try harness.addStore()
+            let (b, clientB) = try harness.addStore()
+            try a.box(for: LogLine.self).put((0..<25).map { LogLine(message: "line \($0)") })
+            try await clientA.sync()
+            try await clientB.sync()
+            #expect(try a.box(for: LogLine.self).count() == 0)
+            #expect(try b.box(for: LogLine.self).count() == 0)
+            let rows = try await connection.rows("SELECT count(*)::text FROM \(SQL.quote(schema)).\"LogLine\"", logger: TestServer.logger)
+            #expect(rows.first?[0] == "25")
+            // Their removal here is not pushed: the server keeps them all.
+            try await clientA.sync()
+            let alive = try await connection.rows("SELECT count(*)::text FROM \(SQL.quote(schema)).\"LogLine\" WHERE cellar_removed IS NULL",
+                                                  logger: TestServer.logger)
+            #expect(alive.first?[0] == "25")
+        }
+    }
+
+    @Test func aPushTheServerTookAlreadyChangesNothing() async throws {
+        try await TestServer.freshSchema { connection, schema in
+            let harness = try SyncHarness(schema: schema)
+            defer { Task { await harness.close() } }
+            let (a, clientA) = try harness.addStore()
+            try a.box(for: Item.self).put((0..<10).map { Item(title: "item \($0)") })
+            try await clientA.sync()  // connects and migrates
+            try a.box(for: Item.self).put(Item(title: "one more"))
+            // The same push twice, as after a reply lost before the store noted it.
+            let replica = try await ServerSchema.migrate(try a.replicaSchema(), options: harness.options, on: connection, logger: TestServer.logger)
+            let push = Push(schema: replica, options: harness.options, device: try a.replicaState().device, logger: TestServer.logger)
+            let outgoing = try a.outgoingChanges(limit: 100)
+            let first = try await push.run(outgoing, on: connection)
+            let second = try await push.run(outgoing, on: connection)
+            #expect(first.written == 1 && !first.alreadyTaken)
+            #expect(second.alreadyTaken && second.written == 0)
+            // The client, which did not see the first reply, pushes it once more: nothing doubles.
+            try await clientA.sync()
+            let changes = try await connection.rows("SELECT count(*)::text, count(DISTINCT cellar_id)::text FROM \(SQL.quote(schema)).cellar_changes",
+                                                    logger: TestServer.logger)
+            #expect(changes.first?[0] == "11")
+            #expect(changes.first?[1] == "11")
+        }
+    }
+}
