@@ -6,6 +6,8 @@
 #   word list from, and the text the full-text benchmarks index).
 #   chromium (with --browser: the data browser's tests, Tools/CellarBrowse, drive headless
 #   Chromium; on macOS they skip without it).
+#   postgresql (with --postgres: the sync package's tests, Sync/, run against a throwaway server
+#   that scripts/postgres.sh starts; on macOS install it yourself, Homebrew's postgresql@17 say).
 # Debian/Ubuntu through apt-get (as root, or with sudo); macOS through Homebrew.
 set -euo pipefail
 
@@ -14,7 +16,8 @@ for option in "$@"; do
     case "$option" in
         --bench) want+=(liblmdb-dev libsqlite3-dev wamerican) ;;
         --browser) want+=(chromium) ;;
-        *) echo "ensure-deps.sh: unknown option $option (--bench, --browser)" >&2; exit 64 ;;
+        --postgres) want+=(postgresql) ;;
+        *) echo "ensure-deps.sh: unknown option $option (--bench, --browser, --postgres)" >&2; exit 64 ;;
     esac
 done
 

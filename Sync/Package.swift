@@ -1,0 +1,58 @@
+// swift-tools-version: 6.2
+// Sync: a Cellar store kept in step with a PostgreSQL server. A package of its own so that apps
+// using only Cellar never build networking (SwiftNIO, postgres-nio, swift-nio-ssl).
+//
+//   swift build --package-path Sync
+//   swift test --package-path Sync     # against the server in CELLAR_SYNC_POSTGRES (a URL):
+//                                      # scripts/postgres.sh start DIR prints one
+import PackageDescription
+
+/// Cellar is this repository's root package; its identity is the name of the folder it is
+/// checked out in, which differs between machines: take it from this package's path.
+let cellar = Context.packageDirectory.split(separator: "/").dropLast(1).last.map(String.init)!
+
+/// Swift 6 language mode, warnings as errors, as in the root package.
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "CellarSync",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "CellarSync", targets: ["CellarSync"]),
+    ],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // The server's address (SyncServer), its errors (SyncError); the sync engine.
+        .target(
+            name: "CellarSync",
+            dependencies: [
+                .product(name: "Cellar", package: cellar),
+                .product(name: "CellarStorage", package: cellar),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "CellarSyncTests",
+            dependencies: [
+                "CellarSync",
+                .product(name: "Cellar", package: cellar),
+                .product(name: "CellarStorage", package: cellar),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+    ]
+)
