@@ -52,6 +52,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            exclude: ["model-sync-tests.json"],
             swiftSettings: strict
         ),
     ]

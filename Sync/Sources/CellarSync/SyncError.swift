@@ -39,6 +39,12 @@ extension SyncError {
     /// postgres://user:***@host:5432/db"), as a SyncError whose message does not contain
     /// `password`.
     init(_ error: any Error, doing: String, password: String?) {
+        // A failed transaction: the error inside it.
+        if let failed = error as? PostgresTransactionError,
+           let inner = failed.closureError ?? failed.commitError ?? failed.beginError ?? failed.rollbackError {
+            self.init(inner, doing: doing, password: password)
+            return
+        }
         var code = Code.connection
         var message: String
         if let error = error as? SyncError {
