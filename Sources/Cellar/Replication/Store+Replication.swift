@@ -82,7 +82,7 @@ extension Store {
                 guard var change else { continue }
                 for relation in entity.relations {
                     guard let clock = object.relations[relation.id.id], let target = schemasById[relation.targetId.id] else { continue }
-                    let targets = try context.linkTargets(relation.id.id, of: key.id).map {
+                    let targets = try context.pairedIds(key.id, in: StorageLayout.relationTree(relation.id.id)).map {
                         try context.globalId(of: target, $0, assign: true)!
                     }
                     change.relations.append(ReplicaChange.Links(uid: relation.id.uid, targets: targets, clock: clock))
@@ -318,7 +318,7 @@ private struct IncomingApplier {
                   let target = store.schemasById[relation.targetId.id] else { continue }
             if let mine = mine?.relations[relation.id.id], links.clock.map({ mine > $0 }) ?? true { continue }
             let wanted = try links.targets.map { try context.localId(of: $0, in: target, reserve: true)! }
-            let current = try context.linkTargets(relation.id.id, of: id)
+            let current = try context.pairedIds(id, in: StorageLayout.relationTree(relation.id.id))
             let wantedSet = Set(wanted), currentSet = Set(current)
             for gone in current where !wantedSet.contains(gone) {
                 try context.setLink(id, gone, link: .relation(relation.id.id), linked: false, targetSchema: target)
@@ -337,21 +337,5 @@ private struct IncomingApplier {
         let mapping = try ImportMapping(file: entity, in: store.model, store: entity, in: store.model)
         mappings[schema.id.id] = mapping
         return mapping
-    }
-}
-
-extension TransactionContext {
-    /// The targets object `source` links to through standalone relation `relation`, in id order.
-    func linkTargets(_ relation: UInt32, of source: Id) throws -> [Id] {
-        guard let cursor = try cursor(treeNamed: StorageLayout.relationTree(relation)) else { return [] }
-        var prefix: [UInt8] = []
-        IndexKey.appendBigEndian(source, to: &prefix)
-        var targets: [Id] = []
-        try cursor.scan(.prefix(prefix)) { key, _ in
-            guard key.count == 16 else { throw CellarError.fileCorrupt("a relation key has \(key.count) bytes, expected 16") }
-            targets.append(Id(bigEndian: key.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
-            return true
-        }
-        return targets
     }
 }
