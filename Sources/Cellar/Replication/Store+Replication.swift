@@ -11,20 +11,25 @@ extension Store {
     public func replicaSchema() throws -> ReplicaSchema { try ReplicaSchema(model: model) }
 
     /// The store's sync state, made at the first call. That first call also records one history
-    /// entry with every object already stored (a store that holds objects from before it synced
-    /// sends them all), unless the store holds none.
+    /// entry with every stored object whose creation the history does not show (stored before
+    /// the history was turned on, or its entries pruned), so that a store holding objects from
+    /// before it synced sends them all; objects the history shows being created are sent from
+    /// their own entries, once, with their own clocks.
     public func replicaState() throws -> ReplicaState {
         try inReplicaContext(recording: true) { context in
             let write = context.write!
             if let state = try ReplicaState.read(in: write) { return state }
             let state = ReplicaState(device: UUID(), acknowledged: 0, pulled: 0)
             try state.write(in: write)
-            // Every object stored so far, as put now: its changes may predate the history.
+            // Every other object stored so far, as put now: its changes may predate the history.
+            let created = try objectsCreatedInHistory()
             for entity in model.entities where !entity.isEmbedded {
                 guard let schema = schemas[entity.id.uid] else { continue }
                 guard let cursor = try context.cursor(schema) else { continue }
+                let shown = created[entity.id.uid] ?? []
                 try cursor.scan { key, _ in
-                    context.history?.notePut(schema, id: try StorageLayout.objectId(key))
+                    let id = try StorageLayout.objectId(key)
+                    if !shown.contains(id) { context.history?.notePut(schema, id: id) }
                     return true
                 }
                 for relation in schema.relations {
@@ -32,7 +37,9 @@ extension Store {
                     var last: Id = 0
                     try links.scan { key, _ in
                         let source = Id(bigEndian: key.loadUnaligned(as: UInt64.self))
-                        if source != last { context.history?.noteRelation(relation.id.id, entity: schema.id.id, source: source) }
+                        if source != last, !shown.contains(source) {
+                            context.history?.noteRelation(relation.id.id, entity: schema.id.id, source: source)
+                        }
                         last = source
                         return true
                     }
@@ -40,6 +47,22 @@ extension Store {
             }
             return state
         }
+    }
+
+    /// The objects, by entity UID, whose first entry in the history is their creation (a put
+    /// naming every property): the history holds all their changes. None when the history's
+    /// first entries were pruned.
+    private func objectsCreatedInHistory() throws -> [UInt64: Set<Id>] {
+        guard let entries = try? history(since: 0) else { return [:] }
+        var seen: [UInt64: Set<Id>] = [:], created: [UInt64: Set<Id>] = [:]
+        for entry in entries {
+            for change in entry.changes where seen[change.entityUid, default: []].insert(change.id).inserted {
+                guard change.operation == .put, let schema = schemas[change.entityUid] else { continue }
+                let properties = model.entities[schema.index].properties.filter { !$0.flags.contains(.id) }.map(\.id.id)
+                if Set(change.changedPropertyIds).isSuperset(of: properties) { created[change.entityUid, default: []].insert(change.id) }
+            }
+        }
+        return created
     }
 
     /// The changes of the history entries after the acknowledged one (at most `limit` entries),

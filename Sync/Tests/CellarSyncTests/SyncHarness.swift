@@ -9,6 +9,8 @@ final class SyncHarness: @unchecked Sendable {
     let schema: String
     let directory: String
     var options: SyncOptions
+    /// The server the stores sync with: the tests' server unless a test sets another.
+    var server: SyncServer?
     private(set) var stores: [Store] = []
     private(set) var clients: [SyncClient] = []
 
@@ -22,14 +24,16 @@ final class SyncHarness: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
-    /// A new store (opened with change history) and its client.
+    /// A new store (opened with change history) and its client; `prepare` runs first, with the
+    /// store's path (to fill a store before it records history, say).
     @discardableResult
-    func addStore() throws -> (Store, SyncClient) {
+    func addStore(prepare: ((String) throws -> Void)? = nil) throws -> (Store, SyncClient) {
         let path = directory + "/store\(stores.count)"
+        try prepare?(path)
         var storeOptions = StoreOptions()
         storeOptions.changeHistory = true
         let store = try Store(directoryPath: path, options: storeOptions)
-        let client = SyncClient(store: store, server: try TestServer.server(), options: options, logger: TestServer.logger)
+        let client = SyncClient(store: store, server: try server ?? TestServer.server(), options: options, logger: TestServer.logger)
         stores.append(store)
         clients.append(client)
         return (store, client)
