@@ -22,6 +22,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "CellarSync", targets: ["CellarSync"]),
+        .executable(name: "sync-bench", targets: ["SyncBench"]),
     ],
     dependencies: [
         .package(path: ".."),
@@ -41,6 +42,19 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strict
+        ),
+        // The sync benchmark (throughput, latency) and the writer the fault tests kill.
+        .executableTarget(
+            name: "SyncBench",
+            dependencies: [
+                "CellarSync",
+                .product(name: "Cellar", package: cellar),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            exclude: ["model-sync-bench.json"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -28,6 +28,9 @@ public actor SyncClient {
     private var pulled: UInt64 = 0
     /// Set by the listener when the server announces changes.
     private var announced = true
+    /// Set when the listening connection ends (``run()`` connects again then).
+    private var listenerLost = false
+    private var listenerGeneration = 0
 
     /// A client for `store`, syncing with `server`. Nothing happens until ``sync()`` or ``run()``.
     public init(store: Store, server: SyncServer, options: SyncOptions = SyncOptions(), logger: Logger = Logger(label: "cellar.sync")) {
@@ -69,47 +72,70 @@ public actor SyncClient {
     }
 
     /// Syncs until the task is cancelled: pushes local commits as they come (looking every
-    /// ``SyncOptions/pollInterval``), pulls when the server announces changes (LISTEN/NOTIFY),
-    /// and connects again after losing the server (waiting ``SyncOptions/retryDelay``, doubled up
-    /// to 16 times it while it stays away). Errors are logged, not thrown.
+    /// ``SyncOptions/pollInterval``), pulls when the server announces changes (LISTEN/NOTIFY) and
+    /// at least every ``SyncOptions/pullInterval`` (a notification sent while not listening is
+    /// not lost then), and connects again after losing the server or the listening connection
+    /// (waiting ``SyncOptions/retryDelay``, doubled up to 16 times it while the server stays
+    /// away). Errors are logged, not thrown; nothing is lost by them: what was not acknowledged
+    /// is pushed again, what was not applied is pulled again.
     public func run() async {
         var delay = options.retryDelay
         while !Task.isCancelled {
+            var listener: PostgresConnection?
+            var listening: Task<Void, Never>?
             do {
                 let connection = try await connect()
-                let listener = try await server.connect(logger: logger)
-                let channel = schema!.channel
-                let listening = Task { [weak self] in
-                    try await listener.listen(on: channel) { notifications in
-                        for try await _ in notifications { await self?.announce() }
-                    }
+                let (server, logger) = (self.server, self.logger)
+                let listenerConnection = try await Deadline.run("connecting", limit: options.timeout, closing: nil) {
+                    try await server.connect(logger: logger)
                 }
-                defer {
-                    listening.cancel()
-                    Task { try? await listener.close() }
+                listener = listenerConnection
+                listenerLost = false
+                listenerGeneration += 1
+                let generation = listenerGeneration
+                let channel = schema!.channel
+                listening = Task { [weak self] in
+                    do {
+                        try await listenerConnection.listen(on: channel) { notifications in
+                            for try await _ in notifications { await self?.announce() }
+                        }
+                    } catch {}
+                    await self?.loseListener(generation)
                 }
                 announced = true  // changes may have come while not listening
+                var lastPull = ContinuousClock.now
                 while !Task.isCancelled {
+                    if listenerLost { throw SyncError(.connection, "the connection listening for changes was lost") }
                     var report = Report()
                     if try store.lastHistorySequence() > acknowledged { try await push(on: connection, into: &report) }
-                    if announced {
+                    if announced || ContinuousClock.now - lastPull >= options.pullInterval {
                         announced = false
+                        lastPull = .now
                         try await pull(on: connection, into: &report)
                     }
                     delay = options.retryDelay
                     try await Task.sleep(for: options.pollInterval)
                 }
             } catch is CancellationError {
-                break
             } catch {
                 let wrapped = SyncError(error, doing: "syncing with \(server)", password: server.password)
                 logger.warning("sync interrupted: \(wrapped.message)")
+                await stopListening(listening, listener)
                 await disconnect()
+                if Task.isCancelled { break }
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, options.retryDelay * 16)
+                continue
             }
+            await stopListening(listening, listener)
         }
         await disconnect()
+    }
+
+    /// Whether the store holds commits the server has not acknowledged yet; false when every
+    /// local change is on the server (an app can say "synced" then).
+    public nonisolated func hasPendingChanges() throws -> Bool {
+        try store.replicaState().acknowledged < store.lastHistorySequence()
     }
 
     /// Closes the connection (a later ``sync()`` opens a new one).
@@ -117,15 +143,31 @@ public actor SyncClient {
 
     private func announce() { announced = true }
 
+    /// The listener of `generation` ended; one of an earlier connection ending late is no news.
+    private func loseListener(_ generation: Int) {
+        if generation == listenerGeneration { listenerLost = true }
+    }
+
+    private func stopListening(_ task: Task<Void, Never>?, _ connection: PostgresConnection?) async {
+        task?.cancel()
+        if let connection { try? await connection.close() }
+    }
+
     private func connect() async throws -> PostgresConnection {
         if let connection { return connection }
         let state = try store.replicaState()
         device = state.device
         acknowledged = state.acknowledged
         pulled = state.pulled
-        let connection = try await server.connect(logger: logger)
+        let (server, options, logger) = (self.server, self.options, self.logger)
+        let connection = try await Deadline.run("connecting", limit: options.timeout, closing: nil) {
+            try await server.connect(logger: logger)
+        }
         do {
-            schema = try await ServerSchema.migrate(try store.replicaSchema(), options: options, on: connection, logger: logger)
+            let replica = try store.replicaSchema()
+            schema = try await Deadline.run("creating or migrating the server's tables", limit: options.timeout, closing: connection) {
+                try await ServerSchema.migrate(replica, options: options, on: connection, logger: logger)
+            }
         } catch {
             try? await connection.close()
             throw error
@@ -144,7 +186,9 @@ public actor SyncClient {
         while true {
             let outgoing = try store.outgoingChanges(limit: options.pushEntries)
             guard outgoing.entries > 0 else { return }
-            let result = try await push.run(outgoing, on: connection)
+            let result = try await Deadline.run("pushing", limit: options.timeout, closing: connection) {
+                try await push.run(outgoing, on: connection)
+            }
             try store.acknowledge(through: outgoing.through, dropping: result.asymmetric, pruning: options.pruneAcknowledgedHistory)
             acknowledged = outgoing.through
             report.pushed += outgoing.changes.count
@@ -154,7 +198,12 @@ public actor SyncClient {
 
     private func pull(on connection: PostgresConnection, into report: inout Report) async throws {
         let pull = Pull(schema: schema!, options: options, logger: logger)
-        while let result = try await pull.run(after: pulled, into: store, on: connection) {
+        while true {
+            let after = pulled
+            guard let fetched = try await Deadline.run("pulling", limit: options.timeout, closing: connection, {
+                try await pull.fetch(after: after, on: connection)
+            }) else { return }
+            let result = try pull.apply(fetched, to: store)
             pulled = result.through
             report.pulledChanges += result.changes
             report.applied += result.report.applied

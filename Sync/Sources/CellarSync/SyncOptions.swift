@@ -24,6 +24,14 @@ public struct SyncOptions: Sendable {
     public var pruneAcknowledgedHistory = true
     /// How often ``SyncClient/run()`` looks for local commits to push. Default 20 ms.
     public var pollInterval: Duration = .milliseconds(20)
+    /// How often ``SyncClient/run()`` pulls even when the server announced nothing: a
+    /// notification sent while the client was connecting is picked up then. Default 2 s.
+    public var pullInterval: Duration = .seconds(2)
+    /// The longest the server may take to answer one step: connecting, or one push or pull
+    /// batch. Past it the connection is dropped (a server that died or a network gone silent
+    /// can leave a query waiting forever) and the round fails, or ``SyncClient/run()`` connects
+    /// again; nothing is lost. Default 60 s.
+    public var timeout: Duration = .seconds(60)
     /// How long ``SyncClient/run()`` waits before it connects again after losing the server (it
     /// doubles up to 16 times this). Default 100 ms.
     public var retryDelay: Duration = .milliseconds(100)
