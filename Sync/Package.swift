@@ -23,6 +23,7 @@ let package = Package(
     products: [
         .library(name: "CellarSync", targets: ["CellarSync"]),
         .executable(name: "sync-bench", targets: ["SyncBench"]),
+        .executable(name: "sync-example", targets: ["SyncExample"]),
     ],
     dependencies: [
         .package(path: ".."),
@@ -55,6 +56,18 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             exclude: ["model-sync-bench.json"],
+            swiftSettings: strict
+        ),
+        // Two stores syncing through a server: scripts/sync-demo.sh runs it.
+        .executableTarget(
+            name: "SyncExample",
+            dependencies: [
+                "CellarSync",
+                .product(name: "Cellar", package: cellar),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["model-sync-example.json"],
             swiftSettings: strict
         ),
         .testTarget(
