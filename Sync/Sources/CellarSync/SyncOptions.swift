@@ -16,8 +16,8 @@ public struct SyncOptions: Sendable {
     /// ``ConflictResolver``); nil: the last writer wins.
     public var resolver: ConflictResolver?
     /// Entities whose objects only go up: pushed, then removed from the store once the server
-    /// holds them, never pulled (telemetry, logs). By name. Entities marked
-    /// `// cellar: asymmetric` in the model are asymmetric too.
+    /// holds them, never pulled (telemetry, logs). By name; every device that syncs them names
+    /// them alike. No model annotation marks them yet.
     public var asymmetric: Set<String> = []
     /// Whether history entries the server acknowledged are pruned from the store. Default true;
     /// turn it off when another consumer reads the history too (and prune for both).
