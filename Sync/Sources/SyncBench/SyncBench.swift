@@ -122,33 +122,19 @@ struct Measure: AsyncParsableCommand {
         let notesA = a.box(for: BenchNote.self), notesB = b.box(for: BenchNote.self)
         print("sync-bench: \(n) objects of about 150 bytes, schema \(schema); \(samples) latency samples, poll every \(pollMs) ms")
 
-        var start = ContinuousClock.now
+        let start = ContinuousClock.now
         for first in stride(from: 0, to: n, by: 10_000) {
             try notesA.put((first..<min(n, first + 10_000)).map { BenchNote(number: $0) })
         }
         report("local put (history recorded)", n, since: start)
 
-        start = .now
-        var round = try await clientA.sync()
-        try check(round.pushed == n, "pushed \(round.pushed) objects, expected \(n)")
-        report("push, new objects", n, since: start)
-        start = .now
-        round = try await clientB.sync()
-        try check(round.applied == n, "applied \(round.applied) objects, expected \(n)")
-        report("pull, new objects", n, since: start)
+        try await pushAndPull(from: clientA, to: clientB, "new objects")
         try checkSame(notesA, notesB, "after the first sync")
 
         let all = try notesA.all()
         for note in all { note.count += 1; note.score += 1 }
         for first in stride(from: 0, to: all.count, by: 10_000) { try notesA.put(Array(all[first..<min(all.count, first + 10_000)])) }
-        start = .now
-        round = try await clientA.sync()
-        try check(round.pushed == n, "pushed \(round.pushed) updates, expected \(n)")
-        report("push, two properties of every object", n, since: start)
-        start = .now
-        round = try await clientB.sync()
-        try check(round.applied == n, "applied \(round.applied) updates, expected \(n)")
-        report("pull, two properties of every object", n, since: start)
+        try await pushAndPull(from: clientA, to: clientB, "two properties of every object")
         try checkSame(notesA, notesB, "after the update")
 
         // Latency: both stores live; one object committed on A at a time, timed until B's
@@ -180,6 +166,19 @@ struct Measure: AsyncParsableCommand {
         print("  commit on A to arrival on B (live, \(latencies.count) samples): p50 \(percentile(0.5)), p99 \(percentile(0.99)), max \(percentile(1))")
         await clientA.close(); await clientB.close()
         print("sync-bench: checks passed")
+    }
+
+    /// One timed round on `sender` (every object pushed), then one on `receiver` (every object
+    /// applied).
+    func pushAndPull(from sender: SyncClient, to receiver: SyncClient, _ what: String) async throws {
+        var start = ContinuousClock.now
+        let pushed = try await sender.sync().pushed
+        try check(pushed == n, "pushed \(pushed) objects (\(what)), expected \(n)")
+        report("push, " + what, n, since: start)
+        start = .now
+        let applied = try await receiver.sync().applied
+        try check(applied == n, "applied \(applied) objects (\(what)), expected \(n)")
+        report("pull, " + what, n, since: start)
     }
 
     func report(_ step: String, _ count: Int, since start: ContinuousClock.Instant) {

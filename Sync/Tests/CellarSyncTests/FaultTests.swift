@@ -22,6 +22,15 @@ struct FaultTests {
         return options
     }
 
+    /// Two stores syncing with `server` in `schema`, with ``liveOptions()``.
+    static func twoStores(on server: PrivateServer, schema: String) throws -> SyncHarness {
+        let harness = try SyncHarness(schema: schema, options: liveOptions())
+        harness.server = try SyncServer(url: server.url)
+        try harness.addStore()
+        try harness.addStore()
+        return harness
+    }
+
     /// Store 0 creates `items` items and updates some; store 1 creates `people` persons and
     /// updates items it has seen; both sync live all along. `midway` runs once, concurrently,
     /// when store 0 has made half its items; `fault` runs now and then while they write.
@@ -99,11 +108,8 @@ struct FaultTests {
         // A server of its own: the test ends every connection but its own, wherever they are.
         try await PrivateServer.with { server in
             let schema = "killed"
-            let harness = try SyncHarness(schema: schema, options: Self.liveOptions())
-            harness.server = try SyncServer(url: server.url)
+            let harness = try Self.twoStores(on: server, schema: schema)
             defer { Task { await harness.close() } }
-            try harness.addStore()
-            try harness.addStore()
             let connection = try await SyncServer(url: server.url).connect(logger: TestServer.logger)
             let live = harness.clients.map { client in Task { await client.run() } }
             // Every 15 ms, every other backend ends: mid-push, mid-pull, listening, connecting;
@@ -137,11 +143,8 @@ struct FaultTests {
     @Test func serverCrashedAndRestarted() async throws {
         try await PrivateServer.with { server in
             let schema = "crash"
-            let harness = try SyncHarness(schema: schema, options: Self.liveOptions())
-            harness.server = try SyncServer(url: server.url)
+            let harness = try Self.twoStores(on: server, schema: schema)
             defer { Task { await harness.close() } }
-            try harness.addStore()
-            try harness.addStore()
             let live = harness.clients.map { client in Task { await client.run() } }
             // Halfway, the server crashes (every backend killed, no shutdown checkpoint), stays
             // away a second while both stores go on writing, and starts again (crash recovery).
