@@ -21,10 +21,10 @@ struct Annotation: Hashable {
 
 /// The annotations accepted on types and on properties, and how their values are read.
 enum Annotations {
-    static let typeNames: Set<String> = ["entity", "embedded", "uid", "name"]
+    static let typeNames: Set<String> = ["entity", "embedded", "asymmetric", "uid", "name"]
     static let propertyNames: Set<String> = ["uid", "name", "id", "transient", "index", "unique", "convert", "backlink", "date-nano", "default", "primaryKey", "hnsw", "hnswIndex"]
 
-    static let acceptedOnTypes = #"entity, embedded, uid, uid = N, name = "…""#
+    static let acceptedOnTypes = #"entity, embedded, asymmetric, uid, uid = N, name = "…""#
     static let acceptedOnProperties = #"uid, uid = N, name = "…", id, id = { "assignable": true }, transient, index, index = "hash" | "hash64" | "value" | "fulltext" | "geo", unique, unique = { "onConflict": "replace" }, convert = { "dbType": "…", "converter": "…", "default": "…" }, backlink, backlink = "…", date-nano, default = …, primaryKey, hnsw = { "dimensions": N, … }"#
 
     /// The forms of one annotation, for messages about a malformed value.
@@ -123,6 +123,8 @@ struct TypeAnnotations {
     var entity: Annotation?
     /// `// cellar: embedded`: the type is stored inside its owners' records.
     var embedded: Annotation?
+    /// `// cellar: asymmetric`: insert-only objects that sync pushes, then drops locally.
+    var asymmetric: Annotation?
     /// nil: no `uid`; `.some(nil)`: `uid` without a value.
     var uid: UInt64??
     var uidAnnotation: Annotation?
@@ -143,6 +145,9 @@ struct TypeAnnotations {
             case "embedded":
                 try noValue(annotation)
                 embedded = annotation
+            case "asymmetric":
+                try noValue(annotation)
+                asymmetric = annotation
             case "uid":
                 uid = try uidValue(annotation)
                 uidAnnotation = annotation

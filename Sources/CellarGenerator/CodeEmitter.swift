@@ -397,8 +397,10 @@ public struct CodeEmitter {
                 }
                 out += "                    Cellar.ModelProperty(\(arguments)),\n"
             }
-            // Entity flags only for embedded types: other models stay as they were generated.
-            let flags = entity.flags.flatMap { $0 & ModelEntity.embeddedFlag != 0 ? ", flags: \($0)" : nil } ?? ""
+            // Entity flags only for embedded and asymmetric types: other models stay as they were
+            // generated.
+            let cellarFlags = ModelEntity.embeddedFlag | ModelEntity.asymmetricFlag
+            let flags = entity.flags.flatMap { $0 & cellarFlags != 0 ? ", flags: \($0)" : nil } ?? ""
             if entity.relations.isEmpty {
                 out += "                ]\(flags)),\n"
             } else {

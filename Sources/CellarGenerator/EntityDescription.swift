@@ -56,10 +56,14 @@ public struct EntityDescription: Hashable, Sendable {
     /// An embedded type (`// cellar: embedded`): no id, no box; its objects are stored inside
     /// their owners' records. In the model it is an entity with `ModelEntity.embeddedFlag`.
     public var isEmbedded: Bool
+    /// An asymmetric entity (`// cellar: asymmetric`): insert-only objects that sync pushes to
+    /// its server and then removes locally. In the model: `ModelEntity.asymmetricFlag`.
+    public var isAsymmetric: Bool
     public var location: SourceLocation
 
     public init(typeName: String, modelName: String, kind: Kind, uid: UInt64??, properties: [PropertyDescription],
-                relations: [RelationDescription] = [], isPublic: Bool, isEmbedded: Bool = false, location: SourceLocation) {
+                relations: [RelationDescription] = [], isPublic: Bool, isEmbedded: Bool = false, isAsymmetric: Bool = false,
+                location: SourceLocation) {
         self.typeName = typeName
         self.modelName = modelName
         self.kind = kind
@@ -68,6 +72,7 @@ public struct EntityDescription: Hashable, Sendable {
         self.relations = relations
         self.isPublic = isPublic
         self.isEmbedded = isEmbedded
+        self.isAsymmetric = isAsymmetric
         self.location = location
     }
 

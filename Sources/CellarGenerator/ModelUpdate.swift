@@ -16,6 +16,14 @@ public struct ModelUpdate {
         self.modelPath = modelPath
     }
 
+    /// `flags` with the asymmetric bit set or cleared; nil when no flag is left (models without
+    /// entity flags stay as they were written).
+    static func flags(_ flags: UInt32?, asymmetric: Bool) -> UInt32? {
+        let others = (flags ?? 0) & ~ModelEntity.asymmetricFlag
+        let value = asymmetric ? others | ModelEntity.asymmetricFlag : others
+        return value == 0 && (flags == nil || flags == ModelEntity.asymmetricFlag) ? nil : value
+    }
+
     /// The updated model. `model` is the file's current content (nil when there is none yet).
     public func update<G: RandomNumberGenerator>(_ model: Model?, with entities: [EntityDescription],
                                                  using generator: inout G) throws -> Model {
@@ -46,12 +54,13 @@ public struct ModelUpdate {
                 }
                 result = previous
                 result.name = entity.modelName
+                result.flags = Self.flags(previous.flags, asymmetric: entity.isAsymmetric)
             } else {
                 let what = entity.isEmbedded ? "embedded type" : "entity"
                 let uid = try uids.take(entity.uid ?? nil, for: "\(what) \(entity.typeName)", at: entity.location, using: &generator)
                 next.lastEntityId = IdUid(id: next.lastEntityId.id + 1, uid: uid)
                 result = ModelEntity(name: entity.modelName, id: next.lastEntityId, lastPropertyId: .zero, properties: [],
-                                     flags: entity.isEmbedded ? ModelEntity.embeddedFlag : nil)
+                                     flags: Self.flags(entity.isEmbedded ? ModelEntity.embeddedFlag : nil, asymmetric: entity.isAsymmetric))
             }
             result = try updateProperties(of: result, from: entity, all: entities, model: &next, uids: &uids, using: &generator)
             updated.append(result)

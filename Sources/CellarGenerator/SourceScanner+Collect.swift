@@ -100,6 +100,9 @@ extension Scan {
                     if conforms {
                         throw GeneratorError("`\(qualified)` is annotated \(embedded.quoted) but conforms to `Entity`: an embedded type has no id and no box (its objects are stored inside their owners' records); remove the `Entity` conformance, or remove the annotation to keep it an entity", at: embedded.location)
                     }
+                    if let asymmetric = typeAnnotations.asymmetric {
+                        throw GeneratorError("`\(qualified)` is annotated \(embedded.quoted) and \(asymmetric.quoted): an embedded type has no objects of its own to push; mark the entity that holds it asymmetric instead", at: asymmetric.location)
+                    }
                     if let entity = typeAnnotations.entity {
                         throw GeneratorError("`\(qualified)` is annotated both \(entity.quoted) and \(embedded.quoted): a type is either an entity (with an id and a box) or embedded in other objects; keep one of the annotations", at: entity.location)
                     }

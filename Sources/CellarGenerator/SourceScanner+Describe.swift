@@ -141,7 +141,8 @@ extension Scan {
         return EntityDescription(typeName: name, modelName: entity.annotations.name ?? entity.scope.last!, kind: entity.kind,
                                  uid: entity.annotations.uid, properties: properties, relations: relations,
                                  isPublic: modifiers.contains { $0.name.tokenKind == .keyword(.public) || $0.name.tokenKind == .keyword(.open) },
-                                 isEmbedded: entity.isEmbedded, location: entity.location)
+                                 isEmbedded: entity.isEmbedded, isAsymmetric: entity.annotations.asymmetric != nil,
+                                 location: entity.location)
     }
 
     /// Reads the stored instance properties of an entity's members, reporting what cannot be

@@ -641,13 +641,13 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         """
         expectError(source, at: "3:5", "`// cellar: indexed`: `indexed` is not an annotation Cellar knows. On a property it accepts: uid, uid = N, name = \"…\", id, id = { \"assignable\": true }, transient, index")
         expectError("// objectbox: entiti\nclass E: Entity { var id: Id = 0 }", at: "1:1",
-                    "`entiti` is not an annotation Cellar knows. On a class or struct it accepts: entity, embedded, uid, uid = N, name = \"…\"")
+                    "`entiti` is not an annotation Cellar knows. On a class or struct it accepts: entity, embedded, asymmetric, uid, uid = N, name = \"…\"")
         expectError("class E: Entity {\n    var id: Id = 0\n    // cellar:\n    var x = 0\n}", at: "3:5", "names no annotation")
     }
 
     @Test func annotationsInTheWrongPlace() {
         expectError("// cellar: index\nclass E: Entity { var id: Id = 0 }", at: "1:1",
-                    "`// cellar: index` is a property annotation and cannot be used on a type; on a class or struct Cellar accepts: entity, embedded, uid")
+                    "`// cellar: index` is a property annotation and cannot be used on a type; on a class or struct Cellar accepts: entity, embedded, asymmetric, uid")
         expectError("class E: Entity {\n    var id: Id = 0\n    // objectbox: entity\n    var x = 0\n}", at: "3:5",
                     "`// objectbox: entity` belongs on a class or struct, not on a property")
         expectError("class E: Entity {\n    var id: Id = 0\n    var x = 0 // cellar: index\n}", at: "3:15",

@@ -109,6 +109,14 @@ public struct ModelEntity: Hashable, Sendable {
     /// Whether this is an embedded type, not an entity.
     public var isEmbedded: Bool { (flags ?? 0) & Self.embeddedFlag != 0 }
 
+    /// The entity flag of an asymmetric entity (`// cellar: asymmetric`): insert-only objects
+    /// that sync pushes to its server and then removes from the store (telemetry, logs); the
+    /// store itself treats them as any other. A Cellar extension, beside ``embeddedFlag``.
+    public static let asymmetricFlag: UInt32 = 1 << 29
+
+    /// Whether this is an asymmetric (insert-only, push-only) entity.
+    public var isAsymmetric: Bool { (flags ?? 0) & Self.asymmetricFlag != 0 }
+
     /// The id property (flag `id`), if any.
     public var idProperty: ModelProperty? { properties.first { $0.flags.contains(.id) } }
 }

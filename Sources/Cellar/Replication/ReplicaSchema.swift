@@ -51,6 +51,9 @@ public struct ReplicaSchema: Sendable {
         /// Every property but the id.
         public let properties: [Property]
         public let relations: [Relation]
+        /// Marked `// cellar: asymmetric` in the model: its objects are only pushed, then
+        /// dropped locally.
+        public let asymmetric: Bool
     }
 
     /// The entities, in the model's order.
@@ -83,7 +86,8 @@ public struct ReplicaSchema: Sendable {
                 }
                 return Relation(name: relation.name, uid: relation.id.uid, targetUid: target)
             }
-            return Entity(name: entity.name, uid: entity.id.uid, properties: properties, relations: relations)
+            return Entity(name: entity.name, uid: entity.id.uid, properties: properties, relations: relations,
+                          asymmetric: entity.isAsymmetric)
         }
     }
 

@@ -69,7 +69,7 @@ struct ServerSchema: Sendable {
                 """, logger: logger)
             var tables: [UInt64: Table] = [:]
             for entity in replica.entities {
-                let asymmetric = options.asymmetric.contains(entity.name)
+                let asymmetric = entity.asymmetric || options.asymmetric.contains(entity.name)
                 let known = try await connection.rows("SELECT name, old_names::text FROM \(ns).cellar_tables WHERE uid = $1::numeric",
                                                       [String(entity.uid)], logger: logger)
                 var tableName = entity.name

@@ -16,8 +16,9 @@ public struct SyncOptions: Sendable {
     /// ``ConflictResolver``); nil: the last writer wins.
     public var resolver: ConflictResolver?
     /// Entities whose objects only go up: pushed, then removed from the store once the server
-    /// holds them, never pulled (telemetry, logs). By name; every device that syncs them names
-    /// them alike. No model annotation marks them yet.
+    /// holds them, never pulled (telemetry, logs). By name, beside the entities marked
+    /// `// cellar: asymmetric` in the model, which are asymmetric whatever this says; every
+    /// device that syncs them treats them alike.
     public var asymmetric: Set<String> = []
     /// Whether history entries the server acknowledged are pruned from the store. Default true;
     /// turn it off when another consumer reads the history too (and prune for both).

@@ -2,7 +2,7 @@ import Cellar
 import Foundation
 
 /// The sync tests' model: values of most kinds, a to-one and a to-many relation, and an
-/// insert-only entity (asymmetric in the tests' options).
+/// insert-only entity (marked asymmetric).
 final class Item: Entity {
     var id: Id = 0
     var title: String = ""
@@ -39,6 +39,7 @@ final class Person: Entity {
 }
 
 /// Telemetry: pushed, then dropped locally.
+// cellar: asymmetric
 final class LogLine: Entity {
     var id: Id = 0
     var message: String = ""

@@ -19,7 +19,6 @@ final class SyncHarness: @unchecked Sendable {
         directory = NSTemporaryDirectory() + "cellar-sync-" + UUID().uuidString
         var options = options
         options.schema = schema
-        options.asymmetric.insert("LogLine")
         self.options = options
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }

@@ -213,7 +213,7 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 5962148949843619743), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
                     Cellar.ModelProperty(name: "message", id: Cellar.IdUid(id: 2, uid: 7503138454222819502), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                     Cellar.ModelProperty(name: "at", id: Cellar.IdUid(id: 3, uid: 1830199792260528785), type: Cellar.PropertyType(rawValue: 10), defaultValue: .date(Date(timeIntervalSince1970: 0.0))),
-                ]),
+                ], flags: 536870912),
         ],
         lastEntityId: Cellar.IdUid(id: 3, uid: 6807645479556732089), lastIndexId: Cellar.IdUid(id: 1, uid: 662855376345523066),
         lastRelationId: Cellar.IdUid(id: 1, uid: 9030921454909634086), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
