@@ -46,27 +46,35 @@ struct ServerSchema: Sendable {
         let names = Self(namespace: options.schema, tables: [:])
         return try await connection.withTransaction(logger: logger) { connection in
             try await connection.execute("SELECT pg_advisory_xact_lock(hashtext($1))", ["cellar-schema:" + options.schema], logger: logger)
-            try await connection.execute("CREATE SCHEMA IF NOT EXISTS \(ns)", logger: logger)
-            try await connection.execute("""
-                CREATE TABLE IF NOT EXISTS \(ns).cellar_tables (
-                    uid numeric(20,0) PRIMARY KEY, name text NOT NULL UNIQUE, old_names text[] NOT NULL DEFAULT '{}',
-                    insert_only boolean NOT NULL DEFAULT false)
-                """, logger: logger)
-            try await connection.execute("""
-                CREATE TABLE IF NOT EXISTS \(ns).cellar_columns (
-                    table_uid numeric(20,0) NOT NULL, uid numeric(20,0) NOT NULL, name text NOT NULL, type text NOT NULL,
-                    old_names text[] NOT NULL DEFAULT '{}',
-                    PRIMARY KEY (table_uid, uid), UNIQUE (table_uid, name))
-                """, logger: logger)
-            try await connection.execute("""
-                CREATE TABLE IF NOT EXISTS \(ns).cellar_changes (
-                    seq bigserial PRIMARY KEY, table_uid numeric(20,0) NOT NULL, cellar_id uuid NOT NULL,
-                    device uuid NOT NULL, at timestamptz NOT NULL DEFAULT now())
-                """, logger: logger)
-            try await connection.execute("""
-                CREATE TABLE IF NOT EXISTS \(ns).cellar_devices (
-                    device uuid PRIMARY KEY, acknowledged bigint NOT NULL DEFAULT 0, seen timestamptz NOT NULL DEFAULT now())
-                """, logger: logger)
+            // The bookkeeping tables, unless they are there: a device's role may lack the right to
+            // create anything (a row-level-security setup), and CREATE … IF NOT EXISTS checks that
+            // right before it looks.
+            let bookkeeping = ["cellar_tables", "cellar_columns", "cellar_changes", "cellar_devices"].map { ns + "." + $0 }
+            let present = try await connection.rows("SELECT (to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL AND to_regclass($4) IS NOT NULL)::text",
+                                                    bookkeeping, logger: logger)
+            if present.first?.first != "true" {
+                try await connection.execute("CREATE SCHEMA IF NOT EXISTS \(ns)", logger: logger)
+                try await connection.execute("""
+                    CREATE TABLE IF NOT EXISTS \(ns).cellar_tables (
+                        uid numeric(20,0) PRIMARY KEY, name text NOT NULL UNIQUE, old_names text[] NOT NULL DEFAULT '{}',
+                        insert_only boolean NOT NULL DEFAULT false)
+                    """, logger: logger)
+                try await connection.execute("""
+                    CREATE TABLE IF NOT EXISTS \(ns).cellar_columns (
+                        table_uid numeric(20,0) NOT NULL, uid numeric(20,0) NOT NULL, name text NOT NULL, type text NOT NULL,
+                        old_names text[] NOT NULL DEFAULT '{}',
+                        PRIMARY KEY (table_uid, uid), UNIQUE (table_uid, name))
+                    """, logger: logger)
+                try await connection.execute("""
+                    CREATE TABLE IF NOT EXISTS \(ns).cellar_changes (
+                        seq bigserial PRIMARY KEY, table_uid numeric(20,0) NOT NULL, cellar_id uuid NOT NULL,
+                        device uuid NOT NULL, at timestamptz NOT NULL DEFAULT now())
+                    """, logger: logger)
+                try await connection.execute("""
+                    CREATE TABLE IF NOT EXISTS \(ns).cellar_devices (
+                        device uuid PRIMARY KEY, acknowledged bigint NOT NULL DEFAULT 0, seen timestamptz NOT NULL DEFAULT now())
+                    """, logger: logger)
+            }
             var tables: [UInt64: Table] = [:]
             for entity in replica.entities {
                 let asymmetric = entity.asymmetric || options.asymmetric.contains(entity.name)
