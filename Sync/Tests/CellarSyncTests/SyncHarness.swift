@@ -51,6 +51,16 @@ final class SyncHarness: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
+    /// A flex value as text with its maps' keys in order (a dictionary's own order varies
+    /// between equal dictionaries).
+    static func canonical(_ value: FlexValue) -> String {
+        switch value {
+        case .list(let elements): "[" + elements.map(canonical).joined(separator: ", ") + "]"
+        case .map(let entries): "[" + entries.sorted { $0.key < $1.key }.map { "\($0.key): \(canonical($0.value))" }.joined(separator: ", ") + "]"
+        default: "\(value)"
+        }
+    }
+
     /// What `store` holds, object by object, by global id (relations as their targets' global
     /// ids): equal pictures mean equal contents. Objects that never synced have no global id and
     /// are listed by local id.
@@ -67,7 +77,7 @@ final class SyncHarness: @unchecked Sendable {
         for item in try store.box(for: Item.self).all() {
             let owner = item.owner.targetId == 0 ? "-" : try gid(personUid, item.owner.targetId)
             let helpers = try item.helpers.map { try gid(personUid, $0.id) }.sorted()
-            let extra = item.extra.map { "\($0)" } ?? "nil"
+            let extra = item.extra.map(canonical) ?? "nil"
             lines.append("Item \(try gid(itemUid, item.id)) \(item.title) \(item.count) \(item.score) \(item.done) "
                 + "\(item.due?.timeIntervalSince1970 ?? -1) \(item.tags) \(item.attributes.sorted { $0.key < $1.key }) \(extra) "
                 + "\(item.data?.base64EncodedString() ?? "nil") owner \(owner) helpers \(helpers)")
