@@ -85,10 +85,7 @@ public actor SyncClient {
             var listening: Task<Void, Never>?
             do {
                 let connection = try await connect()
-                let (server, logger) = (self.server, self.logger)
-                let listenerConnection = try await Deadline.run("connecting", limit: options.timeout, closing: nil) {
-                    try await server.connect(logger: logger)
-                }
+                let listenerConnection = try await newConnection()
                 listener = listenerConnection
                 listenerLost = false
                 listenerGeneration += 1
@@ -159,10 +156,8 @@ public actor SyncClient {
         device = state.device
         acknowledged = state.acknowledged
         pulled = state.pulled
-        let (server, options, logger) = (self.server, self.options, self.logger)
-        let connection = try await Deadline.run("connecting", limit: options.timeout, closing: nil) {
-            try await server.connect(logger: logger)
-        }
+        let connection = try await newConnection()
+        let (options, logger) = (self.options, self.logger)
         do {
             let replica = try store.replicaSchema()
             schema = try await Deadline.run("creating or migrating the server's tables", limit: options.timeout, closing: connection) {
@@ -174,6 +169,14 @@ public actor SyncClient {
         }
         self.connection = connection
         return connection
+    }
+
+    /// A new connection to the server, logged in within ``SyncOptions/timeout``.
+    private func newConnection() async throws -> PostgresConnection {
+        let (server, logger) = (self.server, self.logger)
+        return try await Deadline.run("connecting", limit: options.timeout, closing: nil) {
+            try await server.connect(logger: logger)
+        }
     }
 
     private func disconnect() async {

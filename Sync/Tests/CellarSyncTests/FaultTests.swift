@@ -215,17 +215,12 @@ struct FaultTests {
     static func writerExecutable() throws -> String {
         var candidates: [String] = []
         if let bundle = Bundle.main.executableURL { candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("sync-bench").path) }
-        candidates.append(CommandLine.arguments[0].split(separator: "/").dropLast().joined(separator: "/").prefixedSlash + "/sync-bench")
         candidates.append(repositoryRoot + "/.build/debug/sync-bench")
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             throw ChildProcess.Failed(description: "sync-bench is not built (swift build --build-tests builds it); looked at \(candidates)")
         }
         return found
     }
-}
-
-extension String {
-    fileprivate var prefixedSlash: String { hasPrefix("/") ? self : "/" + self }
 }
 
 /// A flag shared between tasks.
