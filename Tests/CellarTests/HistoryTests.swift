@@ -136,6 +136,46 @@ private struct Boom: Error {}
         }
     }
 
+    /// Random pairs of records, each written in either order, with values absent, empty, equal or
+    /// sharing a prefix: the listed properties are exactly those whose values differ.
+    @Test func changedPropertiesMatchTheValuesCompared() throws {
+        let schema = try #require(Store.schemas(of: standardModel).first { $0.name == "Note" })
+        var random = SplitMix64(seed: 17)
+        // Fields of every length the comparison treats apart (up to 3, 4–8, 9–16 bytes and longer),
+        // pairs of one length differing in their first or their last byte.
+        var choices: [String?] = [nil, "", "a", "ab", "b", "abc", String(repeating: "x", count: 300)]
+        for length in [4, 5, 7, 8, 9, 12, 15, 16, 17, 40] {
+            let text = String(repeating: "m", count: length)
+            choices += [text, "z" + text.dropFirst(), text.dropLast() + "z"]
+        }
+        func pick() -> String? { choices[Int(random.next() % UInt64(choices.count))] }
+        func record(_ title: String?, _ text: String?, reversed: Bool) -> [UInt8] {
+            let builder = RecordBuilder()
+            builder.begin(slotCount: 3)
+            if reversed {
+                builder.add(text, slot: 2)
+                builder.add(title, slot: 1)
+            } else {
+                builder.add(title, slot: 1)
+                builder.add(text, slot: 2)
+            }
+            return Array(builder.bytes)
+        }
+        for _ in 0..<2_000 {
+            let a = (pick(), pick()), b = (pick(), pick())
+            let old = record(a.0, a.1, reversed: random.next() % 2 == 0)
+            let new = record(b.0, b.1, reversed: random.next() % 2 == 0)
+            var ids: [UInt32] = []
+            try old.withUnsafeBytes { old in
+                try new.withUnsafeBytes { new in
+                    try HistoryRecorder.changedProperties(of: schema, old: RecordReader(old), new: RecordReader(new), into: &ids)
+                }
+            }
+            let expected = (a.0 != b.0 ? [UInt32(2)] : []) + (a.1 != b.1 ? [3] : [])
+            #expect(ids == expected, "\(a) → \(b)")
+        }
+    }
+
     // MARK: Randomized against a model
 
     /// What the history must say of one object after a transaction.

@@ -31,9 +31,12 @@ final class HistoryRecorder {
         case relations
     }
 
-    private(set) var events: [Event] = []
+    // Unchecked: one write transaction (one thread) owns the recorder, and the dynamic
+    // exclusivity check of a class's stored property cost as much as the rest of recording an
+    // update (two accesses an object).
+    @exclusivity(unchecked) private(set) var events: [Event] = []
     /// The property and relation IDs of the events.
-    private var ids: [UInt32] = []
+    @exclusivity(unchecked) private var ids: [UInt32] = []
 
     init() {}
 
@@ -110,6 +113,14 @@ final class HistoryRecorder {
     /// `old` and `new`: present in one and not the other, or with other bytes. A field's bytes
     /// run from its offset to the next field's (fields are written back to back), or to the end.
     static func changedProperties(of schema: EntitySchema, old: RecordReader, new: RecordReader, into ids: inout [UInt32]) throws {
+        if let slots = schema.historySlots, var changed = changedSlots(old, new) {
+            changed &= slots
+            while changed != 0 {
+                ids.append(UInt32(changed.trailingZeroBitCount + 1))
+                changed &= changed - 1
+            }
+            return
+        }
         try old.withFieldExtents { oldField in
             try new.withFieldExtents { newField in
                 for property in schema.historyProperties {
@@ -123,6 +134,84 @@ final class HistoryRecorder {
         }
     }
 
+    /// The slots (below 64) whose fields differ between `old` and `new`, a bit each, in one
+    /// pass over both slot tables from the last slot down, with nothing allocated and nothing
+    /// thrown: nil when either record has more than 64 slots, fields out of slot order, or an
+    /// offset outside its record (`withFieldExtents` handles those, and throws for the last).
+    @inline(__always)
+    private static func changedSlots(_ old: RecordReader, _ new: RecordReader) -> UInt64? {
+        let slotCount = max(old.slotCount, new.slotCount)
+        guard slotCount <= 64 else { return nil }
+        let oldTable = SlotTable(old), newTable = SlotTable(new)
+        var changed: UInt64 = 0
+        var oldEnd = old.count, newEnd = new.count
+        var slot = slotCount - 1
+        while slot >= 0 {
+            let a = oldTable.offset(slot), b = newTable.offset(slot)
+            if a != 0 {
+                guard a >= oldTable.fieldsStart, a <= oldEnd else { return nil }
+            }
+            if b != 0 {
+                guard b >= newTable.fieldsStart, b <= newEnd else { return nil }
+            }
+            if a == 0 || b == 0 {
+                if a != b { changed |= 1 << UInt64(slot) }
+            } else if !sameBytes(old.base + a, oldEnd - a, new.base + b, newEnd - b) {
+                changed |= 1 << UInt64(slot)
+            }
+            if a != 0 { oldEnd = a }
+            if b != 0 { newEnd = b }
+            slot -= 1
+        }
+        return changed
+    }
+
+    /// A record's slot table read without checks (the caller checks each offset).
+    private struct SlotTable {
+        let table: UnsafeRawPointer
+        let slotCount: Int
+        let narrow: Bool
+        /// Where the fields may begin: past the header and the table.
+        let fieldsStart: Int
+
+        @inline(__always)
+        init(_ record: RecordReader) {
+            table = record.base + RecordLayout.headerSize
+            slotCount = record.slotCount
+            narrow = record.narrow
+            fieldsStart = RecordLayout.headerSize + (narrow ? 2 : 4) * slotCount
+        }
+
+        /// The slot's offset; 0 when absent.
+        @inline(__always)
+        func offset(_ slot: Int) -> Int {
+            guard slot < slotCount else { return 0 }
+            return narrow ? Int(UInt16(littleEndian: table.loadUnaligned(fromByteOffset: 2 * slot, as: UInt16.self)))
+                : Int(UInt32(littleEndian: table.loadUnaligned(fromByteOffset: 4 * slot, as: UInt32.self)))
+        }
+    }
+
+    /// Whether two fields hold the same bytes: those of 16 bytes or fewer (numbers, dates, short
+    /// strings) compared as words, longer ones with `memcmp`.
+    @inline(__always)
+    private static func sameBytes(_ a: UnsafeRawPointer, _ aCount: Int, _ b: UnsafeRawPointer, _ bCount: Int) -> Bool {
+        guard aCount == bCount else { return false }
+        switch aCount {
+        case 0: return true
+        case 1...3:
+            for k in 0..<aCount where a.load(fromByteOffset: k, as: UInt8.self) != b.load(fromByteOffset: k, as: UInt8.self) { return false }
+            return true
+        case 4...8:
+            // Two words that overlap when the field is shorter than 8 bytes.
+            return a.loadUnaligned(as: UInt32.self) == b.loadUnaligned(as: UInt32.self)
+                && a.loadUnaligned(fromByteOffset: aCount - 4, as: UInt32.self) == b.loadUnaligned(fromByteOffset: aCount - 4, as: UInt32.self)
+        case 9...16:
+            return a.loadUnaligned(as: UInt64.self) == b.loadUnaligned(as: UInt64.self)
+                && a.loadUnaligned(fromByteOffset: aCount - 8, as: UInt64.self) == b.loadUnaligned(fromByteOffset: aCount - 8, as: UInt64.self)
+        default: return memcmp(a, b, aCount) == 0
+        }
+    }
+
     // MARK: Committing
 
     /// Writes the entry of this transaction's changes (nothing when it changed no object): the
@@ -130,20 +219,21 @@ final class HistoryRecorder {
     /// merged per object (in entity UID and id order) as they are encoded.
     func write(into write: WriteTransaction, store: Store) throws {
         guard !events.isEmpty else { return }
-        let order = sortedEvents()
+        sortEvents()
+        let events = self.events
         // The entities' runs of events, in UID order, with the number of objects in each.
         var runs: [(schema: EntitySchema, range: Range<Int>, objects: Int)] = []
         var position = 0
-        while position < order.count {
-            let entity = events[Int(order[position])].entity
+        while position < events.count {
+            let entity = events[position].entity
             guard let schema = store.schemasById[entity] else {
                 throw CellarError.schema("the history names entity ID \(entity), which is not in the store's model")
             }
             let first = position
             var objects = 0
             var lastId: Id?
-            while position < order.count, events[Int(order[position])].entity == entity {
-                let id = events[Int(order[position])].id
+            while position < events.count, events[position].entity == entity {
+                let id = events[position].id
                 if id != lastId { objects += 1 }
                 lastId = id
                 position += 1
@@ -159,57 +249,62 @@ final class HistoryRecorder {
         var writer = HistoryEncoding.Writer(timestamp: state.lastTimestamp, entityCount: runs.count,
                                             capacity: 32 + events.count * 3 + ids.count)
         var properties: [UInt32] = [], relations: [UInt32] = []
-        for run in runs {
-            writer.beginEntity(uid: run.schema.id.uid, allProperties: run.schema.historyProperties, objectCount: run.objects)
-            position = run.range.lowerBound
-            while position < run.range.upperBound {
-                let id = events[Int(order[position])].id
-                if position + 1 == run.range.upperBound || events[Int(order[position + 1])].id != id {
-                    // One event for the object (a bulk put, an update of each object once): as it is.
-                    let event = events[Int(order[position])]
-                    position += 1
-                    let listed = ids[Int(event.start)..<Int(event.start + event.count)]
-                    let none = ids[0..<0]
-                    switch event.kind {
-                    case .putAll: writer.object(id: id, remove: false, properties: nil as ArraySlice<UInt32>?, relations: none)
-                    case .putListed: writer.object(id: id, remove: false, properties: listed, relations: none)
-                    case .remove: writer.object(id: id, remove: true, properties: none, relations: none)
-                    case .relations: writer.object(id: id, remove: false, properties: none, relations: listed)
-                    }
-                    continue
-                }
-                // What the object's events come to, in the order they happened.
-                var remove = false, all = false
-                properties.removeAll(keepingCapacity: true)
-                relations.removeAll(keepingCapacity: true)
-                while position < run.range.upperBound, events[Int(order[position])].id == id {
-                    let event = events[Int(order[position])]
-                    position += 1
-                    let listed = ids[Int(event.start)..<Int(event.start + event.count)]
-                    switch event.kind {
-                    case .putAll:
-                        if remove { relations.removeAll() }
-                        remove = false
-                        all = true
-                        properties.removeAll()
-                    case .putListed:
-                        if remove {
-                            // (Cannot happen: a listed put replaced a stored object.) As a new one.
-                            remove = false
-                            all = true
+        // Read through buffer pointers: slicing the arrays retained them once an object.
+        self.ids.withUnsafeBufferPointer { ids in
+            events.withUnsafeBufferPointer { events in
+                for run in runs {
+                    writer.beginEntity(uid: run.schema.id.uid, allProperties: run.schema.historyProperties, objectCount: run.objects)
+                    position = run.range.lowerBound
+                    while position < run.range.upperBound {
+                        let id = events[position].id
+                        if position + 1 == run.range.upperBound || events[position + 1].id != id {
+                            // One event for the object (a bulk put, an update of each object once): as it is.
+                            let event = events[position]
+                            position += 1
+                            let listed = UnsafeBufferPointer(rebasing: ids[Int(event.start)..<Int(event.start + event.count)])
+                            let none = UnsafeBufferPointer<UInt32>(start: nil, count: 0)
+                            switch event.kind {
+                            case .putAll: writer.object(id: id, remove: false, properties: nil as UnsafeBufferPointer<UInt32>?, relations: none)
+                            case .putListed: writer.object(id: id, remove: false, properties: listed, relations: none)
+                            case .remove: writer.object(id: id, remove: true, properties: none, relations: none)
+                            case .relations: writer.object(id: id, remove: false, properties: none, relations: listed)
+                            }
+                            continue
                         }
-                        if !all { Self.merge(listed, into: &properties) }
-                    case .remove:
-                        remove = true
-                        all = false
-                        properties.removeAll()
-                        relations.removeAll()
-                    case .relations:
-                        // Links a removal cleans up leave it a removal.
-                        if !remove { Self.merge(listed, into: &relations) }
+                        // What the object's events come to, in the order they happened.
+                        var remove = false, all = false
+                        properties.removeAll(keepingCapacity: true)
+                        relations.removeAll(keepingCapacity: true)
+                        while position < run.range.upperBound, events[position].id == id {
+                            let event = events[position]
+                            position += 1
+                            let listed = UnsafeBufferPointer(rebasing: ids[Int(event.start)..<Int(event.start + event.count)])
+                            switch event.kind {
+                            case .putAll:
+                                if remove { relations.removeAll() }
+                                remove = false
+                                all = true
+                                properties.removeAll()
+                            case .putListed:
+                                if remove {
+                                    // (Cannot happen: a listed put replaced a stored object.) As a new one.
+                                    remove = false
+                                    all = true
+                                }
+                                if !all { Self.merge(listed, into: &properties) }
+                            case .remove:
+                                remove = true
+                                all = false
+                                properties.removeAll()
+                                relations.removeAll()
+                            case .relations:
+                                // Links a removal cleans up leave it a removal.
+                                if !remove { Self.merge(listed, into: &relations) }
+                            }
+                        }
+                        writer.object(id: id, remove: remove, properties: all ? nil : properties, relations: relations)
                     }
                 }
-                writer.object(id: id, remove: remove, properties: all ? nil : properties, relations: relations)
             }
         }
         let tree = try write.tree(StorageLayout.historyTree, create: true)!
@@ -219,10 +314,9 @@ final class HistoryRecorder {
         try state.write(meta, in: write)
     }
 
-    /// The positions of the events ordered by entity ID, then object id, then position: the
-    /// events themselves when they come so (a bulk put, an update of every object in id order).
-    private func sortedEvents() -> [UInt32] {
-        var order = (0..<UInt32(events.count)).map { $0 }
+    /// Orders the events by entity ID, then object id, then when they happened. They mostly come
+    /// so (a bulk put, an update of every object in id order), and are then left as they are.
+    private func sortEvents() {
         let inOrder = events.withUnsafeBufferPointer { events in
             for index in events.indices.dropFirst() {
                 let x = events[index - 1], y = events[index]
@@ -230,7 +324,8 @@ final class HistoryRecorder {
             }
             return true
         }
-        if inOrder { return order }
+        if inOrder { return }
+        var order = (0..<UInt32(events.count)).map { $0 }
         events.withUnsafeBufferPointer { events in
             order.sort { a, b in
                 let x = events[Int(a)], y = events[Int(b)]
@@ -239,11 +334,11 @@ final class HistoryRecorder {
                 return a < b
             }
         }
-        return order
+        events = order.map { events[Int($0)] }
     }
 
     /// Adds the ascending IDs `listed` to the ascending `ids`, keeping them ascending and distinct.
-    private static func merge(_ listed: ArraySlice<UInt32>, into ids: inout [UInt32]) {
+    private static func merge(_ listed: UnsafeBufferPointer<UInt32>, into ids: inout [UInt32]) {
         if ids.isEmpty {
             ids.append(contentsOf: listed)
             return

@@ -106,6 +106,9 @@ final class EntitySchema: Sendable {
     /// The IDs of the properties but the id, ascending: what the change history compares, and
     /// lists for a new object.
     let historyProperties: [UInt32]
+    /// `historyProperties` as a bit per record slot (slot = property ID − 1), when every such
+    /// slot is below 64: what the change history's fast comparison of two records reads.
+    let historySlots: UInt64?
 
     init(_ entity: ModelEntity, index: Int, indexOrdinals: [UInt32: Int], incomingRelations: [ModelRelation],
          embeddedIndexes: EmbeddedIndexes? = nil) {
@@ -134,6 +137,8 @@ final class EntitySchema: Sendable {
         primaryKey = indexed.first { $0.flags.contains(.primaryKey) }
         isEmbedded = entity.isEmbedded
         historyProperties = properties.values.filter { !$0.isId }.map(\.id).sorted()
+        historySlots = historyProperties.allSatisfy { $0 >= 1 && $0 <= 64 }
+            ? historyProperties.reduce(UInt64(0)) { $0 | 1 << UInt64($1 - 1) } : nil
     }
 
     /// The property with this ID, or a schema error naming it.
