@@ -77,6 +77,7 @@ let package = Package(
                 .product(name: "Cellar", package: cellar),
                 .product(name: "CellarStorage", package: cellar),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["model-sync-tests.json"],

@@ -7,7 +7,8 @@
 #   chromium (with --browser: the data browser's tests, Tools/CellarBrowse, drive headless
 #   Chromium; on macOS they skip without it).
 #   postgresql (with --postgres: the sync package's tests, Sync/, run against a throwaway server
-#   that scripts/postgres.sh starts; on macOS install it yourself, Homebrew's postgresql@17 say).
+#   that scripts/postgres.sh starts; on macOS install it yourself, Homebrew's postgresql@17 say),
+#   and openssl (the certificates of the TLS test's server).
 # Debian/Ubuntu through apt-get (as root, or with sudo); macOS through Homebrew.
 set -euo pipefail
 
@@ -16,7 +17,7 @@ for option in "$@"; do
     case "$option" in
         --bench) want+=(liblmdb-dev libsqlite3-dev wamerican) ;;
         --browser) want+=(chromium) ;;
-        --postgres) want+=(postgresql) ;;
+        --postgres) want+=(postgresql openssl) ;;
         *) echo "ensure-deps.sh: unknown option $option (--bench, --browser, --postgres)" >&2; exit 64 ;;
     esac
 done

@@ -10,6 +10,13 @@
 #   scripts/postgres.sh stop DIR           stops it (fast shutdown; a stopped server is fine) and
 #                                          removes DIR
 #   scripts/postgres.sh restart DIR        stops it and starts it again, DIR and its data kept
+#   scripts/postgres.sh require-tls DIR    makes the running server in DIR accept TCP connections
+#                                          only over TLS: a certificate authority of its own and a
+#                                          server certificate it signed (for localhost and
+#                                          127.0.0.1, valid 2 days) made with openssl in DIR/tls,
+#                                          ssl = on, and pg_hba.conf rejecting plain TCP; then
+#                                          reloads the configuration. Prints on standard output
+#                                          CELLAR_SYNC_POSTGRES_CA=DIR/tls/ca.crt (what clients trust)
 #
 # Everything else goes to standard error, so that the URL can be captured:
 #   url=$(scripts/postgres.sh start "$dir" | sed -n 's/^CELLAR_SYNC_POSTGRES=//p')
@@ -32,7 +39,7 @@
 set -euo pipefail
 scripts=$(cd "$(dirname "$0")" && pwd)
 
-usage() { echo "usage: scripts/postgres.sh start DIR [PORT] | stop DIR | restart DIR" >&2; exit 64; }
+usage() { echo "usage: scripts/postgres.sh start DIR [PORT] | stop DIR | restart DIR | require-tls DIR" >&2; exit 64; }
 [[ $# -ge 2 ]] || usage
 command="$1"
 dir="$2"
@@ -119,6 +126,43 @@ stop_server() {
     as_owner "$bindir/pg_ctl" -D "$dir/data" -w stop -m fast >/dev/null 2>&1 || true
 }
 
+# Turns TLS on for the running server in DIR and refuses plain TCP (see the header).
+require_tls() {
+    [[ -f "$dir/options" ]] || { echo "postgres.sh: no server of this script's in $dir" >&2; exit 1; }
+    command -v openssl >/dev/null 2>&1 || { echo "postgres.sh: require-tls needs openssl" >&2; exit 1; }
+    local bindir port tls="$dir/tls"
+    bindir=$(cat "$dir/bindir")
+    port=$(sed -n 's/.* -p \([0-9]*\) .*/\1/p' "$dir/options")
+    mkdir -p "$tls"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=Cellar test CA" \
+        -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+        -keyout "$tls/ca.key" -out "$tls/ca.crt" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$tls/server.key" -out "$tls/server.csr" 2>/dev/null
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' > "$tls/server.ext"
+    openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.crt" -CAkey "$tls/ca.key" -CAcreateserial -days 2 \
+        -extfile "$tls/server.ext" -out "$tls/server.crt" 2>/dev/null
+    # The server's defaults: server.crt and server.key in its data directory, the key private.
+    cp "$tls/server.crt" "$tls/server.key" "$dir/data/"
+    chmod 600 "$dir/data/server.key"
+    printf 'local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostnossl all all 0.0.0.0/0 reject\n' > "$dir/data/pg_hba.conf"
+    if [[ $(id -u) -eq 0 ]]; then chown -R postgres: "$dir"; fi
+    # Through the Unix socket (trust): TCP may already refuse plain connections.
+    local psql=("$bindir/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U postgres -d postgres)
+    as_owner "${psql[@]}" -c "ALTER SYSTEM SET ssl = on" -c "SELECT pg_reload_conf()" >/dev/null
+    # A reload applies in the background: wait until a TLS connection is taken.
+    local waited=0
+    until PGSSLMODE=require "$bindir/psql" -X -q -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc "SELECT 1" >/dev/null 2>&1; do
+        if (( waited >= 100 )); then
+            echo "postgres.sh: the server in $dir takes no TLS connection; the end of $dir/log:" >&2
+            tail -n 30 "$dir/log" >&2 || true
+            exit 1
+        fi
+        sleep 0.1
+        waited=$(( waited + 1 ))
+    done
+    echo "CELLAR_SYNC_POSTGRES_CA=$tls/ca.crt"
+}
+
 case "$command" in
     start) start ;;
     stop)
@@ -131,6 +175,10 @@ case "$command" in
         else
             echo "postgres.sh: $dir holds no server of this script's; left in place" >&2
         fi
+        ;;
+    require-tls)
+        dir=$(cd "$dir" && pwd)
+        require_tls
         ;;
     restart)
         [[ -f "$dir/options" ]] || { echo "postgres.sh: no server of this script's in $dir" >&2; exit 1; }
