@@ -70,8 +70,12 @@ public struct ReplicaClock: Sendable, Hashable, Comparable, CustomStringConverti
         return String(repeating: "0", count: 16 - hex.count) + hex + "-" + device.uuidString.lowercased()
     }
 
+    /// The timestamps, then the devices' UUIDs byte by byte: the order of their lower-case texts
+    /// (fixed-length hexadecimal, dashes in the same places), without making them.
     public static func < (a: ReplicaClock, b: ReplicaClock) -> Bool {
         if a.timestamp != b.timestamp { return a.timestamp < b.timestamp }
-        return a.device.uuidString.lowercased() < b.device.uuidString.lowercased()
+        return withUnsafeBytes(of: a.device.uuid) { x in
+            withUnsafeBytes(of: b.device.uuid) { y in memcmp(x.baseAddress!, y.baseAddress!, 16) < 0 }
+        }
     }
 }

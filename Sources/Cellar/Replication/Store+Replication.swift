@@ -58,8 +58,10 @@ extension Store {
         for entry in entries {
             for change in entry.changes where seen[change.entityUid, default: []].insert(change.id).inserted {
                 guard change.operation == .put, let schema = schemas[change.entityUid] else { continue }
-                let properties = model.entities[schema.index].properties.filter { !$0.flags.contains(.id) }.map(\.id.id)
-                if Set(change.changedPropertyIds).isSuperset(of: properties) { created[change.entityUid, default: []].insert(change.id) }
+                // (`historyProperties`: the entity's properties but the id, worked out once.)
+                if Set(change.changedPropertyIds).isSuperset(of: schema.historyProperties) {
+                    created[change.entityUid, default: []].insert(change.id)
+                }
             }
         }
         return created
