@@ -66,6 +66,22 @@ as_owner() {
     fi
 }
 
+# Runs the command after WHAT until it succeeds, every 0.1 s for 10 s at most; then fails,
+# saying the server WHAT, with the end of its log.
+wait_for() {
+    local what="$1" waited=0
+    shift
+    until "$@" >/dev/null 2>&1; do
+        if (( waited >= 100 )); then
+            echo "postgres.sh: the server in $dir $what; the end of $dir/log:" >&2
+            tail -n 30 "$dir/log" >&2 || true
+            exit 1
+        fi
+        sleep 0.1
+        waited=$(( waited + 1 ))
+    done
+}
+
 start() {
     local bindir
     bindir=$(find_bindir) || { "$scripts/ensure-deps.sh" --postgres; bindir=$(find_bindir); } || {
@@ -94,16 +110,7 @@ start() {
         as_owner "$bindir/pg_ctl" -D "$dir/data" -w stop -m immediate >/dev/null 2>&1 || true
         exit 1
     fi
-    local waited=0
-    until "$bindir/pg_isready" -q -h 127.0.0.1 -p "$port" -U postgres -d postgres; do
-        if (( waited >= 100 )); then
-            echo "postgres.sh: the server does not answer on 127.0.0.1:$port; the end of $dir/log:" >&2
-            tail -n 30 "$dir/log" >&2 || true
-            exit 1
-        fi
-        sleep 0.1
-        waited=$(( waited + 1 ))
-    done
+    wait_for "does not answer on 127.0.0.1:$port" "$bindir/pg_isready" -q -h 127.0.0.1 -p "$port" -U postgres -d postgres
     local psql=("$bindir/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres -d postgres)
     # The server that answers is this one, not another one on the same port.
     local answering
@@ -150,16 +157,8 @@ require_tls() {
     local psql=("$bindir/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U postgres -d postgres)
     as_owner "${psql[@]}" -c "ALTER SYSTEM SET ssl = on" -c "SELECT pg_reload_conf()" >/dev/null
     # A reload applies in the background: wait until a TLS connection is taken.
-    local waited=0
-    until PGSSLMODE=require "$bindir/psql" -X -q -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc "SELECT 1" >/dev/null 2>&1; do
-        if (( waited >= 100 )); then
-            echo "postgres.sh: the server in $dir takes no TLS connection; the end of $dir/log:" >&2
-            tail -n 30 "$dir/log" >&2 || true
-            exit 1
-        fi
-        sleep 0.1
-        waited=$(( waited + 1 ))
-    done
+    PGSSLMODE=require wait_for "takes no TLS connection" \
+        "$bindir/psql" -X -q -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc "SELECT 1"
     echo "CELLAR_SYNC_POSTGRES_CA=$tls/ca.crt"
 }
 

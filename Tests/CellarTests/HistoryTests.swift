@@ -101,31 +101,38 @@ private struct Boom: Error {}
         }
     }
 
+    /// A Note record with `title` and `text` (nil: absent), written in slot order or reversed.
+    static func noteRecord(_ title: String?, _ text: String?, reversed: Bool) -> [UInt8] {
+        let builder = RecordBuilder()
+        builder.begin(slotCount: 3)
+        if reversed {
+            builder.add(text, slot: 2)
+            builder.add(title, slot: 1)
+        } else {
+            builder.add(title, slot: 1)
+            builder.add(text, slot: 2)
+        }
+        return Array(builder.bytes)
+    }
+
+    /// The property IDs the history lists for a Note stored as `old`, then as `new`.
+    static func changedProperties(_ old: [UInt8], _ new: [UInt8]) throws -> [UInt32] {
+        let schema = try #require(Store.schemas(of: standardModel).first { $0.name == "Note" })
+        var ids: [UInt32] = []
+        try old.withUnsafeBytes { old in
+            try new.withUnsafeBytes { new in
+                try HistoryRecorder.changedProperties(of: schema, old: RecordReader(old), new: RecordReader(new), into: &ids)
+            }
+        }
+        return ids
+    }
+
     /// Fields written out of slot order are compared by their own extents (the sorting path).
     @Test func changedPropertiesOfRecordsWrittenInAnyOrder() throws {
-        let schema = try #require(Store.schemas(of: standardModel).first { $0.name == "Note" })
-        func record(_ title: String, _ text: String?, reversed: Bool) -> [UInt8] {
-            let builder = RecordBuilder()
-            builder.begin(slotCount: 3)
-            if reversed {
-                builder.add(text, slot: 2)
-                builder.add(title, slot: 1)
-            } else {
-                builder.add(title, slot: 1)
-                builder.add(text, slot: 2)
-            }
-            return Array(builder.bytes)
-        }
         for (oldReversed, newReversed) in [(false, false), (true, false), (false, true), (true, true)] {
             func changed(_ a: (String, String?), _ b: (String, String?)) throws -> [UInt32] {
-                let old = record(a.0, a.1, reversed: oldReversed), new = record(b.0, b.1, reversed: newReversed)
-                var ids: [UInt32] = []
-                try old.withUnsafeBytes { old in
-                    try new.withUnsafeBytes { new in
-                        try HistoryRecorder.changedProperties(of: schema, old: RecordReader(old), new: RecordReader(new), into: &ids)
-                    }
-                }
-                return ids
+                try Self.changedProperties(Self.noteRecord(a.0, a.1, reversed: oldReversed),
+                                           Self.noteRecord(b.0, b.1, reversed: newReversed))
             }
             #expect(try changed(("a", "t"), ("a", "t")) == [])
             #expect(try changed(("a", "t"), ("b", "t")) == [2])
@@ -139,7 +146,6 @@ private struct Boom: Error {}
     /// Random pairs of records, each written in either order, with values absent, empty, equal or
     /// sharing a prefix: the listed properties are exactly those whose values differ.
     @Test func changedPropertiesMatchTheValuesCompared() throws {
-        let schema = try #require(Store.schemas(of: standardModel).first { $0.name == "Note" })
         var random = SplitMix64(seed: 17)
         // Fields of every length the comparison treats apart (up to 3, 4–8, 9–16 bytes and longer),
         // pairs of one length differing in their first or their last byte.
@@ -149,28 +155,10 @@ private struct Boom: Error {}
             choices += [text, "z" + text.dropFirst(), text.dropLast() + "z"]
         }
         func pick() -> String? { choices[Int(random.next() % UInt64(choices.count))] }
-        func record(_ title: String?, _ text: String?, reversed: Bool) -> [UInt8] {
-            let builder = RecordBuilder()
-            builder.begin(slotCount: 3)
-            if reversed {
-                builder.add(text, slot: 2)
-                builder.add(title, slot: 1)
-            } else {
-                builder.add(title, slot: 1)
-                builder.add(text, slot: 2)
-            }
-            return Array(builder.bytes)
-        }
         for _ in 0..<2_000 {
             let a = (pick(), pick()), b = (pick(), pick())
-            let old = record(a.0, a.1, reversed: random.next() % 2 == 0)
-            let new = record(b.0, b.1, reversed: random.next() % 2 == 0)
-            var ids: [UInt32] = []
-            try old.withUnsafeBytes { old in
-                try new.withUnsafeBytes { new in
-                    try HistoryRecorder.changedProperties(of: schema, old: RecordReader(old), new: RecordReader(new), into: &ids)
-                }
-            }
+            let ids = try Self.changedProperties(Self.noteRecord(a.0, a.1, reversed: random.next() % 2 == 0),
+                                                 Self.noteRecord(b.0, b.1, reversed: random.next() % 2 == 0))
             let expected = (a.0 != b.0 ? [UInt32(2)] : []) + (a.1 != b.1 ? [3] : [])
             #expect(ids == expected, "\(a) → \(b)")
         }
