@@ -142,17 +142,17 @@ final class HistoryRecorder {
     private static func changedSlots(_ old: RecordReader, _ new: RecordReader) -> UInt64? {
         let slotCount = max(old.slotCount, new.slotCount)
         guard slotCount <= 64 else { return nil }
-        let oldTable = SlotTable(old), newTable = SlotTable(new)
+        let oldStart = old.fieldsStart, newStart = new.fieldsStart
         var changed: UInt64 = 0
         var oldEnd = old.count, newEnd = new.count
         var slot = slotCount - 1
         while slot >= 0 {
-            let a = oldTable.offset(slot), b = newTable.offset(slot)
+            let a = old.storedOffset(slot), b = new.storedOffset(slot)
             if a != 0 {
-                guard a >= oldTable.fieldsStart, a <= oldEnd else { return nil }
+                guard a >= oldStart, a <= oldEnd else { return nil }
             }
             if b != 0 {
-                guard b >= newTable.fieldsStart, b <= newEnd else { return nil }
+                guard b >= newStart, b <= newEnd else { return nil }
             }
             if a == 0 || b == 0 {
                 if a != b { changed |= 1 << UInt64(slot) }
@@ -164,31 +164,6 @@ final class HistoryRecorder {
             slot -= 1
         }
         return changed
-    }
-
-    /// A record's slot table read without checks (the caller checks each offset).
-    private struct SlotTable {
-        let table: UnsafeRawPointer
-        let slotCount: Int
-        let narrow: Bool
-        /// Where the fields may begin: past the header and the table.
-        let fieldsStart: Int
-
-        @inline(__always)
-        init(_ record: RecordReader) {
-            table = record.base + RecordLayout.headerSize
-            slotCount = record.slotCount
-            narrow = record.narrow
-            fieldsStart = RecordLayout.headerSize + (narrow ? 2 : 4) * slotCount
-        }
-
-        /// The slot's offset; 0 when absent.
-        @inline(__always)
-        func offset(_ slot: Int) -> Int {
-            guard slot < slotCount else { return 0 }
-            return narrow ? Int(UInt16(littleEndian: table.loadUnaligned(fromByteOffset: 2 * slot, as: UInt16.self)))
-                : Int(UInt32(littleEndian: table.loadUnaligned(fromByteOffset: 4 * slot, as: UInt32.self)))
-        }
     }
 
     /// Whether two fields hold the same bytes: those of 16 bytes or fewer (numbers, dates, short

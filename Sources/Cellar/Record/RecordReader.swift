@@ -81,16 +81,28 @@ public struct RecordReader {
     /// Always inlined: a scan reads a field or two of every record through it.
     @inlinable @inline(__always)
     func offset(_ slot: Int, size: Int) throws -> Int? {
-        guard slot >= 0, slot < slotCount else { return nil }
-        let at = narrow
-            ? Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: RecordLayout.headerSize + 2 * slot, as: UInt16.self)))
-            : Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: RecordLayout.headerSize + 4 * slot, as: UInt32.self)))
+        guard slot >= 0 else { return nil }
+        let at = storedOffset(slot)
         if at == 0 { return nil }
-        guard at >= RecordLayout.headerSize + (narrow ? 2 : 4) * slotCount, size <= count - at else {
+        guard at >= fieldsStart, size <= count - at else {
             throw Self.outOfBounds(slot: slot, offset: at, size: size, count: count)
         }
         return at
     }
+
+    /// The offset the slot table holds for `slot` (at least 0), unchecked: 0 when absent or
+    /// past the table. A field at it must start at `fieldsStart` or later, within the record.
+    @inlinable @inline(__always)
+    func storedOffset(_ slot: Int) -> Int {
+        guard slot < slotCount else { return 0 }
+        return narrow
+            ? Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: RecordLayout.headerSize + 2 * slot, as: UInt16.self)))
+            : Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: RecordLayout.headerSize + 4 * slot, as: UInt32.self)))
+    }
+
+    /// Where the fields may begin: past the header and the slot table.
+    @inlinable
+    var fieldsStart: Int { RecordLayout.headerSize + (narrow ? 2 : 4) * slotCount }
 
     @usableFromInline
     static func outOfBounds(slot: Int, offset: Int, size: Int, count: Int) -> CellarError {
