@@ -66,6 +66,9 @@ as_owner() {
     fi
 }
 
+# The port in DIR/options: the one the server was last started on.
+options_port() { sed -n 's/.* -p \([0-9]*\) .*/\1/p' "$dir/options"; }
+
 # Runs the command after WHAT until it succeeds, every 0.1 s for 10 s at most; then fails,
 # saying the server WHAT, with the end of its log.
 wait_for() {
@@ -90,7 +93,7 @@ start() {
     dir=$(cd "$dir" && pwd)
     # A restart keeps the port the server had.
     if [[ -z "$port" && -f "$dir/options" ]]; then
-        port=$(sed -n 's/.* -p \([0-9]*\) .*/\1/p' "$dir/options")
+        port=$(options_port)
     fi
     port="${port:-55432}"
     echo "$bindir" > "$dir/bindir"
@@ -139,7 +142,7 @@ require_tls() {
     command -v openssl >/dev/null 2>&1 || { echo "postgres.sh: require-tls needs openssl" >&2; exit 1; }
     local bindir port tls="$dir/tls"
     bindir=$(cat "$dir/bindir")
-    port=$(sed -n 's/.* -p \([0-9]*\) .*/\1/p' "$dir/options")
+    port=$(options_port)
     mkdir -p "$tls"
     openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=Cellar test CA" \
         -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \

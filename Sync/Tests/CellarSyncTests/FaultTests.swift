@@ -259,16 +259,21 @@ struct PrivateServer: Sendable {
             let port = Int.random(in: 56_000..<57_000)
             do {
                 let output = try await ChildProcess.shell("'\(repositoryRoot)/scripts/postgres.sh' start '\(directory)' \(port)")
-                guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("CELLAR_SYNC_POSTGRES=") }) else {
-                    throw ChildProcess.Failed(description: "postgres.sh printed no URL: \(output)")
-                }
-                return PrivateServer(directory: directory, url: String(line.dropFirst("CELLAR_SYNC_POSTGRES=".count)))
+                return PrivateServer(directory: directory, url: try printed("CELLAR_SYNC_POSTGRES", in: output))
             } catch {
                 lastError = error  // a port in use: another one
             }
         }
         _ = try? await ChildProcess.shell("'\(repositoryRoot)/scripts/postgres.sh' stop '\(directory)'")
         throw lastError!
+    }
+
+    /// The value of the `NAME=value` line `postgres.sh` printed in `output`.
+    static func printed(_ name: String, in output: String) throws -> String {
+        guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix(name + "=") }) else {
+            throw ChildProcess.Failed(description: "postgres.sh printed no \(name) line: \(output)")
+        }
+        return String(line.dropFirst(name.count + 1))
     }
 
     /// `pg_ctl` with `arguments`, as the postgres user when we are root.

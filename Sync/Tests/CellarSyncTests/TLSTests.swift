@@ -83,9 +83,6 @@ extension PrivateServer {
     /// returns the path of the certificate of the authority that signed its certificate.
     func requireTLS() async throws -> String {
         let output = try await ChildProcess.shell("'\(repositoryRoot)/scripts/postgres.sh' require-tls '\(directory)'")
-        guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("CELLAR_SYNC_POSTGRES_CA=") }) else {
-            throw ChildProcess.Failed(description: "postgres.sh printed no certificate: \(output)")
-        }
-        return String(line.dropFirst("CELLAR_SYNC_POSTGRES_CA=".count))
+        return try Self.printed("CELLAR_SYNC_POSTGRES_CA", in: output)
     }
 }
