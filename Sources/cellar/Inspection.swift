@@ -73,6 +73,7 @@ func verify(_ directory: String, options: StorageOptions) throws {
     defer { engine.close() }
     var entries = 0
     var bytes = 0
+    var deepTrees: [String] = []
     let bar = ProgressBar("verifying")
     try engine.read { txn in
         let names = try txn.treeNames()
@@ -80,15 +81,22 @@ func verify(_ directory: String, options: StorageOptions) throws {
         for name in names {
             let tree = try txn.tree(name)!
             var seen = 0
-            try txn.cursor(tree).scan { key, value in
-                seen += 1
-                bytes += key.count + value.count
-                if (entries + seen) % 4096 == 0 { bar.update(entries + seen, of: total) }
-                return true
+            do {
+                try txn.cursor(tree).scan { key, value in
+                    seen += 1
+                    bytes += key.count + value.count
+                    if (entries + seen) % 4096 == 0 { bar.update(entries + seen, of: total) }
+                    return true
+                }
+            } catch let error as StorageError {
+                throw ToolError("tree \(name), after its first \(seen) entries: \(error)")
             }
-            guard seen == (try txn.count(tree)) else {
-                throw StorageError.fileCorrupt(offset: 0, reason: "tree \(name) holds \(seen) entries but its catalog says \(try txn.count(tree))")
+            let count = try txn.count(tree)
+            guard seen == count else {
+                throw StorageError.fileCorrupt(offset: 0, reason: "tree \(name) holds \(seen) entries but its catalog says \(count)")
             }
+            let height = try txn.height(tree)
+            if height > balancedHeight(count) { deepTrees.append("\(name) (\(height) levels for \(count) entries)") }
             entries += seen
         }
         bar.update(entries, of: total)
@@ -106,7 +114,16 @@ func verify(_ directory: String, options: StorageOptions) throws {
     }
     objectBar.finish()
     indexBar.finish()
+    if !deepTrees.isEmpty {
+        print("note: deeper than a tree of this build grows: \(deepTrees.joined(separator: ", ")); an older build wrote them, every entry reads, and `cellar compact` rebuilds them")
+    }
     print("ok: \(entries) entries, \(bytes) bytes of keys and values, every record verified; \(objects.objects) objects of \(objects.entities) entities decode against the stored model; \(objects.indexEntries) index entries and \(objects.relationLinks) relation links match them")
+}
+
+/// The most levels a tree of `count` entries has when every branch below its root has two
+/// children at least, as the engine keeps them: log2(count) + 1.
+func balancedHeight(_ count: Int) -> Int {
+    count <= 1 ? 1 : Int.bitWidth - (count - 1).leadingZeroBitCount + 1
 }
 
 /// What a compaction does with the store's encryption.

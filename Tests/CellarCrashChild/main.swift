@@ -2,6 +2,7 @@
 // reports each acknowledged commit on standard output, until it is killed.
 //
 //   CellarCrashChild <directory> <seed> <full|none|compact|spill> [max-commits]
+//   CellarCrashChild <directory> <seed> compact-large <plain|dictionary> [encrypted] [spill]
 //   CellarCrashChild <directory> 0 read-loop <milliseconds>
 //   CellarCrashChild <directory> <run> threads <thread-count>
 //
@@ -13,6 +14,11 @@
 // the open store over and over (`StorageEngine.compact()`), announcing each compaction with a
 // `compacting` line and its end with `compacted`, followed by `dictionaries` when the store then
 // has trained dictionaries.
+//
+// `compact-large <plain|dictionary> [encrypted] [spill]`: the same with
+// `CrashWorkload.largeTransaction` (keys up to 40 KiB) in 4 KiB nodes, values stored plain or
+// compressed with trained dictionaries; in a store encrypted with `TestKeys.encryption`, and with
+// a 64 KiB transaction memory budget (the large transactions spill), when asked.
 //
 // `spill`: transaction k is `SpillWorkload.transaction(k, seed)` with `SpillWorkload.options()`:
 // each one writes its changes into the log ahead of its commit several times.
@@ -48,14 +54,19 @@ guard arguments.count >= 4, let seed = UInt64(arguments[2]) else {
 let durability: StorageOptions.Durability = arguments[3] == "none" ? .none : .full
 let maxCommits = arguments.count > 4 ? Int(arguments[4]) ?? Int.max : Int.max
 
-/// The `compact` mode: commits on this thread, compactions of the same open store on another.
-func commitAndCompact(_ directory: String) throws {
+/// The `compact` and `compact-large` modes: commits on this thread, compactions of the same open
+/// store on another.
+func commitAndCompact(_ directory: String, large: Bool, compression: Compression, variants: [String] = []) throws {
     // Compressed, with dictionaries trained by each compaction (small trees: a low sample floor),
     // so that kills also land while the copy trains and installs them.
-    var options = StorageOptions(initialMapSize: 1 << 20, nodeSize: 512, superblockInterval: 7, compression: .zstdDictionary())
+    var options = StorageOptions(initialMapSize: 1 << 20, nodeSize: large ? 4096 : 512, superblockInterval: 7, compression: compression)
     options.automaticCompaction = nil
+    if variants.contains("encrypted") { options.encryptionKey = TestKeys.encryption }
+    if variants.contains("spill") { options.transactionMemoryBudget = 64 << 10 }
     options.dictionaryMinimumSamples = 16
-    var k = try CrashWorkload.progress(in: directory)
+    var progressOptions = StorageOptions(initialMapSize: 1 << 20)
+    progressOptions.encryptionKey = options.encryptionKey
+    var k = try CrashWorkload.progress(in: directory, options: progressOptions)
     let engine = try StorageEngine(directory: directory, options: options)
     DispatchQueue.global(qos: .utility).async {
         while true {
@@ -77,7 +88,7 @@ func commitAndCompact(_ directory: String) throws {
     while k < maxCommits {
         k += 1
         try engine.write { txn in
-            try CrashWorkload.apply(CrashWorkload.transaction(k, seed: seed), to: txn)
+            try CrashWorkload.apply(large ? CrashWorkload.largeTransaction(k, seed: seed) : CrashWorkload.transaction(k, seed: seed), to: txn)
             try txn.put(txn.tree(CrashWorkload.progressTree)!, key: [0], value: bigEndianKey(UInt64(k)))
         }
         print("ack \(k)")
@@ -152,7 +163,13 @@ do {
         try commitOnThreads(arguments[1], run: seed, threads: Int(arguments[4]) ?? 8)
     }
     if arguments[3] == "compact" {
-        try commitAndCompact(arguments[1])
+        try commitAndCompact(arguments[1], large: false, compression: .zstdDictionary())
+        exit(0)
+    }
+    if arguments[3] == "compact-large" {
+        let dictionaries = arguments.count > 4 && arguments[4] == "dictionary"
+        try commitAndCompact(arguments[1], large: true, compression: dictionaries ? .zstdDictionary() : .none,
+                             variants: Array(arguments.dropFirst(5)))
         exit(0)
     }
     // `spill`: the transactions of `SpillWorkload`, each several times its memory budget, so that

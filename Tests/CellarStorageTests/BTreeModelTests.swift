@@ -284,6 +284,60 @@ struct BTreeModelTests {
         #expect(engine.liveBytes < 1024, "live bytes after deleting everything: \(engine.liveBytes)")
     }
 
+    /// A key may be far larger than a node (up to 1 MiB), and a branch holds its children's
+    /// smallest keys: a branch of two children can be over the node size on its own. Splitting
+    /// such a branch made one-child branches and a new level at every split near a large key, until
+    /// a tree of 1,000 keys was 65 levels deep and a cursor refused it as corrupt.
+    @Test("keys of up to 64 KiB, put and deleted at random: the model's content, in a tree at most log2(count) + 1 deep",
+          arguments: [512, 4096])
+    func largeKeysKeepTheTreeShallow(nodeSize: Int) throws {
+        let seed = SplitMix64.testSeed()
+        var rng = SplitMix64(seed: seed)
+        let directory = TestDirectory("large-keys")
+        defer { directory.remove() }
+        let options = StorageOptions(initialMapSize: 1 << 20, nodeSize: nodeSize, superblockInterval: 5)
+        var engine = try StorageEngine(directory: directory.path, options: options)
+        var model: [[UInt8]: [UInt8]] = [:]
+        func largeKey() -> [UInt8] {
+            // A tenth of the keys are 2 KiB to 64 KiB: their prefix picks their place in the tree.
+            let n = rng.next() % 2000
+            let size = rng.next() % 10 == 0 ? 2048 + Int(rng.next() % 63_000) : Int(rng.next() % 24)
+            return bigEndianKey(n) + [UInt8](repeating: UInt8(truncatingIfNeeded: n), count: size)
+        }
+        var deepest = 0
+        for round in 0..<40 {
+            try engine.write { txn throws in
+                let tree = try txn.tree("t")!
+                for _ in 0..<Int(rng.next() % 120) {
+                    // Deletes are as likely as puts in every other round, so the tree shrinks too.
+                    if round % 2 == 1, rng.next() % 2 == 0, let victim = model.keys.sorted(by: Bytes.precedes).randomElement(using: &rng) {
+                        #expect(try txn.delete(tree, key: victim), "delete (seed \(seed))")
+                        model[victim] = nil
+                    } else {
+                        let key = largeKey()
+                        let value = Self.randomValue(&rng)
+                        try txn.put(tree, key: key, value: value)
+                        model[key] = value
+                    }
+                }
+            }
+            try engine.read { txn throws in
+                try Self.check(txn, model, rng: &rng, seed: seed, space: 2000)
+                guard let tree = try txn.tree("t") else { return }
+                let height = try txn.height(tree)
+                let bound = model.count <= 1 ? 1 : Int.bitWidth - (model.count - 1).leadingZeroBitCount + 1
+                #expect(height <= bound, "\(height) levels for \(model.count) keys in round \(round) (seed \(seed))")
+                deepest = max(deepest, height)
+            }
+            if round % 10 == 9 {
+                engine.close()
+                engine = try StorageEngine(directory: directory.path, options: options)
+            }
+        }
+        engine.close()
+        #expect(deepest >= 2, "the test never grew a branch (seed \(seed))")
+    }
+
     @Test("keys and values from 0 bytes to 1 MiB round-trip, through commit and reopen")
     func sizesFromZeroToOneMebibyte() throws {
         let directory = TestDirectory("sizes")

@@ -30,28 +30,42 @@ struct KillTests {
         return ChildProcess.acknowledged(buffer)
     }
 
-    /// Starts the child with `arguments`, lets it run 5 to 120 ms collecting its acknowledgements
-    /// (the highest goes into `acknowledged`), kills it with SIGKILL and returns all it printed.
-    static func runAndKill(_ arguments: [String], rng: inout SplitMix64, acknowledged: inout Int) throws -> [UInt8] {
-        let runFor = 5_000 + Int(rng.next() % 115_000)
-        return try run(arguments, acknowledged: &acknowledged) { waited, _ in waited >= runFor }
+    /// Starts the child with `arguments` and kills it with SIGKILL at a counted point: after 1 to
+    /// 12 acknowledged commits (the kill then lands in the next commit, wherever in it the child
+    /// is), or, one round in eight, at once (in its open and recovery, or its first commit).
+    /// Collects its acknowledgements (the highest goes into `acknowledged`) and returns all it
+    /// printed with the acknowledgements the round waited for (0 for a round killed at once):
+    /// what a round reaches does not depend on how fast the machine is.
+    static func runAndKill(_ arguments: [String], rng: inout SplitMix64, acknowledged: inout Int) throws -> (output: [UInt8], waitedFor: Int) {
+        let target = rng.next() % 8 == 0 ? 0 : 1 + Int(rng.next() % 12)
+        let output = try run(arguments, acknowledged: &acknowledged) { _, output in
+            target == 0 || ChildProcess.acknowledgements(output) >= target
+        }
+        return (output, target)
     }
 
     /// Starts the child with `arguments` and kills it with SIGKILL as soon as `killNow` (asked every
     /// 2 ms with the microseconds waited and what the child printed so far) says so; collects its
-    /// acknowledgements (the highest goes into `acknowledged`) and returns all it printed.
+    /// acknowledgements (the highest goes into `acknowledged`) and returns all it printed. A child
+    /// that exits on its own (an error) fails the test instead of being waited for.
     static func run(_ arguments: [String], acknowledged: inout Int,
                     killWhen killNow: (_ waited: Int, _ output: [UInt8]) -> Bool) throws -> [UInt8] {
         let child = try spawn(arguments)
         var output: [UInt8] = []
         var waited = 0
+        var status: Int32 = 0
         repeat {
             usleep(2_000)
             waited += 2_000
             if let k = drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
+            if waitpid(child.pid, &status, WNOHANG) == child.pid {
+                if let k = drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
+                close(child.output)
+                Issue.record("the child exited on its own (status \(status)): \(String(decoding: output.suffix(300), as: UTF8.self))")
+                return output
+            }
         } while !killNow(waited, output)
         kill(child.pid, SIGKILL)
-        var status: Int32 = 0
         waitpid(child.pid, &status, 0)
         if let k = drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
         close(child.output)
@@ -61,10 +75,10 @@ struct KillTests {
     /// `kills` rounds: the child commits with `arguments` (the directory and seed go first) and
     /// is killed at a random moment; the store is reopened with `options` and must hold every
     /// acknowledged commit and exactly the content of the commit it reopens at (`transaction(k,
-    /// seed)` is what commit k did). Returns the commits made and the rounds that reopened past
-    /// the last acknowledgement.
+    /// seed)` is what commit k did). Returns the commits made, the rounds that reopened past the
+    /// last acknowledgement, and the commits the rounds waited for (the least they made).
     static func killRounds(_ kills: Int, name: String, arguments: [String], options: StorageOptions,
-                           transaction: (Int, UInt64) -> [Operation]) throws -> (commits: Int, pastAcknowledged: Int) {
+                           transaction: (Int, UInt64) -> [Operation]) throws -> (commits: Int, pastAcknowledged: Int, waitedFor: Int) {
         let seed = SplitMix64.testSeed()
         var rng = SplitMix64(seed: seed)
         let directory = TestDirectory(name)
@@ -73,8 +87,9 @@ struct KillTests {
         var modelAt = 0
         var acknowledged = 0
         var killedWhileCommitting = 0
+        var waitedFor = 0
         for round in 0..<kills {
-            _ = try runAndKill([directory.path, String(seed)] + arguments, rng: &rng, acknowledged: &acknowledged)
+            waitedFor += try runAndKill([directory.path, String(seed)] + arguments, rng: &rng, acknowledged: &acknowledged).waitedFor
             let engine = try StorageEngine(directory: directory.path, options: options)
             let t = Int(engine.lastTransactionId)
             #expect(t >= acknowledged, "round \(round): reopened at commit \(t) but \(acknowledged) were acknowledged (seed \(seed))")
@@ -90,24 +105,24 @@ struct KillTests {
             // (made just before the kill) count as acknowledged from now on.
             acknowledged = t
         }
-        return (modelAt, killedWhileCommitting)
+        return (modelAt, killedWhileCommitting, waitedFor)
     }
 
     @Test("60 kills (40 in .full, 20 in .none) at random moments lose no acknowledged commit and leave no partial one",
           arguments: [(StorageOptions.Durability.full, 40), (.none, 20)])
     func killNine(durability: StorageOptions.Durability, kills: Int) throws {
-        let (commits, past) = try Self.killRounds(kills, name: "kill", arguments: [durability == .full ? "full" : "none"],
-                                                  options: StorageOptions(initialMapSize: 1 << 20), transaction: CrashWorkload.transaction)
-        #expect(commits > kills, "the children committed too little to test anything: \(commits) commits in \(kills) rounds")
+        let (commits, past, waitedFor) = try Self.killRounds(kills, name: "kill", arguments: [durability == .full ? "full" : "none"],
+                                                             options: StorageOptions(initialMapSize: 1 << 20), transaction: CrashWorkload.transaction)
+        #expect(commits >= waitedFor && waitedFor > 0, "the children committed \(commits) times, the rounds waited for \(waitedFor) commits")
         print("kill -9 (\(durability)): \(kills) kills, \(commits) commits, \(past) reopened past the last acknowledgement")
     }
 
     @Test("30 kills of a process whose transactions spill (write their changes ahead of the commit) lose no acknowledged commit and leave no partial one")
     func killNineDuringSpills() throws {
-        let (commits, past) = try Self.killRounds(30, name: "kill-spill", arguments: ["spill"], options: SpillWorkload.options()) {
+        let (commits, past, waitedFor) = try Self.killRounds(30, name: "kill-spill", arguments: ["spill"], options: SpillWorkload.options()) {
             SpillWorkload.transaction($0, seed: $1)
         }
-        #expect(commits >= 10, "the children committed too little to test anything: \(commits) commits in 30 rounds")
+        #expect(commits >= waitedFor && waitedFor > 0, "the children committed \(commits) times, the rounds waited for \(waitedFor) commits")
         print("kill -9 (spill): 30 kills, \(commits) commits, \(past) reopened past the last acknowledgement")
     }
 
@@ -115,10 +130,10 @@ struct KillTests {
     func killNineEncrypted() throws {
         var options = SpillWorkload.options()
         options.encryptionKey = TestKeys.encryption
-        let (commits, past) = try Self.killRounds(20, name: "kill-encrypted", arguments: ["encrypted-spill"], options: options) {
+        let (commits, past, waitedFor) = try Self.killRounds(20, name: "kill-encrypted", arguments: ["encrypted-spill"], options: options) {
             SpillWorkload.transaction($0, seed: $1)
         }
-        #expect(commits >= 6, "the children committed too little to test anything: \(commits) commits in 20 rounds")
+        #expect(commits >= waitedFor && waitedFor > 0, "the children committed \(commits) times, the rounds waited for \(waitedFor) commits")
         print("kill -9 (encrypted, spill): 20 kills, \(commits) commits, \(past) reopened past the last acknowledgement")
     }
 
@@ -156,27 +171,114 @@ struct KillTests {
             #expect(!TestDirectory.exists(directory.sub(StorageEngine.compactionDirectoryName)), "a writable open removes the half-built copy")
             acknowledged = progress
         }
+        var waitedFor = 0
         for round in 0..<30 {
-            try check(try Self.runAndKill(arguments, rng: &rng, acknowledged: &acknowledged), round: round)
+            let (output, waited) = try Self.runAndKill(arguments, rng: &rng, acknowledged: &acknowledged)
+            waitedFor += waited
+            try check(output, round: round)
         }
-        // The kills above land 5 to 120 ms after a child starts: on a slow machine (a debug build
-        // under a sanitizer, a busy runner) none of its compactions may finish, or train a
-        // dictionary, in that time. What they did not reach, rounds that wait for it do: the child
+        // The kills above land after a few commits: on a slow machine (a debug build under a
+        // sanitizer, a busy runner) none of the child's compactions may have finished, or trained
+        // a dictionary, by then. What they did not reach, rounds that wait for it do: the child
         // runs until it reports a compaction that left trained dictionaries and then starts the
         // next one, and is killed there (during a compaction). At most 5 such rounds of at most
-        // 30 s each; on a fast machine there are none.
+        // 120 s each (a bound for a hung child, not a pace); on a fast machine there are none.
         var waitingRounds = 0
-        while (modelAt <= 30 || duringCompaction == 0 || withDictionaries == 0) && waitingRounds < 5 {
+        while (duringCompaction == 0 || withDictionaries == 0) && waitingRounds < 5 {
             let output = try Self.run(arguments, acknowledged: &acknowledged) { waited, output in
-                waited >= 30_000_000 || Self.compactingAfterDictionaries(output)
+                waited >= 120_000_000 || Self.compactingAfterDictionaries(output)
             }
             try check(output, round: 30 + waitingRounds)
             waitingRounds += 1
         }
-        #expect(modelAt > 30, "the children committed too little: \(modelAt) transactions")
+        #expect(modelAt >= waitedFor && waitedFor > 0, "the children committed \(modelAt) transactions, the rounds waited for \(waitedFor)")
         #expect(duringCompaction > 0, "no kill landed during a compaction")
         #expect(withDictionaries > 0, "the child's compactions never trained a dictionary")
         print("kill -9 during compaction: 30 kills at random moments and \(waitingRounds) waiting for a compaction with dictionaries, \(modelAt) transactions, \(compactions) compactions finished, \(duringCompaction) kills during a compaction, \(midCopy) with a half-built copy on disk, \(withDictionaries) reopened with trained dictionaries")
+    }
+
+    /// Rounds of `killNineDuringCompactionWithLargeKeys`: `CELLAR_KILL_ROUNDS` when set (thousands,
+    /// by hand), else `rounds`.
+    static func largeKeyRounds(_ rounds: Int) -> Int {
+        getenv("CELLAR_KILL_ROUNDS").flatMap { Int(String(cString: $0)) } ?? rounds
+    }
+
+    /// A store that grows over many rounds, in 4 KiB nodes, with keys of up to 40 KiB (far over a
+    /// node: a branch of two such separators is over the node size on its own), values up to
+    /// 40 KiB, large transactions now and then, a compaction thread looping, and every other
+    /// round compressed with trained dictionaries. Each kill lands at a counted point (after a
+    /// number of acknowledged commits, or after the start of the nth compaction and a few more
+    /// commits), so what the test reaches does not depend on the machine's speed. After each
+    /// kill: every acknowledged commit is there, the content is exact, and no tree is deeper
+    /// than log2(count) + 1 (splits near large keys once added a level each, until a cursor
+    /// refused a tree of 1,000 keys as corrupt at 65 levels). Also in an encrypted store, and
+    /// with large transactions spilling (written ahead of their commit) while the copy runs.
+    @Test("kills during compactions of a growing store with keys and values of tens of KiB, half with dictionaries, lose nothing and keep trees shallow",
+          arguments: [([String](), 24), (["encrypted"], 12), (["spill"], 12)])
+    func killNineDuringCompactionWithLargeKeys(variants: [String], rounds suiteRounds: Int) throws {
+        let seed = SplitMix64.testSeed()
+        var rng = SplitMix64(seed: seed)
+        let directory = TestDirectory("kill-compact-large")
+        var options = StorageOptions(initialMapSize: 1 << 20)
+        options.encryptionKey = variants.contains("encrypted") ? TestKeys.encryption : nil
+        defer { directory.remove() }
+        var model = Model()
+        var modelAt = 0
+        var acknowledged = 0
+        var duringCompaction = 0, compactions = 0, deepest = 0
+        let rounds = Self.largeKeyRounds(suiteRounds)
+        for round in 0..<rounds {
+            let compression = round % 2 == 0 ? "plain" : "dictionary"
+            // Where to kill: after 1 to 40 acknowledgements, or once the 1st to 3rd compaction of
+            // this child started and 0 to 4 more commits were acknowledged.
+            let afterCompactions = rng.next() % 2 == 0 ? 0 : 1 + Int(rng.next() % 3)
+            let afterAcks = afterCompactions == 0 ? 1 + Int(rng.next() % 40) : Int(rng.next() % 5)
+            var stopped = false
+            let output = try Self.run([directory.path, String(seed), "compact-large", compression] + variants, acknowledged: &acknowledged) { waited, output in
+                let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
+                if lines.contains(where: { $0.hasPrefix("compaction error") }) || waited > 300_000_000 {
+                    stopped = true
+                    return true
+                }
+                var started = 0, acks = 0
+                for line in lines {
+                    if line == "compacting" { started += 1 } else if line.hasPrefix("ack ") && started >= afterCompactions { acks += 1 }
+                }
+                return started >= afterCompactions && acks >= afterAcks
+            }
+            let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
+            #expect(!stopped, "round \(round): the child stopped announcing: \(lines.suffix(3)) (seed \(seed))")
+            if lines.last(where: { $0.hasPrefix("compact") }) == "compacting" { duringCompaction += 1 }
+            compactions += lines.filter { $0 == "compacted" }.count
+            let progress = try CrashWorkload.progress(in: directory.path, options: options)
+            #expect(progress >= acknowledged, "round \(round): the store has \(progress) transactions but \(acknowledged) were acknowledged (seed \(seed))")
+            while modelAt < progress {
+                modelAt += 1
+                model.apply(CrashWorkload.largeTransaction(modelAt, seed: seed))
+            }
+            var readOnly = options
+            readOnly.readOnly = true
+            let engine = try StorageEngine(directory: directory.path, options: readOnly)
+            var content = try engine.read { try Model(reading: $0) }
+            try engine.read { txn in
+                for name in try txn.treeNames() {
+                    let tree = try txn.tree(name)!
+                    let count = try txn.count(tree)
+                    let height = try txn.height(tree)
+                    let bound = count <= 1 ? 1 : Int.bitWidth - (count - 1).leadingZeroBitCount + 1
+                    #expect(height <= bound, "round \(round): tree \(name) is \(height) levels deep for \(count) entries (seed \(seed))")
+                    deepest = max(deepest, height)
+                }
+            }
+            engine.close()
+            content.trees[CrashWorkload.progressTree] = nil
+            #expect(content == model, "round \(round): content after \(progress) transactions differs: \(content.difference(from: model) ?? "") (seed \(seed))")
+            acknowledged = progress
+            if stopped { break }
+        }
+        #expect(duringCompaction > 0, "no kill landed during a compaction")
+        #expect(deepest >= 3, "the trees never grew past two levels: the test tests little (seed \(seed))")
+        print("kill -9 during compaction, large keys \(variants): \(rounds) kills, \(modelAt) transactions, \(compactions) compactions finished, \(duringCompaction) kills during a compaction, deepest tree \(deepest) levels")
     }
 
     /// Whether the compacting child's `output` reports a compaction that left trained

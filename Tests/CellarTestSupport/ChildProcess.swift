@@ -48,6 +48,11 @@ public enum ChildProcess {
         }
     }
 
+    /// How many `ack K` lines `output` holds.
+    public static func acknowledgements(_ output: [UInt8]) -> Int {
+        String(decoding: output, as: UTF8.self).split(separator: "\n").count { $0.hasPrefix("ack ") }
+    }
+
     /// The highest `ack K` line in `output`, nil when there is none.
     public static func acknowledged(_ output: [UInt8]) -> Int? {
         String(decoding: output, as: UTF8.self).split(separator: "\n")

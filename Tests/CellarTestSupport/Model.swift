@@ -63,8 +63,8 @@ public enum CrashWorkload {
 
     /// The number of workload transactions committed into the store in `directory` (0 when the
     /// store or its progress tree does not exist yet).
-    public static func progress(in directory: String) throws -> Int {
-        let engine = try StorageEngine(directory: directory, options: StorageOptions(initialMapSize: 1 << 20))
+    public static func progress(in directory: String, options: StorageOptions = StorageOptions(initialMapSize: 1 << 20)) throws -> Int {
+        let engine = try StorageEngine(directory: directory, options: options)
         defer { engine.close() }
         return try engine.read { txn in
             guard let tree = try txn.tree(progressTree), let bytes = try txn.get(tree, key: [0]) else { return 0 }
@@ -90,6 +90,31 @@ public enum CrashWorkload {
             }
         }
         if rng.next() % 97 == 0 { operations.append(.drop(tree: "t\(rng.next() % 3)")) }
+        return operations
+    }
+
+    /// Transaction `k` of the large-key workload: trees `k0`, `k1`, `k2`; a tenth of the keys
+    /// 1 KiB to 40 KiB long (a key's length follows from its number, so a key is put and deleted
+    /// again and again), values from a few bytes to 40 KiB; one transaction in 16 puts or deletes
+    /// 100 to 300 keys. Keys far over a node's size are what a branch holds as separators.
+    public static func largeTransaction(_ k: Int, seed: UInt64) -> [Operation] {
+        var rng = SplitMix64(seed: seed &+ UInt64(k) &* 0x9E37_79B9 &+ 1)
+        func key(_ n: UInt64) -> [UInt8] {
+            let length = n % 10 == 0 ? 1024 + Int(n &* 7919 % 40_000) : Int(n % 16)
+            return bigEndianKey(n &* 0x9E37_79B9_7F4A_7C15) + [UInt8](repeating: UInt8(truncatingIfNeeded: n), count: length)
+        }
+        var operations: [Operation] = [.put(tree: "k\(rng.next() % 3)", key: key(UInt64(k % 50)), value: bigEndianKey(UInt64(k)))]
+        let count = rng.next() % 16 == 0 ? 100 + Int(rng.next() % 200) : Int(rng.next() % 6)
+        for _ in 0..<count {
+            let tree = "k\(rng.next() % 3)"
+            let n = rng.next() % 1500
+            if rng.next() % 4 == 0 {
+                operations.append(.delete(tree: tree, key: key(n)))
+            } else {
+                let size = rng.next() % 10 == 0 ? Int(rng.next() % 40_000) : Int(rng.next() % 200)
+                operations.append(.put(tree: tree, key: key(n), value: [UInt8](repeating: UInt8(truncatingIfNeeded: k), count: size) + bigEndianKey(UInt64(k))))
+            }
+        }
         return operations
     }
 
@@ -131,4 +156,18 @@ extension Model: CustomStringConvertible {
         }
         return nil
     }
+}
+
+/// The content of `Fixtures/deep-tree.cellar`, a store written by a build whose splits could leave
+/// one-child branches: tree `deep` holds `key(i)` → `value(i)` for i in 0 ..< 80, put in that
+/// order in one transaction, in 512-byte nodes.
+public enum DeepTreeFixture {
+    public static let count: UInt64 = 80
+
+    /// Keys of 600 bytes or more (over a node), in an order unlike their numbers'.
+    public static func key(_ i: UInt64) -> [UInt8] {
+        bigEndianKey(i &* 0x9E37_79B9_7F4A_7C15) + [UInt8](repeating: UInt8(truncatingIfNeeded: i), count: 600 + Int(i % 7))
+    }
+
+    public static func value(_ i: UInt64) -> [UInt8] { bigEndianKey(i) }
 }

@@ -142,6 +142,15 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
         return tree.state.count
     }
 
+    /// The number of levels of `tree` from its root to its leaves: 0 for an empty tree, 1 for a
+    /// tree that is one leaf. The engine keeps every tree at most log2(count) + 1 levels deep;
+    /// `cellar verify` reports a tree deeper than that (which only an older build could write,
+    /// and which a compaction rebuilds).
+    public func height(_ tree: Tree) throws -> Int {
+        try check(tree)
+        return try height(root: tree.state.root)
+    }
+
     /// A cursor over `tree`.
     public func cursor(_ tree: Tree) throws -> Cursor {
         try check(tree)

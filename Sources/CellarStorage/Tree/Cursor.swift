@@ -27,16 +27,22 @@ public final class Cursor {
         var seenMutations = 0
         /// Where `scan` decodes compressed values, reused from entry to entry.
         var scratch: UnsafeMutableRawBufferPointer?
+        /// The path from the root to the current leaf: `levels[0 ..< depth]`, room for `capacity`.
+        var levels: UnsafeMutablePointer<Level>
+        var capacity: Int
     }
 
-    private static let maxDepth = 64
+    /// Levels a cursor has room for before its path grows. No tree the engine writes is this deep
+    /// (a branch below the root has at least two children), but stores written by builds whose
+    /// splits could leave one-child branches may hold deeper trees, and must still be readable.
+    /// Depth needs no bound for safety: every reference points to a lower offset, so no walk down
+    /// a tree can loop.
+    private static let initialDepth = 32
 
     private let source: any NodeSource
     /// Whether the source can change (a write transaction); read cursors skip every check for it.
     private let mutable: Bool
     private let tree: TreeState
-    /// The path from the root to the current leaf: `levels[0 ..< state.depth]`.
-    private let levels: UnsafeMutablePointer<Level>
     private let state: UnsafeMutablePointer<State>
     /// The current key, kept only in a write transaction, to find the place again after a change.
     private var savedKey: [UInt8] = []
@@ -45,13 +51,13 @@ public final class Cursor {
         self.source = source
         self.mutable = source.isMutable
         self.tree = tree
-        levels = .allocate(capacity: Self.maxDepth)
         state = .allocate(capacity: 1)
-        state.initialize(to: State(seenMutations: source.mutationCount))
+        state.initialize(to: State(seenMutations: source.mutationCount, levels: .allocate(capacity: Self.initialDepth),
+                                   capacity: Self.initialDepth))
     }
 
     deinit {
-        levels.deallocate()
+        state.pointee.levels.deallocate()
         state.pointee.scratch?.deallocate()
         state.deinitialize(count: 1)
         state.deallocate()
@@ -59,6 +65,10 @@ public final class Cursor {
 
     /// Whether the cursor is on an entry.
     public var isValid: Bool { state.pointee.isValid }
+
+    /// The path from the root to the current leaf: `levels[0 ..< state.depth]`.
+    @inline(__always)
+    private var levels: UnsafeMutablePointer<Level> { state.pointee.levels }
 
     @inline(__always)
     private var leaf: Level { levels[state.pointee.depth - 1] }
@@ -191,6 +201,17 @@ public final class Cursor {
 
     private enum Edge { case first, last }
 
+    /// Doubles the room for the path (only a tree deeper than `initialDepth` needs it).
+    private func growLevels() {
+        let old = state.pointee.levels
+        let capacity = state.pointee.capacity
+        let grown = UnsafeMutablePointer<Level>.allocate(capacity: capacity * 2)
+        grown.moveInitialize(from: old, count: state.pointee.depth)
+        old.deallocate()
+        state.pointee.levels = grown
+        state.pointee.capacity = capacity * 2
+    }
+
     private func keyEquals(_ bytes: [UInt8]) -> Bool {
         let current = key
         return bytes.withUnsafeBytes { KeyCompare.compare(current, $0) == 0 }
@@ -199,9 +220,7 @@ public final class Cursor {
     @inline(__always)
     private func push(_ level: Level) throws {
         let depth = state.pointee.depth
-        guard depth < Self.maxDepth else {
-            throw StorageError.fileCorrupt(offset: level.ref, reason: "tree deeper than \(Self.maxDepth) levels")
-        }
+        if depth == state.pointee.capacity { growLevels() }
         (levels + depth).initialize(to: level)
         state.pointee.depth = depth + 1
     }

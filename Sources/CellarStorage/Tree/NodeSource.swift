@@ -38,6 +38,22 @@ extension NodeSource {
         try storedValue(root: root, key: key).map(keptBytes)
     }
 
+    /// The levels from `root` down its leftmost path to a leaf (every leaf is at the same depth);
+    /// 0 when `root` is 0.
+    func height(root: UInt64) throws -> Int {
+        var ref = root
+        var below = limit
+        var levels = 0
+        while ref != 0 {
+            let node = try self.node(ref, below: below)
+            levels += 1
+            if node.isLeaf { break }
+            below = childBound(of: ref)
+            ref = node.child(0)
+        }
+        return levels
+    }
+
     /// `stored`'s bytes, valid until the source ends: in place, or decoded into its arena.
     func keptBytes(_ stored: StoredValue) throws -> UnsafeRawBufferPointer {
         stored.compressed ? try decoder.decodeKept(stored, source: self) : stored.bytes
@@ -57,7 +73,6 @@ extension NodeSource {
         let search = SearchKey(key.nonNullBase, key.count)
         var ref = root
         var below = limit
-        var depth = 0
         // Each node's searches start where its range says the key should be (see `HeadRange`).
         var range = HeadRange.unbounded
         while true {
@@ -71,9 +86,9 @@ extension NodeSource {
             }
             let index = if let guess { node.childIndex(search, guess: guess) } else { node.childIndex(search) }
             range = range.narrowed(to: index, of: node)
+            // No depth bound is needed: `node(_:below:)` refuses a reference that does not point
+            // below its parent, so the walk ends.
             ref = node.child(index)
-            depth += 1
-            if depth > 64 { throw StorageError.fileCorrupt(offset: ref, reason: "tree deeper than 64 levels") }
         }
     }
 

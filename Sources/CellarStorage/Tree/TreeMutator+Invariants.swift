@@ -17,8 +17,9 @@ enum TreeInvariants {
 extension TreeMutator {
     /// Walks `tree` and traps at the first broken invariant, naming it: keys strictly ascending in
     /// every node and inside the range their parent's separators give; every leaf at the same
-    /// depth; no node but the root empty; as many entries as `tree.count` says (but for the
-    /// catalog, which keeps no count); the finger, when set, a dirty leaf.
+    /// depth; no node but the root empty, and no branch but the root with fewer than two
+    /// children; as many entries as `tree.count` says (but for the catalog, which keeps no
+    /// count); the finger, when set, a dirty leaf.
     func checkInvariants(of tree: TreeState) {
         guard tree.root != 0 else {
             precondition(tree.name.isEmpty || tree.count == 0, "tree \(tree.name): no root but \(tree.count) entries")
@@ -41,6 +42,7 @@ extension TreeMutator {
             preconditionFailure("tree \(tree.name): node \(ref & ~dirtyTag) cannot be read")
         }
         precondition(isRoot || view.count > 0, "tree \(tree.name): an empty node below the root")
+        precondition(isRoot || view.isLeaf || view.count >= 2, "tree \(tree.name): a branch below the root with one child")
         var previous: [UInt8]?
         let first = view.isLeaf ? 0 : 1  // a branch's first key stands for everything below its second
         for i in first..<view.count {

@@ -174,9 +174,17 @@ extension TreeMutator {
         tree.finger.pointee = Finger(leaf: leaf, low: bounds.low, high: bounds.high, hint: index)
     }
 
+    /// Splits `node` when it is over `nodeSize` and can be split: a leaf into two non-empty
+    /// halves, a branch only into two halves of at least two children each. A branch of two or
+    /// three children stays whole however large its keys are (a key may be up to 1 MiB, far over
+    /// a node): splitting it would make a one-child branch, which adds a level to the tree and no
+    /// fan-out, and a tree that grew a level at every such split could grow without bound. So
+    /// every branch but the root has at least two children, and a tree of n entries is at most
+    /// log2(n) + 1 levels deep.
     private func splitIfNeeded(_ node: DirtyNode, inserted: Int) -> Split? {
-        guard node.encodedSize > nodeSize, node.count >= 2 else { return nil }
-        let at = node.splitIndex(inserted: inserted, limit: nodeSize)
+        let minimumHalf = node.isLeaf ? 1 : 2
+        guard node.encodedSize > nodeSize, node.count >= 2 * minimumHalf else { return nil }
+        let at = min(max(node.splitIndex(inserted: inserted, limit: nodeSize), minimumHalf), node.count - minimumHalf)
         let right = node.splitOff(from: at, capacity: dirtyCapacity)
         let key = Array(right.view.keyBuffer(0))
         return Split(key: key, right: register(right))
@@ -230,11 +238,14 @@ extension TreeMutator {
         if try remove(from: dirtyChild, tree: tree, key: key) {
             try rebalance(node, childAt: index, tree: tree)
         }
-        return node.encodedSize < nodeSize / 4
+        // A branch left with one child is underfull whatever its size (see `splitIfNeeded`).
+        return node.encodedSize < nodeSize / 4 || node.count < 2
     }
 
     /// Child `index` of `parent` is underfull: drop it when empty, or merge it with a neighbour
-    /// when both fit in one node. Otherwise it stays as it is (underfull nodes are allowed).
+    /// when both fit in one node, or when it is a branch left with one child (then the merged
+    /// branch splits again if it is too large, each half keeping two children at least).
+    /// Otherwise it stays as it is (underfull nodes are allowed).
     private func rebalance(_ parent: DirtyNode, childAt index: Int, tree: TreeState) throws {
         let childRef = parent.view.child(index)
         let child = dirtyNode(childRef)
@@ -250,13 +261,15 @@ extension TreeMutator {
         }
     }
 
-    /// Merges child `left + 1` of `parent` into child `left` when they fit in one node.
+    /// Merges child `left + 1` of `parent` into child `left` when they fit in one node, or when
+    /// either is a branch with a single child; a merged branch over `nodeSize` splits again.
     private func merge(_ parent: DirtyNode, left: Int, tree: TreeState) throws {
         let leftRef = parent.view.child(left)
         let rightRef = parent.view.child(left + 1)
         let rightView = try node(rightRef, below: limit)
         let leftView = try node(leftRef, below: limit)
-        guard leftView.compactSize + rightView.compactSize - 8 <= nodeSize else { return }
+        let lonelyBranch = !leftView.isLeaf && (leftView.count < 2 || rightView.count < 2)
+        guard lonelyBranch || leftView.compactSize + rightView.compactSize - 8 <= nodeSize else { return }
         let dirtyLeft = try makeDirty(leftRef, of: tree)
         let leftNode = dirtyNode(dirtyLeft)
         if leftNode.isLeaf || rightView.count == 0 {
@@ -271,5 +284,8 @@ extension TreeMutator {
         parent.setChild(left, dirtyLeft)
         release(rightRef, of: tree)
         parent.remove(at: left + 1)
+        if let split = splitIfNeeded(leftNode, inserted: 0) {
+            split.key.withUnsafeBytes { parent.insertBranch(at: left + 1, key: $0, child: split.right) }
+        }
     }
 }
