@@ -218,6 +218,12 @@ public struct PropertyDescription: Hashable, Sendable {
     /// nil for the stored type's zero value (no initial value, an optional, a ToOne, an enum with
     /// its convert default, a converter).
     public var defaultValue: DefaultValue?
+    /// Why the initial value cannot be what a record written before the property existed reads
+    /// (`Date()` and `UUID()` make a new value for each object; a function call cannot be
+    /// evaluated), when it cannot. Such a property needs no default while no stored record can
+    /// lack it: the model update refuses it, with this error, only when it is new to an entity
+    /// (or embedded type) that the model file already has (`ModelUpdate`).
+    public var initialValueProblem: GeneratorError?
     public var location: SourceLocation
 
     public init(name: String, modelName: String, swiftType: String, isOptional: Bool, propertyType: PropertyType,

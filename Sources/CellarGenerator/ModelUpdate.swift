@@ -62,7 +62,8 @@ public struct ModelUpdate {
                 result = ModelEntity(name: entity.modelName, id: next.lastEntityId, lastPropertyId: .zero, properties: [],
                                      flags: Self.flags(entity.isEmbedded ? ModelEntity.embeddedFlag : nil, asymmetric: entity.isAsymmetric))
             }
-            result = try updateProperties(of: result, from: entity, all: entities, model: &next, uids: &uids, using: &generator)
+            result = try updateProperties(of: result, isStored: previous != nil, from: entity, all: entities, model: &next,
+                                          uids: &uids, using: &generator)
             updated.append(result)
         }
         // Relations once every entity has its ID: a relation's target may be new too.
@@ -106,8 +107,11 @@ public struct ModelUpdate {
 
     // MARK: Properties
 
-    private func updateProperties<G: RandomNumberGenerator>(of entity: ModelEntity, from source: EntityDescription, all: [EntityDescription],
-                                                            model: inout Model, uids: inout UidAllocator, using generator: inout G) throws -> ModelEntity {
+    /// `entity` as the sources describe it now. `isStored`: the model file had it before, so
+    /// stored records of it may lack a property new to it.
+    private func updateProperties<G: RandomNumberGenerator>(of entity: ModelEntity, isStored: Bool, from source: EntityDescription,
+                                                            all: [EntityDescription], model: inout Model, uids: inout UidAllocator,
+                                                            using generator: inout G) throws -> ModelEntity {
         var result = entity
         var matched: Set<UInt64> = []
         var properties: [ModelProperty] = []
@@ -149,6 +153,9 @@ public struct ModelUpdate {
                 next = previous
                 next.name = property.modelName
             } else {
+                // Records of an entity the model file already has were written without this
+                // property: they read its default, which an initial value like `Date()` cannot be.
+                if isStored, let problem = property.initialValueProblem { throw problem }
                 let uid = try uids.take(property.uid ?? nil, for: what, at: property.location, using: &generator)
                 result.lastPropertyId = IdUid(id: result.lastPropertyId.id + 1, uid: uid)
                 next = ModelProperty(name: property.modelName, id: result.lastPropertyId, type: property.propertyType)

@@ -240,7 +240,11 @@ extension Scan {
             property.setIndex(annotations.indexKindIsDefault ? defaultKind : kind, flags: &flags)
         }
         property.flags = flags
-        property.defaultValue = try defaultValue(of: candidate, stored: stored, conversion: property.conversion, subject: subject)
+        do {
+            property.defaultValue = try defaultValue(of: candidate, stored: stored, conversion: property.conversion, subject: subject)
+        } catch let unreadable as UnreadableInitialValue {
+            property.initialValueProblem = unreadable.problem
+        }
         return property
     }
 
@@ -360,7 +364,10 @@ extension Scan {
     }
 
     /// The value a record without the property reads: `// cellar: default`, else the evaluated
-    /// initial value of a non-optional property stored as it is; nil for the zero value.
+    /// initial value of a non-optional property stored as it is; nil for the zero value. Throws
+    /// `UnreadableInitialValue` for an initial value that is valid Swift but cannot be that value
+    /// (`Date()`, a function call): whether that matters is the model update's to say.
+    /// Throws `GeneratorError` for an annotation or a literal that is wrong whatever the model.
     func defaultValue(of candidate: PropertyCandidate, stored: StoredType, conversion: PropertyDescription.Conversion,
                       subject: String) throws -> DefaultValue? {
         let name = candidate.name
@@ -399,19 +406,24 @@ extension Scan {
         do {
             evaluated = try DefaultValues.evaluate(expression)
         } catch .newValueEachTime {
-            throw GeneratorError("\(subject) starts as \(initializer), a new value for each new object, which cannot be what records written before the property existed read (the generated code reads the initial value for them); \(alternatives)", at: candidate.location)
+            throw UnreadableInitialValue(problem: GeneratorError("\(subject) starts as \(initializer), a new value for each new object, which cannot be what records written before the property existed read (the generated code reads the initial value for them); \(alternatives)", at: candidate.location))
         } catch .interpolation {
-            throw GeneratorError("\(subject) starts as \(initializer), a string with interpolation, which the generator cannot evaluate (records written before the property existed read the initial value); \(alternatives)", at: candidate.location)
+            throw UnreadableInitialValue(problem: GeneratorError("\(subject) starts as \(initializer), a string with interpolation, which the generator cannot evaluate (records written before the property existed read the initial value); \(alternatives)", at: candidate.location))
         } catch .invalid(let problem) {
             throw GeneratorError("\(subject) starts as \(initializer): \(problem)", at: candidate.location)
         } catch .other {
-            throw GeneratorError("\(subject) starts as \(initializer), which the generator cannot evaluate: it reads literals, `T()` of built-in types, `Date(timeIntervalSince1970: <number>)`, `Date.distantPast`, `UUID(uuidString: \"…\")!`, not function calls, constants or arithmetic (records written before the property existed read the initial value); \(alternatives)", at: candidate.location)
+            throw UnreadableInitialValue(problem: GeneratorError("\(subject) starts as \(initializer), which the generator cannot evaluate: it reads literals, `T()` of built-in types, `Date(timeIntervalSince1970: <number>)`, `Date.distantPast`, `UUID(uuidString: \"…\")!`, not function calls, constants or arithmetic (records written before the property existed read the initial value); \(alternatives)", at: candidate.location))
         }
         do {
             return try DefaultValues.value(evaluated, storedAs: stored)
         } catch {
             throw GeneratorError("\(subject) starts as \(initializer), but \(error.problem): it is stored as \(stored.swiftName); \(alternatives)", at: candidate.location)
         }
+    }
+
+    /// An initial value that cannot be what records written before the property existed read.
+    struct UnreadableInitialValue: Error {
+        var problem: GeneratorError
     }
 
     /// A literal of a stored type and the matching `// cellar: default`, for messages.

@@ -10,10 +10,16 @@ import Testing
         try #require(try SourceScanner.scan(files: [(path: "M.swift", contents: source)]).first)
     }
 
-    /// The error lines of a scan; empty when it succeeds.
+    /// The error lines of a scan and of the model update that follows it, against a model file
+    /// that already has `E` with its id alone (so each property of `members` is new to an entity
+    /// with stored objects); empty when both succeed.
     private func errors(_ source: String) -> [String] {
         do {
-            _ = try SourceScanner.scan(files: [(path: "M.swift", contents: source)])
+            var random = SplitMix64(seed: 5)
+            let update = ModelUpdate(modelPath: "model-App.json")
+            let before = try update.update(nil, with: SourceScanner.scan(files: [(path: "M.swift", contents: "class E: Entity {\n    var id: Id = 0\n}")]),
+                                           using: &random)
+            _ = try update.update(before, with: SourceScanner.scan(files: [(path: "M.swift", contents: source)]), using: &random)
             return []
         } catch let error as GeneratorError {
             return [error.description]
@@ -141,6 +147,82 @@ import Testing
                     "`// cellar: default = \"00000000-0000-0000-0000-000000000000\"`")
         expectError("    var seen = Date.now", at: "3:5", "`E.seen` starts as `Date.now`, a new value for each new object")
         expectError("    var seen: Date = .now", at: "3:5", "`E.seen` starts as `.now`, a new value for each new object")
+    }
+
+    /// `var created = Date()` and `var id = UUID()` are the most common lines of SwiftData and
+    /// Realm models. No stored record can lack such a property when it arrives with its entity,
+    /// or when the model file has it already (it was generated before): then it needs no default.
+    @Test func newValueEachTimeWhereNoRecordCanLackIt() throws {
+        let first = """
+        class Note: Entity {
+            var id: Id = 0
+            var text = ""
+            var creationDate: Date = Date()
+            var key: UUID = UUID()
+            var stamp = "n\\(1)"
+            var count: Int = compute()
+        }
+        """
+        var random = SplitMix64(seed: 6)
+        let update = ModelUpdate(modelPath: "model-App.json")
+        // A new entity: generated as it is, with no default (no record of it is stored yet).
+        let entities = try SourceScanner.scan(files: [(path: "Note.swift", contents: first)])
+        let note = try #require(entities.first)
+        for name in ["creationDate", "key", "stamp", "count"] {
+            let property = try #require(note.properties.first { $0.name == name })
+            #expect(property.defaultValue == nil && property.initialValueProblem != nil, "\(name)")
+        }
+        let model = try update.update(nil, with: entities, using: &random)
+        // The same sources again (the next build, or a model file the previous release wrote with
+        // these lines): the model file is unchanged.
+        let again = try update.update(model, with: entities, using: &random)
+        #expect(again.jsonString() == model.jsonString())
+        // The model read back from its file, as the plugin reads it.
+        let reread = try Cellar.Model(json: Array(model.jsonString().utf8), file: "model-App.json")
+        #expect(try update.update(reread, with: entities, using: &random).jsonString() == model.jsonString())
+        // A second entity arriving with `Date()` beside the stored one: accepted too.
+        let withTag = first + "\nclass Tag: Entity {\n    var id: Id = 0\n    var added = Date.now\n}"
+        let grown = try update.update(model, with: SourceScanner.scan(files: [(path: "Note.swift", contents: withTag)]), using: &random)
+        #expect(grown.entities.map(\.name) == ["Note", "Tag"])
+        // The same property added to the stored entity: its stored records lack it, so the clear
+        // error stays, with its two ways out.
+        let added = first.replacingOccurrences(of: "    var key: UUID = UUID()", with: "    var key: UUID = UUID()\n    var edited: Date = Date()")
+        let error = #expect(throws: GeneratorError.self) {
+            try update.update(model, with: SourceScanner.scan(files: [(path: "Note.swift", contents: added)]), using: &random)
+        }
+        #expect(error?.description.hasPrefix("Note.swift:6:5: error: `Note.edited` starts as `Date()`, a new value for each new object") == true,
+                "\(error?.description ?? "")")
+        #expect(error?.description.contains("`// cellar: default = \"2024-01-01T00:00:00Z\"`") == true)
+        // With the annotation it is accepted, and records without the property read the date.
+        let annotated = added.replacingOccurrences(of: "    var edited", with: "    // cellar: default = \"2024-01-01T00:00:00Z\"\n    var edited")
+        let accepted = try update.update(model, with: SourceScanner.scan(files: [(path: "Note.swift", contents: annotated)]), using: &random)
+        #expect(accepted.entities[0].properties.map(\.name).contains("edited"))
+    }
+
+    /// An embedded type's objects are stored inside their owners' records: a property new to an
+    /// embedded type the model file has is missing from those, like one new to an entity.
+    @Test func newValueEachTimeOnAnEmbeddedType() throws {
+        let source = """
+        class Person: Entity {
+            var id: Id = 0
+            var address = Address()
+        }
+        // cellar: embedded
+        struct Address {
+            var street = ""
+        MEMBER
+        }
+        """
+        var random = SplitMix64(seed: 7)
+        let update = ModelUpdate(modelPath: "model-App.json")
+        let stored = try update.update(nil, with: SourceScanner.scan(files: [(path: "P.swift", contents: source.replacingOccurrences(of: "MEMBER", with: ""))]),
+                                       using: &random)
+        let grown = source.replacingOccurrences(of: "MEMBER", with: "    var since = Date()")
+        #expect(throws: GeneratorError.self) {
+            try update.update(stored, with: SourceScanner.scan(files: [(path: "P.swift", contents: grown)]), using: &random)
+        }
+        // Arriving with the embedded type, the same line is fine.
+        _ = try update.update(nil, with: SourceScanner.scan(files: [(path: "P.swift", contents: grown)]), using: &random)
     }
 
     @Test func notEvaluable() {
