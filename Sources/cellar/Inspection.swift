@@ -96,7 +96,7 @@ func verify(_ directory: String, options: StorageOptions) throws {
                 throw StorageError.fileCorrupt(offset: 0, reason: "tree \(name) holds \(seen) entries but its catalog says \(count)")
             }
             let height = try txn.height(tree)
-            if height > balancedHeight(count) { deepTrees.append("\(name) (\(height) levels for \(count) entries)") }
+            if height > Tree.maximumHeight(count: count) { deepTrees.append("\(name) (\(height) levels for \(count) entries)") }
             entries += seen
         }
         bar.update(entries, of: total)
@@ -118,12 +118,6 @@ func verify(_ directory: String, options: StorageOptions) throws {
         print("note: deeper than a tree of this build grows: \(deepTrees.joined(separator: ", ")); an older build wrote them, every entry reads, and `cellar compact` rebuilds them")
     }
     print("ok: \(entries) entries, \(bytes) bytes of keys and values, every record verified; \(objects.objects) objects of \(objects.entities) entities decode against the stored model; \(objects.indexEntries) index entries and \(objects.relationLinks) relation links match them")
-}
-
-/// The most levels a tree of `count` entries has when every branch below its root has two
-/// children at least, as the engine keeps them: log2(count) + 1.
-func balancedHeight(_ count: Int) -> Int {
-    count <= 1 ? 1 : Int.bitWidth - (count - 1).leadingZeroBitCount + 1
 }
 
 /// What a compaction does with the store's encryption.

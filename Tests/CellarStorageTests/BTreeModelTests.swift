@@ -325,7 +325,7 @@ struct BTreeModelTests {
                 try Self.check(txn, model, rng: &rng, seed: seed, space: 2000)
                 guard let tree = try txn.tree("t") else { return }
                 let height = try txn.height(tree)
-                let bound = model.count <= 1 ? 1 : Int.bitWidth - (model.count - 1).leadingZeroBitCount + 1
+                let bound = Tree.maximumHeight(count: model.count)
                 #expect(height <= bound, "\(height) levels for \(model.count) keys in round \(round) (seed \(seed))")
                 deepest = max(deepest, height)
             }

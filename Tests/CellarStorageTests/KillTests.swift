@@ -265,7 +265,7 @@ struct KillTests {
                     let tree = try txn.tree(name)!
                     let count = try txn.count(tree)
                     let height = try txn.height(tree)
-                    let bound = count <= 1 ? 1 : Int.bitWidth - (count - 1).leadingZeroBitCount + 1
+                    let bound = Tree.maximumHeight(count: count)
                     #expect(height <= bound, "round \(round): tree \(name) is \(height) levels deep for \(count) entries (seed \(seed))")
                     deepest = max(deepest, height)
                 }
