@@ -7,9 +7,10 @@ import Darwin
 #endif
 import Testing
 
-/// `kill -9` at random moments: a child process commits the crash workload and reports each
-/// acknowledged commit through a pipe; the parent kills it, reopens the store, and checks that
-/// every acknowledged commit is there and the content is exactly that of some commit at or after it.
+/// `kill -9` at counted points (after a random number of acknowledged commits): a child process
+/// commits the crash workload and reports each acknowledged commit through a pipe; the parent
+/// kills it, reopens the store, and checks that every acknowledged commit is there and the content
+/// is exactly that of some commit at or after it.
 @Suite("kill -9")
 struct KillTests {
     /// The crash child sits next to the test binary in the build folder.
@@ -73,7 +74,7 @@ struct KillTests {
     }
 
     /// `kills` rounds: the child commits with `arguments` (the directory and seed go first) and
-    /// is killed at a random moment; the store is reopened with `options` and must hold every
+    /// is killed at a counted point (`runAndKill`); the store is reopened with `options` and must hold every
     /// acknowledged commit and exactly the content of the commit it reopens at (`transaction(k,
     /// seed)` is what commit k did). Returns the commits made, the rounds that reopened past the
     /// last acknowledgement, and the commits the rounds waited for (the least they made).
@@ -108,7 +109,7 @@ struct KillTests {
         return (modelAt, killedWhileCommitting, waitedFor)
     }
 
-    @Test("60 kills (40 in .full, 20 in .none) at random moments lose no acknowledged commit and leave no partial one",
+    @Test("60 kills (40 in .full, 20 in .none) at counted points lose no acknowledged commit and leave no partial one",
           arguments: [(StorageOptions.Durability.full, 40), (.none, 20)])
     func killNine(durability: StorageOptions.Durability, kills: Int) throws {
         let (commits, past, waitedFor) = try Self.killRounds(kills, name: "kill", arguments: [durability == .full ? "full" : "none"],
@@ -194,7 +195,7 @@ struct KillTests {
         #expect(modelAt >= waitedFor && waitedFor > 0, "the children committed \(modelAt) transactions, the rounds waited for \(waitedFor)")
         #expect(duringCompaction > 0, "no kill landed during a compaction")
         #expect(withDictionaries > 0, "the child's compactions never trained a dictionary")
-        print("kill -9 during compaction: 30 kills at random moments and \(waitingRounds) waiting for a compaction with dictionaries, \(modelAt) transactions, \(compactions) compactions finished, \(duringCompaction) kills during a compaction, \(midCopy) with a half-built copy on disk, \(withDictionaries) reopened with trained dictionaries")
+        print("kill -9 during compaction: 30 kills after counted commits and \(waitingRounds) waiting for a compaction with dictionaries, \(modelAt) transactions, \(compactions) compactions finished, \(duringCompaction) kills during a compaction, \(midCopy) with a half-built copy on disk, \(withDictionaries) reopened with trained dictionaries")
     }
 
     /// Rounds of `killNineDuringCompactionWithLargeKeys`: `CELLAR_KILL_ROUNDS` when set (thousands,
