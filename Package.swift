@@ -8,6 +8,11 @@ let strict: [SwiftSetting] = [
     .treatAllWarnings(as: .error),
 ]
 
+/// `CELLAR_WITHOUT_GENERATOR=1` leaves out the generator (its library, executable, plugin and
+/// tests) and swift-syntax with it, for a build that needs only the library, the tool and the
+/// engine's and object layer's tests: CI's ThreadSanitizer build. An app never sets it.
+let withoutGenerator = Context.environment["CELLAR_WITHOUT_GENERATOR"] == "1"
+
 let package = Package(
     name: "Cellar",
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
@@ -131,3 +136,13 @@ let package = Package(
         ),
     ]
 )
+
+if withoutGenerator {
+    let generator: Set<String> = ["CellarGenerator", "cellar-generator", "cellar-generate", "CellarGeneratorTests"]
+    package.targets.removeAll { generator.contains($0.name) }
+    package.products.removeAll { generator.contains($0.name) }
+    package.dependencies.removeAll { dependency in
+        if case .sourceControl(_, let location, _) = dependency.kind { return location.hasSuffix("/swift-syntax") }
+        return false
+    }
+}

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Fuzz smoke test: builds the libFuzzer targets of Fuzz/ with AddressSanitizer and runs each for
-# FUZZ_SECONDS seconds (default 30) on a temporary copy of its committed seed corpus, so that a run
-# never changes the repository. Prints one summary line per fuzzer; exits non-zero when a fuzzer
-# did (1: ASan report or crash, 77: a Swift trap, 70: timeout, …), keeping the crashing input in a
-# temporary directory whose path it prints.
+# Fuzz smoke test: builds the libFuzzer targets of Fuzz/ with AddressSanitizer (one build) and runs
+# each for FUZZ_SECONDS seconds (default 30), one per core at a time, on a temporary copy of its
+# committed seed corpus, so that a run never changes the repository. Prints one summary line per
+# fuzzer; exits non-zero when a fuzzer did (1: ASan report or crash, 77: a Swift trap, 70:
+# timeout, …), keeping the crashing input in a temporary directory whose path it prints.
 #
 #   FUZZ_SECONDS=60 scripts/fuzz-smoke.sh
 #
@@ -12,6 +12,7 @@
 #   FUZZ_CONFIG    debug (default) or release (faster, and ASan also sees the standard library's
 #                  inlined pointer reads; see Fuzz/README.md)
 #   FUZZ_TIMEOUT   seconds one input may take before libFuzzer reports a hang (default 10)
+#   FUZZ_JOBS      fuzzers run side by side (default: the number of cores)
 #   FUZZ_TARGETS   which fuzzers to run (default "FuzzOpenStore FuzzNode FuzzModelJSON FuzzRecord FuzzFlex FuzzIdentifier FuzzDecompress FuzzEmbedded
 #                  FuzzFullTextQuery FuzzGeo")
 set -euo pipefail
@@ -69,32 +70,49 @@ trap cleanup EXIT
 # needed for the link (libFuzzer's main and the runtimes).
 build_flags=(-c "$config" --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address ${extra[@]+"${extra[@]}"})
 
-for target in $targets; do
-    corpus_of "$target" > /dev/null
-    start=$SECONDS
-    if ! swift build --package-path Fuzz "${build_flags[@]}" --product "$target" > "$work/build-$target.log" 2>&1; then
-        grep -v 'ld.gold: warning: Cannot export local symbol' "$work/build-$target.log" | tail -40 >&2
-        echo "fuzz $target: build FAILED (log: $work/build-$target.log)"
-        failed=1
-        exit 1
-    fi
-    echo "fuzz $target: built ($config, ASan + libFuzzer) in $((SECONDS - start)) s"
-done
+for target in $targets; do corpus_of "$target" > /dev/null; done
+# One build for every fuzzer (and MakeCorpus): the package's products all at once.
+start=$SECONDS
+if ! swift build --package-path Fuzz "${build_flags[@]}" > "$work/build.log" 2>&1; then
+    grep -v 'ld.gold: warning: Cannot export local symbol' "$work/build.log" | tail -40 >&2
+    echo "fuzz: build FAILED (log: $work/build.log)"
+    failed=1
+    exit 1
+fi
+echo "fuzz: built every fuzzer ($config, ASan + libFuzzer) in $((SECONDS - start)) s"
 
 bin_dir=$(swift build --package-path Fuzz "${build_flags[@]}" --show-bin-path)
 
-for target in $targets; do
+# Runs one fuzzer for $seconds seconds on a copy of its corpus; its log and exit status go into
+# $work (a scratch directory of its own, so that fuzzers can run side by side).
+run_fuzzer() {
+    local target=$1 dir corpus artifacts rc=0
     dir=$(corpus_of "$target")
     corpus="$work/corpus-$dir"
     artifacts="$work/artifacts-$target"
-    mkdir -p "$artifacts"
+    mkdir -p "$artifacts" "$scratch/$target"
     cp -R "Fuzz/corpus/$dir" "$corpus"
-    log="$work/$target.log"
-    rc=0
-    SWIFT_BACKTRACE=enable=no CELLAR_FUZZ_SCRATCH="$scratch" \
+    SWIFT_BACKTRACE=enable=no CELLAR_FUZZ_SCRATCH="$scratch/$target" \
         "$bin_dir/$target" -max_total_time="$seconds" -timeout="$timeout" -print_final_stats=1 \
-        -artifact_prefix="$artifacts/" "$corpus" > "$log" 2>&1 || rc=$?
+        -artifact_prefix="$artifacts/" "$corpus" > "$work/$target.log" 2>&1 || rc=$?
+    echo "$rc" > "$work/$target.status"
+}
 
+# Each fuzzer is one process on one core: FUZZ_JOBS of them at a time (default: one per core).
+# Each still runs its $seconds seconds; the summaries come in the list's order.
+jobs=${FUZZ_JOBS:-$(nproc)}
+running=0
+for target in $targets; do
+    if ((running >= jobs)); then wait -n; running=$((running - 1)); fi
+    run_fuzzer "$target" &
+    running=$((running + 1))
+done
+wait
+
+for target in $targets; do
+    log="$work/$target.log"
+    artifacts="$work/artifacts-$target"
+    rc=$(cat "$work/$target.status")
     runs=$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -1)
     if [[ -z $runs ]]; then runs=$(sed -n 's/^Done \([0-9]*\) runs in.*/\1/p' "$log" | tail -1); fi
     runs=${runs:-?}

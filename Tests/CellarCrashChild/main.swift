@@ -3,8 +3,10 @@
 //
 //   CellarCrashChild <directory> <seed> <full|none|compact|spill> [max-commits]
 //   CellarCrashChild <directory> <seed> compact-large <plain|dictionary> [encrypted] [spill]
-//   CellarCrashChild <directory> 0 read-loop <milliseconds>
+//   CellarCrashChild <directory> 0 read-loop <stop-file>
 //   CellarCrashChild <directory> <run> threads <thread-count>
+//
+// Each mode first prints `opening`, before it opens the store.
 //
 // Transaction k (1-based) is `CrashWorkload.transaction(k, seed)`; the parent replays the same
 // sequence in memory to know what the store must hold after any number of commits.
@@ -30,9 +32,10 @@
 //   CellarCrashChild <directory> 0 verify <published-file> <milliseconds>
 //   CellarCrashChild <directory> 0 read-cost        (a measurement: build in release)
 //
-// `read-loop`: for the given time, opens the store read-only, reads every value of every tree and
-// closes it, over and over, while the parent opens it for writing; prints `cycles N errors M`
-// (an open that throws is an error; a crash, SIGBUS above all, is what the parent looks for).
+// `read-loop`: until the stop file exists, opens the store read-only, reads every value of every
+// tree and closes it, over and over, while the parent opens it for writing; prints `cycle N` after
+// each and `cycles N errors M` at the end (an open that throws is an error; a crash, SIGBUS above
+// all, is what the parent looks for).
 //
 // `threads`: that many threads commit at once in `.full` durability (group commit), thread t its
 // transactions 1, 2, … of `GroupCommitWorkload` for run `run`, each acknowledged with a line
@@ -121,10 +124,9 @@ func commitOnThreads(_ directory: String, run: UInt64, threads: Int) throws {
 }
 
 /// The `read-loop` mode.
-func readLoop(_ directory: String, milliseconds: Int) {
-    let until = DispatchTime.now().uptimeNanoseconds + UInt64(milliseconds) * 1_000_000
+func readLoop(_ directory: String, stopFile: String) {
     var cycles = 0, errors = 0
-    while DispatchTime.now().uptimeNanoseconds < until {
+    while access(stopFile, F_OK) != 0 {
         cycles += 1
         do {
             let engine = try StorageEngine(directory: directory, options: StorageOptions(readOnly: true))
@@ -137,11 +139,17 @@ func readLoop(_ directory: String, milliseconds: Int) {
         } catch {
             errors += 1
         }
+        print("cycle \(cycles)")
+        fflush(stdout)
     }
     print("cycles \(cycles) errors \(errors)")
     fflush(stdout)
 }
 
+// Before the store's open: a parent that kills at once waits for this line, so that the kill lands
+// in the open and its recovery (or the first commit), not before the program started.
+print("opening")
+fflush(stdout)
 do {
     if arguments[3] == "publish", arguments.count > 4 {
         try publishingWriter(arguments[1], published: arguments[4], seed: seed)
@@ -156,7 +164,7 @@ do {
         exit(0)
     }
     if arguments[3] == "read-loop" {
-        readLoop(arguments[1], milliseconds: Int(arguments[4]) ?? 1_000)
+        readLoop(arguments[1], stopFile: arguments[4])
         exit(0)
     }
     if arguments[3] == "threads" {

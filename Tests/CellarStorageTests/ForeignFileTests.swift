@@ -10,12 +10,25 @@ import Testing
 /// A data file that is not a Cellar store is never overwritten, and an open says what it found.
 @Suite("foreign files")
 struct ForeignFileTests {
+    /// A file's bytes as a test's argument, shown in the log as its size and first bytes (the
+    /// whole array would be kilobytes of numbers).
+    struct FileContent: Sendable, CustomTestStringConvertible {
+        let bytes: [UInt8]
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+        var testDescription: String {
+            let shown = bytes.prefix(16).map { $0 >= 0x20 && $0 < 0x7f ? String(UnicodeScalar($0)) : "\\x" + String($0, radix: 16) }
+            return "\(bytes.count) bytes \"\(shown.joined())\(bytes.count > 16 ? "…" : "")\""
+        }
+    }
+
     @Test("a file that is not Cellar's is refused, named, and left as it was, small or large",
-          arguments: [Array("just some notes of mine, keep them\n".utf8),
-                      [UInt8](repeating: 0x41, count: 4096),
-                      Array("SQLite format 3\0".utf8) + [UInt8](repeating: 7, count: 10_000),
-                      [0x00, 0x00, 0x01]])
-    func foreignFilesAreRefused(content: [UInt8]) throws {
+          arguments: [FileContent(Array("just some notes of mine, keep them\n".utf8)),
+                      FileContent([UInt8](repeating: 0x41, count: 4096)),
+                      FileContent(Array("SQLite format 3\0".utf8) + [UInt8](repeating: 7, count: 10_000)),
+                      FileContent([0x00, 0x00, 0x01])])
+    func foreignFilesAreRefused(file: FileContent) throws {
+        let content = file.bytes
         let dir = TestDirectory("foreign")
         defer { dir.remove() }
         let path = dir.sub(StorageEngine.dataFileName)
@@ -37,9 +50,10 @@ struct ForeignFileTests {
     }
 
     @Test("what a creation cut short leaves (nothing, zeros, the start of Cellar's header) becomes a new store",
-          arguments: [[UInt8](), [UInt8](repeating: 0, count: 4096), Array("CELL".utf8),
-                      Array("CELLARDB".utf8) + [UInt8](repeating: 0x5A, count: 40)])
-    func unfinishedCreationsAreRecreated(content: [UInt8]) throws {
+          arguments: [FileContent([]), FileContent([UInt8](repeating: 0, count: 4096)), FileContent(Array("CELL".utf8)),
+                      FileContent(Array("CELLARDB".utf8) + [UInt8](repeating: 0x5A, count: 40))])
+    func unfinishedCreationsAreRecreated(file: FileContent) throws {
+        let content = file.bytes
         let dir = TestDirectory("unfinished")
         defer { dir.remove() }
         TestDirectory.write(content, to: dir.sub(StorageEngine.dataFileName))

@@ -31,45 +31,25 @@ struct KillTests {
         return ChildProcess.acknowledged(buffer)
     }
 
-    /// Starts the child with `arguments` and kills it with SIGKILL at a counted point: after 1 to
-    /// 12 acknowledged commits (the kill then lands in the next commit, wherever in it the child
-    /// is), or, one round in eight, at once (in its open and recovery, or its first commit).
-    /// Collects its acknowledgements (the highest goes into `acknowledged`) and returns all it
-    /// printed with the acknowledgements the round waited for (0 for a round killed at once):
-    /// what a round reaches does not depend on how fast the machine is.
+    /// Starts the child with `arguments` and kills it with SIGKILL at a counted point
+    /// (`ChildProcess.killPoint`: after 1 to 12 acknowledged commits, the kill then landing in the
+    /// next commit wherever in it the child is; or, one round in eight, as soon as it says
+    /// `opening`, in its open and recovery or its first commit). Collects its acknowledgements (the
+    /// highest goes into `acknowledged`) and returns all it printed with the acknowledgements the
+    /// round waited for (0 for a round killed at its open): what a round reaches does not depend
+    /// on how fast the machine is.
     static func runAndKill(_ arguments: [String], rng: inout SplitMix64, acknowledged: inout Int) throws -> (output: [UInt8], waitedFor: Int) {
-        let target = rng.next() % 8 == 0 ? 0 : 1 + Int(rng.next() % 12)
-        let output = try run(arguments, acknowledged: &acknowledged) { _, output in
-            target == 0 || ChildProcess.acknowledgements(output) >= target
-        }
+        let target = ChildProcess.killPoint(&rng)
+        let output = try run(arguments, acknowledged: &acknowledged) { _, output in ChildProcess.reached(target, in: output) }
         return (output, target)
     }
 
-    /// Starts the child with `arguments` and kills it with SIGKILL as soon as `killNow` (asked every
-    /// 2 ms with the microseconds waited and what the child printed so far) says so; collects its
-    /// acknowledgements (the highest goes into `acknowledged`) and returns all it printed. A child
-    /// that exits on its own (an error) fails the test instead of being waited for.
+    /// Starts the child with `arguments` and kills it with SIGKILL as soon as `killNow` says so
+    /// (`ChildProcess.run`); the highest acknowledgement it printed goes into `acknowledged`.
     static func run(_ arguments: [String], acknowledged: inout Int,
                     killWhen killNow: (_ waited: Int, _ output: [UInt8]) -> Bool) throws -> [UInt8] {
-        let child = try spawn(arguments)
-        var output: [UInt8] = []
-        var waited = 0
-        var status: Int32 = 0
-        repeat {
-            usleep(2_000)
-            waited += 2_000
-            if let k = drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
-            if waitpid(child.pid, &status, WNOHANG) == child.pid {
-                if let k = drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
-                close(child.output)
-                Issue.record("the child exited on its own (status \(status)): \(String(decoding: output.suffix(300), as: UTF8.self))")
-                return output
-            }
-        } while !killNow(waited, output)
-        kill(child.pid, SIGKILL)
-        waitpid(child.pid, &status, 0)
-        if let k = drain(child.output, into: &output) { acknowledged = max(acknowledged, k) }
-        close(child.output)
+        let output = try ChildProcess.run(childPath, arguments, killWhen: killNow)
+        if let k = ChildProcess.acknowledged(output) { acknowledged = max(acknowledged, k) }
         return output
     }
 
@@ -303,12 +283,8 @@ struct KillTests {
         }
         // Wait until the child has committed once: it holds the lock from then on.
         var output: [UInt8] = []
-        var waited = 0
-        while Self.drain(child.output, into: &output) == nil {
-            usleep(5_000)
-            waited += 5_000
-            try #require(waited < 20_000_000, "the child never committed")
-        }
+        try #require(ChildProcess.wait(for: { ChildProcess.acknowledged($0) != nil }, on: child.output, into: &output),
+                     "the child never committed")
         #expect(throws: StorageError.storeLocked(path: directory.sub(StorageEngine.lockFileName))) {
             _ = try StorageEngine(directory: directory.path)
         }

@@ -11,8 +11,9 @@ import Testing
 /// Several processes on one store: a writer process makes random commits and compactions,
 /// announcing each state (id and content digest) before it commits it; two reader processes and
 /// this one read it read-only, checking that every snapshot is an announced state and that ids
-/// never go back; writer and readers are killed with SIGKILL at random moments and started again.
-/// `CELLAR_FOLLOW_SECONDS` sets how long (4 s by default).
+/// never go back; writer and readers are killed with SIGKILL at counted points (after a random
+/// number of the writer's commits) and started again. `CELLAR_FOLLOW_KILLS` sets how many kills
+/// (16 by default); the test goes on until it made them and every process saw enough.
 @Suite("several processes on one store")
 struct MultiProcessReaderTests {
     final class Child {
@@ -26,6 +27,8 @@ struct MultiProcessReaderTests {
         var compactionsFollowed = 0
         /// `compacted` lines (the writer's finished compactions), summed over incarnations.
         var compacted = 0
+        /// `ack N` lines (the writer's commits) of earlier incarnations, summed.
+        var acksBefore = 0
         var incarnations = 1
 
         init(_ arguments: [String]) throws {
@@ -74,6 +77,7 @@ struct MultiProcessReaderTests {
             distinctBefore += distinct
             compactionsFollowed += compactions
             compacted += lines.filter { $0 == "compacted" }.count
+            acksBefore += ChildProcess.acknowledgements(printed)
             let found = problems(status: exited ? status : nil)
             printed = []
             return found
@@ -97,13 +101,7 @@ struct MultiProcessReaderTests {
         let writer = try Child([store, "7", "publish", published])
         defer { _ = writer.stop() }
         // Wait until it has the store (its first commit acknowledged).
-        var waited = 0
-        while ChildProcess.acknowledged(writer.printed) == nil && waited < 20_000 {
-            usleep(5_000)
-            waited += 5
-            writer.drain()
-        }
-        #expect(ChildProcess.acknowledged(writer.printed) != nil)
+        #expect(ChildProcess.wait(for: { ChildProcess.acknowledged($0) != nil }, on: writer.output, into: &writer.printed))
 
         var started = DispatchTime.now().uptimeNanoseconds
         #expect(throws: locked) { try StorageEngine(directory: store, options: StorageOptions(lockWaitTimeout: .milliseconds(500))) }
@@ -121,11 +119,11 @@ struct MultiProcessReaderTests {
         #expect(engine.lastTransactionId >= 1)
     }
 
-    @Test("a writer process with compactions and reader processes, killed at random moments: every snapshot read is an announced state, ids never go back")
+    @Test("a writer process with compactions and reader processes, killed at counted points: every snapshot read is an announced state, ids never go back")
     func writerAndReaders() throws {
         let seed = SplitMix64.testSeed()
         var rng = SplitMix64(seed: seed)
-        let seconds = getenv("CELLAR_FOLLOW_SECONDS").flatMap { Double(String(cString: $0)) } ?? 4
+        let kills = getenv("CELLAR_FOLLOW_KILLS").flatMap { Int(String(cString: $0)) } ?? 16
         let directory = TestDirectory("processes")
         defer { directory.remove() }
         let store = directory.sub("store"), published = directory.sub("published")
@@ -137,7 +135,8 @@ struct MultiProcessReaderTests {
             close(fd)
             engine.close()
         }
-        let readerMilliseconds = String(Int(seconds * 1000) + 60_000)
+        // The readers run until they are killed (an hour is a guard, not a length).
+        let readerMilliseconds = String(3_600_000)
         let writer = try Child([store, String(seed), "publish", published])
         let readers = try (0..<2).map { _ in try Child([store, "0", "verify", published, readerMilliseconds]) }
         var problems: [String] = []
@@ -148,10 +147,24 @@ struct MultiProcessReaderTests {
         defer { reader.close() }
         var states = PublishedStates(path: published)
         var last: UInt64 = 0, checked = 0, distinct = 0
-        let start = DispatchTime.now().uptimeNanoseconds
-        let until = start + UInt64(seconds * 1e9)
-        var nextKill = start + 100_000_000 + rng.next() % 400_000_000
-        while DispatchTime.now().uptimeNanoseconds < until, problems.isEmpty {
+        /// The writer's commits, over its incarnations: the clock the kills go by.
+        func writerCommits() -> Int { writer.acksBefore + ChildProcess.acknowledgements(writer.printed) }
+        /// What the reader processes saw, over their incarnations.
+        func childrenSaw() -> (checks: Int, distinct: Int) {
+            (readers.map { $0.checkedBefore + $0.lastChecked.checked }.reduce(0, +),
+             readers.map { $0.distinctBefore + $0.lastChecked.distinct }.reduce(0, +))
+        }
+        var nextKill = 3 + Int(rng.next() % 24)
+        // Until the kills are made and every process saw enough; the clock only guards against a
+        // hang (minutes, not a pace any machine must keep).
+        let guardUntil = DispatchTime.now().uptimeNanoseconds + 600_000_000_000
+        while problems.isEmpty {
+            let saw = childrenSaw()
+            if writerKills + readerKills >= kills && checked > 10 && distinct > 5 && saw.checks > 10 && saw.distinct > 5 { break }
+            if DispatchTime.now().uptimeNanoseconds > guardUntil {
+                problems.append("no end after 600 s: \(writerKills + readerKills) kills, \(checked) snapshots (\(distinct) ids) here, \(saw) in the readers")
+                break
+            }
             let txn = try reader.beginRead()
             let id = txn.transactionId
             let digest = try Model(reading: txn).digest
@@ -164,7 +177,7 @@ struct MultiProcessReaderTests {
                 child.drain()
                 if let found = child.exitedProblems() { problems += found }
             }
-            if DispatchTime.now().uptimeNanoseconds >= nextKill {
+            if writerCommits() >= nextKill {
                 // The writer half the time, else one of the readers.
                 if rng.next() % 2 == 0 {
                     problems += try writer.restart()
@@ -173,8 +186,9 @@ struct MultiProcessReaderTests {
                     problems += try readers[Int(rng.next() % 2)].restart()
                     readerKills += 1
                 }
-                nextKill = DispatchTime.now().uptimeNanoseconds + 50_000_000 + rng.next() % 400_000_000
+                nextKill = writerCommits() + 3 + Int(rng.next() % 24)
             }
+            // Reads at varied moments of the writer's work (a jitter, not a wait for anything).
             usleep(UInt32(rng.next() % 2_000))
         }
         problems += writer.stop()
@@ -183,7 +197,7 @@ struct MultiProcessReaderTests {
 
         let childChecks = readers.map(\.checkedBefore).reduce(0, +)
         let childDistinct = readers.map(\.distinctBefore).reduce(0, +)
-        print("multi-process: \(seconds) s, writer killed \(writerKills)x and compacted \(writer.compacted)x, readers killed \(readerKills)x; this process checked \(checked) snapshots (\(distinct) distinct ids, \(reader.followedCompactions) compactions followed); reader processes \(childChecks) (\(childDistinct) distinct, \(readers.map(\.compactionsFollowed).reduce(0, +)) compactions followed)")
+        print("multi-process: \(writerKills + readerKills) kills, writer killed \(writerKills)x and compacted \(writer.compacted)x, readers killed \(readerKills)x; this process checked \(checked) snapshots (\(distinct) distinct ids, \(reader.followedCompactions) compactions followed); reader processes \(childChecks) (\(childDistinct) distinct, \(readers.map(\.compactionsFollowed).reduce(0, +)) compactions followed)")
         #expect(checked > 10 && distinct > 5, "this process saw too little: \(checked) snapshots, \(distinct) ids")
         #expect(childChecks > 10 && childDistinct > 5, "the reader processes saw too little: \(childChecks) snapshots, \(childDistinct) ids")
 

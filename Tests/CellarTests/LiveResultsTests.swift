@@ -10,16 +10,6 @@ import Testing
 /// each to the previous result), commits that do not concern the query (no update, no query
 /// run), cancellation and release, Observation, and a randomized run with several writers.
 @Suite struct LiveResultsTests {
-    /// Polls (up to 10 s) until `condition` holds.
-    static func eventually(_ condition: () throws -> Bool) async rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if try condition() { return true }
-            try? await Task.sleep(nanoseconds: 2_000_000)
-        }
-        return try condition()
-    }
-
     /// What a live query published, in order, read on its delivery queue.
     final class Published: @unchecked Sendable {
         let lock = NSLock()
@@ -46,7 +36,7 @@ import Testing
         try notes.put(Note(title: "banana"))
         let queue = DispatchQueue(label: "test.live")
         let live = try store.liveQuery(try notes.query { Note.titleProperty.startsWith("a") }.build(), queue: queue)
-        #expect(await Self.eventually { queue.sync { live.updateCount == 1 } })
+        #expect(await eventually { queue.sync { live.updateCount == 1 } })
         queue.sync {
             #expect(live.ids == [a, b])
             #expect(live.results.map(\.title) == ["apple", "avocado"])
@@ -58,7 +48,7 @@ import Testing
             try notes.remove(b)
             try notes.put(Note(title: "almond"))
         }
-        #expect(await Self.eventually { queue.sync { live.updateCount == 2 } })
+        #expect(await eventually { queue.sync { live.updateCount == 2 } })
         queue.sync {
             #expect(live.results.map(\.title) == ["apricot", "almond"])
             let change = live.lastChange!
@@ -74,7 +64,7 @@ import Testing
         for i in 0..<50 { try notes.put(Note(title: i % 2 == 0 ? "a\(i)" : "b\(i)")) }
         let queue = DispatchQueue(label: "test.live")
         let live = try store.liveQuery(try notes.query { Note.titleProperty.startsWith("a") }.build(), queue: queue)
-        #expect(await Self.eventually { queue.sync { live.updateCount == 1 } })
+        #expect(await eventually { queue.sync { live.updateCount == 1 } })
         let runs = live.queryRuns
         // Objects that neither matched nor match, and another entity.
         let b1 = try notes.query { Note.titleProperty.startsWith("b") }.build().findIds()[0].value
@@ -83,7 +73,7 @@ import Testing
         try store.box(for: Tagged.self).put(Tagged(tag: "other"))
         // A commit that does concern it, as a marker that the ones before were handled.
         try notes.put(Note(title: "a-marker"))
-        #expect(await Self.eventually { queue.sync { live.updateCount == 2 } })
+        #expect(await eventually { queue.sync { live.updateCount == 2 } })
         queue.sync { #expect(live.lastChange?.insertions.count == 1 && live.lastChange?.deletions.isEmpty == true) }
         #expect(live.queryRuns == runs, "updated from the changed objects alone, no query run")
     }
@@ -100,10 +90,10 @@ import Testing
         if ordered { builder = builder.ordered(by: Note.titleProperty) }
         let queue = DispatchQueue(label: "test.live")
         let live = try store.liveQuery(try builder.build(), queue: queue)
-        #expect(await Self.eventually { queue.sync { live.updateCount == 1 } })
+        #expect(await eventually { queue.sync { live.updateCount == 1 } })
         try notes.put(Note(id: EntityId(a), title: "a", text: "x"))
         try notes.put(Note(id: EntityId(b), title: "b", text: "changed"))
-        #expect(await Self.eventually { queue.sync { live.updateCount == 2 } })
+        #expect(await eventually { queue.sync { live.updateCount == 2 } })
         queue.sync {
             #expect(live.lastChange?.modifiedIds == [b], "only the object whose values changed")
             #expect(live.map(\.text) == ["x", "changed"])
@@ -122,14 +112,14 @@ import Testing
         let live = try store.liveQuery(try notes.query().ordered(by: Note.titleProperty).build(), queue: queue)
         let published = Published()
         Self.record(live, on: queue, into: published)
-        #expect(await Self.eventually { queue.sync { live.updateCount == 1 } })
+        #expect(await eventually { queue.sync { live.updateCount == 1 } })
         queue.sync { #expect(live.results.map(\.title) == ["a", "b", "c", "d"]) }
         // "d" moves to the front as "0"; "b" changes in place.
         try store.runInTransaction {
             try notes.put(Note(id: EntityId(ids[0]), title: "0"))
             try notes.put(Note(id: EntityId(ids[1]), title: "bb"))
         }
-        #expect(await Self.eventually { queue.sync { live.updateCount == 2 } })
+        #expect(await eventually { queue.sync { live.updateCount == 2 } })
         queue.sync {
             #expect(live.results.map(\.title) == ["0", "a", "bb", "c"])
             let change = live.lastChange!
@@ -149,7 +139,7 @@ import Testing
             let cancelled = try store.liveQuery(try notes.query().build(), queue: queue)
             var released: LiveResults<Note>? = try store.liveQuery(try notes.query().build(), queue: queue)
             weakReleased = released
-            #expect(await Self.eventually { queue.sync { cancelled.updateCount == 1 && released!.updateCount == 1 } })
+            #expect(await eventually { queue.sync { cancelled.updateCount == 1 && released!.updateCount == 1 } })
             cancelled.cancel()
             released = nil
             #expect(weakReleased == nil, "nothing keeps released live results alive")
@@ -159,7 +149,7 @@ import Testing
             store.close()
         }
         // Once the live results are gone, nothing of them holds the store.
-        #expect(await Self.eventually { weakStore == nil }, "live results do not keep the store alive")
+        #expect(await eventually { weakStore == nil }, "live results do not keep the store alive")
     }
 
     @Test func onlyTheNamedPropertiesCountAsModifications() async throws {
@@ -169,11 +159,11 @@ import Testing
         let queue = DispatchQueue(label: "test.live")
         let all = try store.liveQuery(try notes.query().build(), queue: queue)
         let titles = try store.liveQuery(try notes.query().build(), queue: queue, properties: [Note.titleProperty])
-        #expect(await Self.eventually { queue.sync { all.updateCount == 1 && titles.updateCount == 1 } })
+        #expect(await eventually { queue.sync { all.updateCount == 1 && titles.updateCount == 1 } })
         try notes.put(Note(id: EntityId(id), title: "t", text: "y"))      // text only
-        #expect(await Self.eventually { queue.sync { all.updateCount == 2 } })
+        #expect(await eventually { queue.sync { all.updateCount == 2 } })
         try notes.put(Note(id: EntityId(id), title: "t2", text: "y"))     // the title
-        #expect(await Self.eventually { queue.sync { all.updateCount == 3 && titles.updateCount == 2 } })
+        #expect(await eventually { queue.sync { all.updateCount == 3 && titles.updateCount == 2 } })
         queue.sync {
             #expect(all.lastChange?.modifiedIds == [id])
             #expect(titles.lastChange?.modifiedIds == [id] && titles.results.map(\.title) == ["t2"])
@@ -186,18 +176,24 @@ import Testing
         let queue = DispatchQueue(label: "test.live")
         let query = try notes.query().build()
         let live = try store.liveQuery(query, queue: queue)
-        #expect(await Self.eventually { queue.sync { live.updateCount == 1 } })
+        #expect(await eventually { queue.sync { live.updateCount == 1 } })
         // The delivery queue is stuck; the writer goes on.
         let release = DispatchSemaphore(value: 0)
         queue.async { release.wait() }
-        let start = Date()
-        for i in 0..<300 { try notes.put(Note(title: "n\(i)")) }
-        #expect(Date().timeIntervalSince(start) < 5, "commits went on while the consumer was stuck")
+        // 300 commits end while the queue is still stuck (were the writer waiting for it, they
+        // would not end before the release below).
+        let wrote = Locked(false)
+        let writer = Task.detached {
+            for i in 0..<300 { try notes.put(Note(title: "n\(i)")) }
+            wrote.withLock { $0 = true }
+        }
+        #expect(await eventually { wrote.withLock { $0 } }, "commits went on while the consumer was stuck")
         // Updates computed meanwhile were folded into the one waiting on the queue: no backlog.
         release.signal()
+        try await writer.value
         #expect(queue.sync { live.updateCount } <= 3, "updates coalesced while the consumer was stuck")
         let expected = try query.findIds().map(\.value)
-        #expect(await Self.eventually { queue.sync { live.ids == expected } })
+        #expect(await eventually { queue.sync { live.ids == expected } })
     }
 
     @Test func oneObjectsChanges() async throws {
@@ -227,12 +223,12 @@ import Testing
         let loop = Task {
             for try await note in try notes.changes(of: again) { titles.lock.withLock { titles.seen.append(note?.title) } }
         }
-        #expect(await Self.eventually { titles.lock.withLock { titles.seen.count == 1 } })
+        #expect(await eventually { titles.lock.withLock { titles.seen.count == 1 } })
         for i in 0..<5 { try notes.put(Note(id: EntityId(other), title: "other \(i)")) }
         try await Task.sleep(nanoseconds: 100_000_000)
         #expect(titles.lock.withLock { titles.seen } == ["again"])
         try notes.put(Note(id: EntityId(again), title: "again 2"))
-        #expect(await Self.eventually { titles.lock.withLock { titles.seen == ["again", "again 2"] } })
+        #expect(await eventually { titles.lock.withLock { titles.seen == ["again", "again 2"] } })
         loop.cancel()
     }
 
@@ -258,7 +254,7 @@ import Testing
         let notes = store.box(for: Note.self)
         let queue = DispatchQueue(label: "test.live")
         let live = try store.liveQuery(try notes.query().build(), queue: queue)
-        #expect(await Self.eventually { queue.sync { live.updateCount == 1 } })
+        #expect(await eventually { queue.sync { live.updateCount == 1 } })
         final class Flag: @unchecked Sendable { var fired = false }
         // Reading the array, the collection's count, or one element: each is tracked.
         let flags = [Flag(), Flag(), Flag()]
@@ -267,13 +263,13 @@ import Testing
             withObservationTracking { _ = live.count } onChange: { flags[1].fired = true }
         }
         try notes.put(Note(title: "new"))
-        #expect(await Self.eventually { queue.sync { flags[0].fired && flags[1].fired } })
-        #expect(await Self.eventually { queue.sync { live.count == 1 } })
+        #expect(await eventually { queue.sync { flags[0].fired && flags[1].fired } })
+        #expect(await eventually { queue.sync { live.count == 1 } })
         queue.sync {
             withObservationTracking { _ = live[0].title } onChange: { flags[2].fired = true }
         }
         try notes.put(Note(title: "newer"))
-        #expect(await Self.eventually { queue.sync { flags[2].fired } })
+        #expect(await eventually { queue.sync { flags[2].fired } })
         queue.sync { #expect(live.map(\.title) == ["new", "newer"] && live.results.map(\.title) == ["new", "newer"]) }
     }
 
@@ -293,6 +289,9 @@ import Testing
         Self.record(live, on: queue, into: published)
         // A while between each commit's record and its publication (see the random test).
         store.observers.recordHook = { usleep(200) }
+        // The first result (empty) is published before the writers start: then at least one
+        // more follows, however the writers' commits coalesce.
+        #expect(await eventually { published.lock.withLock { published.updates.count } == 1 })
         let (threads, perThread) = (4, 60)
         DispatchQueue.concurrentPerform(iterations: threads) { t in
             for k in 0..<perThread {
@@ -304,7 +303,7 @@ import Testing
                 }
             }
         }
-        #expect(await Self.eventually { queue.sync { live.count == threads * perThread } })
+        #expect(await eventually { queue.sync { live.count == threads * perThread } })
         let updates = published.lock.withLock { published.updates }
         #expect(updates.count >= 2)
         for update in updates {
@@ -410,11 +409,22 @@ import Testing
             }
         }
         started.wait()
+        // The live queries still running (all of them, or the last one started with restarts)
+        // published a first result; a last commit changes the result, so that they publish again
+        // (at least two results each), however the writers' commits coalesced.
+        let running = lives.withLock { $0 }.enumerated().filter { !restarts || $0.offset == 6 }.map(\.element)
+        for (_, published) in running {
+            #expect(await eventually { published.lock.withLock { published.updates.count } >= 1 })
+        }
+        try writeLock.withLock {
+            try store.runInTransaction { _ = try notes.put(Note(title: "a-last")) }
+            try noteCommit()
+        }
         let expectedIds = try query.findIds().map(\.value)
         let states = model.withLock { $0 }
         let all = lives.withLock { $0 }
         for (k, (live, _)) in all.enumerated() where !restarts || k == all.count - 1 {
-            #expect(await Self.eventually { queue.sync { live.ids == expectedIds } })
+            #expect(await eventually { queue.sync { live.ids == expectedIds } })
         }
         for (_, published) in all {
             let updates = published.lock.withLock { published.updates }

@@ -5,16 +5,6 @@ import Dispatch
 import Foundation
 import Testing
 
-/// Waits (polling) until `condition` holds, at most `seconds`; false if it never did.
-private func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(nanoseconds: 5_000_000)
-    }
-    return condition()
-}
-
 /// Values an observation handed over, from whatever thread.
 private final class Seen<T: Sendable>: Sendable {
     private let values = Locked<[T]>([])
@@ -161,15 +151,19 @@ private final class Seen<T: Sendable>: Sendable {
         let queue = DispatchQueue(label: "observer")
         let results = Seen<Int>()
         let query = try notes.query().build()
+        // A slow handler: its second call (for the first commit) returns only once the burst below
+        // is committed, so the burst's commits pile up meanwhile however fast the machine is.
+        let burstCommitted = DispatchSemaphore(value: 0)
         var observation: ChangeObservation? = try query.observe(on: queue) { result in
             dispatchPrecondition(condition: .onQueue(queue))
             results.append((try? result.get().count) ?? -1)
-            Thread.sleep(forTimeInterval: 0.002)   // a slow handler: commits pile up meanwhile
+            if results.all.count == 2 { burstCommitted.wait() }
         }
         #expect(await eventually { results.all == [0] }, "called once at the start")
         try store.runInTransaction { try notes.put(Note(title: "kept")) }
         _ = try? store.runInTransaction { try notes.put(Note(title: "rolled back")); throw CellarError.readOnly }
         for i in 0..<200 { try notes.put(Note(title: "burst \(i)")) }
+        burstCommitted.signal()
         // Every run the commits scheduled was queued during them: wait for the queue to pass them.
         await withCheckedContinuation { done in queue.async { done.resume() } }
         #expect(results.all.last == 201)

@@ -5,9 +5,10 @@
 //   CellarVectorCrashChild <directory> <seed> [compact-every]
 //
 // Before every fourth commit it runs a transaction of other changes that rolls back.
-// It prints `ready K` once the store is open (K: the transactions it holds), then `ack K` after
-// each commit returned. With `compact-every` N > 0, it compacts the open store
-// (`Store.compact()`) after every N-th commit, between the lines `compacting` and `compacted`.
+// It prints `opening` before it opens the store, `ready K` once the store is open (K: the
+// transactions it holds), then `ack K` after each commit returned. With `compact-every` N > 0, it
+// compacts the open store (`Store.compact()`) after every N-th commit, between the lines
+// `compacting` and `compacted`.
 import Cellar
 import CellarTestSupport
 #if canImport(Glibc)
@@ -28,6 +29,7 @@ func say(_ line: String) {
     fflush(stdout)
 }
 
+say("opening")
 do {
     let store = try Store(directoryPath: arguments[1], model: VectorWorkload.model(),
                           options: StoreOptions(durability: .full, automaticCompaction: nil))

@@ -61,8 +61,8 @@ extension StorageEngine {
     }
 
     /// `changingKey`: nil keeps the store's encryption; `.some(nil)` removes it; `.some(key)`
-    /// encrypts with `key`.
-    private func compact(changingKey: EncryptionKey??, progress: CompactionProgress? = nil) throws -> CompactionReport {
+    /// encrypts with `key`. (Internal, not private: tests hold a copy at a point of its progress.)
+    func compact(changingKey: EncryptionKey??, progress: CompactionProgress? = nil) throws -> CompactionReport {
         guard !options.readOnly else { throw StorageError.readOnly }
         guard !options.inMemory else {
             throw StorageError.illegalArgument("an in-memory store has no file to compact")

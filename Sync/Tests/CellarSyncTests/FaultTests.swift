@@ -113,11 +113,12 @@ struct FaultTests {
             let connection = try await SyncServer(url: server.url).connect(logger: TestServer.logger)
             let live = harness.clients.map { client in Task { await client.run() } }
             // Every 15 ms, every other backend ends: mid-push, mid-pull, listening, connecting;
-            // while the stores write, and on until at least 12 connections were ended (60 s at most).
+            // while the stores write, and on until at least 12 connections were ended (counted,
+            // not timed: the 600 s are a guard against a hang).
             let writing = Flag(true)
             let killing = Task {
                 var killed = 0
-                let deadline = ContinuousClock.now + .seconds(60)
+                let deadline = ContinuousClock.now + .seconds(600)
                 while writing.value || killed < 12, ContinuousClock.now < deadline {
                     let rows = try await connection.rows("""
                         SELECT count(pg_terminate_backend(pid))::text FROM pg_stat_activity
@@ -131,7 +132,7 @@ struct FaultTests {
             try await Self.writeWhileLive(harness, items: 300, people: 120)
             writing.value = false
             let killed = try await killing.value
-            #expect(killed >= 12, "the test ended \(killed) connections in 60 s: too few to test anything")
+            #expect(killed >= 12, "the test ended \(killed) connections before its 600 s guard: too few to test anything")
             try await Self.awaitConvergence(harness, items: 300, people: 120)
             for task in live { task.cancel() }
             for task in live { await task.value }
