@@ -6,6 +6,7 @@
 # timeout, …), keeping the crashing input in a temporary directory whose path it prints.
 #
 #   FUZZ_SECONDS=60 scripts/fuzz-smoke.sh
+#   scripts/fuzz-smoke.sh build     # only the build (CI starts it beside the benchmarks' build)
 #
 # Environment:
 #   FUZZ_SECONDS   seconds per fuzzer (default 30)
@@ -80,6 +81,7 @@ if ! swift build --package-path Fuzz "${build_flags[@]}" > "$work/build.log" 2>&
     exit 1
 fi
 echo "fuzz: built every fuzzer ($config, ASan + libFuzzer) in $((SECONDS - start)) s"
+if [[ ${1:-} == build ]]; then exit 0; fi
 
 bin_dir=$(swift build --package-path Fuzz "${build_flags[@]}" --show-bin-path)
 

@@ -8,6 +8,10 @@
 #
 # The build leaves out the generator and swift-syntax (CELLAR_WITHOUT_GENERATOR=1, see
 # Package.swift): none of these suites needs them. A new multi-threaded suite belongs in the list.
+#
+#   scripts/test-tsan.sh                    # build, then run the suites
+#   scripts/test-tsan.sh build              # only the build (CI starts it beside the test suite)
+#   scripts/test-tsan.sh --filter SpillTests   # arguments go to `swift test`
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,7 +25,12 @@ echo "ThreadSanitizer: ${#suites[@]} suites: ${suites[*]}"
 
 scripts/ensure-deps.sh
 export CELLAR_WITHOUT_GENERATOR=1
-swift build --build-tests --sanitize=thread --scratch-path .build-tsan
+# The versions the root package resolved, when it did: this manifest, without swift-syntax, must
+# not rewrite Package.resolved under a build of the full one running beside it.
+resolved=()
+if [[ -e Package.resolved ]]; then resolved=(--only-use-versions-from-resolved-file); fi
+swift build --build-tests --sanitize=thread --scratch-path .build-tsan ${resolved[@]+"${resolved[@]}"}
+if [[ ${1:-} == build ]]; then exit 0; fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 TSAN_OPTIONS="suppressions=$PWD/.ci/tsan-suppressions.txt halt_on_error=1" \
