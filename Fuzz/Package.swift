@@ -139,3 +139,11 @@ let package = Package(
         ),
     ]
 )
+
+/// `CELLAR_FUZZERS_ONLY=1` leaves out MakeCorpus, so that one `swift build` builds every fuzzer
+/// with the fuzzing sanitizers (scripts/fuzz-smoke.sh sets it): under `-sanitize=fuzzer` a
+/// program's top-level code does not compile, and MakeCorpus is a program of its own.
+if Context.environment["CELLAR_FUZZERS_ONLY"] == "1" {
+    package.targets.removeAll { $0.name == "MakeCorpus" }
+    package.products.removeAll { $0.name == "MakeCorpus" }
+}

@@ -69,10 +69,14 @@ trap cleanup EXIT
 # Swift code would get ASan but no coverage instrumentation (libFuzzer then reports 2 counters and
 # fuzzes blindly). The combined -Xswiftc flag comes last and restores both; `--sanitize` is still
 # needed for the link (libFuzzer's main and the runtimes).
-build_flags=(-c "$config" --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address ${extra[@]+"${extra[@]}"})
+# Line tables are all a report needs (file and line of each frame): no full debug info.
+build_flags=(-c "$config" --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address
+             -Xswiftc -gline-tables-only -Xcc -gline-tables-only ${extra[@]+"${extra[@]}"})
 
 for target in $targets; do corpus_of "$target" > /dev/null; done
-# One build for every fuzzer (and MakeCorpus): the package's products all at once.
+# One build for every fuzzer: the package's products all at once, MakeCorpus left out (see
+# Fuzz/Package.swift).
+export CELLAR_FUZZERS_ONLY=1
 start=$SECONDS
 if ! swift build --package-path Fuzz "${build_flags[@]}" > "$work/build.log" 2>&1; then
     grep -v 'ld.gold: warning: Cannot export local symbol' "$work/build.log" | tail -40 >&2
