@@ -297,7 +297,7 @@ struct GroupCommitTests {
         for run in 1...UInt64(kills) {
             // Killed at a counted point: after 1 to 24 acknowledged commits of any threads, or one
             // run in eight as soon as the child says `opening`.
-            let target = rng.next() % 8 == 0 ? 0 : 1 + Int(rng.next() % 24)
+            let target = ChildProcess.killPoint(&rng, most: 24)
             waitedFor += target
             var ackedNow = 0
             let output = try KillTests.run([directory.path, String(run), "threads", String(threads)], acknowledged: &ackedNow) { _, output in

@@ -25,12 +25,6 @@ struct KillTests {
         try ChildProcess.spawn(childPath, arguments)
     }
 
-    /// Reads what the child wrote so far; returns the highest acknowledged commit in it.
-    static func drain(_ fd: Int32, into buffer: inout [UInt8]) -> Int? {
-        ChildProcess.drain(fd, into: &buffer)
-        return ChildProcess.acknowledged(buffer)
-    }
-
     /// Starts the child with `arguments` and kills it with SIGKILL at a counted point
     /// (`ChildProcess.killPoint`: after 1 to 12 acknowledged commits, the kill then landing in the
     /// next commit wherever in it the child is; or, one round in eight, as soon as it says

@@ -114,11 +114,11 @@ public enum ChildProcess {
         }
     }
 
-    /// A counted kill point for a round: 1 to 12 acknowledgements, or, one round in eight, 0 (as
-    /// soon as the child says `opening`: the kill lands in its open and recovery, or its first
+    /// A counted kill point for a round: 1 to `most` acknowledgements, or, one round in eight, 0
+    /// (as soon as the child says `opening`: the kill lands in its open and recovery, or its first
     /// commit).
-    public static func killPoint(_ rng: inout SplitMix64) -> Int {
-        rng.next() % 8 == 0 ? 0 : 1 + Int(rng.next() % 12)
+    public static func killPoint(_ rng: inout SplitMix64, most: Int = 12) -> Int {
+        rng.next() % 8 == 0 ? 0 : 1 + Int(rng.next() % UInt64(most))
     }
 
     /// Whether `output` reached the kill point `target` (`killPoint`): `target` lines starting

@@ -166,6 +166,11 @@ import Darwin
             waitedFor += waited
             let lines = Self.lines(output)
             #expect(!lines.contains { $0.hasPrefix("child error") }, "round \(round): \(lines.filter { $0.hasPrefix("child error") })")
+            // A round that waited for commits or a compaction got past the open (one killed at
+            // `opening` may not have).
+            if waited > 0 || inCompaction {
+                #expect(lines.contains { $0.hasPrefix("ready ") }, "round \(round): the child never opened the store")
+            }
             compactions += lines.filter { $0 == "compacted" }.count
             if lines.last(where: { $0.hasPrefix("compact") }) == "compacting" { killedCompacting += 1 }
             if let k = Self.acknowledged(output) { acknowledged = max(acknowledged, k) }
