@@ -13,6 +13,19 @@ let strict: [SwiftSetting] = [
 /// engine's and object layer's tests: CI's ThreadSanitizer build. An app never sets it.
 let withoutGenerator = Context.environment["CELLAR_WITHOUT_GENERATOR"] == "1"
 
+/// Encryption at rest takes its cryptography from the system's libcrypto (OpenSSL) on Linux and
+/// from swift-crypto (CryptoKit on Apple platforms) everywhere else; see
+/// Sources/CellarStorage/Encryption/Primitives. `CELLAR_CRYPTO=swift-crypto` makes a Linux build
+/// take swift-crypto too, so that its backend is compiled and tested here (the fuzz build does).
+let swiftCryptoEverywhere = Context.environment["CELLAR_CRYPTO"] == "swift-crypto"
+let swiftCryptoPlatforms: [Platform] = [.macOS, .macCatalyst, .iOS, .tvOS, .watchOS, .visionOS, .windows, .android, .wasi, .openbsd]
+    + (swiftCryptoEverywhere ? [.linux] : [])
+let cryptography: [Target.Dependency] = [
+    .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: swiftCryptoPlatforms)),
+    .product(name: "CryptoExtras", package: "swift-crypto", condition: .when(platforms: swiftCryptoPlatforms)),
+] + (swiftCryptoEverywhere ? [] : [.target(name: "COpenSSL", condition: .when(platforms: [.linux]))])
+let cryptographySettings: [SwiftSetting] = swiftCryptoEverywhere ? [] : [.define("CELLAR_OPENSSL", .when(platforms: [.linux]))]
+
 let package = Package(
     name: "Cellar",
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
@@ -26,8 +39,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "602.0.0"),
-        // Encryption at rest: AES-256-GCM, HKDF and HMAC (Crypto; CryptoKit's API), scrypt for
-        // passphrases (CryptoExtras).
+        // Encryption at rest off Linux: AES-256-GCM and HMAC (Crypto: CryptoKit on Apple
+        // platforms), scrypt for passphrases (CryptoExtras). Not built on Linux (libcrypto there).
         .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
         // The `cellar` tool's command line only.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -42,13 +55,17 @@ let package = Package(
             pkgConfig: "libzstd",
             providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
         ),
+        // libcrypto from the system, Linux only (Debian: libssl-dev): encryption at rest.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         // The storage engine: log, copy-on-write B+tree, transactions, recovery.
         .target(
             name: "CellarStorage",
-            dependencies: ["CZstd", .product(name: "Atomics", package: "swift-atomics"),
-                           .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "CryptoExtras", package: "swift-crypto")],
-            swiftSettings: strict
+            dependencies: ["CZstd", .product(name: "Atomics", package: "swift-atomics")] + cryptography,
+            swiftSettings: strict + cryptographySettings
         ),
         // Float vector kernels for the HNSW index in C, so that an AVX2 + FMA version can be built
         // beside a portable one and chosen at run time (Swift has no per-function target).

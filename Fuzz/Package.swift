@@ -31,8 +31,10 @@ let package = Package(
     ],
     dependencies: [
         .package(path: "../"),
-        // The root package's own (same URL and requirement, so one checkout): FuzzSupport encrypts
-        // the plaintext images of encrypted stores for FuzzOpenStore (Reencrypt.swift).
+        // FuzzSupport encrypts the plaintext images of encrypted stores for FuzzOpenStore
+        // (Reencrypt.swift). The same URL and requirement as the root package's, whose encryption
+        // backend off Linux it is: scripts/fuzz-smoke.sh builds with CELLAR_CRYPTO=swift-crypto,
+        // so that the engine here uses it too (one checkout, one build of it).
         .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
     ],
     targets: [

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the system packages Cellar builds against, when they are missing:
-#   libzstd-dev (always), liblmdb-dev, libsqlite3-dev and wamerican (with --bench: the Benchmarks
-#   package compares against LMDB, and crud against SQLite through GRDB, which links the system
-#   SQLite; wamerican's word list is what scripts/make-word-list.sh derives the committed test
-#   word list from, and the text the full-text benchmarks index).
+#   libzstd-dev and libssl-dev (always: compression, and on Linux libcrypto for encryption at
+#   rest); liblmdb-dev, libsqlite3-dev and wamerican (with --bench: the Benchmarks package
+#   compares against LMDB, and crud against SQLite through GRDB, which links the system SQLite;
+#   wamerican's word list is what scripts/make-word-list.sh derives the committed test word list
+#   from, and the text the full-text benchmarks index).
 #   chromium (with --browser: the data browser's tests, Tools/CellarBrowse, drive headless
 #   Chromium; on macOS they skip without it).
 #   postgresql (with --postgres: the sync package's tests, Sync/, run against a throwaway server
@@ -12,7 +13,7 @@
 # Debian/Ubuntu through apt-get (as root, or with sudo); macOS through Homebrew.
 set -euo pipefail
 
-want=(libzstd-dev)
+want=(libzstd-dev libssl-dev)
 for option in "$@"; do
     case "$option" in
         --bench) want+=(liblmdb-dev libsqlite3-dev wamerican) ;;

@@ -77,6 +77,10 @@ for target in $targets; do corpus_of "$target" > /dev/null; done
 # One build for every fuzzer: the package's products all at once, MakeCorpus left out (see
 # Fuzz/Package.swift).
 export CELLAR_FUZZERS_ONLY=1
+# The engine's encryption through swift-crypto (its backend off Linux, CryptoKit on Apple
+# platforms) instead of the system's libcrypto: FuzzSupport needs swift-crypto anyway, and so the
+# backend Apple platforms run is compiled and fuzzed here.
+export CELLAR_CRYPTO=swift-crypto
 start=$SECONDS
 if ! swift build --package-path Fuzz "${build_flags[@]}" > "$work/build.log" 2>&1; then
     grep -v 'ld.gold: warning: Cannot export local symbol' "$work/build.log" | tail -40 >&2
@@ -84,7 +88,10 @@ if ! swift build --package-path Fuzz "${build_flags[@]}" > "$work/build.log" 2>&
     failed=1
     exit 1
 fi
-echo "fuzz: built every fuzzer ($config, ASan + libFuzzer) in $((SECONDS - start)) s"
+# What the build compiled (nothing, when it is a no-op after an earlier one): a build that
+# redoes work says which modules.
+compiled=$(sed -n 's/^\[[0-9]*\/[0-9]*\] Compiling \([^ ]*\) .*/\1/p' "$work/build.log" | sort -u | head -16 | tr '\n' ' ')
+echo "fuzz: built every fuzzer ($config, ASan + libFuzzer) in $((SECONDS - start)) s; modules compiled: ${compiled:-none}"
 if [[ ${1:-} == build ]]; then exit 0; fi
 
 bin_dir=$(swift build --package-path Fuzz "${build_flags[@]}" --show-bin-path)

@@ -1,6 +1,3 @@
-import Crypto
-import CryptoExtras
-
 /// The part of an encrypted data file's header that opening needs: how the master key is made
 /// from what the user gives (raw bytes, or scrypt over a passphrase), the file's own salt for the
 /// record key, and a check that tells a wrong key from a corrupt file. Bytes 128 ..< 256 of the
@@ -54,9 +51,9 @@ struct EncryptionHeader: Equatable {
     /// The check a key must reproduce: HMAC-SHA256 of the UUID under a key derived (HKDF) from the
     /// master key and the file salt, its first 16 bytes.
     func check(master: [UInt8], uuid: StoreUUID) -> [UInt8] {
-        let checkKey = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: master), salt: fileSalt,
-                                              info: Array("cellar key check v1".utf8) + uuid.bytes, outputByteCount: 32)
-        return Array(HMAC<SHA256>.authenticationCode(for: uuid.bytes, using: checkKey)).prefix(16).map { $0 }
+        let checkKey = CryptoPrimitives.hkdfSHA256(key: master, salt: fileSalt, info: Array("cellar key check v1".utf8) + uuid.bytes,
+                                                   count: 32)
+        return Array(CryptoPrimitives.hmacSHA256(key: checkKey, message: uuid.bytes).prefix(16))
     }
 
     /// The master key `key` gives for this file. Throws `wrongEncryptionKey` when it does not
@@ -71,9 +68,9 @@ struct EncryptionHeader: Equatable {
     }
 
     /// The record key of this data file.
-    func recordKey(master: [UInt8], uuid: StoreUUID) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: master), salt: fileSalt,
-                               info: Array("cellar record key v1".utf8) + uuid.bytes, outputByteCount: 32)
+    func recordKey(master: [UInt8], uuid: StoreUUID) -> AESGCMKey {
+        AESGCMKey(CryptoPrimitives.hkdfSHA256(key: master, salt: fileSalt, info: Array("cellar record key v1".utf8) + uuid.bytes,
+                                              count: 32))
     }
 
     func encode(into buffer: UnsafeMutableRawBufferPointer) {
@@ -158,22 +155,8 @@ struct MasterKey: Sendable {
                 throw StorageError.fileCorrupt(offset: UInt64(EncryptionHeader.offset + 12),
                                                reason: "scrypt parameters out of range (log2 N \(logN), r \(r), p \(p))")
             }
-            let derived = try KDF.Scrypt.deriveKey(from: Array(passphrase.utf8), salt: derivationSalt, outputByteCount: 32,
-                                                   rounds: 1 << Int(logN), blockSize: Int(r), parallelism: Int(p))
-            self.bytes = derived.withUnsafeBytes { Array($0) }
+            self.bytes = try CryptoPrimitives.scrypt(passphrase: Array(passphrase.utf8), salt: derivationSalt, logN: Int(logN),
+                                                     r: Int(r), p: Int(p), count: 32)
         }
     }
-}
-
-func randomBytes(_ count: Int) -> [UInt8] {
-    var generator = SystemRandomNumberGenerator()
-    return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
-}
-
-/// Compares without an early exit, so that timing does not say how much of a key check matched.
-func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-    guard a.count == b.count else { return false }
-    var difference: UInt8 = 0
-    for i in 0..<a.count { difference |= a[i] ^ b[i] }
-    return difference == 0
 }

@@ -1,5 +1,3 @@
-import Crypto
-
 /// Encrypts and authenticates the records of one data file with AES-256-GCM under the file's
 /// record key (see `EncryptionHeader`).
 ///
@@ -21,32 +19,30 @@ import Crypto
 /// the associated data, so a record's length, kind and epoch are authenticated with its body; the
 /// offset is, through the nonce: a record copied elsewhere does not open.
 final class RecordCipher: Sendable {
-    static let tagSize = 16
+    static let tagSize = AESGCMKey.tagSize
     /// The highest epoch a record header can carry (24 bits).
     static let maxEpoch: UInt32 = (1 << 24) - 1
 
-    let key: SymmetricKey
+    let key: AESGCMKey
 
-    init(key: SymmetricKey) {
+    init(key: AESGCMKey) {
         self.key = key
     }
 
-    /// The offset's 8 bytes and the epoch's 4, little-endian (built on the stack).
-    private static func nonce(offset: UInt64, epoch: UInt32) -> AES.GCM.Nonce {
-        let bytes = (offset.littleEndian, epoch.littleEndian)
-        return withUnsafeBytes(of: bytes) { raw in
-            try! AES.GCM.Nonce(data: UnsafeRawBufferPointer(rebasing: raw[0..<12]))  // 12 bytes: always valid
-        }
+    /// Calls `body` with the nonce: the offset's 8 bytes and the epoch's 4, little-endian (on the
+    /// stack).
+    private static func withNonce<R>(offset: UInt64, epoch: UInt32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: (offset.littleEndian, epoch.littleEndian)) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<12])) }
     }
 
     /// Encrypts in place the `paddedBody` bytes at `record + 16` and writes the tag after them.
     /// The record's bytes 8 ..< 16 (length, kind, epoch) must be written already.
     func seal(_ record: UnsafeMutableRawPointer, paddedBody: Int, fileOffset: UInt64, epoch: UInt32) throws {
         let body = UnsafeMutableRawBufferPointer(start: record + LogRecord.headerSize, count: paddedBody)
-        let box = try AES.GCM.seal(UnsafeRawBufferPointer(body), using: key, nonce: Self.nonce(offset: fileOffset, epoch: epoch),
-                                   authenticating: UnsafeRawBufferPointer(start: record + 8, count: 8))
-        box.ciphertext.withUnsafeBytes { body.copyMemory(from: $0) }
-        box.tag.withUnsafeBytes { (record + LogRecord.headerSize + paddedBody).copyMemory(from: $0.baseAddress!, byteCount: Self.tagSize) }
+        try Self.withNonce(offset: fileOffset, epoch: epoch) { nonce in
+            try key.seal(body, nonce: nonce, authenticating: UnsafeRawBufferPointer(start: record + 8, count: 8),
+                         tag: record + LogRecord.headerSize + paddedBody)
+        }
     }
 
     /// Decrypts the record of `length` bytes at `record` (file offset `fileOffset`) into
@@ -56,15 +52,11 @@ final class RecordCipher: Sendable {
         let paddedBody = length - LogRecord.headerSize - Self.tagSize
         guard paddedBody >= 0 else { return false }
         let epoch = UInt32(record.loadLE(UInt32.self, at: 12) >> 8)
-        guard let box = try? AES.GCM.SealedBox(
-                  nonce: Self.nonce(offset: fileOffset, epoch: epoch),
-                  ciphertext: UnsafeRawBufferPointer(start: record + LogRecord.headerSize, count: paddedBody),
-                  tag: UnsafeRawBufferPointer(start: record + LogRecord.headerSize + paddedBody, count: Self.tagSize)),
-              let plain = try? AES.GCM.open(box, using: key, authenticating: UnsafeRawBufferPointer(start: record + 8, count: 8)),
-              plain.count == paddedBody
-        else { return false }
-        plain.withUnsafeBytes { if paddedBody > 0 { destination.copyMemory(from: $0.baseAddress!, byteCount: paddedBody) } }
-        return true
+        return Self.withNonce(offset: fileOffset, epoch: epoch) { nonce in
+            key.open(UnsafeRawBufferPointer(start: record + LogRecord.headerSize, count: paddedBody),
+                     tag: UnsafeRawBufferPointer(start: record + LogRecord.headerSize + paddedBody, count: Self.tagSize),
+                     nonce: nonce, authenticating: UnsafeRawBufferPointer(start: record + 8, count: 8), into: destination)
+        }
     }
 }
 
