@@ -2,7 +2,6 @@
 @_spi(Tools) import CellarBrowseKit
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import Testing
 
 /// The browser in a real browser: headless Chromium loads the pages of a live server (on a free
@@ -64,14 +63,13 @@ import Testing
         let inspector = try StoreInspector(directoryPath: dir.path)
         defer { inspector.close() }
         let token = AccessToken.random()
-        let app = Application(router: Browser(inspector: inspector, token: token).router())
         let shots = Self.screenshots
         try FileManager.default.createDirectory(atPath: shots, withIntermediateDirectories: true)
         let profile = dir.path + "-profile"
         defer { try? FileManager.default.removeItem(atPath: profile) }
 
-        try await app.test(.live) { client in
-            let base = "http://127.0.0.1:\(try #require(client.port))"
+        try await LiveServer.serving(Browser(inspector: inspector, token: token).router()) { client in
+            let base = client.url("")
             func dom(_ path: String, token withToken: Bool = true) async throws -> String {
                 let url = base + path + (withToken ? (path.contains("?") ? "&" : "?") + "token=\(token)" : "")
                 return try await Self.run(chromium, profile: profile, ["--dump-dom", url])

@@ -3,35 +3,34 @@ import CellarStorage
 @_spi(Tools) @testable import CellarBrowseKit
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import Testing
 
-/// The browser's pages through Hummingbird's router test client: the token, every page, sorting,
+/// The browser's pages, served on a local port (`LiveServer`): the token, every page, sorting,
 /// paging, filters and their errors, validation, links, escaping, no writes, and a writer's
 /// commits seen on reload.
 @Suite struct RouteTests {
     static let token = AccessToken(value: "0123456789abcdef0123456789abcdef")
 
-    /// Runs `body` with a test client of a browser over a fresh library store (the store stays
-    /// open for writing during `body`).
-    static func withBrowser(_ label: String, _ body: @Sendable (any TestClientProtocol, Store) async throws -> Void) async throws {
+    /// Runs `body` with a browser over a fresh library store, served for its length (the store
+    /// stays open for writing during `body`).
+    static func withBrowser(_ label: String, _ body: @Sendable (LiveServer, Store) async throws -> Void) async throws {
         let dir = TemporaryDirectory(label)
         defer { dir.remove() }
         let store = try makeLibrary(dir.path)
         let inspector = try StoreInspector(directoryPath: dir.path)
         defer { inspector.close() }
         let browser = Browser(inspector: inspector, token: token, cookieSuffix: "test")
-        let app = Application(router: browser.router())
-        try await app.test(.router) { client in try await body(client, store) }
+        try await LiveServer.serving(browser.router()) { client in try await body(client, store) }
         _ = store
     }
 
     /// GET `path` with the token (appended to its query); the status and the body.
-    static func get(_ client: any TestClientProtocol, _ path: String, method: HTTPRequest.Method = .get,
+    static func get(_ client: LiveServer, _ path: String, method: HTTPRequest.Method = .get,
                     token: String? = RouteTests.token.value) async throws -> (HTTPResponse.Status, String) {
         var uri = path
         if let token { uri += (path.contains("?") ? "&" : "?") + "token=" + token }
-        return try await client.execute(uri: uri, method: method) { ($0.status, String(buffer: $0.body)) }
+        let response = try await client.execute(uri, method: method)
+        return (response.status, response.body)
     }
 
     /// The ids of the object table's rows, in order.
@@ -48,13 +47,12 @@ import Testing
             let forbidden = try await Self.get(client, "/entities/Book", token: nil).1
             #expect(!forbidden.contains("Book 1"))
             // The first visit sets the cookie; the cookie alone lets later requests in.
-            let cookie = try await client.execute(uri: "/?token=\(Self.token.value)", method: .get) { $0.headers[.setCookie] }
+            let cookie = try await client.execute("/?token=\(Self.token.value)").header("Set-Cookie")
             #expect(cookie?.hasPrefix("cellar_browse_test=\(Self.token.value)") == true)
             #expect(cookie?.contains("HttpOnly") == true && cookie?.contains("SameSite=Strict") == true)
-            let withCookie = try await client.execute(uri: "/entities/Book", method: .get,
-                                                      headers: [.cookie: "cellar_browse_test=\(Self.token.value)"]) { $0.status }
+            let withCookie = try await client.execute("/entities/Book", headers: ["Cookie": "cellar_browse_test=\(Self.token.value)"]).status
             #expect(withCookie == .ok)
-            let wrongCookie = try await client.execute(uri: "/", method: .get, headers: [.cookie: "cellar_browse_test=nope"]) { $0.status }
+            let wrongCookie = try await client.execute("/", headers: ["Cookie": "cellar_browse_test=nope"]).status
             #expect(wrongCookie == .forbidden)
             // Unknown pages: 404 with the token.
             #expect(try await Self.get(client, "/nowhere").0 == .notFound)
