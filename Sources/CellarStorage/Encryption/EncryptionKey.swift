@@ -1,5 +1,3 @@
-import Crypto
-
 /// The key a store is encrypted with (see `docs/encryption.md`): 256 bits given as bytes, or a
 /// passphrase that the store stretches into 256 bits with scrypt.
 ///
