@@ -323,11 +323,17 @@ import Testing
     /// result in the commit it names (ids, order and titles); every published change, applied
     /// to the previous result, gives the new one; every object whose title changed between two
     /// results is marked modified or inserted; at rest the live result equals the query's.
-    /// With `restarts`, no live query lives throughout: each one started during the writes is
-    /// cancelled a moment later, so the store starts journalling anew for every one of them.
-    @Test(arguments: [false, true], [false, true])
-    func randomWritersAgainstTheQuery(ordered: Bool, restarts: Bool) async throws {
-        let store = try Store(directoryPath: "memory:live-random-\(ordered)-\(restarts)", model: standardModel)
+    /// With restarts, no live query lives throughout: each one started during the writes is
+    /// cancelled a moment later, so the store starts journalling anew for every one of them;
+    /// beside another observer (the store records every commit for it), or alone (between two
+    /// live queries no one observes, and a commit being published when one starts was not
+    /// recorded for anyone).
+    enum Restarts: String, CaseIterable, Sendable { case never, besideAnObserver, alone }
+
+    @Test(arguments: [false, true], Restarts.allCases)
+    func randomWritersAgainstTheQuery(ordered: Bool, restarting: Restarts) async throws {
+        let restarts = restarting != .never
+        let store = try Store(directoryPath: "memory:live-random-\(ordered)-\(restarting)", model: standardModel)
         let notes = store.box(for: Note.self)
         var builder = notes.query { Note.titleProperty.startsWith("a") }
         if ordered { builder = builder.ordered(by: Note.titleProperty) }
@@ -358,13 +364,14 @@ import Testing
             lives.withLock { $0.append((live, published)) }
         }
         if !restarts { try startLive() }
-        // With restarts, another observer keeps the store recording every commit (and the hook
-        // below slowing each), so that a live query can start while a commit is between its
-        // record and its publication.
-        let other = restarts ? try notes.observe(on: DispatchQueue(label: "test.other")) {} : nil
+        // Beside an observer, the store records every commit for it, so that a live query can
+        // start while a commit is between its record and its publication; alone, while a commit
+        // that no one recorded is being published.
+        let other = restarting == .besideAnObserver ? try notes.observe(on: DispatchQueue(label: "test.other")) {} : nil
         defer { other?.cancel() }
-        // Between being recorded and becoming visible, a commit now takes a while: an update
-        // often opens its snapshot in between (and must leave that commit's changes for later).
+        // Between being recorded (or not, when no one observes) and becoming visible, a commit
+        // now takes a while: an update often opens its snapshot in between (and must leave that
+        // commit's changes for later).
         store.observers.recordHook = { usleep(restarts ? 1_500 : 300) }
         // A thread of its own (the writers take the shared pool's threads).
         let started = DispatchSemaphore(value: 0)
@@ -426,16 +433,23 @@ import Testing
         for (live, _) in running {
             #expect(await eventually { queue.sync { live.ids == expectedIds } })
         }
-        for (_, published) in all {
+        for (index, (_, published)) in all.enumerated() {
             let updates = published.lock.withLock { published.updates }
-            for update in updates {
+            for (number, update) in updates.enumerated() {
                 guard let contents = states[update.snapshot] else {
                     Issue.record("an update names commit \(update.snapshot), which no writer made")
                     continue
                 }
                 let want = expected(contents)
-                #expect(update.ids == want.map { $0.0 } && update.titles == want.map { $0.1 },
-                        "the published result is the query's result in commit \(update.snapshot)")
+                let wantIds = want.map { $0.0 }
+                #expect(update.ids == wantIds && update.titles == want.map { $0.1 },
+                        """
+                        the published result is the query's result in commit \(update.snapshot) (live query \(index + 1) \
+                        of \(all.count), update \(number + 1) of \(updates.count), initial: \(update.change.isInitial)): \
+                        published but not there \(update.ids.filter { !wantIds.contains($0) }), there but not published \
+                        \(wantIds.filter { !update.ids.contains($0) }); the commits whose result it is: \
+                        \(states.keys.sorted().filter { expected(states[$0]!).map(\.0) == update.ids })
+                        """)
             }
             for (previous, next) in zip(updates, updates.dropFirst()) {
                 #expect(next.snapshot > previous.snapshot)

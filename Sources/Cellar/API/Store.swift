@@ -261,9 +261,11 @@ public final class Store: @unchecked Sendable {
                     // Live queries learn what the commit changed before a reader can see it (in
                     // `.full` durability possibly on the thread that synced this commit's group,
                     // while this one waits).
+                    observers.publishing(txnId: txnId)
                     if changedTrees != nil || !observers.isEmpty {
                         observers.record(txnId: txnId, changedTrees: changedTrees, changes: context.changeLog?.committed)
                     }
+                    observers.recordHook?()
                 }, beforeRelease: {
                     context.saveSequences()
                     context.committedVectors()

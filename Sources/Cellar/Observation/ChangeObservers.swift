@@ -33,11 +33,14 @@ final class ChangeObservers: Sendable {
         var byToken: [Int: Entry] = [:]
         /// `byToken`'s values, kept for the commits (which read it without building it).
         var all: [Entry] = []
-        /// The id of the last commit recorded to the journal observers (0: none yet).
-        var lastRecorded: UInt64 = 0
     }
 
     private let entries = Locked(State())
+    /// The id of the last commit that reached its publication (`publishing`), observed or not.
+    /// A journal observer that registers reads it after it counts itself in `count`, and a
+    /// commit stores it before it reads `count` (both sequentially consistent): either the
+    /// commit sees the observer and records for it, or the observer sees the commit's id.
+    private let lastPublishing = ManagedAtomic<UInt64>(0)
     /// How many observers there are, for the commit's check without the lock. Sequentially
     /// consistent: an observer registers before it reads its first value, and a commit looks
     /// again after it published (see `committed`), so no commit falls between the two.
@@ -46,8 +49,8 @@ final class ChangeObservers: Sendable {
     private let idCount = ManagedAtomic<Int>(0)
     /// The entities each tree belongs to, by tree name.
     private let treeEntities: [String: [UInt32]]
-    /// Called after each `record`, before the commit becomes visible (tests widen that window
-    /// with it; set before any commit).
+    /// Called by each commit after its `record` (or where it had no one to record for), before
+    /// it becomes visible (tests widen that window with it; set before any commit).
     nonisolated(unsafe) var recordHook: (@Sendable () -> Void)?
 
     init(model: Model) {
@@ -86,8 +89,8 @@ final class ChangeObservers: Sendable {
     /// order, each commit that changed them with its id and what it changed (nil: not known
     /// object by object), before the commit becomes visible to readers; `signal` follows once it
     /// is visible, when the journal asks for it. Returns the token and the id of the last commit
-    /// recorded before this observer registered: commits after it are all recorded to it, while
-    /// a reader opened now may still miss that one (its record came before its publication).
+    /// published before this observer registered (recorded for others, or for no one): commits
+    /// after it are all recorded to it, while a reader opened now may still miss that one.
     func addJournal(entities: Set<UInt32>, journal: LiveJournal,
                     signal: @escaping @Sendable () -> Void) -> (token: Int, lastRecorded: UInt64) {
         insert(Entry(entities: entities, wantsIds: true, journal: journal, signal: { _ in signal() }, finish: {}))
@@ -95,15 +98,17 @@ final class ChangeObservers: Sendable {
 
     private func insert(_ entry: Entry) -> (token: Int, lastRecorded: UInt64) {
         if entry.wantsIds { idCount.wrappingIncrement(ordering: .sequentiallyConsistent) }
-        let registered = entries.withLock { state in
+        let token = entries.withLock { state in
             let token = state.next
             state.next += 1
             state.byToken[token] = entry
             state.all.append(entry)
-            return (token, state.lastRecorded)
+            return token
         }
         count.wrappingIncrement(ordering: .sequentiallyConsistent)
-        return registered
+        // After the count (see `lastPublishing`): a commit that found no one to record for has
+        // its id here; one that recorded after the insert above recorded for this observer too.
+        return (token, lastPublishing.load(ordering: .sequentiallyConsistent))
     }
 
     /// Removes an observer; nothing when it is gone already.
@@ -128,21 +133,25 @@ final class ChangeObservers: Sendable {
         return changed
     }
 
-    /// While commit `txnId` is being published (in the log, not yet visible; under the writer
-    /// slot, so in commit order): hands it to the journal observers of the entities behind
-    /// `changedTrees` (every one when nil). `changes`: what it put and removed, when recorded.
+    /// Every commit, while it is being published (in the log, not yet visible; under the writer
+    /// slot, so in commit order), before it looks whether anyone observes: a journal observer
+    /// that registers from now on learns that this commit may be missing from a snapshot it
+    /// opens before the commit is visible (see `addJournal`).
+    func publishing(txnId: UInt64) {
+        lastPublishing.store(txnId, ordering: .sequentiallyConsistent)
+    }
+
+    /// While commit `txnId` is being published, after `publishing`, when someone observes:
+    /// hands it to the journal observers of the entities behind `changedTrees` (every one when
+    /// nil). `changes`: what it put and removed, when recorded.
     func record(txnId: UInt64, changedTrees: Set<String>?, changes: CommittedChanges?) {
-        let all = entries.withLock { state in
-            state.lastRecorded = txnId
-            return state.all
-        }
+        let all = entries.withLock { $0.all }
         let entities = entities(of: changedTrees)
         for entry in all {
             if let journal = entry.journal, entry.observes(entities) {
                 journal.record(txnId, changedTrees == nil ? nil : changes)
             }
         }
-        recordHook?()
     }
 
     /// After a commit: signals the observers of the entities behind `changedTrees`; every

@@ -64,7 +64,7 @@ struct LivePass {
 /// together keep to about a twentieth of a core. Commits in between are folded in.
 final class LiveQueryHub: @unchecked Sendable {
     // Thread safety: `members`, `journal`, `token`, `registeredAfter`, `lastPass` and
-    // `lastDuration` under `lock`.
+    // `lastDuration` under `lock`. Lock order: this lock, then a journal's (never the reverse).
     private let lock = NSLock()
     private var members: [ObjectIdentifier: any LiveQueryMember] = [:]
     /// The journal while registered with the store's observers (nil: no live query).
@@ -131,14 +131,16 @@ final class LiveQueryHub: @unchecked Sendable {
 
     /// One pass (on the live-query thread).
     private func runPass() {
+        // Before the snapshot is opened: a commit recorded from now on schedules another pass,
+        // and every commit signalled before now is in the snapshot. With the members taken in
+        // the same hold of the lock: a live query added after this pass took them asks for
+        // another (its `requestUpdate` finds none scheduled).
         let (journal, members, registeredAfter): (LiveJournal?, [any LiveQueryMember], UInt64) = lock.withLock {
             lastPass = DispatchTime.now().uptimeNanoseconds
+            self.journal?.beginUpdate()
             return (self.journal, Array(self.members.values), self.registeredAfter)
         }
         guard let journal, let store = members.first?.store else { return }
-        // Before the snapshot is opened: a commit recorded from now on schedules another pass,
-        // and every commit signalled before now is in the snapshot.
-        journal.beginUpdate()
         let started = DispatchTime.now().uptimeNanoseconds
         var remaining = false
         // First results (a query run each, once) do not set the pace.
