@@ -28,6 +28,34 @@ import Testing
         }
     }
 
+    /// A live query started while a pass is under way, after it took its members (here: during
+    /// the first live query's first pass), asks for a pass of its own: its first result comes
+    /// though no commit follows.
+    @Test func aLiveQueryStartedDuringAPassGetsItsFirstResult() async throws {
+        let store = try Store(directoryPath: "memory:live-during-pass", model: standardModel)
+        let notes = store.box(for: Note.self)
+        try notes.put(Note(title: "apple"))
+        let query = try notes.query { Note.titleProperty.startsWith("a") }.build()
+        let queue = DispatchQueue(label: "test.live.during-pass")
+        let second = Locked<LiveResults<Note>?>(nil)
+        store.liveQueries.passHook = {
+            // On the live-query thread, the first pass's members taken: the second starts now.
+            guard second.withLock({ $0 == nil }) else { return }
+            do {
+                let live = try store.liveQuery(query, queue: queue)
+                second.withLock { $0 = live }
+            } catch {
+                Issue.record("liveQuery failed: \(error)")
+            }
+        }
+        let first = try store.liveQuery(query, queue: queue)
+        defer { first.cancel() }
+        #expect(await eventually { queue.sync { first.updateCount >= 1 } })
+        let later = try #require(await eventually { second.withLock { $0 != nil } } ? second.withLock { $0 } : nil)
+        defer { later.cancel() }
+        #expect(await eventually { queue.sync { later.updateCount >= 1 && later.map(\.title) == ["apple"] } })
+    }
+
     @Test func firstResultThenExactChanges() async throws {
         let store = try Store(directoryPath: "memory:live-basic", model: standardModel)
         let notes = store.box(for: Note.self)

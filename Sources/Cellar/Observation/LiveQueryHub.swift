@@ -78,6 +78,9 @@ final class LiveQueryHub: @unchecked Sendable {
     private let executor = LiveQueryExecutor()
     /// Every entity of the model: the journal records commits to any of them.
     private let entities: Set<UInt32>
+    /// Called by each pass once it has taken its members, before it opens its snapshot (tests
+    /// add a live query there; set before any live query starts).
+    nonisolated(unsafe) var passHook: (@Sendable () -> Void)?
 
     /// The shortest time between two passes' starts: 10 ms.
     static var minimumInterval: UInt64 { 10_000_000 }
@@ -140,6 +143,7 @@ final class LiveQueryHub: @unchecked Sendable {
             self.journal?.beginUpdate()
             return (self.journal, Array(self.members.values), self.registeredAfter)
         }
+        passHook?()
         guard let journal, let store = members.first?.store else { return }
         let started = DispatchTime.now().uptimeNanoseconds
         var remaining = false
