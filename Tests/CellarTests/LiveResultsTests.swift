@@ -56,6 +56,47 @@ import Testing
         #expect(await eventually { queue.sync { later.updateCount >= 1 && later.map(\.title) == ["apple"] } })
     }
 
+    /// A live query that starts while a commit no one recorded for it is being published takes
+    /// its first result from the commit before, and must run again once that commit is visible.
+    /// Here a second pass opens its snapshot while the commit is still not visible (a second live
+    /// query starts then): the rerun in that pass does not see the commit either, so the one
+    /// after must run the query again, not just take the recorded changes.
+    @Test func aRerunBeforeAMissedCommitIsVisibleIsNotTheLast() async throws {
+        let store = try Store(directoryPath: "memory:live-missed-commit", model: standardModel)
+        let notes = store.box(for: Note.self)
+        let apple = try notes.put(Note(title: "apple")).value
+        let query = try notes.query { Note.titleProperty.startsWith("a") }.build()
+        let queue = DispatchQueue(label: "test.live.missed-commit")
+        // Someone observes, so that the commit is recorded (for that observer, not the live queries).
+        let other = try notes.observe(on: DispatchQueue(label: "test.live.missed-commit.other")) {}
+        defer { other.cancel() }
+        // The commit that removes the apple stops after it was recorded, before it is visible.
+        let (held, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let holding = Locked(true)
+        store.observers.recordHook = {
+            guard holding.withLock({ hold in defer { hold = false }; return hold }) else { return }
+            held.signal()
+            release.wait()
+        }
+        let writer = Thread {
+            do { try notes.remove(apple) } catch { Issue.record("remove failed: \(error)") }
+        }
+        writer.start()
+        held.wait()
+        // Two live queries start in turn; each first result, and the first one's rerun in the
+        // second's pass, come from the store without the removal.
+        let first = try store.liveQuery(query, queue: queue)
+        defer { first.cancel() }
+        #expect(await eventually { queue.sync { first.updateCount == 1 && first.ids == [apple] } })
+        let second = try store.liveQuery(query, queue: queue)
+        defer { second.cancel() }
+        #expect(await eventually { queue.sync { second.updateCount == 1 && second.ids == [apple] } })
+        release.signal()
+        // A later commit that changes neither result: the next pass must see the removal for both.
+        try notes.put(Note(title: "banana"))
+        #expect(await eventually { queue.sync { first.ids.isEmpty && second.ids.isEmpty } })
+    }
+
     @Test func firstResultThenExactChanges() async throws {
         let store = try Store(directoryPath: "memory:live-basic", model: standardModel)
         let notes = store.box(for: Note.self)

@@ -37,7 +37,8 @@ struct LivePass {
     let unknown: Set<UInt32>
     let everything: Bool
     /// Whether a commit recorded before the hub registered may be missing from this pass (a
-    /// live query that starts in it must run again at the next).
+    /// live query that starts or runs its query in it must run it again at the next: the
+    /// journal never gets that commit).
     let mayMissCommits: Bool
 
     /// The changed objects of `entity`: empty when none, nil when not known.

@@ -46,8 +46,8 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryM
     /// The properties a modification is judged by (nil: the whole stored object).
     private let watched: [PropertySchema]?
     private var started = false
-    /// Whether the next update must run the query again (a commit may be missing, or an update
-    /// failed half-way).
+    /// Whether the next update must run the query again (a commit may be missing from the last
+    /// run's snapshot and from the journal, or an update failed half-way).
     private var rerunNext = false
     /// The update being made from records in the current pass (see `consider`).
     private var merging: Merge?
@@ -249,7 +249,9 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryM
         guard rerunNext || pass.touches(observed) else { return }
         // The objects of the query's entity that changed (nil: not known).
         let changed = rerunNext ? nil : pass.ids(of: entity)
-        rerunNext = false
+        // A run in a snapshot that may still miss a commit (it was not visible yet) leaves the
+        // next pass to run again: only a run that sees every commit the journal never got ends it.
+        rerunNext = pass.mayMissCommits
         // With links or a vector search, whether a changed object matches depends on others.
         guard let changed, compiled.links.isEmpty, compiled.vector == nil else {
             if let update = try adoptRun(changed: changed, snapshot: snapshot) { publish(update) }
