@@ -92,11 +92,11 @@ final class ChangeObservers: Sendable {
     /// published before this observer registered (recorded for others, or for no one): commits
     /// after it are all recorded to it, while a reader opened now may still miss that one.
     func addJournal(entities: Set<UInt32>, journal: LiveJournal,
-                    signal: @escaping @Sendable () -> Void) -> (token: Int, lastRecorded: UInt64) {
+                    signal: @escaping @Sendable () -> Void) -> (token: Int, lastPublished: UInt64) {
         insert(Entry(entities: entities, wantsIds: true, journal: journal, signal: { _ in signal() }, finish: {}))
     }
 
-    private func insert(_ entry: Entry) -> (token: Int, lastRecorded: UInt64) {
+    private func insert(_ entry: Entry) -> (token: Int, lastPublished: UInt64) {
         if entry.wantsIds { idCount.wrappingIncrement(ordering: .sequentiallyConsistent) }
         let token = entries.withLock { state in
             let token = state.next

@@ -71,7 +71,7 @@ final class LiveQueryHub: @unchecked Sendable {
     /// The journal while registered with the store's observers (nil: no live query).
     private var journal: LiveJournal?
     private var token: Int?
-    /// The last commit recorded to the observers before the journal registered.
+    /// The last commit published before the journal registered (a pass older than it may miss it).
     private var registeredAfter: UInt64 = 0
     private var lastPass: UInt64 = 0
     private var lastDuration: UInt64 = 0
@@ -102,10 +102,10 @@ final class LiveQueryHub: @unchecked Sendable {
             members[ObjectIdentifier(member)] = member
             if let journal = self.journal { return journal }
             let journal = LiveJournal()
-            let (token, lastRecorded) = observers.addJournal(entities: entities, journal: journal, signal: { [weak self] in
+            let (token, lastPublished) = observers.addJournal(entities: entities, journal: journal, signal: { [weak self] in
                 self?.schedule()
             })
-            (self.journal, self.token, registeredAfter) = (journal, token, lastRecorded)
+            (self.journal, self.token, registeredAfter) = (journal, token, lastPublished)
             return journal
         }
         if journal.requestUpdate() { schedule() }
