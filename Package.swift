@@ -26,6 +26,17 @@ let cryptography: [Target.Dependency] = [
 ] + (swiftCryptoEverywhere ? [] : [.target(name: "COpenSSL", condition: .when(platforms: [.linux]))])
 let cryptographySettings: [SwiftSetting] = swiftCryptoEverywhere ? [] : [.define("CELLAR_OPENSSL", .when(platforms: [.linux]))]
 
+/// zstd, the compression codec, comes from the system's libzstd (Sources/CellarStorage/Compression/
+/// Zstd.swift): with the `Zstd` trait (on by default) on Linux and the other platforms that ship
+/// it, with the `ZstdOnMacOS` trait (off by default) on macOS, from Homebrew: for tools and servers
+/// on a Mac, not for apps that run on other Macs, which have no Homebrew. iOS, tvOS, watchOS and
+/// visionOS have no libzstd: Cellar is built there without it. A build without zstd refuses the
+/// compression options and throws `compressionUnavailable` when it meets a compressed value.
+let zstd: [Target.Dependency] = [
+    .target(name: "CZstd", condition: .when(platforms: [.linux, .android, .openbsd, .windows, .wasi], traits: ["Zstd"])),
+    .target(name: "CZstd", condition: .when(platforms: [.macOS], traits: ["ZstdOnMacOS"])),
+]
+
 let package = Package(
     name: "Cellar",
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
@@ -35,6 +46,11 @@ let package = Package(
         .executable(name: "cellar", targets: ["cellar"]),
         .executable(name: "cellar-generator", targets: ["cellar-generator"]),
         .plugin(name: "cellar-generate", targets: ["cellar-generate"]),
+    ],
+    traits: [
+        .trait(name: "Zstd", description: "Compression with the system's libzstd on Linux and other platforms that have it (Debian: libzstd-dev)"),
+        .trait(name: "ZstdOnMacOS", description: "Compression with Homebrew's libzstd on macOS: for tools and servers, not for apps shipped to other Macs"),
+        .default(enabledTraits: ["Zstd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
@@ -49,7 +65,7 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // libzstd from the system (Debian: libzstd-dev, Homebrew: zstd).
+        // libzstd from the system (Debian: libzstd-dev, Homebrew: zstd), where `zstd` above says.
         .systemLibrary(
             name: "CZstd",
             pkgConfig: "libzstd",
@@ -64,7 +80,7 @@ let package = Package(
         // The storage engine: log, copy-on-write B+tree, transactions, recovery.
         .target(
             name: "CellarStorage",
-            dependencies: ["CZstd", .product(name: "Atomics", package: "swift-atomics")] + cryptography,
+            dependencies: zstd + [.product(name: "Atomics", package: "swift-atomics")] + cryptography,
             swiftSettings: strict + cryptographySettings
         ),
         // Float vector kernels for the HNSW index in C, so that an AVX2 + FMA version can be built

@@ -171,7 +171,7 @@ do {
         try commitOnThreads(arguments[1], run: seed, threads: Int(arguments[4]) ?? 8)
     }
     if arguments[3] == "compact" {
-        try commitAndCompact(arguments[1], large: false, compression: .zstdDictionary())
+        try commitAndCompact(arguments[1], large: false, compression: Compression.zstdDictionary().isAvailable ? .zstdDictionary() : .none)
         exit(0)
     }
     if arguments[3] == "compact-large" {

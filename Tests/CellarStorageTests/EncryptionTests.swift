@@ -54,7 +54,7 @@ struct EncryptionTests {
         return false
     }
 
-    @Test("no plaintext in the file or in a compacted copy, and everything reads back", arguments: [Compression.none, .zstd()])
+    @Test("no plaintext in the file or in a compacted copy, and everything reads back", arguments: [Compression.none, .zstd()].filter(\.isAvailable))
     func noPlaintext(compression: Compression) throws {
         let directory = TestDirectory("enc-plaintext")
         defer { directory.remove() }

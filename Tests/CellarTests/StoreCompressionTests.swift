@@ -65,7 +65,26 @@ import Testing
         StoreOptions(durability: .none, automaticCompaction: nil, compression: compression)
     }
 
+    /// A build without zstd (iOS, or Linux with the `Zstd` trait off) refuses compression at open
+    /// with its own code and a message that says where zstd comes from; a build with it opens.
     @Test(arguments: [Compression.zstd(), .zstdDictionary()])
+    func compressionIsRefusedWhereTheBuildHasNoZstd(_ compression: Compression) throws {
+        let dir = TestDirectory("store-compression-available")
+        defer { dir.remove() }
+        guard !compression.isAvailable else {
+            try Store(directoryPath: dir.path, model: queryModel(), options: Self.options(compression)).close()
+            return
+        }
+        let error = #expect(throws: CellarError.self) {
+            try Store(directoryPath: dir.path, model: queryModel(), options: Self.options(compression))
+        }
+        #expect(error?.code == .compressionUnavailable)
+        #expect(error?.description.contains("libzstd") == true, "\(String(describing: error))")
+        // The same directory opens without compression.
+        try Store(directoryPath: dir.path, model: queryModel(), options: Self.options(.none)).close()
+    }
+
+    @Test(arguments: [Compression.zstd(), .zstdDictionary()].filter(\.isAvailable))
     func answersAsAPlainStoreDoes(_ compression: Compression) throws {
         let plainDir = TestDirectory("store-plain"), dir = TestDirectory("store-compressed")
         defer { plainDir.remove(); dir.remove() }

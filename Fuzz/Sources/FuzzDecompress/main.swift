@@ -25,8 +25,8 @@ enum Fixed {
     /// The dictionary odd inputs decode with: the one MakeCorpus trains for the seeds of
     /// `corpus/decompress` (same samples, capacity and id).
     static let dictionary: [UInt8] = {
-        guard let made = Diagnostics.trainDictionary(NoteSamples.notes(), capacity: NoteSamples.dictionaryCapacity,
-                                                     id: NoteSamples.dictionaryId) else {
+        guard let made = try? Diagnostics.trainDictionary(NoteSamples.notes(), capacity: NoteSamples.dictionaryCapacity,
+                                                          id: NoteSamples.dictionaryId) else {
             fatalError("FuzzDecompress: zstd trains no dictionary from the Note samples")
         }
         return made
@@ -50,7 +50,12 @@ func check(_ frame: UnsafeRawBufferPointer, dictionary: UnsafeRawBufferPointer?)
     guard let output = decode(frame, dictionary: dictionary) else { return }
     // The header check bounds what a frame may claim: at most 4096 times its size.
     precondition(output.count <= frame.count * 4096, "a \(frame.count)-byte frame decoded to \(output.count) bytes")
-    let again = output.withUnsafeBytes { Diagnostics.compressValue($0, dictionary: dictionary) }
+    let again: [UInt8]?
+    do {
+        again = try output.withUnsafeBytes { try Diagnostics.compressValue($0, dictionary: dictionary) }
+    } catch {
+        fatalError("compressValue failed on \(output.count) decoded bytes: \(error)")
+    }
     guard let again else { return }
     let back: [UInt8]
     do {

@@ -345,14 +345,14 @@ func handFrame(contentSize: UInt32, dictionary: UInt32? = nil, blocks: [(type: U
 /// one), the rest is the frame. Valid frames without and with the dictionary, hand-made ones with
 /// raw and RLE blocks, and broken ones.
 func decompressSeeds() throws -> [(name: String, bytes: [UInt8])] {
-    guard let dictionary = Diagnostics.trainDictionary(NoteSamples.notes(), capacity: NoteSamples.dictionaryCapacity,
+    guard let dictionary = try Diagnostics.trainDictionary(NoteSamples.notes(), capacity: NoteSamples.dictionaryCapacity,
                                                        id: NoteSamples.dictionaryId) else {
         throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "zstd trains no dictionary from the Note samples"])
     }
     func compressed(_ name: String, _ value: [UInt8], withDictionary: Bool) throws -> [UInt8] {
-        let frame = value.withUnsafeBytes { value in
-            withDictionary ? dictionary.withUnsafeBytes { Diagnostics.compressValue(value, dictionary: $0) }
-                           : Diagnostics.compressValue(value)
+        let frame = try value.withUnsafeBytes { value in
+            try withDictionary ? dictionary.withUnsafeBytes { try Diagnostics.compressValue(value, dictionary: $0) }
+                               : Diagnostics.compressValue(value)
         }
         guard let frame else {
             throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "decompress/\(name): \(value.count) bytes do not compress"])

@@ -63,6 +63,10 @@ public struct CellarError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let encryptionKeyRequired = Code(rawValue: "encryptionKeyRequired")
         /// A key was given for a store that is not encrypted.
         public static let notEncrypted = Code(rawValue: "notEncrypted")
+        /// This build has no zstd (iOS, tvOS, watchOS, visionOS, macOS without the `ZstdOnMacOS`
+        /// trait, or Linux without the `Zstd` trait): the store holds zstd-compressed values, or
+        /// the options ask for compression. See ``Compression/isAvailable``.
+        public static let compressionUnavailable = Code(rawValue: "compressionUnavailable")
 
         /// True when `error` is a ``CellarError`` with this code: lets a code be a `catch` pattern
         /// (`catch CellarError.Code.fileCorrupt`).
@@ -262,6 +266,7 @@ public struct CellarError: Error, Sendable, Equatable, CustomStringConvertible {
         case .wrongEncryptionKey: return CellarError(.wrongEncryptionKey, message: storage.description, storageError: storage)
         case .encryptionKeyRequired: return CellarError(.encryptionKeyRequired, message: storage.description, storageError: storage)
         case .notEncrypted: return CellarError(.notEncrypted, message: storage.description, storageError: storage)
+        case .compressionUnavailable: return CellarError(.compressionUnavailable, message: storage.description, storageError: storage)
         default: return CellarError.storage(storage)
         }
     }

@@ -256,7 +256,7 @@ extension StorageEngine {
         let capacity = min(max(samples.count / 10, Dictionaries.minimumCapacity), Dictionaries.maximumCapacity)
         try engine.write { txn in
             let id = try txn.nextDictionaryId()
-            guard let dictionary = Zstd.trainDictionary(samples: samples, sizes: sizes, capacity: capacity, id: id) else { return }
+            guard let dictionary = try Zstd.trainDictionary(samples: samples, sizes: sizes, capacity: capacity, id: id) else { return }
             try txn.installDictionary(dictionary, id: id, for: name)
         }
     }

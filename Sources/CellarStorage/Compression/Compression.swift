@@ -20,6 +20,17 @@ public enum Compression: Sendable, Hashable {
     /// alone. Until the first compaction, values are compressed without a dictionary.
     case zstdDictionary(level: Int = 3)
 
+    /// Whether this build can write values this way: `.none` always; zstd only where the package
+    /// was built with libzstd (the `Zstd` trait, on by default, on Linux; the `ZstdOnMacOS` trait
+    /// on macOS; never on iOS, tvOS, watchOS or visionOS). A store opened with an option that is
+    /// not available throws `StorageError.compressionUnavailable`.
+    public var isAvailable: Bool {
+        switch self {
+        case .none: return true
+        case .zstd, .zstdDictionary: return Zstd.isAvailable
+        }
+    }
+
     /// The zstd level, nil for `.none`.
     var level: Int32? {
         switch self {

@@ -1,5 +1,3 @@
-import CZstd
-
 /// Where a store keeps its zstd dictionaries: a tree of the engine's own, hidden from
 /// `treeNames()` and refused to callers (`docs/format.md`, `docs/compression.md`).
 ///

@@ -1,5 +1,3 @@
-import CZstd
-
 extension NodeSource {
     /// The bytes of dictionary `id` as this source sees them; nil when it holds no such dictionary.
     func dictionaryBytes(_ id: UInt32) throws -> UnsafeRawBufferPointer? {

@@ -1,12 +1,10 @@
-import CZstd
-
 /// What the engine's transactions share for compressed values: the dictionaries readers decoded
 /// with (by id; ids are unique in a store's life, so an entry never goes stale, and an entry a
 /// compaction made useless is only memory) and a pool of decoding contexts.
 final class ValueCodecs: Sendable {
     private let dictionaries = Locked<[UInt32: DecompressionDictionary]>([:])
-    /// Decoding contexts (`ZSTD_DCtx`, about 100 KB each), kept between transactions.
-    private let contexts = Locked<[UInt]>([])
+    /// Decoding contexts (about 100 KB each), kept between transactions.
+    private let contexts = Locked<[Zstd.DecodingContext]>([])
 
     /// Dictionary `id`, read through `source` the first time.
     func decompressionDictionary(_ id: UInt32, source: NodeSource, offset: UInt64) throws -> DecompressionDictionary {
@@ -14,7 +12,7 @@ final class ValueCodecs: Sendable {
         guard let bytes = try source.dictionaryBytes(id) else {
             throw StorageError.fileCorrupt(offset: offset, reason: "compressed value names dictionary \(id), which the store does not hold")
         }
-        guard let dictionary = DecompressionDictionary(id: id, bytes: bytes) else {
+        guard let dictionary = try DecompressionDictionary(id: id, bytes: bytes) else {
             throw StorageError.fileCorrupt(offset: offset, reason: "dictionary \(id) is not a zstd dictionary")
         }
         return dictionaries.withLock { table in
@@ -25,23 +23,15 @@ final class ValueCodecs: Sendable {
     }
 
     /// A decoding context; give it back with `recycle`.
-    func takeContext() -> OpaquePointer {
-        if let kept = contexts.withLock({ $0.popLast() }) { return OpaquePointer(bitPattern: kept)! }
-        return ZSTD_createDCtx()!
+    func takeContext() throws -> Zstd.DecodingContext {
+        if let kept = contexts.withLock({ $0.popLast() }) { return kept }
+        return try Zstd.DecodingContext()
     }
 
     /// Keeps `context` for the next transaction (a few at most; the rest are freed).
-    func recycle(_ context: OpaquePointer) {
-        let bits = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(context)))
-        let kept = contexts.withLock { pool -> Bool in
-            guard pool.count < 8 else { return false }
-            pool.append(bits)
-            return true
+    func recycle(_ context: Zstd.DecodingContext) {
+        contexts.withLock { pool in
+            if pool.count < 8 { pool.append(context) }
         }
-        if !kept { ZSTD_freeDCtx(context) }
-    }
-
-    deinit {
-        for bits in contexts.withLock({ $0 }) { ZSTD_freeDCtx(OpaquePointer(bitPattern: bits)!) }
     }
 }

@@ -7,7 +7,7 @@
 /// - `withDecoded`: into memory that lives for one closure.
 final class ValueDecoder {
     private let codecs: ValueCodecs
-    private var context: OpaquePointer?
+    private var context: Zstd.DecodingContext?
     /// The dictionary used last: consecutive values of a tree share one, and a hit skips the lock.
     private var lastDictionary: DecompressionDictionary?
     /// The arena of `decodeKept`: chunks never move, so what was handed out stays valid.
@@ -66,8 +66,8 @@ final class ValueDecoder {
                 lastDictionary = dictionary
             }
         }
-        if context == nil { context = codecs.takeContext() }
-        try Zstd.decode(value.bytes, into: destination, context: context!, dictionary: dictionary, offset: value.offset)
+        if context == nil { context = try codecs.takeContext() }
+        try context!.decode(value.bytes, into: destination, dictionary: dictionary, offset: value.offset)
     }
 
     private func allocate(_ size: Int) -> UnsafeMutableRawBufferPointer {

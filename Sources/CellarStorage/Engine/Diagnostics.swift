@@ -39,38 +39,39 @@ extension Diagnostics {
     /// checks (a zstd frame that records its size, within the value limit and the expansion
     /// bound), the same dictionary lookup (a frame naming a dictionary decodes only with
     /// `dictionary`, and only when that dictionary carries the id the frame names), the same
-    /// exact-size check. Throws `fileCorrupt` (offset 0) for anything else; never traps.
+    /// exact-size check. Throws `fileCorrupt` (offset 0) for anything else; never traps. In a
+    /// build without zstd, throws `compressionUnavailable`.
     public static func decodeCompressedValue(_ frame: UnsafeRawBufferPointer, dictionary: UnsafeRawBufferPointer?) throws -> [UInt8] {
         let (size, id) = try Zstd.header(of: frame, offset: 0)
         var decompression: DecompressionDictionary?
         if id != 0 {
             guard let dictionary, Zstd.dictionaryId(of: dictionary) == id,
-                  let made = DecompressionDictionary(id: id, bytes: dictionary) else {
+                  let made = try DecompressionDictionary(id: id, bytes: dictionary) else {
                 throw StorageError.fileCorrupt(offset: 0, reason: "compressed value names dictionary \(id), which the store does not hold")
             }
             decompression = made
         }
-        let context = decodingCodecs.takeContext()
+        let context = try decodingCodecs.takeContext()
         defer { decodingCodecs.recycle(context) }
         var output = [UInt8](repeating: 0, count: size)
-        try output.withUnsafeMutableBytes { try Zstd.decode(frame, into: $0, context: context, dictionary: decompression, offset: 0) }
+        try output.withUnsafeMutableBytes { try context.decode(frame, into: $0, dictionary: decompression, offset: 0) }
         return output
     }
 
     /// `value` compressed as a store with `.zstd(level:)` would store it (with `dictionary`, a
     /// zstd dictionary, when given); nil when the store would keep it as it is. For building
-    /// fuzz corpora and tests.
-    public static func compressValue(_ value: UnsafeRawBufferPointer, level: Int = 3, dictionary: UnsafeRawBufferPointer? = nil) -> [UInt8]? {
-        let compressor = ValueCompressor(level: Int32(clamping: level))
-        let made = dictionary.flatMap { bytes in
-            Zstd.dictionaryId(of: bytes).flatMap { CompressionDictionary(id: $0, bytes: bytes, level: Int32(clamping: level)) }
+    /// fuzz corpora and tests. Throws `compressionUnavailable` in a build without zstd.
+    public static func compressValue(_ value: UnsafeRawBufferPointer, level: Int = 3, dictionary: UnsafeRawBufferPointer? = nil) throws -> [UInt8]? {
+        let compressor = try ValueCompressor(level: Int32(clamping: level))
+        let made = try dictionary.flatMap { bytes in
+            try Zstd.dictionaryId(of: bytes).flatMap { try CompressionDictionary(id: $0, bytes: bytes, level: Int32(clamping: level)) }
         }
         return compressor.compress(value, dictionary: made).map(Array.init)
     }
 
     /// A zstd dictionary with id `id`, trained on `samples` as compaction trains one; nil when
-    /// zstd finds too little in common.
-    public static func trainDictionary(_ samples: [[UInt8]], capacity: Int = 16 << 10, id: UInt32 = 1) -> [UInt8]? {
-        Zstd.trainDictionary(samples: samples.flatMap { $0 }, sizes: samples.map(\.count), capacity: capacity, id: id)
+    /// zstd finds too little in common. Throws `compressionUnavailable` in a build without zstd.
+    public static func trainDictionary(_ samples: [[UInt8]], capacity: Int = 16 << 10, id: UInt32 = 1) throws -> [UInt8]? {
+        try Zstd.trainDictionary(samples: samples.flatMap { $0 }, sizes: samples.map(\.count), capacity: capacity, id: id)
     }
 }

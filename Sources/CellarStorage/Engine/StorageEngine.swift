@@ -118,7 +118,7 @@ public final class StorageEngine: @unchecked Sendable {
         let options = try options.validated()
         self.directory = directory
         self.options = options
-        compressor = options.readOnly ? nil : options.compression.level.map { ValueCompressor(level: $0) }
+        compressor = options.readOnly ? nil : try options.compression.level.map { try ValueCompressor(level: $0) }
         let opened = try OpenedStore.open(directory: directory, options: options, compactionCopy: compactionCopy)
         let recovered = opened.recovered
         lockDescriptor = opened.lockDescriptor

@@ -34,6 +34,9 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     case encryptionKeyRequired(path: String)
     /// A key was given, but the store is not encrypted.
     case notEncrypted(path: String)
+    /// This build of Cellar has no `codec`, which `needed` (a stored value compressed with it, or
+    /// an option that would compress with it). Nothing was read or written in its place.
+    case compressionUnavailable(codec: String, needed: String)
 
     /// A message that names what went wrong and, where there is one, what to do about it.
     public var description: String {
@@ -68,6 +71,8 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the store at \(path) is encrypted: open it with its encryption key"
         case .notEncrypted(let path):
             return "the store at \(path) is not encrypted: open it without a key, or encrypt it by compacting it with a new key"
+        case .compressionUnavailable(let codec, let needed):
+            return "\(needed), but this build of Cellar has no \(codec): \(codec) comes from the system's library, linked on Linux with the package's `Zstd` trait (on by default; Debian: libzstd-dev) and on macOS with the `ZstdOnMacOS` trait (Homebrew's zstd); iOS, tvOS, watchOS and visionOS have none. Open the store with a build that has \(codec) and compact it with compression .none to read it anywhere"
         }
     }
 }

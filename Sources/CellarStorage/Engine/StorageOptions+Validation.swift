@@ -33,6 +33,9 @@ extension StorageOptions {
         if let level = options.compression.level, level < -(1 << 17) || level > 22 {
             throw StorageError.illegalArgument("zstd level must be between -131072 and 22, got \(level)")
         }
+        if !options.compression.isAvailable {
+            throw Zstd.unavailable("compression \(options.compression) was asked for")
+        }
         return options
     }
 }

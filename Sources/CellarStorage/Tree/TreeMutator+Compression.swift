@@ -48,7 +48,7 @@ extension TreeMutator {
         guard let bytes = try dictionaryBytes(id) else {
             throw StorageError.fileCorrupt(offset: 0, reason: "tree \"\(tree.name)\" names dictionary \(id), which the store does not hold")
         }
-        guard let made = CompressionDictionary(id: id, bytes: bytes, level: level) else {
+        guard let made = try CompressionDictionary(id: id, bytes: bytes, level: level) else {
             throw StorageError.fileCorrupt(offset: 0, reason: "dictionary \(id) is not a zstd dictionary")
         }
         dictionaries[id] = made
