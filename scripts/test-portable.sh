@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # The engine's and the object layer's suites in a build configured as Cellar is built for iOS,
-# tvOS and watchOS, as far as Linux can: without zstd (the package's default traits off, so the
-# `Zstd` trait too; see Package.swift). Compression options are refused there, and a store holding
-# zstd-compressed values throws `compressionUnavailable` when it reads one; the suites that need
-# zstd say they are skipped, and CompressionUnavailableTests checks the refusals on a fixture.
+# tvOS and watchOS, as far as Linux can:
+# - without zstd (the package's default traits off, so the `Zstd` trait too; see Package.swift).
+#   Compression options are refused there, and a store holding zstd-compressed values throws
+#   `compressionUnavailable` when it reads one; the suites that need zstd say they are skipped,
+#   and CompressionUnavailableTests checks the refusals on a fixture;
+# - with CELLAR_PORTABLE_POSIX: the engine takes the plain POSIX path Apple platforms take where
+#   Linux has a call of its own (no memfd, no hole punching, no sync_file_range, fsync for
+#   fdatasync; Sources/CellarStorage/IO/Syscall.swift, docs/platforms.md).
 # A build folder of its own (.build-portable), without the generator and swift-syntax
 # (CELLAR_WITHOUT_GENERATOR=1: the generator does not touch compression).
 #
@@ -16,7 +20,8 @@ cd "$(dirname "$0")/.."
 
 scripts/ensure-deps.sh
 export CELLAR_WITHOUT_GENERATOR=1
-config=(--disable-default-traits --scratch-path .build-portable -Xswiftc -gline-tables-only -Xcc -gline-tables-only)
+config=(--disable-default-traits --scratch-path .build-portable -Xswiftc -DCELLAR_PORTABLE_POSIX
+        -Xswiftc -gline-tables-only -Xcc -gline-tables-only)
 # The versions the root package resolved, when it did: this manifest, without swift-syntax, must
 # not rewrite Package.resolved under a build of the full one running beside it.
 resolved=()

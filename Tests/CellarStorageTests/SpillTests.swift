@@ -103,13 +103,17 @@ struct SpillTests {
             if k % 4 == 3 {
                 txn.abort()
                 #expect(engine.fileSize == lengthBefore, "\(context): an aborted transaction commits nothing")
-                // What it wrote ahead of a commit reads as zeros (a hole punched).
+                #if os(Linux) && !CELLAR_PORTABLE_POSIX
+                // What it wrote ahead of a commit reads as zeros (a hole punched). Where no hole can
+                // be punched (the portable path, Apple platforms) it stays as garbage past the log's
+                // end, which the next frame overwrites: the reads below and the reopen check that.
                 let file = try PosixFile(path: directory.sub(StorageEngine.dataFileName), create: false, readOnly: true)
                 let size = try file.size()
                 var tail = [UInt8](repeating: 1, count: Int(size - lengthBefore))
                 _ = try tail.withUnsafeMutableBytes { try file.read(into: $0, at: lengthBefore) }
                 file.close()
                 #expect(tail.count > 0 && tail.allSatisfy { $0 == 0 }, "\(context): \(tail.count) bytes past the log's end, not all zeros")
+                #endif
             } else {
                 try txn.commit()
                 committed = model

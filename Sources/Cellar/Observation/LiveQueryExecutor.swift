@@ -47,7 +47,7 @@ final class LiveQueryExecutor: @unchecked Sendable {
 
     /// The thread's loop: waits for the earliest task's due time, runs it, ends when idle.
     private func run() {
-        #if os(Linux)
+        #if os(Linux) && !CELLAR_PORTABLE_POSIX
         // On Linux the nice value belongs to the calling thread (`who` 0 is the caller).
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceness)
         #endif

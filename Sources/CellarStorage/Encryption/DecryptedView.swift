@@ -64,7 +64,7 @@ final class DecryptedView: @unchecked Sendable {
         }
     }
 
-    #if canImport(Glibc)
+    #if canImport(Glibc) && !CELLAR_PORTABLE_POSIX
     private static let noReserve = MAP_NORESERVE
     #else
     private static let noReserve: Int32 = 0

@@ -7,7 +7,12 @@ import Darwin
 /// Thin wrappers over the system calls the engine uses; a failure becomes `StorageError.io` naming
 /// the call and the path. The `…Once` calls make exactly one system call: the loops over short
 /// transfers and `EINTR` live in `StorageFile`'s extension, above the seam, so tests reach them.
-#if os(Linux)
+///
+/// The calls only Linux has (`memfd_create`, `sync_file_range`, `fallocate`, `fdatasync`) each
+/// have the plain POSIX path Apple platforms take instead. `CELLAR_PORTABLE_POSIX` (set by
+/// scripts/test-portable.sh) makes a Linux build take those paths too, so that they run under
+/// the tests here; what only Darwin compiles is `F_FULLFSYNC` in the two syncs (docs/platforms.md).
+#if os(Linux) && !CELLAR_PORTABLE_POSIX
 /// glibc's `memfd_create` (2.27+), looked up at run time: Swift's Glibc module does not declare it
 /// (it sits behind `_GNU_SOURCE`).
 private let linuxMemfdCreate: (@convention(c) (UnsafePointer<CChar>, UInt32) -> Int32)? = {
@@ -87,11 +92,15 @@ enum Syscall {
     }
 
     /// One data sync: `fdatasync` on Linux, `F_FULLFSYNC` on Apple platforms (plain `fsync` there
-    /// does not flush the drive's cache). Throws `.io` with the errno (EINTR too).
+    /// does not flush the drive's cache), falling back to `fsync` where the file system refuses
+    /// it; the portable path (`CELLAR_PORTABLE_POSIX`) is that `fsync`. Throws `.io` with the
+    /// errno (EINTR too).
     static func dataSyncOnce(_ fd: Int32, path: String) throws {
         #if canImport(Darwin)
         var result = fcntl(fd, F_FULLFSYNC)
         if result != 0 { result = fsync(fd) }  // some file systems do not support F_FULLFSYNC
+        #elseif CELLAR_PORTABLE_POSIX
+        let result = fsync(fd)
         #else
         let result = fdatasync(fd)
         #endif
@@ -118,7 +127,7 @@ enum Syscall {
     /// zeros from now on and the file keeps its size. False where the system or the file system
     /// has no such call (the caller writes zeros instead); throws `.io` on any other failure.
     static func punchHoleOnce(_ fd: Int32, at offset: UInt64, length: UInt64, path: String) throws -> Bool {
-        #if os(Linux)
+        #if os(Linux) && !CELLAR_PORTABLE_POSIX
         guard let fallocate = linuxFallocate else { return false }
         let keepSizePunchHole: Int32 = 0x01 | 0x02  // <linux/falloc.h>
         if fallocate(fd, keepSizePunchHole, off_t(offset), off_t(length)) == 0 { return true }
@@ -134,7 +143,7 @@ enum Syscall {
     /// (`sync_file_range(SYNC_FILE_RANGE_WRITE)` on Linux; nothing elsewhere). A hint, not a
     /// sync: nothing is durable because of it, and a failure is ignored.
     static func startWriteback(_ fd: Int32, at offset: UInt64, length: UInt64) {
-        #if os(Linux)
+        #if os(Linux) && !CELLAR_PORTABLE_POSIX
         guard let syncFileRange = linuxSyncFileRange else { return }
         _ = syncFileRange(fd, off_t(offset), off_t(length), 2)  // SYNC_FILE_RANGE_WRITE
         #endif
@@ -194,7 +203,7 @@ enum Syscall {
     /// A new, empty, anonymous file that lives in memory until its descriptor is closed: a
     /// `memfd` on Linux; elsewhere a temporary file unlinked at once (the page cache holds it).
     static func anonymousFile(name: String) throws -> Int32 {
-        #if os(Linux)
+        #if os(Linux) && !CELLAR_PORTABLE_POSIX
         if let memfdCreate = linuxMemfdCreate {
             let fd = name.withCString { memfdCreate($0, 1 /* MFD_CLOEXEC */) }
             if fd >= 0 { return fd }
