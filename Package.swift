@@ -32,9 +32,10 @@ let cryptographySettings: [SwiftSetting] = swiftCryptoEverywhere ? [] : [.define
 /// on a Mac, not for apps that run on other Macs, which have no Homebrew. iOS, tvOS, watchOS and
 /// visionOS have no libzstd: Cellar is built there without it. A build without zstd refuses the
 /// compression options and throws `compressionUnavailable` when it meets a compressed value.
+/// (Two targets for the one library: SwiftPM takes one condition per dependency on a target.)
 let zstd: [Target.Dependency] = [
     .target(name: "CZstd", condition: .when(platforms: [.linux, .android, .openbsd, .windows, .wasi], traits: ["Zstd"])),
-    .target(name: "CZstd", condition: .when(platforms: [.macOS], traits: ["ZstdOnMacOS"])),
+    .target(name: "CZstdMacOS", condition: .when(platforms: [.macOS], traits: ["ZstdOnMacOS"])),
 ]
 
 let package = Package(
@@ -65,11 +66,17 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // libzstd from the system (Debian: libzstd-dev, Homebrew: zstd), where `zstd` above says.
+        // libzstd from the system (Debian: libzstd-dev), where `zstd` above says; on macOS the
+        // same library from Homebrew, under another module name.
         .systemLibrary(
             name: "CZstd",
             pkgConfig: "libzstd",
-            providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
+            providers: [.apt(["libzstd-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZstdMacOS",
+            pkgConfig: "libzstd",
+            providers: [.brew(["zstd"])]
         ),
         // libcrypto from the system, Linux only (Debian: libssl-dev): encryption at rest.
         .systemLibrary(

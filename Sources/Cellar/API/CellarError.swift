@@ -65,7 +65,7 @@ public struct CellarError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let notEncrypted = Code(rawValue: "notEncrypted")
         /// This build has no zstd (iOS, tvOS, watchOS, visionOS, macOS without the `ZstdOnMacOS`
         /// trait, or Linux without the `Zstd` trait): the store holds zstd-compressed values, or
-        /// the options ask for compression. See ``Compression/isAvailable``.
+        /// the options ask for compression. See `Compression.isAvailable`.
         public static let compressionUnavailable = Code(rawValue: "compressionUnavailable")
 
         /// True when `error` is a ``CellarError`` with this code: lets a code be a `catch` pattern

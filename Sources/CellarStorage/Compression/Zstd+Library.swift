@@ -1,5 +1,9 @@
+#if canImport(CZstd) || canImport(CZstdMacOS)
 #if canImport(CZstd)
 import CZstd
+#else
+import CZstdMacOS
+#endif
 
 /// The zstd calls the engine makes, in one place (see `Zstd`): checking and decoding a stored
 /// frame, compressing a value into a reused buffer, training a dictionary. Everything here works

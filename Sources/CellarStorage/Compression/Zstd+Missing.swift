@@ -1,4 +1,4 @@
-#if !canImport(CZstd)
+#if !canImport(CZstd) && !canImport(CZstdMacOS)
 /// The build has no zstd (see `Zstd`): every call that would need libzstd throws
 /// `StorageError.compressionUnavailable`. Nothing here decodes or guesses.
 extension Zstd {

@@ -1,7 +1,8 @@
 /// zstd, the engine's compression codec, behind one seam: everything that calls libzstd is in
-/// `Zstd+Library.swift`, built when the package has it (the `Zstd` trait, on by default, on a
-/// platform that has the library: Linux, Android, BSD). `Zstd+Missing.swift` is its twin for
-/// every other build (iOS, tvOS, watchOS, visionOS, macOS, and any build with the trait off):
+/// `Zstd+Library.swift`, built when the package has it (`CZstd`: the `Zstd` trait, on by default,
+/// on a platform that has the library: Linux, Android, BSD; `CZstdMacOS`: the `ZstdOnMacOS`
+/// trait, on macOS). `Zstd+Missing.swift` is its twin for every other build (iOS, tvOS,
+/// watchOS, visionOS, macOS without that trait, and any build with the traits off):
 /// the same names, which throw `StorageError.compressionUnavailable`. So a store whose values
 /// were compressed with zstd, opened by a build without it, fails with that error at the first
 /// compressed value it reads; it never returns other bytes. Options that would compress are
