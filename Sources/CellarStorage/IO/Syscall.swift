@@ -97,14 +97,14 @@ enum Syscall {
     /// errno (EINTR too).
     static func dataSyncOnce(_ fd: Int32, path: String) throws {
         #if canImport(Darwin)
-        var result = fcntl(fd, F_FULLFSYNC)
-        if result != 0 { result = fsync(fd) }  // some file systems do not support F_FULLFSYNC
+        var (operation, result) = ("fcntl(F_FULLFSYNC)", fcntl(fd, F_FULLFSYNC))
+        if result != 0 { (operation, result) = ("fsync", fsync(fd)) }  // some file systems do not support F_FULLFSYNC
         #elseif CELLAR_PORTABLE_POSIX
-        let result = fsync(fd)
+        let (operation, result) = ("fsync", fsync(fd))
         #else
-        let result = fdatasync(fd)
+        let (operation, result) = ("fdatasync", fdatasync(fd))
         #endif
-        _ = try check("fdatasync", path: path, retryOnInterrupt: false) { result }
+        _ = try check(operation, path: path, retryOnInterrupt: false) { result }
     }
 
     /// A full `fsync` (data and metadata), looping on EINTR; used for directories.
