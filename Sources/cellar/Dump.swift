@@ -1,4 +1,4 @@
-@_spi(Testing) import Cellar
+@_spi(Tools) import Cellar
 import CellarStorage
 
 /// Prints the objects of the store in `directory` (of `entity` only, when given; those that match

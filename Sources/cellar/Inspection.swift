@@ -1,4 +1,4 @@
-@_spi(Testing) import Cellar
+@_spi(Tools) import Cellar
 import CellarStorage
 @preconcurrency import Foundation
 

@@ -1,3 +1,4 @@
+import CellarStorage
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Musl)
@@ -114,8 +115,8 @@ public struct GeoPoint: Hashable, Sendable, Codable, CustomStringConvertible {
         guard bytes.count >= encodedSize else {
             throw CellarError.fileCorrupt("a stored GeoPoint has \(bytes.count) bytes, \(encodedSize) expected")
         }
-        let latitude = Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)))
-        let longitude = Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        let latitude = Double(bitPattern: bytes.loadLE(UInt64.self, at: 0))
+        let longitude = Double(bitPattern: bytes.loadLE(UInt64.self, at: 8))
         guard latitude.isFinite, (-90.0...90.0).contains(latitude), longitude.isFinite, (-180.0...180.0).contains(longitude) else {
             throw CellarError.fileCorrupt("a stored GeoPoint has latitude \(latitude) and longitude \(longitude); latitude must be in -90...90 and longitude in -180...180")
         }

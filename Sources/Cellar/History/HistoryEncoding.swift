@@ -1,3 +1,5 @@
+import CellarStorage
+
 /// How a history entry is stored: the value under its sequence number (8 bytes, big-endian) in
 /// the history tree (`StorageLayout.historyTree`). All integers little-endian; "varint" is
 /// LEB128 (7 bits a byte, low first, at most 10 bytes).
@@ -162,7 +164,7 @@ enum HistoryEncoding {
         mutating func fixed() throws -> UInt64 {
             guard bytes.count - position >= 8 else { throw corrupt("it ends early") }
             defer { position += 8 }
-            return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+            return bytes.loadLE(UInt64.self, at: position)
         }
 
         mutating func varint() throws -> UInt64 {

@@ -38,9 +38,9 @@ struct HistoryState: Equatable {
         guard bytes.count == size, bytes[0] == version else {
             throw CellarError.fileCorrupt("the history's state has \(bytes.count) bytes and format \(bytes.first.map(String.init) ?? "none"); this build reads \(size) bytes of format \(version)")
         }
-        let state = HistoryState(lastSequence: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 1, as: UInt64.self)),
-                                 lastTimestamp: HybridTimestamp(rawValue: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 9, as: UInt64.self))),
-                                 firstKept: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 17, as: UInt64.self)))
+        let state = HistoryState(lastSequence: bytes.loadLE(UInt64.self, at: 1),
+                                 lastTimestamp: HybridTimestamp(rawValue: bytes.loadLE(UInt64.self, at: 9)),
+                                 firstKept: bytes.loadLE(UInt64.self, at: 17))
         guard state.firstKept >= 1, state.firstKept <= state.lastSequence &+ 1 else {
             throw CellarError.fileCorrupt("the history's state keeps entries from \(state.firstKept), but its last entry is \(state.lastSequence)")
         }

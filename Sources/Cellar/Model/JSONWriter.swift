@@ -9,7 +9,7 @@
 ///
 /// The output depends only on the value, so writing is deterministic. A `.number` built in code is
 /// written as it is, without checking that it is valid JSON.
-@_spi(Testing) @_spi(Sync) public enum JSONWriter {
+@_spi(Testing) @_spi(Sync) @_spi(Tools) public enum JSONWriter {
     /// `value` as UTF-8 text (without a trailing newline).
     public static func bytes(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []

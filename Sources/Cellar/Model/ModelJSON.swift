@@ -110,7 +110,7 @@ extension Model {
     }
 
     /// The model file's text (see `jsonBytes()`).
-    @_spi(Testing) public func jsonString() -> String {
+    @_spi(Testing) @_spi(Tools) public func jsonString() -> String {
         String(decoding: jsonBytes(), as: UTF8.self)
     }
 

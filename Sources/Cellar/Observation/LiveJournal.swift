@@ -1,5 +1,5 @@
 import Atomics
-import Foundation
+import CellarStorage
 
 /// The record of the commits the live queries of a store have not yet seen, written by the
 /// writer while each commit is being published (one append per commit, whatever the number of
@@ -8,12 +8,14 @@ import Foundation
 /// Scheduling: the first commit recorded while no pass is scheduled marks the journal scheduled
 /// and asks for a signal (`takeSignal`), which the writer gives once the commit is visible; later
 /// commits ride on that pass until it begins (`beginUpdate`).
-final class LiveJournal: @unchecked Sendable {
-    // Thread safety: `entries`, `scheduled` and `closed` under `lock`.
-    private let lock = NSLock()
-    private var entries: [(txnId: UInt64, changes: CommittedChanges?)] = []
-    private var scheduled = false
-    private var closed = false
+final class LiveJournal: Sendable {
+    private struct State {
+        var entries: [(txnId: UInt64, changes: CommittedChanges?)] = []
+        var scheduled = false
+        var closed = false
+    }
+
+    private let state = Locked(State())
     /// Whether a recorded commit asked for an update that is not scheduled yet.
     private let signalDue = ManagedAtomic<Bool>(false)
 
@@ -22,11 +24,11 @@ final class LiveJournal: @unchecked Sendable {
     /// The writer, before commit `txnId` is visible: what it changed (nil: not known object by
     /// object).
     func record(_ txnId: UInt64, _ changes: CommittedChanges?) {
-        lock.withLock {
-            guard !closed else { return }
-            entries.append((txnId, changes))
-            if !scheduled {
-                scheduled = true
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.entries.append((txnId, changes))
+            if !state.scheduled {
+                state.scheduled = true
                 signalDue.store(true, ordering: .releasing)
             }
         }
@@ -39,9 +41,9 @@ final class LiveJournal: @unchecked Sendable {
 
     /// Marks an update scheduled; false when one is already (or the journal is closed).
     func requestUpdate() -> Bool {
-        lock.withLock {
-            guard !closed, !scheduled else { return false }
-            scheduled = true
+        state.withLock { state in
+            guard !state.closed, !state.scheduled else { return false }
+            state.scheduled = true
             return true
         }
     }
@@ -49,25 +51,25 @@ final class LiveJournal: @unchecked Sendable {
     /// An update begins (before it opens its snapshot): commits recorded from now on schedule
     /// another.
     func beginUpdate() {
-        lock.withLock { scheduled = false }
+        state.withLock { $0.scheduled = false }
     }
 
     /// Takes the entries of the commits up to `txnId` (in commit order); tells whether newer
     /// ones remain.
     func take(through txnId: UInt64) -> (changes: [CommittedChanges?], remaining: Bool) {
-        lock.withLock {
-            let count = entries.firstIndex { $0.txnId > txnId } ?? entries.count
-            let taken = entries[..<count].map(\.changes)
-            entries.removeFirst(count)
-            return (taken, !entries.isEmpty)
+        state.withLock { state in
+            let count = state.entries.firstIndex { $0.txnId > txnId } ?? state.entries.count
+            let taken = state.entries[..<count].map(\.changes)
+            state.entries.removeFirst(count)
+            return (taken, !state.entries.isEmpty)
         }
     }
 
     /// Stops recording and scheduling for good.
     func close() {
-        lock.withLock {
-            closed = true
-            entries = []
+        state.withLock { state in
+            state.closed = true
+            state.entries = []
         }
     }
 }

@@ -1,3 +1,4 @@
+import CellarStorage
 import Dispatch
 import Foundation
 
@@ -64,17 +65,21 @@ struct LivePass {
 /// times the last pass's duration apart (at most 200 ms), so that all live queries of a store
 /// together keep to about a twentieth of a core. Commits in between are folded in.
 final class LiveQueryHub: @unchecked Sendable {
-    // Thread safety: `members`, `journal`, `token`, `registeredAfter`, `lastPass` and
-    // `lastDuration` under `lock`. Lock order: this lock, then a journal's (never the reverse).
-    private let lock = NSLock()
-    private var members: [ObjectIdentifier: any LiveQueryMember] = [:]
-    /// The journal while registered with the store's observers (nil: no live query).
-    private var journal: LiveJournal?
-    private var token: Int?
-    /// The last commit published before the journal registered (a pass older than it may miss it).
-    private var registeredAfter: UInt64 = 0
-    private var lastPass: UInt64 = 0
-    private var lastDuration: UInt64 = 0
+    // Thread safety: what changes is in `state`, under its lock; `passHook` is set before any
+    // live query starts. Lock order: this lock, then a journal's (never the reverse).
+    private struct State {
+        var members: [ObjectIdentifier: any LiveQueryMember] = [:]
+        /// The journal while registered with the store's observers (nil: no live query).
+        var journal: LiveJournal?
+        var token: Int?
+        /// The last commit published before the journal registered (a pass older than it may
+        /// miss it).
+        var registeredAfter: UInt64 = 0
+        var lastPass: UInt64 = 0
+        var lastDuration: UInt64 = 0
+    }
+
+    private let state = Locked(State())
     private let observers: ChangeObservers
     private let executor = LiveQueryExecutor()
     /// Every entity of the model: the journal records commits to any of them.
@@ -98,14 +103,14 @@ final class LiveQueryHub: @unchecked Sendable {
 
     /// Adds a live query; its first result comes with the next pass.
     func add(_ member: any LiveQueryMember) {
-        let journal: LiveJournal = lock.withLock {
-            members[ObjectIdentifier(member)] = member
-            if let journal = self.journal { return journal }
+        let journal: LiveJournal = state.withLock { state in
+            state.members[ObjectIdentifier(member)] = member
+            if let journal = state.journal { return journal }
             let journal = LiveJournal()
             let (token, lastPublished) = observers.addJournal(entities: entities, journal: journal, signal: { [weak self] in
                 self?.schedule()
             })
-            (self.journal, self.token, registeredAfter) = (journal, token, lastPublished)
+            (state.journal, state.token, state.registeredAfter) = (journal, token, lastPublished)
             return journal
         }
         if journal.requestUpdate() { schedule() }
@@ -113,22 +118,22 @@ final class LiveQueryHub: @unchecked Sendable {
 
     /// Removes a live query; the journal unregisters with the last one.
     func remove(_ member: any LiveQueryMember) {
-        let token: Int? = lock.withLock {
-            guard members.removeValue(forKey: ObjectIdentifier(member)) != nil, members.isEmpty else { return nil }
-            journal?.close()
-            journal = nil
-            defer { self.token = nil }
-            return self.token
+        let token: Int? = state.withLock { state in
+            guard state.members.removeValue(forKey: ObjectIdentifier(member)) != nil, state.members.isEmpty else { return nil }
+            state.journal?.close()
+            state.journal = nil
+            defer { state.token = nil }
+            return state.token
         }
         if let token { observers.remove(token) }
     }
 
     /// Schedules a pass (the journal marked one scheduled).
     private func schedule() {
-        let due: UInt64 = lock.withLock {
+        let due: UInt64 = state.withLock { state in
             let now = DispatchTime.now().uptimeNanoseconds
-            let gap = min(Self.maximumInterval, max(Self.minimumInterval, Self.busyFactor &* lastDuration))
-            return lastPass == 0 ? now : max(now, lastPass &+ gap)
+            let gap = min(Self.maximumInterval, max(Self.minimumInterval, Self.busyFactor &* state.lastDuration))
+            return state.lastPass == 0 ? now : max(now, state.lastPass &+ gap)
         }
         executor.schedule(at: due) { [self] in runPass() }
     }
@@ -139,10 +144,10 @@ final class LiveQueryHub: @unchecked Sendable {
         // and every commit signalled before now is in the snapshot. With the members taken in
         // the same hold of the lock: a live query added after this pass took them asks for
         // another (its `requestUpdate` finds none scheduled).
-        let (journal, members, registeredAfter): (LiveJournal?, [any LiveQueryMember], UInt64) = lock.withLock {
-            lastPass = DispatchTime.now().uptimeNanoseconds
-            self.journal?.beginUpdate()
-            return (self.journal, Array(self.members.values), self.registeredAfter)
+        let (journal, members, registeredAfter): (LiveJournal?, [any LiveQueryMember], UInt64) = state.withLock { state in
+            state.lastPass = DispatchTime.now().uptimeNanoseconds
+            state.journal?.beginUpdate()
+            return (state.journal, Array(state.members.values), state.registeredAfter)
         }
         passHook?()
         guard let journal, let store = members.first?.store else { return }
@@ -164,7 +169,7 @@ final class LiveQueryHub: @unchecked Sendable {
             for member in members { member.failed(failure) }
         }
         let took = (DispatchTime.now().uptimeNanoseconds &- started) &- firstResults
-        lock.withLock { lastDuration = took }
+        state.withLock { $0.lastDuration = took }
         // Commits recorded but not yet visible when the snapshot was opened: their signal may
         // have come before this pass began (and scheduled nothing).
         if remaining && journal.requestUpdate() { schedule() }

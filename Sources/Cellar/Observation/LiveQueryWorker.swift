@@ -1,3 +1,4 @@
+import CellarStorage
 import Dispatch
 import Foundation
 
@@ -11,8 +12,9 @@ import Foundation
 /// the results of N from its previous results and those objects (or by running the query in
 /// that same transaction): every publication is exactly the query's result in one commit.
 final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryMember, @unchecked Sendable {
-    // Thread safety: `cancelled`, `runs`, `waiting`, `delivered` and `target` under `lock`;
-    // everything else that changes only on the live-query thread (in the hub's passes).
+    // Thread safety: what the delivery queue and the app's threads share is in `shared`, under
+    // its lock; everything else that changes does so only on the live-query thread (in the hub's
+    // passes).
     private let query: Query<E>
     private let compiled: CompiledQuery
     let entity: UInt32
@@ -25,10 +27,21 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryM
     private let delivery: DispatchQueue
     private let hub: LiveQueryHub
 
-    private let lock = NSLock()
-    private var cancelled = false
-    /// Where updates go (nil once released).
-    private weak var target: LiveResults<E>?
+    private struct Shared {
+        var cancelled = false
+        /// Where updates go (nil once released).
+        weak var target: LiveResults<E>?
+        /// An update computed but not yet run on the delivery queue: a newer one replaces it (a
+        /// slow consumer gets the latest results, not a backlog), its change then computed
+        /// against what was last delivered, its modified objects the union of both.
+        var waiting: (update: Update, modified: Set<Id>, initial: Bool, folded: Bool)?
+        /// The ids the delivery queue was last handed (nil: nothing yet).
+        var delivered: [Id]?
+        /// How many times the query ran.
+        var runs = 0
+    }
+
+    private let shared = Locked(Shared())
 
     /// The current results: their ids, objects (in the same order) and id set.
     private var current: [Id] = []
@@ -51,8 +64,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryM
     private var rerunNext = false
     /// The update being made from records in the current pass (see `consider`).
     private var merging: Merge?
-    private var runs = 0
-    var queryRuns: Int { lock.withLock { runs } }
+    var queryRuns: Int { shared.withLock { $0.runs } }
 
     init(query: Query<E>, delivery: DispatchQueue, properties: [Property<E>]?) throws {
         self.query = query
@@ -68,12 +80,12 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryM
 
     /// Joins the store's hub, whose next pass makes the first result.
     func start(publishingTo results: LiveResults<E>) {
-        lock.withLock { target = results }
+        shared.withLock { $0.target = results }
         hub.add(self)
     }
 
     func cancel() {
-        lock.withLock { cancelled = true }
+        shared.withLock { $0.cancelled = true }
         hub.remove(self)
     }
 
@@ -81,44 +93,37 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryM
     private func publish(_ update: Update) {
         handOver(update) { [weak self] objects, ids, change, snapshot in
             nonisolated(unsafe) let objects = objects
-            self?.lock.withLock { self?.target }?.publish(objects, ids, change, snapshot: snapshot)
+            self?.shared.withLock { $0.target }?.publish(objects, ids, change, snapshot: snapshot)
         }
     }
 
     func failed(_ error: CellarError) {
         merging = nil
         rerunNext = true
-        deliver { [weak self] in self?.lock.withLock { self?.target }?.fail(error) }
+        deliver { [weak self] in self?.shared.withLock { $0.target }?.fail(error) }
     }
-
-    /// An update computed but not yet run on the delivery queue: a newer one replaces it (a
-    /// slow consumer gets the latest results, not a backlog), its change then computed against
-    /// what was last delivered, its modified objects the union of both.
-    private var waiting: (update: Update, modified: Set<Id>, initial: Bool, folded: Bool)?
-    /// The ids the delivery queue was last handed (nil: nothing yet).
-    private var delivered: [Id]?
 
     /// Hands an update to the delivery queue, folding it into one still waiting there.
     private func handOver(_ update: Update, _ body: @escaping @Sendable (LiveObjects<E>, [Id], ResultsChange, UInt64) -> Void) {
         // An object that left, came or moved in either update may have changed between the two
         // (it did, unless it only moved): it counts as modified if it stays.
         let touched = update.contentChanged.union(update.change.insertedIds).union(update.change.deletedIds)
-        let schedule: Bool = lock.withLock {
-            if let previous = waiting {
+        let schedule: Bool = shared.withLock { shared in
+            if let previous = shared.waiting {
                 // Folded: the change is computed again at delivery, against what was delivered.
-                waiting = (update, previous.modified.union(touched), previous.initial, true)
+                shared.waiting = (update, previous.modified.union(touched), previous.initial, true)
                 return false
             }
-            waiting = (update, touched, update.change.isInitial, false)
+            shared.waiting = (update, touched, update.change.isInitial, false)
             return true
         }
         guard schedule else { return }
         deliver { [self] in
-            let taken: (update: Update, change: ResultsChange)? = lock.withLock {
-                guard let waiting else { return nil }
-                self.waiting = nil
-                let base = delivered
-                delivered = waiting.update.ids
+            let taken: (update: Update, change: ResultsChange)? = shared.withLock { shared in
+                guard let waiting = shared.waiting else { return nil }
+                shared.waiting = nil
+                let base = shared.delivered
+                shared.delivered = waiting.update.ids
                 let ids = waiting.update.ids
                 let change = waiting.initial || base == nil
                     ? ResultsChange.initial(ids)
@@ -134,7 +139,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryM
     /// Runs `body` on the delivery queue unless cancelled by then.
     private func deliver(_ body: @escaping @Sendable () -> Void) {
         delivery.async { [self] in
-            guard !lock.withLock({ cancelled }) else { return }
+            guard !shared.withLock({ $0.cancelled }) else { return }
             body()
         }
     }
@@ -275,7 +280,7 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryM
     /// Runs the query (in the thread's read transaction): its ids and objects (with
     /// `incremental`, also the hashes of their records, into `currentHashes`).
     private func rerun() throws -> ([Id], [E]) {
-        lock.withLock { runs += 1 }
+        shared.withLock { $0.runs += 1 }
         guard incremental else {
             let found = try query.find()
             return (found.map { query.box.binding.id(of: $0) }, found)

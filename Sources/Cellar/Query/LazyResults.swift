@@ -92,9 +92,9 @@ extension Query {
 /// for note in notes[100..<120] { … }   // builds 20
 /// ```
 public final class LazyResults<E: EntityInspectable>: RandomAccessCollection, @unchecked Sendable {
-    // Thread safety: `context`, `cache` and `built` are only used under `lock`; the rest is
-    // immutable. The context's read transaction (used from one thread at a time) is used only
-    // under the lock as well.
+    // Thread safety: what changes is in `state`, used under its lock; the rest is immutable. The
+    // context's read transaction (used from one thread at a time) is used only under the lock as
+    // well.
 
     /// How many built objects the results keep unless `findLazy` is given another size.
     public static var defaultCacheSize: Int { 64 }
@@ -106,17 +106,21 @@ public final class LazyResults<E: EntityInspectable>: RandomAccessCollection, @u
     public let cacheSize: Int
 
     private let box: Box<E>
-    private let lock = NSLock()
-    private var context: TransactionContext?
-    private var cache: ObjectCache
-    private var built = 0
+    private let state: Locked<State>
+
+    private struct State {
+        /// The snapshot the objects are built from; nil once closed.
+        var context: TransactionContext?
+        var cache: ObjectCache
+        /// Objects built so far.
+        var built = 0
+    }
 
     init(box: Box<E>, ids: [EntityId<E>], context: TransactionContext, cacheSize: Int) {
         self.box = box
         self.ids = ids
-        self.context = context
         self.cacheSize = cacheSize
-        cache = ObjectCache(capacity: cacheSize)
+        state = Locked(State(context: context, cache: ObjectCache(capacity: cacheSize)))
     }
 
     // MARK: Collection
@@ -151,9 +155,9 @@ public final class LazyResults<E: EntityInspectable>: RandomAccessCollection, @u
         guard indices.contains(position) else {
             throw CellarError.illegalArgument("LazyResults.object(at: \(position)): the results have \(ids.count) objects")
         }
-        return try lock.withLock {
-            if let object = cache.object(at: position) { return object }
-            guard let context else {
+        return try state.withLock { state in
+            if let object = state.cache.object(at: position) { return object }
+            guard let context = state.context else {
                 throw CellarError.illegalArgument("LazyResults.object(at: \(position)): the results were closed")
             }
             let id = ids[position].value
@@ -163,8 +167,8 @@ public final class LazyResults<E: EntityInspectable>: RandomAccessCollection, @u
                 // The ids were found in this very snapshot: a missing record is damage.
                 throw CellarError.fileCorrupt("object \(id) of \(E.self), found by the query, has no record in the same snapshot")
             }
-            built += 1
-            cache.insert(object, at: position)
+            state.built += 1
+            state.cache.insert(object, at: position)
             return object
         }
     }
@@ -173,22 +177,22 @@ public final class LazyResults<E: EntityInspectable>: RandomAccessCollection, @u
     /// object afterwards fails (see ``object(at:)``). Idempotent; releasing the results does the
     /// same.
     public func close() {
-        lock.withLock {
-            context = nil
-            cache = ObjectCache(capacity: cacheSize)
+        state.withLock { state in
+            state.context = nil
+            state.cache = ObjectCache(capacity: cacheSize)
         }
     }
 
     /// Whether ``close()`` was called.
-    public var isClosed: Bool { lock.withLock { context == nil } }
+    public var isClosed: Bool { state.withLock { $0.context == nil } }
 
     // MARK: Testing
 
     /// How many objects have been built so far (cache hits not counted).
-    @_spi(Testing) public var builtObjectCount: Int { lock.withLock { built } }
+    @_spi(Testing) public var builtObjectCount: Int { state.withLock { $0.built } }
 
     /// How many built objects are cached now.
-    @_spi(Testing) public var cachedObjectCount: Int { lock.withLock { cache.count } }
+    @_spi(Testing) public var cachedObjectCount: Int { state.withLock { $0.cache.count } }
 
     // MARK: The cache
 

@@ -9,21 +9,21 @@ import Foundation
 /// objects are built only for the results. A query may be used from several threads;
 /// `setParameter` changes it for the calls that start afterwards.
 public final class Query<E: EntityInspectable>: @unchecked Sendable {
-    // Thread safety: `state` is only read and replaced under `lock`.
+    // Thread safety: `builder` is immutable; the condition and its compiled form change together,
+    // under `state`'s lock (`setParameter`).
     private let builder: QueryBuilder<E>
-    private let lock = NSLock()
-    private var state: (condition: QueryCondition<E>.Node?, compiled: Result<CompiledQuery, CellarError>)
+    private let state: Locked<(condition: QueryCondition<E>.Node?, compiled: Result<CompiledQuery, CellarError>)>
 
     @usableFromInline let box: Box<E>
 
     init(builder: QueryBuilder<E>, compiled: CompiledQuery) {
         self.builder = builder
         box = builder.box
-        state = (builder.condition?.node, .success(compiled))
+        state = Locked((builder.condition?.node, .success(compiled)))
     }
 
     var compiled: CompiledQuery {
-        get throws { try lock.withLock { state.compiled }.get() }
+        get throws { try state.withLock { $0.compiled }.get() }
     }
 
     // MARK: Results
@@ -255,7 +255,7 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     }
 
     private func update(_ target: Target, _ change: (inout PropertyCondition) -> Void) {
-        lock.withLock {
+        state.withLock { state in
             var matches = 0
             let changed = state.condition.map { Self.rewrite($0, target, &matches, change) }
             let described: String = switch target {

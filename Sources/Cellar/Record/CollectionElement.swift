@@ -1,3 +1,4 @@
+import CellarStorage
 import Foundation
 
 /// A type that lists, sets and maps of a record can hold (see `CollectionEncoding`): `Bool`, the
@@ -35,7 +36,7 @@ extension FixedWidthInteger where Self: CollectionElement {
     }
     /// Reads a little-endian integer from `bytes`.
     @inlinable public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Self {
-        Self(littleEndian: bytes.loadUnaligned(as: Self.self))
+        bytes.loadLE(Self.self, at: 0)
     }
     /// Orders integers by value.
     @inlinable public static func precedes(_ a: Self, _ b: Self) -> Bool { a < b }
@@ -73,7 +74,7 @@ extension Float: CollectionElement {
         target.storeBytes(of: bitPattern.littleEndian, as: UInt32.self)
     }
     @inlinable public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Float {
-        Float(bitPattern: UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self)))
+        Float(bitPattern: bytes.loadLE(UInt32.self, at: 0))
     }
     @inlinable public static func precedes(_ a: Float, _ b: Float) -> Bool {
         a.isTotallyOrdered(belowOrEqualTo: b) && !b.isTotallyOrdered(belowOrEqualTo: a)
@@ -87,7 +88,7 @@ extension Double: CollectionElement {
         target.storeBytes(of: bitPattern.littleEndian, as: UInt64.self)
     }
     @inlinable public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Double {
-        Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(as: UInt64.self)))
+        Double(bitPattern: bytes.loadLE(UInt64.self, at: 0))
     }
     @inlinable public static func precedes(_ a: Double, _ b: Double) -> Bool {
         a.isTotallyOrdered(belowOrEqualTo: b) && !b.isTotallyOrdered(belowOrEqualTo: a)
@@ -101,7 +102,7 @@ extension Date: CollectionElement {
         target.storeBytes(of: try DateStorage.milliseconds(self).littleEndian, as: Int64.self)
     }
     @inlinable public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Date {
-        DateStorage.date(milliseconds: Int64(littleEndian: bytes.loadUnaligned(as: Int64.self)))
+        DateStorage.date(milliseconds: bytes.loadLE(Int64.self, at: 0))
     }
     @inlinable public static func precedes(_ a: Date, _ b: Date) -> Bool { a < b }
 }

@@ -1,3 +1,4 @@
+import CellarStorage
 import Foundation
 
 /// How lists, sets and maps are stored in a record field. The field is a variable one (a u32
@@ -201,7 +202,7 @@ struct CollectionElements {
         }
         if let remaining { return remaining }
         guard bytes.count >= 4 else { throw CollectionEncoding.corrupt("a list of \(bytes.count) bytes is shorter than its count") }
-        let count = Int(UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self)))
+        let count = Int(bytes.loadLE(UInt32.self, at: 0))
         // Each element takes at least its 4-byte length.
         guard count <= (bytes.count - 4) / 4 else {
             throw CollectionEncoding.corrupt("a list of \(bytes.count) bytes claims \(count) elements")
@@ -239,7 +240,7 @@ struct CollectionElements {
     /// The u32-length-prefixed bytes at `position`, which moves past them.
     static func lengthPrefixed(_ bytes: UnsafeRawBufferPointer, at position: inout Int) throws -> UnsafeRawBufferPointer {
         guard bytes.count - position >= 4 else { throw CollectionEncoding.corrupt("a collection ends inside an element's length") }
-        let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt32.self)))
+        let length = Int(bytes.loadLE(UInt32.self, at: position))
         guard length <= bytes.count - position - 4 else {
             throw CollectionEncoding.corrupt("a collection's element of \(length) bytes runs past its \(bytes.count) bytes")
         }
@@ -264,7 +265,7 @@ struct MapEntries {
     mutating func count() throws -> Int {
         if let remaining { return remaining }
         guard bytes.count >= 4 else { throw CollectionEncoding.corrupt("a map of \(bytes.count) bytes is shorter than its count") }
-        let count = Int(UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self)))
+        let count = Int(bytes.loadLE(UInt32.self, at: 0))
         // Each entry takes at least a key length and a value (of width bytes, or a length).
         guard count <= (bytes.count - 4) / (4 + (width ?? 4)) else {
             throw CollectionEncoding.corrupt("a map of \(bytes.count) bytes claims \(count) entries")

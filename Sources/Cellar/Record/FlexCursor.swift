@@ -1,3 +1,4 @@
+import CellarStorage
 import Foundation
 
 /// Reads an encoding forward. `end` is the end of the innermost container being read (at the
@@ -39,11 +40,11 @@ struct FlexCursor {
     }
 
     mutating func uint32() throws -> Int {
-        Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: try take(4), as: UInt32.self)))
+        Int(base.loadLE(UInt32.self, at: try take(4)))
     }
 
     mutating func word() throws -> UInt64 {
-        UInt64(littleEndian: base.loadUnaligned(fromByteOffset: try take(8), as: UInt64.self))
+        base.loadLE(UInt64.self, at: try take(8))
     }
 
     /// A u32 length and that many bytes.

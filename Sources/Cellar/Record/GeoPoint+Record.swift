@@ -1,3 +1,5 @@
+import CellarStorage
+
 /// GeoPoints in records: 16 bytes inline, the latitude then the longitude, each a little-endian
 /// Float64 (`GeoPoint.encode(into:)`), read back checked (`GeoPoint.decode(_:)`).
 extension RecordBuilder {
@@ -26,8 +28,8 @@ extension GeoPoint {
     /// The point in 16 bytes that were checked when read (`PropertySchema.value(stored:)`
     /// decodes them), without checking again.
     static func decodeChecked(_ bytes: UnsafeRawBufferPointer) -> GeoPoint {
-        GeoPoint(uncheckedLatitude: Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self))),
-                 longitude: Double(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))))
+        GeoPoint(uncheckedLatitude: Double(bitPattern: bytes.loadLE(UInt64.self, at: 0)),
+                 longitude: Double(bitPattern: bytes.loadLE(UInt64.self, at: 8)))
     }
 }
 

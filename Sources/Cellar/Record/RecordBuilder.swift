@@ -255,7 +255,7 @@ public final class RecordBuilder {
         reserve(length + shift)
         let buffer = state.pointee.buffer
         let offsets = (0..<slotCount).map {
-            Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: RecordLayout.headerSize + 2 * $0, as: UInt16.self)))
+            Int(buffer.loadLE(UInt16.self, at: RecordLayout.headerSize + 2 * $0))
         }
         memmove(buffer + narrowEnd + shift, buffer + narrowEnd, length - narrowEnd)  // overlapping
         for (slot, offset) in offsets.enumerated() {

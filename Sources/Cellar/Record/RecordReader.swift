@@ -1,3 +1,4 @@
+import CellarStorage
 import Foundation
 
 /// Reads fields of one object record (see `RecordLayout`) in place, from the store's map.
@@ -39,8 +40,8 @@ public struct RecordReader {
         guard bytes.count >= RecordLayout.headerSize, let base = bytes.baseAddress else {
             throw Self.shorterThanHeader(bytes.count)
         }
-        let slots = Int(UInt16(littleEndian: base.loadUnaligned(as: UInt16.self)))
-        let format = UInt16(littleEndian: base.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+        let slots = Int(base.loadLE(UInt16.self, at: 0))
+        let format = base.loadLE(UInt16.self, at: 2)
         let narrow = format == RecordLayout.narrowFormat
         guard narrow || format == RecordLayout.wideFormat else { throw Self.unknownFormat(format) }
         guard RecordLayout.headerSize + (narrow ? 2 : 4) * slots <= bytes.count else { throw Self.tooManySlots(slots, count: bytes.count) }
@@ -96,8 +97,8 @@ public struct RecordReader {
     func storedOffset(_ slot: Int) -> Int {
         guard slot < slotCount else { return 0 }
         return narrow
-            ? Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: RecordLayout.headerSize + 2 * slot, as: UInt16.self)))
-            : Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: RecordLayout.headerSize + 4 * slot, as: UInt32.self)))
+            ? Int(base.loadLE(UInt16.self, at: RecordLayout.headerSize + 2 * slot))
+            : Int(base.loadLE(UInt32.self, at: RecordLayout.headerSize + 4 * slot))
     }
 
     /// Where the fields may begin: past the header and the slot table.
@@ -125,7 +126,7 @@ public struct RecordReader {
     @inlinable @inline(__always)
     func integer<T: FixedWidthInteger>(_ type: T.Type, slot: Int) throws -> T? {
         guard let at = try offset(slot, size: MemoryLayout<T>.size) else { return nil }
-        return T(littleEndian: base.loadUnaligned(fromByteOffset: at, as: T.self))
+        return base.loadLE(T.self, at: at)
     }
 
     /// The Bool in `slot`; nil when absent. Throws ``CellarError/Code/fileCorrupt`` for a byte other than 0 or 1.
@@ -181,7 +182,7 @@ public struct RecordReader {
     @usableFromInline @inline(__always)
     func field(slot: Int) throws -> UnsafeRawBufferPointer? {
         guard let at = try offset(slot, size: 4) else { return nil }
-        let length = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+        let length = Int(base.loadLE(UInt32.self, at: at))
         guard length <= count - at - 4 else {
             throw Self.outOfBounds(slot: slot, offset: at + 4, size: length, count: count)
         }

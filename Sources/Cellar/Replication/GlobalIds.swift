@@ -51,11 +51,11 @@ extension TransactionContext {
         let write = write!
         if let global = try write.tree(GlobalIds.globalTree, create: false), let value = try write.get(global, key: GlobalIds.bytes(uuid)) {
             guard value.count == 12 else { throw CellarError.fileCorrupt("a global id maps to \(value.count) bytes, expected 12") }
-            let entity = value.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+            let entity = value.withUnsafeBytes { $0.loadLE(UInt32.self, at: 0) }
             guard entity == schema.id.id else {
                 throw CellarError.illegalArgument("the global id \(uuid) belongs to an object of entity ID \(entity), not of \(schema.name)")
             }
-            return value.withUnsafeBytes { Id(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt64.self)) }
+            return value.withUnsafeBytes { $0.loadLE(Id.self, at: 4) }
         }
         guard reserve else { return nil }
         let id = try withSequence(schema) { sequence -> Id in

@@ -30,8 +30,8 @@ public struct ReplicaState: Sendable, Equatable {
         }
         return bytes.withUnsafeBytes { raw in
             ReplicaState(device: UUID(uuid: raw.loadUnaligned(fromByteOffset: 1, as: uuid_t.self)),
-                         acknowledged: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 17, as: UInt64.self)),
-                         pulled: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 25, as: UInt64.self)))
+                         acknowledged: raw.loadLE(UInt64.self, at: 17),
+                         pulled: raw.loadLE(UInt64.self, at: 25))
         }
     }
 

@@ -1,3 +1,5 @@
+import CellarStorage
+
 // Rebuilding an HNSW graph at open from its persisted nodes (see HNSWNodeCoding) and the
 // vectors read from the object records, and checking the graph's invariants.
 //
@@ -175,7 +177,7 @@ struct HNSWGraphLoader {
         }
         let target = graph.vectors + Int(slot) * graph.floatsPerVector
         for i in 0..<dimensions {
-            let component = Float(bitPattern: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self)))
+            let component = Float(bitPattern: bytes.loadLE(UInt32.self, at: i &* 4))
             guard component.isFinite else {
                 throw Self.corrupt("the vector of node \(id) has \(component) at component \(i), not a finite number")
             }

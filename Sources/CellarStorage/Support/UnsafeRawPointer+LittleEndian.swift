@@ -1,26 +1,32 @@
+// The one little-endian loader and store of the package: every module of Cellar reads and writes
+// its byte layouts through these (`package`: visible to the package's modules, not to apps).
+
 extension UnsafeRawBufferPointer {
     /// A little-endian integer at `offset`; the caller has checked the bounds.
-    @inline(__always)
-    func loadLE<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
+    @inlinable @inline(__always)
+    package func loadLE<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
         T(littleEndian: loadUnaligned(fromByteOffset: offset, as: T.self))
     }
 }
 
 extension UnsafeRawPointer {
-    @inline(__always)
-    func loadLE<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
+    /// A little-endian integer at `offset`.
+    @inlinable @inline(__always)
+    package func loadLE<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
         T(littleEndian: loadUnaligned(fromByteOffset: offset, as: T.self))
     }
 }
 
 extension UnsafeMutableRawPointer {
-    @inline(__always)
-    func loadLE<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
+    /// A little-endian integer at `offset`.
+    @inlinable @inline(__always)
+    package func loadLE<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
         T(littleEndian: loadUnaligned(fromByteOffset: offset, as: T.self))
     }
 
-    @inline(__always)
-    func storeLE<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+    /// Stores `value` little-endian at `offset`.
+    @inlinable @inline(__always)
+    package func storeLE<T: FixedWidthInteger>(_ value: T, at offset: Int) {
         storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
     }
 }

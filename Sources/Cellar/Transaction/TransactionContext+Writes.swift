@@ -331,3 +331,31 @@ extension TransactionContext {
         return try read!.cursor(tree)
     }
 }
+
+extension TransactionContext {
+    /// The object holding `value` in the unique index of `property`; nil when none does.
+    func object(holding value: FieldValue, of property: PropertySchema, in schema: EntitySchema) throws -> Id? {
+        let index = property.index!
+        guard let part = try IndexKey.part(value, index: index, property: property) else { return nil }
+        var prefix: [UInt8] = []
+        part.append(to: &prefix)
+        guard index.kind == .value else {
+            // A hash index: candidates are checked against their records.
+            return try objects(holding: value, of: property, in: schema, prefix: prefix[...], except: 0).first
+        }
+        // A value index: the first key at or after the value is the holder's when it is the value
+        // and an id (a longer value sharing this one's bytes has other bytes where the id is).
+        let cursor: Cursor
+        if let kept = keyCursors[index.ordinal] {
+            cursor = kept
+        } else {
+            guard let made = try self.cursor(indexTree: index) else { return nil }
+            keyCursors[index.ordinal] = made
+            cursor = made
+        }
+        guard try prefix.withUnsafeBytes({ try cursor.seek($0) }) else { return nil }
+        let key = cursor.key
+        guard key.count == prefix.count + 8, key.starts(with: prefix) else { return nil }
+        return try IndexKey.objectId(key)
+    }
+}

@@ -61,8 +61,8 @@ enum FullTextIndex {
             guard bytes.count == 16 else {
                 throw CellarError.fileCorrupt("the statistics of full-text index \(index.id) have \(bytes.count) bytes, expected 16")
             }
-            documents = Int64(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)))
-            words = Int64(bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            documents = Int64(bitPattern: bytes.loadLE(UInt64.self, at: 0))
+            words = Int64(bitPattern: bytes.loadLE(UInt64.self, at: 8))
             guard documents >= 0, words >= documents else {
                 throw CellarError.fileCorrupt("the statistics of full-text index \(index.id) count \(documents) objects with \(words) words")
             }

@@ -121,155 +121,6 @@ extension PropertySchema.Kind {
     }
 }
 
-/// What a list, set or map property holds.
-struct CollectionSchema: Sendable {
-    let shape: CollectionShape
-    /// One element (of a map: one value) as if it were a property of its own: its kind, type and
-    /// flags, for reading, comparing and indexing it. It has the property's name, ID and index
-    /// (an index on a list or set has a key per distinct element; see `IndexKey`).
-    let element: PropertySchema
-    /// Bytes of one element when fixed; nil for strings and `Data`.
-    let width: Int?
-
-    init(_ shape: CollectionShape, property: ModelProperty, entity: String, indexOrdinal: Int?) {
-        self.shape = shape
-        width = shape.elementWidth
-        let scalar = ModelProperty(name: property.name, id: property.id, type: shape.element,
-                                   flags: property.flags, indexId: property.indexId)
-        element = PropertySchema(scalar, entity: entity, indexOrdinal: indexOrdinal)
-    }
-
-    /// The keys of object `id` in the element index `element.index` for a list or set payload
-    /// (nil: absent): one per distinct element, in ascending order.
-    func indexKeys(_ payload: FieldValue?, id: Id) throws -> [[UInt8]] {
-        guard case .bytes(let bytes)? = payload, let index = element.index else { return [] }
-        var keys: [[UInt8]] = []
-        try forEachElement(bytes) { value in
-            if let part = try IndexKey.part(value, index: index, property: element) {
-                var key: [UInt8] = []
-                part.append(to: &key)
-                IndexKey.appendBigEndian(id, to: &key)
-                keys.append(key)
-            }
-            return true
-        }
-        keys.sort { $0.lexicographicallyPrecedes($1) }
-        return keys.uniqued()
-    }
-
-    /// The elements of a list or set payload, or the values of a map payload, as values (see
-    /// `RecordReader.value(of:id:)`), in stored order, until `body` returns false.
-    func forEachElement(_ payload: UnsafeRawBufferPointer, _ body: (FieldValue) throws -> Bool) throws {
-        if shape.kind == .map {
-            var entries = MapEntries(payload, width: width)
-            while let (_, value) = try entries.next() {
-                guard try body(element.value(stored: value)) else { return }
-            }
-            return
-        }
-        var elements = CollectionElements(payload, width: width)
-        while let bytes = try elements.next() {
-            guard try body(element.value(stored: bytes)) else { return }
-        }
-    }
-
-    /// The number of elements (or entries) of a payload.
-    func count(_ payload: UnsafeRawBufferPointer) throws -> Int {
-        if shape.kind == .map {
-            var entries = MapEntries(payload, width: width)
-            return try entries.count()
-        }
-        var elements = CollectionElements(payload, width: width)
-        return try elements.count()
-    }
-
-    /// The value stored under `key` in a map payload; nil when the map has no such key.
-    func value(forKey key: [UInt8], in payload: UnsafeRawBufferPointer) throws -> FieldValue? {
-        var entries = MapEntries(payload, width: width)
-        while let (stored, value) = try entries.next() {
-            if stored.elementsEqual(key) { return try element.value(stored: value) }
-            if key.lexicographicallyPrecedes(stored) { return nil }   // keys are in ascending order
-        }
-        return nil
-    }
-}
-
-/// One index of a property: a tree `i<index ID>` whose keys are the property's value followed by
-/// the object id (see `IndexKey`), with empty values.
-struct IndexSchema: Sendable {
-    enum Kind: UInt8, Sendable {
-        /// Keys hold the value itself: serves equality, ranges and prefixes, in value order.
-        case value = 1
-        /// Keys hold a 32-bit hash of a string or byte vector: serves equality only.
-        case hash32 = 2
-        /// Keys hold a 64-bit hash: fewer collisions for many distinct values.
-        case hash64 = 3
-        /// Keys hold the words of a text, each with an object that has it (see `FullTextIndex`):
-        /// serves `matches` and ranking by relevance.
-        case fullText = 4
-        /// Keys hold the cell of a GeoPoint on a space-filling curve (`GeoCells`): serves
-        /// `isWithin`, as candidates checked exactly.
-        case geo = 5
-        /// An HNSW graph over `[Float]` vectors (`VectorIndex`): serves `nearestNeighbors`.
-        case hnsw = 6
-    }
-
-    let id: UInt32
-    let kind: Kind
-    /// The index's place among the store's indexes (0, 1, 2, …): where per-index state is kept.
-    let ordinal: Int
-    let unique: Bool
-    /// `unique = { "onConflict": "replace" }`: a put replaces the object that held the value.
-    let replaceOnConflict: Bool
-    /// A zero value is not indexed (to-one relations: no target).
-    let skipZero: Bool
-    /// For an HNSW index: its parameters (checked when the model was validated).
-    let hnsw: HNSWParameters?
-
-    init(property: ModelProperty, kind: PropertySchema.Kind, ordinal: Int) {
-        id = property.indexId!.id
-        self.ordinal = ordinal
-        let flags = property.flags
-        // Numbers and UUIDs have a value index only: their keys are short and fixed in size.
-        switch kind {
-        case _ where property.hnswParams != nil:
-            self.kind = .hnsw
-        case .string where flags.contains(.fullTextIndex):
-            self.kind = .fullText
-        case .geoPoint:
-            self.kind = .geo
-        case .string, .bytes:
-            self.kind = flags.contains(.indexHash64) ? .hash64 : flags.contains(.indexHash) ? .hash32 : .value
-        default:
-            self.kind = .value
-        }
-        hnsw = property.hnswParams.flatMap { try? HNSWParameters(json: $0) }
-        unique = flags.contains(.unique)
-        replaceOnConflict = flags.contains(.uniqueOnConflictReplace)
-        skipZero = flags.contains(.indexPartialSkipZero) || property.type == .relation
-    }
-
-    /// The name of the index's tree (made when asked: the schema stays free of references).
-    var treeName: String { StorageLayout.indexTree(id) }
-}
-
-/// A property's value as read from a record.
-enum FieldValue: Equatable {
-    case integer(UInt64)
-    case floating(Double)
-    /// A string's or byte vector's bytes, or a UUID's 16.
-    case bytes(UnsafeRawBufferPointer)
-
-    static func == (a: FieldValue, b: FieldValue) -> Bool {
-        switch (a, b) {
-        case (.integer(let x), .integer(let y)): return x == y
-        case (.floating(let x), .floating(let y)): return x == y
-        case (.bytes(let x), .bytes(let y)): return x.elementsEqual(y)
-        default: return false
-        }
-    }
-}
-
 extension PropertySchema {
     /// Bytes of the property's stored value when every value has the same size (integers, Bools,
     /// dates, Float, Double, UUIDs); nil for a u32 length and then the bytes.
@@ -294,13 +145,13 @@ extension PropertySchema {
                 if type == .bool, v > 1 { throw CellarError.fileCorrupt("\(qualifiedName) is a Bool holding \(v)") }
                 return .integer(signed ? UInt64(bitPattern: Int64(Int8(bitPattern: v))) : UInt64(v))
             case 2:
-                let v = UInt16(littleEndian: bytes.loadUnaligned(as: UInt16.self))
+                let v = bytes.loadLE(UInt16.self, at: 0)
                 return .integer(signed ? UInt64(bitPattern: Int64(Int16(bitPattern: v))) : UInt64(v))
             case 4:
-                let v = UInt32(littleEndian: bytes.loadUnaligned(as: UInt32.self))
+                let v = bytes.loadLE(UInt32.self, at: 0)
                 return .integer(signed ? UInt64(bitPattern: Int64(Int32(bitPattern: v))) : UInt64(v))
             default:
-                return .integer(UInt64(littleEndian: bytes.loadUnaligned(as: UInt64.self)))
+                return .integer(bytes.loadLE(UInt64.self, at: 0))
             }
         case .floating(let width):
             if width == 4 { return .floating(Double(try Float.decode(bytes))) }

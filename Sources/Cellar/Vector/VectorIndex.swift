@@ -92,61 +92,57 @@ enum VectorIndex {
 }
 
 /// The in-memory graphs of a store's HNSW indexes, by index ID, each with the commit it reflects.
-final class VectorIndexes: @unchecked Sendable {
-    final class Entry: @unchecked Sendable {
-        let graph: HNSWGraph
+final class VectorIndexes: Sendable {
+    final class Entry: Sendable {
+        /// The graph: many searches, or one commit changing it.
+        private let graph: ReadWriteLocked<HNSWGraph>
         /// The transaction id of the commit the graph reflects.
-        var version: UInt64
-        /// Many searches, or one commit changing the graph.
-        private var lock = pthread_rwlock_t()
+        var version: UInt64 { versionLock.withLock { $0 } }
+        private let versionLock: Locked<UInt64>
 
         init(graph: HNSWGraph, version: UInt64) {
-            self.graph = graph
-            self.version = version
-            pthread_rwlock_init(&lock, nil)
+            self.graph = ReadWriteLocked(graph)
+            versionLock = Locked(version)
         }
 
-        deinit { pthread_rwlock_destroy(&lock) }
-
         func reading<R>(_ body: (HNSWGraph) throws -> R) rethrows -> R {
-            pthread_rwlock_rdlock(&lock)
-            defer { pthread_rwlock_unlock(&lock) }
-            return try body(graph)
+            try graph.reading(body)
         }
 
         func writing<R>(_ body: (HNSWGraph) throws -> R) rethrows -> R {
-            pthread_rwlock_wrlock(&lock)
-            defer { pthread_rwlock_unlock(&lock) }
-            return try body(graph)
+            try graph.writing { try body($0) }
+        }
+
+        fileprivate func setVersion(_ version: UInt64) {
+            versionLock.withLock { $0 = version }
         }
     }
 
-    private let lock = NSLock()
-    private var entries: [UInt32: Entry] = [:]
+    private let entries = Locked<[UInt32: Entry]>([:])
 
     /// The graph of `index` for a reader of the snapshot of commit `version` (`view` loads it
     /// when there is none as recent). A graph newer than the reader's snapshot is used as it is:
     /// the reader then checks that each object found is in its snapshot.
     func entry(_ index: IndexSchema, version: UInt64, load: () throws -> HNSWGraph) throws -> Entry {
-        if let entry = lock.withLock({ entries[index.id] }), entry.version >= version { return entry }
+        if let entry = entries.withLock({ $0[index.id] }), entry.version >= version { return entry }
         let entry = Entry(graph: try load(), version: version)
-        lock.withLock {
-            if let current = entries[index.id], current.version >= version { return }
+        return entries.withLock { entries in
+            if let current = entries[index.id], current.version >= version { return current }
             entries[index.id] = entry
+            return entry
         }
-        return lock.withLock { entries[index.id]! }
     }
 
     /// Forgets the graph of `index` (its tree was dropped, or a transaction that changed it did
     /// not commit): the next use loads it again.
     func invalidate(_ indexId: UInt32) {
-        lock.withLock { entries[indexId] = nil }
+        entries.withLock { $0[indexId] = nil }
     }
 
     /// Notes that the graphs `committed` now reflect commit `version`.
     func committed(_ indexIds: [UInt32], version: UInt64) {
-        lock.withLock {
-            for id in indexIds { entries[id]?.version = version }
+        entries.withLock { entries in
+            for id in indexIds { entries[id]?.setVersion(version) }
         }
     }
 }

@@ -1,3 +1,4 @@
+import CellarStorage
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -56,14 +57,14 @@ struct IndexedField: Sendable {
             let v = raw.load(as: UInt8.self)
             bits = signed ? UInt64(bitPattern: Int64(Int8(bitPattern: v))) : UInt64(v)
         case 2:
-            let v = UInt16(littleEndian: raw.loadUnaligned(as: UInt16.self))
+            let v = raw.loadLE(UInt16.self, at: 0)
             bits = signed ? UInt64(bitPattern: Int64(Int16(bitPattern: v))) : UInt64(v)
         case 4:
-            let v = UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self))
+            let v = raw.loadLE(UInt32.self, at: 0)
             if floating { return IndexKey.orderedBits(Double(Float(bitPattern: v))) }
             bits = signed ? UInt64(bitPattern: Int64(Int32(bitPattern: v))) : UInt64(v)
         default:
-            bits = UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
+            bits = raw.loadLE(UInt64.self, at: 0)
             if floating { return IndexKey.orderedBits(Double(bitPattern: bits)) }
         }
         if index.skipZero && bits == 0 { return nil }

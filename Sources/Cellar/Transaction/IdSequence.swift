@@ -1,3 +1,5 @@
+import CellarStorage
+
 /// The object ids of one entity within a write transaction: which one `put` hands out next.
 ///
 /// Ids are never reused, even after a remove. The next id is one above both the highest id in the
@@ -18,7 +20,7 @@ struct IdSequence {
         guard bytes.count == 8 else {
             throw CellarError.fileCorrupt("the id sequence of entity \(entity) has \(bytes.count) bytes, expected 8")
         }
-        return bytes.withUnsafeBytes { Id(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        return bytes.withUnsafeBytes { $0.loadLE(Id.self, at: 0) }
     }
 
     init(highestInTree: Id, floor: Id) {
