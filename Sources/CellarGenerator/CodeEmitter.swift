@@ -269,6 +269,7 @@ public struct CodeEmitter {
         case "Data": "try record.data(slot: \(slot))"
         case "[UInt8]": "try record.byteArray(slot: \(slot))"
         case "UUID": "try record.uuid(slot: \(slot))"
+        case "Decimal": "try record.decimal(slot: \(slot))"
         case "GeoPoint": "try record.geoPoint(slot: \(slot))"
         case "Id": "try record.read(Cellar.Id.self, slot: \(slot))"
         default: "try record.read(\(property.storedSwiftType).self, slot: \(slot))"
@@ -319,6 +320,9 @@ public struct CodeEmitter {
                 ? (bytes.isEmpty ? "Data()" : "Data([\(bytes.map(String.init).joined(separator: ", "))])")
                 : "[\(bytes.map(String.init).joined(separator: ", "))]"
         case .uuid(let text): "UUID(uuidString: \(literal(text)))!"
+        // A literal as the sources wrote it, so Swift makes the same value of it as of the
+        // initial value; a decimal's exact text otherwise.
+        case .decimal(let text, let isLiteral): isLiteral ? "(\(text) as Foundation.Decimal)" : "Foundation.Decimal(string: \(literal(text)))!"
         }
     }
 
@@ -334,6 +338,7 @@ public struct CodeEmitter {
         case .date: ".date(\(expression(value, storedAs: storedType)))"
         case .bytes(let bytes): ".bytes([\(bytes.map(String.init).joined(separator: ", "))])"
         case .uuid: ".uuid(\(expression(value, storedAs: storedType)))"
+        case .decimal: ".decimal(\(expression(value, storedAs: storedType)))"
         }
     }
 

@@ -23,6 +23,10 @@ public enum DefaultValue: Hashable, Sendable {
     case bytes([UInt8])
     /// A `UUID`, in its canonical upper-case form.
     case uuid(String)
+    /// A `Decimal`: a Swift number literal as the sources wrote it (`isLiteral`: the generated
+    /// code writes the literal, so Swift makes the same value of it, through `Double` for a
+    /// fraction), or a decimal's exact text (`Decimal(string: "1.10")!`, `default = 1.10`).
+    case decimal(String, isLiteral: Bool)
 }
 
 /// An initial value as the generator understands it, before it is checked against the property's
@@ -43,6 +47,8 @@ indirect enum InitialValue {
     case staticMember(TypeName?, String)
     case date(seconds: Double, sinceReferenceDate: Bool)
     case uuid(String)
+    /// `Decimal(string: "…")!`: a decimal's exact text.
+    case decimal(String)
     /// `[]` or `[:]`: an empty collection (of bytes for `Data` and `[UInt8]`).
     case empty
     /// `[1, 2, 3]`: an array literal of integer literals.
@@ -68,8 +74,8 @@ enum DefaultValues {
     /// octal and binary; floats; `true`/`false`; strings without interpolation, escapes resolved),
     /// `nil`, `[]`, `[:]`, array literals of integers, `T()` of built-in types, `T(literal)` and
     /// `literal as T` for numeric types, `Int8.max`-style static members, `Date(timeIntervalSince1970:)`
-    /// and `Date(timeIntervalSinceReferenceDate:)` of a number literal, `Date.distantPast`/`.distantFuture`
-    /// and `UUID(uuidString: "…")!`.
+    /// and `Date(timeIntervalSinceReferenceDate:)` of a number literal, `Date.distantPast`/`.distantFuture`,
+    /// `UUID(uuidString: "…")!` and `Decimal(string: "…")!`.
     static func evaluate(_ expression: ExprSyntax) throws(NotEvaluable) -> InitialValue {
         if let literal = expression.as(IntegerLiteralExprSyntax.self) {
             return try integer(literal.literal.text, negative: false)
@@ -130,6 +136,17 @@ enum DefaultValues {
             }
             return .uuid(uuid.uuidString)
         }
+        if let unwrap = expression.as(ForceUnwrapExprSyntax.self), let call = unwrap.expression.as(FunctionCallExprSyntax.self),
+           let type = TypeName(expression: call.calledExpression), type.unqualifiedName == "Decimal" {
+            guard call.arguments.count == 1, let argument = call.arguments.first, argument.label?.text == "string" else {
+                throw .other
+            }
+            guard case .string(let text) = try evaluate(argument.expression) else { throw .other }
+            guard let decimal = DecimalText.parse(text) else {
+                throw .invalid("\"\(text)\" is not a decimal number the generator reads exactly (digits, one `.`, an optional exponent); write one like \"12.50\"")
+            }
+            return .decimal(DecimalText.text(decimal))
+        }
         if let call = expression.as(FunctionCallExprSyntax.self), call.trailingClosure == nil,
            let type = TypeName(expression: call.calledExpression) {
             let arguments = Array(call.arguments)
@@ -152,7 +169,7 @@ enum DefaultValues {
             default:
                 guard let constructed = TypeMapping.builtIn(type) else { throw .other }
                 if arguments.isEmpty { return .zero(type) }
-                guard constructed.isInteger || [.float, .double].contains(constructed.propertyType),
+                guard constructed.isInteger || [.float, .double, .decimal].contains(constructed.propertyType),
                       arguments.count == 1, arguments[0].label == nil else { throw .other }
                 let value = try evaluate(arguments[0].expression)
                 switch value {
@@ -186,6 +203,7 @@ enum DefaultValues {
         switch initial {
         case .integer(let negative, let magnitude, let text):
             if stored.isInteger { return try integerValue(negative: negative, magnitude: magnitude, text: text, stored: stored) }
+            if stored.propertyType == .decimal { return .decimal(text, isLiteral: true) }
             if stored.propertyType == .float || stored.propertyType == .double {
                 let value = Double(magnitude) * (negative ? -1 : 1)
                 return .floatingPoint(stored.propertyType == .float ? Double(Float(value)) : value)
@@ -193,6 +211,7 @@ enum DefaultValues {
             throw DefaultMismatch("the integer \(text) is not a \(name)")
         case .float(let text):
             switch stored.propertyType {
+            case .decimal: return .decimal(text, isLiteral: true)
             case .double:
                 guard let value = Double(text), value.isFinite else { throw DefaultMismatch("\(text) is beyond Double's range (±1.7976931348623157e+308)") }
                 return .floatingPoint(value)
@@ -217,7 +236,7 @@ enum DefaultValues {
             }
             return zero(stored)
         case .converted(let type, let argument):
-            guard let constructed = TypeMapping.builtIn(type), constructed.isInteger || [.float, .double].contains(constructed.propertyType) else {
+            guard let constructed = TypeMapping.builtIn(type), constructed.isInteger || [.float, .double, .decimal].contains(constructed.propertyType) else {
                 throw DefaultMismatch("\(type) is not a number type")
             }
             guard constructed.swiftName == name || (type.unqualifiedName == "Id" && name == "UInt64") else {
@@ -236,7 +255,7 @@ enum DefaultValues {
             }
             if stored.propertyType == .date || stored.propertyType == .dateNano { return try dateMember(member) }
             switch member {
-            case "zero" where stored.isInteger || [.float, .double].contains(stored.propertyType):
+            case "zero" where stored.isInteger || [.float, .double, .decimal].contains(stored.propertyType):
                 return zero(stored)
             case "max" where stored.isInteger:
                 let bits = bitWidth(stored)
@@ -252,6 +271,9 @@ enum DefaultValues {
         case .uuid(let text):
             guard stored.propertyType == .uuid else { throw DefaultMismatch("a UUID is not a \(name)") }
             return .uuid(text)
+        case .decimal(let text):
+            guard stored.propertyType == .decimal else { throw DefaultMismatch("a Decimal is not a \(name)") }
+            return .decimal(text, isLiteral: false)
         case .empty:
             // Collection properties read the empty collection here once they are stored.
             guard stored.propertyType == .byteVector else { throw DefaultMismatch("an empty collection is not a \(name)") }
@@ -313,14 +335,17 @@ enum DefaultValues {
 
     /// The zero value of a stored type, as a default.
     static func zero(_ stored: StoredType) -> DefaultValue {
-        switch stored.propertyType {
+        switch stored.propertyType.known {
         case .bool: .bool(false)
         case .float, .double: .floatingPoint(0)
         case .string: .string("")
         case .date, .dateNano: .date(seconds: 0, sinceReferenceDate: false)
         case .byteVector: .bytes([])
         case .uuid: .uuid("00000000-0000-0000-0000-000000000000")
-        default: stored.isUnsigned ? .unsigned(0) : .integer(0)
+        case .decimal: .decimal("0", isLiteral: true)
+        // Built-in types (`StoredType`) are scalars; the rest never reach here.
+        case .byte, .short, .char, .int, .long, .relation, .flex, .geoPoint, .embedded, .embeddedList, .collection, nil:
+            stored.isUnsigned ? .unsigned(0) : .integer(0)
         }
     }
 
@@ -329,7 +354,8 @@ enum DefaultValues {
     /// The default a `// cellar: default` annotation's JSON value gives a property stored as
     /// `stored`: a JSON `true`/`false` for Bool, a number for numbers (an integer one for integer
     /// types), a string for String, an ISO 8601 string (`"2024-01-01T00:00:00Z"`) or a number of
-    /// seconds since 1970 for Date, a string for UUID, an array of bytes (0…255) for Data and `[UInt8]`.
+    /// seconds since 1970 for Date, a string for UUID, an array of bytes (0…255) for Data and `[UInt8]`,
+    /// a number (or a string holding one) for Decimal, read exactly.
     static func value(annotated json: JSONValue, storedAs stored: StoredType) throws(DefaultMismatch) -> DefaultValue {
         let name = stored.swiftName
         switch (json, stored.propertyType) {
@@ -357,6 +383,9 @@ enum DefaultValues {
         case (.string(let text), .uuid):
             guard let uuid = UUID(uuidString: text) else { throw DefaultMismatch("\"\(text)\" is not a UUID like \"E621E1F8-C36C-495A-93FC-0C247A3E6E5F\"") }
             return .uuid(uuid.uuidString)
+        case (.number(let text), .decimal), (.string(let text), .decimal):
+            guard let decimal = DecimalText.parse(text) else { throw DefaultMismatch("\(text) is not a decimal number (digits, one `.`, an optional exponent)") }
+            return .decimal(DecimalText.text(decimal), isLiteral: false)
         case (.array(let elements), .byteVector):
             var bytes: [UInt8] = []
             for element in elements {
@@ -373,14 +402,16 @@ enum DefaultValues {
 
     /// What `// cellar: default` takes for a stored type, for messages.
     static func annotationForm(_ stored: StoredType) -> String {
-        switch stored.propertyType {
+        switch stored.propertyType.known {
         case .bool: "`true` or `false`"
         case .float, .double: "a number (`default = 1.5`)"
         case .string: #"a JSON string (`default = "text"`)"#
         case .date, .dateNano: #"an ISO 8601 date and time (`default = "2024-01-01T00:00:00Z"`) or a number of seconds since 1970 (`default = 1704067200`)"#
         case .byteVector: "an array of bytes (`default = []`, `default = [1, 2]`)"
         case .uuid: #"a UUID string (`default = "00000000-0000-0000-0000-000000000000"`)"#
-        default: "an integer in \(range(stored)) (`default = 0`)"
+        case .decimal: #"a number, read exactly (`default = 12.50`)"#
+        case .byte, .short, .char, .int, .long, .relation, .flex, .geoPoint, .embedded, .embeddedList, .collection, nil:
+            "an integer in \(range(stored)) (`default = 0`)"
         }
     }
 

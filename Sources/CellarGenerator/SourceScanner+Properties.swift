@@ -412,7 +412,7 @@ extension Scan {
         } catch .invalid(let problem) {
             throw GeneratorError("\(subject) starts as \(initializer): \(problem)", at: candidate.location)
         } catch .other {
-            throw UnreadableInitialValue(problem: GeneratorError("\(subject) starts as \(initializer), which the generator cannot evaluate: it reads literals, `T()` of built-in types, `Date(timeIntervalSince1970: <number>)`, `Date.distantPast`, `UUID(uuidString: \"…\")!`, not function calls, constants or arithmetic (records written before the property existed read the initial value); \(alternatives)", at: candidate.location))
+            throw UnreadableInitialValue(problem: GeneratorError("\(subject) starts as \(initializer), which the generator cannot evaluate: it reads literals, `T()` of built-in types, `Date(timeIntervalSince1970: <number>)`, `Date.distantPast`, `UUID(uuidString: \"…\")!`, `Decimal(string: \"…\")!`, not function calls, constants or arithmetic (records written before the property existed read the initial value); \(alternatives)", at: candidate.location))
         }
         do {
             return try DefaultValues.value(evaluated, storedAs: stored)
@@ -429,14 +429,16 @@ extension Scan {
     /// A literal of a stored type and the matching `// cellar: default`, for messages.
     func literalExample(_ stored: StoredType, name: String, type: TypeName) -> (literal: String, annotation: String) {
         let (value, annotation): (String, String)
-        switch stored.propertyType {
+        switch stored.propertyType.known {
         case .bool: (value, annotation) = ("false", "false")
         case .float, .double: (value, annotation) = ("0.0", "0.0")
         case .string: (value, annotation) = ("\"\"", "\"\"")
         case .date, .dateNano: (value, annotation) = ("Date(timeIntervalSince1970: 0)", "\"2024-01-01T00:00:00Z\"")
         case .byteVector: (value, annotation) = (stored.swiftName == "Data" ? "Data()" : "[]", "[]")
         case .uuid: (value, annotation) = ("UUID(uuidString: \"00000000-0000-0000-0000-000000000000\")!", "\"00000000-0000-0000-0000-000000000000\"")
-        default: (value, annotation) = ("0", "0")
+        case .decimal: (value, annotation) = ("Decimal(string: \"0.00\")!", "0.00")
+        case .byte, .short, .char, .int, .long, .relation, .flex, .geoPoint, .embedded, .embeddedList, .collection, nil:
+            (value, annotation) = ("0", "0")
         }
         return ("var \(name): \(type) = \(value)", "// cellar: default = \(annotation)")
     }

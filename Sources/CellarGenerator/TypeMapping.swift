@@ -125,7 +125,8 @@ struct StoredType: Hashable {
     var isIndexable: Bool { ![.float, .double, .byteVector].contains(propertyType) }
 }
 
-/// The built-in types Cellar stores as they are (ObjectBox Swift's list, and Foundation's `UUID`).
+/// The built-in types Cellar stores as they are (ObjectBox Swift's list, and Foundation's `UUID`
+/// and `Decimal`).
 enum TypeMapping {
     /// By name, without a module prefix.
     static let builtIns: [String: StoredType] = {
@@ -152,11 +153,12 @@ enum TypeMapping {
         add("[UInt8]", .byteVector)
         add("UUID", .uuid)              // a Cellar extension: ObjectBox has no UUID type
         add("GeoPoint", .geoPoint)      // a Cellar extension too
+        add("Decimal", .decimal)        // and so is Foundation's Decimal
         return types
     }()
 
     /// The built-in names for messages, in the order of that list.
-    static let builtInNames = "Bool, Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, Int, UInt64, UInt, Float, Double, String, Date, Data, [UInt8], UUID, GeoPoint"
+    static let builtInNames = "Bool, Int8, UInt8, Int16, UInt16, Int32, UInt32, Int64, Int, UInt64, UInt, Float, Double, String, Date, Data, [UInt8], UUID, GeoPoint, Decimal"
 
     /// The stored form of a built-in type (`Id` counts as `UInt64`), or nil for any other type.
     static func builtIn(_ type: TypeName) -> StoredType? {

@@ -92,6 +92,22 @@ import Testing
         #expect(try defaultOf(#"var x = UUID(uuidString: "e621e1f8-c36c-495a-93fc-0c247a3e6e5f")!"#) == .uuid("E621E1F8-C36C-495A-93FC-0C247A3E6E5F"))
     }
 
+    /// A Decimal's literal is kept as written (Swift makes the value, through a Double for a
+    /// fraction, as it does for the initial value); its text is read exactly.
+    @Test func decimals() throws {
+        #expect(try defaultOf("var x: Decimal = 0") == .decimal("0", isLiteral: true))
+        #expect(try defaultOf("var x: Decimal = -1.25") == .decimal("-1.25", isLiteral: true))
+        #expect(try defaultOf("var x: Foundation.Decimal = 0x10") == .decimal("0x10", isLiteral: true))
+        #expect(try defaultOf(#"var x = Decimal(string: "12.50")!"#) == .decimal("12.5", isLiteral: false))
+        #expect(try defaultOf("var x = Decimal()") == .decimal("0", isLiteral: true))
+        #expect(try defaultOf("var x: Decimal = .zero") == .decimal("0", isLiteral: true))
+        #expect(try defaultOf("var x = Decimal(7)") == .decimal("7", isLiteral: true))
+        #expect(try defaultOf("var x: Decimal = compute()", annotation: "// cellar: default = 0.10") == .decimal("0.1", isLiteral: false))
+        #expect(try defaultOf("var x: Decimal = compute()", annotation: #"// cellar: default = "-3e-2""#) == .decimal("-0.03", isLiteral: false))
+        expectError(#"    var x = Decimal(string: "1,5")!"#, at: "3:5", #""1,5" is not a decimal number"#)
+        expectError("    // cellar: default = true\n    var x: Decimal = 0", at: "3:5", "a Decimal property takes a number, read exactly")
+    }
+
     @Test func noDefault() throws {
         // No initial value, an optional (nil whatever it starts as), enums and converters: the
         // zero value as before (enums read their convert default).
@@ -226,7 +242,7 @@ import Testing
     }
 
     @Test func notEvaluable() {
-        let cannot = "which the generator cannot evaluate: it reads literals, `T()` of built-in types, `Date(timeIntervalSince1970: <number>)`, `Date.distantPast`, `UUID(uuidString: \"…\")!`, not function calls, constants or arithmetic"
+        let cannot = "which the generator cannot evaluate: it reads literals, `T()` of built-in types, `Date(timeIntervalSince1970: <number>)`, `Date.distantPast`, `UUID(uuidString: \"…\")!`, `Decimal(string: \"…\")!`, not function calls, constants or arithmetic"
         expectError("    var x: Int = compute()", at: "3:5", "`E.x` starts as `compute()`, \(cannot)", "(`var x: Int = 0`)", "`// cellar: default = 0`")
         expectError("    var x: Int = E.start", at: "3:5", "`E.x` starts as `E.start`, \(cannot)")
         expectError("    var x: Int = limit", at: "3:5", "`E.x` starts as `limit`, \(cannot)")

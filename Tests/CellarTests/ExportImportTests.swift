@@ -37,7 +37,7 @@ import Testing
     }
 
     /// A store of the generated test model with objects of every kind of property: scalars at
-    /// their extremes, collections, flex values of every type, embedded objects, to-one and
+    /// their extremes, decimals, collections, flex values of every type, embedded objects, to-one and
     /// to-many relations, primary keys, full-text, geo and vector indexes. Some objects are
     /// removed, so that next ids lie above the highest stored.
     static func fill(_ path: String, seed: UInt64) throws {
@@ -106,6 +106,12 @@ import Testing
                 try store.box(for: Passage.self).put(Passage("passage \(index)", (0..<8).map { _ in Float(uniform()) - 0.5 }, group: index % 3))
                 try store.box(for: Account.self).put(Account(email: "user\(index)@example.org", name: "User \(index)", visits: index))
                 try store.box(for: Invoice.self).put(Invoice(number: Int64(1000 + index), total: Double(index) * 9.99))
+                let device = Device()
+                device.name = "device \(index)"
+                // Decimals a Double cannot hold: 39 digits, 0.1, and their negatives.
+                device.price = Decimal(string: ["0.1", "-340282366920938463463374607431768211455", "12.50", "1e-128"][index % 4])!
+                device.balance = index % 3 == 0 ? nil : Decimal(string: "-\(index).0\(index)")!
+                try store.box(for: Device.self).put(device)
                 let contact = Contact()
                 contact.name = "contact \(index)"
                 contact.address = index % 2 == 0 ? nil : Address(city: "City \(index)", zip: "\(10_000 + index)", geo: Geo(lat: 1.5, lon: -2.5))
@@ -170,10 +176,15 @@ import Testing
                 try store.box(for: Ticket.self).get(4).map { $0.tags.map(\.id).sorted() } ?? [],
                 try store.box(for: Ticket.self).get(6).map { $0.comments.map(\.id).sorted() } ?? [],
                 try store.box(for: Tag.self).query { Tag.name == "tag 2" }.build().findIds().map(\.value),
+                try store.box(for: Device.self).query { Device.price == Decimal(string: "12.5")! }.build().findIds().map(\.value),
             ]
         }
         let (expected, imported) = (try answers(stores[0]), try answers(stores[1]))
         #expect(imported == expected)
+        // Decimals come back exactly, not through a Double.
+        #expect(try stores[1].box(for: Device.self).query().build().find().map(\.price)
+                == stores[0].box(for: Device.self).query().build().find().map(\.price))
+        #expect(try stores[1].box(for: Device.self).get(1)?.price == Decimal(string: "0.1")!)
         #expect(expected.allSatisfy { !$0.isEmpty }, "\(expected)")
         for store in stores {
             let post = Post()

@@ -12,8 +12,8 @@ import Foundation
 
 let collections: [PropertyType] = [.list(of: .string)!, .list(of: .long)!, .set(of: .int)!, .set(of: .string)!, .map(of: .string)!,
                                    .map(of: .double)!, .list(of: .uuid)!, .list(of: .bool)!, .list(of: .byteVector)!, .set(of: .short)!]
-let types: [PropertyType] = [.bool, .byte, .short, .int, .long, .float, .double, .string, .date, .byteVector, .dateNano, .relation, .uuid]
-    + collections
+let types: [PropertyType] = [.bool, .byte, .short, .int, .long, .float, .double, .string, .date, .byteVector, .dateNano, .relation, .uuid,
+                                .decimal] + collections
 
 /// One decoded value, compared by bits (so that NaN equals itself).
 enum Value: Equatable {
@@ -35,6 +35,7 @@ func readAll(_ reader: RecordReader, _ slotTypes: [PropertyType?]) throws -> [Va
         case .string: return try reader.string(slot: slot).map { .bytes(Array($0.utf8)) } ?? .absent
         case .byteVector: return try reader.byteArray(slot: slot).map { .bytes($0) } ?? .absent
         case .uuid: return try reader.uuid(slot: slot).map { .bytes(UUIDEncoding.bytes($0)) } ?? .absent
+        case .decimal: return try reader.decimal(slot: slot).map { .bytes(DecimalEncoding.bytes($0)) } ?? .absent
         case _ where type.collection != nil: return try reader.bytes(slot: slot).map { .bytes(Array($0)) } ?? .absent
         default: return try reader.read(UInt64.self, slot: slot).map { .integer($0) } ?? .absent
         }
@@ -60,6 +61,9 @@ func write(_ values: [Value], _ slotTypes: [PropertyType?], into builder: Record
                 builder.add(String(decoding: bytes, as: UTF8.self), slot: slot)
             } else if type == .uuid {
                 bytes.withUnsafeBytes { builder.add(UUIDEncoding.uuid($0), slot: slot) }
+            } else if type == .decimal {
+                // Read back from a verified record: its bytes decode.
+                bytes.withUnsafeBytes { builder.add(try! DecimalEncoding.decimal($0), slot: slot) }
             } else if type.collection != nil {
                 bytes.withUnsafeBytes { builder.add(bytes: $0, slot: slot) }   // verified: copied as it is
             } else {

@@ -12,8 +12,9 @@ import CellarStorage
 ///   terminator 0x00 0x00, so that a shorter value sorts before its extensions and a prefix of
 ///   the value is a prefix of the key;
 /// - hash indexes: the FNV-1a hash of the bytes, 4 bytes (`hash`) or 8 (`hash64`), big-endian;
-/// - UUIDs: their 16 bytes as stored (RFC 4122 order), unescaped: every one has the same length,
-///   so byte order of the keys is byte order of the values (always a value index).
+/// - UUIDs and decimals: their bytes as stored (a UUID's 16 in RFC 4122 order, a decimal's 23 of
+///   `DecimalEncoding`), unescaped: every one has the same length, so byte order of the keys is
+///   byte order of the values (always a value index).
 enum IndexKey {
     /// Appends the encoded `value` of `property` (without the id) as `index` keys it.
     static func appendValue(_ value: FieldValue, property: PropertySchema, index: IndexSchema, to key: inout [UInt8]) {
@@ -29,7 +30,7 @@ enum IndexKey {
             return .fixed(integerKey(bits, signed: signed), width: 8)
         case .floating(let double):
             return .fixed(orderedBits(double), width: 8)
-        case .bytes(let bytes) where property.type == .uuid:
+        case .bytes(let bytes) where property.kind.isUUID || property.kind.isDecimal:
             return .escaped(Array(bytes))
         case .bytes(let bytes) where property.type == .geoPoint:
             return .fixed(GeoCells.cell(of: GeoPoint.decodeChecked(bytes)), width: 8)

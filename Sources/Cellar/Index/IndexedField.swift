@@ -38,6 +38,10 @@ struct IndexedField: Sendable {
             size = 16
             signed = false
             floating = false
+        case .decimal:
+            size = DecimalEncoding.width
+            signed = false
+            floating = false
         }
     }
 

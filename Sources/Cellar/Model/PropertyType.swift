@@ -77,6 +77,10 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
     /// A Cellar extension, beside UUID and embedded objects (see `docs/geo.md`).
     @inlinable public static var geoPoint: PropertyType { PropertyType(rawValue: 102) }
 
+    /// A Foundation `Decimal`, stored exactly in 23 bytes inline that compare in the numbers'
+    /// order (`DecimalEncoding`). A Cellar extension, beside UUID (see `docs/model.md`).
+    @inlinable public static var decimal: PropertyType { PropertyType(rawValue: 103) }
+
     /// Whether the property holds embedded objects (one, or a list of them).
     public var isEmbedded: Bool { self == .embedded || self == .embeddedList }
 
@@ -88,20 +92,20 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
     /// 1000 + the element's code (`[UUID]` 1100, `[Data]` 1023). Nil for an element that cannot
     /// be in a collection.
     public static func list(of element: PropertyType) -> PropertyType? {
-        guard CollectionShape.elementTypes.contains(element.rawValue) else { return nil }
+        guard element.known?.isCollectionElement == true else { return nil }
         if let vector = CollectionShape.vectorCodes[element.rawValue] { return PropertyType(rawValue: vector) }
         return PropertyType(rawValue: CollectionShape.Kind.list.base + element.rawValue)
     }
 
     /// A set of `element`: 2000 + the element's code.
     public static func set(of element: PropertyType) -> PropertyType? {
-        guard CollectionShape.elementTypes.contains(element.rawValue) else { return nil }
+        guard element.known?.isCollectionElement == true else { return nil }
         return PropertyType(rawValue: CollectionShape.Kind.set.base + element.rawValue)
     }
 
     /// A map from `String` keys to `value`: 3000 + the value's code.
     public static func map(of value: PropertyType) -> PropertyType? {
-        guard CollectionShape.elementTypes.contains(value.rawValue) else { return nil }
+        guard value.known?.isCollectionElement == true else { return nil }
         return PropertyType(rawValue: CollectionShape.Kind.map.base + value.rawValue)
     }
 
@@ -111,7 +115,7 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
         if let element = CollectionShape.vectorElements[rawValue] { return CollectionShape(kind: .list, element: PropertyType(rawValue: element)) }
         for kind in [CollectionShape.Kind.list, .set, .map] {
             let element = rawValue - kind.base
-            if CollectionShape.elementTypes.contains(element) {
+            if Known.scalar(element)?.isCollectionElement == true {
                 if kind == .list && CollectionShape.vectorCodes[element] != nil { return nil }   // spelled with its vector code
                 return CollectionShape(kind: kind, element: PropertyType(rawValue: element))
             }
@@ -120,34 +124,144 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
     }
 
     /// Whether Cellar can store values of this type.
-    public var isSupported: Bool { (Self.names[rawValue] != nil && self != .charVector) || collection != nil }
+    public var isSupported: Bool { known != nil }
 
-    /// Bytes of the value inline in a record (16 for a UUID); nil for strings, byte vectors and
-    /// Flex values (a length, then the bytes).
-    var fixedWidth: Int? {
-        switch rawValue {
-        case 1, 2: 1
-        case 3, 4: 2
-        case 5, 7: 4
-        case 6, 8, 10, 11, 12: 8
-        case 100, 102: 16
-        default: nil
+    /// Bytes of the value inline in a record (16 for a UUID); nil for strings, byte vectors,
+    /// collections, Flex values and embedded objects (a length, then the bytes), and for a code
+    /// Cellar does not know.
+    var fixedWidth: Int? { known?.fixedWidth }
+
+    /// The type's name, such as `String` or `StringVector` or `UUIDSet`; `type <code>` for a code Cellar does not know.
+    public var description: String {
+        if let known { return known.description }
+        return self == .charVector ? "CharVector" : "type \(rawValue)"
+    }
+}
+
+// MARK: The closed set of types
+
+extension PropertyType {
+    /// A type Cellar stores, as a closed set: ``PropertyType/known`` of a type code.
+    ///
+    /// `PropertyType` is open (a model file may hold a code from a newer version), so a switch on
+    /// it needs a `default:` and the compiler cannot point at a type it forgot. Code that treats
+    /// each type its own way switches over `known` instead, with no `default:`: a new case makes
+    /// the compiler list every place that must say what the type does. The facts about each type
+    /// (its code, name, width, whether a collection may hold it) are the switches below;
+    /// docs/object-layer-map.md lists the other places.
+    public enum Known: Hashable, Sendable, CustomStringConvertible {
+        case bool, byte, short, char, int, long, float, double, string, date, relation, dateNano
+        case flex, byteVector, uuid, decimal, geoPoint, embedded, embeddedList
+        /// A list, set or map of a scalar (ObjectBox's vectors are lists).
+        case collection(CollectionShape)
+
+        /// The scalar type with this code (nil for a collection's code, or one Cellar does not know).
+        static func scalar(_ code: Int) -> Known? {
+            switch code {
+            case 1: .bool
+            case 2: .byte
+            case 3: .short
+            case 4: .char
+            case 5: .int
+            case 6: .long
+            case 7: .float
+            case 8: .double
+            case 9: .string
+            case 10: .date
+            case 11: .relation
+            case 12: .dateNano
+            case 13: .flex
+            case 23: .byteVector
+            case 100: .uuid
+            case 101: .embedded
+            case 102: .geoPoint
+            case 103: .decimal
+            case 1101: .embeddedList
+            default: nil
+            }
+        }
+
+        /// The type code the model file writes.
+        public var code: PropertyType {
+            switch self {
+            case .bool: .bool
+            case .byte: .byte
+            case .short: .short
+            case .char: .char
+            case .int: .int
+            case .long: .long
+            case .float: .float
+            case .double: .double
+            case .string: .string
+            case .date: .date
+            case .relation: .relation
+            case .dateNano: .dateNano
+            case .flex: .flex
+            case .byteVector: .byteVector
+            case .uuid: .uuid
+            case .decimal: .decimal
+            case .geoPoint: .geoPoint
+            case .embedded: .embedded
+            case .embeddedList: .embeddedList
+            case .collection(let shape): shape.code
+            }
+        }
+
+        /// The type's name, as model files' comments and error messages write it.
+        public var description: String {
+            switch self {
+            case .bool: "Bool"
+            case .byte: "Byte"
+            case .short: "Short"
+            case .char: "Char"
+            case .int: "Int"
+            case .long: "Long"
+            case .float: "Float"
+            case .double: "Double"
+            case .string: "String"
+            case .date: "Date"
+            case .relation: "Relation"
+            case .dateNano: "DateNano"
+            case .flex: "Flex"
+            case .byteVector: "ByteVector"
+            case .uuid: "UUID"
+            case .decimal: "Decimal"
+            case .geoPoint: "GeoPoint"
+            case .embedded: "Embedded"
+            case .embeddedList: "EmbeddedList"
+            case .collection(let shape): shape.description
+            }
+        }
+
+        /// Bytes of the value inline in a record; nil for a u32 length and then the bytes.
+        var fixedWidth: Int? {
+            switch self {
+            case .bool, .byte: 1
+            case .short, .char: 2
+            case .int, .float: 4
+            case .long, .double, .date, .relation, .dateNano: 8
+            case .uuid, .geoPoint: 16
+            case .decimal: DecimalEncoding.width
+            case .string, .flex, .byteVector, .embedded, .embeddedList, .collection: nil
+            }
+        }
+
+        /// Whether a list, set or map may hold values of the type.
+        var isCollectionElement: Bool {
+            switch self {
+            case .bool, .byte, .short, .int, .long, .float, .double, .string, .date, .dateNano, .byteVector, .uuid: true
+            // ObjectBox's 16-bit character has no Swift type; relations are `ToMany`; flex values
+            // hold their own lists; embedded objects have a list type of their own. Decimals
+            // are not collection elements yet.
+            case .char, .relation, .flex, .embedded, .embeddedList, .geoPoint, .decimal, .collection: false
+            }
         }
     }
 
-    private static let names: [Int: String] = [
-        1: "Bool", 2: "Byte", 3: "Short", 4: "Char", 5: "Int", 6: "Long", 7: "Float", 8: "Double",
-        9: "String", 10: "Date", 11: "Relation", 12: "DateNano", 13: "Flex", 22: "BoolVector", 23: "ByteVector",
-        24: "ShortVector", 25: "CharVector", 26: "IntVector", 27: "LongVector", 28: "FloatVector",
-        29: "DoubleVector", 30: "StringVector", 31: "DateVector", 32: "DateNanoVector", 100: "UUID",
-        101: "Embedded", 102: "GeoPoint", 1101: "EmbeddedList",
-    ]
-
-    /// The type's name, such as `String` or `StringList`; `type <code>` for a code Cellar does not know.
-    public var description: String {
-        if let name = Self.names[rawValue] { return name }
-        if let shape = collection { return shape.description }
-        return "type \(rawValue)"
+    /// The type as Cellar knows it; nil for a code it does not know (from a newer version) or
+    /// cannot store (ObjectBox's `CharVector`).
+    public var known: Known? {
+        Known.scalar(rawValue) ?? collection.map(Known.collection)
     }
 }
 
@@ -175,16 +289,22 @@ public struct CollectionShape: Hashable, Sendable, CustomStringConvertible {
     /// ByteVector for `Data`, UUID).
     public let element: PropertyType
 
-    /// Element codes a collection can hold.
-    static let elementTypes: Set<Int> = [1, 2, 3, 5, 6, 7, 8, 9, 10, 12, 23, 100]
     /// ObjectBox's vector codes, by element code (Byte's vector is the byte vector itself, `Data`).
     static let vectorCodes: [Int: Int] = [1: 22, 3: 24, 5: 26, 6: 27, 7: 28, 8: 29, 9: 30, 10: 31, 12: 32]
     static let vectorElements: [Int: Int] = Dictionary(uniqueKeysWithValues: vectorCodes.map { ($1, $0) })
 
-    /// The shape as the model file's comments and error messages name it, such as `StringList`.
+    /// The collection's type code: ObjectBox's vector code for a list that has one, else the
+    /// kind's base plus the element's code.
+    var code: PropertyType {
+        if kind == .list, let vector = CollectionShape.vectorCodes[element.rawValue] { return PropertyType(rawValue: vector) }
+        return PropertyType(rawValue: kind.base + element.rawValue)
+    }
+
+    /// The shape as the model file's comments and error messages name it: ObjectBox's name for
+    /// a list it has a vector type for (`StringVector`), else such as `UUIDList` or `StringSet`.
     public var description: String {
         switch kind {
-        case .list: "\(element)List"
+        case .list: CollectionShape.vectorCodes[element.rawValue] == nil ? "\(element)List" : "\(element)Vector"
         case .set: "\(element)Set"
         case .map: "\(element)Map"
         }

@@ -145,6 +145,20 @@ struct CompiledLeaf {
                 throw refuse("UUIDs are compared with ==, !=, <, <=, >, >= (byte order), isIn, isNotIn, isNil and isNotNil only")
             }
             operands = [.isIn, .isNotIn].contains(operation) ? .bytesSet(Set(values)) : .bytes(values)
+        case .decimal:
+            // Compared as their stored bytes, whose order is the numbers' (`DecimalEncoding`).
+            let values = try condition.values.map { value -> [UInt8] in
+                switch value {
+                case .decimal(let decimal): return DecimalEncoding.bytes(decimal)
+                case .integer(let v): return DecimalEncoding.bytes(Decimal(v))
+                case .unsigned(let v): return DecimalEncoding.bytes(Decimal(v))
+                default: throw refuse("\(property.name) is a Decimal; \(value) is not a decimal or an integer (a Double is refused: it is not exact)")
+                }
+            }
+            if [.startsWith, .endsWith, .contains].contains(operation) {
+                throw refuse("decimals are compared with ==, !=, <, <=, >, >=, isBetween, isIn, isNotIn, isNil and isNotNil only")
+            }
+            operands = [.isIn, .isNotIn].contains(operation) ? .bytesSet(Set(values)) : .bytes(values)
         }
     }
 
@@ -191,6 +205,8 @@ struct CompiledLeaf {
             case .isNotIn: return !values.contains(double)
             default: return compare(double, values)
             }
+        case (.bytes(let raw), .bytes(let values)) where operation == .between:
+            return Self.lexicographic(raw, values[0]) >= 0 && Self.lexicographic(raw, values[1]) <= 0
         case (.bytes(let raw), .bytes(let values)):
             // Compared in place; only a case-insensitive comparison makes a (folded) copy.
             if caseSensitive { return Self.matches(raw, values[0], operation) }

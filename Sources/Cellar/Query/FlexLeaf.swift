@@ -84,6 +84,7 @@ struct FlexLeaf {
             case .date(let d):
                 do { return .date(try DateStorage.milliseconds(d)) } catch { throw refuse("\(d) is outside the dates a FlexValue holds") }
             case .uuid(let u): return .uuid(UUIDEncoding.bytes(u))
+            case .decimal(let d): throw refuse("a FlexValue holds no decimals; \(d) cannot be compared with one")
             }
         }
     }

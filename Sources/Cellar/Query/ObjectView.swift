@@ -105,6 +105,13 @@ public struct ObjectView<E: EntityInspectable> {
         return try record.uuid(slot: property.slot)
     }
 
+    /// A Decimal property's value; nil when absent.
+    public func decimal(_ property: Property<E>) throws -> Decimal? {
+        guard property.pathNumber == 0 else { throw throughEmbedded(property) }
+        try check(property, .decimal)
+        return try record.decimal(slot: property.slot)
+    }
+
     /// A Date property's value; nil when absent.
     public func date(_ property: Property<E>) throws -> Date? {
         guard property.pathNumber == 0 else { throw throughEmbedded(property) }

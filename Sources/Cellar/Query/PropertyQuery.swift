@@ -92,6 +92,12 @@ extension UUID: PropertyQueryValue {
         return nil
     }
 }
+extension Decimal: PropertyQueryValue {
+    public static func fromStored(_ value: QueryValue) -> Decimal? {
+        if case .decimal(let v) = value { return v }
+        return nil
+    }
+}
 extension Array: PropertyQueryValue where Element == UInt8 {
     public static func fromStored(_ value: QueryValue) -> [UInt8]? {
         if case .bytes(let v) = value { return v }
@@ -193,6 +199,20 @@ public struct PropertyQuery<E: EntityInspectable> {
         return total
     }
 
+    /// The exact sum of a Decimal property's values (0 when none), as `Decimal` arithmetic gives it
+    /// (38 significant digits; NaN when a value is NaN).
+    /// - Throws: `illegalArgument` when the property is not a Decimal.
+    public func sumDecimal() throws -> Decimal {
+        var total = Decimal(0)
+        for value in try values() {
+            guard case .decimal(let v)? = value else {
+                throw CellarError.illegalArgument("sumDecimal: \(property) is not a Decimal property; use sum() or sumInteger()")
+            }
+            total += v
+        }
+        return total
+    }
+
     /// The average of a number property's values; nil when no object has one.
     public func average() throws -> Double? {
         let numbers = try numbers()
@@ -209,6 +229,7 @@ public struct PropertyQuery<E: EntityInspectable> {
             case .integer(let v)?: return Double(v)
             case .unsigned(let v)?: return Double(v)
             case .floating(let v)?: return v
+            case .decimal?: throw CellarError.illegalArgument("\(property) is a Decimal property: use sumDecimal()")
             default: throw CellarError.illegalArgument("\(property) is not a number property; it has no sum or average")
             }
         }
@@ -244,6 +265,7 @@ public struct PropertyQuery<E: EntityInspectable> {
         case .bytes(let v): .bytes(v)
         case .date(let v): .floating(v.timeIntervalSince1970)
         case .uuid(let v): .bytes(UUIDEncoding.bytes(v))
+        case .decimal(let v): .bytes(DecimalEncoding.bytes(v))
         }
     }
 
@@ -284,6 +306,9 @@ public struct PropertyQuery<E: EntityInspectable> {
             return .floating(double)
         case .bytes(let bytes) where property.kind.isUUID:
             return .uuid(UUIDEncoding.uuid(bytes))
+        case .bytes(let bytes) where property.kind.isDecimal:
+            // Verified when the field was read (`PropertySchema.value(stored:)`).
+            return .decimal((try? DecimalEncoding.decimal(bytes)) ?? .nan)
         case .bytes(let bytes):
             return property.kind.isString ? .string(String(decoding: bytes, as: UTF8.self)) : .bytes(Array(bytes))
         }

@@ -62,6 +62,7 @@ struct CompiledOrder {
             case .floating: return .floating(0)
             case .string, .bytes: return .bytes([])
             case .uuid: return .bytes(UUIDEncoding.bytes(UUIDEncoding.zero))
+            case .decimal: return .bytes(DecimalEncoding.bytes(0))
             case .collection, .flex, .embedded, .geoPoint: return nil   // refused when the query is built
             }
         }

@@ -161,7 +161,11 @@ struct QueryPlan {
                     index.kind == .value, leaf.operation == .equal ? 1 : 3)
         case (.uuid, .bytes(let values)) where leaf.operation == .equal:
             return (.index(index, [KeyRange.prefix(values[0])]), true, 1)
-        case (.uuid, .bytesSet(let set)) where leaf.operation == .isIn:
+        case (.decimal, .bytes(let values)):
+            // Every key's value part has the same width: the value's order is the keys'.
+            guard let ranges = orderedRanges(leaf, values) else { return nil }
+            return (.index(index, ranges), true, leaf.operation == .equal ? 1 : 3)
+        case (.uuid, .bytesSet(let set)) where leaf.operation == .isIn, (.decimal, .bytesSet(let set)) where leaf.operation == .isIn:
             return (.index(index, set.sorted { CompiledLeaf.lexicographic($0, $1) < 0 }.map { KeyRange.prefix($0) }), true, 1)
         case (.string, .bytesSet(let set)) where leaf.caseSensitive && leaf.operation == .isIn:
             return (.index(index, set.sorted { CompiledLeaf.lexicographic($0, $1) < 0 }.map { stringPrefix($0, index: index, whole: true) }),
@@ -186,17 +190,22 @@ struct QueryPlan {
 
     /// Key ranges for a comparison on integer keys (`encode` turns a value into its ordered key).
     private static func integerRanges(_ leaf: CompiledLeaf, _ values: [UInt64], encode: (UInt64) -> UInt64) -> [KeyRange]? {
-        let v = values.first.map(encode)
+        orderedRanges(leaf, values.map { bigEndian(encode($0)) })
+    }
+
+    /// Key ranges for a comparison on keys whose value parts all have one width, so that byte
+    /// order is value order (`values` are the operands' value parts).
+    private static func orderedRanges(_ leaf: CompiledLeaf, _ values: [[UInt8]]) -> [KeyRange]? {
+        guard let v = values.first else { return nil }
         switch leaf.operation {
-        case .equal: return [KeyRange.prefix(bigEndian(v!))]
-        case .less: return [KeyRange(upper: bigEndian(v!))]
-        case .lessOrEqual: return [KeyRange(upper: bigEndian(v!) + maxId, upperInclusive: true)]
-        case .greater: return [KeyRange(lower: bigEndian(v!) + maxId, lowerInclusive: false)]
-        case .greaterOrEqual: return [KeyRange(lower: bigEndian(v!))]
+        case .equal: return [KeyRange.prefix(v)]
+        case .less: return [KeyRange(upper: v)]
+        case .lessOrEqual: return [KeyRange(upper: v + maxId, upperInclusive: true)]
+        case .greater: return [KeyRange(lower: v + maxId, lowerInclusive: false)]
+        case .greaterOrEqual: return [KeyRange(lower: v)]
         case .between:
-            let (low, high) = (v!, encode(values[1]))
-            guard low <= high else { return [] }
-            return [KeyRange(lower: bigEndian(low), upper: bigEndian(high) + maxId, upperInclusive: true)]
+            guard CompiledLeaf.lexicographic(v, values[1]) <= 0 else { return [] }
+            return [KeyRange(lower: v, upper: values[1] + maxId, upperInclusive: true)]
         default: return nil
         }
     }

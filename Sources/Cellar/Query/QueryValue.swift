@@ -23,8 +23,10 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
     case date(Date)
     /// A UUID; compared with a UUID property's stored bytes (RFC 4122 order).
     case uuid(UUID)
+    /// A decimal; compared with a Decimal property's values as numbers (1.5 equals 1.50).
+    case decimal(Decimal)
 
-    /// The value as text: a number, a quoted string, a byte count, a date or a UUID.
+    /// The value as text: a number, a quoted string, a byte count, a date, a UUID or a decimal.
     public var description: String {
         switch self {
         case .integer(let v): String(v)
@@ -34,6 +36,7 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case .bytes(let v): "\(v.count) bytes"
         case .date(let v): "\(v)"
         case .uuid(let v): v.uuidString
+        case .decimal(let v): v.description
         }
     }
 
@@ -47,6 +50,7 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case (.bytes(let x), .bytes(let y)): x == y
         case (.date(let x), .date(let y)): x == y
         case (.uuid(let x), .uuid(let y)): x == y
+        case (.decimal(let x), .decimal(let y)): DecimalEncoding.bytes(x) == DecimalEncoding.bytes(y)
         default: false
         }
     }
@@ -61,12 +65,13 @@ public enum QueryValue: Sendable, Hashable, CustomStringConvertible {
         case .bytes(let v): hasher.combine(4 as UInt8); hasher.combine(v)
         case .date(let v): hasher.combine(5 as UInt8); hasher.combine(v)
         case .uuid(let v): hasher.combine(6 as UInt8); hasher.combine(v)
+        case .decimal(let v): hasher.combine(7 as UInt8); hasher.combine(DecimalEncoding.bytes(v))
         }
     }
 }
 
 /// A Swift value a query condition can compare a property with: integers, `Bool`, `Float`,
-/// `Double`, `String`, `Date`, `Data`, `[UInt8]`, `UUID` and `EntityId`. Enums and custom types are
+/// `Double`, `String`, `Date`, `Data`, `[UInt8]`, `UUID`, `Decimal` and `EntityId`. Enums and custom types are
 /// queried by their database value (`Status.done.rawValue`).
 public protocol QueryValueConvertible: Sendable {
     /// The value as a query compares it.
@@ -91,4 +96,5 @@ extension Date: QueryValueConvertible { public var queryValue: QueryValue { .dat
 extension Data: QueryValueConvertible { public var queryValue: QueryValue { .bytes(Array(self)) } }
 extension Array: QueryValueConvertible where Element == UInt8 { public var queryValue: QueryValue { .bytes(self) } }
 extension UUID: QueryValueConvertible { public var queryValue: QueryValue { .uuid(self) } }
+extension Decimal: QueryValueConvertible { public var queryValue: QueryValue { .decimal(self) } }
 extension EntityId: QueryValueConvertible { public var queryValue: QueryValue { .unsigned(value) } }

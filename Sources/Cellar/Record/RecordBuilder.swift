@@ -159,6 +159,23 @@ public final class RecordBuilder {
         if let value { add(value, slot: slot) }
     }
 
+    /// Adds a decimal as its `DecimalEncoding.width` bytes, which compare in the numbers' order.
+    @_spi(CellarGenerated) public func add(_ value: Decimal, slot: Int) {
+        let at = field(slot, size: DecimalEncoding.width)
+        DecimalEncoding.write(value, to: UnsafeMutableRawBufferPointer(start: state.pointee.buffer + at, count: DecimalEncoding.width))
+    }
+
+    /// Adds a decimal when there is one; nil leaves the field absent.
+    @_spi(CellarGenerated) public func add(_ value: Decimal?, slot: Int) {
+        if let value { add(value, slot: slot) }
+    }
+
+    /// Adds a fixed-width field's stored bytes as they are (`raw.count` bytes inline).
+    func add(fixed raw: UnsafeRawBufferPointer, slot: Int) {
+        let at = field(slot, size: raw.count)
+        (state.pointee.buffer + at).copyMemory(from: raw.baseAddress!, byteCount: raw.count)
+    }
+
     // MARK: Strings and bytes
 
     /// Adds a string as its UTF-8 bytes.

@@ -8,7 +8,8 @@
 /// then       the fields, in the order they were written:
 ///              scalars at their natural width (Bool 1 byte, 0 or 1; integers; Float and
 ///              Double as their bit patterns; dates as Int64 milliseconds or nanoseconds;
-///              UUIDs as their 16 bytes in RFC 4122 order);
+///              UUIDs as their 16 bytes in RFC 4122 order; GeoPoints as two Float64;
+///              decimals as the 23 bytes of `DecimalEncoding`);
 ///              strings and byte vectors as a u32 length, then the bytes (UTF-8 for strings);
 ///              Flex values as a u32 length, then their `FlexEncoding`
 /// ```

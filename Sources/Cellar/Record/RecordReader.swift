@@ -171,6 +171,12 @@ public struct RecordReader {
         return UUIDEncoding.uuid(UnsafeRawBufferPointer(start: base + at, count: 16))
     }
 
+    /// A decimal; nil when absent. Throws `fileCorrupt` for bytes no decimal encodes to.
+    @_spi(CellarGenerated) public func decimal(slot: Int) throws -> Decimal? {
+        guard let at = try offset(slot, size: DecimalEncoding.width) else { return nil }
+        return try DecimalEncoding.decimal(UnsafeRawBufferPointer(start: base + at, count: DecimalEncoding.width))
+    }
+
     // MARK: Strings and bytes
 
     /// The bytes of the string or byte vector in `slot`, in place; nil when absent.

@@ -15,6 +15,8 @@ public struct ReplicaSchema: Sendable {
         case bigint
         /// Unsigned 64-bit integers.
         case numeric = "numeric(20,0)"
+        /// Decimals, exactly (PostgreSQL's `numeric` holds every value a `Decimal` does, and NaN).
+        case decimal = "numeric"
         case real
         case doublePrecision = "double precision"
         case text
@@ -93,16 +95,17 @@ public struct ReplicaSchema: Sendable {
 
     /// The column type that keeps `property`'s values.
     static func column(of property: ModelProperty) -> ColumnType {
-        switch property.type {
+        switch property.type.known {
         case .bool: return .boolean
         case .byte, .short, .char, .int, .date, .dateNano: return .bigint
         case .long: return property.flags.contains(.unsigned) ? .numeric : .bigint
         case .float: return .real
         case .double: return .doublePrecision
+        case .decimal: return .decimal
         case .string: return .text
         case .byteVector: return .bytea
         case .uuid, .relation: return .uuid
-        default: return .jsonb
+        case .collection, .flex, .geoPoint, .embedded, .embeddedList, nil: return .jsonb
         }
     }
 }

@@ -14,6 +14,7 @@ public enum ReplicaValue: Sendable, Hashable {
     case unsigned(UInt64)
     case float(Float)
     case double(Double)
+    case decimal(Decimal)
     case string(String)
     case bytes([UInt8])
     case uuid(UUID)
@@ -34,7 +35,7 @@ struct ReplicaValueCoding {
                globalId: (_ target: ModelProperty, _ id: Id) throws -> UUID) throws -> ReplicaValue {
         let slot = Int(property.id.id) - 1
         let unsigned = property.flags.contains(.unsigned)
-        switch property.type {
+        switch property.type.known {
         case .bool: return try reader.bool(slot: slot).map(ReplicaValue.bool) ?? .null
         case .byte: return try (unsigned ? reader.read(UInt8.self, slot: slot).map(Int64.init) : reader.read(Int8.self, slot: slot).map(Int64.init)).map(ReplicaValue.integer) ?? .null
         case .short: return try (unsigned ? reader.read(UInt16.self, slot: slot).map(Int64.init) : reader.read(Int16.self, slot: slot).map(Int64.init)).map(ReplicaValue.integer) ?? .null
@@ -46,13 +47,14 @@ struct ReplicaValueCoding {
         case .date, .dateNano: return try reader.read(Int64.self, slot: slot).map(ReplicaValue.integer) ?? .null
         case .float: return try reader.float(slot: slot).map(ReplicaValue.float) ?? .null
         case .double: return try reader.double(slot: slot).map(ReplicaValue.double) ?? .null
+        case .decimal: return try reader.decimal(slot: slot).map(ReplicaValue.decimal) ?? .null
         case .string: return try reader.string(slot: slot).map(ReplicaValue.string) ?? .null
         case .byteVector: return try reader.data(slot: slot).map { .bytes(Array($0)) } ?? .null
         case .uuid: return try reader.uuid(slot: slot).map(ReplicaValue.uuid) ?? .null
         case .relation:
             guard let id = try reader.read(UInt64.self, slot: slot), id != 0 else { return .null }
             return .reference(try globalId(property, id))
-        default:
+        case .collection, .flex, .geoPoint, .embedded, .embeddedList, nil:
             let json = try ObjectDump.value(of: property, slot: slot, in: reader, model: model, style: .exact)
             return json == .null ? .null : .json(JSONWriter.string(json))
         }
@@ -74,6 +76,7 @@ struct ReplicaValueCoding {
         case (.unsigned(let number), .numeric): return .number(String(number))
         case (.float(let number), .real): return ObjectDump.number(number)
         case (.double(let number), .doublePrecision): return ObjectDump.number(number)
+        case (.decimal(let number), .decimal): return number.isNaN ? .string("NaN") : .number(DecimalText.text(number))
         case (.string(let text), .text): return .string(text)
         case (.bytes(let bytes), .bytea): return .string(Data(bytes).base64EncodedString())
         case (.uuid(let uuid), .uuid) where property.type == .uuid: return .string(uuid.uuidString)

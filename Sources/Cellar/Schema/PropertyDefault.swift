@@ -5,7 +5,7 @@ import Foundation
 /// generated binding's `read` gives the object. Of the property's type: `bool` for Bool,
 /// `integer` or `unsigned` for integer types (in their range), `floatingPoint` for Float (a value
 /// a Float holds) and Double, `string`, `date` for Date (stored in milliseconds, or nanoseconds
-/// with `date-nano`), `bytes` for byte vectors, `uuid`.
+/// with `date-nano`), `bytes` for byte vectors, `uuid`, `decimal`.
 public enum PropertyDefault: Hashable, Sendable {
     /// The default of a `Bool` property.
     case bool(Bool)
@@ -23,6 +23,8 @@ public enum PropertyDefault: Hashable, Sendable {
     case bytes([UInt8])
     /// The default of a `UUID` property.
     case uuid(UUID)
+    /// The default of a `Decimal` property.
+    case decimal(Decimal)
 }
 
 /// A default value in its stored form, as `RecordReader.value(of:id:)` gives a stored one: queries
@@ -97,6 +99,8 @@ final class StoredDefault: @unchecked Sendable {
             return .bytes(bytes)
         case (.uuid, .uuid(let uuid)):
             return .bytes(UUIDEncoding.bytes(uuid))
+        case (.decimal, .decimal(let decimal)):
+            return .bytes(DecimalEncoding.bytes(decimal))
         default:
             throw mismatch
         }

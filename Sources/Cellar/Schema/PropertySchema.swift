@@ -19,6 +19,8 @@ final class PropertySchema: Sendable {
         case bytes
         /// A UUID: 16 bytes inline, compared as bytes (memcmp order).
         case uuid
+        /// A `Decimal`: `DecimalEncoding.width` bytes inline, whose memcmp order is the numbers'.
+        case decimal
         /// A GeoPoint: 16 bytes inline (latitude, longitude), compared by position.
         case geoPoint
         /// A list, set or map (`collection` says of what): its payload's bytes.
@@ -58,20 +60,25 @@ final class PropertySchema: Sendable {
         collection = property.type.collection.map { CollectionSchema($0, property: property, entity: entity, indexOrdinal: indexOrdinal) }
         defaultValue = property.defaultValue.flatMap { StoredDefault($0, for: property) }
         embeddedType = property.type.isEmbedded ? property.embeddedType : nil
-        switch property.type {
-        case _ where collection != nil: kind = .collection
-        case .embedded: kind = .embedded(list: false)
-        case .embeddedList: kind = .embedded(list: true)
-        case .flex: kind = .flex
+        let unsigned = property.flags.contains(.unsigned) || isId
+        switch property.type.known {
+        case .bool, .relation: kind = .integer(width: property.type.fixedWidth!, signed: false)
+        case .byte, .short, .char, .int, .long, .date, .dateNano:
+            kind = .integer(width: property.type.fixedWidth!, signed: !unsigned)
         case .float: kind = .floating(width: 4)
         case .double: kind = .floating(width: 8)
         case .string: kind = .string
         case .byteVector: kind = .bytes
         case .uuid: kind = .uuid
+        case .decimal: kind = .decimal
         case .geoPoint: kind = .geoPoint
-        default:
-            let unsigned = property.flags.contains(.unsigned) || property.type == .relation || property.type == .bool || isId
-            kind = .integer(width: property.type.fixedWidth ?? 8, signed: !unsigned)
+        case .collection: kind = .collection
+        case .flex: kind = .flex
+        case .embedded: kind = .embedded(list: false)
+        case .embeddedList: kind = .embedded(list: true)
+        // A type from a newer version: its field is a length and bytes, which is all this
+        // version can say of it.
+        case nil: kind = .bytes
         }
         if let ordinal = indexOrdinal, let indexId = property.indexId, !indexId.isZero, !isId {
             index = IndexSchema(property: property, kind: collection?.element.kind ?? kind, ordinal: ordinal)
@@ -114,6 +121,11 @@ extension PropertySchema.Kind {
         return false
     }
 
+    var isDecimal: Bool {
+        if case .decimal = self { return true }
+        return false
+    }
+
     /// Whether the property holds embedded objects (one, or a list).
     var isEmbedded: Bool {
         if case .embedded = self { return true }
@@ -128,6 +140,7 @@ extension PropertySchema {
         switch kind {
         case .integer(let width, _), .floating(let width): width
         case .uuid, .geoPoint: 16
+        case .decimal: DecimalEncoding.width
         case .string, .bytes, .collection, .flex, .embedded: nil
         }
     }
@@ -163,6 +176,9 @@ extension PropertySchema {
             return .bytes(bytes)
         case .geoPoint:
             _ = try GeoPoint.decode(bytes)   // a stored point out of range is a corrupt record
+            return .bytes(bytes)
+        case .decimal:
+            _ = try DecimalEncoding.decimal(bytes)   // so are bytes no decimal encodes to
             return .bytes(bytes)
         case .bytes, .uuid, .collection, .flex, .embedded:
             return .bytes(bytes)

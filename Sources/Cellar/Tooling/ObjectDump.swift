@@ -112,22 +112,22 @@ package enum ObjectDump {
     static func value(of property: ModelProperty, slot: Int, in reader: RecordReader, model: Model, style: Style) throws -> JSONValue {
         let type = property.type
         let unsigned = property.flags.contains(.unsigned)
-        if type.isEmbedded {
-            guard let name = property.embeddedType, let embedded = model.entity(named: name) else { return .null }
-            if type == .embeddedList {
-                guard let payload = try reader.bytes(slot: slot) else { return .null }
-                var objects: [JSONValue] = []
-                try reader.forEachNested(payload) { objects.append(.object(try properties(of: $0, entity: embedded, model: model, style: style))) }
-                return .array(objects)
-            }
-            guard let nested = try reader.nested(slot: slot) else { return .null }
+        switch type.known {
+        case .embeddedList:
+            guard let name = property.embeddedType, let embedded = model.entity(named: name),
+                  let payload = try reader.bytes(slot: slot) else { return .null }
+            var objects: [JSONValue] = []
+            try reader.forEachNested(payload) { objects.append(.object(try properties(of: $0, entity: embedded, model: model, style: style))) }
+            return .array(objects)
+        case .embedded:
+            guard let name = property.embeddedType, let embedded = model.entity(named: name),
+                  let nested = try reader.nested(slot: slot) else { return .null }
             return .object(try properties(of: nested, entity: embedded, model: model, style: style))
-        }
-        if let shape = type.collection { return try collection(shape, slot: slot, in: reader, unsigned: unsigned) }
-        switch type {
+        case .collection(let shape): return try collection(shape, slot: slot, in: reader, unsigned: unsigned)
         case .bool: return try reader.bool(slot: slot).map(JSONValue.bool) ?? .null
         case .byte: return try integer(reader, slot, unsigned ? UInt8.self : nil, Int8.self)
-        case .short, .char: return try integer(reader, slot, unsigned || type == .char ? UInt16.self : nil, Int16.self)
+        case .short: return try integer(reader, slot, unsigned ? UInt16.self : nil, Int16.self)
+        case .char: return try integer(reader, slot, UInt16.self, Int16.self)
         case .int: return try integer(reader, slot, unsigned ? UInt32.self : nil, Int32.self)
         case .long: return try integer(reader, slot, unsigned ? UInt64.self : nil, Int64.self)
         case .relation: return try integer(reader, slot, UInt64.self, Int64.self)
@@ -138,13 +138,15 @@ package enum ObjectDump {
         case .date: return try reader.read(Int64.self, slot: slot).map { .string(iso8601($0, perSecond: 1_000)) } ?? .null
         case .dateNano: return try reader.read(Int64.self, slot: slot).map { .string(iso8601($0, perSecond: 1_000_000_000)) } ?? .null
         case .uuid: return try reader.uuid(slot: slot).map { .string($0.uuidString) } ?? .null
+        // A decimal's exact text as a JSON number (JSON numbers have no precision limit); NaN as a string.
+        case .decimal: return try reader.decimal(slot: slot).map { $0.isNaN ? .string("NaN") : .number(DecimalText.text($0)) } ?? .null
         case .byteVector: return try reader.data(slot: slot).map { .string($0.base64EncodedString()) } ?? .null
         case .geoPoint:
             guard let point = try reader.geoPoint(slot: slot) else { return .null }
             return .object([JSONMember("latitude", number(point.latitude)),
                             JSONMember("longitude", number(point.longitude))])
         case .flex: return try reader.flex(slot: slot).map { style == .exact ? exactJSON($0) : json($0) } ?? .null
-        default:
+        case nil:
             // A type this build does not know (a newer model): its bytes, so nothing is hidden.
             return try reader.data(slot: slot).map { .string($0.base64EncodedString()) } ?? .null
         }
@@ -172,7 +174,7 @@ package enum ObjectDump {
         func integers<T: CollectionElement & FixedWidthInteger>(_ type: T.Type) throws -> JSONValue {
             try elements(type) { .number(String($0)) }
         }
-        switch shape.element {
+        switch shape.element.known {
         case .bool: return try elements(Bool.self) { .bool($0) }
         case .byte: return unsigned ? try integers(UInt8.self) : try integers(Int8.self)
         case .short: return unsigned ? try integers(UInt16.self) : try integers(Int16.self)
@@ -186,7 +188,8 @@ package enum ObjectDump {
         case .dateNano: return try elements(Int64.self) { .string(iso8601($0, perSecond: 1_000_000_000)) }
         case .byteVector: return try elements(Data.self) { .string($0.base64EncodedString()) }
         case .uuid: return try elements(UUID.self) { .string($0.uuidString) }
-        default: return try reader.data(slot: slot).map { .string($0.base64EncodedString()) } ?? .null
+        case .char, .relation, .decimal, .flex, .geoPoint, .embedded, .embeddedList, .collection, nil:
+            return try reader.data(slot: slot).map { .string($0.base64EncodedString()) } ?? .null
         }
     }
 

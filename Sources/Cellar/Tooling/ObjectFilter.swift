@@ -92,10 +92,12 @@ package indirect enum ObjectFilter: Equatable {
     }
 
     /// Compares two numbers given as text: exactly when both are integers (64-bit ids and
-    /// counters do not fit a Double), else as Doubles.
+    /// counters do not fit a Double) or decimals of up to 38 digits (Decimal properties), else as
+    /// Doubles.
     private static func numericOrder(_ a: String, _ b: String) -> Int? {
         if let x = Int64(a), let y = Int64(b) { return x == y ? 0 : (x < y ? -1 : 1) }
         if let x = UInt64(a), let y = UInt64(b) { return x == y ? 0 : (x < y ? -1 : 1) }
+        if let x = DecimalText.parse(a), let y = DecimalText.parse(b), !x.isNaN, !y.isNaN { return x == y ? 0 : (x < y ? -1 : 1) }
         guard let x = Double(a), let y = Double(b) else { return nil }
         return x == y ? 0 : (x < y ? -1 : 1)
     }

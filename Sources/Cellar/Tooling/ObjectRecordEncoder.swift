@@ -85,22 +85,19 @@ package enum ObjectRecordEncoder {
         if value == .null { return }  // absent, as an optional's nil or a property added later
         let type = property.type
         let unsigned = property.flags.contains(.unsigned)
-        if type.isEmbedded {
+        switch type.known {
+        case .embeddedList:
             guard let mapping else { throw CellarError.illegalArgument("no embedded type") }
-            if type == .embeddedList {
-                guard case .array(let elements) = value else { throw expected("an array of objects", value) }
-                try builder.addNestedList(count: elements.count, slot: slot) { index, nested in
-                    guard case .object(let members) = elements[index] else { throw expected("an object", elements[index]) }
-                    try write(members, mapping, into: nested)
-                }
-            } else {
-                guard case .object(let members) = value else { throw expected("an object", value) }
-                try builder.addNested(slot: slot) { try write(members, mapping, into: $0) }
+            guard case .array(let elements) = value else { throw expected("an array of objects", value) }
+            try builder.addNestedList(count: elements.count, slot: slot) { index, nested in
+                guard case .object(let members) = elements[index] else { throw expected("an object", elements[index]) }
+                try write(members, mapping, into: nested)
             }
-            return
-        }
-        if let shape = type.collection { return try writeCollection(value, shape, slot: slot, unsigned: unsigned, into: builder) }
-        switch type {
+        case .embedded:
+            guard let mapping else { throw CellarError.illegalArgument("no embedded type") }
+            guard case .object(let members) = value else { throw expected("an object", value) }
+            try builder.addNested(slot: slot) { try write(members, mapping, into: $0) }
+        case .collection(let shape): try writeCollection(value, shape, slot: slot, unsigned: unsigned, into: builder)
         case .bool: builder.add(try bool(value), slot: slot)
         case .byte: unsigned ? builder.add(try integer(value, UInt8.self), slot: slot) : builder.add(try integer(value, Int8.self), slot: slot)
         case .short: unsigned ? builder.add(try integer(value, UInt16.self), slot: slot) : builder.add(try integer(value, Int16.self), slot: slot)
@@ -114,6 +111,7 @@ package enum ObjectRecordEncoder {
         case .date: builder.add(try dateUnits(value, perSecond: 1_000), slot: slot)
         case .dateNano: builder.add(try dateUnits(value, perSecond: 1_000_000_000), slot: slot)
         case .uuid: builder.add(try uuid(value), slot: slot)
+        case .decimal: builder.add(try decimal(value), slot: slot)
         case .byteVector: builder.add(try bytes(value), slot: slot)
         case .geoPoint:
             guard case .object(let members) = value, members.count == 2,
@@ -124,7 +122,7 @@ package enum ObjectRecordEncoder {
             builder.add(try GeoPoint(latitude: floatingPoint(latitude.value, Double.self),
                                      longitude: floatingPoint(longitude.value, Double.self)), slot: slot)
         case .flex: try builder.add(try flex(value), slot: slot)
-        default: throw CellarError.illegalArgument("its type (\(type)) cannot be imported by this version of Cellar")
+        case nil: throw CellarError.illegalArgument("its type (\(type)) cannot be imported by this version of Cellar")
         }
     }
 
@@ -144,7 +142,7 @@ package enum ObjectRecordEncoder {
                 try builder.add(map, slot: slot)
             }
         }
-        switch shape.element {
+        switch shape.element.known {
         case .bool: try elements(bool)
         case .byte: unsigned ? try elements { try integer($0, UInt8.self) } : try elements { try integer($0, Int8.self) }
         case .short: unsigned ? try elements { try integer($0, UInt16.self) } : try elements { try integer($0, Int16.self) }
@@ -158,7 +156,8 @@ package enum ObjectRecordEncoder {
         case .dateNano: try elements { try dateUnits($0, perSecond: 1_000_000_000) }
         case .byteVector: try elements(bytes)
         case .uuid: try elements(uuid)
-        default: throw CellarError.illegalArgument("its type (\(shape)) cannot be imported by this version of Cellar")
+        case .char, .relation, .decimal, .flex, .geoPoint, .embedded, .embeddedList, .collection, nil:
+            throw CellarError.illegalArgument("its type (\(shape)) cannot be imported by this version of Cellar")
         }
     }
 
@@ -203,6 +202,18 @@ package enum ObjectRecordEncoder {
     private static func uuid(_ value: JSONValue) throws -> UUID {
         guard case .string(let text) = value, let uuid = UUID(uuidString: text) else { throw expected("a UUID", value) }
         return uuid
+    }
+
+    /// A decimal from its exact text: a JSON number, or a string holding one (or `NaN`).
+    private static func decimal(_ value: JSONValue) throws -> Decimal {
+        let text: String
+        switch value {
+        case .number(let number): text = number
+        case .string(let string): text = string
+        default: throw expected("a decimal number", value)
+        }
+        guard let decimal = DecimalText.parse(text) else { throw expected("a decimal number", value) }
+        return decimal
     }
 
     private static func bytes(_ value: JSONValue) throws -> Data {

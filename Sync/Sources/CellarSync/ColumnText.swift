@@ -15,6 +15,7 @@ enum ColumnText {
         case .unsigned(let number): return String(number)
         case .float(let number): return floatText(number)
         case .double(let number): return floatText(number)
+        case .decimal(let number): return DecimalText.text(number)
         case .string(let text): return text
         case .bytes(let bytes): return hex(bytes)
         case .uuid(let uuid), .reference(let uuid): return uuid.uuidString.lowercased()
@@ -33,6 +34,7 @@ enum ColumnText {
         case .numeric: guard let number = UInt64(text) else { throw bad() }; return .unsigned(number)
         case .real: guard let number = parseFloat(text).map(Float.init) else { throw bad() }; return .float(number)
         case .doublePrecision: guard let number = parseFloat(text) else { throw bad() }; return .double(number)
+        case .decimal: guard let number = DecimalText.parse(text) else { throw bad() }; return .decimal(number)
         case .text: return .string(text)
         case .bytea: guard let bytes = unhex(text) else { throw bad() }; return .bytes(bytes)
         case .uuid:

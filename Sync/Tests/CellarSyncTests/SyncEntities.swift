@@ -14,6 +14,7 @@ final class Item: Entity {
     var attributes: [String: String] = [:]
     var extra: FlexValue?
     var data: Data?
+    var price: Decimal?
     var owner: ToOne<Person> = nil
     var helpers: ToMany<Person> = nil
 

@@ -24,6 +24,7 @@ struct SyncTests {
             item.attributes = ["k": "v", "$x": "y"]
             item.extra = ["n": 1.0, "big": 1e20, "list": [1, "two", nil, true]]
             item.data = Data([0, 1, 254, 255])
+            item.price = Decimal(string: "-340282366920938463463374607431768211.455")!   // no Double holds it
             item.owner.target = ada
             item.helpers.append(contentsOf: [ada, bob])
             try a.box(for: Item.self).put(item)
@@ -40,6 +41,7 @@ struct SyncTests {
             #expect(copy.owner.target?.name == "Ada")
             #expect(copy.helpers.map(\.name).sorted() == ["Ada", "Bob"])
             #expect(copy.extra == item.extra)
+            #expect(copy.price == item.price)
             // The server's table: a column per property, JSONB for collections and flex values.
             let types = try await connection.rows("""
                 SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'Item'
@@ -50,6 +52,7 @@ struct SyncTests {
             #expect(byName["tags"] == "jsonb")
             #expect(byName["extra"] == "jsonb")
             #expect(byName["owner"] == "uuid")
+            #expect(byName["price"] == "numeric")
             #expect(byName["helpers"] == "ARRAY")
 
             // Back the other way, and an update of one property.

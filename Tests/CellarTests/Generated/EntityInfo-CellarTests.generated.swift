@@ -201,7 +201,7 @@ struct DeviceCellarBinding: Cellar.EntityBinding {
 
     var entityName: String { "Device" }
     var entityId: Cellar.IdUid { Cellar.IdUid(id: 5, uid: 7980844868420013494) }
-    var slotCount: Int { 4 }
+    var slotCount: Int { 7 }
 
     func id(of entity: Device) -> Cellar.Id { entity.id }
 
@@ -211,6 +211,9 @@ struct DeviceCellarBinding: Cellar.EntityBinding {
         record.add(entity.id2, slot: 1)
         record.add(entity.ref, slot: 2)
         record.add(entity.name, slot: 3)
+        record.add(entity.price, slot: 4)
+        record.add(entity.balance, slot: 5)
+        record.add(entity.fee, slot: 6)
     }
 
     func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Device {
@@ -219,6 +222,9 @@ struct DeviceCellarBinding: Cellar.EntityBinding {
         entity.id2 = try record.uuid(slot: 1) ?? UUID(uuidString: "00000000-0000-0000-0000-000000000000")!
         entity.ref = try record.uuid(slot: 2)
         entity.name = try record.string(slot: 3) ?? ""
+        entity.price = try record.decimal(slot: 4) ?? (0 as Foundation.Decimal)
+        entity.balance = try record.decimal(slot: 5)
+        entity.fee = try record.decimal(slot: 6) ?? Foundation.Decimal(string: "0.1")!
         return entity
     }
 }
@@ -232,6 +238,12 @@ extension Device {
     static let ref = Cellar.Property<Device>(name: "ref", id: 3, type: Cellar.PropertyType(rawValue: 100))
     /// `name` in queries: property "name" (4:3051363989780764186), String.
     static let name = Cellar.Property<Device>(name: "name", id: 4, type: Cellar.PropertyType(rawValue: 9))
+    /// `price` in queries: property "price" (5:3576146279829655407), Decimal.
+    static let price = Cellar.Property<Device>(name: "price", id: 5, type: Cellar.PropertyType(rawValue: 103))
+    /// `balance` in queries: property "balance" (6:2120384455456956046), Decimal.
+    static let balance = Cellar.Property<Device>(name: "balance", id: 6, type: Cellar.PropertyType(rawValue: 103))
+    /// `fee` in queries: property "fee" (7:3385201726053584210), Decimal.
+    static let fee = Cellar.Property<Device>(name: "fee", id: 7, type: Cellar.PropertyType(rawValue: 103))
 }
 
 // MARK: - Reading
@@ -1247,12 +1259,15 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "ticket", id: Cellar.IdUid(id: 3, uid: 7469401950676137439), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 1, uid: 5072934735057141879), relationTarget: "Ticket"),
                 ]),
             Cellar.ModelEntity(
-                name: "Device", id: Cellar.IdUid(id: 5, uid: 7980844868420013494), lastPropertyId: Cellar.IdUid(id: 4, uid: 3051363989780764186),
+                name: "Device", id: Cellar.IdUid(id: 5, uid: 7980844868420013494), lastPropertyId: Cellar.IdUid(id: 7, uid: 3385201726053584210),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 3554863394338180669), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
                     Cellar.ModelProperty(name: "id2", id: Cellar.IdUid(id: 2, uid: 501132621678612216), type: Cellar.PropertyType(rawValue: 100), flags: Cellar.PropertyFlags(rawValue: 40), indexId: Cellar.IdUid(id: 2, uid: 2185503565361576382), defaultValue: .uuid(UUID(uuidString: "00000000-0000-0000-0000-000000000000")!)),
                     Cellar.ModelProperty(name: "ref", id: Cellar.IdUid(id: 3, uid: 5194490856055370610), type: Cellar.PropertyType(rawValue: 100), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 3, uid: 7872231772731697499)),
                     Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 4, uid: 3051363989780764186), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "price", id: Cellar.IdUid(id: 5, uid: 3576146279829655407), type: Cellar.PropertyType(rawValue: 103), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 20, uid: 229811304708845451), defaultValue: .decimal((0 as Foundation.Decimal))),
+                    Cellar.ModelProperty(name: "balance", id: Cellar.IdUid(id: 6, uid: 2120384455456956046), type: Cellar.PropertyType(rawValue: 103)),
+                    Cellar.ModelProperty(name: "fee", id: Cellar.IdUid(id: 7, uid: 3385201726053584210), type: Cellar.PropertyType(rawValue: 103), defaultValue: .decimal(Foundation.Decimal(string: "0.1")!)),
                 ]),
             Cellar.ModelEntity(
                 name: "Reminder", id: Cellar.IdUid(id: 6, uid: 5174539794564423597), lastPropertyId: Cellar.IdUid(id: 12, uid: 3663920531507600429),
@@ -1396,7 +1411,7 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "location", id: Cellar.IdUid(id: 3, uid: 8638777960458754364), type: Cellar.PropertyType(rawValue: 28), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 19, uid: 1663239225398285237), hnswParams: Cellar.JSONValue.object([Cellar.JSONMember("dimensions", Cellar.JSONValue.number("2")), Cellar.JSONMember("distanceType", Cellar.JSONValue.string("geo")), Cellar.JSONMember("neighborsPerNode", Cellar.JSONValue.number("8"))])),
                 ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 19, uid: 1402030184470968220), lastIndexId: Cellar.IdUid(id: 19, uid: 1663239225398285237),
+        lastEntityId: Cellar.IdUid(id: 19, uid: 1402030184470968220), lastIndexId: Cellar.IdUid(id: 20, uid: 229811304708845451),
         lastRelationId: Cellar.IdUid(id: 2, uid: 6119699722470939340), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])

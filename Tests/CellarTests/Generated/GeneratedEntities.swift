@@ -94,7 +94,7 @@ final class Comment: Entity {
     }
 }
 
-/// UUIDs: one unique (a value index on its 16 bytes), one optional and indexed.
+/// UUIDs: one unique (a value index on its 16 bytes), one optional and indexed; and decimals.
 final class Device: Entity {
     var id: Id = 0
     // cellar: unique
@@ -103,6 +103,12 @@ final class Device: Entity {
     // cellar: index
     var ref: UUID?
     var name: String = ""
+    /// Decimals: an indexed price and an optional balance, whose initial value's literal the
+    /// generated code repeats.
+    // cellar: index
+    var price: Decimal = 0
+    var balance: Decimal? = nil
+    var fee: Decimal = Decimal(string: "0.10")!
 
     required init() {}
 }

@@ -18,7 +18,7 @@ struct ItemCellarBinding: Cellar.EntityBinding {
 
     var entityName: String { "Item" }
     var entityId: Cellar.IdUid { Cellar.IdUid(id: 1, uid: 8749052379594110486) }
-    var slotCount: Int { 11 }
+    var slotCount: Int { 12 }
 
     func id(of entity: Item) -> Cellar.Id { entity.id }
 
@@ -34,6 +34,7 @@ struct ItemCellarBinding: Cellar.EntityBinding {
         try record.add(entity.attributes, slot: 7)
         try record.add(entity.extra, slot: 8)
         record.add(entity.data, slot: 9)
+        record.add(entity.price, slot: 11)
         record.add(try entity.owner.targetIdForPut(), slot: 10)
     }
 
@@ -49,6 +50,7 @@ struct ItemCellarBinding: Cellar.EntityBinding {
         entity.attributes = try record.map(String.self, slot: 7) ?? [:]
         entity.extra = try record.flex(slot: 8)
         entity.data = try record.data(slot: 9)
+        entity.price = try record.decimal(slot: 11)
         entity.owner = Cellar.ToOne<Person>(targetId: try record.read(Cellar.Id.self, slot: 10) ?? 0)
         return entity
     }
@@ -86,6 +88,8 @@ extension Item {
     static let extra = Cellar.Property<Item>(name: "extra", id: 9, type: Cellar.PropertyType(rawValue: 13))
     /// `data` in queries: property "data" (10:7725525747559153415), ByteVector.
     static let data = Cellar.Property<Item>(name: "data", id: 10, type: Cellar.PropertyType(rawValue: 23))
+    /// `price` in queries: property "price" (12:8312218237699340015), Decimal.
+    static let price = Cellar.Property<Item>(name: "price", id: 12, type: Cellar.PropertyType(rawValue: 103))
     /// `owner` in queries: property "owner" (11:70783379655903426), Relation.
     static let owner = Cellar.Property<Item>(name: "owner", id: 11, type: Cellar.PropertyType(rawValue: 11))
     /// `helpers` in link conditions (`.link(Item.helpers) { … }`): relation "helpers" (1:9030921454909634086) to Person.
@@ -183,7 +187,7 @@ func cellarModel() -> Cellar.Model {
     Cellar.Model(
         entities: [
             Cellar.ModelEntity(
-                name: "Item", id: Cellar.IdUid(id: 1, uid: 8749052379594110486), lastPropertyId: Cellar.IdUid(id: 11, uid: 70783379655903426),
+                name: "Item", id: Cellar.IdUid(id: 1, uid: 8749052379594110486), lastPropertyId: Cellar.IdUid(id: 12, uid: 8312218237699340015),
                 properties: [
                     Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 623626952844559734), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
                     Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 7981446460453100561), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
@@ -196,6 +200,7 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "extra", id: Cellar.IdUid(id: 9, uid: 3839771966418593028), type: Cellar.PropertyType(rawValue: 13)),
                     Cellar.ModelProperty(name: "data", id: Cellar.IdUid(id: 10, uid: 7725525747559153415), type: Cellar.PropertyType(rawValue: 23)),
                     Cellar.ModelProperty(name: "owner", id: Cellar.IdUid(id: 11, uid: 70783379655903426), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 1, uid: 662855376345523066), relationTarget: "Person"),
+                    Cellar.ModelProperty(name: "price", id: Cellar.IdUid(id: 12, uid: 8312218237699340015), type: Cellar.PropertyType(rawValue: 103)),
                 ],
                 relations: [
                     Cellar.ModelRelation(name: "helpers", id: Cellar.IdUid(id: 1, uid: 9030921454909634086), targetId: Cellar.IdUid(id: 2, uid: 802051697922298495)),
