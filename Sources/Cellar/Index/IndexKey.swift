@@ -51,6 +51,20 @@ enum IndexKey {
         }
     }
 
+    /// The start of the keys of a string or byte vector in a value or hash index: the whole
+    /// value's key part (`whole`), or what every key of a value starting with `bytes` starts with
+    /// (a value index only).
+    static func bytesPrefix(_ bytes: UnsafeRawBufferPointer, index: IndexSchema, whole: Bool) -> [UInt8] {
+        var key: [UInt8] = []
+        switch index.kind {
+        case .value: appendEscaped(bytes, terminated: whole, to: &key)
+        case .hash32: appendBigEndian32(hash32(bytes), to: &key)
+        case .hash64: appendBigEndian(hash64(bytes), to: &key)
+        case .fullText, .geo, .hnsw: break   // not asked: these serve `matches`, `isWithin`, `nearestNeighbors` only
+        }
+        return key
+    }
+
     /// The integer key part of a signed or unsigned 64-bit pattern.
     static func integerKey(_ bits: UInt64, signed: Bool) -> UInt64 {
         signed ? bits ^ (1 << 63) : bits

@@ -47,13 +47,9 @@ extension Store {
         // An embedded type's index holds keys of the entities embedding it: one that starts
         // or stops doing so changes the marker, and the index is built again.
         for owner in owners(of: index) { withUnsafeBytes(of: owner.id.id.littleEndian) { bytes += $0 } }
-        // The full-text index's layout: posting blocks (an index written as one key per posting
-        // is built again).
-        if index.kind == .fullText { bytes += Array("fulltext blocks".utf8) }
-        // An HNSW index built with other parameters is built again.
-        if let hnsw = index.hnsw {
-            bytes += Array("hnsw \(hnsw.dimensions) \(hnsw.neighborsPerNode) \(hnsw.indexingSearchCount) \(hnsw.distanceType.rawValue) \(hnsw.reparationBacklinkProbability) \(hnsw.flags.rawValue)".utf8)
-        }
+        // The kind's layout or parameters (a full-text index's posting blocks, an HNSW index's
+        // parameters): an index written otherwise is built again.
+        bytes += index.upkeep.markerDetail(index)
         return bytes
     }
 
@@ -105,35 +101,15 @@ extension Store {
             return
         }
         guard let cursor = try context.cursor(schema) else { return }
-        if index.kind == .hnsw {
-            // Every object's vector inserted into a new graph, then every node written.
-            let graph = HNSWGraph(parameters: index.hnsw!)
-            try cursor.scan { key, record in
-                let id = try StorageLayout.objectId(key)
-                guard let vector = try VectorIndex.vector(of: property, in: RecordReader(record)) else { return true }
-                do {
-                    try VectorIndex.check(vector, index.hnsw!, what: "\(property.qualifiedName) of object \(id)")
-                } catch let error as CellarError {
-                    throw CellarError.schema("the HNSW index of \(property.qualifiedName) cannot be built: \(error.message); change the vector (with a model without the index), or the index's dimensions")
-                }
-                try graph.insert(id: id, vector: vector)
-                return true
-            }
-            try VectorIndex.write(graph.takeChanges(), of: graph, to: tree, in: write)
-            return
-        }
-        if index.kind == .fullText {
-            // Every object's words, collected as a bulk put collects them, then written word by
-            // word (the scan first: writing moves the cursor's tree under it).
-            try cursor.scan { key, record in
-                let id = try StorageLayout.objectId(key)
-                let words = FullTextIndex.words(try RecordReader(record).value(of: property, id: id))
-                context.noteFullTextChange(index, id: id, old: .none, new: words)
-                return true
-            }
-            try context.flushFullText(index)
-            return
-        }
+        try index.upkeep.build(property, of: schema, from: cursor, in: context)
+    }
+
+    /// Builds a value, hash, geo or element index (`KeyedIndexUpkeep`): the keys of every object
+    /// `cursor` reads, checked for uniqueness first when the index is unique.
+    func buildKeyedIndex(_ property: PropertySchema, of schema: EntitySchema, from cursor: Cursor, in context: TransactionContext) throws {
+        let index = property.index!
+        let write = context.write!
+        let tree = try context.indexTree(index)
         // Collect first, write after: a unique index is checked over all values before anything
         // is written (the values point into the map, valid while nothing changes), and the scan
         // runs without the write transaction's changes making its cursor find its place again.

@@ -96,7 +96,7 @@ struct QueryPlan {
             if elements, case .index(_, let ranges) = source, ranges.count > 1 { exactLeaf = false }
             if best == nil || rank < best!.rank {
                 var inIdOrder = true
-                if case .index(let index, _) = source { inIdOrder = leaf.operation == .equal && index.kind == .value }
+                if case .index(let index, _) = source { inIdOrder = leaf.operation == .equal && index.isOrdered }
                 best = (QueryPlan(source: source, exact: whole && exactLeaf, inIdOrder: inIdOrder), rank)
             }
         }
@@ -156,9 +156,9 @@ struct QueryPlan {
             }
             return (.index(index, ranges), false, 3)
         case (.string, .bytes(let values)) where leaf.caseSensitive:
-            guard leaf.operation == .equal || (leaf.operation == .startsWith && index.kind == .value) else { return nil }
+            guard leaf.operation == .equal || (leaf.operation == .startsWith && index.isOrdered) else { return nil }
             return (.index(index, [stringPrefix(values[0], index: index, whole: leaf.operation == .equal)]),
-                    index.kind == .value, leaf.operation == .equal ? 1 : 3)
+                    index.isOrdered, leaf.operation == .equal ? 1 : 3)
         case (.uuid, .bytes(let values)) where leaf.operation == .equal:
             return (.index(index, [KeyRange.prefix(values[0])]), true, 1)
         case (.decimal, .bytes(let values)):
@@ -169,23 +169,14 @@ struct QueryPlan {
             return (.index(index, set.sorted { CompiledLeaf.lexicographic($0, $1) < 0 }.map { KeyRange.prefix($0) }), true, 1)
         case (.string, .bytesSet(let set)) where leaf.caseSensitive && leaf.operation == .isIn:
             return (.index(index, set.sorted { CompiledLeaf.lexicographic($0, $1) < 0 }.map { stringPrefix($0, index: index, whole: true) }),
-                    index.kind == .value, 1)
+                    index.isOrdered, 1)
         default:
             return nil
         }
     }
 
     private static func stringPrefix(_ bytes: [UInt8], index: IndexSchema, whole: Bool) -> KeyRange {
-        var key: [UInt8] = []
-        bytes.withUnsafeBytes { raw in
-            switch index.kind {
-            case .value: IndexKey.appendEscaped(raw, terminated: whole, to: &key)
-            case .hash32: IndexKey.appendBigEndian32(IndexKey.hash32(raw), to: &key)
-            case .hash64: IndexKey.appendBigEndian(IndexKey.hash64(raw), to: &key)
-            case .fullText, .geo, .hnsw: break   // not asked: these serve `matches`, `isWithin`, `nearestNeighbors` only
-            }
-        }
-        return .prefix(key)
+        bytes.withUnsafeBytes { .prefix(IndexKey.bytesPrefix($0, index: index, whole: whole)) }
     }
 
     /// Key ranges for a comparison on integer keys (`encode` turns a value into its ordered key).

@@ -85,11 +85,12 @@ final class PropertySchema: Sendable {
         } else {
             index = nil
         }
+        hasKeyPerElement = index?.upkeep.changesAsAWhole(isCollection: collection != nil) ?? false
     }
 
-    /// Whether the property's index has a key per element (a list's or set's) or per word (a
-    /// full-text index), kept up to date by comparing the old and new sets of keys.
-    var hasKeyPerElement: Bool { collection != nil || index?.kind == .fullText }
+    /// Whether a put's change to the property's index is worked out from the whole old and new
+    /// value (a list's or set's elements, a text's words, a vector: `IndexUpkeep.changesAsAWhole`).
+    let hasKeyPerElement: Bool
 
     /// Whether values are strings or byte vectors.
     var isBytes: Bool {

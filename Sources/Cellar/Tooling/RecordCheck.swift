@@ -82,9 +82,13 @@ package enum RecordCheck {
     /// Compares the index of `property` with the entries the records of `owners` give (the
     /// property's entity, or the entities embedding its embedded type); returns their number.
     static func verifyIndex(_ property: PropertySchema, of owners: [EntitySchema], embedded: Bool, in txn: ReadTransaction) throws -> Int {
+        try property.index!.upkeep.verify(property, of: owners, embedded: embedded, in: txn)
+    }
+
+    /// Compares a value, hash, geo or element index with the keys the records give
+    /// (`KeyedIndexUpkeep`); returns the number of entries.
+    static func verifyKeyedIndex(_ property: PropertySchema, of owners: [EntitySchema], embedded: Bool, in txn: ReadTransaction) throws -> Int {
         let index = property.index!
-        if index.kind == .fullText { return try verifyFullTextIndex(property, of: owners[0], in: txn) }
-        if index.kind == .hnsw { return try verifyVectorIndex(property, of: owners[0], in: txn) }
         var expected: [[UInt8]] = []
         for schema in owners {
             guard let tree = try txn.tree(schema.treeName) else { continue }

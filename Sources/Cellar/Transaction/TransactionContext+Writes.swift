@@ -141,25 +141,10 @@ extension TransactionContext {
         }
     }
 
-    /// The element index change of `property` (a list or set) from `old` to `new`; nil when none.
+    /// The change a put makes to `property`'s index when it is worked out as a whole (elements,
+    /// words, a vector: `IndexUpkeep.changesAsAWhole`); nil when none.
     func elementIndexChange(_ property: PropertySchema, of schema: EntitySchema, id: Id, new: RecordReader, old: RecordReader?) throws -> ElementIndexChange? {
-        if property.index!.kind == .fullText { return try fullTextIndexChange(property, id: id, new: new, old: old) }
-        if property.index!.kind == .hnsw {
-            return try vectorIndexChange(property, of: schema, id: id, new: new, old: old)
-        }
-        let collection = property.collection!
-        let newValue = try new.value(of: property, id: id)
-        guard let old else {
-            // A new object: every key is added (the common put, no comparison).
-            let added = try collection.indexKeys(newValue, id: id)
-            return added.isEmpty ? nil : ElementIndexChange(index: property.index!, removed: [], added: added)
-        }
-        let oldValue = try old.value(of: property, id: id)
-        if oldValue == newValue { return nil }
-        // Both sorted: one pass tells the keys only one side has.
-        let (removed, added) = Self.difference(try collection.indexKeys(oldValue, id: id), try collection.indexKeys(newValue, id: id))
-        if removed.isEmpty && added.isEmpty { return nil }
-        return ElementIndexChange(index: property.index!, removed: removed, added: added)
+        try property.index!.upkeep.change(property, of: schema, id: id, new: new, old: old, in: self)
     }
 
     /// An indexed value that a put changes: the key parts to remove and to add.
@@ -212,7 +197,7 @@ extension TransactionContext {
             }
             return true
         }
-        guard property.index!.kind != .value else { return candidates }
+        guard !property.index!.isOrdered else { return candidates }
         return try candidates.filter { other in
             try withRecord(schema, other) { bytes in
                 guard let bytes else { return false }
@@ -233,15 +218,7 @@ extension TransactionContext {
                 let reader = try RecordReader(old)
                 var keys: [(IndexSchema, [UInt8])] = []
                 for property in schema.indexed {
-                    if property.index!.kind == .fullText {
-                        noteFullTextChange(property.index!, id: id, old: FullTextIndex.words(try reader.value(of: property, id: id)), new: .none)
-                        continue
-                    }
-                    if property.index!.kind == .hnsw {
-                        if try VectorIndex.vector(of: property, in: reader) != nil { noteVectorChange(property, of: schema, id: id, vector: nil) }
-                        continue
-                    }
-                    for key in try indexKeys(property, of: reader, id: id) { keys.append((property.index!, key)) }
+                    try property.index!.upkeep.remove(property, of: schema, id: id, record: reader, in: self, keys: &keys)
                 }
                 if let embedded = schema.embeddedIndexes {
                     for (indexId, indexKeys) in try embedded.keys(of: reader, id: id) {
@@ -272,6 +249,8 @@ extension TransactionContext {
             return String(double)
         case .bytes(let bytes) where property.type == .uuid:
             return UUIDEncoding.uuid(bytes).uuidString
+        case .bytes(let bytes) where property.kind.isDecimal:
+            return (try? DecimalEncoding.decimal(bytes)).map(DecimalText.text) ?? "\(bytes.count) bytes"
         case .bytes(let bytes):
             guard property.type == .string else { return "\(bytes.count) bytes" }
             let string = String(decoding: bytes, as: UTF8.self)
@@ -285,12 +264,7 @@ extension TransactionContext {
     /// look-up cursor), so that the next use makes a new tree.
     func dropIndexTree(_ index: IndexSchema) throws {
         try write!.dropTree(index.treeName)
-        fullTextPending[index.id] = nil   // what it held went with the tree
-        if index.kind == .hnsw {
-            vectorPending[index.id] = nil
-            vectorTouched.insert(index.id)
-            store.vectorIndexes.invalidate(index.id)
-        }
+        index.upkeep.dropped(index, in: self)
         indexSlots[index.ordinal] = nil
         keyCursors[index.ordinal] = nil
     }
@@ -307,7 +281,7 @@ extension TransactionContext {
     /// A cursor over the tree of `index`; nil when the index has no tree (not built yet, in a
     /// read-only store).
     func cursor(indexTree index: IndexSchema) throws -> Cursor? {
-        if index.kind == .fullText, write != nil { try flushFullText(index) }
+        try index.upkeep.beforeReading(index, in: self)
         let slot = indexSlots + index.ordinal
         if slot.pointee == nil {
             if let write {
@@ -339,7 +313,7 @@ extension TransactionContext {
         guard let part = try IndexKey.part(value, index: index, property: property) else { return nil }
         var prefix: [UInt8] = []
         part.append(to: &prefix)
-        guard index.kind == .value else {
+        guard index.isOrdered else {
             // A hash index: candidates are checked against their records.
             return try objects(holding: value, of: property, in: schema, prefix: prefix[...], except: 0).first
         }
