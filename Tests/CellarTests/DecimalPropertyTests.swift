@@ -69,7 +69,7 @@ import Testing
     }
 
     /// One random condition on `price` (indexed) or `balance`, and the predicate it stands for.
-    static func randomCondition(_ rng: inout SplitMix64) -> (QueryCondition<Device>, (Device) -> Bool, String) {
+    static func randomCondition(_ rng: inout SplitMix64) -> RandomConditions.Drawn<Device> {
         let onPrice = Bool.random(using: &rng)
         let property = onPrice ? Device.price : Device.balance
         let value: (Device) -> Decimal? = onPrice ? { $0.price } : { $0.balance }
@@ -102,41 +102,22 @@ import Testing
         let store = try Store(directoryPath: "memory:decimal-queries", model: cellarModel())
         let box = store.box(for: Device.self)
         var model: [Id: Device] = [:]
-        func randomDecimal() -> Decimal {
+        func randomDecimal(_ rng: inout SplitMix64) -> Decimal {
             if Int.random(in: 0..<3, using: &rng) > 0 { return Self.pool.randomElement(using: &rng)! }
             return Decimal(string: "\(Int.random(in: -999...999, using: &rng)).\(Int.random(in: 0...99, using: &rng))")!
         }
         for round in 0..<6 {
-            try store.runInTransaction {
-                for _ in 0..<Int.random(in: 10...30, using: &rng) {
-                    let choice = Int.random(in: 0..<10, using: &rng)
-                    if choice < 6 || model.isEmpty {
-                        let device = Device()
-                        device.price = randomDecimal()
-                        device.balance = Bool.random(using: &rng) ? nil : randomDecimal()
-                        try box.put(device)
-                        model[device.id] = device
-                    } else if choice < 9 {
-                        let id = model.keys.sorted().randomElement(using: &rng)!
-                        let device = try #require(try box.get(id))
-                        device.price = randomDecimal()
-                        device.balance = Bool.random(using: &rng) ? nil : randomDecimal()
-                        try box.put(device)
-                        model[id] = device
-                    } else {
-                        let id = model.keys.sorted().randomElement(using: &rng)!
-                        try box.remove(id)
-                        model[id] = nil
-                    }
-                }
-            }
+            try RandomConditions.randomWrites(store, box, model: &model, rng: &rng, make: { rng, _ in
+                let device = Device()
+                device.price = randomDecimal(&rng)
+                device.balance = Bool.random(using: &rng) ? nil : randomDecimal(&rng)
+                return device
+            }, change: { device, rng, _ in
+                device.price = randomDecimal(&rng)
+                device.balance = Bool.random(using: &rng) ? nil : randomDecimal(&rng)
+            })
             for query in 0..<40 {
-                var (condition, matches, text) = Self.randomCondition(&rng)
-                if Bool.random(using: &rng) {
-                    let (other, otherMatches, otherText) = Self.randomCondition(&rng)
-                    let first = matches
-                    (condition, matches, text) = (condition && other, { first($0) && otherMatches($0) }, "\(text) && \(otherText)")
-                }
+                let (condition, matches, text) = RandomConditions.oneOrTwo(&rng, Self.randomCondition)
                 let context = "seed \(seed), round \(round), query \(query): \(text)"
                 let expected = model.values.filter(matches).map(\.id).sorted()
                 let built = try box.query { condition }.build()
@@ -146,16 +127,8 @@ import Testing
                 let byPrice = Bool.random(using: &rng)
                 let ordered = try box.query { condition }.ordered(by: byPrice ? Device.price : Device.balance, flags: descending ? .descending : [])
                     .build().find()
-                let sorted = model.values.filter(matches).sorted { a, b in
-                    switch (byPrice ? a.price : a.balance, byPrice ? b.price : b.balance) {
-                    case (nil, nil): return a.id < b.id
-                    case (nil, _): return true          // nils first, in either direction
-                    case (_, nil): return false
-                    case (let x?, let y?):
-                        let o = Self.order(x, y)
-                        return o == 0 ? a.id < b.id : descending ? o > 0 : o < 0
-                    }
-                }
+                let sorted = RandomConditions.sorted(model.values.filter(matches), by: { byPrice ? $0.price : $0.balance }, id: \.id,
+                                                     descending: descending, order: Self.order)
                 #expect(ordered.map(\.id) == sorted.map(\.id), "\(context) ordered by \(byPrice ? "price" : "balance"), descending \(descending)")
             }
         }

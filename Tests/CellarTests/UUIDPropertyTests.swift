@@ -137,7 +137,7 @@ func uuidModel(indexes: Bool = true, keyIndex: Bool = true) -> Cellar.Model {
 
 extension UUIDPropertyTests {
     /// One random condition on `key` or `ref` and the predicate it stands for.
-    static func randomCondition(_ rng: inout SplitMix64) -> (QueryCondition<UToken>, (UToken) -> Bool, String) {
+    static func randomCondition(_ rng: inout SplitMix64) -> RandomConditions.Drawn<UToken> {
         let onKey = Bool.random(using: &rng)
         let property = onKey ? UToken.key : UToken.ref
         let value: (UToken) -> UUID? = onKey ? { $0.key } : { $0.ref }
@@ -167,39 +167,19 @@ extension UUIDPropertyTests {
         let box = store.box(for: UToken.self)
         var model: [Id: UToken] = [:]
         // `key` is unique when indexed: each object takes a fresh one, or one of the pool not yet taken.
-        func freshKey() -> UUID {
+        func freshKey(_ rng: inout SplitMix64, _ model: [Id: UToken]) -> UUID {
             let free = Self.pool.filter { key in !model.values.contains { $0.key == key } }
             return Bool.random(using: &rng) || free.isEmpty ? UUID() : free.randomElement(using: &rng)!
         }
         for round in 0..<6 {
-            try store.runInTransaction {
-                for _ in 0..<Int.random(in: 10...30, using: &rng) {
-                    let choice = Int.random(in: 0..<10, using: &rng)
-                    if choice < 6 || model.isEmpty {
-                        let token = UToken(key: freshKey(), ref: Bool.random(using: &rng) ? nil : Self.pool.randomElement(using: &rng)!)
-                        try box.put(token)
-                        model[token.id] = token
-                    } else if choice < 9 {
-                        let id = model.keys.sorted().randomElement(using: &rng)!
-                        let token = try #require(try box.get(id))
-                        token.ref = Bool.random(using: &rng) ? nil : Self.pool.randomElement(using: &rng)!
-                        if Bool.random(using: &rng) { model[id] = nil; token.key = freshKey() }
-                        try box.put(token)
-                        model[id] = token
-                    } else {
-                        let id = model.keys.sorted().randomElement(using: &rng)!
-                        try box.remove(id)
-                        model[id] = nil
-                    }
-                }
-            }
+            try RandomConditions.randomWrites(store, box, model: &model, rng: &rng, make: { rng, model in
+                UToken(key: freshKey(&rng, model), ref: Bool.random(using: &rng) ? nil : Self.pool.randomElement(using: &rng)!)
+            }, change: { token, rng, model in
+                token.ref = Bool.random(using: &rng) ? nil : Self.pool.randomElement(using: &rng)!
+                if Bool.random(using: &rng) { token.key = freshKey(&rng, model) }
+            })
             for query in 0..<40 {
-                var (condition, matches, text) = Self.randomCondition(&rng)
-                if Bool.random(using: &rng) {
-                    let (other, otherMatches, otherText) = Self.randomCondition(&rng)
-                    let first = matches
-                    (condition, matches, text) = (condition && other, { first($0) && otherMatches($0) }, "\(text) && \(otherText)")
-                }
+                let (condition, matches, text) = RandomConditions.oneOrTwo(&rng, Self.randomCondition)
                 let context = "seed \(seed), indexes \(indexes) \(keyIndex), round \(round), query \(query): \(text)"
                 let expected = model.values.filter(matches).map(\.id).sorted()
                 let built = try box.query { condition }.build()
@@ -207,16 +187,8 @@ extension UUIDPropertyTests {
                 #expect(try built.count() == expected.count, "\(context)")
                 let descending = Bool.random(using: &rng)
                 let ordered = try box.query { condition }.ordered(by: UToken.ref, flags: descending ? .descending : []).build().find()
-                let sorted = model.values.filter(matches).sorted { a, b in
-                    switch (a.ref, b.ref) {
-                    case (nil, nil): return a.id < b.id
-                    case (nil, _): return true          // nils first, in either direction
-                    case (_, nil): return false
-                    case (let x?, let y?):
-                        let o = Self.order(x, y)
-                        return o == 0 ? a.id < b.id : descending ? o > 0 : o < 0
-                    }
-                }
+                let sorted = RandomConditions.sorted(model.values.filter(matches), by: \.ref, id: \.id, descending: descending,
+                                                     order: Self.order)
                 #expect(ordered.map(\.id) == sorted.map(\.id), "\(context) ordered by ref, descending \(descending)")
             }
         }
