@@ -54,6 +54,27 @@ import Testing
         #expect(try box.query { Article.title.matches("x") }.build().count() == 0)
     }
 
+    /// The index holds words, not whole values: a condition on the value (`==`, `startsWith`,
+    /// `isIn`) is answered by reading the records, never by the words' keys.
+    @Test func aConditionOnTheWholeTextReadsTheRecords() throws {
+        let store = try Store(directoryPath: "memory:fts-whole-value", model: cellarModel())
+        let box = store.box(for: Article.self)
+        let bodies = ["red wine", "white wine", "red wine", "oak barrel", "red"]
+        try box.put(bodies.map { Article($0) })
+        let conditions: [(QueryCondition<Article>, (String) -> Bool)] = [
+            (Article.body == "red wine", { $0 == "red wine" }),
+            (Article.body.startsWith("red"), { $0.hasPrefix("red") }),
+            (Article.body.isIn(["oak barrel", "red", "rosé"]), { ["oak barrel", "red"].contains($0) }),
+            (Article.body == "red wine" && Article.body.matches("wine"), { $0 == "red wine" }),
+        ]
+        for (condition, test) in conditions {
+            let query = try box.query { condition }.build()
+            if case .index = try query.compiled.plan.source { Issue.record("\(condition) reads the full-text index's keys as values") }
+            #expect(try Self.ids(query) == bodies.indices.filter { test(bodies[$0]) }.map { Id($0 + 1) }, "\(condition)")
+            #expect(try query.count() == bodies.filter(test).count, "\(condition)")
+        }
+    }
+
     @Test func malformedQueriesAndWrongPropertiesAreRefused() throws {
         let store = try Store(directoryPath: "memory:fts-errors", model: cellarModel())
         let box = store.box(for: Article.self)

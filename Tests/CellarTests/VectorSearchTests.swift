@@ -8,6 +8,17 @@ import Testing
 /// filtered search, scores, upkeep through updates, removals and rollbacks (checked by
 /// `RecordCheck`), the index built at open and dropped, and refused input.
 @Suite struct VectorSearchTests {
+    /// The HNSW graph holds vectors, not elements: a condition on the elements reads the records.
+    @Test func aConditionOnTheVectorsElementsReadsTheRecords() throws {
+        let store = try Store(directoryPath: "memory:vector-elements", model: cellarModel())
+        let box = store.box(for: Passage.self)
+        let vectors: [[Float]] = [[0.5, 1, 0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0, 0, 0.5], [0, 1, 0, 0, 0, 0, 0, 0]]
+        try box.put(vectors.map { Passage("p", $0) })
+        let query = try box.query { Passage.embedding.contains(Float(0.5)) }.build()
+        if case .index = try query.compiled.plan.source { Issue.record("contains reads the graph's keys as elements") }
+        #expect(try query.findIds().map(\.value) == [1, 2])
+    }
+
     /// `cellarModel()` without Passage's HNSW index.
     static func unindexedModel() -> Cellar.Model {
         var model = cellarModel()

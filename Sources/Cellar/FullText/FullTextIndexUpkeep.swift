@@ -4,6 +4,13 @@ import CellarStorage
 /// the transaction (`FullTextPending`) and written as postings before the index is read and at
 /// commit.
 struct FullTextIndexUpkeep: IndexUpkeep {
+    /// A `matches` condition: its postings give the candidates, in id order, and decide it.
+    /// Nothing else: the index holds words, not values (`==` on the property scans).
+    func plan(_ condition: CompiledCondition, with index: IndexSchema) -> QueryPlan.Served? {
+        guard case .fullText(let leaf) = condition else { return nil }
+        return (.fullText(index, leaf.query), true, true, 2)
+    }
+
     func changesAsAWhole(isCollection: Bool) -> Bool { true }
 
     func change(_ property: PropertySchema, of schema: EntitySchema, id: Id, new: RecordReader, old: RecordReader?,

@@ -13,9 +13,14 @@ import CellarStorage
 ///
 /// A put of a value-indexed scalar does not come through here: it is the hot path, and its
 /// one key per value (unique checks first) is written inline by `TransactionContext.putIndexed`.
-/// The query planner asks the leaves (`FullTextLeaf`, `GeoLeaf`, `VectorLeaf`) and
-/// `QueryPlan.sourceFor`, not this protocol, what an index serves.
+/// Nor does a nearest-neighbour search: `CompiledQuery` runs it on the HNSW graph before any
+/// other candidates are read.
 protocol IndexUpkeep: Sendable {
+    /// What the index offers the query planner for `condition` (one of the query's conditions
+    /// joined by `&&`, on the index's property; a leaf of a list's or set's element on its
+    /// collection's index): nil when the index does not serve it, and the query scans.
+    func plan(_ condition: CompiledCondition, with index: IndexSchema) -> QueryPlan.Served?
+
     /// Whether a put's change to the index of a property (a list, set or map when
     /// `isCollection`) is worked out from the whole old and new value at once (elements, words, a
     /// vector), as an `ElementIndexChange`, instead of as one key per value.
@@ -69,6 +74,16 @@ extension IndexSchema {
 /// Value, hash and geo indexes, and element indexes: keys made by `IndexKey` from the record,
 /// one per value or one per distinct element.
 struct KeyedIndexUpkeep: IndexUpkeep {
+    func plan(_ condition: CompiledCondition, with index: IndexSchema) -> QueryPlan.Served? {
+        switch condition {
+        case .leaf(let leaf): QueryPlan.keyedSource(leaf, index: index)
+        // The cells covering the shape: candidates, each checked exactly (a cell straddles the
+        // shape's edge); narrower than a range, wider than one value.
+        case .geo(let leaf): (.index(index, leaf.keyRanges), false, false, 2)
+        default: nil
+        }
+    }
+
     func changesAsAWhole(isCollection: Bool) -> Bool { isCollection }
 
     func change(_ property: PropertySchema, of schema: EntitySchema, id: Id, new: RecordReader, old: RecordReader?,

@@ -31,6 +31,11 @@ struct QueryPlan {
     /// key per distinct value among an object's embedded objects, and a range may span several).
     var mayRepeat = false
 
+    /// What one index (or the id) offers for one condition: the candidates, whether they alone
+    /// decide the condition, whether they come in id order, and a rank (lower is narrower: 0 ids,
+    /// 1 one value, 2 a full-text or geo search, 3 a range).
+    typealias Served = (source: Source, exact: Bool, inIdOrder: Bool, rank: Int)
+
     static let maxId: [UInt8] = Array(repeating: 0xFF, count: 8)
 
     static func plan(_ condition: CompiledCondition?, linked: Bool, owner: EntitySchema) -> QueryPlan {
@@ -82,7 +87,7 @@ struct QueryPlan {
             // is a value on that path (through an absent object nothing is, and no key is there).
             let whole: Bool = if case .embedded = condition { !linked } else { false }
             for (leaf, sole) in embedded {
-                guard let (source, exactForLeaf, rank) = sourceFor(leaf), case .index(let index, let ranges) = source else { continue }
+                guard let (source, exactForLeaf, _, rank) = sourceFor(leaf), case .index(let index, let ranges) = source else { continue }
                 if best == nil || rank < best!.rank {
                     let exact = whole && sole && exactForLeaf && owner.embeddedIndexes!.singlePath.contains(index.id)
                     best = (QueryPlan(source: .index(index, ranges.map { $0.prefixed(by: prefix) }), exact: exact,
@@ -91,49 +96,58 @@ struct QueryPlan {
             }
         }
         for (leaf, elements) in candidates {
-            guard let (source, exactForLeaf, rank) = sourceFor(leaf) else { continue }
+            guard let (source, exactForLeaf, inIdOrder, rank) = sourceFor(leaf) else { continue }
             var exactLeaf = exactForLeaf
             if elements, case .index(_, let ranges) = source, ranges.count > 1 { exactLeaf = false }
             if best == nil || rank < best!.rank {
-                var inIdOrder = true
-                if case .index(let index, _) = source { inIdOrder = leaf.operation == .equal && index.isOrdered }
                 best = (QueryPlan(source: source, exact: whole && exactLeaf, inIdOrder: inIdOrder), rank)
             }
         }
-        // A full-text condition with an index: its postings give the candidates, in id order
-        // (all of them when the condition is the whole query). A point within a shape, with a
-        // geo index: the cells covering the shape give candidates, each checked exactly (a cell
-        // straddles the shape's edge). Both narrower than a range, wider than one value.
+        // The other conditions an index kind answers, each through its `IndexUpkeep.plan`: a
+        // full-text condition (its postings give the candidates, in id order), a point within a
+        // shape (the cells covering the shape give candidates, each checked exactly).
         let conditions: [CompiledCondition] = if case .all(let all) = condition { all } else { [condition] }
-        for part in conditions where best == nil || 2 < best!.rank {
-            switch part {
-            case .fullText(let leaf):
-                guard let index = leaf.index else { continue }
-                let whole: Bool = if case .fullText = condition { !linked } else { false }
-                best = (QueryPlan(source: .fullText(index, leaf.query), exact: whole), 2)
-            case .geo(let leaf):
-                guard let index = leaf.index else { continue }
-                best = (QueryPlan(source: .index(index, leaf.keyRanges), exact: false, inIdOrder: false), 2)
-            default:
-                continue
+        let single: Bool = if case .all = condition { false } else { !linked }
+        for part in conditions {
+            let property: PropertySchema? = switch part {
+            case .fullText(let leaf): leaf.property
+            case .geo(let leaf): leaf.property
+            default: nil
             }
+            guard let index = property?.index, let served = index.upkeep.plan(part, with: index),
+                  best == nil || served.rank < best!.rank else { continue }
+            best = (QueryPlan(source: served.source, exact: single && served.exact, inIdOrder: served.inIdOrder), served.rank)
         }
         return best?.0 ?? QueryPlan(source: .scan, exact: false)
     }
 
-    /// The source serving `leaf`, whether it is exact, and a rank (lower is narrower).
-    private static func sourceFor(_ leaf: CompiledLeaf) -> (Source, exact: Bool, rank: Int)? {
+    /// What serves `leaf`: a range of object keys for a condition on the id, else what its
+    /// property's index offers (`IndexUpkeep.plan`).
+    private static func sourceFor(_ leaf: CompiledLeaf) -> Served? {
         let property = leaf.property
         if property.isId {
             guard case .integers(let values) = leaf.operands, let ranges = integerRanges(leaf, values, encode: { $0 }) else {
                 if case .integerSet(let set) = leaf.operands, leaf.operation == .isIn {
-                    return (.ids(set.sorted().map { KeyRange(lower: bigEndian($0), upper: bigEndian($0), upperInclusive: true) }), true, 0)
+                    return (.ids(set.sorted().map { KeyRange(lower: bigEndian($0), upper: bigEndian($0), upperInclusive: true) }), true, true, 0)
                 }
                 return nil
             }
-            return (.ids(ranges), true, leaf.operation == .equal ? 0 : 2)
+            return (.ids(ranges), true, true, leaf.operation == .equal ? 0 : 2)
         }
         guard let index = property.index else { return nil }
+        return index.upkeep.plan(.leaf(leaf), with: index)
+    }
+
+    /// What a value, hash or element index (`KeyedIndexUpkeep`) offers for `leaf` on its
+    /// property: ranges of keys for the comparisons its keys keep the order of, prefixes of keys
+    /// for equal values; in id order for one value of a value index.
+    static func keyedSource(_ leaf: CompiledLeaf, index: IndexSchema) -> Served? {
+        guard let (source, exact, rank) = keyRanges(leaf, index: index) else { return nil }
+        return (source, exact, leaf.operation == .equal && index.isOrdered, rank)
+    }
+
+    private static func keyRanges(_ leaf: CompiledLeaf, index: IndexSchema) -> (Source, exact: Bool, rank: Int)? {
+        let property = leaf.property
         // A zero is not in an index that skips zeros: such an index cannot serve a condition zero meets.
         if index.skipZero, (try? leaf.evaluate(.integer(0))) ?? true { return nil }
         // Nor is a default value (the index holds stored values only): a condition the default

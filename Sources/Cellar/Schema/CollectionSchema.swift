@@ -13,8 +13,10 @@ struct CollectionSchema: Sendable {
     init(_ shape: CollectionShape, property: ModelProperty, entity: String, indexOrdinal: Int?) {
         self.shape = shape
         width = shape.elementWidth
+        // The property's index as it is, HNSW parameters included: the element's index is of the
+        // same kind (a vector's graph is no index of its elements).
         let scalar = ModelProperty(name: property.name, id: property.id, type: shape.element,
-                                   flags: property.flags, indexId: property.indexId)
+                                   flags: property.flags, indexId: property.indexId, hnswParams: property.hnswParams)
         element = PropertySchema(scalar, entity: entity, indexOrdinal: indexOrdinal)
     }
 

@@ -3,6 +3,10 @@ import CellarStorage
 /// How an HNSW index is kept (see `IndexUpkeep`): a put's or a removal's vector changes the
 /// transaction's copy of the graph (`VectorPending`), whose changed nodes are written at commit.
 struct VectorIndexUpkeep: IndexUpkeep {
+    /// No condition: `nearestNeighbors` is searched by `CompiledQuery` before the plan's
+    /// candidates are read, and the graph holds no values (`contains` on the vector scans).
+    func plan(_ condition: CompiledCondition, with index: IndexSchema) -> QueryPlan.Served? { nil }
+
     func changesAsAWhole(isCollection: Bool) -> Bool { true }
 
     func change(_ property: PropertySchema, of schema: EntitySchema, id: Id, new: RecordReader, old: RecordReader?,
