@@ -125,23 +125,21 @@ enum DefaultValues {
             guard let type = TypeName(expression: base) else { throw .other }
             return .staticMember(type, name)
         }
+        // `UUID(uuidString: "…")!` and `Decimal(string: "…")!`: a string literal read as Foundation
+        // would, refused where the `!` would crash (or, for a decimal, where the value would round).
         if let unwrap = expression.as(ForceUnwrapExprSyntax.self), let call = unwrap.expression.as(FunctionCallExprSyntax.self),
-           let type = TypeName(expression: call.calledExpression), type.unqualifiedName == "UUID" {
-            guard call.arguments.count == 1, let argument = call.arguments.first, argument.label?.text == "uuidString" else {
+           let type = TypeName(expression: call.calledExpression), let name = type.unqualifiedName,
+           let label = ["UUID": "uuidString", "Decimal": "string"][name] {
+            guard call.arguments.count == 1, let argument = call.arguments.first, argument.label?.text == label else {
                 throw .other
             }
             guard case .string(let text) = try evaluate(argument.expression) else { throw .other }
-            guard let uuid = UUID(uuidString: text) else {
-                throw .invalid("\"\(text)\" is not a UUID (UUID(uuidString:) returns nil for it, so the `!` would crash); write one like \"E621E1F8-C36C-495A-93FC-0C247A3E6E5F\"")
+            if name == "UUID" {
+                guard let uuid = UUID(uuidString: text) else {
+                    throw .invalid("\"\(text)\" is not a UUID (UUID(uuidString:) returns nil for it, so the `!` would crash); write one like \"E621E1F8-C36C-495A-93FC-0C247A3E6E5F\"")
+                }
+                return .uuid(uuid.uuidString)
             }
-            return .uuid(uuid.uuidString)
-        }
-        if let unwrap = expression.as(ForceUnwrapExprSyntax.self), let call = unwrap.expression.as(FunctionCallExprSyntax.self),
-           let type = TypeName(expression: call.calledExpression), type.unqualifiedName == "Decimal" {
-            guard call.arguments.count == 1, let argument = call.arguments.first, argument.label?.text == "string" else {
-                throw .other
-            }
-            guard case .string(let text) = try evaluate(argument.expression) else { throw .other }
             guard let decimal = DecimalText.parse(text) else {
                 throw .invalid("\"\(text)\" is not a decimal number the generator reads exactly (digits, one `.`, an optional exponent); write one like \"12.50\"")
             }

@@ -128,8 +128,8 @@ public struct PropertyType: RawRepresentable, Hashable, Sendable, CustomStringCo
 
     /// Bytes of the value inline in a record (16 for a UUID); nil for strings, byte vectors,
     /// collections, Flex values and embedded objects (a length, then the bytes), and for a code
-    /// Cellar does not know.
-    var fixedWidth: Int? { known?.fixedWidth }
+    /// Cellar does not know. (Only scalars have a width: a collection's code is not looked into.)
+    var fixedWidth: Int? { Known.scalar(rawValue)?.fixedWidth }
 
     /// The type's name, such as `String` or `StringVector` or `UUIDSet`; `type <code>` for a code Cellar does not know.
     public var description: String {

@@ -47,7 +47,7 @@ import Foundation
         func put(_ chunk: UInt64, digits: Int) {
             var chunk = chunk
             for index in stride(from: count + digits - 1, through: count, by: -1) {
-                out[3 + index / 2] |= UInt8(chunk % 10) << (index % 2 == 0 ? 4 : 0)
+                putDigit(UInt8(chunk % 10), at: index, in: out)
                 chunk /= 10
             }
             count += digits
@@ -63,15 +63,7 @@ import Foundation
         } else {
             put(low, digits: digitCount(low))
         }
-        let adjusted = UInt16(truncatingIfNeeded: value.exponent + count + 0x8000)
-        out[1] = UInt8(truncatingIfNeeded: adjusted >> 8)
-        out[2] = UInt8(truncatingIfNeeded: adjusted)
-        if value.sign == .minus {
-            out[0] = negativeClass
-            for index in 1..<width { out[index] = ~out[index] }
-        } else {
-            out[0] = positiveClass
-        }
+        finishNumber(out, negative: value.sign == .minus, adjusted: value.exponent + count)
     }
 
     /// The decimal whose stored bytes are the first `width` at `raw`; throws `fileCorrupt` for
@@ -86,13 +78,9 @@ import Foundation
             }
             return kind == nanClass ? .nan : Decimal()
         }
-        let flip: UInt8 = kind == negativeClass ? 0xFF : 0
-        func digit(_ index: Int) -> UInt8 {
-            let byte = raw[3 + index / 2] ^ flip
-            return index % 2 == 0 ? byte >> 4 : byte & 0x0F
-        }
+        func digit(_ index: Int) -> UInt8 { Self.digit(raw, index) }
         var count = 0
-        for index in 0..<2 * (width - 3) {
+        for index in 0..<maxDigits {
             let digit = digit(index)
             guard digit <= 9 else { throw corrupt("has digit \(index) of \(digit)") }
             if digit != 0 { count = index + 1 }
@@ -102,7 +90,7 @@ import Foundation
         for index in 0..<count {
             guard significand.multiplyBy10(adding: digit(index)) else { throw corrupt("has a significand over 128 bits") }
         }
-        let adjusted = Int(UInt16(raw[1] ^ flip) << 8 | UInt16(raw[2] ^ flip)) - 0x8000
+        let adjusted = adjustedExponent(raw)
         var exponent = adjusted - count
         guard exponent >= -128 else { throw corrupt("has exponent \(exponent), below -128") }
         // Above 127 the exponent's excess goes to the significand, as trailing zeros.
@@ -112,7 +100,7 @@ import Foundation
             }
             exponent -= 1
         }
-        return Decimal(_exponent: Int32(exponent), _length: significand.words, _isNegative: flip == 0 ? 0 : 1,
+        return Decimal(_exponent: Int32(exponent), _length: significand.words, _isNegative: kind == negativeClass ? 1 : 0,
                        _isCompact: 1, _reserved: 0, _mantissa: significand.mantissa)
     }
 
@@ -120,6 +108,42 @@ import Foundation
     static let negativeClass: UInt8 = 1
     static let zeroClass: UInt8 = 2
     static let positiveClass: UInt8 = 3
+
+    // MARK: The layout of a nonzero number (also what `DecimalText` reads and writes)
+
+    /// The digits the bytes after the class and the exponent hold, two a byte.
+    static let maxDigits = 2 * (width - 3)
+
+    /// Puts `digit` (0…9) in digit place `index` (0 ..< `maxDigits`) of `out`, whose digits are
+    /// zero there and not yet inverted.
+    static func putDigit(_ digit: UInt8, at index: Int, in out: UnsafeMutableRawBufferPointer) {
+        out[3 + index / 2] |= index % 2 == 0 ? digit << 4 : digit
+    }
+
+    /// Writes the class and the exponent of a nonzero number whose digits (`putDigit`) are in
+    /// `out`: its value is 0.ddd… × 10^`adjusted`. A negative number's bytes after the class are
+    /// inverted.
+    static func finishNumber(_ out: UnsafeMutableRawBufferPointer, negative: Bool, adjusted: Int) {
+        let biased = UInt16(truncatingIfNeeded: adjusted + 0x8000)
+        out[1] = UInt8(truncatingIfNeeded: biased >> 8)
+        out[2] = UInt8(truncatingIfNeeded: biased)
+        out[0] = negative ? negativeClass : positiveClass
+        if negative { for index in 1..<width { out[index] = ~out[index] } }
+    }
+
+    /// Digit place `index` of the stored bytes `raw` of a nonzero number (a nibble, 0…15 in bytes
+    /// that are not a decimal's).
+    static func digit(_ raw: UnsafeRawBufferPointer, _ index: Int) -> UInt8 {
+        let byte = raw[3 + index / 2] ^ (raw[0] == negativeClass ? 0xFF : 0)
+        return index % 2 == 0 ? byte >> 4 : byte & 0x0F
+    }
+
+    /// The exponent `adjusted` of the stored bytes `raw` of a nonzero number: its value is
+    /// 0.ddd… × 10^`adjusted`.
+    static func adjustedExponent(_ raw: UnsafeRawBufferPointer) -> Int {
+        let flip: UInt8 = raw[0] == negativeClass ? 0xFF : 0
+        return Int(UInt16(raw[1] ^ flip) << 8 | UInt16(raw[2] ^ flip)) - 0x8000
+    }
 
     /// 10^19, the largest power of 10 below 2^64: the significand is written in chunks of its digits.
     private static let chunkDivisor: UInt64 = 10_000_000_000_000_000_000

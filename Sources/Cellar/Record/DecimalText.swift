@@ -11,33 +11,29 @@ import Foundation
     public static func text(_ value: Decimal) -> String {
         if value.isNaN { return "NaN" }
         let stored = DecimalEncoding.bytes(value)
-        guard stored[0] != DecimalEncoding.zeroClass else { return "0" }
-        let negative = stored[0] == DecimalEncoding.negativeClass
-        let flip: UInt8 = negative ? 0xFF : 0
-        var digits: [UInt8] = []
-        for index in 0..<2 * (DecimalEncoding.width - 3) {
-            let byte = stored[3 + index / 2] ^ flip
-            digits.append(0x30 + (index % 2 == 0 ? byte >> 4 : byte & 0x0F))
-        }
-        while digits.last == 0x30 { digits.removeLast() }
-        // The value is 0.<digits> × 10^adjusted.
-        let adjusted = Int(UInt16(stored[1] ^ flip) << 8 | UInt16(stored[2] ^ flip)) - 0x8000
-        var text = negative ? "-" : ""
-        let count = digits.count
-        if adjusted > 0 && adjusted <= 40 {
-            if adjusted >= count {
-                text += String(decoding: digits, as: UTF8.self) + String(repeating: "0", count: adjusted - count)
+        return stored.withUnsafeBytes { raw in
+            guard raw[0] != DecimalEncoding.zeroClass else { return "0" }
+            var digits = (0..<DecimalEncoding.maxDigits).map { 0x30 + DecimalEncoding.digit(raw, $0) }
+            while digits.last == 0x30 { digits.removeLast() }
+            // The value is 0.<digits> × 10^adjusted.
+            let adjusted = DecimalEncoding.adjustedExponent(raw)
+            var text = raw[0] == DecimalEncoding.negativeClass ? "-" : ""
+            let count = digits.count
+            if adjusted > 0 && adjusted <= 40 {
+                if adjusted >= count {
+                    text += String(decoding: digits, as: UTF8.self) + String(repeating: "0", count: adjusted - count)
+                } else {
+                    text += String(decoding: digits[..<adjusted], as: UTF8.self) + "." + String(decoding: digits[adjusted...], as: UTF8.self)
+                }
+            } else if adjusted <= 0 && adjusted > -20 {
+                text += "0." + String(repeating: "0", count: -adjusted) + String(decoding: digits, as: UTF8.self)
             } else {
-                text += String(decoding: digits[..<adjusted], as: UTF8.self) + "." + String(decoding: digits[adjusted...], as: UTF8.self)
+                text += String(decoding: digits[..<1], as: UTF8.self)
+                if count > 1 { text += "." + String(decoding: digits[1...], as: UTF8.self) }
+                text += "E" + (adjusted - 1 >= 0 ? "+" : "") + String(adjusted - 1)
             }
-        } else if adjusted <= 0 && adjusted > -20 {
-            text += "0." + String(repeating: "0", count: -adjusted) + String(decoding: digits, as: UTF8.self)
-        } else {
-            text += String(decoding: digits[..<1], as: UTF8.self)
-            if count > 1 { text += "." + String(decoding: digits[1...], as: UTF8.self) }
-            text += "E" + (adjusted - 1 >= 0 ? "+" : "") + String(adjusted - 1)
+            return text
         }
-        return text
     }
 
     /// The decimal `text` writes exactly: an optional sign, digits with at most one `.`, and an
@@ -91,16 +87,12 @@ import Foundation
         let last = digits.lastIndex(where: { $0 != 0 })!
         let significant = digits[first...last]
         let adjusted = exponent - fractionDigits + (digits.count - first)
-        guard significant.count <= 2 * (DecimalEncoding.width - 3), abs(adjusted) < 1_000 else { return nil }
+        guard significant.count <= DecimalEncoding.maxDigits, abs(adjusted) < 1_000 else { return nil }
         var stored = [UInt8](repeating: 0, count: DecimalEncoding.width)
-        stored[0] = negative ? DecimalEncoding.negativeClass : DecimalEncoding.positiveClass
-        let biased = UInt16(adjusted + 0x8000)
-        stored[1] = UInt8(biased >> 8)
-        stored[2] = UInt8(biased & 0xFF)
-        for (offset, digit) in significant.enumerated() {
-            stored[3 + offset / 2] |= offset % 2 == 0 ? digit << 4 : digit
+        stored.withUnsafeMutableBytes { out in
+            for (offset, digit) in significant.enumerated() { DecimalEncoding.putDigit(digit, at: offset, in: out) }
+            DecimalEncoding.finishNumber(out, negative: negative, adjusted: adjusted)
         }
-        if negative { for byte in 1..<stored.count { stored[byte] = ~stored[byte] } }
         // The decoder checks what text cannot: a significand within 128 bits, an exponent in range.
         return stored.withUnsafeBytes { try? DecimalEncoding.decimal($0) }
     }

@@ -25,16 +25,9 @@ extension RecordBuilder {
     /// Adds `record`'s field in `slot`, read as `type`, unless the record has none there.
     func copyField(_ slot: Int, of type: PropertyType, from record: RecordReader) throws {
         if let width = type.fixedWidth {
-            switch width {
-            case 1: add(try record.read(UInt8.self, slot: slot), slot: slot)
-            case 2: add(try record.read(UInt16.self, slot: slot), slot: slot)
-            case 4: add(try record.read(UInt32.self, slot: slot), slot: slot)
-            case 8: add(try record.read(UInt64.self, slot: slot), slot: slot)
-            default:
-                // UUIDs, GeoPoints and decimals: their bytes as they are.
-                if let at = try record.offset(slot, size: width) {
-                    add(fixed: UnsafeRawBufferPointer(start: record.base + at, count: width), slot: slot)
-                }
+            // Numbers, dates, UUIDs, GeoPoints, decimals: their bytes as they are.
+            if let at = try record.offset(slot, size: width) {
+                add(fixed: UnsafeRawBufferPointer(start: record.base + at, count: width), slot: slot)
             }
         } else if let bytes = try record.bytes(slot: slot) {
             add(bytes: bytes, slot: slot)

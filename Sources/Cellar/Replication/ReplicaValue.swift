@@ -76,7 +76,7 @@ struct ReplicaValueCoding {
         case (.unsigned(let number), .numeric): return .number(String(number))
         case (.float(let number), .real): return ObjectDump.number(number)
         case (.double(let number), .doublePrecision): return ObjectDump.number(number)
-        case (.decimal(let number), .decimal): return number.isNaN ? .string("NaN") : .number(DecimalText.text(number))
+        case (.decimal(let number), .decimal): return ObjectDump.decimal(number)
         case (.string(let text), .text): return .string(text)
         case (.bytes(let bytes), .bytea): return .string(Data(bytes).base64EncodedString())
         case (.uuid(let uuid), .uuid) where property.type == .uuid: return .string(uuid.uuidString)

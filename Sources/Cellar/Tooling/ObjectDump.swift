@@ -138,8 +138,7 @@ package enum ObjectDump {
         case .date: return try reader.read(Int64.self, slot: slot).map { .string(iso8601($0, perSecond: 1_000)) } ?? .null
         case .dateNano: return try reader.read(Int64.self, slot: slot).map { .string(iso8601($0, perSecond: 1_000_000_000)) } ?? .null
         case .uuid: return try reader.uuid(slot: slot).map { .string($0.uuidString) } ?? .null
-        // A decimal's exact text as a JSON number (JSON numbers have no precision limit); NaN as a string.
-        case .decimal: return try reader.decimal(slot: slot).map { $0.isNaN ? .string("NaN") : .number(DecimalText.text($0)) } ?? .null
+        case .decimal: return try reader.decimal(slot: slot).map(decimal) ?? .null
         case .byteVector: return try reader.data(slot: slot).map { .string($0.base64EncodedString()) } ?? .null
         case .geoPoint:
             guard let point = try reader.geoPoint(slot: slot) else { return .null }
@@ -228,6 +227,12 @@ package enum ObjectDump {
             let members = values.keys.sorted().map { JSONMember($0, exactJSON(values[$0]!)) }
             return values.keys.contains { $0.hasPrefix("$") } ? .object([JSONMember("$map", .object(members))]) : .object(members)
         }
+    }
+
+    /// A decimal's exact text as a JSON number (JSON numbers have no precision limit); NaN as the
+    /// string `NaN`.
+    static func decimal(_ value: Decimal) -> JSONValue {
+        value.isNaN ? .string("NaN") : .number(DecimalText.text(value))
     }
 
     /// A finite number as its shortest text; NaN and the infinities as strings (JSON has no such
