@@ -9,6 +9,15 @@
 // transactions it holds), then `ack K` after each commit returned. With `compact-every` N > 0, it
 // compacts the open store (`Store.compact()`) after every N-th commit, between the lines
 // `compacting` and `compacted`.
+//
+// It is also the child of the migration kill -9 test (MigrationTests):
+//
+//   CellarVectorCrashChild <directory> migrate <kill-at>
+//
+// opens the version-1 store of `MigrationWorkload` with the version-2 model and migration, and
+// kills itself with SIGKILL once the migration visited <kill-at> objects: in the middle of the
+// open's write transaction (a counted point, not a time). It prints `migrated` if the migration
+// ends first.
 import Cellar
 import CellarTestSupport
 #if canImport(Glibc)
@@ -18,6 +27,21 @@ import Darwin
 #endif
 
 let arguments = CommandLine.arguments
+if arguments.count == 4, arguments[2] == "migrate", let killAt = Int(arguments[3]) {
+    do {
+        var base = StoreOptions()
+        base.transactionMemoryBudget = 1 << 20  // the migration's changes reach the file before the kill
+        _ = try Store(directoryPath: arguments[1], model: MigrationWorkload.model(MigrationWorkload.V2.entity),
+                      options: MigrationWorkload.options(base) { visited in
+                          if visited == killAt { kill(getpid(), SIGKILL) }
+                      })
+        print("migrated")
+        exit(0)
+    } catch {
+        print("child error: \(error)")
+        exit(1)
+    }
+}
 guard arguments.count >= 3, let seed = UInt64(arguments[2]) else {
     fputs("usage: CellarVectorCrashChild <directory> <seed> [compact-every]\n", stderr)
     exit(2)

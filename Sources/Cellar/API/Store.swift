@@ -80,17 +80,24 @@ public final class Store: @unchecked Sendable {
             return try StorageEngine(directory: directoryPath, options: storageOptions)
         }
         let sync: ModelSync.Result
+        let stored: Model?
+        let versions: VersionPlan
         do {
-            let stored = try Store.storedModel(engine)
-            sync = try ModelSync.sync(code: model, stored: stored)
-            if stored != sync.model {
+            stored = try Store.storedModel(engine)
+            versions = try Store.versionPlan(engine, hasModel: stored != nil, options: options, path: directoryPath)
+            sync = try ModelSync.sync(code: model, stored: stored, migrating: versions.migrating && options.migration != nil)
+            // A migration syncs the model in its own transaction, once the store is set up (below).
+            if !versions.migrating && (stored != sync.model || versions.write != nil) {
                 guard !options.readOnly else {
                     throw CellarError.schema(stored == nil
                         ? "the database at \(directoryPath) has no model yet; open it writable once to create it"
                         : "the database's model differs from the code's (\(sync.changes.first.map { "\($0)" } ?? "IDs or flags")); open it writable once to sync it")
                 }
                 try translatingErrors {
-                    try engine.write { txn in try Store.apply(sync, to: txn) }
+                    try engine.write { txn in
+                        try Store.apply(sync, to: txn)
+                        if let version = versions.write { try Store.writeSchemaVersion(version, in: txn) }
+                    }
                 }
             }
             recordsHistory = try translatingErrors {
@@ -116,6 +123,9 @@ public final class Store: @unchecked Sendable {
         entityCount = sync.model.entities.count
         savedSequences = .allocate(capacity: max(entityCount, 1))
         savedSequences.initialize(repeating: nil, count: max(entityCount, 1))
+        if versions.migrating, let stored, let version = options.schemaVersion {
+            try migrate(from: stored, sync: sync, plan: versions, to: version, code: options.migration)
+        }
         try reconcileIndexes(readOnly: options.readOnly)
         if !options.readOnly {
             engine.setCompactionRewrites(Self.retiredFieldDropping(sync.model))
@@ -367,7 +377,7 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    private static func apply(_ sync: ModelSync.Result, to txn: WriteTransaction) throws {
+    static func apply(_ sync: ModelSync.Result, to txn: WriteTransaction) throws {
         let meta = try txn.tree(StorageLayout.metaTree, create: true)!
         for change in sync.changes {
             guard case .retireEntity(let entity) = change else { continue }

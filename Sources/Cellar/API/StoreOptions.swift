@@ -74,14 +74,30 @@ public struct StoreOptions: Sendable {
     /// Once a store recorded history it goes on recording it, also when opened without this
     /// (``Store/recordsHistory``): a consumer never misses a change.
     public var changeHistory: Bool
+    /// The version of the schema this app writes (`docs/migrations.md`). A store opened with a
+    /// higher version than the one it holds runs ``migration`` once, then holds the new version;
+    /// a store holding a higher version than this is refused (``CellarError/Code/schema``: a newer
+    /// app wrote it). Nil (the default): the app does not version its schema — nothing is
+    /// migrated or refused, and the stored version is kept.
+    public var schemaVersion: UInt64?
+    /// Runs once when the store's stored schema version is below ``schemaVersion``, inside the
+    /// open's write transaction, before the new model's indexes are built and checked: it reads
+    /// the objects as the old model stored them and writes them as the new model stores them
+    /// (see ``Migration``). A throw, or a crash, leaves the store as it was, at the old version.
+    /// Nil: a raised version needs no code (properties added, renamed by UID, or retired), but a
+    /// property whose type changed is refused.
+    public var migration: (@Sendable (Migration) throws -> Void)?
 
     /// Options for opening a ``Store``; each parameter sets the property of the same name.
     public init(durability: Durability = .full, readOnly: Bool = false, fileMode: UInt16 = 0o644,
                 automaticCompaction: AutomaticCompaction? = AutomaticCompaction(),
                 compression: Compression = .none, compressionThreshold: Int = 64, lockWaitTimeout: Duration = .zero,
                 transactionMemoryBudget: Int = 64 << 20, encryptionKey: EncryptionKey? = nil,
-                decryptedCacheSize: Int = 512 << 20, changeHistory: Bool = false) {
+                decryptedCacheSize: Int = 512 << 20, changeHistory: Bool = false,
+                schemaVersion: UInt64? = nil, migration: (@Sendable (Migration) throws -> Void)? = nil) {
         self.changeHistory = changeHistory
+        self.schemaVersion = schemaVersion
+        self.migration = migration
         self.lockWaitTimeout = lockWaitTimeout
         self.encryptionKey = encryptionKey
         self.decryptedCacheSize = decryptedCacheSize

@@ -10,30 +10,67 @@ import CellarStorage
 /// the objects instead of an index that was never built.
 extension Store {
     func reconcileIndexes(readOnly: Bool) throws {
+        let work = try translatingErrors {
+            try engine.read { txn in
+                try indexWork(markers: Store.indexMarkers(txn.tree(StorageLayout.metaTree).map { try txn.cursor($0) }),
+                              trees: txn.treeNames(), rebuilding: [])
+            }
+        }
+        guard !readOnly, !work.isEmpty else { return }
+        try inWriteContext { try apply(work, in: $0) }
+    }
+
+    /// `reconcileIndexes` in `context`'s write transaction (a migration's), building again every
+    /// index that holds keys of an entity in `rebuilt` (their records were rewritten).
+    func reconcileIndexes(in context: TransactionContext, rebuilding rebuilt: Set<UInt32>) throws {
+        let write = context.write!
+        let markers = try Store.indexMarkers(write.tree(StorageLayout.metaTree, create: false).map { try write.cursor($0) })
+        try apply(try indexWork(markers: markers, trees: write.treeNames(), rebuilding: rebuilt), in: context)
+    }
+
+    /// What reconciling the indexes has to do.
+    struct IndexWork {
+        var staleRelationTrees: [String] = []
+        /// Index IDs whose tree and marker go.
+        var stale: [UInt32] = []
+        /// Indexes to build (after the stale ones are dropped).
+        var build: [(EntitySchema, PropertySchema)] = []
+        var isEmpty: Bool { staleRelationTrees.isEmpty && stale.isEmpty && build.isEmpty }
+    }
+
+    private func indexWork(markers stored: [UInt32: [UInt8]], trees: [String], rebuilding rebuilt: Set<UInt32>) -> IndexWork {
         var expected: [UInt32: (EntitySchema, PropertySchema)] = [:]
         for schema in schemasById.values {
             for property in schema.indexed { expected[property.index!.id] = (schema, property) }
         }
         let relations = Set(model.entities.flatMap(\.relations).map(\.id.id))
-        let (stored, staleRelationTrees) = try translatingErrors {
-            try engine.read { txn in (try Store.indexMarkers(in: txn), try Store.relationTrees(in: txn).filter { !relations.contains($0.id) }) }
+        var work = IndexWork()
+        work.staleRelationTrees = Store.relationTrees(trees).filter { !relations.contains($0.id) }.map(\.name)
+        let forced = Set(expected.filter { _, entry in
+            let (schema, property) = entry
+            return rebuilt.contains(schema.id.id) || owners(of: property.index!).contains { rebuilt.contains($0.id.id) }
+        }.keys)
+        work.stale = stored.keys.filter { id in
+            forced.contains(id) || expected[id].map { self.marker($0.0, $0.1) != stored[id] } ?? true
+        }.sorted()
+        work.build = expected.filter { id, _ in stored[id] == nil || work.stale.contains(id) }
+            .sorted { $0.key < $1.key }.map(\.value)
+        return work
+    }
+
+    private func apply(_ work: IndexWork, in context: TransactionContext) throws {
+        guard !work.isEmpty else { return }
+        let write = context.write!
+        // Trees of relations the model no longer has (retired with their entity or on their own).
+        for tree in work.staleRelationTrees { try write.dropTree(tree) }
+        let meta = try write.tree(StorageLayout.metaTree, create: true)!
+        for id in work.stale {
+            try write.dropTree(StorageLayout.indexTree(id))
+            try write.delete(meta, key: StorageLayout.indexMarkerKey(id))
         }
-        let stale = stored.filter { id, marker in expected[id].map { self.marker($0.0, $0.1) != marker } ?? true }
-        let missing = expected.filter { id, _ in stored[id] == nil }
-        guard !readOnly, !stale.isEmpty || !missing.isEmpty || !staleRelationTrees.isEmpty else { return }
-        try inWriteContext { context in
-            let write = context.write!
-            // Trees of relations the model no longer has (retired with their entity or on their own).
-            for tree in staleRelationTrees { try write.dropTree(tree.name) }
-            let meta = try write.tree(StorageLayout.metaTree, create: true)!
-            for id in stale.keys {
-                try write.dropTree(StorageLayout.indexTree(id))
-                try write.delete(meta, key: StorageLayout.indexMarkerKey(id))
-            }
-            for (id, (schema, property)) in expected where stored[id] == nil || stale[id] != nil {
-                try build(property, of: schema, in: context)
-                try write.put(meta, key: StorageLayout.indexMarkerKey(id), value: marker(schema, property))
-            }
+        for (schema, property) in work.build {
+            try build(property, of: schema, in: context)
+            try write.put(meta, key: StorageLayout.indexMarkerKey(property.index!.id), value: marker(schema, property))
         }
     }
 
@@ -59,10 +96,11 @@ extension Store {
             .sorted { $0.id.id < $1.id.id }
     }
 
-    static func indexMarkers(in txn: ReadTransaction) throws -> [UInt32: [UInt8]] {
-        guard let meta = try txn.tree(StorageLayout.metaTree) else { return [:] }
+    /// The index markers in tree `m`, read with `cursor` (nil: no tree `m`).
+    static func indexMarkers(_ cursor: Cursor?) throws -> [UInt32: [UInt8]] {
+        guard let cursor else { return [:] }
         var markers: [UInt32: [UInt8]] = [:]
-        try txn.cursor(meta).scan(.prefix(Array(StorageLayout.indexMarkerPrefix.utf8))) { key, value in
+        try cursor.scan(.prefix(Array(StorageLayout.indexMarkerPrefix.utf8))) { key, value in
             let name = String(decoding: key, as: UTF8.self).dropFirst(StorageLayout.indexMarkerPrefix.count)
             guard let id = UInt32(name) else {
                 throw CellarError.fileCorrupt("the index marker \"\(String(decoding: key, as: UTF8.self))\" names no index ID")
@@ -73,9 +111,9 @@ extension Store {
         return markers
     }
 
-    /// The relation trees (`r<ID>`, `b<ID>`) in the store.
-    static func relationTrees(in txn: ReadTransaction) throws -> [(name: String, id: UInt32)] {
-        try txn.treeNames().compactMap { name in
+    /// The relation trees (`r<ID>`, `b<ID>`) among a store's tree `names`.
+    static func relationTrees(_ names: [String]) -> [(name: String, id: UInt32)] {
+        names.compactMap { name in
             guard let first = name.first, first == "r" || first == "b", let id = UInt32(name.dropFirst()) else { return nil }
             return (name, id)
         }

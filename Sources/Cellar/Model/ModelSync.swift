@@ -20,6 +20,9 @@ public enum ModelChange: Hashable, Sendable {
     case addRelation(entity: String, relation: String)
     /// A standalone to-many relation gone from the code; its links are dropped when the store opens.
     case retireRelation(entity: String, relation: String)
+    /// A property whose type changed (same UID), its values converted by a migration
+    /// (``StoreOptions/migration``).
+    case changePropertyType(entity: String, property: String)
 }
 
 extension ModelChange: CustomStringConvertible {
@@ -36,6 +39,7 @@ extension ModelChange: CustomStringConvertible {
         case .retireIndex(let entity, let property): "retired the index of \(entity).\(property)"
         case .addRelation(let entity, let relation): "added relation \(entity).\(relation)"
         case .retireRelation(let entity, let relation): "retired relation \(entity).\(relation)"
+        case .changePropertyType(let entity, let property): "changed the type of \(entity).\(property)"
         }
     }
 }
@@ -60,7 +64,9 @@ enum ModelSync {
         var changes: [ModelChange]
     }
 
-    static func sync(code: Model, stored: Model?) throws -> Result {
+    /// `migrating`: a migration runs (the schema version was raised and there is migration code),
+    /// so a property of an entity may change its type: the migration converts its values.
+    static func sync(code: Model, stored: Model?, migrating: Bool = false) throws -> Result {
         try code.validate(source: "the code's model")
         guard let stored else {
             return Result(model: code, changes: code.entities.map { .addEntity($0.name) })
@@ -109,7 +115,8 @@ enum ModelSync {
             if old.name != entity.name { changes.append(.renameEntity(from: old.name, to: entity.name)) }
             try checkEmbedding(entity, old: old, code: code, stored: stored)
             try checkNotOlder("lastPropertyId of entity \(entity.name)", entity.lastPropertyId, old.lastPropertyId)
-            let result = try syncProperties(entity: entity, old: old, retired: retired)
+            let result = try syncProperties(entity: entity, old: old, retired: retired,
+                                            typeChangeAllowed: migrating && !entity.isEmbedded)
             changes += result.changes
             retiredProperties += result.retiredProperties
             retiredIndexes += result.retiredIndexes
@@ -140,7 +147,7 @@ enum ModelSync {
         return Result(model: merged, changes: changes)
     }
 
-    private static func syncProperties(entity: ModelEntity, old: ModelEntity, retired: Set<UInt64>) throws
+    private static func syncProperties(entity: ModelEntity, old: ModelEntity, retired: Set<UInt64>, typeChangeAllowed: Bool) throws
         -> (changes: [ModelChange], retiredProperties: [UInt64], retiredIndexes: [UInt64]) {
         var changes: [ModelChange] = []
         var retiredProperties: [UInt64] = []
@@ -173,9 +180,11 @@ enum ModelSync {
                 }
                 continue
             }
-            guard before.type == property.type,
-                  before.flags.contains(.unsigned) == property.flags.contains(.unsigned) else {
-                throw CellarError.schema("property \(what) changed its type from \(typeName(before)) to \(typeName(property)); stored values cannot be read as the new type. To start the property afresh (its old values dropped), give it a new UID: annotate it `// cellar: uid` and run the generator, which prints a fresh UID to use; or keep the old type")
+            if before.type != property.type || before.flags.contains(.unsigned) != property.flags.contains(.unsigned) {
+                guard typeChangeAllowed, !property.flags.contains(.id), !before.flags.contains(.id) else {
+                    throw CellarError.schema("property \(what) changed its type from \(typeName(before)) to \(typeName(property)); stored values cannot be read as the new type. Convert them in a migration (raise StoreOptions.schemaVersion and set StoreOptions.migration; not for an embedded type's property or the id), or start the property afresh (its old values dropped) with a new UID: annotate it `// cellar: uid` and run the generator, which prints a fresh UID to use; or keep the old type")
+                }
+                changes.append(.changePropertyType(entity: entity.name, property: property.name))
             }
             if before.name != property.name {
                 changes.append(.renameProperty(entity: entity.name, from: before.name, to: property.name))

@@ -11,7 +11,9 @@ import CellarStorage
 ///   `seq:<entity ID>` → the highest object id ever handed out that may no longer be in the
 ///   entity's tree (8 bytes, little-endian); see `IdSequence`; `index:<index ID>` → the index's
 ///   kind and property ID, written when the index was built (see `IndexBuild`); `history` → the
-///   change history's state (see `HistoryState`), present once the store records history.
+///   change history's state (see `HistoryState`), present once the store records history;
+///   `schemaVersion` → the app's schema version (8 bytes, little-endian; see `Migration`),
+///   present once an app stated one.
 /// - `h`: the change history (``StoreOptions/changeHistory``); key = sequence number (8 bytes,
 ///   big-endian), value = the entry (see `HistoryEncoding`).
 @usableFromInline
@@ -20,6 +22,7 @@ enum StorageLayout {
     static let modelKey: [UInt8] = Array("model".utf8)
     static let historyTree = "h"
     static let historyKey: [UInt8] = Array("history".utf8)
+    static let schemaVersionKey: [UInt8] = Array("schemaVersion".utf8)
 
     static func entityTree(_ entityId: UInt32) -> String { "e\(entityId)" }
     static func indexTree(_ indexId: UInt32) -> String { "i\(indexId)" }

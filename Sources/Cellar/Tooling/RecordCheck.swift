@@ -54,7 +54,7 @@ package enum RecordCheck {
                     }
                 }
                 progress?(.objects, summary.objects, total)
-                let markers = try Store.indexMarkers(in: txn)
+                let markers = try Store.indexMarkers(txn.tree(StorageLayout.metaTree).map { try txn.cursor($0) })
                 let schemas = Store.schemas(of: model)
                 let checks = schemas.reduce(0) { count, schema in
                     count + schema.indexed.filter { markers[$0.index!.id] != nil }.count + schema.relations.count

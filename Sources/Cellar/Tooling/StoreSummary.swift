@@ -49,7 +49,7 @@ package struct StoreSummary: Sendable {
                 summary.trees = try txn.treeNames().map { ($0, try txn.count(txn.tree($0)!)) }
                 guard let model = try StorageLayout.storedModel(in: txn) else { return summary }
                 summary.model = model
-                let markers = try Store.indexMarkers(in: txn)
+                let markers = try Store.indexMarkers(txn.tree(StorageLayout.metaTree).map { try txn.cursor($0) })
                 let schemas = Dictionary(uniqueKeysWithValues: Store.schemas(of: model).map { ($0.id.id, $0) })
                 for entity in model.entities {
                     var objects = 0
