@@ -136,7 +136,7 @@ private struct Thrown: Error {}
                 try new?.set("age", to: .string(String(try old["age"].intValue ?? 0)))
             }
         }
-        expectError(.schema, ["from schema version 1 to 2 failed", "left at version 1", "Person.email", "\"p9@example.com\""]) {
+        expectError(.schema, ["from schema version 1 to 2 failed", "left at version 1", "Person.email", "objects 109 and 110 both hold \"p109@example.com\""]) {
             _ = try Store(directoryPath: path, model: MigrationWorkload.model(V2.entity), options: options)
         }
         try Self.expectVersionOne(path, count: 500)

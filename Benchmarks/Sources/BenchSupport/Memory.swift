@@ -1,5 +1,6 @@
 // The process's resident memory, for the benchmarks that report it (crud, bulk-bench).
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #elseif canImport(Darwin)
@@ -31,4 +32,29 @@ public func peakRSS() -> Int {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
     return Int(usage.ru_maxrss) * 1024
+}
+
+/// The highest anonymous memory (RssAnon: heap and private mappings, not the pages of mapped
+/// files, which the kernel can drop) the process had while `body` ran, sampled every 25 ms on a
+/// thread of its own, less what it had before: what a reader of a store through mmap, whose file
+/// pages count in its RSS, itself allocated.
+public func peakAnonymousAdded(_ body: () throws -> Void) rethrows -> Int {
+    let baseline = processStatusBytes("RssAnon") ?? 0
+    let peak = Mutex(baseline)
+    let done = Mutex(false)
+    let sampler = Thread {
+        while !done.withLock({ $0 }) {
+            let now = processStatusBytes("RssAnon") ?? 0
+            peak.withLock { $0 = max($0, now) }
+            usleep(25_000)
+        }
+    }
+    sampler.start()
+    defer {
+        done.withLock { $0 = true }
+        while !sampler.isFinished { usleep(1_000) }
+    }
+    try body()
+    let now = processStatusBytes("RssAnon") ?? 0
+    return peak.withLock { max($0, now) } - baseline
 }

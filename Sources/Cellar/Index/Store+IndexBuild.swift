@@ -143,41 +143,107 @@ extension Store {
     }
 
     /// Builds a value, hash, geo or element index (`KeyedIndexUpkeep`): the keys of every object
-    /// `cursor` reads, checked for uniqueness first when the index is unique.
+    /// `cursor` reads, in batches of `buildBatch` objects (each batch's keys written before the
+    /// next is read, so that building an index over millions of objects takes the memory of one
+    /// batch and the transaction's budget); a unique index is then checked over what it holds.
     func buildKeyedIndex(_ property: PropertySchema, of schema: EntitySchema, from cursor: Cursor, in context: TransactionContext) throws {
         let index = property.index!
         let write = context.write!
         let tree = try context.indexTree(index)
-        // Collect first, write after: a unique index is checked over all values before anything
-        // is written (the values point into the map, valid while nothing changes), and the scan
-        // runs without the write transaction's changes making its cursor find its place again.
-        var keys: [[UInt8]] = []
-        var values: [(Id, FieldValue)] = []
-        try cursor.scan { key, record in
-            let id = try StorageLayout.objectId(key)
-            let reader = try RecordReader(record)
-            let propertyKeys = try context.indexKeys(property, of: reader, id: id)
-            keys += propertyKeys
-            if index.unique, !propertyKeys.isEmpty, let value = try reader.value(of: property, id: id) { values.append((id, value)) }
-            return true
+        // A unique list or set holds each value once across objects through its element keys; the
+        // whole values are compared instead (below), as a put compares them.
+        let wholeValues = index.unique && property.collection != nil
+        var values: [(Id, [UInt8])] = []
+        var start = KeyRange.all
+        while true {
+            // Collect a batch, write it after: the scan runs without the write transaction's
+            // changes making its cursor find its place again.
+            var keys: [[UInt8]] = []
+            var last: Id?
+            var count = 0
+            try cursor.scan(start) { key, record in
+                let id = try StorageLayout.objectId(key)
+                let reader = try RecordReader(record)
+                let propertyKeys = try context.indexKeys(property, of: reader, id: id)
+                keys += propertyKeys
+                if wholeValues, !propertyKeys.isEmpty, case .bytes(let bytes)? = try reader.value(of: property, id: id) {
+                    values.append((id, Array(bytes)))
+                }
+                last = id
+                count += 1
+                return count < Self.buildBatch
+            }
+            for key in keys { try write.put(tree, key: key, value: []) }
+            guard count == Self.buildBatch, let last, last < .max else { break }
+            start = KeyRange(lower: withUnsafeBytes(of: last.bigEndian) { Array($0) }, lowerInclusive: false)
         }
-        if index.unique { try checkUnique(values, property: property, schema: schema, context: context) }
-        for key in keys { try write.put(tree, key: key, value: []) }
+        if wholeValues {
+            try checkUnique(values, property: property)
+        } else if index.unique {
+            try checkUnique(property, of: schema, in: context)
+        }
     }
 
-    /// Refuses to add a unique index over objects that already share a value.
-    private func checkUnique(_ values: [(Id, FieldValue)], property: PropertySchema, schema: EntitySchema,
-                             context: TransactionContext) throws {
+    /// Objects an index build reads before it writes their keys.
+    static let buildBatch = 16_384
+
+    /// Refuses a unique index just built whose keys share a value: neighbours in key order with
+    /// the same value part (for a hash index, the same hash, and then the same value in their
+    /// records).
+    private func checkUnique(_ property: PropertySchema, of schema: EntitySchema, in context: TransactionContext) throws {
+        guard let cursor = try context.cursor(indexTree: property.index!) else { return }
+        var run: [Id] = []
+        var runPart: [UInt8] = []
+        func checkRun() throws {
+            guard run.count > 1 else { return }
+            var seen: [[UInt8]: Id] = [:]
+            for id in run {
+                let value = try context.withRecord(schema, id) { bytes -> [UInt8]? in
+                    guard let bytes, let value = try RecordReader(bytes).value(of: property, id: id) else { return nil }
+                    var key: [UInt8] = []
+                    if case .bytes(let raw) = value { key = Array(raw) } else {
+                        IndexKey.appendValue(value, property: property, index: property.index!, to: &key)
+                    }
+                    return key
+                }
+                guard let value else { continue }
+                if let other = seen[value] {
+                    let described = try context.withRecord(schema, id) { bytes in
+                        try TransactionContext.describe(RecordReader(bytes!).value(of: property, id: id)!, of: property)
+                    }
+                    throw uniqueFailure(property, other, id, described)
+                }
+                seen[value] = id
+            }
+        }
+        try cursor.scan { key, _ in
+            guard key.count > 8 else { return true }
+            let part = key[..<(key.count - 8)]
+            if !run.isEmpty, part.elementsEqual(runPart) {
+                run.append(try IndexKey.objectId(key))
+                return true
+            }
+            try checkRun()
+            runPart = Array(part)
+            run = [try IndexKey.objectId(key)]
+            return true
+        }
+        try checkRun()
+    }
+
+    /// Refuses a unique list or set index over objects whose whole values are equal.
+    private func checkUnique(_ values: [(Id, [UInt8])], property: PropertySchema) throws {
         var seen: [[UInt8]: Id] = [:]
         for (id, value) in values {
-            var key: [UInt8] = []
-            if case .bytes(let bytes) = value { key = Array(bytes) } else {
-                IndexKey.appendValue(value, property: property, index: property.index!, to: &key)
+            if let other = seen[value] {
+                let described = value.withUnsafeBytes { TransactionContext.describe(.bytes($0), of: property) }
+                throw uniqueFailure(property, other, id, described)
             }
-            if let other = seen[key] {
-                throw CellarError.schema("\(property.qualifiedName) is now unique, but objects \(other) and \(id) both hold \(TransactionContext.describe(value, of: property)); change or remove one of them with the model that has no unique flag, then open the store again")
-            }
-            seen[key] = id
+            seen[value] = id
         }
+    }
+
+    private func uniqueFailure(_ property: PropertySchema, _ first: Id, _ second: Id, _ value: String) -> CellarError {
+        CellarError.schema("\(property.qualifiedName) is now unique, but objects \(first) and \(second) both hold \(value); change or remove one of them with the model that has no unique flag (or in a migration), then open the store again")
     }
 }

@@ -157,15 +157,21 @@ public final class MigrationObject {
     let isWritable: Bool
     var isDeleted = false
 
-    init(id: Id, entity: ModelEntity, model: Model, reader: RecordReader, writable: Bool, cleared: Set<UInt32> = []) {
+    init(id: Id, entity: ModelEntity, properties: [String: ModelProperty], model: Model, reader: RecordReader,
+         writable: Bool, cleared: Set<UInt32> = []) {
         self.id = id
         self.entityName = entity.name
         self.entity = entity
+        self.properties = properties
         self.model = model
         self.reader = reader
         self.isWritable = writable
         self.cleared = cleared
-        properties = Dictionary(entity.properties.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The properties of `entity` by name, for its objects.
+    static func byName(_ entity: ModelEntity) -> [String: ModelProperty] {
+        Dictionary(entity.properties.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
     }
 
     /// The value of property `name`: `.null` when absent. The id property reads as the id.
@@ -213,7 +219,7 @@ public final class MigrationObject {
     /// properties that kept their type, then the values set.
     func build(into builder: RecordBuilder) throws {
         builder.start(slotCount: Int(entity.lastPropertyId.id))
-        for property in entity.properties.sorted(by: { $0.id.id < $1.id.id }) where !property.flags.contains(.id) {
+        for property in entity.properties where !property.flags.contains(.id) {
             if let value = assigned[property.id.id] {
                 try MigrationValues.write(value, of: property, model: model, into: builder)
             } else if !cleared.contains(property.id.id), Int(property.id.id) <= reader.slots {
@@ -261,6 +267,8 @@ final class EntityRewrite {
         guard let tree = try write.tree(StorageLayout.entityTree(old.id.id), create: false) else { return }
         let cursor = try write.cursor(tree)
         let builder = RecordBuilder()
+        let oldProperties = MigrationObject.byName(old)
+        let newProperties = new.map(MigrationObject.byName) ?? [:]
         var found = try cursor.first()
         while found {
             let id = try StorageLayout.objectId(cursor.key)
@@ -268,9 +276,11 @@ final class EntityRewrite {
             let bytes = Array(try cursor.value())
             try bytes.withUnsafeBytes { raw in
                 let reader = try RecordReader(raw)
-                let oldObject = MigrationObject(id: id, entity: old, model: oldModel, reader: reader, writable: false)
+                let oldObject = MigrationObject(id: id, entity: old, properties: oldProperties, model: oldModel, reader: reader,
+                                                writable: false)
                 let newObject = new.map {
-                    MigrationObject(id: id, entity: $0, model: newModel, reader: reader, writable: true, cleared: changedTypes)
+                    MigrationObject(id: id, entity: $0, properties: newProperties, model: newModel, reader: reader,
+                                    writable: true, cleared: changedTypes)
                 }
                 if let newObject {
                     for (from, to) in renames { try newObject.set(to.name, to: try oldObject[from.name]) }
