@@ -91,7 +91,14 @@ extension StorageEngine {
         case .some(.none): copyMaster = nil
         case .some(.some(let key)): copyMaster = try MasterKey(newFor: key)
         }
-        let copy = try makeCopyEngine(in: work, master: copyMaster)
+        let copy: StorageEngine
+        do {
+            try Self.removeCompactionLeftovers(directory)
+            copy = try makeCopyEngine(in: work, master: copyMaster)
+        } catch {
+            try? Self.removeCompactionLeftovers(directory)
+            throw error
+        }
         var rounds = 0
         let bytesBefore: UInt64, bytesAfter: UInt64, transactionId: UInt64
         do {
@@ -165,34 +172,30 @@ extension StorageEngine {
         return try engine.compact(changingKey: changingKey, progress: progress)
     }
 
-    /// An engine on a new, empty data file in `work` with this store's UUID and creation time and
-    /// a new salt, written without a sync per commit (the compaction syncs it).
-    private func makeCopyEngine(in work: String, master: MasterKey?) throws -> StorageEngine {
-        try Self.removeCompactionLeftovers(directory)
+    /// An engine on a new, empty data file in the new directory `work` with this store's UUID and
+    /// creation time and a new salt, written without a sync per commit (the caller syncs it).
+    func makeCopyEngine(in work: String, master: MasterKey?) throws -> StorageEngine {
         try Syscall.makeDirectory(work)
-        do {
-            let header = try OpenedStore.readHeader(log.file)
-            var rng = SystemRandomNumberGenerator()
-            let newHeader = FileHeader(uuid: header.uuid, salt: rng.next(), createdMs: header.createdMs,
-                                       flags: FileHeader.compactedFlag,
-                                       encryption: master.map { EncryptionHeader.make(master: $0, uuid: header.uuid) })
-            var copyOptions = StorageOptions(durability: .none, nodeSize: options.nodeSize)
-            copyOptions.fileMode = options.fileMode
-            copyOptions.automaticCompaction = nil
-            copyOptions.compression = options.compression
-            copyOptions.compressionThreshold = options.compressionThreshold
-            copyOptions.dictionaryMinimumSamples = options.dictionaryMinimumSamples
-            copyOptions.openFile = options.openFile  // the fault-injection seam reaches the copy too
-            copyOptions.encryptionKey = master.map { EncryptionKey(material: .master($0)) }
-            copyOptions.decryptedCacheSize = options.decryptedCacheSize
-            let headerFile = try options.openDataFile(work + "/" + Self.dataFileName, create: true, readOnly: false)
-            defer { headerFile.close() }
-            try OpenedStore.writeHeader(newHeader, to: headerFile)
-            return try StorageEngine(directory: work, options: copyOptions, compactionCopy: true)
-        } catch {
-            try? Self.removeCompactionLeftovers(directory)
-            throw error
-        }
+        let header = try OpenedStore.readHeader(log.file)
+        var rng = SystemRandomNumberGenerator()
+        let newHeader = FileHeader(uuid: header.uuid, salt: rng.next(), createdMs: header.createdMs,
+                                   flags: FileHeader.compactedFlag,
+                                   encryption: master.map { EncryptionHeader.make(master: $0, uuid: header.uuid) })
+        var copyOptions = StorageOptions(durability: .none, nodeSize: options.nodeSize)
+        copyOptions.fileMode = options.fileMode
+        copyOptions.automaticCompaction = nil
+        copyOptions.compression = options.compression
+        copyOptions.compressionThreshold = options.compressionThreshold
+        copyOptions.dictionaryMinimumSamples = options.dictionaryMinimumSamples
+        // The fault-injection seam reaches the copy too; an in-memory store's anonymous files do not
+        // (its copy goes to disk).
+        copyOptions.openFile = options.inMemory ? nil : options.openFile
+        copyOptions.encryptionKey = master.map { EncryptionKey(material: .master($0)) }
+        copyOptions.decryptedCacheSize = options.decryptedCacheSize
+        let headerFile = try options.openDataFile(work + "/" + Self.dataFileName, create: true, readOnly: false)
+        defer { headerFile.close() }
+        try OpenedStore.writeHeader(newHeader, to: headerFile)
+        return try StorageEngine(directory: work, options: copyOptions, compactionCopy: true)
     }
 
     /// Keys and values written to the copy between two of its commits: its dirty nodes stay small.
@@ -210,7 +213,7 @@ extension StorageEngine {
     /// Values are written as `engine`'s options say (compressed or not, with a dictionary trained
     /// for the tree first when they say so); the old dictionaries are not copied, only their
     /// numbering goes on.
-    private static func copyTrees(of source: ReadTransaction, into engine: StorageEngine, rewrites: CompactionRewrites?,
+    static func copyTrees(of source: ReadTransaction, into engine: StorageEngine, rewrites: CompactionRewrites?,
                                   cancelled: ManagedAtomic<Bool>, progress: CompactionProgress?) throws {
         if let id = try source.storedNextDictionaryId() {
             try engine.write { try $0.setNextDictionaryId(id) }
