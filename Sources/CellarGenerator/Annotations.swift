@@ -22,10 +22,10 @@ struct Annotation: Hashable {
 /// The annotations accepted on types and on properties, and how their values are read.
 enum Annotations {
     static let typeNames: Set<String> = ["entity", "embedded", "asymmetric", "uid", "name"]
-    static let propertyNames: Set<String> = ["uid", "name", "id", "transient", "index", "unique", "convert", "backlink", "date-nano", "default", "primaryKey", "hnsw", "hnswIndex"]
+    static let propertyNames: Set<String> = ["uid", "name", "id", "transient", "index", "unique", "convert", "backlink", "date-nano", "default", "primaryKey", "hnsw", "hnswIndex", "onDelete"]
 
     static let acceptedOnTypes = #"entity, embedded, asymmetric, uid, uid = N, name = "…""#
-    static let acceptedOnProperties = #"uid, uid = N, name = "…", id, id = { "assignable": true }, transient, index, index = "hash" | "hash64" | "value" | "fulltext" | "geo", unique, unique = { "onConflict": "replace" }, convert = { "dbType": "…", "converter": "…", "default": "…" }, backlink, backlink = "…", date-nano, default = …, primaryKey, hnsw = { "dimensions": N, … }"#
+    static let acceptedOnProperties = #"uid, uid = N, name = "…", id, id = { "assignable": true }, transient, index, index = "hash" | "hash64" | "value" | "fulltext" | "geo", unique, unique = { "onConflict": "replace" }, convert = { "dbType": "…", "converter": "…", "default": "…" }, backlink, backlink = "…", date-nano, default = …, primaryKey, hnsw = { "dimensions": N, … }, onDelete = cascade | nullify | deny"#
 
     /// The forms of one annotation, for messages about a malformed value.
     static func forms(of name: String) -> String {
@@ -36,6 +36,7 @@ enum Annotations {
         case "index": #"`index`, `index = "hash"`, `index = "hash64"`, `index = "value"`, `index = "fulltext"` or `index = "geo"`"#
         case "unique": #"`unique` or `unique = { "onConflict": "replace" }`"#
         case "convert": #"`convert = { "default": ".unknown" }` for an enum stored by its raw value (`"dbType": "Int"` gives the raw type of an enum declared elsewhere), or `convert = { "dbType": "String", "converter": "ColorConverter" }` for a converter type"#
+        case "onDelete": "`onDelete = cascade`, `onDelete = nullify` or `onDelete = deny` (on a ToOne, a ToMany or a backlink: what removing this object does to the objects it links to)"
         case "backlink": #"`backlink = "author"` (the name of the ToOne or ToMany of the target entity that points back) or `backlink` (when the target has a single one pointing at this entity)"#
         case "default": #"`// cellar: default = …` with a JSON value of the property's stored type: `default = 3`, `default = 1.5`, `default = true`, `default = "text"`, for a Date an ISO 8601 string (`default = "2024-01-01T00:00:00Z"`) or seconds since 1970 (`default = 1704067200`), for a UUID `default = "00000000-0000-0000-0000-000000000000"`, for Data or [UInt8] `default = []` or `default = [1, 2]`"#
         default: "`\(name)` without a value"
@@ -197,6 +198,9 @@ struct PropertyAnnotations {
     var defaultAnnotation: Annotation?
     /// `// cellar: primaryKey`: the property identifies the object for look-ups and upserts.
     var primaryKey: Annotation?
+    /// `// cellar: onDelete = cascade | nullify | deny` on a relation.
+    var onDelete: Annotation?
+    var deleteRule: DeleteRule?
     /// `// cellar: hnsw = {…}` (or ObjectBox's `// objectbox: hnswIndex: {…}`): an HNSW vector
     /// index with these parameters.
     var hnsw: Annotation?
@@ -311,6 +315,12 @@ struct PropertyAnnotations {
                 }
                 hnsw = annotation
                 hnswParams = parameters
+            case "onDelete":
+                guard let value = annotation.value else { throw malformed(annotation, "it needs a rule") }
+                let word = value.hasPrefix("\"") ? try stringValue(annotation, value) : value.trimmingWhitespace
+                guard let rule = DeleteRule(rawValue: word) else { throw malformed(annotation, "the rule must be cascade, nullify or deny") }
+                onDelete = annotation
+                deleteRule = rule
             case "primaryKey":
                 if annotation.isObjectBoxSpelling {
                     throw GeneratorError("\(annotation.quoted): `primaryKey` is a Cellar annotation (ObjectBox has no equivalent); write it `// cellar: primaryKey`", at: annotation.location)

@@ -326,6 +326,12 @@ public struct CodeEmitter {
         }
     }
 
+    /// The `deleteRule:` and `backlinkDeleteRule:` arguments of a relation in `cellarModel()`,
+    /// when set (a model without delete rules is written as before).
+    func deleteRuleArguments(_ rule: DeleteRule?, _ backlinkRule: DeleteRule?) -> String {
+        (rule.map { ", deleteRule: .\($0.rawValue)" } ?? "") + (backlinkRule.map { ", backlinkDeleteRule: .\($0.rawValue)" } ?? "")
+    }
+
     /// A default value as a `Cellar.PropertyDefault` for `cellarModel()`, which queries read.
     private func modelDefault(_ value: DefaultValue, storedAs storedType: String) -> String {
         switch value {
@@ -397,6 +403,7 @@ public struct CodeEmitter {
                 if let target = property.relationTarget { arguments += ", relationTarget: \(literal(target))" }
                 if let embedded = property.embeddedType { arguments += ", embeddedType: \(literal(embedded))" }
                 if let hnsw = property.hnswParams { arguments += ", hnswParams: \(jsonLiteral(hnsw))" }
+                arguments += deleteRuleArguments(property.deleteRule, property.backlinkDeleteRule)
                 if let source = described?.properties.first(where: { $0.modelName == property.name }), let value = source.defaultValue {
                     arguments += ", defaultValue: \(modelDefault(value, storedAs: source.storedSwiftType))"
                 }
@@ -412,7 +419,8 @@ public struct CodeEmitter {
                 out += "                ],\n"
                 out += "                relations: [\n"
                 for relation in entity.relations {
-                    out += "                    Cellar.ModelRelation(name: \(literal(relation.name)), id: \(idUid(relation.id)), targetId: \(idUid(relation.targetId))),\n"
+                    let rules = deleteRuleArguments(relation.deleteRule, relation.backlinkDeleteRule)
+                    out += "                    Cellar.ModelRelation(name: \(literal(relation.name)), id: \(idUid(relation.id)), targetId: \(idUid(relation.targetId))\(rules)),\n"
                 }
                 out += "                ]\(flags)),\n"
             }

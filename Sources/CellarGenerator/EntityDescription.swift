@@ -113,11 +113,15 @@ public struct RelationDescription: Hashable, Sendable {
     public var backlink: Backlink?
     /// `// cellar: uid` (nil: no annotation; `.some(nil)`: the annotation without a value).
     public var uid: UInt64??
+    /// `// cellar: onDelete = …`: what removing the owner does to the objects this relation (or
+    /// backlink) reaches.
+    public var deleteRule: DeleteRule?
     public var location: SourceLocation
 
     public init(name: String, modelName: String, target: String, backlink: Backlink? = nil, uid: UInt64?? = nil,
-                location: SourceLocation) {
+                deleteRule: DeleteRule? = nil, location: SourceLocation) {
         self.name = name
+        self.deleteRule = deleteRule
         self.modelName = modelName
         self.target = target
         self.backlink = backlink
@@ -204,6 +208,8 @@ public struct PropertyDescription: Hashable, Sendable {
     public var isFlex = false
     /// For `ToOne<T>`: `T`'s qualified type name.
     public var relationTarget: String?
+    /// For `ToOne<T>`, `// cellar: onDelete = …`: what removing the owner does to its target.
+    public var deleteRule: DeleteRule?
     /// For an embedded object (type code 101) or a list of them (1101): the embedded type's
     /// qualified Swift name.
     public var embeddedType: String?

@@ -163,6 +163,9 @@ public struct ModelUpdate {
             next.type = property.propertyType
             next.flags = property.flags
             next.relationTarget = relationTarget
+            next.deleteRule = property.deleteRule
+            next.backlinkDeleteRule = relationTarget == nil ? nil
+                : try Self.backlinkRule(of: .toOne(property: property.modelName), in: source, all: all, what: what, at: property.location)
             next.embeddedType = embeddedType
             next.hnswParams = property.hnswParams
             if property.flags.contains(.indexed) || property.flags.contains(.unique) {
@@ -185,6 +188,19 @@ public struct ModelUpdate {
     }
 
     // MARK: Relations
+
+    /// The `onDelete` rule of the backlinks declared (on other entities) as the other side of
+    /// `relation` of `source`: what removing a target does to the objects pointing at it. Two
+    /// backlinks of one relation with different rules are refused.
+    static func backlinkRule(of relation: RelationDescription.Backlink, in source: EntityDescription, all: [EntityDescription],
+                             what: String, at location: SourceLocation) throws -> DeleteRule? {
+        let backlinks = all.flatMap { entity in entity.relations.filter { $0.target == source.typeName && $0.backlink == relation } }
+        let rules = Set(backlinks.compactMap(\.deleteRule))
+        guard rules.count <= 1 else {
+            throw GeneratorError("the backlinks of \(what) give different onDelete rules (\(rules.map(\.rawValue).sorted().joined(separator: ", "))); give one rule, on one backlink", at: location)
+        }
+        return rules.first
+    }
 
     /// The standalone `ToMany`s of `source` (backlinks are not in the model): matched like
     /// properties, by UID when the sources give one, else by name; new ones get the next
@@ -223,6 +239,9 @@ public struct ModelUpdate {
                 model.lastRelationId = IdUid(id: model.lastRelationId.id + 1, uid: uid)
                 next = ModelRelation(name: relation.modelName, id: model.lastRelationId, targetId: target.id)
             }
+            next.deleteRule = relation.deleteRule
+            next.backlinkDeleteRule = try Self.backlinkRule(of: .relation(relation.modelName), in: source, all: all, what: what,
+                                                            at: relation.location)
             relations.append(next)
         }
         for relation in entity.relations where !matched.contains(relation.id.uid) {

@@ -101,8 +101,8 @@ extension Scan {
             throw GeneratorError("\(backlink.quoted) is on \(subject), a \(type): a backlink is a ToMany (`var \(candidate.name): ToMany<Target> = nil`); remove the annotation or make the property a ToMany", at: backlink.location)
         }
         if let target = type.argument(ofGeneric: "ToOne") {
-            if let other = annotations.all.first(where: { !["name", "uid"].contains($0.name) }) {
-                throw GeneratorError("\(other.quoted) cannot be used on the relation \(subject) (a ToOne is stored as the target's id, always indexed); remove it", at: other.location)
+            if let other = annotations.all.first(where: { !["name", "uid", "onDelete"].contains($0.name) }) {
+                throw GeneratorError("\(other.quoted) cannot be used on the relation \(subject) (a ToOne is stored as the target's id, always indexed; it accepts uid, name and onDelete); remove it", at: other.location)
             }
             guard !candidate.isOptional else {
                 throw GeneratorError("\(subject) is an optional ToOne: a ToOne is never optional (it holds no target when empty); declare it `var \(candidate.name): \(type) = nil`", at: location)
@@ -120,7 +120,11 @@ extension Scan {
             property.flags = [.indexed, .indexPartialSkipZero]
             property.index = .value
             property.relationTarget = targetEntity.qualifiedName
+            property.deleteRule = annotations.deleteRule
             return property
+        }
+        if let onDelete = annotations.onDelete {
+            throw GeneratorError("\(onDelete.quoted) is on \(subject), a \(type): a delete rule is for a relation (a ToOne, a ToMany or a backlink); remove it", at: onDelete.location)
         }
         if type.argument(ofGeneric: "EntityId") != nil {
             throw GeneratorError("\(subject) is a \(type): EntityId is only for the id property of its own entity; use Id to keep another object's id, or ToOne<T> for a relation", at: location)

@@ -8,8 +8,8 @@ extension Scan {
         let annotations = candidate.annotations
         let type = candidate.type
         let location = candidate.location
-        if let other = annotations.all.first(where: { !["name", "uid", "backlink"].contains($0.name) }) {
-            throw GeneratorError("\(other.quoted) cannot be used on the to-many relation \(subject) (a ToMany is not stored in the object's record; it accepts uid, name and backlink); remove it", at: other.location)
+        if let other = annotations.all.first(where: { !["name", "uid", "backlink", "onDelete"].contains($0.name) }) {
+            throw GeneratorError("\(other.quoted) cannot be used on the to-many relation \(subject) (a ToMany is not stored in the object's record; it accepts uid, name, backlink and onDelete); remove it", at: other.location)
         }
         if let backlink = annotations.backlink, let uid = annotations.uidAnnotation {
             throw GeneratorError("\(uid.quoted) is on \(subject), a backlink (\(backlink.quoted)): a backlink is not in the model, so it has no UID; remove the uid annotation", at: uid.location)
@@ -33,7 +33,8 @@ extension Scan {
             backlinks["\(entity.qualifiedName).\(candidate.name)"] = (backlink, annotations.backlinkName)
         }
         return RelationDescription(name: candidate.name, modelName: annotations.name ?? candidate.name, target: targetEntity.qualifiedName,
-                                   backlink: nil, uid: annotations.backlink == nil ? annotations.uid : nil, location: location)
+                                   backlink: nil, uid: annotations.backlink == nil ? annotations.uid : nil,
+                                   deleteRule: annotations.deleteRule, location: location)
     }
 
     /// What the backlink `relation` of `owner` is the other side of: the `ToOne<Owner>` or the

@@ -775,7 +775,7 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
         check("hnsw = { \"dimensions\": 4, \"distanceType\": \"manhattan\" }", "[Float] = []", "distanceType")
         check("hnsw", "[Float] = []", "the HNSW parameters are missing")
         check("date-nano", "String", "is stored as String: date-nano is for Date properties; remove it")
-        check("index", "ToOne<E> = nil", "cannot be used on the relation `E.x` (a ToOne is stored as the target's id, always indexed)")
+        check("index", "ToOne<E> = nil", "cannot be used on the relation `E.x` (a ToOne is stored as the target's id, always indexed; it accepts uid, name and onDelete)")
         expectError("class E: Entity {\n    var id: Id = 0\n    // cellar: convert = { \"dbType\": \"Double\", \"converter\": \"C\" }\n    // cellar: index\n    var x: Money\n}",
                     at: "4:5", "stored as Double: Cellar, like ObjectBox, cannot index")
     }
@@ -955,7 +955,7 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
               "`E.fs` is a ToMany<Missing>, but `Missing` is not an entity in the scanned sources: a ToMany<T> needs T to conform to `Entity`")
         check("    var fs: ToMany<String> = nil", at: "3:5", "`String` is not an entity")
         check("    // cellar: index\n    var fs: ToMany<F> = nil", at: "3:5",
-              "`// cellar: index` cannot be used on the to-many relation `E.fs` (a ToMany is not stored in the object's record; it accepts uid, name and backlink); remove it")
+              "`// cellar: index` cannot be used on the to-many relation `E.fs` (a ToMany is not stored in the object's record; it accepts uid, name, backlink and onDelete); remove it")
         check("    // cellar: backlink = \"e\"\n    // cellar: uid = 5\n    var fs: ToMany<F> = nil", at: "4:5",
               "`// cellar: uid = 5` is on `E.fs`, a backlink (`// cellar: backlink = \"e\"`): a backlink is not in the model, so it has no UID; remove the uid annotation")
         // Backlinks that do not resolve: at the annotation.

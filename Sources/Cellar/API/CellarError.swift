@@ -42,6 +42,8 @@ public struct CellarError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let uniqueViolation = Code(rawValue: "uniqueViolation")
         /// `Query.findUnique()` found more than one object.
         public static let nonUniqueResult = Code(rawValue: "nonUniqueResult")
+        /// A remove refused by a relation's `deny` delete rule: objects are still linked.
+        public static let deleteDenied = Code(rawValue: "deleteDenied")
         /// A relation points at an object that was never stored; put the target first.
         public static let cannotRelateToUnsavedEntities = Code(rawValue: "cannotRelateToUnsavedEntities")
         /// A persistent identifier of another store was used with this one.
@@ -215,6 +217,14 @@ public struct CellarError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func uniqueViolation(property: String, value: String) -> CellarError {
         CellarError(.uniqueViolation, message: "\(property) must be unique, and \(value) is stored already in another object",
                     property: property, value: value)
+    }
+
+    /// A `.deleteDenied` error: object `id` of `entity` still has `count` objects linked through
+    /// `relation`, whose delete rule is `deny`.
+    public static func deleteDenied(entity: String, id: Id, relation: String, count: Int) -> CellarError {
+        CellarError(.deleteDenied,
+                    message: "\(entity) \(id) cannot be removed: \(relation) denies it while \(count) object\(count == 1 ? " is" : "s are") linked; remove or unlink \(count == 1 ? "it" : "them") first",
+                    entity: entity, id: id, property: relation, count: count)
     }
 
     /// A `.nonUniqueResult` error: `count` objects matched.

@@ -370,10 +370,12 @@ public final class Store: @unchecked Sendable {
             }
         }
         let relations = model.entities.flatMap(\.relations)
+        let deleteActions = DeleteAction.actions(of: model)
         return model.entities.enumerated().map { position, entity in
             EntitySchema(entity, index: position, indexOrdinals: ordinals,
                          incomingRelations: relations.filter { $0.targetId.id == entity.id.id },
-                         embeddedIndexes: entity.isEmbedded ? nil : EmbeddedIndexes(entity, model: model, indexOrdinals: ordinals))
+                         embeddedIndexes: entity.isEmbedded ? nil : EmbeddedIndexes(entity, model: model, indexOrdinals: ordinals),
+                         deleteActions: deleteActions[entity.id.id] ?? [])
         }
     }
 

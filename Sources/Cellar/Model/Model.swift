@@ -141,6 +141,13 @@ public struct ModelProperty: Hashable, Sendable {
     /// The parameters of an HNSW vector index on a `[Float]` property (`// cellar: hnsw = {…}`),
     /// as the model file writes them (ObjectBox's member `hnswParams`); nil without one.
     public var hnswParams: JSONValue?
+    /// For a to-one relation: what removing this object does to its target (nil: nothing, as
+    /// ``DeleteRule/nullify``). Model member `deleteRule`, a Cellar extension.
+    public var deleteRule: DeleteRule?
+    /// For a to-one relation: what removing its target does to this object, the rule of the
+    /// backlink declared on the target (nil: the link dangles and reads as no target). Model
+    /// member `backlinkDeleteRule`, a Cellar extension.
+    public var backlinkDeleteRule: DeleteRule?
     /// Members Cellar does not interpret, kept as read.
     public var extra: [JSONMember]
     /// What queries read for this property in a record written before it was added (one without
@@ -153,8 +160,11 @@ public struct ModelProperty: Hashable, Sendable {
     /// A property of a model; generated code builds the code's model with it.
     @_spi(CellarGenerated) public init(name: String, id: IdUid, type: PropertyType, flags: PropertyFlags = [],
                 indexId: IdUid? = nil, relationTarget: String? = nil, embeddedType: String? = nil,
-                hnswParams: JSONValue? = nil, extra: [JSONMember] = [], defaultValue: PropertyDefault? = nil) {
+                hnswParams: JSONValue? = nil, deleteRule: DeleteRule? = nil, backlinkDeleteRule: DeleteRule? = nil,
+                extra: [JSONMember] = [], defaultValue: PropertyDefault? = nil) {
         self.name = name
+        self.deleteRule = deleteRule
+        self.backlinkDeleteRule = backlinkDeleteRule
         self.id = id
         self.type = type
         self.flags = flags
@@ -170,7 +180,7 @@ public struct ModelProperty: Hashable, Sendable {
     public static func == (a: ModelProperty, b: ModelProperty) -> Bool {
         a.name == b.name && a.id == b.id && a.type == b.type && a.flags == b.flags && a.indexId == b.indexId
             && a.relationTarget == b.relationTarget && a.embeddedType == b.embeddedType && a.hnswParams == b.hnswParams
-            && a.extra == b.extra
+            && a.deleteRule == b.deleteRule && a.backlinkDeleteRule == b.backlinkDeleteRule && a.extra == b.extra
     }
 
     /// Hashes what ``==(_:_:)`` compares: everything but ``defaultValue``.
@@ -183,6 +193,8 @@ public struct ModelProperty: Hashable, Sendable {
         hasher.combine(relationTarget)
         hasher.combine(embeddedType)
         hasher.combine(hnswParams)
+        hasher.combine(deleteRule)
+        hasher.combine(backlinkDeleteRule)
         hasher.combine(extra)
     }
 }
@@ -195,14 +207,37 @@ public struct ModelRelation: Hashable, Sendable {
     public var id: IdUid
     /// The target entity's ID and UID.
     public var targetId: IdUid
+    /// What removing an object does to the objects it links to (nil: unlinks them, as
+    /// ``DeleteRule/nullify``). Model member `deleteRule`, a Cellar extension.
+    public var deleteRule: DeleteRule?
+    /// What removing a target does to the objects linking to it, the rule of the backlink declared
+    /// on the target (nil: unlinks them). Model member `backlinkDeleteRule`, a Cellar extension.
+    public var backlinkDeleteRule: DeleteRule?
     /// Members Cellar does not interpret, kept as read.
     public var extra: [JSONMember]
 
     /// A relation of a model; generated code builds the code's model with it.
-    @_spi(CellarGenerated) public init(name: String, id: IdUid, targetId: IdUid, extra: [JSONMember] = []) {
+    @_spi(CellarGenerated) public init(name: String, id: IdUid, targetId: IdUid, deleteRule: DeleteRule? = nil,
+                                       backlinkDeleteRule: DeleteRule? = nil, extra: [JSONMember] = []) {
         self.name = name
+        self.deleteRule = deleteRule
+        self.backlinkDeleteRule = backlinkDeleteRule
         self.id = id
         self.targetId = targetId
         self.extra = extra
     }
+}
+
+/// What removing an object does to the objects a relation reaches from it (`docs/relations.md`,
+/// "Delete rules"); applied in the remove's own transaction.
+public enum DeleteRule: String, Hashable, Sendable, CaseIterable {
+    /// Removes them too (and what their own rules reach: chains and cycles end when every object
+    /// reached is removed).
+    case cascade
+    /// Leaves them, unlinked: a standalone relation's links go; a to-one relation pointing at the
+    /// removed object is set to no target.
+    case nullify
+    /// Refuses the remove while any are linked: `CellarError.Code.deleteDenied`, and the
+    /// transaction removes nothing.
+    case deny
 }

@@ -205,7 +205,8 @@ extension ModelEntity {
 }
 
 extension ModelProperty {
-    static let jsonMembers = ["embeddedType", "flags", "hnswParams", "id", "indexId", "name", "relationTarget", "type"]
+    static let jsonMembers = ["backlinkDeleteRule", "deleteRule", "embeddedType", "flags", "hnswParams", "id", "indexId", "name",
+                              "relationTarget", "type"]
 
     /// Reads a property; `path` names it in messages.
     init(json: JSONValue, path: String) throws {
@@ -219,6 +220,8 @@ extension ModelProperty {
             relationTarget: try reader.optionalString("relationTarget"),
             embeddedType: try reader.optionalString("embeddedType"),
             hnswParams: reader.value("hnswParams"),
+            deleteRule: try reader.optionalDeleteRule("deleteRule"),
+            backlinkDeleteRule: try reader.optionalDeleteRule("backlinkDeleteRule"),
             extra: reader.extra(known: ModelProperty.jsonMembers))
     }
 
@@ -243,12 +246,13 @@ extension ModelProperty {
         if let hnswParams {
             members.append(JSONMember("hnswParams", hnswParams))
         }
+        members += deleteRuleMembers(deleteRule, backlinkDeleteRule)
         return sortedObject(members, known: ModelProperty.jsonMembers, extra: extra)
     }
 }
 
 extension ModelRelation {
-    static let jsonMembers = ["id", "name", "targetId"]
+    static let jsonMembers = ["backlinkDeleteRule", "deleteRule", "id", "name", "targetId"]
 
     /// Reads a relation; `path` names it in messages.
     init(json: JSONValue, path: String) throws {
@@ -257,6 +261,8 @@ extension ModelRelation {
             name: name,
             id: try reader.idUid("id"),
             targetId: try reader.idUid("targetId"),
+            deleteRule: try reader.optionalDeleteRule("deleteRule"),
+            backlinkDeleteRule: try reader.optionalDeleteRule("backlinkDeleteRule"),
             extra: reader.extra(known: ModelRelation.jsonMembers))
     }
 
@@ -265,8 +271,14 @@ extension ModelRelation {
             JSONMember("id", .string(id.description)),
             JSONMember("name", .string(name)),
             JSONMember("targetId", .string(targetId.description)),
-        ], known: ModelRelation.jsonMembers, extra: extra)
+        ] + deleteRuleMembers(deleteRule, backlinkDeleteRule), known: ModelRelation.jsonMembers, extra: extra)
     }
+}
+
+/// The members of a relation's delete rules, when set.
+private func deleteRuleMembers(_ rule: DeleteRule?, _ backlinkRule: DeleteRule?) -> [JSONMember] {
+    [rule.map { JSONMember("deleteRule", .string($0.rawValue)) },
+     backlinkRule.map { JSONMember("backlinkDeleteRule", .string($0.rawValue)) }].compactMap { $0 }
 }
 
 // MARK: - Reading
@@ -310,6 +322,14 @@ private struct ObjectReader {
     func string(_ name: String) throws -> String {
         guard let value = value(name) else { throw missing(name, "a string") }
         return try string(name, value)
+    }
+
+    func optionalDeleteRule(_ name: String) throws -> DeleteRule? {
+        guard let text = try optionalString(name) else { return nil }
+        guard let rule = DeleteRule(rawValue: text) else {
+            throw fail(name, "must be \"cascade\", \"nullify\" or \"deny\", got \"\(text)\"")
+        }
+        return rule
     }
 
     func optionalString(_ name: String) throws -> String? {

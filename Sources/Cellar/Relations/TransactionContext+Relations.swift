@@ -88,7 +88,7 @@ extension TransactionContext {
 
     /// Points object `id`'s to-one `property` at `owner` (or, when unlinking, at nothing if it
     /// points at `owner`), rewriting its record and index entry.
-    private func setToOne(of id: Id, in schema: EntitySchema, property: PropertySchema, to owner: Id, linked: Bool) throws {
+    func setToOne(of id: Id, in schema: EntitySchema, property: PropertySchema, to owner: Id, linked: Bool) throws {
         // The record with the property changed, built while the old one is at hand.
         let rewritten = try withRecord(schema, id) { bytes -> RecordBuilder? in
             guard let bytes else { return nil }

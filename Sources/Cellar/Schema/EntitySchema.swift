@@ -33,6 +33,8 @@ final class EntitySchema: Sendable {
     let incomingRelations: [ModelRelation]
     /// Whether a remove must clean up relation trees.
     @usableFromInline let hasRelations: Bool
+    /// The delete rules a remove of one of its objects applies (`DeleteAction.actions(of:)`).
+    let deleteActions: [DeleteAction]
     /// The primary key (`// cellar: primaryKey`), when the entity has one.
     @usableFromInline let primaryKey: PropertySchema?
     /// An embedded type (`// cellar: embedded`): its objects live in their owners' records; it
@@ -49,7 +51,8 @@ final class EntitySchema: Sendable {
     let historySlots: UInt64?
 
     init(_ entity: ModelEntity, index: Int, indexOrdinals: [UInt32: Int], incomingRelations: [ModelRelation],
-         embeddedIndexes: EmbeddedIndexes? = nil) {
+         embeddedIndexes: EmbeddedIndexes? = nil, deleteActions: [DeleteAction] = []) {
+        self.deleteActions = deleteActions
         self.index = index
         name = entity.name
         id = entity.id

@@ -211,6 +211,12 @@ extension TransactionContext {
     func removeObject(_ schema: EntitySchema, id: Id) throws -> Bool {
         guard id != 0, let tree = try tree(schema) else { return false }
         let write = write!
+        // Delete rules: what they reach is read (and a `deny` checked) before anything goes.
+        var reached: [(DeleteAction, [Id])] = []
+        if !schema.deleteActions.isEmpty {
+            guard try contains(schema, id) else { return false }
+            reached = try deleteReach(schema, id: id)
+        }
         changeLog?.note(schema.id.id, id)
         if schema.hasIndexes {
             let keys = try withRecord(schema, id) { old -> [(IndexSchema, [UInt8])]? in
@@ -236,6 +242,7 @@ extension TransactionContext {
         history?.noteRemove(schema, id: id)
         if schema.hasRelations { try removeRelations(of: schema, id: id) }
         try withSequence(schema) { $0.noteRemoved(id) }
+        if !reached.isEmpty { try applyDeleteRules(reached, removed: id) }
         return true
     }
 

@@ -196,6 +196,15 @@ final class TransactionContext {
     @usableFromInline
     func removeAll(_ schema: EntitySchema) throws -> Int {
         guard let tree = try tree(schema) else { return 0 }
+        if !schema.deleteActions.isEmpty {
+            // Each object's delete rules apply: one by one (ids first: the tree changes).
+            guard let cursor = try cursor(schema) else { return 0 }
+            var ids: [Id] = []
+            try cursor.scan { key, _ in ids.append(try StorageLayout.objectId(key)); return true }
+            // An object a cascade from another removed already counts as removed too.
+            for id in ids { _ = try removeObject(schema, id: id) }
+            return ids.count
+        }
         let count = try write!.count(tree)
         if count > 0 {
             // Keep the ids of the removed objects from being handed out again.

@@ -1099,6 +1099,207 @@ extension Cellar.EmbeddedProperty where T == OrderLine {
     var origin: Cellar.EmbeddedProperty<E, Geo> { self[OrderLine.origin] }
 }
 
+// MARK: - Folder
+
+extension Folder: Cellar.EntityInspectable {
+    static let entityBinding = FolderCellarBinding()
+}
+
+/// Stores and reads `Folder` objects (entity Folder, 20:2166232811739375735).
+struct FolderCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Folder
+
+    init() {}
+
+    var entityName: String { "Folder" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 20, uid: 2166232811739375735) }
+    var slotCount: Int { 2 }
+
+    func id(of entity: Folder) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Folder) { entity.id = id }
+
+    func write(_ entity: Folder, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.name, slot: 1)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Folder {
+        let entity = Folder()
+        entity.id = id
+        entity.name = try record.string(slot: 1) ?? ""
+        return entity
+    }
+
+    var hasRelations: Bool { true }
+
+    func attach(_ entity: Folder, id: Cellar.Id, store: Cellar.Store) {
+        entity.children.attach(store, owner: id, link: .relation(3))
+        entity.documents.attach(store, owner: id, link: .backlinkOfToOne(property: 3))
+        entity.locks.attach(store, owner: id, link: .backlinkOfToOne(property: 2))
+        entity.shortcuts.attach(store, owner: id, link: .backlinkOfToOne(property: 2))
+    }
+
+    func writeRelations(of entity: Folder, id: Cellar.Id, in writer: Cellar.RelationWriter) throws {
+        try entity.children.write(owner: id, link: .relation(3), in: writer)
+        try entity.documents.write(owner: id, link: .backlinkOfToOne(property: 3), in: writer)
+        try entity.locks.write(owner: id, link: .backlinkOfToOne(property: 2), in: writer)
+        try entity.shortcuts.write(owner: id, link: .backlinkOfToOne(property: 2), in: writer)
+    }
+}
+
+extension Folder {
+    /// `id` in queries: property "id" (1:381161672072133959), Long.
+    static let id = Cellar.Property<Folder>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `name` in queries: property "name" (2:7092500624467323616), String.
+    static let name = Cellar.Property<Folder>(name: "name", id: 2, type: Cellar.PropertyType(rawValue: 9))
+    /// `children` in link conditions (`.link(Folder.children) { … }`): relation "children" (3:8500877671565994362) to Folder.
+    static let children = Cellar.RelationProperty<Folder>(name: "children", relationId: 3, targetEntityId: 20)
+}
+
+// MARK: - Document
+
+extension Document: Cellar.EntityInspectable {
+    static let entityBinding = DocumentCellarBinding()
+}
+
+/// Stores and reads `Document` objects (entity Document, 21:7983585688680854241).
+struct DocumentCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Document
+
+    init() {}
+
+    var entityName: String { "Document" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 21, uid: 7983585688680854241) }
+    var slotCount: Int { 3 }
+
+    func id(of entity: Document) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Document) { entity.id = id }
+
+    func write(_ entity: Document, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.title, slot: 1)
+        record.add(try entity.folder.targetIdForPut(), slot: 2)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Document {
+        let entity = Document()
+        entity.id = id
+        entity.title = try record.string(slot: 1) ?? ""
+        entity.folder = Cellar.ToOne<Folder>(targetId: try record.read(Cellar.Id.self, slot: 2) ?? 0)
+        return entity
+    }
+
+    var hasRelations: Bool { true }
+
+    func attach(_ entity: Document, id: Cellar.Id, store: Cellar.Store) {
+        entity.folder.attach(store)
+    }
+}
+
+extension Document {
+    /// `id` in queries: property "id" (1:2491490698464277180), Long.
+    static let id = Cellar.Property<Document>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `title` in queries: property "title" (2:4389450426607714560), String.
+    static let title = Cellar.Property<Document>(name: "title", id: 2, type: Cellar.PropertyType(rawValue: 9))
+    /// `folder` in queries: property "folder" (3:8958951730288147390), Relation.
+    static let folder = Cellar.Property<Document>(name: "folder", id: 3, type: Cellar.PropertyType(rawValue: 11))
+}
+
+// MARK: - FolderLock
+
+extension FolderLock: Cellar.EntityInspectable {
+    static let entityBinding = FolderLockCellarBinding()
+}
+
+/// Stores and reads `FolderLock` objects (entity FolderLock, 22:3233185537680924108).
+struct FolderLockCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = FolderLock
+
+    init() {}
+
+    var entityName: String { "FolderLock" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 22, uid: 3233185537680924108) }
+    var slotCount: Int { 2 }
+
+    func id(of entity: FolderLock) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout FolderLock) { entity.id = id }
+
+    func write(_ entity: FolderLock, to record: Cellar.RecordBuilder) throws {
+        record.add(try entity.folder.targetIdForPut(), slot: 1)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> FolderLock {
+        let entity = FolderLock()
+        entity.id = id
+        entity.folder = Cellar.ToOne<Folder>(targetId: try record.read(Cellar.Id.self, slot: 1) ?? 0)
+        return entity
+    }
+
+    var hasRelations: Bool { true }
+
+    func attach(_ entity: FolderLock, id: Cellar.Id, store: Cellar.Store) {
+        entity.folder.attach(store)
+    }
+}
+
+extension FolderLock {
+    /// `id` in queries: property "id" (1:8843263543766703833), Long.
+    static let id = Cellar.Property<FolderLock>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `folder` in queries: property "folder" (2:8138263126741545848), Relation.
+    static let folder = Cellar.Property<FolderLock>(name: "folder", id: 2, type: Cellar.PropertyType(rawValue: 11))
+}
+
+// MARK: - Shortcut
+
+extension Shortcut: Cellar.EntityInspectable {
+    static let entityBinding = ShortcutCellarBinding()
+}
+
+/// Stores and reads `Shortcut` objects (entity Shortcut, 23:650089583176775302).
+struct ShortcutCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Shortcut
+
+    init() {}
+
+    var entityName: String { "Shortcut" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 23, uid: 650089583176775302) }
+    var slotCount: Int { 3 }
+
+    func id(of entity: Shortcut) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Shortcut) { entity.id = id }
+
+    func write(_ entity: Shortcut, to record: Cellar.RecordBuilder) throws {
+        record.add(try entity.folder.targetIdForPut(), slot: 1)
+        record.add(try entity.target.targetIdForPut(), slot: 2)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Shortcut {
+        let entity = Shortcut()
+        entity.id = id
+        entity.folder = Cellar.ToOne<Folder>(targetId: try record.read(Cellar.Id.self, slot: 1) ?? 0)
+        entity.target = Cellar.ToOne<Document>(targetId: try record.read(Cellar.Id.self, slot: 2) ?? 0)
+        return entity
+    }
+
+    var hasRelations: Bool { true }
+
+    func attach(_ entity: Shortcut, id: Cellar.Id, store: Cellar.Store) {
+        entity.folder.attach(store)
+        entity.target.attach(store)
+    }
+}
+
+extension Shortcut {
+    /// `id` in queries: property "id" (1:7178164749078040176), Long.
+    static let id = Cellar.Property<Shortcut>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `folder` in queries: property "folder" (2:5680027789388541928), Relation.
+    static let folder = Cellar.Property<Shortcut>(name: "folder", id: 2, type: Cellar.PropertyType(rawValue: 11))
+    /// `target` in queries: property "target" (3:2494935619036383334), Relation.
+    static let target = Cellar.Property<Shortcut>(name: "target", id: 3, type: Cellar.PropertyType(rawValue: 11))
+}
+
 // MARK: - TicketRow (projection of Ticket)
 
 extension TicketRow: Cellar.Projection {
@@ -1410,9 +1611,38 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 7361784417948889243), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
                     Cellar.ModelProperty(name: "location", id: Cellar.IdUid(id: 3, uid: 8638777960458754364), type: Cellar.PropertyType(rawValue: 28), flags: Cellar.PropertyFlags(rawValue: 8), indexId: Cellar.IdUid(id: 19, uid: 1663239225398285237), hnswParams: Cellar.JSONValue.object([Cellar.JSONMember("dimensions", Cellar.JSONValue.number("2")), Cellar.JSONMember("distanceType", Cellar.JSONValue.string("geo")), Cellar.JSONMember("neighborsPerNode", Cellar.JSONValue.number("8"))])),
                 ]),
+            Cellar.ModelEntity(
+                name: "Folder", id: Cellar.IdUid(id: 20, uid: 2166232811739375735), lastPropertyId: Cellar.IdUid(id: 2, uid: 7092500624467323616),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 381161672072133959), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 7092500624467323616), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                ],
+                relations: [
+                    Cellar.ModelRelation(name: "children", id: Cellar.IdUid(id: 3, uid: 8500877671565994362), targetId: Cellar.IdUid(id: 20, uid: 2166232811739375735), deleteRule: .cascade),
+                ]),
+            Cellar.ModelEntity(
+                name: "Document", id: Cellar.IdUid(id: 21, uid: 7983585688680854241), lastPropertyId: Cellar.IdUid(id: 3, uid: 8958951730288147390),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 2491490698464277180), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "title", id: Cellar.IdUid(id: 2, uid: 4389450426607714560), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "folder", id: Cellar.IdUid(id: 3, uid: 8958951730288147390), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 21, uid: 981115417311088896), relationTarget: "Folder", backlinkDeleteRule: .cascade),
+                ]),
+            Cellar.ModelEntity(
+                name: "FolderLock", id: Cellar.IdUid(id: 22, uid: 3233185537680924108), lastPropertyId: Cellar.IdUid(id: 2, uid: 8138263126741545848),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 8843263543766703833), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "folder", id: Cellar.IdUid(id: 2, uid: 8138263126741545848), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 22, uid: 3583956686466702096), relationTarget: "Folder", backlinkDeleteRule: .deny),
+                ]),
+            Cellar.ModelEntity(
+                name: "Shortcut", id: Cellar.IdUid(id: 23, uid: 650089583176775302), lastPropertyId: Cellar.IdUid(id: 3, uid: 2494935619036383334),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 7178164749078040176), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "folder", id: Cellar.IdUid(id: 2, uid: 5680027789388541928), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 23, uid: 6133746988673077219), relationTarget: "Folder", backlinkDeleteRule: .nullify),
+                    Cellar.ModelProperty(name: "target", id: Cellar.IdUid(id: 3, uid: 2494935619036383334), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 24, uid: 7195381722527553221), relationTarget: "Document", deleteRule: .cascade),
+                ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 19, uid: 1402030184470968220), lastIndexId: Cellar.IdUid(id: 20, uid: 229811304708845451),
-        lastRelationId: Cellar.IdUid(id: 2, uid: 6119699722470939340), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
+        lastEntityId: Cellar.IdUid(id: 23, uid: 650089583176775302), lastIndexId: Cellar.IdUid(id: 24, uid: 7195381722527553221),
+        lastRelationId: Cellar.IdUid(id: 3, uid: 8500877671565994362), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])
 }

@@ -410,3 +410,58 @@ struct ContactRow: Equatable {
     // cellar: from = "billing.geo"
     var billingGeo: Geo?
 }
+
+// Delete rules (`// cellar: onDelete = …`): a folder owns its documents (cascade through the
+// backlink of `Document.folder`) and its sub-folders (a standalone ToMany that may form cycles);
+// a lock keeps its folder from being removed (deny); a shortcut loses its folder (nullify) and
+// takes its target document with it when it is removed (cascade on its own ToOne).
+
+final class Folder: Entity {
+    var id: Id = 0
+    var name: String = ""
+    // cellar: onDelete = cascade
+    var children: ToMany<Folder> = nil
+    // cellar: backlink = "folder"
+    // cellar: onDelete = cascade
+    var documents: ToMany<Document> = nil
+    // cellar: backlink = "folder"
+    // cellar: onDelete = deny
+    var locks: ToMany<FolderLock> = nil
+    // cellar: backlink = "folder"
+    // cellar: onDelete = "nullify"
+    var shortcuts: ToMany<Shortcut> = nil
+
+    required init() {}
+
+    init(name: String) {
+        self.name = name
+    }
+}
+
+final class Document: Entity {
+    var id: Id = 0
+    var title: String = ""
+    var folder: ToOne<Folder> = nil
+
+    required init() {}
+
+    init(title: String) {
+        self.title = title
+    }
+}
+
+final class FolderLock: Entity {
+    var id: Id = 0
+    var folder: ToOne<Folder> = nil
+
+    required init() {}
+}
+
+final class Shortcut: Entity {
+    var id: Id = 0
+    var folder: ToOne<Folder> = nil
+    // cellar: onDelete = cascade
+    var target: ToOne<Document> = nil
+
+    required init() {}
+}
