@@ -228,7 +228,7 @@ public struct ModelRelation: Hashable, Sendable {
     }
 }
 
-/// What removing an object does to the objects a relation reaches from it (`docs/relations.md`,
+/// What removing an object does to the objects a relation reaches from it (`docs/queries.md`,
 /// "Delete rules"); applied in the remove's own transaction.
 public enum DeleteRule: String, Hashable, Sendable, CaseIterable {
     /// Removes them too (and what their own rules reach: chains and cycles end when every object

@@ -1,7 +1,7 @@
 import CellarStorage
 
 /// One delete rule that applies when an object of an entity is removed: which objects a relation
-/// reaches from it, and what happens to them (`DeleteRule`; `docs/relations.md`, "Delete rules").
+/// reaches from it, and what happens to them (`DeleteRule`; `docs/queries.md`, "Delete rules").
 struct DeleteAction: Sendable {
     enum Reach: Sendable {
         /// The entity's own to-one relation (property ID): its target.
