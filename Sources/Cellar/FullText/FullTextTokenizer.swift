@@ -325,16 +325,17 @@ final class FoldTable: Sendable {
         }
     }
 
-    /// The fold of one character: lowercased, decomposed, stripped of diacritic marks, composed.
-    static func fold(_ scalar: Unicode.Scalar) -> [Unicode.Scalar] {
-        let lowered = scalar.properties.lowercaseMapping.decomposedStringWithCanonicalMapping
+    /// The fold of one character: lowercased (unless `lowercase` is false: what a query that
+    /// ignores diacritics but not case compares), decomposed, stripped of diacritic marks, composed.
+    static func fold(_ scalar: Unicode.Scalar, lowercase: Bool = true) -> [Unicode.Scalar] {
+        let lowered = (lowercase ? scalar.properties.lowercaseMapping : String(scalar)).decomposedStringWithCanonicalMapping
         var kept = String.UnicodeScalarView()
         for part in lowered.unicodeScalars {
             switch part.properties.generalCategory {
             case .nonspacingMark, .spacingMark, .enclosingMark:
                 if !part.properties.isDiacritic && !part.properties.isVariationSelector { kept.append(part) }
             default:
-                kept.append(part == "ς" ? "σ" : part)
+                kept.append(lowercase && part == "ς" ? "σ" : part)
             }
         }
         return Array(String(kept).precomposedStringWithCanonicalMapping.unicodeScalars)

@@ -69,7 +69,11 @@ struct CompiledLeaf {
     let property: PropertySchema
     let operation: PropertyCondition.Operation
     let operands: Operands
-    let caseSensitive: Bool
+    /// How string operands and values are folded before they are compared (empty: compared as
+    /// stored, which an index can serve).
+    let folding: StringFolding.Options
+    /// Whether strings are compared as stored (no folding).
+    var caseSensitive: Bool { folding.isEmpty }
 
     var isSigned: Bool {
         if case .integer(_, let signed) = property.kind { return signed }
@@ -79,7 +83,10 @@ struct CompiledLeaf {
     init(_ condition: PropertyCondition, property: PropertySchema) throws {
         self.property = property
         operation = condition.operation
-        caseSensitive = condition.caseSensitive || property.kind.isUUID   // no case in a UUID's bytes
+        // No case or diacritics in a UUID's bytes.
+        let folding: StringFolding.Options = property.kind.isUUID ? [] : StringFolding.Options(caseSensitive: condition.caseSensitive,
+                                                                                               diacriticSensitive: condition.diacriticSensitive)
+        self.folding = folding
         let what = "\(property.qualifiedName) \(condition.operation.rawValue)"
         func refuse(_ reason: String) -> CellarError { .illegalArgument("query condition \(what): \(reason)") }
 
@@ -95,7 +102,10 @@ struct CompiledLeaf {
         if [.hasType, .containsAny, .containsAll, .isEmpty, .containsKey].contains(operation) {
             throw refuse("\(operation.rawValue) is not for a \(property.type) (hasType: FlexValue properties; the others: lists, sets and maps)")
         }
-        if property.isBytes == false, [.startsWith, .endsWith, .contains].contains(operation) {
+        if !property.kind.isString, !condition.diacriticSensitive {
+            throw refuse("only strings compare ignoring diacritics; \(property.name) is a \(property.type)")
+        }
+        if property.isBytes == false, [.startsWith, .endsWith, .contains, .like].contains(operation) {
             throw refuse("only strings have \(operation.rawValue); \(property.name) is a \(property.type)")
         }
         switch property.kind {
@@ -118,12 +128,13 @@ struct CompiledLeaf {
             }
             let values = try condition.values.map { value -> [UInt8] in
                 switch (value, property.kind.isString) {
-                case (.string(let s), true): return condition.caseSensitive ? Array(s.utf8) : StringFolding.fold(Array(s.utf8))
+                case (.string(let s), true): return StringFolding.fold(Array(s.utf8), folding)
                 case (.bytes(let b), false): return b
                 default: throw refuse("\(property.name) is a \(property.type); \(value) is not one")
                 }
             }
             if !property.kind.isString, ![.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .isNil, .isNotNil].contains(operation) {
+                // (`like` and the other text operations were refused above for byte vectors.)
                 throw refuse("byte vectors are compared with ==, !=, <, <=, >, >=, isNil and isNotNil only")
             }
             operands = [.isIn, .isNotIn].contains(operation) ? .bytesSet(Set(values)) : .bytes(values)
@@ -141,7 +152,7 @@ struct CompiledLeaf {
                 guard case .uuid(let uuid) = value else { throw refuse("\(property.name) is a UUID; \(value) is not one") }
                 return UUIDEncoding.bytes(uuid)
             }
-            if [.between, .startsWith, .endsWith, .contains].contains(operation) {
+            if [.between, .startsWith, .endsWith, .contains, .like].contains(operation) {
                 throw refuse("UUIDs are compared with ==, !=, <, <=, >, >= (byte order), isIn, isNotIn, isNil and isNotNil only")
             }
             operands = [.isIn, .isNotIn].contains(operation) ? .bytesSet(Set(values)) : .bytes(values)
@@ -155,7 +166,7 @@ struct CompiledLeaf {
                 default: throw refuse("\(property.name) is a Decimal; \(value) is not a decimal or an integer (a Double is refused: it is not exact)")
                 }
             }
-            if [.startsWith, .endsWith, .contains].contains(operation) {
+            if [.startsWith, .endsWith, .contains, .like].contains(operation) {
                 throw refuse("decimals are compared with ==, !=, <, <=, >, >=, isBetween, isIn, isNotIn, isNil and isNotNil only")
             }
             operands = [.isIn, .isNotIn].contains(operation) ? .bytesSet(Set(values)) : .bytes(values)
@@ -209,15 +220,14 @@ struct CompiledLeaf {
             return Self.lexicographic(raw, values[0]) >= 0 && Self.lexicographic(raw, values[1]) <= 0
         case (.bytes(let raw), .bytes(let values)):
             // Compared in place; only a case-insensitive comparison makes a (folded) copy.
-            if caseSensitive { return Self.matches(raw, values[0], operation) }
-            return StringFolding.fold(Array(raw)).withUnsafeBytes { Self.matches($0, values[0], operation) }
+            if folding.isEmpty { return Self.matches(raw, values[0], operation) }
+            return StringFolding.fold(Array(raw), folding).withUnsafeBytes { Self.matches($0, values[0], operation) }
         case (.bytes(let raw), .bytesSet(let set)):
-            if caseSensitive && set.count <= 8 {
+            if folding.isEmpty && set.count <= 8 {
                 // A few values: each compared in place, no array made for hashing.
                 return set.contains { Self.lexicographic(raw, $0) == 0 } == (operation == .isIn)
             }
-            let bytes = caseSensitive ? Array(raw) : StringFolding.fold(Array(raw))
-            return set.contains(bytes) == (operation == .isIn)
+            return set.contains(StringFolding.fold(Array(raw), folding)) == (operation == .isIn)
         default:
             throw CellarError.fileCorrupt("\(property.qualifiedName) holds a value of another type than its model says")
         }
@@ -248,6 +258,8 @@ struct CompiledLeaf {
                 && lexicographic(UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - operand.count)...]), operand) == 0
         case .contains:
             return operand.isEmpty || find(operand, in: bytes)
+        case .like:
+            return LikePattern.matches(bytes, operand)
         default:
             let order = lexicographic(bytes, operand)
             switch operation {
@@ -293,14 +305,47 @@ struct CompiledLeaf {
     }
 }
 
-/// Case-insensitive string comparison: both sides lowercased (ASCII directly, other text with
-/// `String.lowercased()`), then compared by their UTF-8 bytes.
+/// Case- and diacritic-insensitive string comparison: both sides folded the same way, then
+/// compared by their UTF-8 bytes. Ignoring case lowercases (ASCII directly, other text with
+/// `String.lowercased()`); ignoring diacritics folds each character as the full-text tokenizer
+/// does (decomposed, diacritic marks dropped, composed: `é` → `e`, `Å` → `A`, or `a` with case).
 enum StringFolding {
+    struct Options: OptionSet, Sendable {
+        let rawValue: UInt8
+        static let caseInsensitive = Options(rawValue: 1)
+        static let diacriticInsensitive = Options(rawValue: 2)
+
+        init(rawValue: UInt8) { self.rawValue = rawValue }
+
+        init(caseSensitive: Bool, diacriticSensitive: Bool) {
+            self = []
+            if !caseSensitive { insert(.caseInsensitive) }
+            if !diacriticSensitive { insert(.diacriticInsensitive) }
+        }
+    }
+
     static func fold(_ bytes: [UInt8]) -> [UInt8] {
         if bytes.allSatisfy({ $0 < 0x80 }) {
             return bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
         }
         return Array(String(decoding: bytes, as: UTF8.self).lowercased().utf8)
+    }
+
+    /// `bytes` folded as `options` say (unchanged when empty).
+    static func fold(_ bytes: [UInt8], _ options: Options) -> [UInt8] {
+        guard options.contains(.diacriticInsensitive) else { return options.isEmpty ? bytes : fold(bytes) }
+        let lowercase = options.contains(.caseInsensitive)
+        // ASCII has no diacritics.
+        if bytes.allSatisfy({ $0 < 0x80 }) { return lowercase ? fold(bytes) : bytes }
+        var folded = String.UnicodeScalarView()
+        for scalar in String(decoding: bytes, as: UTF8.self).unicodeScalars {
+            if scalar.isASCII {
+                folded.append(lowercase && scalar.value >= 0x41 && scalar.value <= 0x5A ? Unicode.Scalar(scalar.value | 0x20)! : scalar)
+            } else {
+                folded.append(contentsOf: FoldTable.fold(scalar, lowercase: lowercase))
+            }
+        }
+        return Array(String(folded).utf8)
     }
 
     /// `string` folded the same way: its UTF-8 bytes are `fold(Array(string.utf8))`. A string
@@ -310,5 +355,48 @@ enum StringFolding {
         var copy = string
         let unchanged = copy.withUTF8 { bytes in !bytes.contains { $0 >= 0x80 || ($0 >= 0x41 && $0 <= 0x5A) } }
         return unchanged ? string : string.lowercased()
+    }
+}
+
+/// `like` patterns: `*` matches any run of characters (none too), `?` exactly one (one Unicode
+/// scalar), everything else itself; the whole value must match.
+enum LikePattern {
+    static func matches(_ value: UnsafeRawBufferPointer, _ pattern: [UInt8]) -> Bool {
+        let star = UInt8(ascii: "*"), question = UInt8(ascii: "?")
+        var v = 0, p = 0
+        var starAt = -1, resume = 0
+        /// The end of the scalar that starts at `i` in `value`.
+        func next(_ i: Int) -> Int {
+            var j = i + 1
+            while j < value.count && value[j] & 0xC0 == 0x80 { j += 1 }
+            return j
+        }
+        while v < value.count {
+            if p < pattern.count && pattern[p] == question {
+                v = next(v)
+                p += 1
+            } else if p < pattern.count && pattern[p] == star {
+                starAt = p
+                resume = v
+                p += 1
+            } else if p < pattern.count && pattern[p] == value[v] {
+                v += 1
+                p += 1
+            } else if starAt >= 0 {
+                // Let the last star take one more scalar, and try again after it.
+                p = starAt + 1
+                resume = next(resume)
+                v = resume
+            } else {
+                return false
+            }
+        }
+        while p < pattern.count && pattern[p] == star { p += 1 }
+        return p == pattern.count
+    }
+
+    /// The bytes before the first wildcard: every matching value starts with them.
+    static func literalPrefix(_ pattern: [UInt8]) -> [UInt8] {
+        Array(pattern.prefix { $0 != UInt8(ascii: "*") && $0 != UInt8(ascii: "?") })
     }
 }

@@ -17,8 +17,10 @@ public struct ConditionTarget: Sendable {
 }
 
 extension ConditionSubject {
-    func condition(_ operation: PropertyCondition.Operation, _ values: [QueryValue], caseSensitive: Bool = true) -> QueryCondition<Entity> {
+    func condition(_ operation: PropertyCondition.Operation, _ values: [QueryValue], caseSensitive: Bool = true,
+                   diacriticSensitive: Bool = true) -> QueryCondition<Entity> {
         var condition = PropertyCondition(conditionTarget.property, operation, values, caseSensitive: caseSensitive)
+        condition.diacriticSensitive = diacriticSensitive
         condition.subject = conditionTarget.subject
         condition.via = conditionTarget.via
         return QueryCondition(.property(condition))
@@ -40,34 +42,35 @@ extension ConditionSubject {
     /// Greater than or equal to `rhs`.
     public static func >= <V: QueryValueConvertible>(lhs: Self, rhs: V) -> QueryCondition<Entity> { lhs.condition(.greaterOrEqual, [rhs.queryValue]) }
 
-    /// Equal to `value`; strings compare ignoring case when `caseSensitive` is false.
-    public func isEqual<V: QueryValueConvertible>(to value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
-        condition(.equal, [value.queryValue], caseSensitive: caseSensitive)
+    /// Equal to `value`; strings compare ignoring case when `caseSensitive` is false, and
+    /// diacritics when `diacriticSensitive` is false.
+    public func isEqual<V: QueryValueConvertible>(to value: V, caseSensitive: Bool = true, diacriticSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.equal, [value.queryValue], caseSensitive: caseSensitive, diacriticSensitive: diacriticSensitive)
     }
 
     /// Not equal to `value`; strings compare ignoring case when `caseSensitive` is false.
-    public func isNotEqual<V: QueryValueConvertible>(to value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
-        condition(.notEqual, [value.queryValue], caseSensitive: caseSensitive)
+    public func isNotEqual<V: QueryValueConvertible>(to value: V, caseSensitive: Bool = true, diacriticSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.notEqual, [value.queryValue], caseSensitive: caseSensitive, diacriticSensitive: diacriticSensitive)
     }
 
     /// Less than `value`; strings compare ignoring case when `caseSensitive` is false.
-    public func isLessThan<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
-        condition(.less, [value.queryValue], caseSensitive: caseSensitive)
+    public func isLessThan<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true, diacriticSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.less, [value.queryValue], caseSensitive: caseSensitive, diacriticSensitive: diacriticSensitive)
     }
 
     /// Less than or equal to `value`; strings compare ignoring case when `caseSensitive` is false.
-    public func isLessThanOrEqual<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
-        condition(.lessOrEqual, [value.queryValue], caseSensitive: caseSensitive)
+    public func isLessThanOrEqual<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true, diacriticSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.lessOrEqual, [value.queryValue], caseSensitive: caseSensitive, diacriticSensitive: diacriticSensitive)
     }
 
     /// Greater than `value`; strings compare ignoring case when `caseSensitive` is false.
-    public func isGreaterThan<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
-        condition(.greater, [value.queryValue], caseSensitive: caseSensitive)
+    public func isGreaterThan<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true, diacriticSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.greater, [value.queryValue], caseSensitive: caseSensitive, diacriticSensitive: diacriticSensitive)
     }
 
     /// Greater than or equal to `value`; strings compare ignoring case when `caseSensitive` is false.
-    public func isGreaterThanOrEqual<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true) -> QueryCondition<Entity> {
-        condition(.greaterOrEqual, [value.queryValue], caseSensitive: caseSensitive)
+    public func isGreaterThanOrEqual<V: QueryValueConvertible>(_ value: V, caseSensitive: Bool = true, diacriticSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.greaterOrEqual, [value.queryValue], caseSensitive: caseSensitive, diacriticSensitive: diacriticSensitive)
     }
 
     /// Between `lower` and `upper`, both included (numbers and dates).
@@ -81,30 +84,43 @@ extension ConditionSubject {
     }
 
     /// Equal to one of `values` (numbers, dates and strings).
-    public func isIn<V: QueryValueConvertible>(_ values: [V], caseSensitive: Bool = true) -> QueryCondition<Entity> {
-        condition(.isIn, values.map(\.queryValue), caseSensitive: caseSensitive)
+    public func isIn<V: QueryValueConvertible>(_ values: [V], caseSensitive: Bool = true, diacriticSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.isIn, values.map(\.queryValue), caseSensitive: caseSensitive, diacriticSensitive: diacriticSensitive)
     }
 
     /// Not nil and equal to none of `values`.
-    public func isNotIn<V: QueryValueConvertible>(_ values: [V], caseSensitive: Bool = true) -> QueryCondition<Entity> {
-        condition(.isNotIn, values.map(\.queryValue), caseSensitive: caseSensitive)
+    public func isNotIn<V: QueryValueConvertible>(_ values: [V], caseSensitive: Bool = true, diacriticSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.isNotIn, values.map(\.queryValue), caseSensitive: caseSensitive, diacriticSensitive: diacriticSensitive)
     }
 
     // MARK: Strings
+    //
+    // Every string condition takes `caseSensitive` and `diacriticSensitive`: false folds both the
+    // value and the operand (case: lowercased; diacritics: `é` as `e`, as the full-text tokenizer
+    // folds them), Realm's `[c]` and `[d]`. Folded conditions read every candidate's value: an
+    // index serves only conditions compared as stored.
+
+    /// A string that matches `pattern` as a whole: `*` stands for any run of characters (none
+    /// too), `?` for exactly one, everything else for itself (Realm's and NSPredicate's `LIKE`):
+    /// `Note.title.like("Inv*20??")`. An index serves the part before the first wildcard when
+    /// compared as stored.
+    public func like(_ pattern: String, caseSensitive: Bool = true, diacriticSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.like, [.string(pattern)], caseSensitive: caseSensitive, diacriticSensitive: diacriticSensitive)
+    }
 
     /// A string that starts with `prefix`; ignoring case when `caseSensitive` is false.
-    public func startsWith(_ prefix: String, caseSensitive: Bool = true) -> QueryCondition<Entity> {
-        condition(.startsWith, [.string(prefix)], caseSensitive: caseSensitive)
+    public func startsWith(_ prefix: String, caseSensitive: Bool = true, diacriticSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.startsWith, [.string(prefix)], caseSensitive: caseSensitive, diacriticSensitive: diacriticSensitive)
     }
 
     /// A string that ends with `suffix`; ignoring case when `caseSensitive` is false.
-    public func endsWith(_ suffix: String, caseSensitive: Bool = true) -> QueryCondition<Entity> {
-        condition(.endsWith, [.string(suffix)], caseSensitive: caseSensitive)
+    public func endsWith(_ suffix: String, caseSensitive: Bool = true, diacriticSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.endsWith, [.string(suffix)], caseSensitive: caseSensitive, diacriticSensitive: diacriticSensitive)
     }
 
     /// A string containing `part`. On a list or set of strings: an element equal to `part`.
-    public func contains(_ part: String, caseSensitive: Bool = true) -> QueryCondition<Entity> {
-        condition(.contains, [.string(part)], caseSensitive: caseSensitive)
+    public func contains(_ part: String, caseSensitive: Bool = true, diacriticSensitive: Bool = true) -> QueryCondition<Entity> {
+        condition(.contains, [.string(part)], caseSensitive: caseSensitive, diacriticSensitive: diacriticSensitive)
     }
 
     // MARK: Nil

@@ -36,6 +36,7 @@ struct FlexLeaf {
         self.property = property
         operation = condition.operation
         caseSensitive = condition.caseSensitive
+        guard condition.diacriticSensitive else { throw refuse("a Flex value's strings compare with diacritics") }
         var steps: [QueryPathStep] = []
         switch condition.subject {
         case .value: break
@@ -53,7 +54,7 @@ struct FlexLeaf {
         case .between: 2
         case .isIn, .isNotIn: nil
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .startsWith, .endsWith, .contains, .hasType, .containsKey: 1
-        case .containsAny, .containsAll, .isEmpty, .matches, .isWithin, .nearestNeighbors:
+        case .containsAny, .containsAll, .isEmpty, .matches, .isWithin, .nearestNeighbors, .like:
             throw refuse("\(operation.rawValue) is for \(operation == .matches ? "String" : operation == .isWithin ? "GeoPoint" : "list and set") properties; a FlexValue is queried by path (payload[\"key\"]), with comparisons, isIn, startsWith, endsWith, contains, containsKey, hasType, isNil and isNotNil")
         }
         if let expected, condition.values.count != expected {

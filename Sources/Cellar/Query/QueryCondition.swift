@@ -79,6 +79,7 @@ struct PropertyCondition: Sendable {
         case startsWith = "startsWith"
         case endsWith = "endsWith"
         case contains = "contains"
+        case like = "like"
         case isNil = "isNil"
         case isNotNil = "isNotNil"
         case containsAny = "containsAny"
@@ -110,6 +111,9 @@ struct PropertyCondition: Sendable {
     var operation: Operation
     var values: [QueryValue]
     var caseSensitive: Bool
+    /// False: strings compare with diacritics folded away (`é` as `e`), as the full-text
+    /// tokenizer folds them.
+    var diacriticSensitive = true
     var alias: String?
     var subject: Subject = .value
     /// The shape of an `isWithin` condition.

@@ -169,6 +169,11 @@ struct QueryPlan {
             default: return nil
             }
             return (.index(index, ranges), false, 3)
+        case (.string, .bytes(let values)) where leaf.caseSensitive && leaf.operation == .like && index.isOrdered:
+            // The pattern's part before its first wildcard: candidates, each checked.
+            let prefix = LikePattern.literalPrefix(values[0])
+            guard !prefix.isEmpty else { return nil }
+            return (.index(index, [stringPrefix(prefix, index: index, whole: prefix == values[0])]), prefix == values[0], 3)
         case (.string, .bytes(let values)) where leaf.caseSensitive:
             guard leaf.operation == .equal || (leaf.operation == .startsWith && index.isOrdered) else { return nil }
             return (.index(index, [stringPrefix(values[0], index: index, whole: leaf.operation == .equal)]),
