@@ -197,9 +197,12 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
         // The records are kept until sorted: stable ones (a compressed record decoded into the
         // transaction's memory).
         let scorers = try query.orders.map { try $0.relevance?.scorer(context) }
+        var linked = [[Id: CompiledOrder.Key?]](repeating: [:], count: query.orders.count)
         try query.forEachMatch(context, stable: true) { id, record in
             let reader = try RecordReader(record)
-            matches.append((id, try query.orders.indices.map { try query.orders[$0].key(reader, id: id, scorer: scorers[$0]) }))
+            matches.append((id, try query.orders.indices.map {
+                try query.orders[$0].key(reader, id: id, scorer: scorers[$0], context: context, linked: &linked[$0])
+            }))
             records[id] = record
             return true
         }

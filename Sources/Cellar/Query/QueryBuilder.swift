@@ -47,6 +47,8 @@ public struct QueryBuilder<E: EntityInspectable> {
         case relevance(RelevanceTerms)
         /// By distance of a GeoPoint from a point.
         case distance(from: GeoPoint)
+        /// By a property of the target of the to-one relation the order's property is.
+        case link(target: PropertyRef, targetUid: UInt64, targetName: String)
     }
     var links: [LinkSpec] = []
 
@@ -116,6 +118,17 @@ public struct QueryBuilder<E: EntityInspectable> {
         return copy
     }
 
+    /// Sorts the results by `property` of the object each one's to-one relation `link` points at
+    /// (after the orders given before this one): `ordered(by: Note.author, Author.name)`, Realm's
+    /// `sorted(byKeyPath: "author.name")`. Objects without a target (or whose target was
+    /// removed) sort as objects without a value (`flags`' `nullsLast`, `nullsAsZero`).
+    public func ordered<T: EntityInspectable>(by link: Property<E>, _ property: Property<T>, flags: OrderFlags = []) -> QueryBuilder<E> {
+        var copy = self
+        let binding = T.entityBinding
+        copy.orders.append((link, flags, .link(target: property.ref, targetUid: binding.entityId.uid, targetName: binding.entityName)))
+        return copy
+    }
+
     /// Keeps the objects whose to-one relation `property` points at a `T` meeting `condition`.
     public func link<T: EntityInspectable>(_ property: Property<E>, _ condition: () -> QueryCondition<T>) -> QueryBuilder<E> {
         link(.toOne(property.ref, pathNumber: property.pathNumber), T.self, condition())
@@ -179,6 +192,22 @@ public struct QueryBuilder<E: EntityInspectable> {
                 return try CompiledOrder(relevanceOf: ordered, terms: terms, condition: compiled, schema: schema)
             case .distance(let point)?:
                 return try CompiledOrder(distanceOf: ordered, from: point, schema: schema)
+            case .link(let targetProperty, let targetUid, let targetName)?:
+                let what = "order(by: \(ordered), \(targetName).\(targetProperty.name))"
+                guard ordered.via.isEmpty, let link = schema.properties[ordered.ref.id], link.type == .relation else {
+                    throw CellarError.illegalArgument("\(what): \(ordered) is not a to-one relation of \(schema.name)")
+                }
+                guard let target = box.store.schemas[targetUid], !target.isEmbedded,
+                      box.store.model.entity(named: schema.name)?.properties.first(where: { $0.id.id == link.id })?.relationTarget == target.name else {
+                    throw CellarError.illegalArgument("\(what): \(ordered) does not point at \(targetName)")
+                }
+                let property = try target.property(targetProperty.id, named: targetProperty.name)
+                guard property.collection == nil, property.type != .flex, !property.kind.isEmbedded, property.type != .geoPoint else {
+                    throw CellarError.illegalArgument("\(what): a \(property.type) has no order; order by a property of another type")
+                }
+                var order = CompiledOrder(property: property, flags: flags)
+                order.link = (link, target)
+                return order
             case nil:
                 break
             }

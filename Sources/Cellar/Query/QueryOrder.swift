@@ -27,6 +27,9 @@ struct CompiledOrder {
     var relevance: FullTextRanking? = nil
     /// For an order by distance: the point distances are measured from.
     var distanceFrom: GeoPoint? = nil
+    /// For an order through a to-one relation: that relation (a property of the query's entity)
+    /// and its target entity, whose `property` the order reads.
+    var link: (property: PropertySchema, target: EntitySchema)? = nil
 
     /// A value as it sorts.
     enum Key: Comparable {
@@ -48,13 +51,31 @@ struct CompiledOrder {
 
     /// The sort key of an object; `scorer` is this order's relevance scorer (made once per run
     /// by `FullTextRanking.scorer`), nil for other orders.
-    func key(_ record: RecordReader, id: Id, scorer: FullTextRanking.Scorer? = nil) throws -> Key? {
+    /// `context` and `linked` (keys of the link's targets read so far, by target id) serve an
+    /// order through a to-one relation.
+    func key(_ record: RecordReader, id: Id, scorer: FullTextRanking.Scorer? = nil, context: TransactionContext? = nil,
+             linked: inout [Id: Key?]) throws -> Key? {
         if let scorer { return .floating(scorer.score(id)) }
         if let origin = distanceFrom {
             guard case .bytes(let bytes)? = try record.value(of: property, id: id) else { return nil }
             return .floating(origin.distance(to: try GeoPoint.decode(bytes)).radians)
         }
-        let holder = try path.map { try $0.record(in: record) } ?? record
+        if let link, let context {
+            // The target's value; an object without a target (or with one removed since) sorts
+            // as one without a value.
+            guard case .integer(let target)? = try record.value(of: link.property, id: id), target != 0 else { return try key(of: nil, id: 0) }
+            if let known = linked[target] { return known }
+            let key = try context.withRecord(link.target, target) { bytes -> Key? in
+                try self.key(of: bytes.map { try RecordReader($0) }, id: target)
+            }
+            linked[target] = key
+            return key
+        }
+        return try key(of: try path.map { try $0.record(in: record) } ?? record, id: id)
+    }
+
+    /// The key of `property` in `holder` (the record holding it; nil: none).
+    private func key(of holder: RecordReader?, id: Id) throws -> Key? {
         guard let value = try holder?.queryValue(of: property, id: id) else {
             guard flags.contains(.nullsAsZero) else { return nil }
             switch property.kind {
