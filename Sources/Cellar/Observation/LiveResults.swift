@@ -79,6 +79,9 @@ public final class LiveResults<E: EntityInspectable & SendableMetatype>: @unchec
     /// Called on the delivery queue after each publication with the ids, the change and the id
     /// of the commit whose state they are (tests).
     @ObservationIgnored var publishHook: (([Id], ResultsChange, UInt64) -> Void)?
+    /// Called on the delivery queue after each publication, before `publishHook`: what sectioned
+    /// results build on (`SectionedLiveResults`).
+    @ObservationIgnored var sectioningHook: ((ResultsChange) -> Void)?
     /// How many times the query ran in full for this object (tests).
     var queryRuns: Int { worker.queryRuns }
 
@@ -100,10 +103,17 @@ public final class LiveResults<E: EntityInspectable & SendableMetatype>: @unchec
         lastChange = change
         error = nil
         updateCount += 1
+        sectioningHook?(change)
         publishHook?(ids, change, snapshot)
     }
 
-    func fail(_ error: CellarError) { self.error = error }
+    func fail(_ error: CellarError) {
+        self.error = error
+        failureHook?(error)
+    }
+
+    /// Called on the delivery queue when an update fails (`SectionedLiveResults`).
+    @ObservationIgnored var failureHook: ((CellarError) -> Void)?
 }
 
 /// The current objects, in the query's order (read on the delivery queue; each read is observed).
