@@ -14,6 +14,7 @@
 //   swift run -c release --package-path Benchmarks live-bench --n 100000 --commits 10000 --runs 3
 //   swift run -c release --package-path Benchmarks commit-bench --n 4000 --runs 3
 //   swift run -c release --package-path Benchmarks bulk-bench --n 10000000
+//   swift run -c release --package-path Benchmarks port-bench --n 100000 --runs 3
 //   swift build -c release --package-path Benchmarks --product cellar  (the tool export-bench runs)
 //   swift run -c release --package-path Benchmarks export-bench --n 1000000
 //   swift package --package-path Benchmarks benchmark --target EngineMicro
@@ -140,6 +141,20 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             exclude: ["model-keyed.json"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // What a port from Realm or SwiftData leans on: a cascade delete and a look-up through an index
+        // over two properties, Cellar beside SQLite through GRDB. Its entities are generated like
+        // crud's `Note` (model-port-bench.json, generated/).
+        .executableTarget(
+            name: "port-bench",
+            dependencies: [
+                "BenchGRDB",
+                "BenchSupport",
+                .product(name: "Cellar", package: root),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            exclude: ["model-port-bench.json"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // Embedded objects: orders with a list of embedded lines (sku indexed inside the embedded type),

@@ -24,7 +24,7 @@ enum Annotations {
     static let typeNames: Set<String> = ["entity", "embedded", "asymmetric", "uid", "name"]
     static let propertyNames: Set<String> = ["uid", "name", "id", "transient", "index", "unique", "convert", "backlink", "date-nano", "default", "primaryKey", "hnsw", "hnswIndex", "onDelete"]
 
-    static let acceptedOnTypes = #"entity, embedded, asymmetric, uid, uid = N, name = "…""#
+    static let acceptedOnTypes = #"entity, embedded, asymmetric, uid, uid = N, name = "…", index = ["a", "b", …], unique = ["a", "b", …]"#
     static let acceptedOnProperties = #"uid, uid = N, name = "…", id, id = { "assignable": true }, transient, index, index = "hash" | "hash64" | "value" | "fulltext" | "geo", unique, unique = { "onConflict": "replace" }, convert = { "dbType": "…", "converter": "…", "default": "…" }, backlink, backlink = "…", date-nano, default = …, primaryKey, hnsw = { "dimensions": N, … }, onDelete = cascade | nullify | deny"#
 
     /// The forms of one annotation, for messages about a malformed value.
@@ -130,6 +130,9 @@ struct TypeAnnotations {
     var uid: UInt64??
     var uidAnnotation: Annotation?
     var name: String?
+    /// `index = ["a", "b"]` and `unique = ["a", "b"]`: indexes over several properties, each
+    /// naming its properties (Swift names) in key order. A type may have several.
+    var indexes: [(properties: [String], unique: Bool, annotation: Annotation)] = []
     var all: [Annotation] = []
 
     /// Reads the annotations of a class or struct; throws for one that does not belong on a type
@@ -138,6 +141,10 @@ struct TypeAnnotations {
         all = annotations
         var seen: Set<String> = []
         for annotation in annotations {
+            if annotation.name == "index" || annotation.name == "unique" {
+                indexes.append((try propertyList(annotation), annotation.name == "unique", annotation))
+                continue
+            }
             try checkOnce(annotation, &seen)
             switch annotation.name {
             case "entity":
@@ -353,6 +360,22 @@ private func unknown(_ annotation: Annotation, onType: Bool) -> GeneratorError {
 
 private func malformed(_ annotation: Annotation, _ problem: String) -> GeneratorError {
     GeneratorError("\(annotation.quoted): \(problem); write \(Annotations.forms(of: annotation.name))", at: annotation.location)
+}
+
+/// The property names of `index = ["a", "b"]` on a type: a JSON array of at least two strings.
+private func propertyList(_ annotation: Annotation) throws -> [String] {
+    let form = #"on a type, `\#(annotation.name)` takes the properties of an index over several, two or more in key order: `\#(annotation.name) = ["lastName", "firstName"]` (to index one property, annotate the property itself)"#
+    guard let value = annotation.value, case .array(let elements) = try json(annotation, value) else {
+        throw GeneratorError("\(annotation.quoted): \(form)", at: annotation.location)
+    }
+    let names = elements.compactMap { element -> String? in
+        if case .string(let name) = element { return name }
+        return nil
+    }
+    guard names.count == elements.count, names.count >= 2 else {
+        throw GeneratorError("\(annotation.quoted): \(form)", at: annotation.location)
+    }
+    return names
 }
 
 private func checkOnce(_ annotation: Annotation, _ seen: inout Set<String>) throws {

@@ -412,7 +412,13 @@ public struct CodeEmitter {
             // Entity flags only for embedded and asymmetric types: other models stay as they were
             // generated.
             let cellarFlags = ModelEntity.embeddedFlag | ModelEntity.asymmetricFlag
-            let flags = entity.flags.flatMap { $0 & cellarFlags != 0 ? ", flags: \($0)" : nil } ?? ""
+            var flags = entity.flags.flatMap { $0 & cellarFlags != 0 ? ", flags: \($0)" : nil } ?? ""
+            if !entity.indexes.isEmpty {
+                let indexes = entity.indexes.map { index in
+                    "Cellar.ModelIndex(id: \(idUid(index.id)), properties: [\(index.properties.map(idUid).joined(separator: ", "))]\(index.unique ? ", unique: true" : ""))"
+                }
+                flags = ",\n                indexes: [\(indexes.joined(separator: ", "))]" + flags
+            }
             if entity.relations.isEmpty {
                 out += "                ]\(flags)),\n"
             } else {

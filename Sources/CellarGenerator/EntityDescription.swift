@@ -59,6 +59,9 @@ public struct EntityDescription: Hashable, Sendable {
     /// An asymmetric entity (`// cellar: asymmetric`): insert-only objects that sync pushes to
     /// its server and then removes locally. In the model: `ModelEntity.asymmetricFlag`.
     public var isAsymmetric: Bool
+    /// Indexes over several properties (`// cellar: index = ["a", "b"]` or `unique = […]` on
+    /// the type).
+    public var indexes: [IndexDescription] = []
     public var location: SourceLocation
 
     public init(typeName: String, modelName: String, kind: Kind, uid: UInt64??, properties: [PropertyDescription],
@@ -89,6 +92,20 @@ public struct EntityDescription: Hashable, Sendable {
 
     /// Whether the binding has relations to attach: a `ToOne` or a `ToMany`.
     public var hasRelations: Bool { !relations.isEmpty || properties.contains { $0.relationTarget != nil } }
+}
+
+/// An index over several properties of an entity: SwiftData's `#Index` (or `#Unique`).
+public struct IndexDescription: Hashable, Sendable {
+    /// The properties' model names, in key order.
+    public var properties: [String]
+    public var unique: Bool
+    public var location: SourceLocation
+
+    public init(properties: [String], unique: Bool, location: SourceLocation) {
+        self.properties = properties
+        self.unique = unique
+        self.location = location
+    }
 }
 
 /// A `ToMany<T>` property: a standalone many-to-many relation (in the model's `relations`, with an

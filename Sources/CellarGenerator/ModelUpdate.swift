@@ -64,6 +64,7 @@ public struct ModelUpdate {
             }
             result = try updateProperties(of: result, isStored: previous != nil, from: entity, all: entities, model: &next,
                                           uids: &uids, using: &generator)
+            result = try updateIndexes(of: result, from: entity, model: &next, uids: &uids, using: &generator)
             updated.append(result)
         }
         // Relations once every entity has its ID: a relation's target may be new too.
@@ -96,6 +97,7 @@ public struct ModelUpdate {
 
     private func retire(_ entity: ModelEntity, in model: inout Model) {
         model.retiredEntityUids.append(entity.id.uid)
+        model.retiredIndexUids += entity.indexes.map(\.id.uid)
         for property in entity.properties { retire(property, in: &model) }
         model.retiredRelationUids += entity.relations.map(\.id.uid)
     }
@@ -184,6 +186,32 @@ public struct ModelUpdate {
             retire(property, in: &model)
         }
         result.properties = properties.sorted { $0.id.id < $1.id.id }
+        return result
+    }
+
+    // MARK: Indexes over several properties
+
+    /// `entity`'s indexes over several properties as the sources give them: one over the same
+    /// properties in the same order keeps its ID and UID (its unique flag may change); a new one
+    /// gets the next index ID; one the sources no longer give is retired.
+    private func updateIndexes<G: RandomNumberGenerator>(of entity: ModelEntity, from source: EntityDescription, model: inout Model,
+                                                         uids: inout UidAllocator, using generator: inout G) throws -> ModelEntity {
+        var result = entity
+        var kept: Set<UInt64> = []
+        result.indexes = try source.indexes.map { described in
+            let ids = described.properties.map { name in entity.properties.first { $0.name == name }!.id }
+            if var previous = entity.indexes.first(where: { $0.properties.map(\.uid) == ids.map(\.uid) }) {
+                kept.insert(previous.id.uid)
+                previous.properties = ids
+                previous.unique = described.unique
+                return previous
+            }
+            let what = "the index of \(source.typeName)(\(described.properties.joined(separator: ", ")))"
+            let uid = try uids.take(nil, for: what, at: described.location, using: &generator)
+            model.lastIndexId = IdUid(id: model.lastIndexId.id + 1, uid: uid)
+            return ModelIndex(id: model.lastIndexId, properties: ids, unique: described.unique)
+        }
+        for index in entity.indexes where !kept.contains(index.id.uid) { model.retiredIndexUids.append(index.id.uid) }
         return result
     }
 

@@ -1,4 +1,4 @@
-import Cellar
+@_spi(CellarGenerated) import Cellar
 import SwiftSyntax
 
 /// Pass two of a scan: each entity described, its stored properties read.
@@ -137,12 +137,43 @@ extension Scan {
         if primaryKeys.count > 1 {
             report("`\(name).\(primaryKeys[1].name)` is a second primary key (`\(name).\(primaryKeys[0].name)` is one): an entity has at most one; remove one of the annotations", at: primaryKeys[1].location)
         }
+        var indexes: [IndexDescription] = []
+        for (names, unique, annotation) in entity.annotations.indexes {
+            if entity.isEmbedded {
+                report("\(annotation.quoted) is on the embedded type `\(name)`; an index over several properties is on an entity", at: annotation.location)
+                continue
+            }
+            var modelNames: [String] = []
+            for swiftName in names {
+                guard let property = properties.first(where: { $0.name == swiftName }) else {
+                    report("\(annotation.quoted) names `\(swiftName)`, which is not a stored property of `\(name)`", at: annotation.location)
+                    break
+                }
+                guard !property.isId, ModelEntity.compoundIndexTypes.contains(property.propertyType) else {
+                    report("\(annotation.quoted) names `\(name).\(swiftName)`, \(property.isId ? "the id" : "a \(property.propertyType)"); an index over several properties holds numbers, Bools, dates, ToOne relations, strings, Data, UUIDs and Decimals", at: annotation.location)
+                    break
+                }
+                guard !modelNames.contains(property.modelName) else {
+                    report("\(annotation.quoted) names `\(swiftName)` twice", at: annotation.location)
+                    break
+                }
+                modelNames.append(property.modelName)
+            }
+            guard modelNames.count == names.count else { continue }
+            if let same = indexes.first(where: { $0.properties == modelNames }) {
+                report("\(annotation.quoted) repeats the index over \(names.joined(separator: ", "))\(same.unique == unique ? "" : " (once unique, once not: keep the unique one)")", at: annotation.location)
+                continue
+            }
+            indexes.append(IndexDescription(properties: modelNames, unique: unique, location: annotation.location))
+        }
         guard errors.count == errorCount else { return nil }
-        return EntityDescription(typeName: name, modelName: entity.annotations.name ?? entity.scope.last!, kind: entity.kind,
+        var description = EntityDescription(typeName: name, modelName: entity.annotations.name ?? entity.scope.last!, kind: entity.kind,
                                  uid: entity.annotations.uid, properties: properties, relations: relations,
                                  isPublic: modifiers.contains { $0.name.tokenKind == .keyword(.public) || $0.name.tokenKind == .keyword(.open) },
                                  isEmbedded: entity.isEmbedded, isAsymmetric: entity.annotations.asymmetric != nil,
                                  location: entity.location)
+        description.indexes = indexes
+        return description
     }
 
     /// Reads the stored instance properties of an entity's members, reporting what cannot be

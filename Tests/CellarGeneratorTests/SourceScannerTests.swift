@@ -647,7 +647,9 @@ private let relationFlags: PropertyFlags = [.indexed, .indexPartialSkipZero]
 
     @Test func annotationsInTheWrongPlace() {
         expectError("// cellar: index\nclass E: Entity { var id: Id = 0 }", at: "1:1",
-                    "`// cellar: index` is a property annotation and cannot be used on a type; on a class or struct Cellar accepts: entity, embedded, asymmetric, uid")
+                    "`// cellar: index`: on a type, `index` takes the properties of an index over several, two or more in key order: `index = [\"lastName\", \"firstName\"]` (to index one property, annotate the property itself)")
+        expectError("// cellar: transient\nclass E: Entity { var id: Id = 0 }", at: "1:1",
+                    "`// cellar: transient` is a property annotation and cannot be used on a type; on a class or struct Cellar accepts: entity, embedded, asymmetric, uid")
         expectError("class E: Entity {\n    var id: Id = 0\n    // objectbox: entity\n    var x = 0\n}", at: "3:5",
                     "`// objectbox: entity` belongs on a class or struct, not on a property")
         expectError("class E: Entity {\n    var id: Id = 0\n    var x = 0 // cellar: index\n}", at: "3:15",

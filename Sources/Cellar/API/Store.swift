@@ -117,7 +117,7 @@ public final class Store: @unchecked Sendable {
         schemas = Dictionary(entitySchemas.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
         schemasById = Dictionary(entitySchemas.map { ($0.id.id, $0) }, uniquingKeysWith: { a, _ in a })
         embeddedSchemas = Dictionary(entitySchemas.filter(\.isEmbedded).map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        indexCount = entitySchemas.reduce(0) { $0 + $1.indexed.count }
+        indexCount = entitySchemas.reduce(0) { $0 + $1.indexed.count + $1.compoundIndexes.count }
         relationSources = Dictionary(entitySchemas.flatMap { schema in schema.relations.map { ($0.id.id, schema) } },
                                      uniquingKeysWith: { a, _ in a })
         entityCount = sync.model.entities.count
@@ -368,6 +368,7 @@ public final class Store: @unchecked Sendable {
                     ordinals[index.id] = ordinals.count
                 }
             }
+            for index in entity.indexes { ordinals[index.id.id] = ordinals.count }
         }
         let relations = model.entities.flatMap(\.relations)
         let deleteActions = DeleteAction.actions(of: model)

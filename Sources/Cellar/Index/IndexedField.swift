@@ -18,9 +18,10 @@ struct IndexedField: Sendable {
     let signed: Bool
     let floating: Bool
 
-    init(_ property: PropertySchema) {
+    /// The field of `property` in its own index, or in `index` (one over several properties).
+    init(_ property: PropertySchema, index: IndexSchema? = nil) {
         slot = property.slot
-        index = property.index!
+        self.index = index ?? property.index!
         switch property.kind {
         case .integer(let width, let signed):
             size = width

@@ -35,13 +35,17 @@ extension Store {
         var stale: [UInt32] = []
         /// Indexes to build (after the stale ones are dropped).
         var build: [(EntitySchema, PropertySchema)] = []
-        var isEmpty: Bool { staleRelationTrees.isEmpty && stale.isEmpty && build.isEmpty }
+        /// Indexes over several properties to build.
+        var buildCompound: [(EntitySchema, CompoundIndex)] = []
+        var isEmpty: Bool { staleRelationTrees.isEmpty && stale.isEmpty && build.isEmpty && buildCompound.isEmpty }
     }
 
     private func indexWork(markers stored: [UInt32: [UInt8]], trees: [String], rebuilding rebuilt: Set<UInt32>) -> IndexWork {
         var expected: [UInt32: (EntitySchema, PropertySchema)] = [:]
+        var compounds: [UInt32: (EntitySchema, CompoundIndex)] = [:]
         for schema in schemasById.values {
             for property in schema.indexed { expected[property.index!.id] = (schema, property) }
+            for compound in schema.compoundIndexes { compounds[compound.index.id] = (schema, compound) }
         }
         let relations = Set(model.entities.flatMap(\.relations).map(\.id.id))
         var work = IndexWork()
@@ -50,10 +54,16 @@ extension Store {
             let (schema, property) = entry
             return rebuilt.contains(schema.id.id) || owners(of: property.index!).contains { rebuilt.contains($0.id.id) }
         }.keys)
+        let forcedCompounds = Set(compounds.filter { rebuilt.contains($0.value.0.id.id) }.keys)
         work.stale = stored.keys.filter { id in
-            forced.contains(id) || expected[id].map { self.marker($0.0, $0.1) != stored[id] } ?? true
+            if let (schema, compound) = compounds[id] {
+                return forcedCompounds.contains(id) || self.marker(schema, compound) != stored[id]
+            }
+            return forced.contains(id) || expected[id].map { self.marker($0.0, $0.1) != stored[id] } ?? true
         }.sorted()
         work.build = expected.filter { id, _ in stored[id] == nil || work.stale.contains(id) }
+            .sorted { $0.key < $1.key }.map(\.value)
+        work.buildCompound = compounds.filter { id, _ in stored[id] == nil || work.stale.contains(id) }
             .sorted { $0.key < $1.key }.map(\.value)
         return work
     }
@@ -71,6 +81,57 @@ extension Store {
         for (schema, property) in work.build {
             try build(property, of: schema, in: context)
             try write.put(meta, key: StorageLayout.indexMarkerKey(property.index!.id), value: marker(schema, property))
+        }
+        for (schema, compound) in work.buildCompound {
+            try build(compound, of: schema, in: context)
+            try write.put(meta, key: StorageLayout.indexMarkerKey(compound.index.id), value: marker(schema, compound))
+        }
+    }
+
+    /// The marker of an index over several properties: kind, unique flag, entity ID, then the
+    /// property IDs in key order (another order or another property builds it again).
+    func marker(_ schema: EntitySchema, _ compound: CompoundIndex) -> [UInt8] {
+        var bytes: [UInt8] = [compound.index.kind.rawValue | (compound.index.unique ? 0x80 : 0), 0xC0]
+        withUnsafeBytes(of: schema.id.id.littleEndian) { bytes += $0 }
+        for property in compound.properties { withUnsafeBytes(of: property.id.littleEndian) { bytes += $0 } }
+        return bytes
+    }
+
+    /// Builds an index over several properties from every stored object of `schema`, in batches
+    /// as `buildKeyedIndex` does; a unique one is then checked over neighbouring keys.
+    private func build(_ compound: CompoundIndex, of schema: EntitySchema, in context: TransactionContext) throws {
+        let write = context.write!
+        try context.dropIndexTree(compound.index)
+        let tree = try context.indexTree(compound.index)
+        guard let cursor = try context.cursor(schema) else { return }
+        var start = KeyRange.all
+        while true {
+            var keys: [[UInt8]] = []
+            var last: Id?
+            try cursor.scan(start) { key, record in
+                let id = try StorageLayout.objectId(key)
+                keys.append(try compound.key(of: RecordReader(record), id: id))
+                last = id
+                return keys.count < Self.buildBatch
+            }
+            for key in keys { try write.put(tree, key: key, value: []) }
+            guard keys.count == Self.buildBatch, let last, last < .max else { break }
+            start = KeyRange(lower: withUnsafeBytes(of: last.bigEndian) { Array($0) }, lowerInclusive: false)
+        }
+        guard compound.index.unique, let keys = try context.cursor(indexTree: compound.index) else { return }
+        var previous: (parts: [UInt8], id: Id)?
+        try keys.scan { key, _ in
+            let parts = Array(key.dropLast(8))
+            let id = try IndexKey.objectId(key)
+            // Keys with an absent value are never compared (see `CompoundIndex`): equal parts are
+            // rare, so only then is the record read to tell.
+            if let previous, previous.parts == parts,
+               try context.withRecord(schema, id, { try compound.valueParts(of: RecordReader($0!), id: id).complete }) {
+                let values = try context.withRecord(schema, id) { try compound.describeValues(of: RecordReader($0!), id: id) }
+                throw CellarError.schema("\(compound.name) is now unique, but objects \(previous.id) and \(id) both hold \(values); change or remove one of them with the model whose index is not unique (the same index without `unique`, so that it keeps its UID), or in a migration, then open the store again")
+            }
+            previous = (parts, id)
+            return true
         }
     }
 

@@ -81,6 +81,9 @@ public struct ModelEntity: Hashable, Sendable {
     public var properties: [ModelProperty]
     /// Standalone to-many relations (`ToMany` without a backlink).
     public var relations: [ModelRelation]
+    /// Indexes over several properties (`// cellar: index = ["a", "b"]` or `unique = […]` on the
+    /// type). Model member `indexes`, a Cellar extension.
+    public var indexes: [ModelIndex]
     /// Entity flags, when the file has them.
     public var flags: UInt32?
     /// Members Cellar does not interpret, kept as read.
@@ -88,8 +91,9 @@ public struct ModelEntity: Hashable, Sendable {
 
     /// An entity of a model; generated code builds the code's model with it.
     @_spi(CellarGenerated) public init(name: String, id: IdUid, lastPropertyId: IdUid, properties: [ModelProperty],
-                relations: [ModelRelation] = [], flags: UInt32? = nil, extra: [JSONMember] = []) {
+                relations: [ModelRelation] = [], indexes: [ModelIndex] = [], flags: UInt32? = nil, extra: [JSONMember] = []) {
         self.name = name
+        self.indexes = indexes
         self.id = id
         self.lastPropertyId = lastPropertyId
         self.properties = properties
@@ -119,6 +123,37 @@ public struct ModelEntity: Hashable, Sendable {
 
     /// The id property (flag `id`), if any.
     public var idProperty: ModelProperty? { properties.first { $0.flags.contains(.id) } }
+}
+
+/// An index over several properties of one entity, in the order their values make its keys
+/// (SwiftData's `#Index` and `#Unique`): it serves equality on all of them and on a prefix of them.
+public struct ModelIndex: Hashable, Sendable {
+    /// The index's ID and UID, handed out from the model's ``Model/lastIndexId`` as a property
+    /// index's are.
+    public var id: IdUid
+    /// The indexed properties' IDs and UIDs, in key order (at least two, none twice).
+    public var properties: [IdUid]
+    /// No two objects may hold the same values in all of the properties (an object with an
+    /// absent value in one of them is not checked, as SQL's `UNIQUE` does with `NULL`).
+    public var unique: Bool
+    /// Members Cellar does not interpret, kept as read.
+    public var extra: [JSONMember]
+
+    /// An index of a model; generated code builds the code's model with it.
+    @_spi(CellarGenerated) public init(id: IdUid, properties: [IdUid], unique: Bool = false, extra: [JSONMember] = []) {
+        self.id = id
+        self.properties = properties
+        self.unique = unique
+        self.extra = extra
+    }
+}
+
+extension ModelEntity {
+    /// How `index` reads in messages: `Person(lastName, firstName)`.
+    func describe(_ index: ModelIndex) -> String {
+        let names = index.properties.map { id in properties.first { $0.id.uid == id.uid }?.name ?? "#\(id.id)" }
+        return "\(name)(\(names.joined(separator: ", ")))"
+    }
 }
 
 /// A property of an entity.

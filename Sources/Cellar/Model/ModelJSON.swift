@@ -166,7 +166,7 @@ extension Model {
 }
 
 extension ModelEntity {
-    static let jsonMembers = ["flags", "id", "lastPropertyId", "name", "properties", "relations"]
+    static let jsonMembers = ["flags", "id", "indexes", "lastPropertyId", "name", "properties", "relations"]
 
     /// Reads an entity; `path` names it in messages (`model.json: entities[1]`).
     init(json: JSONValue, path: String) throws {
@@ -179,12 +179,17 @@ extension ModelEntity {
         for (index, element) in try reader.array("relations", required: false).enumerated() {
             relations.append(try ModelRelation(json: element, path: "\(reader.path): relations[\(index)]"))
         }
+        var indexes: [ModelIndex] = []
+        for (index, element) in try reader.array("indexes", required: false).enumerated() {
+            indexes.append(try ModelIndex(json: element, path: "\(reader.path): indexes[\(index)]"))
+        }
         self.init(
             name: name,
             id: try reader.idUid("id"),
             lastPropertyId: try reader.idUid("lastPropertyId"),
             properties: properties,
             relations: relations,
+            indexes: indexes,
             flags: try reader.optionalInteger("flags", as: UInt32.self),
             extra: reader.extra(known: ModelEntity.jsonMembers))
     }
@@ -200,7 +205,48 @@ extension ModelEntity {
         if let flags {
             members.append(JSONMember("flags", .number(String(flags))))
         }
+        // Written only when there are some: model files without them stay as they were.
+        if !indexes.isEmpty {
+            members.append(JSONMember("indexes", .array(indexes.map(\.jsonValue))))
+        }
         return sortedObject(members, known: ModelEntity.jsonMembers, extra: extra)
+    }
+}
+
+extension ModelIndex {
+    static let jsonMembers = ["id", "properties", "unique"]
+
+    /// Reads an index over several properties: `{"id": "ID:UID", "properties": ["ID:UID", …]}`,
+    /// with `"unique": true` for a unique one.
+    init(json: JSONValue, path: String) throws {
+        guard case .object(let members) = json else {
+            throw CellarError.schema("\(path) must be an object, got \(describeJSON(json))")
+        }
+        let reader = ObjectReader(path: path, members: members)
+        var properties: [IdUid] = []
+        for (index, element) in try reader.array("properties").enumerated() {
+            guard case .string(let text) = element, let id = IdUid(text) else {
+                throw CellarError.schema("\(path): \"properties\"[\(index)] must be \"ID:UID\", got \(describeJSON(element))")
+            }
+            properties.append(id)
+        }
+        var unique = false
+        switch reader.value("unique") {
+        case nil: break
+        case .bool(let value)?: unique = value
+        case let other?: throw reader.fail("unique", "must be true or false, got \(describeJSON(other))")
+        }
+        self.init(id: try reader.idUid("id"), properties: properties, unique: unique,
+                  extra: reader.extra(known: ModelIndex.jsonMembers))
+    }
+
+    var jsonValue: JSONValue {
+        var members = [
+            JSONMember("id", .string(id.description)),
+            JSONMember("properties", .array(properties.map { .string($0.description) })),
+        ]
+        if unique { members.append(JSONMember("unique", .bool(true))) }
+        return sortedObject(members, known: ModelIndex.jsonMembers, extra: extra)
     }
 }
 

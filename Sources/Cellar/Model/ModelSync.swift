@@ -23,6 +23,11 @@ public enum ModelChange: Hashable, Sendable {
     /// A property whose type changed (same UID), its values converted by a migration
     /// (``StoreOptions/migration``).
     case changePropertyType(entity: String, property: String)
+    /// An index over several properties new to the database (or made unique or not unique),
+    /// built from the stored objects when the store opens.
+    case addCompoundIndex(entity: String, properties: [String])
+    /// An index over several properties gone from the code; its tree is freed.
+    case retireCompoundIndex(entity: String, properties: [String])
 }
 
 extension ModelChange: CustomStringConvertible {
@@ -40,6 +45,8 @@ extension ModelChange: CustomStringConvertible {
         case .addRelation(let entity, let relation): "added relation \(entity).\(relation)"
         case .retireRelation(let entity, let relation): "retired relation \(entity).\(relation)"
         case .changePropertyType(let entity, let property): "changed the type of \(entity).\(property)"
+        case .addCompoundIndex(let entity, let properties): "added the index of \(entity)(\(properties.joined(separator: ", ")))"
+        case .retireCompoundIndex(let entity, let properties): "retired the index of \(entity)(\(properties.joined(separator: ", ")))"
         }
     }
 }
@@ -110,6 +117,7 @@ enum ModelSync {
                 for property in entity.properties where property.indexId.map({ !$0.isZero }) ?? false {
                     try checkNotRetired(property.indexId!.uid, "the index of \(entity.name).\(property.name)", retired)
                 }
+                for index in entity.indexes { try checkNotRetired(index.id.uid, "the index \(entity.describe(index))", retired) }
                 continue
             }
             if old.name != entity.name { changes.append(.renameEntity(from: old.name, to: entity.name)) }
@@ -123,6 +131,9 @@ enum ModelSync {
             let relations = try syncRelations(entity: entity, old: old, retired: retired)
             changes += relations.changes
             retiredRelations += relations.retired
+            let indexes = try syncIndexes(entity: entity, old: old, retired: retired)
+            changes += indexes.changes
+            retiredIndexes += indexes.retired
             if let index = merged.entities.firstIndex(where: { $0.id.uid == entity.id.uid }),
                old.lastPropertyId.id > entity.lastPropertyId.id {
                 merged.entities[index].lastPropertyId = old.lastPropertyId
@@ -133,6 +144,7 @@ enum ModelSync {
             retiredEntities.append(old.id.uid)
             retiredProperties += old.properties.map(\.id.uid)
             retiredIndexes += old.properties.compactMap { $0.indexId.flatMap { $0.isZero ? nil : $0.uid } }
+            retiredIndexes += old.indexes.map(\.id.uid)
             retiredRelations += old.relations.map(\.id.uid)
         }
 
@@ -206,6 +218,36 @@ enum ModelSync {
             if let index = property.indexId, !index.isZero { retiredIndexes.append(index.uid) }
         }
         return (changes, retiredProperties, retiredIndexes)
+    }
+
+    /// The indexes over several properties: matched by UID; one the code lost is retired.
+    private static func syncIndexes(entity: ModelEntity, old: ModelEntity, retired: Set<UInt64>) throws
+        -> (changes: [ModelChange], retired: [UInt64]) {
+        func names(_ index: ModelIndex, of entity: ModelEntity) -> [String] {
+            index.properties.map { id in entity.properties.first { $0.id.uid == id.uid }?.name ?? "#\(id.id)" }
+        }
+        var changes: [ModelChange] = []
+        var gone: [UInt64] = []
+        let oldByUid = Dictionary(old.indexes.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
+        for index in entity.indexes {
+            try checkNotRetired(index.id.uid, "the index \(entity.describe(index))", retired)
+            guard let before = oldByUid[index.id.uid] else {
+                changes.append(.addCompoundIndex(entity: entity.name, properties: names(index, of: entity)))
+                continue
+            }
+            guard before.properties.map(\.uid) == index.properties.map(\.uid) else {
+                throw CellarError.schema("the index \(entity.describe(index)) (UID \(index.id.uid)) held other properties in the database (\(old.describe(before))); an index keeps its properties — run the generator, which gives a changed index a new UID")
+            }
+            if before.unique != index.unique {
+                changes.append(.addCompoundIndex(entity: entity.name, properties: names(index, of: entity)))
+            }
+        }
+        let uids = Set(entity.indexes.map(\.id.uid))
+        for index in old.indexes where !uids.contains(index.id.uid) {
+            changes.append(.retireCompoundIndex(entity: entity.name, properties: names(index, of: old)))
+            gone.append(index.id.uid)
+        }
+        return (changes, gone)
     }
 
     private static func syncRelations(entity: ModelEntity, old: ModelEntity, retired: Set<UInt64>) throws

@@ -190,8 +190,14 @@ extension ModelEntity {
             }
         }
         if isEmbedded {
+            guard indexes.isEmpty else {
+                throw CellarError.schema("\(source): the embedded type \(name) has an index over several properties; such indexes are on entities")
+            }
             try validateEmbeddedType(source: source, idProperties: idProperties)
             return
+        }
+        for index in indexes {
+            try validate(index, source: source, claim: claim, notRetired: notRetired, lastIndexId: lastIndexId)
         }
         guard idProperties == 1 else {
             throw CellarError.schema("\(source): entity \(name) has \(idProperties) id properties; it needs exactly one (an `Id` or `EntityId<\(name)>` property, flag 1)")
@@ -210,13 +216,46 @@ extension ModelEntity {
     }
 }
 
+extension ModelEntity {
+    /// The property types an index over several properties holds: those whose values make a key
+    /// of their own (numbers, Bools, dates, relations, strings, byte vectors, UUIDs, decimals).
+    @_spi(CellarGenerated) public static let compoundIndexTypes: Set<PropertyType> = [.bool, .byte, .short, .char, .int, .long, .float, .double, .string,
+                                                         .date, .dateNano, .relation, .byteVector, .uuid, .decimal]
+
+    fileprivate func validate(_ index: ModelIndex, source: String, claim: (UInt64, String) throws -> Void,
+                              notRetired: (UInt64, String) throws -> Void, lastIndexId: UInt32) throws {
+        let what = "the index \(describe(index))"
+        guard index.id.id != 0, index.id.id <= lastIndexId else {
+            throw CellarError.schema("\(source): \(what) has ID \(index.id.id), not within 1…lastIndexId (\(lastIndexId))")
+        }
+        try claim(index.id.uid, what)
+        try notRetired(index.id.uid, what)
+        guard index.properties.count >= 2 else {
+            throw CellarError.schema("\(source): \(what) has \(index.properties.count) properties; an index over several properties has at least two (one property takes `// cellar: index` on itself)")
+        }
+        var seen: Set<UInt64> = []
+        for id in index.properties {
+            guard let property = properties.first(where: { $0.id.id == id.id && $0.id.uid == id.uid }) else {
+                throw CellarError.schema("\(source): \(what) names property \(id), which entity \(name) does not have; run the generator")
+            }
+            guard seen.insert(id.uid).inserted else {
+                throw CellarError.schema("\(source): \(what) names \(name).\(property.name) twice")
+            }
+            guard Self.compoundIndexTypes.contains(property.type), !property.flags.contains(.id) else {
+                throw CellarError.schema("\(source): \(what) holds \(name).\(property.name), a \(property.flags.contains(.id) ? "id" : "\(property.type)"); an index over several properties holds numbers, Bools, dates, relations, strings, byte vectors, UUIDs and decimals")
+            }
+        }
+    }
+}
+
 extension Model {
-    /// Every index of the model, named by its property (`Entity.property`).
+    /// Every index of the model, named by its property (`Entity.property`), or by its entity and
+    /// properties for an index over several (`Entity(a, b)`).
     var namedIndexIds: [(name: String, id: IdUid)] {
         entities.flatMap { entity in
             entity.properties.compactMap { property in
                 property.indexId.flatMap { $0.isZero ? nil : ("\(entity.name).\(property.name)", $0) }
-            }
+            } + entity.indexes.map { (entity.describe($0), $0.id) }
         }
     }
 
@@ -240,6 +279,7 @@ extension Model {
                 if let index = property.indexId, !index.isZero { uids.insert(index.uid) }
             }
             for relation in entity.relations { uids.insert(relation.id.uid) }
+            for index in entity.indexes { uids.insert(index.id.uid) }
         }
         return uids
     }

@@ -95,6 +95,10 @@ struct QueryPlan {
                 }
             }
         }
+        if !owner.compoundIndexes.isEmpty, let (plan, rank) = compoundPlan(condition, linked: linked, owner: owner),
+           best == nil || rank < best!.rank {
+            best = (plan, rank)
+        }
         for (leaf, elements) in candidates {
             guard let (source, exactForLeaf, inIdOrder, rank) = sourceFor(leaf) else { continue }
             var exactLeaf = exactForLeaf
@@ -119,6 +123,63 @@ struct QueryPlan {
             best = (QueryPlan(source: served.source, exact: single && served.exact, inIdOrder: served.inIdOrder), served.rank)
         }
         return best?.0 ?? QueryPlan(source: .scan, exact: false)
+    }
+
+    /// The index over several properties (`CompoundIndex`) that serves the most of the equality
+    /// conditions joined by `&&` at the top of `condition`: one range of keys, those starting with
+    /// the values of a prefix of its properties. Rank 1 (one value) when it covers two properties
+    /// or all of them, else 3 (so that an index on that one property, narrower, is chosen).
+    /// Exact when the conditions are all equalities it covers (none on a floating-point number).
+    private static func compoundPlan(_ condition: CompiledCondition, linked: Bool, owner: EntitySchema) -> (QueryPlan, rank: Int)? {
+        let conditions: [CompiledCondition] = if case .all(let all) = condition { all } else { [condition] }
+        var parts: [UInt32: (part: [UInt8], exact: Bool)] = [:]
+        for case .leaf(let leaf) in conditions where leaf.operation == .equal && !leaf.property.isId {
+            guard parts[leaf.property.id] == nil, let part = compoundPart(leaf) else { continue }
+            parts[leaf.property.id] = part
+        }
+        guard !parts.isEmpty else { return nil }
+        var best: (QueryPlan, rank: Int, covered: Int)?
+        for compound in owner.compoundIndexes {
+            var prefix: [UInt8] = []
+            var covered = 0
+            var exact = true
+            for property in compound.properties {
+                guard let (part, partExact) = parts[property.id] else { break }
+                prefix += part
+                covered += 1
+                exact = exact && partExact
+            }
+            guard covered > 0, best == nil || covered > best!.covered else { continue }
+            let whole = !linked && covered == conditions.count && exact
+            let plan = QueryPlan(source: .index(compound.index, [KeyRange.prefix(prefix)]), exact: whole,
+                                 inIdOrder: covered == compound.properties.count)
+            best = (plan, covered >= 2 || covered == compound.properties.count ? 1 : 3, covered)
+        }
+        return best.map { ($0.0, $0.rank) }
+    }
+
+    /// The key part (`CompoundIndex`: 0x01, then the value as a value index keys it) that every
+    /// object meeting the equality `leaf` has for its property, and whether the part decides the
+    /// condition alone; nil when the index cannot serve it (a comparison ignoring case or
+    /// diacritics). A default value needs no care here: records without the field are keyed with it.
+    private static func compoundPart(_ leaf: CompiledLeaf) -> (part: [UInt8], exact: Bool)? {
+        let property = leaf.property
+        var part: [UInt8] = [1]
+        switch (property.kind, leaf.operands) {
+        case (.integer(_, let signed), .integers(let values)):
+            IndexKey.appendBigEndian(IndexKey.integerKey(values[0], signed: signed), to: &part)
+            return (part, true)
+        case (.floating, .doubles(let values)):
+            IndexKey.appendBigEndian(IndexKey.orderedBits(values[0]), to: &part)
+            return (part, false)
+        case (.string, .bytes(let values)) where leaf.caseSensitive, (.bytes, .bytes(let values)) where leaf.caseSensitive:
+            values[0].withUnsafeBytes { IndexKey.appendEscaped($0, to: &part) }
+            return (part, true)
+        case (.uuid, .bytes(let values)), (.decimal, .bytes(let values)):
+            return (part + values[0], true)
+        default:
+            return nil
+        }
     }
 
     /// What serves `leaf`: a range of object keys for a condition on the id, else what its

@@ -43,6 +43,8 @@ final class EntitySchema: Sendable {
 
     /// The indexes on properties of the embedded types in the entity's records, when it has any.
     let embeddedIndexes: EmbeddedIndexes?
+    /// The indexes over several properties (`ModelEntity.indexes`).
+    let compoundIndexes: [CompoundIndex]
     /// The IDs of the properties but the id, ascending: what the change history compares, and
     /// lists for a new object.
     let historyProperties: [UInt32]
@@ -66,11 +68,14 @@ final class EntitySchema: Sendable {
         }
         self.properties = properties
         indexed = properties.values.filter { $0.index != nil }.sorted { $0.id < $1.id }
-        indexedFields = indexed.map(IndexedField.init)
+        indexedFields = indexed.map { IndexedField($0) }
         vectorProperties = indexed.filter { $0.index?.kind == .hnsw }
         self.embeddedIndexes = embeddedIndexes
-        fixedIndexKeys = embeddedIndexes == nil && indexedFields.allSatisfy(\.hasFixedKey)
-        hasIndexes = !indexed.isEmpty || embeddedIndexes != nil
+        compoundIndexes = entity.indexes.compactMap { model in
+            indexOrdinals[model.id.id].map { CompoundIndex(model, of: entity, schema: properties, ordinal: $0) }
+        }
+        fixedIndexKeys = embeddedIndexes == nil && compoundIndexes.isEmpty && indexedFields.allSatisfy(\.hasFixedKey)
+        hasIndexes = !indexed.isEmpty || embeddedIndexes != nil || !compoundIndexes.isEmpty
         hasUniqueIndex = indexed.contains { $0.index!.unique }
         relations = entity.relations
         self.incomingRelations = incomingRelations

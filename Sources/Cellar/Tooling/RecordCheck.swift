@@ -58,6 +58,7 @@ package enum RecordCheck {
                 let schemas = Store.schemas(of: model)
                 let checks = schemas.reduce(0) { count, schema in
                     count + schema.indexed.filter { markers[$0.index!.id] != nil }.count + schema.relations.count
+                        + schema.compoundIndexes.filter { markers[$0.index.id] != nil }.count
                 }
                 var checked = 0
                 progress?(.indexes, 0, checks)
@@ -65,6 +66,11 @@ package enum RecordCheck {
                     for property in schema.indexed where markers[property.index!.id] != nil {
                         let owners = schema.isEmbedded ? schemas.filter { $0.embeddedIndexes?.contains(property.index!) ?? false } : [schema]
                         summary.indexEntries += try verifyIndex(property, of: owners, embedded: schema.isEmbedded, in: txn)
+                        checked += 1
+                        progress?(.indexes, checked, checks)
+                    }
+                    for compound in schema.compoundIndexes where markers[compound.index.id] != nil {
+                        summary.indexEntries += try verifyCompoundIndex(compound, of: schema, in: txn)
                         checked += 1
                         progress?(.indexes, checked, checks)
                     }
@@ -85,6 +91,34 @@ package enum RecordCheck {
         try property.index!.upkeep.verify(property, of: owners, embedded: embedded, in: txn)
     }
 
+    /// Compares an index over several properties with the keys the records give; returns the
+    /// number of entries.
+    static func verifyCompoundIndex(_ compound: CompoundIndex, of schema: EntitySchema, in txn: ReadTransaction) throws -> Int {
+        var expected: [[UInt8]] = []
+        if let tree = try txn.tree(schema.treeName) {
+            try txn.cursor(tree).scan { key, value in
+                expected.append(try compound.key(of: RecordReader(value), id: StorageLayout.objectId(key)))
+                return true
+            }
+        }
+        return try compareIndex(compound.index, named: compound.name, expected: expected, in: txn)
+    }
+
+    /// Compares the keys of `index` with `expected` (in any order); returns their number.
+    private static func compareIndex(_ index: IndexSchema, named name: String, expected unsorted: [[UInt8]], in txn: ReadTransaction) throws -> Int {
+        var stored: [[UInt8]] = []
+        if let tree = try txn.tree(index.treeName) {
+            try txn.cursor(tree).scan { key, _ in stored.append(Array(key)); return true }
+        }
+        let expected = unsorted.sorted { $0.lexicographicallyPrecedes($1) }
+        guard stored == expected else {
+            let missing = Set(expected).subtracting(stored).count
+            let extra = Set(stored).subtracting(expected).count
+            throw CellarError.fileCorrupt("the index of \(name) (tree \(index.treeName)) does not match the objects: \(missing) entries missing, \(extra) entries for values no object holds")
+        }
+        return stored.count
+    }
+
     /// Compares a value, hash, geo or element index with the keys the records give
     /// (`KeyedIndexUpkeep`); returns the number of entries.
     static func verifyKeyedIndex(_ property: PropertySchema, of owners: [EntitySchema], embedded: Bool, in txn: ReadTransaction) throws -> Int {
@@ -102,17 +136,7 @@ package enum RecordCheck {
                 return true
             }
         }
-        var stored: [[UInt8]] = []
-        if let tree = try txn.tree(index.treeName) {
-            try txn.cursor(tree).scan { key, _ in stored.append(Array(key)); return true }
-        }
-        expected.sort { $0.lexicographicallyPrecedes($1) }
-        guard stored == expected else {
-            let missing = Set(expected).subtracting(stored).count
-            let extra = Set(stored).subtracting(expected).count
-            throw CellarError.fileCorrupt("the index of \(property.qualifiedName) (tree \(index.treeName)) does not match the objects: \(missing) entries missing, \(extra) entries for values no object holds")
-        }
-        return stored.count
+        return try compareIndex(index, named: property.qualifiedName, expected: expected, in: txn)
     }
 
     /// Compares a full-text index with the words of the records' texts: the same postings (each

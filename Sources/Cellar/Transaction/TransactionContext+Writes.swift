@@ -30,7 +30,7 @@ extension TransactionContext {
         case .plain(let old):
             let oldReader = try RecordReader(old)
             if let history { try history.noteReplace(schema, id: id, old: oldReader, new: newReader) }
-            if try schema.embeddedIndexes != nil || !newReader.sameValues(schema.indexedFields, as: oldReader) {
+            if try schema.embeddedIndexes != nil || !schema.compoundIndexes.isEmpty || !newReader.sameValues(schema.indexedFields, as: oldReader) {
                 try updateIndexes(schema, id: id, new: newReader, old: oldReader, in: write, uniqueChecked: uniqueChecked)
             }
         case .compressed:
@@ -67,7 +67,10 @@ extension TransactionContext {
     private func updateIndexes(_ schema: EntitySchema, id: Id, new newReader: RecordReader, old oldReader: RecordReader?,
                                in write: WriteTransaction, uniqueChecked: UInt32?) throws {
         // Worked out while the old record's bytes are valid, applied last.
-        let embeddedChanges = try schema.embeddedIndexes.map { try embeddedIndexChanges($0, id: id, new: newReader, old: oldReader) } ?? []
+        var embeddedChanges = try schema.embeddedIndexes.map { try embeddedIndexChanges($0, id: id, new: newReader, old: oldReader) } ?? []
+        if !schema.compoundIndexes.isEmpty {
+            embeddedChanges += try compoundIndexChanges(schema, id: id, new: newReader, old: oldReader)
+        }
         if !schema.hasUniqueIndex && (oldReader == nil || schema.indexed.count == 1) {
             // Nothing to check first, and no old record whose bytes a write could move before the
             // next property reads them: each index is brought up to date in turn, keys built on
@@ -226,6 +229,7 @@ extension TransactionContext {
                 for property in schema.indexed {
                     try property.index!.upkeep.remove(property, of: schema, id: id, record: reader, in: self, keys: &keys)
                 }
+                for compound in schema.compoundIndexes { keys.append((compound.index, try compound.key(of: reader, id: id))) }
                 if let embedded = schema.embeddedIndexes {
                     for (indexId, indexKeys) in try embedded.keys(of: reader, id: id) {
                         let index = embedded.indexed.first { $0.index!.id == indexId }!.index!

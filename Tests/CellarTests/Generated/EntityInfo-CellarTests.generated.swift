@@ -1300,6 +1300,61 @@ extension Shortcut {
     static let target = Cellar.Property<Shortcut>(name: "target", id: 3, type: Cellar.PropertyType(rawValue: 11))
 }
 
+// MARK: - Member
+
+extension Member: Cellar.EntityInspectable {
+    static let entityBinding = MemberCellarBinding()
+}
+
+/// Stores and reads `Member` objects (entity Member, 24:2565454559406820448).
+struct MemberCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Member
+
+    init() {}
+
+    var entityName: String { "Member" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 24, uid: 2565454559406820448) }
+    var slotCount: Int { 6 }
+
+    func id(of entity: Member) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Member) { entity.id = id }
+
+    func write(_ entity: Member, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.lastName, slot: 1)
+        record.add(entity.firstName, slot: 2)
+        record.add(entity.age, slot: 3)
+        record.add(entity.email, slot: 4)
+        record.add(entity.employer, slot: 5)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Member {
+        let entity = Member()
+        entity.id = id
+        entity.lastName = try record.string(slot: 1) ?? ""
+        entity.firstName = try record.string(slot: 2) ?? ""
+        entity.age = try record.read(Int.self, slot: 3) ?? 0
+        entity.email = try record.string(slot: 4) ?? ""
+        entity.employer = try record.string(slot: 5)
+        return entity
+    }
+}
+
+extension Member {
+    /// `id` in queries: property "id" (1:2124341312597860961), Long.
+    static let id = Cellar.Property<Member>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `lastName` in queries: property "lastName" (2:5985875138988497585), String.
+    static let lastName = Cellar.Property<Member>(name: "lastName", id: 2, type: Cellar.PropertyType(rawValue: 9))
+    /// `firstName` in queries: property "firstName" (3:6506010091981713014), String.
+    static let firstName = Cellar.Property<Member>(name: "firstName", id: 3, type: Cellar.PropertyType(rawValue: 9))
+    /// `age` in queries: property "age" (4:7431889624587780765), Long.
+    static let age = Cellar.Property<Member>(name: "age", id: 4, type: Cellar.PropertyType(rawValue: 6))
+    /// `email` in queries: property "email" (5:3423757388734368647), String.
+    static let email = Cellar.Property<Member>(name: "email", id: 5, type: Cellar.PropertyType(rawValue: 9))
+    /// `employer` in queries: property "employer" (6:4737626950744059869), String.
+    static let employer = Cellar.Property<Member>(name: "employer", id: 6, type: Cellar.PropertyType(rawValue: 9))
+}
+
 // MARK: - TicketRow (projection of Ticket)
 
 extension TicketRow: Cellar.Projection {
@@ -1640,8 +1695,19 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "folder", id: Cellar.IdUid(id: 2, uid: 5680027789388541928), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 23, uid: 6133746988673077219), relationTarget: "Folder", backlinkDeleteRule: .nullify),
                     Cellar.ModelProperty(name: "target", id: Cellar.IdUid(id: 3, uid: 2494935619036383334), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 24, uid: 7195381722527553221), relationTarget: "Document", deleteRule: .cascade),
                 ]),
+            Cellar.ModelEntity(
+                name: "Member", id: Cellar.IdUid(id: 24, uid: 2565454559406820448), lastPropertyId: Cellar.IdUid(id: 6, uid: 4737626950744059869),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 2124341312597860961), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "lastName", id: Cellar.IdUid(id: 2, uid: 5985875138988497585), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "firstName", id: Cellar.IdUid(id: 3, uid: 6506010091981713014), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "age", id: Cellar.IdUid(id: 4, uid: 7431889624587780765), type: Cellar.PropertyType(rawValue: 6), defaultValue: .integer(0)),
+                    Cellar.ModelProperty(name: "email", id: Cellar.IdUid(id: 5, uid: 3423757388734368647), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "employer", id: Cellar.IdUid(id: 6, uid: 4737626950744059869), type: Cellar.PropertyType(rawValue: 9)),
+                ],
+                indexes: [Cellar.ModelIndex(id: Cellar.IdUid(id: 25, uid: 8949533621951706642), properties: [Cellar.IdUid(id: 2, uid: 5985875138988497585), Cellar.IdUid(id: 3, uid: 6506010091981713014), Cellar.IdUid(id: 4, uid: 7431889624587780765)]), Cellar.ModelIndex(id: Cellar.IdUid(id: 26, uid: 2190364077473034082), properties: [Cellar.IdUid(id: 5, uid: 3423757388734368647), Cellar.IdUid(id: 6, uid: 4737626950744059869)], unique: true)]),
         ],
-        lastEntityId: Cellar.IdUid(id: 23, uid: 650089583176775302), lastIndexId: Cellar.IdUid(id: 24, uid: 7195381722527553221),
+        lastEntityId: Cellar.IdUid(id: 24, uid: 2565454559406820448), lastIndexId: Cellar.IdUid(id: 26, uid: 2190364077473034082),
         lastRelationId: Cellar.IdUid(id: 3, uid: 8500877671565994362), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])

@@ -465,3 +465,28 @@ final class Shortcut: Entity {
 
     required init() {}
 }
+
+// Indexes over several properties (`// cellar: index = […]` and `unique = […]` on the type): a
+// member is found by last name, first name and age (or a prefix of them), and no two members
+// share an email at one employer (an absent employer is not checked).
+
+// cellar: index = ["lastName", "firstName", "age"]
+// cellar: unique = ["email", "employer"]
+final class Member: Entity {
+    var id: Id = 0
+    var lastName: String = ""
+    var firstName: String = ""
+    var age: Int = 0
+    var email: String = ""
+    var employer: String?
+
+    required init() {}
+
+    init(_ lastName: String, _ firstName: String, age: Int, email: String = "", employer: String? = nil) {
+        self.lastName = lastName
+        self.firstName = firstName
+        self.age = age
+        self.email = email
+        self.employer = employer
+    }
+}
