@@ -10,9 +10,11 @@ import Foundation
 /// `setParameter` changes it for the calls that start afterwards.
 public final class Query<E: EntityInspectable>: @unchecked Sendable {
     // Thread safety: `builder` is immutable; the condition and its compiled form change together,
-    // under `state`'s lock (`setParameter`).
+    // under `state`'s lock (`setParameter`). A condition changed by `setParameter` is compiled by
+    // the next call that runs the query (nil until then), so that setting several parameters
+    // compiles once.
     private let builder: QueryBuilder<E>
-    private let state: Locked<(condition: QueryCondition<E>.Node?, compiled: Result<CompiledQuery, CellarError>)>
+    private let state: Locked<(condition: QueryCondition<E>.Node?, compiled: Result<CompiledQuery, CellarError>?)>
 
     @usableFromInline let box: Box<E>
 
@@ -23,7 +25,21 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     }
 
     var compiled: CompiledQuery {
-        get throws { try state.withLock { $0.compiled }.get() }
+        get throws {
+            try state.withLock { state in
+                if let compiled = state.compiled { return compiled }
+                let compiled: Result<CompiledQuery, CellarError>
+                do {
+                    compiled = .success(try builder.compile(replacing: state.condition))
+                } catch let error as CellarError {
+                    compiled = .failure(error)
+                } catch {
+                    compiled = .failure(.illegalArgument("\(error)"))
+                }
+                state.compiled = compiled
+                return compiled
+            }.get()
+        }
     }
 
     // MARK: Results
@@ -272,13 +288,8 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
                 return
             }
             state.condition = changed
-            do {
-                state.compiled = .success(try builder.compile(replacing: changed))
-            } catch let error as CellarError {
-                state.compiled = .failure(error)
-            } catch {
-                state.compiled = .failure(.illegalArgument("\(error)"))
-            }
+            // A parameter set after an earlier one failed its match starts afresh from here.
+            state.compiled = nil
         }
     }
 
