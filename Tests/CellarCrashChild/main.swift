@@ -26,6 +26,12 @@
 // each one writes its changes into the log ahead of its commit several times.
 // `encrypted-spill`: the same in a store encrypted with `TestKeys.encryption`.
 //
+// `copy <target> <kill-at>`: copies the store (`StorageEngine.writeCopy`) into <target> and kills
+// itself with SIGKILL once the copy's progress reports <kill-at> entries copied or more (a counted
+// point, not a time); prints `copied` if the copy ends first.
+//
+//   CellarCrashChild <directory> 0 copy <target> <kill-at>
+//
 // `publish` and `verify` (Follow.swift): the writer and the readers of the multi-process test.
 //
 //   CellarCrashChild <directory> <seed> publish <published-file>
@@ -161,6 +167,14 @@ do {
     }
     if arguments[3] == "read-cost" {
         try measureReadCost(arguments[1])
+        exit(0)
+    }
+    if arguments[3] == "copy", arguments.count == 6, let killAt = Int(arguments[5]) {
+        let engine = try StorageEngine(directory: arguments[1], options: StorageOptions(durability: .full))
+        try engine.writeCopy(to: arguments[4]) { copied, _ in
+            if copied >= killAt { kill(getpid(), SIGKILL) }
+        }
+        print("copied")
         exit(0)
     }
     if arguments[3] == "read-loop" {

@@ -362,7 +362,12 @@ extension StorageEngine {
 
     /// Removes the compaction directory of `directory` and what is in it (a data file and a lock).
     static func removeCompactionLeftovers(_ directory: String) throws {
-        let work = directory + "/" + compactionDirectoryName
+        try removeWorkDirectory(directory + "/" + compactionDirectoryName)
+    }
+
+    /// Removes a directory a compaction or a copy writes into, with what they put in it (a data
+    /// file and a lock); nothing when it does not exist.
+    static func removeWorkDirectory(_ work: String) throws {
         for name in [dataFileName, lockFileName] { unlink(work + "/" + name) }
         if rmdir(work) != 0 {
             let code = errno

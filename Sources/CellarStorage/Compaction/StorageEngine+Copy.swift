@@ -34,7 +34,7 @@ extension StorageEngine {
             throw StorageError.illegalArgument("\(target) exists: a copy goes into a new directory")
         }
         let partial = target + ".partial"
-        try Self.removeCopyLeftovers(partial)
+        try Self.removeWorkDirectory(partial)
         let master: MasterKey?
         switch changingKey {
         case .none: master = masterKey
@@ -57,17 +57,8 @@ extension StorageEngine {
             return CopyReport(transactionId: read.transactionId, bytes: bytes)
         } catch {
             copy.close()
-            try? Self.removeCopyLeftovers(partial)
+            try? Self.removeWorkDirectory(partial)
             throw error
-        }
-    }
-
-    /// Removes a copy's partial directory and what a copy puts in it (a data file and a lock).
-    private static func removeCopyLeftovers(_ partial: String) throws {
-        for name in [dataFileName, lockFileName] { unlink(partial + "/" + name) }
-        if rmdir(partial) != 0 {
-            let code = errno
-            if code != ENOENT { throw StorageError.io(operation: "rmdir", errno: code, path: partial) }
         }
     }
 }
