@@ -90,7 +90,7 @@ extension CodeEmitter {
 
         """
         for property in reachable {
-            let result = property.embeddedType.map { "Cellar.EmbeddedProperty<E, \($0)>" } ?? "Cellar.Property<E>"
+            let result = constantType(property, of: "E")
             out += "    /// `…\(property.name)` through an embedded \(type.typeName).\n"
             out += "    \(access)var \(property.name): \(result) { self[\(type.typeName).\(property.name)] }\n"
         }

@@ -212,9 +212,29 @@ public struct CodeEmitter {
             let slotId = model.property(named: property.modelName)?.id ?? .zero
             out += "    /// `\(property.name)` in queries: property \(literal(property.modelName)) (\(slotId)), \(property.propertyType).\n"
             let constant = property.embeddedType.map { "Cellar.EmbeddedProperty<\(entity.typeName), \($0)>" } ?? "Cellar.Property<\(entity.typeName)>"
-            out += "    \(access)static let \(property.name) = \(constant)(name: \(literal(property.modelName)), id: \(slotId.id), type: Cellar.PropertyType(rawValue: \(property.propertyType.rawValue)))\n"
+            let made = "\(constant)(name: \(literal(property.modelName)), id: \(slotId.id), type: Cellar.PropertyType(rawValue: \(property.propertyType.rawValue)))"
+            out += "    \(access)static let \(property.name) = \(converted(property, of: entity.typeName, made))\n"
         }
         return out
+    }
+
+    /// The constant of a property whose Swift type is stored converted (an enum by its raw value,
+    /// a type with a converter): `made` (the stored property) in a `ConvertedProperty`, so that
+    /// conditions take the Swift values; `made` itself for other properties.
+    func converted(_ property: PropertyDescription, of owner: String, _ made: String) -> String {
+        switch property.conversion {
+        case .none: made
+        case .rawValue: "Cellar.ConvertedProperty<\(owner), \(property.swiftType)>(\(made))"
+        case .converter(let converter, _):
+            "Cellar.ConvertedProperty<\(owner), \(property.swiftType)>(\(made), stored: { (\(converter).convert($0) as \(property.storedSwiftType)).queryValue })"
+        }
+    }
+
+    /// The type of a property's constant, with `owner` as its entity (see `converted`).
+    func constantType(_ property: PropertyDescription, of owner: String) -> String {
+        if let embedded = property.embeddedType { return "Cellar.EmbeddedProperty<\(owner), \(embedded)>" }
+        if case .none = property.conversion { return "Cellar.Property<\(owner)>" }
+        return "Cellar.ConvertedProperty<\(owner), \(property.swiftType)>"
     }
 
     /// The statement writing one property of `receiver` (`entity`, or `value` in an embedded

@@ -78,6 +78,7 @@ public protocol QueryValueConvertible: Sendable {
     var queryValue: QueryValue { get }
 }
 
+extension QueryValue: QueryValueConvertible { public var queryValue: QueryValue { self } }
 extension Int: QueryValueConvertible { public var queryValue: QueryValue { .integer(Int64(self)) } }
 extension Int8: QueryValueConvertible { public var queryValue: QueryValue { .integer(Int64(self)) } }
 extension Int16: QueryValueConvertible { public var queryValue: QueryValue { .integer(Int64(self)) } }

@@ -70,13 +70,13 @@ extension Ticket {
     /// `title` in queries: property "headline" (2:4793265379942630832), String.
     static let title = Cellar.Property<Ticket>(name: "headline", id: 2, type: Cellar.PropertyType(rawValue: 9))
     /// `priority` in queries: property "priority" (3:6704361110280912417), Int.
-    static let priority = Cellar.Property<Ticket>(name: "priority", id: 3, type: Cellar.PropertyType(rawValue: 5))
+    static let priority = Cellar.ConvertedProperty<Ticket, Priority>(Cellar.Property<Ticket>(name: "priority", id: 3, type: Cellar.PropertyType(rawValue: 5)))
     /// `mood` in queries: property "mood" (4:8487000271790902649), String.
-    static let mood = Cellar.Property<Ticket>(name: "mood", id: 4, type: Cellar.PropertyType(rawValue: 9))
+    static let mood = Cellar.ConvertedProperty<Ticket, Mood>(Cellar.Property<Ticket>(name: "mood", id: 4, type: Cellar.PropertyType(rawValue: 9)))
     /// `temperature` in queries: property "temperature" (5:354948826926347453), Double.
-    static let temperature = Cellar.Property<Ticket>(name: "temperature", id: 5, type: Cellar.PropertyType(rawValue: 8))
+    static let temperature = Cellar.ConvertedProperty<Ticket, Temperature>(Cellar.Property<Ticket>(name: "temperature", id: 5, type: Cellar.PropertyType(rawValue: 8)), stored: { (TemperatureConverter.convert($0) as Double).queryValue })
     /// `strictTemperature` in queries: property "strictTemperature" (6:3864376279475458639), Double.
-    static let strictTemperature = Cellar.Property<Ticket>(name: "strictTemperature", id: 6, type: Cellar.PropertyType(rawValue: 8))
+    static let strictTemperature = Cellar.ConvertedProperty<Ticket, Temperature>(Cellar.Property<Ticket>(name: "strictTemperature", id: 6, type: Cellar.PropertyType(rawValue: 8)), stored: { (StrictTemperatureConverter.convert($0) as Double).queryValue })
     /// `precise` in queries: property "precise" (7:3721843627477707920), DateNano.
     static let precise = Cellar.Property<Ticket>(name: "precise", id: 7, type: Cellar.PropertyType(rawValue: 12))
     /// `due` in queries: property "due" (8:6270002296231066583), Date.
@@ -1071,9 +1071,9 @@ extension OrderLine {
     /// `quantity` in queries: property "quantity" (2:1885459857186049862), Long.
     static let quantity = Cellar.Property<OrderLine>(name: "quantity", id: 2, type: Cellar.PropertyType(rawValue: 6))
     /// `priority` in queries: property "priority" (3:3660330970464790214), Int.
-    static let priority = Cellar.Property<OrderLine>(name: "priority", id: 3, type: Cellar.PropertyType(rawValue: 5))
+    static let priority = Cellar.ConvertedProperty<OrderLine, Priority>(Cellar.Property<OrderLine>(name: "priority", id: 3, type: Cellar.PropertyType(rawValue: 5)))
     /// `temperature` in queries: property "temperature" (4:7165841154650671408), Double.
-    static let temperature = Cellar.Property<OrderLine>(name: "temperature", id: 4, type: Cellar.PropertyType(rawValue: 8))
+    static let temperature = Cellar.ConvertedProperty<OrderLine, Temperature>(Cellar.Property<OrderLine>(name: "temperature", id: 4, type: Cellar.PropertyType(rawValue: 8)), stored: { (TemperatureConverter.convert($0) as Double).queryValue })
     /// `tags` in queries: property "tags" (5:4520178328874606087), StringVector.
     static let tags = Cellar.Property<OrderLine>(name: "tags", id: 5, type: Cellar.PropertyType(rawValue: 30))
     /// `shipped` in queries: property "shipped" (6:5161095909410777485), Date.
@@ -1088,9 +1088,9 @@ extension Cellar.EmbeddedProperty where T == OrderLine {
     /// `…quantity` through an embedded OrderLine.
     var quantity: Cellar.Property<E> { self[OrderLine.quantity] }
     /// `…priority` through an embedded OrderLine.
-    var priority: Cellar.Property<E> { self[OrderLine.priority] }
+    var priority: Cellar.ConvertedProperty<E, Priority> { self[OrderLine.priority] }
     /// `…temperature` through an embedded OrderLine.
-    var temperature: Cellar.Property<E> { self[OrderLine.temperature] }
+    var temperature: Cellar.ConvertedProperty<E, Temperature> { self[OrderLine.temperature] }
     /// `…tags` through an embedded OrderLine.
     var tags: Cellar.Property<E> { self[OrderLine.tags] }
     /// `…shipped` through an embedded OrderLine.

@@ -31,7 +31,7 @@ print("put author \(ada.id) and 3 notes: \(try authors.count()) authors, \(try n
 
 // Reads: a query on the property constants the generator wrote (an enum is compared by its
 // stored raw value), and the author's notes through the backlink `Author.notes`.
-let open = try notes.query { Note.status == Status.open.rawValue && Note.title.startsWith("Shop") }
+let open = try notes.query { Note.status == .open && Note.title.startsWith("Shop") }
     .ordered(by: Note.creationDate)
     .build()
     .find()
@@ -73,7 +73,7 @@ print("property constants for queries: \(Note.title), \(Note.status) (stored as 
 // went or changed (an app's list animates those rows; a SwiftUI view reads `live`, a collection).
 // Published on a queue of our own here (an app uses the main queue, the default).
 let liveQueue = DispatchQueue(label: "notes.live")
-let live = try store.liveQuery(try notes.query { Note.status == Status.open.rawValue }.build(), queue: liveQueue)
+let live = try store.liveQuery(try notes.query { Note.status == .open }.build(), queue: liveQueue)
 func waitForUpdate(after count: Int) {
     while liveQueue.sync(execute: { live.updateCount }) <= count { usleep(1_000) }
 }
