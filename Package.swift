@@ -47,6 +47,7 @@ let package = Package(
         .executable(name: "cellar", targets: ["cellar"]),
         .executable(name: "cellar-generator", targets: ["cellar-generator"]),
         .plugin(name: "cellar-generate", targets: ["cellar-generate"]),
+        .plugin(name: "CellarCheckBindings", targets: ["CellarCheckBindings"]),
     ],
     traits: [
         .trait(name: "Zstd", description: "Compression with the system's libzstd on Linux and other platforms that have it (Debian: libzstd-dev)"),
@@ -126,6 +127,12 @@ let package = Package(
             ),
             dependencies: ["cellar-generator"]
         ),
+        // A build plugin for an app's entity target: the build fails when its bindings are stale.
+        .plugin(
+            name: "CellarCheckBindings",
+            capability: .buildTool(),
+            dependencies: ["cellar-generator"]
+        ),
         // The command-line tool: demo, inspect and verify a store.
         .executableTarget(
             name: "cellar",
@@ -178,7 +185,7 @@ let package = Package(
 )
 
 if withoutGenerator {
-    let generator: Set<String> = ["CellarGenerator", "cellar-generator", "cellar-generate", "CellarGeneratorTests"]
+    let generator: Set<String> = ["CellarGenerator", "cellar-generator", "cellar-generate", "CellarCheckBindings", "CellarGeneratorTests"]
     package.targets.removeAll { generator.contains($0.name) }
     package.products.removeAll { generator.contains($0.name) }
     package.dependencies.removeAll { dependency in

@@ -25,7 +25,10 @@ let package = Package(
             name: "Notes",
             dependencies: [.product(name: "Cellar", package: cellar)],
             exclude: ["model-Notes.json"],
-            swiftSettings: [.swiftLanguageMode(.v6), .treatAllWarnings(as: .error)]
+            swiftSettings: [.swiftLanguageMode(.v6), .treatAllWarnings(as: .error)],
+            // The build fails when the generated bindings are stale (an entity changed since the
+            // last `cellar-generate`).
+            plugins: [.plugin(name: "CellarCheckBindings", package: cellar)]
         ),
     ]
 )

@@ -12,6 +12,9 @@ public struct Generator {
         public var outputPath: String
         public var targetName: String
         public var isPublic: Bool
+        /// Writes nothing: the summary says whether the model JSON and the bindings are up to
+        /// date with the sources (`cellar-generator --check`, the `CellarCheckBindings` plugin).
+        public var checkOnly = false
 
         public init(sources: [String], modelPath: String, outputPath: String, targetName: String, isPublic: Bool = false) {
             self.sources = sources
@@ -22,11 +25,13 @@ public struct Generator {
         }
     }
 
-    /// What a run did.
+    /// What a run did (with `checkOnly`, what it would do).
     public struct Summary: Sendable {
         public var entities: [String]
         public var modelChanged: Bool
         public var codeChanged: Bool
+        /// Neither the model JSON nor the bindings change.
+        public var isUpToDate: Bool { !modelChanged && !codeChanged }
     }
 
     public var options: Options
@@ -64,14 +69,14 @@ public struct Generator {
 
         let newBytes = model.jsonBytes()
         let modelChanged = newBytes != oldBytes
-        if modelChanged {
+        if modelChanged && !options.checkOnly {
             if let oldBytes { try write(oldBytes, to: options.modelPath + ".bak") }
             try write(newBytes, to: options.modelPath)
         }
         let codeBytes = Array(code.utf8)
         let oldCode = try? Data(contentsOf: URL(fileURLWithPath: options.outputPath))
         let codeChanged = oldCode.map(Array.init) != codeBytes
-        if codeChanged { try write(codeBytes, to: options.outputPath) }
+        if codeChanged && !options.checkOnly { try write(codeBytes, to: options.outputPath) }
         return Summary(entities: entities.map(\.typeName), modelChanged: modelChanged, codeChanged: codeChanged)
     }
 

@@ -223,9 +223,9 @@ extension Note {
     /// `author` in queries: property "author" (5:3007833948160313647), Relation.
     static let author = Cellar.Property<Note>(name: "author", id: 5, type: Cellar.PropertyType(rawValue: 11))
     /// `status` in queries: property "status" (6:5135014974698515156), Long.
-    static let status = Cellar.Property<Note>(name: "status", id: 6, type: Cellar.PropertyType(rawValue: 6))
+    static let status = Cellar.ConvertedProperty<Note, Status>(Cellar.Property<Note>(name: "status", id: 6, type: Cellar.PropertyType(rawValue: 6)))
     /// `color` in queries: property "color" (7:5009483788300951139), String.
-    static let color = Cellar.Property<Note>(name: "color", id: 7, type: Cellar.PropertyType(rawValue: 9))
+    static let color = Cellar.ConvertedProperty<Note, Color>(Cellar.Property<Note>(name: "color", id: 7, type: Cellar.PropertyType(rawValue: 9)), stored: { (ColorConverter.convert($0) as String).queryValue })
     /// `tags` in queries: property "tags" (8:7528399984837476721), StringVector.
     static let tags = Cellar.Property<Note>(name: "tags", id: 8, type: Cellar.PropertyType(rawValue: 30))
     /// `attributes` in queries: property "attributes" (9:1281861691035430252), StringMap.
