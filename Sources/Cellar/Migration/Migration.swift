@@ -187,8 +187,9 @@ public final class MigrationObject {
     }
 
     /// Sets property `name` of this `new` object to `value` (`.null`: absent). Throws
-    /// `illegalArgument` for the `old` object, an unknown name, the id property, or a value the
-    /// property's type does not take (checked here, not at the commit).
+    /// `illegalArgument` for the `old` object, an unknown name or the id property; a value the
+    /// property's type does not take fails the migration with `illegalArgument` naming the
+    /// property and the object once the closure returns for this object (before the commit).
     public func set(_ name: String, to value: FlexValue) throws {
         guard isWritable else {
             throw CellarError.illegalArgument("the old \(entityName) object is read-only: set \(name) on the new one")
@@ -197,14 +198,8 @@ public final class MigrationObject {
         guard !property.flags.contains(.id) else {
             throw CellarError.illegalArgument("\(entityName).\(name) is the object id; a migration keeps ids")
         }
-        // Converted once now, so that a bad value names its property and object.
-        let scratch = RecordBuilder()
-        scratch.start(slotCount: Int(property.id.id))
-        do {
-            try MigrationValues.write(value, of: property, model: model, into: scratch)
-        } catch let error as CellarError where error.code == .illegalArgument {
-            throw CellarError.illegalArgument("\(entityName).\(name) of object \(id): \(error.message)")
-        }
+        // Converted when the new record is built (`build(into:)`), where a bad value names its
+        // property and object.
         assigned[property.id.id] = value
     }
 
@@ -221,7 +216,11 @@ public final class MigrationObject {
         builder.start(slotCount: Int(entity.lastPropertyId.id))
         for property in entity.properties where !property.flags.contains(.id) {
             if let value = assigned[property.id.id] {
-                try MigrationValues.write(value, of: property, model: model, into: builder)
+                do {
+                    try MigrationValues.write(value, of: property, model: model, into: builder)
+                } catch let error as CellarError where error.code == .illegalArgument {
+                    throw CellarError.illegalArgument("\(entityName).\(property.name) of object \(id): \(error.message)")
+                }
             } else if !cleared.contains(property.id.id), Int(property.id.id) <= reader.slots {
                 try builder.copyField(Int(property.id.id) - 1, of: property.type, from: reader)
             }
@@ -258,7 +257,7 @@ final class EntityRewrite {
         let before = Dictionary(old.properties.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
         return new.properties.filter { property in
             guard let was = before[property.id.uid] else { return false }
-            return was.type != property.type || was.flags.contains(.unsigned) != property.flags.contains(.unsigned)
+            return property.changesType(from: was)
         }
     }
 

@@ -211,6 +211,12 @@ public struct ModelProperty: Hashable, Sendable {
         self.defaultValue = defaultValue
     }
 
+    /// Whether stored values of `before` (the same property, by UID) cannot be read as this
+    /// property's: another type, or another signedness. Such a change needs a migration.
+    func changesType(from before: ModelProperty) -> Bool {
+        before.type != type || before.flags.contains(.unsigned) != flags.contains(.unsigned)
+    }
+
     /// Compares everything the model file holds: not `defaultValue`.
     public static func == (a: ModelProperty, b: ModelProperty) -> Bool {
         a.name == b.name && a.id == b.id && a.type == b.type && a.flags == b.flags && a.indexId == b.indexId

@@ -192,7 +192,7 @@ enum ModelSync {
                 }
                 continue
             }
-            if before.type != property.type || before.flags.contains(.unsigned) != property.flags.contains(.unsigned) {
+            if property.changesType(from: before) {
                 guard typeChangeAllowed, !property.flags.contains(.id), !before.flags.contains(.id) else {
                     throw CellarError.schema("property \(what) changed its type from \(typeName(before)) to \(typeName(property)); stored values cannot be read as the new type. Convert them in a migration (raise StoreOptions.schemaVersion and set StoreOptions.migration; not for an embedded type's property or the id), or start the property afresh (its old values dropped) with a new UID: annotate it `// cellar: uid` and run the generator, which prints a fresh UID to use; or keep the old type")
                 }
