@@ -132,10 +132,11 @@ struct QueryPlan {
     /// Exact when the conditions are all equalities it covers (none on a floating-point number).
     private static func compoundPlan(_ condition: CompiledCondition, linked: Bool, owner: EntitySchema) -> (QueryPlan, rank: Int)? {
         let conditions: [CompiledCondition] = if case .all(let all) = condition { all } else { [condition] }
-        var parts: [UInt32: (part: [UInt8], exact: Bool)] = [:]
+        // A few conditions at most: a list searched in turn costs less than a dictionary.
+        var parts: [(property: UInt32, part: [UInt8], exact: Bool)] = []
         for case .leaf(let leaf) in conditions where leaf.operation == .equal && !leaf.property.isId {
-            guard parts[leaf.property.id] == nil, let part = compoundPart(leaf) else { continue }
-            parts[leaf.property.id] = part
+            guard !parts.contains(where: { $0.property == leaf.property.id }), let (part, exact) = compoundPart(leaf) else { continue }
+            parts.append((leaf.property.id, part, exact))
         }
         guard !parts.isEmpty else { return nil }
         var best: (QueryPlan, rank: Int, covered: Int)?
@@ -144,10 +145,10 @@ struct QueryPlan {
             var covered = 0
             var exact = true
             for property in compound.properties {
-                guard let (part, partExact) = parts[property.id] else { break }
-                prefix += part
+                guard let found = parts.first(where: { $0.property == property.id }) else { break }
+                prefix += found.part
                 covered += 1
-                exact = exact && partExact
+                exact = exact && found.exact
             }
             guard covered > 0, best == nil || covered > best!.covered else { continue }
             let whole = !linked && covered == conditions.count && exact
