@@ -1,6 +1,37 @@
 @_spi(CellarGenerated) import Cellar
 
 extension CodeEmitter {
+    /// The embedded types (Swift names) whose objects hold a `ToOne`, themselves or in the
+    /// embedded objects they hold: their bindings get an `attach`, and their owners call it.
+    static func embeddedTypesWithRelations(_ entities: [EntityDescription]) -> Set<String> {
+        var linking: Set<String> = []
+        var grew = true
+        while grew {
+            grew = false
+            for type in entities where type.isEmbedded && !linking.contains(type.typeName) {
+                if type.properties.contains(where: { $0.relationTarget != nil || $0.embeddedType.map(linking.contains) ?? false }) {
+                    linking.insert(type.typeName)
+                    grew = true
+                }
+            }
+        }
+        return linking
+    }
+
+    /// The statements attaching `store` to the `ToOne`s inside the embedded objects that
+    /// `receiver` (an object of `type`) holds, for the embedded types in `linking`.
+    func embeddedAttachStatements(_ type: EntityDescription, receiver: String, linking: Set<String>) -> [String] {
+        type.properties.compactMap { property in
+            guard let embedded = property.embeddedType, linking.contains(embedded) else { return nil }
+            let value = "\(receiver).\(property.name)"
+            let attach = "\(embedded).embeddedBinding.attach"
+            if property.isEmbeddedList {
+                return "for element in \(value)\(property.isOptional ? " ?? []" : "") { \(attach)(element, store: store) }"
+            }
+            return property.isOptional ? "if let embedded = \(value) { \(attach)(embedded, store: store) }" : "\(attach)(\(value), store: store)"
+        }
+    }
+
     /// The members of `Cellar.EmbeddedProperty` itself: a property of an embedded type with one
     /// of these names gets no member in `extension Cellar.EmbeddedProperty` (the subscript,
     /// `Contact.address[Address.count]`, still reaches it). `via` and `path` are internal to
@@ -16,7 +47,7 @@ extension CodeEmitter {
     /// for conditions inside a list: `lines.any { OrderLine.sku == "A-1" }`), and the members
     /// of `Cellar.EmbeddedProperty` that reach its properties through an owner
     /// (`Contact.address.city`).
-    func emitEmbedded(_ type: EntityDescription, _ model: ModelEntity, model fullModel: Model) throws -> String {
+    func emitEmbedded(_ type: EntityDescription, _ model: ModelEntity, model fullModel: Model, linking: Set<String>) throws -> String {
         let binding = "\(type.typeName.replacingOccurrences(of: ".", with: "_"))CellarBinding"
         var stored: [(PropertyDescription, Int)] = []
         for property in type.properties {
@@ -72,8 +103,23 @@ extension CodeEmitter {
                 out += "        return \(type.typeName)(\n            \(arguments.joined(separator: ",\n            "))\n        )\n"
             }
         }
-        out += """
+        out += "    }\n"
+        if linking.contains(type.typeName) {
+            // The ToOnes of an embedded object read their targets from the store its owner came
+            // from: the owner's binding calls this after a get or put.
+            out += """
+
+                /// Lets the `ToOne`s in `value` (and in the embedded objects it holds) read their targets from `store`.
+                \(access)func attach(_ value: \(type.typeName), store: Cellar.Store) {
+
+            """
+            for property in type.properties where property.relationTarget != nil {
+                out += "        value.\(property.name).attach(store)\n"
             }
+            for statement in embeddedAttachStatements(type, receiver: "value", linking: linking) { out += "        \(statement)\n" }
+            out += "    }\n"
+        }
+        out += """
         }
 
         extension \(type.typeName) {

@@ -34,7 +34,7 @@ public struct CodeEmitter {
                 throw GeneratorError("entity \(entity.typeName) is missing from the model (please report)", at: entity.location)
             }
             out += entity.isEmbedded
-                ? try emitEmbedded(entity, modelEntity, model: model)
+                ? try emitEmbedded(entity, modelEntity, model: model, linking: Self.embeddedTypesWithRelations(entities))
                 : try emit(entity, modelEntity, entities: entities, model: model)
         }
         for projection in projections {
@@ -147,7 +147,8 @@ public struct CodeEmitter {
     /// (the defaults of `EntityBinding` do nothing for the others).
     private func emitRelationHooks(_ entity: EntityDescription, _ model: ModelEntity, entities: [EntityDescription],
                                    model fullModel: Model) throws -> String {
-        guard entity.hasRelations else { return "" }
+        let embeddedLinks = embeddedAttachStatements(entity, receiver: "entity", linking: Self.embeddedTypesWithRelations(entities))
+        guard entity.hasRelations || !embeddedLinks.isEmpty else { return "" }
         let links = try entity.relations.map { ($0, try link(of: $0, in: entity, model, entities: entities, model: fullModel)) }
         var out = """
 
@@ -162,6 +163,7 @@ public struct CodeEmitter {
         for (relation, link) in links {
             out += "        entity.\(relation.name).attach(store, owner: id, link: \(link))\n"
         }
+        for statement in embeddedLinks { out += "        \(statement)\n" }
         out += "    }\n"
         if !links.isEmpty {
             out += """

@@ -46,9 +46,11 @@ extension Scan {
             || (candidate.type.unqualifiedName == "Id" && candidate.type.genericArguments.isEmpty) {
             throw GeneratorError("\(subject) is \(candidate.isOptional ? "an optional " : "an ")\(candidate.type), an id, but \(own) is an embedded type (`// cellar: embedded`), which has no id: its objects are stored inside their owners' records; remove the property (or make \(own) an entity, conforming to `Entity`, and relate to it with ToOne), or keep another object's id as a UInt64", at: candidate.location)
         }
-        if let target = candidate.type.argument(ofGeneric: "ToOne") ?? candidate.type.argument(ofGeneric: "ToMany") {
-            let kind = candidate.type.unqualifiedName ?? "ToOne"
-            throw GeneratorError("\(subject) is a \(kind)<\(target)>, but \(own) is an embedded type: embedded objects cannot hold relations yet; keep the relation in the entity that owns the \(own), or store the target's id as a UInt64", at: candidate.location)
+        if let target = candidate.type.argument(ofGeneric: "ToMany") {
+            throw GeneratorError("\(subject) is a ToMany<\(target)>, but \(own) is an embedded type: an embedded object holds to-one relations (ToOne) only; keep the ToMany in the entity that owns the \(own)", at: candidate.location)
+        }
+        if candidate.type.argument(ofGeneric: "ToOne") != nil, let onDelete = annotations.onDelete {
+            throw GeneratorError("\(onDelete.quoted) is on \(subject), a ToOne inside the embedded type \(own): a relation inside an embedded object has no delete rule (its link goes with its owner, and reads as no target once the target is removed); remove it", at: onDelete.location)
         }
         if let primaryKey = annotations.primaryKey {
             throw GeneratorError("\(primaryKey.quoted) is on \(subject), but \(own) is an embedded type, which has no box to look its objects up in: an embedded object's property cannot be a primary key; remove the annotation (`// cellar: index` makes it searchable)", at: primaryKey.location)

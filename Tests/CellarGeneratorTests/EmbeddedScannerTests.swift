@@ -197,10 +197,11 @@ private func withOwner(_ body: String) -> String {
                     "`// cellar: primaryKey` is on `Address.code`, but Address is an embedded type, which has no box to look its objects up in: an embedded object's property cannot be a primary key")
         expectError(withOwner("// cellar: embedded\nstruct Address {\n    // cellar: unique\n    var code = \"\"\n}"), at: "8:5",
                     "`// cellar: unique` is on `Address.code`: an embedded object's property cannot be unique")
-        expectError(withOwner("// cellar: embedded\nstruct Address {\n    var owner: ToOne<E> = nil\n}"), at: "8:5",
-                    "`Address.owner` is a ToOne<E>, but Address is an embedded type: embedded objects cannot hold relations yet")
+        // A ToOne is allowed (without a delete rule); a ToMany is not.
+        expectError(withOwner("// cellar: embedded\nstruct Address {\n    // cellar: onDelete = cascade\n    var owner: ToOne<E> = nil\n}"), at: "8:5",
+                    "`// cellar: onDelete = cascade` is on `Address.owner`, a ToOne inside the embedded type Address: a relation inside an embedded object has no delete rule")
         expectError(withOwner("// cellar: embedded\nstruct Address {\n    var owners: ToMany<E> = nil\n}"), at: "8:5",
-                    "`Address.owners` is a ToMany<E>, but Address is an embedded type: embedded objects cannot hold relations yet")
+                    "`Address.owners` is a ToMany<E>, but Address is an embedded type: an embedded object holds to-one relations (ToOne) only")
     }
 
     @Test func relationsToAnEmbeddedTypeAreRefused() {

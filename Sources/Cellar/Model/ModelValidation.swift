@@ -354,8 +354,8 @@ extension ModelEntity {
             if property.flags.contains(.unique) {
                 throw CellarError.schema("\(source): \(what) is unique; an embedded object's property cannot be unique (copies of it live in many owners) — index it without unique")
             }
-            if property.type == .relation {
-                throw CellarError.schema("\(source): \(what) is a to-one relation; relations belong to entities")
+            if property.type == .relation && (property.deleteRule != nil || property.backlinkDeleteRule != nil) {
+                throw CellarError.schema("\(source): \(what) is a to-one relation with a delete rule; a relation inside an embedded object has none (its link goes with its owner, and reads as no target once the target is removed)")
             }
         }
     }

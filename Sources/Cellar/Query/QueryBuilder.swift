@@ -167,14 +167,19 @@ public struct QueryBuilder<E: EntityInspectable> {
             compiledLinks.append(target)
             switch spec.via {
             case .toOne(let ref, let pathNumber):
-                guard pathNumber == 0 else {
-                    throw CellarError.illegalArgument("link(\(schema.name).\(ref.name)): the property is in an embedded object; relations belong to entities")
+                let via = EmbeddedPaths.path(pathNumber)
+                let what = "link(\(schema.name).\((via.map(\.name) + [ref.name]).joined(separator: ".")))"
+                func toOneLink(in owner: EntitySchema) throws -> CompiledCondition {
+                    let property = try owner.property(ref.id, named: ref.name)
+                    guard property.type == .relation else {
+                        throw CellarError.illegalArgument("\(what): the property is a \(property.type), not a to-one relation")
+                    }
+                    return .toOneLink(property: property, link: position)
                 }
-                let property = try schema.property(ref.id, named: ref.name)
-                guard property.type == .relation else {
-                    throw CellarError.illegalArgument("link(\(schema.name).\(ref.name)): the property is a \(property.type), not a to-one relation")
-                }
-                linkConditions.append(.toOneLink(property: property, link: position))
+                // A ToOne inside embedded objects: the link is checked on the nested records (on
+                // a list, some element's ToOne points into the link's set).
+                linkConditions.append(via.isEmpty ? try toOneLink(in: schema)
+                    : try Self.compileEmbedded(via, schema: schema, store: box.store, what: what, inner: toOneLink))
             case .relation(let relation):
                 guard schema.relations.contains(where: { $0.id.id == relation.relationId && $0.targetId.id == target.schema.id.id }) else {
                     throw CellarError.illegalArgument("link(\(relation)): \(schema.name) has no relation with ID \(relation.relationId) to \(spec.targetName) in the store's model")

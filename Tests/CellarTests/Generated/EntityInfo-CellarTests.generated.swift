@@ -1355,6 +1355,108 @@ extension Member {
     static let employer = Cellar.Property<Member>(name: "employer", id: 6, type: Cellar.PropertyType(rawValue: 9))
 }
 
+// MARK: - Assignment (embedded)
+
+extension Assignment: Cellar.EmbeddedInspectable {
+    static let embeddedBinding = AssignmentCellarBinding()
+}
+
+/// Stores and reads `Assignment` objects embedded in their owners' records (embedded type Assignment, 25:6404946411112809111).
+struct AssignmentCellarBinding: Cellar.EmbeddedBinding {
+    typealias EmbeddedType = Assignment
+
+    init() {}
+
+    var typeName: String { "Assignment" }
+    var typeId: Cellar.IdUid { Cellar.IdUid(id: 25, uid: 6404946411112809111) }
+    var slotCount: Int { 2 }
+
+    func write(_ value: Assignment, to record: Cellar.RecordBuilder) throws {
+        record.add(value.role, slot: 0)
+        record.add(try value.assignee.targetIdForPut(), slot: 1)
+    }
+
+    func read(from record: Cellar.RecordReader) throws -> Assignment {
+        return Assignment(
+            role: try record.string(slot: 0) ?? "",
+            assignee: Cellar.ToOne<Member>(targetId: try record.read(Cellar.Id.self, slot: 1) ?? 0)
+        )
+    }
+
+    /// Lets the `ToOne`s in `value` (and in the embedded objects it holds) read their targets from `store`.
+    func attach(_ value: Assignment, store: Cellar.Store) {
+        value.assignee.attach(store)
+    }
+}
+
+extension Assignment {
+    /// `role` in queries: property "role" (1:2928129677296211862), String.
+    static let role = Cellar.Property<Assignment>(name: "role", id: 1, type: Cellar.PropertyType(rawValue: 9))
+    /// `assignee` in queries: property "assignee" (2:8862149208887773885), Relation.
+    static let assignee = Cellar.Property<Assignment>(name: "assignee", id: 2, type: Cellar.PropertyType(rawValue: 11))
+}
+
+extension Cellar.EmbeddedProperty where T == Assignment {
+    /// `…role` through an embedded Assignment.
+    var role: Cellar.Property<E> { self[Assignment.role] }
+    /// `…assignee` through an embedded Assignment.
+    var assignee: Cellar.Property<E> { self[Assignment.assignee] }
+}
+
+// MARK: - Project
+
+extension Project: Cellar.EntityInspectable {
+    static let entityBinding = ProjectCellarBinding()
+}
+
+/// Stores and reads `Project` objects (entity Project, 26:4288733812961939536).
+struct ProjectCellarBinding: Cellar.EntityBinding {
+    typealias EntityType = Project
+
+    init() {}
+
+    var entityName: String { "Project" }
+    var entityId: Cellar.IdUid { Cellar.IdUid(id: 26, uid: 4288733812961939536) }
+    var slotCount: Int { 4 }
+
+    func id(of entity: Project) -> Cellar.Id { entity.id }
+
+    func setId(_ id: Cellar.Id, of entity: inout Project) { entity.id = id }
+
+    func write(_ entity: Project, to record: Cellar.RecordBuilder) throws {
+        record.add(entity.name, slot: 1)
+        try record.add(embedded: entity.lead, slot: 2)
+        try record.add(embeddedList: entity.tasks, slot: 3)
+    }
+
+    func read(id: Cellar.Id, from record: Cellar.RecordReader) throws -> Project {
+        let entity = Project()
+        entity.id = id
+        entity.name = try record.string(slot: 1) ?? ""
+        entity.lead = try record.embedded(Assignment.self, slot: 2)
+        entity.tasks = try record.embeddedList(Assignment.self, slot: 3) ?? []
+        return entity
+    }
+
+    var hasRelations: Bool { true }
+
+    func attach(_ entity: Project, id: Cellar.Id, store: Cellar.Store) {
+        if let embedded = entity.lead { Assignment.embeddedBinding.attach(embedded, store: store) }
+        for element in entity.tasks { Assignment.embeddedBinding.attach(element, store: store) }
+    }
+}
+
+extension Project {
+    /// `id` in queries: property "id" (1:2509475003595701620), Long.
+    static let id = Cellar.Property<Project>(name: "id", id: 1, type: Cellar.PropertyType(rawValue: 6))
+    /// `name` in queries: property "name" (2:3135468917116394417), String.
+    static let name = Cellar.Property<Project>(name: "name", id: 2, type: Cellar.PropertyType(rawValue: 9))
+    /// `lead` in queries: property "lead" (3:4987977618832025640), Embedded.
+    static let lead = Cellar.EmbeddedProperty<Project, Assignment>(name: "lead", id: 3, type: Cellar.PropertyType(rawValue: 101))
+    /// `tasks` in queries: property "tasks" (4:6540937997834794654), EmbeddedList.
+    static let tasks = Cellar.EmbeddedProperty<Project, Assignment>(name: "tasks", id: 4, type: Cellar.PropertyType(rawValue: 1101))
+}
+
 // MARK: - TicketRow (projection of Ticket)
 
 extension TicketRow: Cellar.Projection {
@@ -1706,8 +1808,22 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "employer", id: Cellar.IdUid(id: 6, uid: 4737626950744059869), type: Cellar.PropertyType(rawValue: 9)),
                 ],
                 indexes: [Cellar.ModelIndex(id: Cellar.IdUid(id: 25, uid: 8949533621951706642), properties: [Cellar.IdUid(id: 2, uid: 5985875138988497585), Cellar.IdUid(id: 3, uid: 6506010091981713014), Cellar.IdUid(id: 4, uid: 7431889624587780765)]), Cellar.ModelIndex(id: Cellar.IdUid(id: 26, uid: 2190364077473034082), properties: [Cellar.IdUid(id: 5, uid: 3423757388734368647), Cellar.IdUid(id: 6, uid: 4737626950744059869)], unique: true)]),
+            Cellar.ModelEntity(
+                name: "Assignment", id: Cellar.IdUid(id: 25, uid: 6404946411112809111), lastPropertyId: Cellar.IdUid(id: 2, uid: 8862149208887773885),
+                properties: [
+                    Cellar.ModelProperty(name: "role", id: Cellar.IdUid(id: 1, uid: 2928129677296211862), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "assignee", id: Cellar.IdUid(id: 2, uid: 8862149208887773885), type: Cellar.PropertyType(rawValue: 11), flags: Cellar.PropertyFlags(rawValue: 520), indexId: Cellar.IdUid(id: 27, uid: 1610386693189090618), relationTarget: "Member"),
+                ], flags: 268435456),
+            Cellar.ModelEntity(
+                name: "Project", id: Cellar.IdUid(id: 26, uid: 4288733812961939536), lastPropertyId: Cellar.IdUid(id: 4, uid: 6540937997834794654),
+                properties: [
+                    Cellar.ModelProperty(name: "id", id: Cellar.IdUid(id: 1, uid: 2509475003595701620), type: Cellar.PropertyType(rawValue: 6), flags: Cellar.PropertyFlags(rawValue: 1)),
+                    Cellar.ModelProperty(name: "name", id: Cellar.IdUid(id: 2, uid: 3135468917116394417), type: Cellar.PropertyType(rawValue: 9), defaultValue: .string("")),
+                    Cellar.ModelProperty(name: "lead", id: Cellar.IdUid(id: 3, uid: 4987977618832025640), type: Cellar.PropertyType(rawValue: 101), embeddedType: "Assignment"),
+                    Cellar.ModelProperty(name: "tasks", id: Cellar.IdUid(id: 4, uid: 6540937997834794654), type: Cellar.PropertyType(rawValue: 1101), embeddedType: "Assignment"),
+                ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 24, uid: 2565454559406820448), lastIndexId: Cellar.IdUid(id: 26, uid: 2190364077473034082),
+        lastEntityId: Cellar.IdUid(id: 26, uid: 4288733812961939536), lastIndexId: Cellar.IdUid(id: 27, uid: 1610386693189090618),
         lastRelationId: Cellar.IdUid(id: 3, uid: 8500877671565994362), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])

@@ -490,3 +490,25 @@ final class Member: Entity {
         self.employer = employer
     }
 }
+
+// A ToOne inside embedded objects: an assignment names a member; a project holds an optional lead
+// assignment and a list of task assignments.
+
+// cellar: embedded
+struct Assignment {
+    var role: String = ""
+    var assignee: ToOne<Member> = nil
+}
+
+final class Project: Entity {
+    var id: Id = 0
+    var name: String = ""
+    var lead: Assignment?
+    var tasks: [Assignment] = []
+
+    required init() {}
+
+    init(name: String) {
+        self.name = name
+    }
+}
