@@ -204,6 +204,22 @@ public struct CodeEmitter {
                 throw GeneratorError("relation \(target.typeName).\(name) is missing from the model (please report)", at: relation.location)
             }
             return ".backlinkOfRelation(\(other.id.id))"
+        case .embeddedToOne(let path):
+            var ids: [UInt32] = []
+            var type = targetModel
+            for (position, name) in path.enumerated() {
+                guard let property = type.property(named: name) else {
+                    throw GeneratorError("property \(type.name).\(name) is missing from the model (please report)", at: relation.location)
+                }
+                ids.append(property.id.id)
+                if position < path.count - 1 {
+                    guard let embedded = property.embeddedType.flatMap(fullModel.entity(named:)) else {
+                        throw GeneratorError("the embedded type of \(type.name).\(name) is missing from the model (please report)", at: relation.location)
+                    }
+                    type = embedded
+                }
+            }
+            return ".backlinkOfEmbeddedToOne(path: [\(ids.map(String.init).joined(separator: ", "))])"
         }
     }
 

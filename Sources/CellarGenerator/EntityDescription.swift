@@ -118,6 +118,9 @@ public struct RelationDescription: Hashable, Sendable {
         case toOne(property: String)
         /// The standalone `ToMany<Owner>` of the target with this model name.
         case relation(String)
+        /// The `ToOne<Owner>` inside embedded objects of the target, by the model names of the
+        /// path to it (`["tasks", "assignee"]`): a read-only backlink.
+        case embeddedToOne(path: [String])
     }
 
     /// The Swift property's name.

@@ -32,6 +32,8 @@ public struct Generator {
         public var codeChanged: Bool
         /// Neither the model JSON nor the bindings change.
         public var isUpToDate: Bool { !modelChanged && !codeChanged }
+        /// What changed in the model, in words (`Note.title was added`): what `--check` names.
+        public var modelChanges: [String] = []
     }
 
     public var options: Options
@@ -77,7 +79,46 @@ public struct Generator {
         let oldCode = try? Data(contentsOf: URL(fileURLWithPath: options.outputPath))
         let codeChanged = oldCode.map(Array.init) != codeBytes
         if codeChanged && !options.checkOnly { try write(codeBytes, to: options.outputPath) }
-        return Summary(entities: entities.map(\.typeName), modelChanged: modelChanged, codeChanged: codeChanged)
+        var summary = Summary(entities: entities.map(\.typeName), modelChanged: modelChanged, codeChanged: codeChanged)
+        if modelChanged { summary.modelChanges = Self.changes(from: existing, to: model) }
+        return summary
+    }
+
+    /// The differences between two versions of a model file, by UID, in words: entities and
+    /// properties added, removed or renamed, indexes added or removed.
+    static func changes(from old: Model?, to new: Model) -> [String] {
+        guard let old else { return ["the model file is new"] }
+        var changes: [String] = []
+        let oldEntities = Dictionary(old.entities.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
+        for entity in new.entities {
+            guard let before = oldEntities[entity.id.uid] else {
+                changes.append("\(entity.name) was added")
+                continue
+            }
+            if before.name != entity.name { changes.append("\(before.name) was renamed to \(entity.name)") }
+            let oldProperties = Dictionary(before.properties.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
+            for property in entity.properties {
+                guard let was = oldProperties[property.id.uid] else {
+                    changes.append("\(entity.name).\(property.name) was added")
+                    continue
+                }
+                if was.name != property.name { changes.append("\(entity.name).\(was.name) was renamed to \(property.name)") }
+                if was.indexId?.uid != property.indexId?.uid {
+                    changes.append("\(entity.name).\(property.name) \(property.indexId == nil ? "lost its index" : "gained an index")")
+                } else if was != property && was.name == property.name {
+                    changes.append("\(entity.name).\(property.name) changed")
+                }
+            }
+            let uids = Set(entity.properties.map(\.id.uid))
+            for property in before.properties where !uids.contains(property.id.uid) {
+                changes.append("\(entity.name).\(property.name) was removed")
+            }
+            if before.relations != entity.relations { changes.append("the relations of \(entity.name) changed") }
+            if before.indexes != entity.indexes { changes.append("the indexes over several properties of \(entity.name) changed") }
+        }
+        let uids = Set(new.entities.map(\.id.uid))
+        for entity in old.entities where !uids.contains(entity.id.uid) { changes.append("\(entity.name) was removed") }
+        return changes.isEmpty ? ["the model file's last IDs or retired UIDs differ"] : changes
     }
 
     /// The Swift files to scan, sorted (so that the output does not depend on directory order).

@@ -62,6 +62,9 @@ extension Scan {
             }
             throw GeneratorError("\(annotation.quoted) on \(subject): \(target.typeName) has several relations to \(owner.typeName) (\(pointingBack().joined(separator: ", "))); name the one it is the backlink of, e.g. `// cellar: backlink = \"\(toOnes.first { $0.relationTarget == owner.typeName }?.modelName ?? toManys.first { $0.target == owner.typeName }!.modelName)\"`", at: annotation.location)
         }
+        if name.contains(".") {
+            return try resolveEmbeddedBacklink(relation, of: owner, in: target, annotation: annotation, path: name, entities: entities)
+        }
         let points = pointingBack()
         let hint = points.isEmpty
             ? "; add `var \(name): ToOne<\(owner.typeName)> = nil` to \(target.typeName)"
@@ -85,6 +88,36 @@ extension Scan {
             throw GeneratorError("\(annotation.quoted) on \(subject): `\(target.typeName).\(property.name)` is a \(property.swiftType), not a relation; a backlink is the other side of a ToOne<\(owner.typeName)> or ToMany<\(owner.typeName)> of \(target.typeName)\(hint)", at: annotation.location)
         }
         throw GeneratorError("\(annotation.quoted) on \(subject): \(target.typeName) has no ToOne or ToMany named \(name)\(hint)", at: annotation.location)
+    }
+
+    /// The backlink `backlink = "tasks.assignee"`: a path of embedded properties of `target` (model
+    /// or Swift names) ending at a `ToOne<Owner>` inside the last embedded type.
+    func resolveEmbeddedBacklink(_ relation: RelationDescription, of owner: EntityDescription, in target: EntityDescription,
+                                 annotation: Annotation, path: String, entities: [EntityDescription]) throws -> RelationDescription.Backlink {
+        let subject = "`\(owner.typeName).\(relation.name)`"
+        if relation.deleteRule != nil {
+            throw GeneratorError("\(annotation.quoted) on \(subject): a backlink through a ToOne inside embedded objects has no delete rule; remove `onDelete`", at: annotation.location)
+        }
+        let names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var type = target
+        var modelNames: [String] = []
+        for (position, name) in names.enumerated() {
+            guard let property = type.properties.first(where: { $0.modelName == name }) ?? type.properties.first(where: { $0.name == name }) else {
+                throw GeneratorError("\(annotation.quoted) on \(subject): \(type.typeName) has no property \(name.isEmpty ? "(an empty name)" : name); the path names embedded properties of \(target.typeName) and ends at a ToOne<\(owner.typeName)>", at: annotation.location)
+            }
+            modelNames.append(property.modelName)
+            if position == names.count - 1 {
+                guard property.relationTarget == owner.typeName else {
+                    throw GeneratorError("\(annotation.quoted) on \(subject): `\(type.typeName).\(property.name)` is \(property.relationTarget.map { "a ToOne<\($0)>" } ?? "a \(property.swiftType)"), not a ToOne<\(owner.typeName)>; the path ends at the ToOne this is the backlink of", at: annotation.location)
+                }
+                break
+            }
+            guard let embedded = property.embeddedType, let next = entities.first(where: { $0.typeName == embedded && $0.isEmbedded }) else {
+                throw GeneratorError("\(annotation.quoted) on \(subject): `\(type.typeName).\(property.name)` holds no embedded objects; the path names embedded properties of \(target.typeName) and ends at a ToOne<\(owner.typeName)>", at: annotation.location)
+            }
+            type = next
+        }
+        return .embeddedToOne(path: modelNames)
     }
 
     /// Reads `// cellar: convert` for a property: sets its conversion and returns how the

@@ -63,7 +63,10 @@ do {
     if check {
         guard summary.isUpToDate else {
             let stale = [summary.modelChanged ? model : nil, summary.codeChanged ? output : nil].compactMap { $0 }
-            fail("error: the Cellar bindings of \(target) are stale: \(stale.joined(separator: " and ")) \(stale.count == 1 ? "is" : "are") not what its entities make. Run `swift package --allow-writing-to-package-directory cellar-generate --target \(target)\(isPublic ? " --visibility public" : "")` and commit the result")
+            let why = summary.modelChanges.isEmpty
+                ? "the entities' code changed (a type, an annotation, an initial value) or the generator did"
+                : summary.modelChanges.joined(separator: ", ")
+            fail("error: the Cellar bindings of \(target) are stale (\(why)): \(stale.joined(separator: " and ")) \(stale.count == 1 ? "is" : "are") not what its entities make. Run `swift package --allow-writing-to-package-directory cellar-generate --target \(target)\(isPublic ? " --visibility public" : "")` and commit the result")
         }
         if let stamp {
             let text = "// The Cellar bindings of \(target) matched its entities when this target was built.\n"

@@ -60,6 +60,14 @@ private func people(_ annotations: String, extra: String = "") -> String {
         #expect(!String(decoding: try update(people("")).jsonBytes(), as: UTF8.self).contains("\"indexes\""))
     }
 
+    @Test func theStaleCheckNamesWhatChanged() throws {
+        let before = try update(people(""))
+        let after = try update(people(#"// cellar: index = ["lastName", "born"]"#, extra: "var nickname: String = \"\""), over: before)
+        #expect(Generator.changes(from: before, to: after) == ["Person.nickname was added", "the indexes over several properties of Person changed"])
+        #expect(Generator.changes(from: after, to: try update(people(""), over: after)) == ["Person.nickname was removed", "the indexes over several properties of Person changed"])
+        #expect(Generator.changes(from: nil, to: before) == ["the model file is new"])
+    }
+
     @Test func misuseIsNamed() throws {
         func refused(_ annotations: String, _ expected: String) {
             do {

@@ -204,6 +204,48 @@ private func withOwner(_ body: String) -> String {
                     "`Address.owners` is a ToMany<E>, but Address is an embedded type: an embedded object holds to-one relations (ToOne) only")
     }
 
+    @Test func backlinksThroughEmbeddedToOnesNameTheirPath() throws {
+        let source = """
+        // cellar: embedded
+        struct Slot {
+            var owner: ToOne<E> = nil
+            var next: Inner?
+        }
+        // cellar: embedded
+        struct Inner {
+            var owner: ToOne<E> = nil
+        }
+        class P: Entity {
+            var id: Id = 0
+            var slots: [Slot] = []
+        }
+        class E: Entity {
+            var id: Id = 0
+            // cellar: backlink = "slots.next.owner"
+            var deep: ToMany<P> = nil
+            // cellar: backlink = "slots.owner"
+            var shallow: ToMany<P> = nil
+        }
+        """
+        let entities = try SourceScanner.scan(files: [(path: "M.swift", contents: source)])
+        let e = try #require(entities.first { $0.typeName == "E" })
+        #expect(e.relations.map(\.backlink) == [.embeddedToOne(path: ["slots", "next", "owner"]), .embeddedToOne(path: ["slots", "owner"])])
+        func refused(_ path: String, _ fragment: String, onDelete: Bool = false) {
+            let changed = source.replacingOccurrences(of: "backlink = \"slots.owner\"", with: "backlink = \"\(path)\"")
+                .replacingOccurrences(of: "    var shallow", with: onDelete ? "    // cellar: onDelete = cascade\n    var shallow" : "    var shallow")
+            do {
+                _ = try SourceScanner.scan(files: [(path: "M.swift", contents: changed)])
+                Issue.record("accepted \(path)")
+            } catch {
+                #expect("\(error)".contains(fragment), "\(error)")
+            }
+        }
+        refused("slots.nobody", "Slot has no property nobody")
+        refused("id.owner", "`P.id` holds no embedded objects")
+        refused("slots.next", "`Slot.next` is a Inner, not a ToOne<E>")
+        refused("slots.owner", "has no delete rule", onDelete: true)
+    }
+
     @Test func relationsToAnEmbeddedTypeAreRefused() {
         let embedded = "// cellar: embedded\nstruct Address {\n    var city = \"\"\n}\n"
         expectError(embedded + "class F: Entity {\n    var id: Id = 0\n    var home: ToOne<Address> = nil\n}", at: "7:5",

@@ -7,7 +7,8 @@ import Testing
 /// A `ToOne` inside embedded objects, with the generated Project (an optional lead `Assignment`
 /// and a list of task assignments) and Member: stored and read with the owner, its target read
 /// from the store, found through the embedded index and through link conditions, gone with its
-/// owner, reading as no target once the target is removed.
+/// owner, reading as no target once the target is removed; the read-only backlinks
+/// `Member.tasks` and `Member.leading` through them.
 @Suite struct EmbeddedRelationTests {
     static func assignment(_ role: String, _ member: Member?) -> Assignment {
         Assignment(role: role, assignee: ToOne(member))
@@ -48,6 +49,18 @@ import Testing
         #expect(try byNg.find().map(\.name) == ["roof"])
         let ledBySmith = try projects.query().link(Project.lead.assignee) { Member.lastName == "Smith" }.build()
         #expect(try ledBySmith.find().isEmpty)
+
+        // Backlinks through the embedded ToOnes, each on its own path: Ann leads roof, Bo has a
+        // task in it, Cy one in shed.
+        func member(_ id: Id) throws -> Member { try #require(try members.get(id)) }
+        #expect(try member(ann.id).leading.map(\.name) == ["roof"] && member(ann.id).tasks.isEmpty)
+        #expect(try member(bo.id).tasks.map(\.name) == ["roof"] && member(bo.id).leading.isEmpty)
+        #expect(try member(cy.id).tasks.map(\.name) == ["shed"])
+        // Read-only: adding to one is refused, and nothing is written.
+        let cyAgain = try member(cy.id)
+        cyAgain.leading.append(none)
+        #expect(throws: CellarError.self) { try members.put(cyAgain) }
+        #expect(try projects.get(none.id)?.lead == nil)
 
         // A removed target reads as none; the link's id stays until the owner is put again.
         #expect(try members.remove(bo.id))

@@ -14,6 +14,47 @@ extension TransactionContext {
         case .backlinkOfToOne(let propertyId):
             let property = try targetSchema.property(propertyId, named: "#\(propertyId)")
             return try ids(of: targetSchema, where: property, equals: owner)
+        case .backlinkOfEmbeddedToOne(let path):
+            return try ids(of: targetSchema, whereEmbedded: path, pointsAt: owner)
+        }
+    }
+
+    /// The objects of `schema` some of whose embedded objects on `path` (property IDs through
+    /// embedded properties, the last one a `ToOne`'s) point at `target`: the candidates from the
+    /// embedded index of the `ToOne` (its keys do not say on which path a value was), each
+    /// checked along the path in its record.
+    func ids(of schema: EntitySchema, whereEmbedded path: [UInt32], pointsAt target: Id) throws -> [Id] {
+        var steps: [PropertySchema] = []
+        var current = schema
+        for id in path.dropLast() {
+            let property = try current.property(id, named: "#\(id)")
+            steps.append(property)
+            current = try store.embeddedSchema(of: property)
+        }
+        guard let last = path.last else { return [] }
+        let link = try current.property(last, named: "#\(last)")
+        guard target != 0, let embedded = schema.embeddedIndexes, let index = link.index, embedded.contains(index),
+              let cursor = try cursor(indexTree: index) else { return [] }
+        var prefix = embedded.prefix
+        IndexKey.appendValue(.integer(target), property: link, index: index, to: &prefix)
+        var candidates: [UInt64] = []
+        try cursor.appendKeySuffixes(.prefix(prefix), to: &candidates)
+        func reaches(_ record: RecordReader, _ steps: ArraySlice<PropertySchema>, id: Id) throws -> Bool {
+            guard let step = steps.first else { return try record.value(of: link, id: id) == .integer(target) }
+            guard let payload = try record.bytes(slot: step.slot) else { return false }
+            guard case .embedded(list: true) = step.kind else { return try reaches(record.nested(payload), steps.dropFirst(), id: id) }
+            var found = false
+            try record.forEachNested(payload) { element in
+                if !found, try reaches(element, steps.dropFirst(), id: id) { found = true }
+            }
+            return found
+        }
+        // One key per owner and value: the ids come once each, in id order.
+        return try candidates.filter { id in
+            try withRecord(schema, id) { bytes in
+                guard let bytes else { return false }
+                return try reaches(RecordReader(bytes), steps[...], id: id)
+            }
         }
     }
 
@@ -63,6 +104,8 @@ extension TransactionContext {
         case .backlinkOfToOne(let propertyId):
             let property = try targetSchema.property(propertyId, named: "#\(propertyId)")
             try setToOne(of: other, in: targetSchema, property: property, to: owner, linked: linked)
+        case .backlinkOfEmbeddedToOne:
+            throw CellarError.illegalArgument("a backlink through a ToOne inside embedded objects is read-only: set the ToOne of the embedded object in the \(targetSchema.name) object \(other) instead")
         }
     }
 

@@ -1338,6 +1338,18 @@ struct MemberCellarBinding: Cellar.EntityBinding {
         entity.employer = try record.string(slot: 5)
         return entity
     }
+
+    var hasRelations: Bool { true }
+
+    func attach(_ entity: Member, id: Cellar.Id, store: Cellar.Store) {
+        entity.tasks.attach(store, owner: id, link: .backlinkOfEmbeddedToOne(path: [4, 2]))
+        entity.leading.attach(store, owner: id, link: .backlinkOfEmbeddedToOne(path: [3, 2]))
+    }
+
+    func writeRelations(of entity: Member, id: Cellar.Id, in writer: Cellar.RelationWriter) throws {
+        try entity.tasks.write(owner: id, link: .backlinkOfEmbeddedToOne(path: [4, 2]), in: writer)
+        try entity.leading.write(owner: id, link: .backlinkOfEmbeddedToOne(path: [3, 2]), in: writer)
+    }
 }
 
 extension Member {

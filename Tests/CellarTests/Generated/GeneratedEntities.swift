@@ -479,6 +479,12 @@ final class Member: Entity {
     var age: Int = 0
     var email: String = ""
     var employer: String?
+    /// The projects some task of which is assigned to this member (through a ToOne inside the
+    /// embedded `Assignment`s of `Project.tasks`), and those it leads.
+    // cellar: backlink = "tasks.assignee"
+    var tasks: ToMany<Project> = nil
+    // cellar: backlink = "lead.assignee"
+    var leading: ToMany<Project> = nil
 
     required init() {}
 
