@@ -123,6 +123,25 @@ import Testing
         }
         #expect(try box.query { Member.employer == "Z" }.build().count() == 0)
         #expect(try box.count() == 4)
+        // removeAll takes the index's keys with the objects: the values are free again.
+        #expect(try box.removeAll() == 4)
+        try box.put(Member("Ng", "Ann", age: 30, email: "ann@x.org", employer: "X"))
+        #expect(try box.query { Member.lastName == "Ng" && Member.firstName == "Ann" }.build().count() == 1)
+        store.close()
+        _ = try ExportImportTests.verify(dir.sub("db"))
+    }
+
+    @Test func anUpsertByPrimaryKeyKeepsTheIndexUpToDate() throws {
+        let dir = TestDirectory("compound-upsert")
+        defer { dir.remove() }
+        let store = try Store(directoryPath: dir.sub("db"), model: cellarModel())
+        defer { store.close() }
+        let accounts: Box<Account> = store.box()
+        try accounts.put(Account(email: "ada@x", name: "Ada", visits: 1), mode: .upsert)
+        // The object holding the key is found, and its entry in Account(name, visits) moves.
+        try accounts.put(Account(email: "ada@x", name: "Ada L.", visits: 2), mode: .upsert)
+        #expect(try accounts.query { Account.name == "Ada L." && Account.visits == 2 }.build().count() == 1)
+        #expect(try accounts.query { Account.name == "Ada" && Account.visits == 1 }.build().count() == 0)
         store.close()
         _ = try ExportImportTests.verify(dir.sub("db"))
     }

@@ -92,7 +92,7 @@ extension Box {
         // holds the key and the key's is the entity's only index, no index entry changes: the old
         // record need not even be read.
         try store(entity, id: id, isNew: isNew, into: target, uniqueChecked: primaryKey.index!.id,
-                  indexesUnchanged: holder == id && schema.indexed.count == 1)
+                  indexesUnchanged: holder == id && schema.primaryKeyIsOnlyIndex)
         return (id, assign)
     }
 }

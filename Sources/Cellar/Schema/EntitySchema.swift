@@ -87,6 +87,13 @@ final class EntitySchema: Sendable {
             ? historyProperties.reduce(UInt64(0)) { $0 | 1 << UInt64($1 - 1) } : nil
     }
 
+    /// The primary key's index is the entity's only one (no other property index, none on an
+    /// embedded type's property, none over several properties): an upsert onto the object that
+    /// holds the key changes no index entry.
+    var primaryKeyIsOnlyIndex: Bool {
+        primaryKey != nil && indexed.count == 1 && embeddedIndexes == nil && compoundIndexes.isEmpty
+    }
+
     /// The property with this ID, or a schema error naming it.
     func property(_ id: UInt32, named name: String) throws -> PropertySchema {
         guard let property = properties[id] else {

@@ -64,6 +64,10 @@ package struct StoreSummary: Sendable {
                     let indexes = (schemas[entity.id.id]?.indexed ?? []).compactMap { property -> Index? in
                         guard let index = property.index else { return nil }
                         return Index(property: property.name, kind: "\(index.kind)", unique: index.unique, built: markers[index.id] != nil)
+                    } + (schemas[entity.id.id]?.compoundIndexes ?? []).map { compound in
+                        // Named by its properties: `(lastName, firstName)`.
+                        Index(property: "(\(compound.properties.map(\.name).joined(separator: ", ")))", kind: "\(compound.index.kind)",
+                              unique: compound.index.unique, built: markers[compound.index.id] != nil)
                     }
                     summary.entities.append(Entity(name: entity.name, id: "\(entity.id.id):\(entity.id.uid)", objects: objects, bytes: bytes,
                                                    properties: entity.properties.count, relations: entity.relations.count,

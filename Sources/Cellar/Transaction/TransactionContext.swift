@@ -218,6 +218,7 @@ final class TransactionContext {
             let index = property.index!
             try dropIndexTree(index)
         }
+        for compound in schema.compoundIndexes { try dropIndexTree(compound.index) }
         if let embedded = schema.embeddedIndexes {
             // Shared with the other entities embedding the type: only this entity's keys go.
             for property in embedded.indexed {

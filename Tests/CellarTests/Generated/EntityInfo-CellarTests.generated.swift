@@ -1691,7 +1691,8 @@ func cellarModel() -> Cellar.Model {
                 ],
                 relations: [
                     Cellar.ModelRelation(name: "favorites", id: Cellar.IdUid(id: 2, uid: 6119699722470939340), targetId: Cellar.IdUid(id: 3, uid: 3869921096527782366)),
-                ]),
+                ],
+                indexes: [Cellar.ModelIndex(id: Cellar.IdUid(id: 28, uid: 5362931782229643774), properties: [Cellar.IdUid(id: 3, uid: 5218617014432419350), Cellar.IdUid(id: 4, uid: 4673605463527342308)])]),
             Cellar.ModelEntity(
                 name: "Badge", id: Cellar.IdUid(id: 9, uid: 8696293196278192438), lastPropertyId: Cellar.IdUid(id: 3, uid: 1634714828538964741),
                 properties: [
@@ -1835,7 +1836,7 @@ func cellarModel() -> Cellar.Model {
                     Cellar.ModelProperty(name: "tasks", id: Cellar.IdUid(id: 4, uid: 6540937997834794654), type: Cellar.PropertyType(rawValue: 1101), embeddedType: "Assignment"),
                 ]),
         ],
-        lastEntityId: Cellar.IdUid(id: 26, uid: 4288733812961939536), lastIndexId: Cellar.IdUid(id: 27, uid: 1610386693189090618),
+        lastEntityId: Cellar.IdUid(id: 26, uid: 4288733812961939536), lastIndexId: Cellar.IdUid(id: 28, uid: 5362931782229643774),
         lastRelationId: Cellar.IdUid(id: 3, uid: 8500877671565994362), lastSequenceId: Cellar.IdUid(id: 0, uid: 0),
         retiredEntityUids: [], retiredIndexUids: [],
         retiredPropertyUids: [], retiredRelationUids: [])

@@ -186,7 +186,9 @@ final class Reminder: Entity {
 }
 
 /// A primary key: `email` identifies the account for `get(primaryKey:)` and upserts, beside its
-/// id; `favorites` is a relation an upsert must keep.
+/// id; `favorites` is a relation an upsert must keep, and the index over name and visits one it
+/// must keep up to date.
+// cellar: index = ["name", "visits"]
 final class Account: Entity {
     var id: Id = 0
     // cellar: primaryKey
