@@ -106,8 +106,9 @@ struct EmbeddedPath {
     let property: PropertySchema
 
     /// Resolves `via` and `ref` from `schema`; `what` names the use in messages. A list of
-    /// embedded objects on the way is refused: it holds more than one value.
-    init(_ via: [PropertyRef], _ ref: PropertyRef, schema: EntitySchema, store: Store, what: String) throws {
+    /// embedded objects on the way is refused (it holds more than one value) unless
+    /// `throughLists`: then `contains(in:where:)` visits each element.
+    init(_ via: [PropertyRef], _ ref: PropertyRef, schema: EntitySchema, store: Store, what: String, throughLists: Bool = false) throws {
         var schema = schema
         var steps: [PropertySchema] = []
         for step in via {
@@ -115,7 +116,7 @@ struct EmbeddedPath {
             guard case .embedded(let list) = property.kind else {
                 throw CellarError.illegalArgument("\(what): \(property.qualifiedName) is a \(property.type), not an embedded object")
             }
-            guard !list else {
+            guard !list || throughLists else {
                 throw CellarError.illegalArgument("\(what): \(property.qualifiedName) is a list of embedded objects, which has one value per element, not one per object; read the objects instead")
             }
             steps.append(property)
@@ -134,6 +135,22 @@ struct EmbeddedPath {
             reader = nested
         }
         return reader
+    }
+
+    /// Whether some nested record holding `property` in `record` meets `test` (through a list on
+    /// the way, each element's); false when an embedded object on the way is absent.
+    func contains(in record: RecordReader, where test: (RecordReader) throws -> Bool) throws -> Bool {
+        func visit(_ record: RecordReader, _ steps: ArraySlice<PropertySchema>) throws -> Bool {
+            guard let step = steps.first else { return try test(record) }
+            guard let payload = try record.bytes(slot: step.slot) else { return false }
+            guard case .embedded(list: true) = step.kind else { return try visit(record.nested(payload), steps.dropFirst()) }
+            var found = false
+            try record.forEachNested(payload) { element in
+                if !found, try visit(element, steps.dropFirst()) { found = true }
+            }
+            return found
+        }
+        return try visit(record, steps[...])
     }
 }
 

@@ -24,36 +24,22 @@ extension TransactionContext {
     /// embedded index of the `ToOne` (its keys do not say on which path a value was), each
     /// checked along the path in its record.
     func ids(of schema: EntitySchema, whereEmbedded path: [UInt32], pointsAt target: Id) throws -> [Id] {
-        var steps: [PropertySchema] = []
-        var current = schema
-        for id in path.dropLast() {
-            let property = try current.property(id, named: "#\(id)")
-            steps.append(property)
-            current = try store.embeddedSchema(of: property)
-        }
-        guard let last = path.last else { return [] }
-        let link = try current.property(last, named: "#\(last)")
+        guard !path.isEmpty else { return [] }
+        let refs = path.map { PropertyRef(id: $0, name: "#\($0)") }
+        let embeddedPath = try EmbeddedPath(Array(refs.dropLast()), refs.last!, schema: schema, store: store,
+                                            what: "a backlink through \(schema.name)", throughLists: true)
+        let link = embeddedPath.property
         guard target != 0, let embedded = schema.embeddedIndexes, let index = link.index, embedded.contains(index),
               let cursor = try cursor(indexTree: index) else { return [] }
         var prefix = embedded.prefix
         IndexKey.appendValue(.integer(target), property: link, index: index, to: &prefix)
         var candidates: [UInt64] = []
         try cursor.appendKeySuffixes(.prefix(prefix), to: &candidates)
-        func reaches(_ record: RecordReader, _ steps: ArraySlice<PropertySchema>, id: Id) throws -> Bool {
-            guard let step = steps.first else { return try record.value(of: link, id: id) == .integer(target) }
-            guard let payload = try record.bytes(slot: step.slot) else { return false }
-            guard case .embedded(list: true) = step.kind else { return try reaches(record.nested(payload), steps.dropFirst(), id: id) }
-            var found = false
-            try record.forEachNested(payload) { element in
-                if !found, try reaches(element, steps.dropFirst(), id: id) { found = true }
-            }
-            return found
-        }
         // One key per owner and value: the ids come once each, in id order.
         return try candidates.filter { id in
             try withRecord(schema, id) { bytes in
                 guard let bytes else { return false }
-                return try reaches(RecordReader(bytes), steps[...], id: id)
+                return try embeddedPath.contains(in: RecordReader(bytes)) { try $0.value(of: link, id: id) == .integer(target) }
             }
         }
     }
