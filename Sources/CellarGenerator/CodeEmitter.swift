@@ -29,13 +29,15 @@ public struct CodeEmitter {
         import Foundation
 
         """
+        // The embedded types whose objects hold ToOnes, found once for every binding.
+        let linking = Self.embeddedTypesWithRelations(entities)
         for entity in entities {
             guard let modelEntity = model.entity(named: entity.modelName) else {
                 throw GeneratorError("entity \(entity.typeName) is missing from the model (please report)", at: entity.location)
             }
             out += entity.isEmbedded
-                ? try emitEmbedded(entity, modelEntity, model: model, linking: Self.embeddedTypesWithRelations(entities))
-                : try emit(entity, modelEntity, entities: entities, model: model)
+                ? try emitEmbedded(entity, modelEntity, model: model, linking: linking)
+                : try emit(entity, modelEntity, entities: entities, model: model, linking: linking)
         }
         for projection in projections {
             out += try emit(projection, entities: entities, model: model)
@@ -56,7 +58,8 @@ public struct CodeEmitter {
 
     // MARK: One entity
 
-    private func emit(_ entity: EntityDescription, _ model: ModelEntity, entities: [EntityDescription], model fullModel: Model) throws -> String {
+    private func emit(_ entity: EntityDescription, _ model: ModelEntity, entities: [EntityDescription], model fullModel: Model,
+                      linking: Set<String>) throws -> String {
         guard let id = entity.idProperty else {
             throw GeneratorError("entity \(entity.typeName) has no id property; add `var id: Id = 0`", at: entity.location)
         }
@@ -125,7 +128,7 @@ public struct CodeEmitter {
             out += "        return \(entity.typeName)(\n            \(arguments.joined(separator: ",\n            "))\n        )\n"
         }
         out += "    }\n"
-        out += try emitRelationHooks(entity, model, entities: entities, model: fullModel)
+        out += try emitRelationHooks(entity, model, entities: entities, model: fullModel, linking: linking)
         out += """
         }
 
@@ -146,8 +149,8 @@ public struct CodeEmitter {
     /// `hasRelations`, `attach` and `writeRelations` for an entity with `ToOne`s or `ToMany`s
     /// (the defaults of `EntityBinding` do nothing for the others).
     private func emitRelationHooks(_ entity: EntityDescription, _ model: ModelEntity, entities: [EntityDescription],
-                                   model fullModel: Model) throws -> String {
-        let embeddedLinks = embeddedAttachStatements(entity, receiver: "entity", linking: Self.embeddedTypesWithRelations(entities))
+                                   model fullModel: Model, linking: Set<String>) throws -> String {
+        let embeddedLinks = embeddedAttachStatements(entity, receiver: "entity", linking: linking)
         guard entity.hasRelations || !embeddedLinks.isEmpty else { return "" }
         let links = try entity.relations.map { ($0, try link(of: $0, in: entity, model, entities: entities, model: fullModel)) }
         var out = """
@@ -229,8 +232,7 @@ public struct CodeEmitter {
         for property in entity.properties {
             let slotId = model.property(named: property.modelName)?.id ?? .zero
             out += "    /// `\(property.name)` in queries: property \(literal(property.modelName)) (\(slotId)), \(property.propertyType).\n"
-            let constant = property.embeddedType.map { "Cellar.EmbeddedProperty<\(entity.typeName), \($0)>" } ?? "Cellar.Property<\(entity.typeName)>"
-            let made = "\(constant)(name: \(literal(property.modelName)), id: \(slotId.id), type: Cellar.PropertyType(rawValue: \(property.propertyType.rawValue)))"
+            let made = "\(storedConstantType(property, of: entity.typeName))(name: \(literal(property.modelName)), id: \(slotId.id), type: Cellar.PropertyType(rawValue: \(property.propertyType.rawValue)))"
             out += "    \(access)static let \(property.name) = \(converted(property, of: entity.typeName, made))\n"
         }
         return out
@@ -242,17 +244,22 @@ public struct CodeEmitter {
     func converted(_ property: PropertyDescription, of owner: String, _ made: String) -> String {
         switch property.conversion {
         case .none: made
-        case .rawValue: "Cellar.ConvertedProperty<\(owner), \(property.swiftType)>(\(made))"
+        case .rawValue: "\(constantType(property, of: owner))(\(made))"
         case .converter(let converter, _):
-            "Cellar.ConvertedProperty<\(owner), \(property.swiftType)>(\(made), stored: { (\(converter).convert($0) as \(property.storedSwiftType)).queryValue })"
+            "\(constantType(property, of: owner))(\(made), stored: { (\(converter).convert($0) as \(property.storedSwiftType)).queryValue })"
         }
     }
 
     /// The type of a property's constant, with `owner` as its entity (see `converted`).
     func constantType(_ property: PropertyDescription, of owner: String) -> String {
-        if let embedded = property.embeddedType { return "Cellar.EmbeddedProperty<\(owner), \(embedded)>" }
-        if case .none = property.conversion { return "Cellar.Property<\(owner)>" }
+        if case .none = property.conversion { return storedConstantType(property, of: owner) }
         return "Cellar.ConvertedProperty<\(owner), \(property.swiftType)>"
+    }
+
+    /// The type of the constant of the stored property itself: `EmbeddedProperty` for embedded
+    /// objects, else `Property`.
+    func storedConstantType(_ property: PropertyDescription, of owner: String) -> String {
+        property.embeddedType.map { "Cellar.EmbeddedProperty<\(owner), \($0)>" } ?? "Cellar.Property<\(owner)>"
     }
 
     /// The statement writing one property of `receiver` (`entity`, or `value` in an embedded
