@@ -49,13 +49,19 @@ struct CompoundIndex: Sendable {
                 complete = false
                 continue
             }
-            key.append(1)
-            IndexKey.appendValue(value, property: property, index: index, to: &key)
+            appendPart(value, of: property, to: &key)
         }
         guard key.count + 8 <= StorageLimits.maxKeySize else {
             throw CellarError.illegalArgument("the values of \(name) take \(key.count + 8) bytes in its index, above the \(StorageLimits.maxKeySize) an index key may have; shorten the strings or leave a long property out of the index")
         }
         return (key, complete)
+    }
+
+    /// Appends the part of a present `value` of `property`: 0x01, then the value as a value index
+    /// keys it. What keys are made of, and what the planner looks up.
+    func appendPart(_ value: FieldValue, of property: PropertySchema, to key: inout [UInt8]) {
+        key.append(1)
+        IndexKey.appendValue(value, property: property, index: index, to: &key)
     }
 
     /// The full key of object `id` whose record is `record`.
@@ -97,9 +103,9 @@ extension TransactionContext {
             if let old, try new.sameValues(compound.fields, as: old) { continue }
             let (parts, complete) = try compound.valueParts(of: new, id: id)
             if compound.index.unique && complete, let holder = try holder(of: parts, in: compound.index, except: id) {
-                throw CellarError(.uniqueViolation,
-                                  message: "\(compound.name) must be unique, and \(try compound.describeValues(of: new, id: id)) are stored already in object \(holder)",
-                                  property: compound.name, value: try compound.describeValues(of: new, id: id))
+                let values = try compound.describeValues(of: new, id: id)
+                throw CellarError(.uniqueViolation, message: "\(compound.name) must be unique, and \(values) are stored already in object \(holder)",
+                                  property: compound.name, value: values)
             }
             var added = parts
             IndexKey.appendBigEndian(id, to: &added)

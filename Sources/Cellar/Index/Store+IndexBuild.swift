@@ -104,20 +104,7 @@ extension Store {
         try context.dropIndexTree(compound.index)
         let tree = try context.indexTree(compound.index)
         guard let cursor = try context.cursor(schema) else { return }
-        var start = KeyRange.all
-        while true {
-            var keys: [[UInt8]] = []
-            var last: Id?
-            try cursor.scan(start) { key, record in
-                let id = try StorageLayout.objectId(key)
-                keys.append(try compound.key(of: RecordReader(record), id: id))
-                last = id
-                return keys.count < Self.buildBatch
-            }
-            for key in keys { try write.put(tree, key: key, value: []) }
-            guard keys.count == Self.buildBatch, let last, last < .max else { break }
-            start = KeyRange(lower: withUnsafeBytes(of: last.bigEndian) { Array($0) }, lowerInclusive: false)
-        }
+        try writeKeysInBatches(from: cursor, into: tree, in: write) { id, record in [try compound.key(of: record, id: id)] }
         guard compound.index.unique, let keys = try context.cursor(indexTree: compound.index) else { return }
         var previous: (parts: [UInt8], id: Id)?
         try keys.scan { key, _ in
@@ -125,9 +112,10 @@ extension Store {
             let id = try IndexKey.objectId(key)
             // Keys with an absent value are never compared (see `CompoundIndex`): equal parts are
             // rare, so only then is the record read to tell.
-            if let previous, previous.parts == parts,
-               try context.withRecord(schema, id, { try compound.valueParts(of: RecordReader($0!), id: id).complete }) {
-                let values = try context.withRecord(schema, id) { try compound.describeValues(of: RecordReader($0!), id: id) }
+            if let previous, previous.parts == parts, let values = try context.withRecord(schema, id, { bytes -> String? in
+                let record = try RecordReader(bytes!)
+                return try compound.valueParts(of: record, id: id).complete ? try compound.describeValues(of: record, id: id) : nil
+            }) {
                 throw CellarError.schema("\(compound.name) is now unique, but objects \(previous.id) and \(id) both hold \(values); change or remove one of them with the model whose index is not unique (the same index without `unique`, so that it keeps its UID), or in a migration, then open the store again")
             }
             previous = (parts, id)
@@ -215,28 +203,12 @@ extension Store {
         // whole values are compared instead (below), as a put compares them.
         let wholeValues = index.unique && property.collection != nil
         var values: [(Id, [UInt8])] = []
-        var start = KeyRange.all
-        while true {
-            // Collect a batch, write it after: the scan runs without the write transaction's
-            // changes making its cursor find its place again.
-            var keys: [[UInt8]] = []
-            var last: Id?
-            var count = 0
-            try cursor.scan(start) { key, record in
-                let id = try StorageLayout.objectId(key)
-                let reader = try RecordReader(record)
-                let propertyKeys = try context.indexKeys(property, of: reader, id: id)
-                keys += propertyKeys
-                if wholeValues, !propertyKeys.isEmpty, case .bytes(let bytes)? = try reader.value(of: property, id: id) {
-                    values.append((id, Array(bytes)))
-                }
-                last = id
-                count += 1
-                return count < Self.buildBatch
+        try writeKeysInBatches(from: cursor, into: tree, in: write) { id, reader in
+            let propertyKeys = try context.indexKeys(property, of: reader, id: id)
+            if wholeValues, !propertyKeys.isEmpty, case .bytes(let bytes)? = try reader.value(of: property, id: id) {
+                values.append((id, Array(bytes)))
             }
-            for key in keys { try write.put(tree, key: key, value: []) }
-            guard count == Self.buildBatch, let last, last < .max else { break }
-            start = KeyRange(lower: withUnsafeBytes(of: last.bigEndian) { Array($0) }, lowerInclusive: false)
+            return propertyKeys
         }
         if wholeValues {
             try checkUnique(values, property: property)
@@ -247,6 +219,31 @@ extension Store {
 
     /// Objects an index build reads before it writes their keys.
     static let buildBatch = 16_384
+
+    /// Writes the keys `keys` gives for each object `cursor` reads (its id and record) into
+    /// `tree`, in batches of `buildBatch` objects: each batch's keys are written before the next
+    /// is read, so that a build over millions of objects takes the memory of one batch. A batch
+    /// is collected first and written after: the scan runs without the write transaction's
+    /// changes making its cursor find its place again.
+    private func writeKeysInBatches(from cursor: Cursor, into tree: Tree, in write: WriteTransaction,
+                                    _ keys: (Id, RecordReader) throws -> [[UInt8]]) throws {
+        var start = KeyRange.all
+        while true {
+            var batch: [[UInt8]] = []
+            var last: Id?
+            var count = 0
+            try cursor.scan(start) { key, record in
+                let id = try StorageLayout.objectId(key)
+                batch += try keys(id, RecordReader(record))
+                last = id
+                count += 1
+                return count < Self.buildBatch
+            }
+            for key in batch { try write.put(tree, key: key, value: []) }
+            guard count == Self.buildBatch, let last, last < .max else { break }
+            start = KeyRange(lower: withUnsafeBytes(of: last.bigEndian) { Array($0) }, lowerInclusive: false)
+        }
+    }
 
     /// Refuses a unique index just built whose keys share a value: neighbours in key order with
     /// the same value part (for a hash index, the same hash, and then the same value in their

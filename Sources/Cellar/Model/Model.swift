@@ -151,8 +151,12 @@ public struct ModelIndex: Hashable, Sendable {
 extension ModelEntity {
     /// How `index` reads in messages: `Person(lastName, firstName)`.
     func describe(_ index: ModelIndex) -> String {
-        let names = index.properties.map { id in properties.first { $0.id.uid == id.uid }?.name ?? "#\(id.id)" }
-        return "\(name)(\(names.joined(separator: ", ")))"
+        "\(name)(\(propertyNames(of: index).joined(separator: ", ")))"
+    }
+
+    /// The names of the properties `index` holds, in key order (`#ID` for one this entity lacks).
+    func propertyNames(of index: ModelIndex) -> [String] {
+        index.properties.map { id in properties.first { $0.id.uid == id.uid }?.name ?? "#\(id.id)" }
     }
 }
 

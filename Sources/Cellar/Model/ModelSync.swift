@@ -223,28 +223,25 @@ enum ModelSync {
     /// The indexes over several properties: matched by UID; one the code lost is retired.
     private static func syncIndexes(entity: ModelEntity, old: ModelEntity, retired: Set<UInt64>) throws
         -> (changes: [ModelChange], retired: [UInt64]) {
-        func names(_ index: ModelIndex, of entity: ModelEntity) -> [String] {
-            index.properties.map { id in entity.properties.first { $0.id.uid == id.uid }?.name ?? "#\(id.id)" }
-        }
         var changes: [ModelChange] = []
         var gone: [UInt64] = []
         let oldByUid = Dictionary(old.indexes.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
         for index in entity.indexes {
             try checkNotRetired(index.id.uid, "the index \(entity.describe(index))", retired)
             guard let before = oldByUid[index.id.uid] else {
-                changes.append(.addCompoundIndex(entity: entity.name, properties: names(index, of: entity)))
+                changes.append(.addCompoundIndex(entity: entity.name, properties: entity.propertyNames(of: index)))
                 continue
             }
             guard before.properties.map(\.uid) == index.properties.map(\.uid) else {
                 throw CellarError.schema("the index \(entity.describe(index)) (UID \(index.id.uid)) held other properties in the database (\(old.describe(before))); an index keeps its properties — run the generator, which gives a changed index a new UID")
             }
             if before.unique != index.unique {
-                changes.append(.addCompoundIndex(entity: entity.name, properties: names(index, of: entity)))
+                changes.append(.addCompoundIndex(entity: entity.name, properties: entity.propertyNames(of: index)))
             }
         }
         let uids = Set(entity.indexes.map(\.id.uid))
         for index in old.indexes where !uids.contains(index.id.uid) {
-            changes.append(.retireCompoundIndex(entity: entity.name, properties: names(index, of: old)))
+            changes.append(.retireCompoundIndex(entity: entity.name, properties: old.propertyNames(of: index)))
             gone.append(index.id.uid)
         }
         return (changes, gone)

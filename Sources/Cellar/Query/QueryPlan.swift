@@ -133,20 +133,25 @@ struct QueryPlan {
     private static func compoundPlan(_ condition: CompiledCondition, linked: Bool, owner: EntitySchema) -> (QueryPlan, rank: Int)? {
         let conditions: [CompiledCondition] = if case .all(let all) = condition { all } else { [condition] }
         // A few conditions at most: a list searched in turn costs less than a dictionary.
-        var parts: [(property: UInt32, part: [UInt8], exact: Bool)] = []
+        var leaves: [(leaf: CompiledLeaf, exact: Bool)] = []
         for case .leaf(let leaf) in conditions where leaf.operation == .equal && !leaf.property.isId {
-            guard !parts.contains(where: { $0.property == leaf.property.id }), let (part, exact) = compoundPart(leaf) else { continue }
-            parts.append((leaf.property.id, part, exact))
+            guard !leaves.contains(where: { $0.leaf.property.id == leaf.property.id }), let exact = compoundServes(leaf) else { continue }
+            leaves.append((leaf, exact))
         }
-        guard !parts.isEmpty else { return nil }
+        guard !leaves.isEmpty else { return nil }
         var best: (QueryPlan, rank: Int, covered: Int)?
         for compound in owner.compoundIndexes {
             var prefix: [UInt8] = []
             var covered = 0
             var exact = true
             for property in compound.properties {
-                guard let found = parts.first(where: { $0.property == property.id }) else { break }
-                prefix += found.part
+                guard let found = leaves.first(where: { $0.leaf.property.id == property.id }) else { break }
+                switch found.leaf.operands {
+                case .integers(let values): compound.appendPart(.integer(values[0]), of: property, to: &prefix)
+                case .doubles(let values): compound.appendPart(.floating(values[0]), of: property, to: &prefix)
+                case .bytes(let values): values[0].withUnsafeBytes { compound.appendPart(.bytes($0), of: property, to: &prefix) }
+                default: preconditionFailure("compoundServes takes integers, doubles and bytes only")
+                }
                 covered += 1
                 exact = exact && found.exact
             }
@@ -159,27 +164,17 @@ struct QueryPlan {
         return best.map { ($0.0, $0.rank) }
     }
 
-    /// The key part (`CompoundIndex`: 0x01, then the value as a value index keys it) that every
-    /// object meeting the equality `leaf` has for its property, and whether the part decides the
-    /// condition alone; nil when the index cannot serve it (a comparison ignoring case or
+    /// Whether an index over several properties serves the equality `leaf` (its operand is then
+    /// keyed by `CompoundIndex.appendPart`, as the objects' values are), and whether the key part
+    /// decides the condition alone; nil when it cannot serve it (a comparison ignoring case or
     /// diacritics). A default value needs no care here: records without the field are keyed with it.
-    private static func compoundPart(_ leaf: CompiledLeaf) -> (part: [UInt8], exact: Bool)? {
-        let property = leaf.property
-        var part: [UInt8] = [1]
-        switch (property.kind, leaf.operands) {
-        case (.integer(_, let signed), .integers(let values)):
-            IndexKey.appendBigEndian(IndexKey.integerKey(values[0], signed: signed), to: &part)
-            return (part, true)
-        case (.floating, .doubles(let values)):
-            IndexKey.appendBigEndian(IndexKey.orderedBits(values[0]), to: &part)
-            return (part, false)
-        case (.string, .bytes(let values)) where leaf.caseSensitive, (.bytes, .bytes(let values)) where leaf.caseSensitive:
-            values[0].withUnsafeBytes { IndexKey.appendEscaped($0, to: &part) }
-            return (part, true)
-        case (.uuid, .bytes(let values)), (.decimal, .bytes(let values)):
-            return (part + values[0], true)
-        default:
-            return nil
+    private static func compoundServes(_ leaf: CompiledLeaf) -> Bool? {
+        switch (leaf.property.kind, leaf.operands) {
+        case (.integer, .integers): true
+        case (.floating, .doubles): false
+        case (.string, .bytes), (.bytes, .bytes): leaf.caseSensitive ? true : nil
+        case (.uuid, .bytes), (.decimal, .bytes): true
+        default: nil
         }
     }
 

@@ -45,6 +45,10 @@ final class EntitySchema: Sendable {
     let embeddedIndexes: EmbeddedIndexes?
     /// The indexes over several properties (`ModelEntity.indexes`).
     let compoundIndexes: [CompoundIndex]
+    /// The fields of every property an index holds (`indexedFields`, then those of the indexes
+    /// over several properties): a replace that leaves their bytes as they were changes no index
+    /// entry but an embedded one.
+    let keyedFields: [IndexedField]
     /// The IDs of the properties but the id, ascending: what the change history compares, and
     /// lists for a new object.
     let historyProperties: [UInt32]
@@ -74,6 +78,7 @@ final class EntitySchema: Sendable {
         compoundIndexes = entity.indexes.compactMap { model in
             indexOrdinals[model.id.id].map { CompoundIndex(model, of: entity, schema: properties, ordinal: $0) }
         }
+        keyedFields = indexedFields + compoundIndexes.flatMap(\.fields)
         fixedIndexKeys = embeddedIndexes == nil && compoundIndexes.isEmpty && indexedFields.allSatisfy(\.hasFixedKey)
         hasIndexes = !indexed.isEmpty || embeddedIndexes != nil || !compoundIndexes.isEmpty
         hasUniqueIndex = indexed.contains { $0.index!.unique }

@@ -30,7 +30,7 @@ extension TransactionContext {
         case .plain(let old):
             let oldReader = try RecordReader(old)
             if let history { try history.noteReplace(schema, id: id, old: oldReader, new: newReader) }
-            if try schema.embeddedIndexes != nil || !schema.compoundIndexes.isEmpty || !newReader.sameValues(schema.indexedFields, as: oldReader) {
+            if try schema.embeddedIndexes != nil || !newReader.sameValues(schema.keyedFields, as: oldReader) {
                 try updateIndexes(schema, id: id, new: newReader, old: oldReader, in: write, uniqueChecked: uniqueChecked)
             }
         case .compressed:
@@ -67,9 +67,10 @@ extension TransactionContext {
     private func updateIndexes(_ schema: EntitySchema, id: Id, new newReader: RecordReader, old oldReader: RecordReader?,
                                in write: WriteTransaction, uniqueChecked: UInt32?) throws {
         // Worked out while the old record's bytes are valid, applied last.
-        var embeddedChanges = try schema.embeddedIndexes.map { try embeddedIndexChanges($0, id: id, new: newReader, old: oldReader) } ?? []
+        // (A unique index over several properties is checked here, before anything is written.)
+        var appliedLast = try schema.embeddedIndexes.map { try embeddedIndexChanges($0, id: id, new: newReader, old: oldReader) } ?? []
         if !schema.compoundIndexes.isEmpty {
-            embeddedChanges += try compoundIndexChanges(schema, id: id, new: newReader, old: oldReader)
+            appliedLast += try compoundIndexChanges(schema, id: id, new: newReader, old: oldReader)
         }
         if !schema.hasUniqueIndex && (oldReader == nil || schema.indexed.count == 1) {
             // Nothing to check first, and no old record whose bytes a write could move before the
@@ -109,7 +110,7 @@ extension TransactionContext {
             for change in changes { try apply(change, id: id, in: write) }
             for change in elementChanges { try change.apply(context: self) }
         }
-        for change in embeddedChanges { try change.apply(context: self) }
+        for change in appliedLast { try change.apply(context: self) }
     }
 
     /// What a put changes in the element index of a list or set: the keys of elements it no
