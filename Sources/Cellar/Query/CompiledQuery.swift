@@ -145,3 +145,10 @@ extension Array where Element: Equatable {
         return out
     }
 }
+
+extension Array where Element: Comparable {
+    /// Whether each element is above the one before (sorted, without repeats).
+    var isStrictlyAscending: Bool {
+        indices.dropFirst().allSatisfy { self[$0 - 1] < self[$0] }
+    }
+}

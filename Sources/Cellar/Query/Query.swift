@@ -211,6 +211,20 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
             }
             return
         }
+        // The best few by relevance alone: from the index, only the winners' records read.
+        if query.orders.count == 1, let ranking = query.orders[0].relevance, query.vector == nil, let limit,
+           case (let k, false) = offset.addingReportingOverflow(limit) {
+            var candidates = try query.matchingIds(context)
+            if !candidates.isStrictlyAscending {
+                candidates.sort()
+                candidates = candidates.uniqued()
+            }
+            for id in try ranking.best(k, among: candidates, context).dropFirst(offset) {
+                let more = try context.withRecord(query.schema, id) { record in try record.map { try body(id, $0) } ?? true }
+                if !more { return }
+            }
+            return
+        }
         var matches: [(id: Id, keys: [CompiledOrder.Key?])] = []
         var records: [Id: UnsafeRawBufferPointer] = [:]
         // The records are kept until sorted: stable ones (a compressed record decoded into the

@@ -167,6 +167,24 @@ public final class Cursor {
         try key.withUnsafeBytes { try seek($0) }
     }
 
+    /// Moves to the first key ≥ `key`, like `seek`, but searches only the current leaf when `key`
+    /// lies after the current key and not after the leaf's last one: for a run of seeks to
+    /// ascending keys that are near each other, each costs a search in one leaf, not a walk down
+    /// from the root. Any other case is an ordinary `seek`.
+    @discardableResult
+    public func seekForward(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        if !mutable, state.pointee.isValid {
+            let top = levels + (state.pointee.depth - 1)
+            let node = top.pointee.node
+            let index = top.pointee.index
+            if KeyCompare.compare(key, node.keyBuffer(index)) > 0, KeyCompare.compare(key, node.keyBuffer(node.count - 1)) <= 0 {
+                top.pointee.index = node.lowerBound(SearchKey(key.nonNullBase, key.count), from: index + 1, to: node.count).index
+                return true
+            }
+        }
+        return try seek(key)
+    }
+
     /// Moves to the next key; false (and invalid) past the last.
     @discardableResult
     public func next() throws -> Bool {
