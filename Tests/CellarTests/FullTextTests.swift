@@ -243,6 +243,20 @@ import Testing
         #expect(try await iterator.next()?.map(\.body) == ["fresh news"])
     }
 
+    /// A frequent excluded word is looked up block by block for the few results, not read whole:
+    /// the same answer either way.
+    @Test func aFrequentExcludedWordRemovesItsObjects() throws {
+        let store = try Store(directoryPath: "memory:fts-exclude-frequent", model: cellarModel())
+        let box = store.box(for: Article.self)
+        try box.put((0..<600).map { Article("common filler \($0 % 7)") })
+        let both = try box.put([Article("rare common"), Article("common rare again"), Article("rare common x")]).map(\.value)
+        let alone = try box.put([Article("rare only"), Article("only rare")]).map(\.value)
+        #expect(try Self.ids(box.query { Article.body.matches("rare -common") }.build()) == alone)
+        #expect(try Self.ids(box.query { Article.body.matches("rare -only") }.build()) == both)
+        #expect(try Self.ids(box.query { Article.body.matches("rare -filler") }.build()) == both + alone)
+        #expect(try box.query { Article.body.matches("rare -common") }.build().count() == 2)
+    }
+
     @Test func rankingByRelevanceFollowsBM25() throws {
         let store = try Store(directoryPath: "memory:fts-rank", model: cellarModel())
         let box = store.box(for: Article.self)

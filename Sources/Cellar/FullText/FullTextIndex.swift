@@ -126,6 +126,11 @@ enum FullTextIndex {
     static func matchingIds(_ query: FullTextQuery, cursor: Cursor, index: IndexSchema) throws -> [Id] {
         var result = try idsHavingAll(words: query.required, prefixes: query.prefixes, cursor: cursor, index: index)
         for term in query.excluded where !result.isEmpty {
+            // A single frequent word is not read whole: the few results are looked up in its blocks.
+            if term.count == 1, try documentFrequency(term[0], cursor: cursor, index: index) > 16 * result.count {
+                result = subtract(result, try filter(result, having: term[0], cursor: cursor, index: index))
+                continue
+            }
             result = subtract(result, try idsHavingAll(words: term, prefixes: [], cursor: cursor, index: index))
         }
         for term in query.excludedPrefixes where !result.isEmpty {
