@@ -13,6 +13,9 @@ struct FullTextWords {
         var start: Int32
         var length: Int32
         var count: UInt32
+        /// The word's first 8 bytes, big-endian, zero-padded: most comparisons end on it (a word
+        /// holds no zero byte, so a shorter word's padding sorts it before a longer one).
+        var head: UInt64
     }
 
     var arena: [UInt8] = []
@@ -28,7 +31,9 @@ struct FullTextWords {
     init(_ text: UnsafeRawBufferPointer) {
         var occurrences: [Word] = []
         FullTextTokenizer.forEachToken(in: text) { token in
-            occurrences.append(Word(start: Int32(arena.count), length: Int32(token.count), count: 1))
+            var head: UInt64 = 0
+            for k in 0..<Swift.min(8, token.count) { head |= UInt64(token[token.startIndex + k]) << (56 - 8 * k) }
+            occurrences.append(Word(start: Int32(arena.count), length: Int32(token.count), count: 1, head: head))
             arena.append(contentsOf: token)
         }
         total = occurrences.count
@@ -59,7 +64,10 @@ struct FullTextWords {
     /// Byte order of two words of one arena (a prefix first).
     @inline(__always)
     static func compare(_ arena: UnsafeRawBufferPointer, _ a: Word, _ b: Word) -> Int {
-        compare(bytes(arena, a), bytes(arena, b))
+        if a.head != b.head { return a.head < b.head ? -1 : 1 }
+        // The same first 8 bytes (and so, both shorter, the same word).
+        if a.length <= 8 && b.length <= 8 { return 0 }
+        return compare(bytes(arena, a), bytes(arena, b))
     }
 
     /// Byte order of two byte strings (a prefix first).

@@ -7,22 +7,69 @@ final class FullTextPending {
     let index: IndexSchema
     /// The words changed, numbered as first seen.
     var words = FullTextWordTable()
-    /// Per word number, in arrival order: an object's new count of the word, or nil when its
-    /// text lost it.
-    var changes: [[(id: Id, count: UInt32?)]] = []
+    /// Every change, in arrival order: an object's new count of a word (by number), 0 when its
+    /// text lost the word. One flat array, so that noting a word appends once; `changesByWord`
+    /// groups it at the flush.
+    var changes: [Change] = []
     /// Objects' new lengths (nil: no words any more), in arrival order.
     var lengths: [(id: Id, length: UInt32?)] = []
     var stats = FullTextIndex.Stats()
-    /// Entries in `changes` and `lengths`: with the words, what `estimatedBytes` counts.
-    var entries = 0
+
+    struct Change {
+        var word: Int32
+        /// The new count; 0: the word is gone.
+        var count: UInt32
+        var id: Id
+    }
 
     init(index: IndexSchema) { self.index = index }
 
     var isEmpty: Bool { changes.isEmpty && lengths.isEmpty && stats == FullTextIndex.Stats() }
 
     /// About the memory this holds: each change and length entry (an id and a count, and the
-    /// array's share), each word (its bytes, its number, its list).
-    var estimatedBytes: Int { entries &* 24 &+ words.count &* 64 }
+    /// array's share), each word (its bytes, its number, its slot).
+    var estimatedBytes: Int { (changes.count &+ lengths.count) &* 24 &+ words.count &* 64 }
+
+    /// The changes of each word number, in arrival order (a counting sort of `changes`).
+    func changesByWord() -> [[(id: Id, value: UInt32?)]] {
+        var counts = [Int](repeating: 0, count: words.count)
+        for change in changes { counts[Int(change.word)] += 1 }
+        var grouped = counts.map { count -> [(id: Id, value: UInt32?)] in
+            var list: [(id: Id, value: UInt32?)] = []
+            list.reserveCapacity(count)
+            return list
+        }
+        for change in changes { grouped[Int(change.word)].append((change.id, change.count == 0 ? nil : change.count)) }
+        return grouped
+    }
+
+    /// Notes the words object `id`'s text lost, gained or counts differently from `old` to `new`
+    /// (both sorted by word: one pass), into `words` and `changes` passed in place, so that the
+    /// loop pays no access check of this class's properties per word.
+    static func note(id: Id, old: FullTextWords, new: FullTextWords, words: inout FullTextWordTable, changes: inout [Change]) {
+        old.arena.withUnsafeBytes { oldArena in
+            new.arena.withUnsafeBytes { newArena in
+                var (i, j) = (0, 0)
+                while i < old.words.count || j < new.words.count {
+                    let order = i == old.words.count ? 1 : j == new.words.count ? -1
+                        : FullTextWords.compare(FullTextWords.bytes(oldArena, old.words[i]), FullTextWords.bytes(newArena, new.words[j]))
+                    if order < 0 {
+                        changes.append(Change(word: Int32(words.number(of: FullTextWords.bytes(oldArena, old.words[i]))), count: 0, id: id))
+                        i += 1
+                    } else if order > 0 {
+                        changes.append(Change(word: Int32(words.number(of: FullTextWords.bytes(newArena, new.words[j]))), count: new.words[j].count, id: id))
+                        j += 1
+                    } else {
+                        if old.words[i].count != new.words[j].count {
+                            changes.append(Change(word: Int32(words.number(of: FullTextWords.bytes(newArena, new.words[j]))), count: new.words[j].count, id: id))
+                        }
+                        i += 1
+                        j += 1
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Keeping full-text indexes up to date: what a put or remove changes, collected per word, and
@@ -35,36 +82,9 @@ extension TransactionContext {
             fullTextPending[index.id] = made
             return made
         }()
-        func note(_ word: UnsafeRawBufferPointer, _ count: UInt32?) {
-            let number = pending.words.number(of: word)
-            if number == pending.changes.count { pending.changes.append([]) }
-            pending.changes[number].append((id, count))
-            pending.entries &+= 1
-        }
-        // Both sorted by word: one pass finds the words lost, gained or counted differently.
-        old.arena.withUnsafeBytes { oldArena in
-            new.arena.withUnsafeBytes { newArena in
-                var (i, j) = (0, 0)
-                while i < old.words.count || j < new.words.count {
-                    let order = i == old.words.count ? 1 : j == new.words.count ? -1
-                        : FullTextWords.compare(FullTextWords.bytes(oldArena, old.words[i]), FullTextWords.bytes(newArena, new.words[j]))
-                    if order < 0 {
-                        note(FullTextWords.bytes(oldArena, old.words[i]), nil)
-                        i += 1
-                    } else if order > 0 {
-                        note(FullTextWords.bytes(newArena, new.words[j]), new.words[j].count)
-                        j += 1
-                    } else {
-                        if old.words[i].count != new.words[j].count { note(FullTextWords.bytes(newArena, new.words[j]), new.words[j].count) }
-                        i += 1
-                        j += 1
-                    }
-                }
-            }
-        }
+        FullTextPending.note(id: id, old: old, new: new, words: &pending.words, changes: &pending.changes)
         if old.total != new.total || old.isEmpty != new.isEmpty {
             pending.lengths.append((id, new.isEmpty ? nil : UInt32(clamping: new.total)))
-            pending.entries &+= 1
         }
         pending.stats = pending.stats + new.stats - old.stats
     }
@@ -119,8 +139,9 @@ extension TransactionContext {
         let cursor = try write.cursor(tree)
         // Word by word in key order: the blocks are written where the tree's cursor already is.
         let words = (0..<pending.words.count).map { (pending.words.word($0), $0) }.sorted { CompiledLeaf.lexicographic($0.0, $1.0) < 0 }
+        let changes = pending.changesByWord()
         for (word, number) in words {
-            try rewriteBlocks(of: word, changes: Self.lastPerId(pending.changes[number].map { (id: $0.id, value: $0.count) }), cursor: cursor, tree: tree, index: index)
+            try rewriteBlocks(of: word, changes: Self.lastPerId(changes[number]), cursor: cursor, tree: tree, index: index)
         }
         for (id, length) in Self.lastPerId(pending.lengths.map { (id: $0.id, value: $0.length) }) {
             if let length {
