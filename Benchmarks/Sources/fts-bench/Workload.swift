@@ -8,26 +8,27 @@ struct SearchQuery {
     /// FTS5's MATCH string: `"word"`, `"a" AND "b"`, `"ab"*`, `"a" NOT "b"` (quoted, so that no
     /// word is read as an operator).
     let fts5: String
-    /// Which band the (first) word came from: `frequent`, `medium`, `rare`, or the prefix length.
+    /// Which band the (first) word came from: `frequent`, `medium`, `rare`, or the prefix length;
+    /// in the ranked step on real text, the query's kind (`word`, `and`, `prefix`, `not`).
     let band: String
 }
 
 /// The full-text benchmark's documents, queries and expected answers, built before any timer.
 ///
-/// The vocabulary is the system word list (`/usr/share/dict/words`, Debian's wamerican) filtered
-/// to words of lowercase ASCII letters only, so that both engines' tokenizers split and fold every
-/// text the same way, shuffled with SplitMix64 seeded with 1: the word at position r has rank r,
-/// so that frequent words are not all short or all early in the alphabet. Document i (id and rowid
-/// i, 1...N) has 40 to 80 words (uniform), each drawn Zipf-distributed (s = 1) over the ranks with
-/// SplitMix64 seeded with 2026, joined by single spaces. Queries are drawn with seeds of their own.
+/// The documents are a `Corpus`'s: synthetic (Zipf over the word list) or real (the man pages'
+/// paragraphs). The queries are drawn the same way from either, over the corpus's words by rank,
+/// with seeds of their own (SplitMix64): a query step's words come in turn from three rank bands,
+/// the 100 most frequent words, ranks 100 to 2,999, and the rest that can be drawn (every word of
+/// the synthetic vocabulary; the real corpus's words in at least two documents). Their expected
+/// answers come from the corpus's reference index.
 struct Workload {
     /// Rank bands the query words are drawn from: ranks below 100, 100 to 2,999, and the rest.
     static let frequent = 0..<100
     static let medium = 100..<3_000
-    static let minWords = 40
-    static let maxWords = 80
 
     let n: Int
+    /// What the documents are, for the table's title.
+    let title: String
     let vocabulary: [String]
     /// Document i's text at index i − 1.
     let texts: [String]
@@ -39,140 +40,99 @@ struct Workload {
     let and: [SearchQuery]
     let prefix: [SearchQuery]
     let not: [SearchQuery]
-    /// The ranked step's queries: single words and pairs, alternately.
+    /// The ranked step's queries. Synthetic: single words and pairs, alternately, each labelled
+    /// with its words' bands. Real text: one word, two words, a prefix and an exclusion in turn,
+    /// each labelled with its kind (`word`, `and`, `prefix`, `not`).
     let ranked: [SearchQuery]
-    /// The ids each query step's queries must find, in id order, from an index built here.
+    /// The ids each query step's queries must find, in id order, from the reference index.
     let expected: [Step: [[Int64]]]
 
-    static let wordList = "/usr/share/dict/words"
-
-    /// The word list's words of lowercase ASCII letters, shuffled (SplitMix64, seed 1).
-    static func loadVocabulary() throws -> [String] {
-        guard let data = FileManager.default.contents(atPath: wordList) else {
-            throw BenchError("cannot read \(wordList): install Debian's wamerican (scripts/ensure-deps.sh --bench)")
-        }
-        var words: [String] = []
-        for line in data.split(separator: UInt8(ascii: "\n")) where !line.isEmpty && line.allSatisfy({ $0 >= 0x61 && $0 <= 0x7A }) {
-            words.append(String(decoding: line, as: UTF8.self))
-        }
-        words = Array(Set(words)).sorted()
-        guard words.count >= 10_000 else { throw BenchError("\(wordList) has only \(words.count) lowercase words") }
-        var rng = SplitMix64(state: 1)
-        var k = words.count - 1
-        while k >= 1 {
-            words.swapAt(k, Int(rng.next() % UInt64(k + 1)))
-            k -= 1
-        }
-        return words
-    }
-
-    init(n: Int, queries: Int, rankedQueries: Int) throws {
+    init(_ corpus: Corpus, queries: Int, rankedQueries: Int) throws {
+        let n = corpus.n, vocabulary = corpus.vocabulary, postings = corpus.postings
         self.n = n
-        let vocabulary = try Self.loadVocabulary()
         self.vocabulary = vocabulary
+        self.postings = postings.reduce(0) { $0 + $1.count }
+        title = corpus.title
+        texts = corpus.texts
+        totalWords = corpus.totalWords
         let v = vocabulary.count
         let bytes = vocabulary.map { Array($0.utf8) }
 
-        // Zipf (s = 1): P(rank r) proportional to 1 / (r + 1); drawn by binary search in the CDF.
-        var cdf = [Double](repeating: 0, count: v)
-        var sum = 0.0
-        for r in 0..<v {
-            sum += 1 / Double(r + 1)
-            cdf[r] = sum
+        // The bands: the medium band ends earlier when fewer words can be drawn (a small real
+        // corpus), so that each band has words.
+        let drawable = corpus.drawable
+        try check("at least \(Self.frequent.upperBound + 2) words in two documents or more to draw queries from",
+                  drawable >= Self.frequent.upperBound + 2, "\(drawable)")
+        let mediumEnd = drawable > Self.medium.upperBound + 100 ? Self.medium.upperBound : (Self.frequent.upperBound + drawable) / 2
+        if mediumEnd != Self.medium.upperBound {
+            log("fts-bench: only \(drawable) words can be drawn: the medium band is ranks 100 to \(mediumEnd - 1), the rare band the rest")
         }
-        var rng = SplitMix64(state: 2026)
-        func zipf() -> Int {
-            let u = Double(rng.next() >> 11) * 0x1p-53 * sum
-            var lo = 0, hi = v - 1
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if cdf[mid] < u { lo = mid + 1 } else { hi = mid }
-            }
-            return lo
-        }
-
-        // The documents, and the reference index: each rank's ids in id order.
-        var postings = [[Int32]](repeating: [], count: v)
-        var lastId = [Int32](repeating: 0, count: v)
-        var texts: [String] = []
-        texts.reserveCapacity(n)
-        var total = 0
-        var buffer: [UInt8] = []
-        for i in 1...n {
-            let count = Self.minWords + Int(rng.next() % UInt64(Self.maxWords - Self.minWords + 1))
-            total += count
-            buffer.removeAll(keepingCapacity: true)
-            for k in 0..<count {
-                let r = zipf()
-                if k > 0 { buffer.append(UInt8(ascii: " ")) }
-                buffer.append(contentsOf: bytes[r])
-                if lastId[r] != Int32(i) {
-                    lastId[r] = Int32(i)
-                    postings[r].append(Int32(i))
-                }
-            }
-            texts.append(String(decoding: buffer, as: UTF8.self))
-        }
-        self.texts = texts
-        totalWords = total
-        self.postings = postings.reduce(0) { $0 + $1.count }
-
-        // The queries.
         func draw(_ rng: inout SplitMix64, _ band: Int) -> Int {
             switch band {
             case 0: Self.frequent.lowerBound + Int(rng.next() % UInt64(Self.frequent.count))
-            case 1: Self.medium.lowerBound + Int(rng.next() % UInt64(Self.medium.count))
-            default: Self.medium.upperBound + Int(rng.next() % UInt64(v - Self.medium.upperBound))
+            case 1: Self.medium.lowerBound + Int(rng.next() % UInt64(mediumEnd - Self.medium.lowerBound))
+            default: mediumEnd + Int(rng.next() % UInt64(drawable - mediumEnd))
             }
+        }
+        /// Two different ranks from the bands given.
+        func pair(_ rng: inout SplitMix64, _ bandA: Int, _ bandB: Int) -> (Int, Int) {
+            let a = draw(&rng, bandA)
+            var b = draw(&rng, bandB)
+            while b == a { b = draw(&rng, bandB) }
+            return (a, b)
+        }
+        /// The first `length` letters of a word drawn uniformly among those longer than that.
+        func prefixOf(_ rng: inout SplitMix64, _ length: Int) -> [UInt8] {
+            var r = Int(rng.next() % UInt64(drawable))
+            while bytes[r].count <= length { r = Int(rng.next() % UInt64(drawable)) }
+            return Array(bytes[r].prefix(length))
         }
         let bandNames = ["frequent", "medium", "rare"]
         func word(_ r: Int) -> String { vocabulary[r] }
+        func one(_ a: Int, _ band: String) -> SearchQuery { SearchQuery(cellar: word(a), fts5: "\"\(word(a))\"", band: band) }
+        func both(_ p: (Int, Int), _ band: String) -> SearchQuery {
+            SearchQuery(cellar: "\(word(p.0)) \(word(p.1))", fts5: "\"\(word(p.0))\" AND \"\(word(p.1))\"", band: band)
+        }
+        func starting(_ p: [UInt8], _ band: String) -> SearchQuery {
+            let text = String(decoding: p, as: UTF8.self)
+            return SearchQuery(cellar: text + "*", fts5: "\"\(text)\"*", band: band)
+        }
+        func without(_ p: (Int, Int), _ band: String) -> SearchQuery {
+            SearchQuery(cellar: "\(word(p.0)) -\(word(p.1))", fts5: "\"\(word(p.0))\" NOT \"\(word(p.1))\"", band: band)
+        }
 
+        // The queries of the steps whose answers are checked.
         var q = SplitMix64(state: 11)
-        var termRanks: [Int] = []
-        term = (0..<queries).map { k in
-            let r = draw(&q, k % 3)
-            termRanks.append(r)
-            return SearchQuery(cellar: word(r), fts5: "\"\(word(r))\"", band: bandNames[k % 3])
-        }
+        let termRanks = (0..<queries).map { k in draw(&q, k % 3) }
+        term = termRanks.enumerated().map { k, r in one(r, bandNames[k % 3]) }
         q = SplitMix64(state: 12)
-        var andRanks: [(Int, Int)] = []
-        and = (0..<queries).map { k in
-            let a = draw(&q, k % 3)
-            var b = draw(&q, (k / 3) % 3)
-            while b == a { b = draw(&q, (k / 3) % 3) }
-            andRanks.append((a, b))
-            return SearchQuery(cellar: "\(word(a)) \(word(b))", fts5: "\"\(word(a))\" AND \"\(word(b))\"",
-                               band: bandNames[k % 3] + "+" + bandNames[(k / 3) % 3])
-        }
+        let andRanks = (0..<queries).map { k in pair(&q, k % 3, (k / 3) % 3) }
+        and = andRanks.enumerated().map { k, p in both(p, bandNames[k % 3] + "+" + bandNames[(k / 3) % 3]) }
         q = SplitMix64(state: 13)
-        var prefixes: [[UInt8]] = []
-        prefix = (0..<queries).map { k in
-            let length = 2 + k % 3
-            var r = Int(q.next() % UInt64(v))
-            while bytes[r].count <= length { r = Int(q.next() % UInt64(v)) }
-            let p = String(decoding: bytes[r].prefix(length), as: UTF8.self)
-            prefixes.append(Array(bytes[r].prefix(length)))
-            return SearchQuery(cellar: p + "*", fts5: "\"\(p)\"*", band: "\(length) letters")
-        }
+        let prefixes = (0..<queries).map { k in prefixOf(&q, 2 + k % 3) }
+        prefix = prefixes.map { starting($0, "\($0.count) letters") }
         q = SplitMix64(state: 14)
-        var notRanks: [(Int, Int)] = []
-        not = (0..<queries).map { k in
-            let a = draw(&q, k % 3)
-            var b = draw(&q, (k / 3) % 2)
-            while b == a { b = draw(&q, (k / 3) % 2) }
-            notRanks.append((a, b))
-            return SearchQuery(cellar: "\(word(a)) -\(word(b))", fts5: "\"\(word(a))\" NOT \"\(word(b))\"",
-                               band: bandNames[k % 3] + "-" + bandNames[(k / 3) % 2])
-        }
+        let notRanks = (0..<queries).map { k in pair(&q, k % 3, (k / 3) % 2) }
+        not = notRanks.enumerated().map { k, p in without(p, bandNames[k % 3] + "-" + bandNames[(k / 3) % 2]) }
+
+        // The ranked step's queries.
         q = SplitMix64(state: 15)
-        ranked = (0..<rankedQueries).map { k in
-            let a = draw(&q, k % 3)
-            if k % 2 == 0 { return SearchQuery(cellar: word(a), fts5: "\"\(word(a))\"", band: bandNames[k % 3]) }
-            var b = draw(&q, (k / 2) % 3)
-            while b == a { b = draw(&q, (k / 2) % 3) }
-            return SearchQuery(cellar: "\(word(a)) \(word(b))", fts5: "\"\(word(a))\" AND \"\(word(b))\"",
-                               band: bandNames[k % 3] + "+" + bandNames[(k / 2) % 3])
+        switch corpus.source {
+        case .synthetic:
+            ranked = (0..<rankedQueries).map { k in
+                if k % 2 == 0 { return one(draw(&q, k % 3), bandNames[k % 3]) }
+                return both(pair(&q, k % 3, (k / 2) % 3), bandNames[k % 3] + "+" + bandNames[(k / 2) % 3])
+            }
+        case .man:
+            ranked = (0..<rankedQueries).map { k in
+                let band = (k / 4) % 3
+                switch k % 4 {
+                case 0: return one(draw(&q, band), "word")
+                case 1: return both(pair(&q, band, (k / 12) % 3), "and")
+                case 2: return starting(prefixOf(&q, 2 + band), "prefix")
+                default: return without(pair(&q, band, (k / 12) % 2), "not")
+                }
+            }
         }
 
         // The expected answers, from the reference index.
