@@ -30,17 +30,26 @@ final class FullTextPending {
     /// array's share), each word (its bytes, its number, its slot).
     var estimatedBytes: Int { (changes.count &+ lengths.count) &* 24 &+ words.count &* 64 }
 
-    /// The changes of each word number, in arrival order (a counting sort of `changes`).
-    func changesByWord() -> [[(id: Id, value: UInt32?)]] {
-        var counts = [Int](repeating: 0, count: words.count)
-        for change in changes { counts[Int(change.word)] += 1 }
-        var grouped = counts.map { count -> [(id: Id, value: UInt32?)] in
-            var list: [(id: Id, value: UInt32?)] = []
-            list.reserveCapacity(count)
-            return list
+    /// The changes grouped by word number, each word's in arrival order (a counting sort of
+    /// `changes` into one array): word `n`'s are `grouped[starts[n] ..< starts[n + 1]]`.
+    func changesByWord() -> (grouped: [(id: Id, value: UInt32?)], starts: [Int]) {
+        var starts = [Int](repeating: 0, count: words.count + 1)
+        var grouped = [(id: Id, value: UInt32?)](repeating: (0, nil), count: changes.count)
+        starts.withUnsafeMutableBufferPointer { starts in
+            for change in changes { starts[Int(change.word) + 1] += 1 }
+            for n in 0..<words.count { starts[n + 1] += starts[n] }
+            var next = Array(starts.dropLast())
+            next.withUnsafeMutableBufferPointer { next in
+                grouped.withUnsafeMutableBufferPointer { grouped in
+                    for change in changes {
+                        let n = Int(change.word)
+                        grouped[next[n]] = (change.id, change.count == 0 ? nil : change.count)
+                        next[n] += 1
+                    }
+                }
+            }
         }
-        for change in changes { grouped[Int(change.word)].append((change.id, change.count == 0 ? nil : change.count)) }
-        return grouped
+        return (grouped, starts)
     }
 
     /// Notes the words object `id`'s text lost, gained or counts differently from `old` to `new`
@@ -138,12 +147,13 @@ extension TransactionContext {
         let tree = try indexTree(index)
         let cursor = try write.cursor(tree)
         // Word by word in key order: the blocks are written where the tree's cursor already is.
-        let words = (0..<pending.words.count).map { (pending.words.word($0), $0) }.sorted { CompiledLeaf.lexicographic($0.0, $1.0) < 0 }
-        let changes = pending.changesByWord()
+        let table = pending.words
+        let words = (0..<table.count).map { (table.word($0), $0) }.sorted { CompiledLeaf.lexicographic($0.0, $1.0) < 0 }
+        let (grouped, starts) = pending.changesByWord()
         for (word, number) in words {
-            try rewriteBlocks(of: word, changes: Self.lastPerId(changes[number]), cursor: cursor, tree: tree, index: index)
+            try rewriteBlocks(of: word, changes: Self.lastPerId(grouped[starts[number]..<starts[number + 1]]), cursor: cursor, tree: tree, index: index)
         }
-        for (id, length) in Self.lastPerId(pending.lengths.map { (id: $0.id, value: $0.length) }) {
+        for (id, length) in Self.lastPerId(pending.lengths.map { (id: $0.id, value: $0.length) }[...]) {
             if let length {
                 var value: [UInt8] = []
                 Varint.append(UInt64(length), to: &value)
@@ -172,11 +182,11 @@ extension TransactionContext {
 
     /// The changes sorted by id, the last one of each id only (a put after a put of the same
     /// object in one transaction).
-    static func lastPerId<V>(_ changes: [(id: Id, value: V)]) -> [(id: Id, value: V)] {
+    static func lastPerId<V>(_ changes: ArraySlice<(id: Id, value: V)>) -> [(id: Id, value: V)] {
         // A bulk put of new objects gives them in id order, once each: nothing to sort.
         var ordered = true
         for k in changes.indices.dropFirst() where changes[k - 1].id >= changes[k].id { ordered = false; break }
-        if ordered { return changes }
+        if ordered { return Array(changes) }
         let sorted = changes.enumerated().sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }.map(\.element)
         var out: [(id: Id, value: V)] = []
         out.reserveCapacity(sorted.count)

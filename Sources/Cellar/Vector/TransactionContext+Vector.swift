@@ -87,7 +87,7 @@ extension TransactionContext {
         let tree = try indexTree(index)
         try entry.writing { graph in
             _ = graph.takeChanges()
-            for (id, vector) in Self.lastPerId(pending.changes.map { (id: $0.id, value: $0.vector) }) {
+            for (id, vector) in Self.lastPerId(pending.changes.map { (id: $0.id, value: $0.vector) }[...]) {
                 if let vector {
                     try graph.insert(id: id, vector: vector)
                 } else if graph.contains(id) {
