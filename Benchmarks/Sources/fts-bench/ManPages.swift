@@ -279,6 +279,18 @@ struct RoffReader {
             while i < rest.endIndex && (rest[i] == 0x20 || rest[i] == 0x09) { i += 1 }
             if i == rest.endIndex { break }
             var argument: [UInt8] = []
+            /// Copies the character at `i` (an escape with the character it escapes) into the
+            /// argument and moves past it; false at a comment (`\"`), which ends the line.
+            func copyCharacter(_ i: inout ArraySlice<UInt8>.Index) -> Bool {
+                if rest[i] == UInt8(ascii: "\\") && i + 1 < rest.endIndex {
+                    if rest[i + 1] == UInt8(ascii: "\"") { i = rest.endIndex; return false }
+                    argument.append(rest[i])
+                    i += 1
+                }
+                argument.append(rest[i])
+                i += 1
+                return true
+            }
             if rest[i] == UInt8(ascii: "\"") {
                 i += 1
                 while i < rest.endIndex {
@@ -287,23 +299,11 @@ struct RoffReader {
                         i += 1
                         break
                     }
-                    if rest[i] == UInt8(ascii: "\\") && i + 1 < rest.endIndex {
-                        if rest[i + 1] == UInt8(ascii: "\"") { i = rest.endIndex; break }
-                        argument.append(rest[i])
-                        i += 1
-                    }
-                    argument.append(rest[i])
-                    i += 1
+                    if !copyCharacter(&i) { break }
                 }
             } else {
                 while i < rest.endIndex && rest[i] != 0x20 && rest[i] != 0x09 {
-                    if rest[i] == UInt8(ascii: "\\") && i + 1 < rest.endIndex {
-                        if rest[i + 1] == UInt8(ascii: "\"") { i = rest.endIndex; break }
-                        argument.append(rest[i])
-                        i += 1
-                    }
-                    argument.append(rest[i])
-                    i += 1
+                    if !copyCharacter(&i) { break }
                 }
             }
             if !(mdoc && Self.mdocCallable.contains(argument)) { text(argument[...]) }
