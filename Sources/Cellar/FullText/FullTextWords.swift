@@ -25,6 +25,9 @@ struct FullTextWords {
 
     static let none = FullTextWords()
 
+    /// Texts of up to this many words are sorted by insertion (stable, like the larger sort).
+    static let insertionSortLimit = 48
+
     init() {}
 
     /// The words of `text` (UTF-8).
@@ -39,7 +42,23 @@ struct FullTextWords {
         total = occurrences.count
         guard !occurrences.isEmpty else { return }
         arena.withUnsafeBytes { bytes in
-            occurrences.sort { Self.compare(bytes, $0, $1) < 0 }
+            if occurrences.count <= Self.insertionSortLimit {
+                // A short text (most are): an insertion sort with the comparison inlined, where
+                // the standard library's sort calls a closure per comparison.
+                occurrences.withUnsafeMutableBufferPointer { words in
+                    for i in 1..<words.count {
+                        let word = words[i]
+                        var j = i
+                        while j > 0 && Self.compare(bytes, word, words[j - 1]) < 0 {
+                            words[j] = words[j - 1]
+                            j -= 1
+                        }
+                        words[j] = word
+                    }
+                }
+            } else {
+                occurrences.sort { Self.compare(bytes, $0, $1) < 0 }
+            }
             for occurrence in occurrences {
                 if let last = words.last, Self.compare(bytes, last, occurrence) == 0 {
                     words[words.count - 1].count += 1
