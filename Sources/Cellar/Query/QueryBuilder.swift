@@ -80,12 +80,14 @@ public struct QueryBuilder<E: EntityInspectable> {
     /// Sorts the results by relevance to the query's `matches` conditions on `property` (after
     /// the orders given before this one): most relevant first, by the BM25 score SQLite's FTS5
     /// also uses (`docs/full-text.md`), ties in id order. `property` needs a full-text index
-    /// (`// cellar: index = "fulltext"`), whose statistics the score uses.
+    /// (`// cellar: index = "fulltext"`), whose statistics the score uses. Ask for the best few
+    /// with a limit: then only the matches that can be among them are scored in full, from the
+    /// index, and only their records are read; without one, every match is scored and sorted.
     ///
     /// ```swift
-    /// let hits = try notes.query { Note.text.matches("swift database") }
+    /// let best = try notes.query { Note.text.matches("swift database") }
     ///     .ordered(byRelevanceTo: Note.text)
-    ///     .build().find()
+    ///     .build().find(offset: 0, limit: 10)
     /// ```
     public func ordered(byRelevanceTo property: Property<E>) -> QueryBuilder<E> {
         var copy = self
