@@ -6,11 +6,20 @@
 //
 //   swift run -c release --package-path Benchmarks vector-bench --n 100000 [--dims 128,384]
 //       [--queries Q] [--cold C] [--widths 10,20,…] [--seed S] [--runs R] [--format tsv] [--dir PARENT]
+//   swift run -c release --package-path Benchmarks vector-bench --vectors DIR [--n N] [--queries Q] …
 //
 // Data, per dimension count d (seeded SplitMix64, Box–Muller normals): 100 cluster centres drawn
 // from N(0, I_d); each of the N points (default 100,000) a uniformly chosen centre plus N(0, I_d)
 // noise, then L2-normalized; Q queries (default 1,000) drawn the same way from the same centres.
 // k = 10. Object k (0-based) gets id k + 1.
+// With --vectors DIR, real vectors replace the synthetic ones: DIR/base.fvecs and DIR/queries.fvecs
+// (per vector: int32 little-endian dimension d, then d float32; d is 128 or 384, the same in both;
+// Benchmarks/scripts/embed-man-pages.py writes sentence embeddings of the man pages so). The first
+// min(N, count) base vectors are the points and the first min(Q, count) query vectors the queries;
+// every vector is L2-normalized on reading (cosine distance, as before); --dims and --seed do not
+// apply. The steps and checks are the same; the comparison with ObjectBox's figures below (taken on
+// the synthetic data) is left out: Benchmarks/peers/objectbox/vector-objectbox.c measures ObjectBox
+// on the same files instead.
 // Steps per d (data built before any timer; a fresh store on disk per run and per d):
 //   insert   the N objects put in one write transaction (the HNSW graph built as they go in)
 //   query    the Q queries, single-threaded, through one built query
@@ -50,10 +59,12 @@ struct Options: BenchOptions {
     var cold = 100
     var widths = [10, 16, 24, 32, 40, 48, 56, 64, 100, 150]
     var seed: UInt64 = 42
+    /// A folder with base.fvecs and queries.fvecs: real vectors instead of the synthetic ones.
+    var vectors: String?
 
     init() { common.n = 100_000 }
 
-    static let usage = "usage: vector-bench [--n N] [--dims 128,384] [--queries Q] [--cold C] [--widths W,…] [--seed S] [--runs R] [--format human|tsv] [--dir PARENT]"
+    static let usage = "usage: vector-bench [--n N] [--dims 128,384] [--queries Q] [--cold C] [--widths W,…] [--seed S] [--vectors DIR] [--runs R] [--format human|tsv] [--dir PARENT]"
 
     mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
         switch arg {
@@ -67,6 +78,7 @@ struct Options: BenchOptions {
         case "--seed":
             guard let s = UInt64(try arguments.value(arg)) else { throw BenchError("--seed must be a non-negative integer") }
             seed = s
+        case "--vectors": vectors = try arguments.value(arg)
         default: return false
         }
         return true
@@ -140,6 +152,49 @@ struct DataSet {
         points = clustered(n, d: d, centres: centres, random: &random)
         queries = clustered(q, d: d, centres: centres, random: &random)
     }
+
+    /// The first `n` vectors of `folder`/base.fvecs and the first `q` of `folder`/queries.fvecs, each
+    /// L2-normalized.
+    init(folder: String, n: Int, q: Int) throws {
+        let base = try readFvecs(folder + "/base.fvecs", limit: n)
+        let queries = try readFvecs(folder + "/queries.fvecs", limit: q)
+        guard base.d == queries.d else {
+            throw BenchError("\(folder): base vectors of \(base.d) dimensions, queries of \(queries.d)")
+        }
+        guard [128, 384].contains(base.d) else { throw BenchError("\(folder): \(base.d) dimensions; 128 or 384 expected") }
+        d = base.d
+        points = base.vectors
+        self.queries = queries.vectors
+    }
+}
+
+/// The first `limit` vectors of an fvecs file (per vector: int32 dimension, then that many float32),
+/// flat and L2-normalized, and their dimension count.
+func readFvecs(_ path: String, limit: Int) throws -> (d: Int, vectors: [Float]) {
+    guard let data = FileManager.default.contents(atPath: path) else { throw BenchError("cannot read \(path)") }
+    guard data.count >= 4 else { throw BenchError("\(path): empty") }
+    let d = Int(data.withUnsafeBytes { $0.loadUnaligned(as: Int32.self) }.littleEndian)
+    let record = 4 + 4 * d
+    guard d > 0, data.count % record == 0 else { throw BenchError("\(path): \(data.count) bytes, not a whole number of \(d)-dimensional vectors") }
+    let count = min(limit, data.count / record)
+    var vectors = [Float](repeating: 0, count: count * d)
+    try data.withUnsafeBytes { raw in
+        for i in 0..<count {
+            guard Int(raw.loadUnaligned(fromByteOffset: i * record, as: Int32.self).littleEndian) == d else {
+                throw BenchError("\(path): vector \(i) is not \(d)-dimensional")
+            }
+            var norm: Float = 0
+            for j in 0..<d {
+                let x = Float(bitPattern: raw.loadUnaligned(fromByteOffset: i * record + 4 + 4 * j, as: UInt32.self).littleEndian)
+                vectors[i * d + j] = x
+                norm += x * x
+            }
+            guard norm > 0, norm.isFinite else { throw BenchError("\(path): vector \(i) has no direction") }
+            let scale = 1 / norm.squareRoot()
+            for j in 0..<d { vectors[i * d + j] *= scale }
+        }
+    }
+    return (d, vectors)
 }
 
 /// The exact k nearest points (ids, 1-based) to query `qi`: the largest dot products, ties to the
@@ -307,18 +362,21 @@ struct VectorBench {
     }
 
     static func run(_ options: Options) throws {
-        let (n, q) = (options.n, options.queries)
+        let real = try options.vectors.map { try DataSet(folder: $0, n: options.n, q: options.queries) }
+        let (n, q) = real.map { ($0.n, $0.q) } ?? (options.n, options.queries)
+        let dims = real.map { [$0.d] } ?? options.dims
         guard n >= k else { throw BenchError("--n must be at least \(k)") }
         let parent = try scratchParent(options.directory, tool: "vector-bench", reason: "the store must be on a real disk")
-        log("vector-bench: N=\(n), d=\(options.dims.map(String.init).joined(separator: ",")), runs=\(options.runs), \(q) queries (\(min(options.cold, q)) cold), k=\(k), seed \(options.seed), store under \(parent.path) (\(parent.fs))")
+        let source = options.vectors.map { "vectors from \($0)" } ?? "seed \(options.seed)"
+        log("vector-bench: N=\(n), d=\(dims.map(String.init).joined(separator: ",")), runs=\(options.runs), \(q) queries (\(min(options.cold, q)) cold), k=\(k), \(source), store under \(parent.path) (\(parent.fs))")
         var failures: [String] = []
         var tsv: [String] = []
         var rows: [[String]] = []
         var comparison: [[String]] = []
         var curveRows: [[String]] = []
-        for d in options.dims {
+        for d in dims {
             log("d=\(d): building the data and the exact answers")
-            let data = DataSet(d: d, n: n, q: q, seed: options.seed)
+            let data = real ?? DataSet(d: d, n: n, q: q, seed: options.seed)
             var start = now()
             let exact = (0..<q).map { exactNearest(data, $0) }
             let exactSeconds = now() - start
@@ -361,10 +419,6 @@ struct VectorBench {
             rows.append(["d=\(d)", formatRate(insert), formatRate(qps), String(format: "%.4f", recall), f1(p50), f1(p99),
                          formatRate(exactQps), formatRate(cold), String(format: "%.1f", coldFirst * 1000), f1(fileInsert), f1(fileCompacted)])
 
-            let reference = Reference.objectBox[d]!
-            func verdict(_ ok: Bool) -> String { ok ? "met" : "NOT MET" }
-            comparison.append(["d=\(d) insert (vectors/s)", formatRate(insert), formatRate(reference.insert),
-                               String(format: "%.2f×", insert / reference.insert), "≥ 2×", verdict(insert >= 2 * reference.insert)])
             // The recall/speed curve: per width, the median rate and recall over the runs.
             let curve = options.widths.indices.map { j in
                 (width: options.widths[j], qps: median(results.map { Double(q) / $0.widths[j].seconds }),
@@ -375,6 +429,11 @@ struct VectorBench {
                 tsv.append(tsvRatioLine("recall_at_10", "d\(d)-w\(point.width)", n, point.recall))
                 curveRows.append(["d=\(d)", "\(point.width)", formatRate(point.qps), String(format: "%.4f", point.recall)])
             }
+            guard real == nil else { continue }
+            let reference = Reference.objectBox[d]!
+            func verdict(_ ok: Bool) -> String { ok ? "met" : "NOT MET" }
+            comparison.append(["d=\(d) insert (vectors/s)", formatRate(insert), formatRate(reference.insert),
+                               String(format: "%.2f×", insert / reference.insert), "≥ 2×", verdict(insert >= 2 * reference.insert)])
             for point in reference.points {
                 let ours = curve.filter { $0.recall >= point.recall }.max { $0.qps < $1.qps }
                 let judged = point.recall == reference.targetRecall
@@ -409,13 +468,18 @@ struct VectorBench {
             print("")
             printTable(header: ["", "width", "query/s", "recall@10"], rows: curveRows)
             print("")
-            print("Against ObjectBox 5.3.2 (N = 100,000, same data shape, defaults, one thread, measured elsewhere on this kind of machine;"
-                + " each of its query points compared with our fastest search width whose recall is at least as high):")
-            print("")
-            printTable(header: ["", "cellar", "objectbox", "ratio", "target", "verdict"], rows: comparison)
-            if n != 100_000 {
+            if real != nil {
+                print("(Real vectors from \(options.vectors!): ObjectBox's figures above were taken on the synthetic data and are not compared;"
+                    + " Benchmarks/peers/objectbox/vector-objectbox.c measures it on the same files)")
+            } else {
+                print("Against ObjectBox 5.3.2 (N = 100,000, same data shape, defaults, one thread, measured elsewhere on this kind of machine;"
+                    + " each of its query points compared with our fastest search width whose recall is at least as high):")
                 print("")
-                print("(N = \(grouped(n)), not 100,000: the rates are not comparable with ObjectBox's; the file's target is not judged)")
+                printTable(header: ["", "cellar", "objectbox", "ratio", "target", "verdict"], rows: comparison)
+                if n != 100_000 {
+                    print("")
+                    print("(N = \(grouped(n)), not 100,000: the rates are not comparable with ObjectBox's; the file's target is not judged)")
+                }
             }
         }
         if !failures.isEmpty { throw BenchError("checks failed: " + failures.joined(separator: "; ")) }
