@@ -42,6 +42,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <ftw.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -253,7 +254,7 @@ static int width_count = 12;
 typedef struct {
     double insert, query, p50, p99, recall;
     double width_seconds[MAX_WIDTHS], width_recall[MAX_WIDTHS];
-    long long file_insert;
+    double file_insert;  /* bytes */
 } Result;
 
 static OBX_store *open_store(const char *dir) {
@@ -347,7 +348,7 @@ static Result run(const char *dir) {
     uint64_t count = 0;
     ok(obx_box_count(box, 0, &count), "obx_box_count");
     check(count == (uint64_t)n, "insert", "box count == N", (long long)count);
-    r.file_insert = folder_bytes(dir);
+    r.file_insert = (double)folder_bytes(dir);
 
     /* query: maxResultCount 10, one query object, the vector set per query. */
     OBX_query *query = nearest_query(store, K);
@@ -390,6 +391,16 @@ static double median(double *xs, int count) {
     return count % 2 ? xs[count / 2] : (xs[count / 2 - 1] + xs[count / 2]) / 2;
 }
 
+static Result results[MAX_RUNS];
+static long runs = 1;
+
+/* The median over the runs of the double at this byte offset in a Result. */
+static double median_at(size_t offset) {
+    double xs[MAX_RUNS];
+    for (long k = 0; k < runs; k++) memcpy(&xs[k], (const char *)&results[k] + offset, sizeof(double));
+    return median(xs, (int)runs);
+}
+
 static void usage(void) {
     fprintf(stderr, "usage: vector-objectbox --vectors DIR [--runs R] [--widths W,…] [--dir PARENT]\n"
                     "  --vectors  a folder with base.fvecs and queries.fvecs (%d dimensions)\n"
@@ -400,7 +411,6 @@ static void usage(void) {
 }
 
 int main(int argc, char **argv) {
-    long runs = 1;
     const char *parent = "/var/tmp", *vectors = NULL;
     for (int a = 1; a < argc; a++) {
         if (a + 1 < argc && strcmp(argv[a], "--vectors") == 0) vectors = argv[++a];
@@ -438,7 +448,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "vector-objectbox: ObjectBox %s, N=%ld, %ld queries, d=%d, k=%d, runs=%ld, exact answers in %.1f s, databases under %s\n",
             obx_version_string(), n, q, D, K, runs, now() - t, parent);
 
-    static Result results[MAX_RUNS];
     for (long k = 0; k < runs; k++) {
         char dir[4096];
         snprintf(dir, sizeof dir, "%s/vector-objectbox-XXXXXX", parent);
@@ -447,25 +456,23 @@ int main(int argc, char **argv) {
         remove_tree(dir);
         Result *r = &results[k];
         fprintf(stderr, "run %ld/%ld objectbox: insert %.0f/s, query %.0f/s (recall@10 %.4f), file %.1f MB\n", k + 1, runs,
-                (double)n / r->insert, (double)q / r->query, r->recall, (double)r->file_insert / 1e6);
+                (double)n / r->insert, (double)q / r->query, r->recall, r->file_insert / 1e6);
         for (int w = 0; w < width_count; w++)
             fprintf(stderr, "    width %d: %.0f q/s, recall@10 %.4f\n", widths[w], (double)q / r->width_seconds[w], r->width_recall[w]);
     }
 
-    double xs[MAX_RUNS];
-    int rn = (int)runs;
-#define MEDIAN(expr) (({ for (long k = 0; k < runs; k++) { Result *r = &results[k]; (void)r; xs[k] = (expr); } }), median(xs, rn))
-    double insert = MEDIAN(r->insert), query = MEDIAN(r->query);
+    double insert = median_at(offsetof(Result, insert)), query = median_at(offsetof(Result, query));
     printf("objectbox\tinsert-d%d\t%ld\t%.1f\t%.6f\n", D, n, (double)n / insert, insert);
     printf("objectbox\tquery-d%d\t%ld\t%.1f\t%.6f\n", D, n, (double)q / query, query);
-    printf("recall_at_10\td%d\t%ld\t%.3f\t0\n", D, n, MEDIAN(r->recall));
-    printf("p50_us\td%d\t%ld\t%.3f\t0\n", D, n, MEDIAN(r->p50) * 1e6);
-    printf("p99_us\td%d\t%ld\t%.3f\t0\n", D, n, MEDIAN(r->p99) * 1e6);
-    printf("file_mb_insert\td%d\t%ld\t%.3f\t0\n", D, n, MEDIAN((double)r->file_insert) / 1e6);
+    printf("recall_at_10\td%d\t%ld\t%.3f\t0\n", D, n, median_at(offsetof(Result, recall)));
+    printf("p50_us\td%d\t%ld\t%.3f\t0\n", D, n, median_at(offsetof(Result, p50)) * 1e6);
+    printf("p99_us\td%d\t%ld\t%.3f\t0\n", D, n, median_at(offsetof(Result, p99)) * 1e6);
+    printf("file_mb_insert\td%d\t%ld\t%.3f\t0\n", D, n, median_at(offsetof(Result, file_insert)) / 1e6);
     for (int w = 0; w < width_count; w++) {
-        double seconds = MEDIAN(r->width_seconds[w]);
+        double seconds = median_at(offsetof(Result, width_seconds) + sizeof(double) * (size_t)w);
         printf("objectbox\tquery-d%d-w%d\t%ld\t%.1f\t%.6f\n", D, widths[w], n, (double)q / seconds, seconds);
-        printf("recall_at_10\td%d-w%d\t%ld\t%.3f\t0\n", D, widths[w], n, MEDIAN(r->width_recall[w]));
+        printf("recall_at_10\td%d-w%d\t%ld\t%.3f\t0\n", D, widths[w], n,
+               median_at(offsetof(Result, width_recall) + sizeof(double) * (size_t)w));
     }
     return 0;
 }
