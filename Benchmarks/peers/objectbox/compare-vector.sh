@@ -35,30 +35,12 @@ done
 [ -x "$bench" ] || { echo "compare-vector.sh: $bench is not an executable (build Cellar's vector-bench first)" >&2; exit 1; }
 [ -f "$vectors/base.fvecs" ] && [ -f "$vectors/queries.fvecs" ] || { echo "compare-vector.sh: no base.fvecs and queries.fvecs in $vectors" >&2; exit 1; }
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-cache="$(mkdir -p "$here/../../.build-objectbox" && cd "$here/../../.build-objectbox" && pwd)"
-library="$("$here/fetch.sh" "$cache")"
-libdir="$(dirname "$library")"
-peer="$cache/vector-objectbox"
-if [ ! -x "$peer" ] || [ "$here/vector-objectbox.c" -nt "$peer" ]; then
-    echo "compare-vector.sh: building vector-objectbox" >&2
-    gcc -O2 -std=c11 -Wall -Werror -o "$peer" "$here/vector-objectbox.c" -L"$libdir" -lobjectbox -Wl,-rpath,"$libdir" -lm
-fi
-
-out="$(mktemp -d "$cache/compare-vector.XXXXXX")"
-run_objectbox() { "$peer" --vectors "$vectors" --runs 1 --widths "$widths" --dir "$dir" >"$out/objectbox-$1.tsv" 2>"$out/objectbox-$1.log" \
-    || { tail -n 20 "$out/objectbox-$1.log" >&2; exit 1; }; }
-run_cellar() { "$bench" --vectors "$vectors" --runs 1 --format tsv --widths "$widths" --dir "$dir" >"$out/cellar-$1.tsv" 2>"$out/cellar-$1.log" \
-    || { tail -n 20 "$out/cellar-$1.log" >&2; exit 1; }; }
-for ((round = 1; round <= rounds; round++)); do
-    if ((round % 2 == 1)); then
-        echo "round $round/$rounds: objectbox, then cellar" >&2
-        run_objectbox "$round"; run_cellar "$round"
-    else
-        echo "round $round/$rounds: cellar, then objectbox" >&2
-        run_cellar "$round"; run_objectbox "$round"
-    fi
-done
+source "$(dirname "${BASH_SOURCE[0]}")/rounds.sh"
+peer="$(build_peer vector-objectbox -lm)"
+out="$(output_folder compare-vector)"
+run_objectbox() { run_into "$out/objectbox-$1" "$peer" --vectors "$vectors" --runs 1 --widths "$widths" --dir "$dir"; }
+run_cellar() { run_into "$out/cellar-$1" "$bench" --vectors "$vectors" --runs 1 --format tsv --widths "$widths" --dir "$dir"; }
+run_rounds "$rounds"
 
 python3 - "$out" "$rounds" "$widths" <<'PY'
 import statistics, sys

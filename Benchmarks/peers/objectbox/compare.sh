@@ -31,30 +31,12 @@ while [ $# -gt 0 ]; do
 done
 [ -x "$crud" ] || { echo "compare.sh: $crud is not an executable (build Cellar's crud first)" >&2; exit 1; }
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-cache="$(mkdir -p "$here/../../.build-objectbox" && cd "$here/../../.build-objectbox" && pwd)"
-library="$("$here/fetch.sh" "$cache")"
-libdir="$(dirname "$library")"
-peer="$cache/crud-objectbox"
-if [ ! -x "$peer" ] || [ "$here/crud-objectbox.c" -nt "$peer" ]; then
-    echo "compare.sh: building crud-objectbox" >&2
-    gcc -O2 -std=c11 -Wall -Werror -o "$peer" "$here/crud-objectbox.c" -L"$libdir" -lobjectbox -Wl,-rpath,"$libdir"
-fi
-
-out="$(mktemp -d "$cache/compare.XXXXXX")"
-run_objectbox() { "$peer" --n "$n" --runs 1 --dir "$dir" >"$out/objectbox-$1.tsv" 2>"$out/objectbox-$1.log" \
-    || { tail -n 20 "$out/objectbox-$1.log" >&2; exit 1; }; }
-run_cellar() { "$crud" --engines cellar --runs 1 --format tsv --n "$n" --dir "$dir" >"$out/cellar-$1.tsv" 2>"$out/cellar-$1.log" \
-    || { tail -n 20 "$out/cellar-$1.log" >&2; exit 1; }; }
-for ((round = 1; round <= rounds; round++)); do
-    if ((round % 2 == 1)); then
-        echo "round $round/$rounds: objectbox, then cellar" >&2
-        run_objectbox "$round"; run_cellar "$round"
-    else
-        echo "round $round/$rounds: cellar, then objectbox" >&2
-        run_cellar "$round"; run_objectbox "$round"
-    fi
-done
+source "$(dirname "${BASH_SOURCE[0]}")/rounds.sh"
+peer="$(build_peer crud-objectbox)"
+out="$(output_folder compare)"
+run_objectbox() { run_into "$out/objectbox-$1" "$peer" --n "$n" --runs 1 --dir "$dir"; }
+run_cellar() { run_into "$out/cellar-$1" "$crud" --engines cellar --runs 1 --format tsv --n "$n" --dir "$dir"; }
+run_rounds "$rounds"
 
 python3 - "$out" "$rounds" "$n" <<'PY'
 import statistics, sys

@@ -13,8 +13,7 @@
  * ops_per_s<TAB>seconds` (the median of the runs' seconds), then `objectbox size_after_a n bytes 0`
  * and `objectbox size_after_d n bytes 0` (medians). Progress goes to stderr.
  *
- * The library ships without a header: the few types, constants and functions used here are declared
- * below, by hand, from ObjectBox's public C API.
+ * The library ships without a header: what is used of its C API is declared in objectbox-peer.h.
  *
  * Setup, as the workload's peers section has it: entity `Note` (id 1) with properties 1…6 (id: Long,
  * ID; title, text: String; creationDate, modificationDate: Date; author: Long, INDEXED|UNSIGNED with
@@ -42,96 +41,8 @@
  *           120 s): each one its own durable write transaction
  *   g       obx_box_remove_all (one write transaction)
  */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <ftw.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
-#include <time.h>
-#include <unistd.h>
-
-/* ---- ObjectBox C API: the part used here ---------------------------------------------------- */
-
-typedef int obx_err;
-typedef uint32_t obx_schema_id;
-typedef uint64_t obx_uid;
-typedef uint64_t obx_id;
-typedef int obx_qb_cond;
-
-typedef struct OBX_model OBX_model;
-typedef struct OBX_store_options OBX_store_options;
-typedef struct OBX_store OBX_store;
-typedef struct OBX_txn OBX_txn;
-typedef struct OBX_cursor OBX_cursor;
-typedef struct OBX_box OBX_box;
-typedef struct OBX_query_builder OBX_query_builder;
-typedef struct OBX_query OBX_query;
-
-typedef struct { const void *data; size_t size; } OBX_bytes;
-typedef struct { OBX_bytes *bytes; size_t count; } OBX_bytes_array;
-typedef struct { obx_id *ids; size_t count; } OBX_id_array;
-
-typedef bool obx_data_visitor(const void *data, size_t size, void *user_data);
-
-enum { OBX_SUCCESS = 0, OBX_NOT_FOUND = 404 };
-enum { TYPE_LONG = 6, TYPE_STRING = 9, TYPE_DATE = 10 };
-enum { FLAG_ID = 1, FLAG_INDEXED = 8, FLAG_UNSIGNED = 8192 };
-
-const char *obx_version_string(void);
-obx_err obx_last_error_code(void);
-const char *obx_last_error_message(void);
-
-OBX_model *obx_model(void);
-obx_err obx_model_error_code(OBX_model *model);
-const char *obx_model_error_message(OBX_model *model);
-obx_err obx_model_entity(OBX_model *model, const char *name, obx_schema_id entity_id, obx_uid entity_uid);
-obx_err obx_model_property(OBX_model *model, const char *name, int type, obx_schema_id property_id, obx_uid property_uid);
-obx_err obx_model_property_flags(OBX_model *model, uint32_t flags);
-obx_err obx_model_property_index_id(OBX_model *model, obx_schema_id index_id, obx_uid index_uid);
-obx_err obx_model_entity_last_property_id(OBX_model *model, obx_schema_id property_id, obx_uid property_uid);
-void obx_model_last_entity_id(OBX_model *model, obx_schema_id entity_id, obx_uid entity_uid);
-void obx_model_last_index_id(OBX_model *model, obx_schema_id index_id, obx_uid index_uid);
-
-OBX_store_options *obx_opt(void);
-obx_err obx_opt_directory(OBX_store_options *opt, const char *dir);
-void obx_opt_max_db_size_in_kb(OBX_store_options *opt, uint64_t size_in_kb);
-obx_err obx_opt_model(OBX_store_options *opt, OBX_model *model);
-OBX_store *obx_store_open(OBX_store_options *opt);
-obx_err obx_store_close(OBX_store *store);
-
-OBX_txn *obx_txn_write(OBX_store *store);
-OBX_txn *obx_txn_read(OBX_store *store);
-obx_err obx_txn_success(OBX_txn *txn);
-obx_err obx_txn_close(OBX_txn *txn);
-
-OBX_cursor *obx_cursor(OBX_txn *txn, obx_schema_id entity_id);
-obx_err obx_cursor_close(OBX_cursor *cursor);
-obx_err obx_cursor_first(OBX_cursor *cursor, const void **data, size_t *size);
-obx_err obx_cursor_next(OBX_cursor *cursor, const void **data, size_t *size);
-
-OBX_box *obx_box(OBX_store *store, obx_schema_id entity_id);
-obx_err obx_box_get(OBX_box *box, obx_id id, const void **data, size_t *size);
-obx_id obx_box_put_object(OBX_box *box, void *data, size_t size);
-obx_err obx_box_put(OBX_box *box, obx_id id, const void *data, size_t size);
-obx_err obx_box_remove_all(OBX_box *box, uint64_t *out_count);
-obx_err obx_box_count(OBX_box *box, uint64_t limit, uint64_t *out_count);
-
-OBX_query_builder *obx_query_builder(OBX_store *store, obx_schema_id entity_id);
-obx_qb_cond obx_qb_equals_int(OBX_query_builder *builder, obx_schema_id property_id, int64_t value);
-obx_err obx_qb_close(OBX_query_builder *builder);
-OBX_query *obx_query(OBX_query_builder *builder);
-obx_err obx_query_close(OBX_query *query);
-obx_err obx_query_count(OBX_query *query, uint64_t *out_count);
-obx_err obx_query_visit(OBX_query *query, obx_data_visitor *visitor, void *user_data);
-OBX_bytes_array *obx_query_find(OBX_query *query);
-OBX_id_array *obx_query_find_ids(OBX_query *query);
-void obx_bytes_array_free(OBX_bytes_array *array);
-void obx_id_array_free(OBX_id_array *array);
+#define PEER_NAME "crud-objectbox"
+#include "objectbox-peer.h"
 
 /* ---- the workload ------------------------------------------------------------------------------ */
 
@@ -153,25 +64,6 @@ static uint64_t author_of(uint64_t i) { return (i - 1) % 100 + 1; }
 static long commits(void) { return n < 1000 ? n : 1000; }
 static long hits(void) { return n >= 42 ? (n - 42) / 100 + 1 : 0; }
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what) {
-    fprintf(stderr, "crud-objectbox: %s failed: %d %s\n", what, obx_last_error_code(), obx_last_error_message());
-    exit(1);
-}
-static void ok(obx_err rc, const char *what) { if (rc != OBX_SUCCESS) die(what); }
-static void *must(void *p, const char *what) { if (!p) die(what); return p; }
-
-/* A failed check of the workload: reported, exit 1. */
-static void check(bool passed, const char *step, const char *what, long long value) {
-    if (passed) return;
-    fprintf(stderr, "crud-objectbox: check failed: objectbox %s: %s (%lld)\n", step, what, value);
-    exit(1);
-}
 
 /* ---- the object's bytes ----------------------------------------------------------------------- */
 
@@ -179,9 +71,6 @@ static void check(bool passed, const char *step, const char *what, long long val
  * (4..<20: size 16, table size 44, six field offsets), table at 20 (soffset to the vtable, then id,
  * creationDate, modificationDate, author as 8-byte scalars at 24…55, the strings' uoffsets at 56 and
  * 60), then the strings (u32 length, bytes, NUL, zero padding to 4). 200 bytes for 20 + 100. */
-static void put16(uint8_t *b, size_t at, uint16_t v) { memcpy(b + at, &v, 2); }
-static void put32(uint8_t *b, size_t at, uint32_t v) { memcpy(b + at, &v, 4); }
-static void put64(uint8_t *b, size_t at, uint64_t v) { memcpy(b + at, &v, 8); }
 
 static size_t put_string(uint8_t *b, size_t at, const char *s, size_t length) {
     put32(b, at, (uint32_t)length);
@@ -283,28 +172,6 @@ static inline bool read_note(const void *data, size_t size, Note *note) {
     note->creation_date = (int64_t)created;
     note->modification_date = (int64_t)modified;
     return true;
-}
-
-/* ---- folders ----------------------------------------------------------------------------------- */
-
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-    (void)st; (void)type; (void)ftw;
-    return remove(path);
-}
-static void remove_tree(const char *path) { nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
-
-static long long folder_total;
-static int add_file(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-    (void)path; (void)ftw;
-    if (type == FTW_F && S_ISREG(st->st_mode)) folder_total += st->st_size;
-    return 0;
-}
-
-/* Bytes of the regular files in a folder and its subfolders (st_size). */
-static long long folder_bytes(const char *folder) {
-    folder_total = 0;
-    nftw(folder, add_file, 16, FTW_PHYS);
-    return folder_total;
 }
 
 /* ---- one run ------------------------------------------------------------------------------------ */
@@ -586,10 +453,6 @@ static Result run(const char *dir) {
 
 /* ---- main -------------------------------------------------------------------------------------- */
 
-static int compare_doubles(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
 static double median(double *xs, int count) {
     qsort(xs, (size_t)count, sizeof *xs, compare_doubles);
     return count % 2 ? xs[count / 2] : (xs[count / 2 - 1] + xs[count / 2]) / 2;

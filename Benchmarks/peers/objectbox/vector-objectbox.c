@@ -37,89 +37,10 @@
  * and `label step n value 0` lines: `recall_at_10 d384`, `p50_us d384`, `p99_us d384`,
  * `file_mb_insert d384` (MB = 10^6 bytes), `recall_at_10 d384-wW`. Progress goes to stderr.
  *
- * The library ships without a header: the few types, constants and functions used here are declared
- * below, by hand, from ObjectBox's public C API.
+ * The library ships without a header: what is used of its C API is declared in objectbox-peer.h.
  */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <stddef.h>
-#include <ftw.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
-#include <time.h>
-#include <unistd.h>
-
-/* ---- ObjectBox C API: the part used here ---------------------------------------------------- */
-
-typedef int obx_err;
-typedef uint32_t obx_schema_id;
-typedef uint64_t obx_uid;
-typedef uint64_t obx_id;
-typedef int obx_qb_cond;
-
-typedef struct OBX_model OBX_model;
-typedef struct OBX_store_options OBX_store_options;
-typedef struct OBX_store OBX_store;
-typedef struct OBX_txn OBX_txn;
-typedef struct OBX_box OBX_box;
-typedef struct OBX_query_builder OBX_query_builder;
-typedef struct OBX_query OBX_query;
-
-typedef struct { obx_id id; double score; } OBX_id_score;
-typedef struct { OBX_id_score *ids_scores; size_t count; } OBX_id_score_array;
-
-enum { OBX_SUCCESS = 0 };
-enum { TYPE_LONG = 6, TYPE_FLOAT_VECTOR = 28 };
-enum { FLAG_ID = 1, FLAG_INDEXED = 8 };
-enum { DISTANCE_COSINE = 2 };
-
-const char *obx_version_string(void);
-obx_err obx_last_error_code(void);
-const char *obx_last_error_message(void);
-
-OBX_model *obx_model(void);
-obx_err obx_model_error_code(OBX_model *model);
-const char *obx_model_error_message(OBX_model *model);
-obx_err obx_model_entity(OBX_model *model, const char *name, obx_schema_id entity_id, obx_uid entity_uid);
-obx_err obx_model_property(OBX_model *model, const char *name, int type, obx_schema_id property_id, obx_uid property_uid);
-obx_err obx_model_property_flags(OBX_model *model, uint32_t flags);
-obx_err obx_model_property_index_id(OBX_model *model, obx_schema_id index_id, obx_uid index_uid);
-obx_err obx_model_property_index_hnsw_dimensions(OBX_model *model, size_t value);
-obx_err obx_model_property_index_hnsw_distance_type(OBX_model *model, int value);
-obx_err obx_model_entity_last_property_id(OBX_model *model, obx_schema_id property_id, obx_uid property_uid);
-void obx_model_last_entity_id(OBX_model *model, obx_schema_id entity_id, obx_uid entity_uid);
-void obx_model_last_index_id(OBX_model *model, obx_schema_id index_id, obx_uid index_uid);
-
-OBX_store_options *obx_opt(void);
-obx_err obx_opt_directory(OBX_store_options *opt, const char *dir);
-void obx_opt_max_db_size_in_kb(OBX_store_options *opt, uint64_t size_in_kb);
-obx_err obx_opt_model(OBX_store_options *opt, OBX_model *model);
-OBX_store *obx_store_open(OBX_store_options *opt);
-obx_err obx_store_close(OBX_store *store);
-
-OBX_txn *obx_txn_write(OBX_store *store);
-obx_err obx_txn_success(OBX_txn *txn);
-
-OBX_box *obx_box(OBX_store *store, obx_schema_id entity_id);
-obx_id obx_box_put_object(OBX_box *box, void *data, size_t size);
-obx_err obx_box_count(OBX_box *box, uint64_t limit, uint64_t *out_count);
-
-OBX_query_builder *obx_query_builder(OBX_store *store, obx_schema_id entity_id);
-obx_qb_cond obx_qb_nearest_neighbors_f32(OBX_query_builder *builder, obx_schema_id vector_property_id,
-                                         const float *query_vector, size_t max_result_count);
-obx_err obx_qb_close(OBX_query_builder *builder);
-OBX_query *obx_query(OBX_query_builder *builder);
-obx_err obx_query_close(OBX_query *query);
-obx_err obx_query_limit(OBX_query *query, size_t limit);
-obx_err obx_query_param_vector_float32(OBX_query *query, obx_schema_id entity_id, obx_schema_id property_id,
-                                       const float *value, size_t element_count);
-OBX_id_score_array *obx_query_find_ids_with_scores(OBX_query *query);
-void obx_id_score_array_free(OBX_id_score_array *array);
+#define PEER_NAME "vector-objectbox"
+#include "objectbox-peer.h"
 
 /* ---- the data ----------------------------------------------------------------------------------- */
 
@@ -129,25 +50,6 @@ enum { ENTITY = 1, P_ID = 1, P_EMBEDDING = 2 };
 static long n, q;
 static float *base, *queries;   /* flat: vector i at i·D */
 static obx_id *exact;           /* per query, K ids */
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what) {
-    fprintf(stderr, "vector-objectbox: %s failed: %d %s\n", what, obx_last_error_code(), obx_last_error_message());
-    exit(1);
-}
-static void ok(obx_err rc, const char *what) { if (rc != OBX_SUCCESS) die(what); }
-static void *must(void *p, const char *what) { if (!p) die(what); return p; }
-
-static void check(bool passed, const char *step, const char *what, long long value) {
-    if (passed) return;
-    fprintf(stderr, "vector-objectbox: check failed: %s: %s (%lld)\n", step, what, value);
-    exit(1);
-}
 
 /* An fvecs file's vectors, flat; every one must have D dimensions. */
 static float *read_fvecs(const char *path, long *count) {
@@ -208,8 +110,6 @@ static void exact_nearest(long qi, obx_id *out) {
 /* A FlatBuffers table: root uoffset (0..<4), vtable (4..<12: size 8, table size 16, the field
  * offsets 4 and 12), table at 12 (soffset to the vtable, padding, id as 8 bytes at 16, the vector's
  * uoffset at 24), the vector at 28 (u32 count, then the floats from 32). 32 + 4·D bytes. */
-static void put16(uint8_t *b, size_t at, uint16_t v) { memcpy(b + at, &v, 2); }
-static void put32(uint8_t *b, size_t at, uint32_t v) { memcpy(b + at, &v, 4); }
 
 static size_t build(uint8_t *b, const float *vector) {
     put32(b, 0, 12);
@@ -224,26 +124,6 @@ static size_t build(uint8_t *b, const float *vector) {
     put32(b, 28, D);
     memcpy(b + 32, vector, sizeof(float) * D);
     return 32 + 4 * D;
-}
-
-/* ---- folders ----------------------------------------------------------------------------------- */
-
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-    (void)st; (void)type; (void)ftw;
-    return remove(path);
-}
-static void remove_tree(const char *path) { nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
-
-static long long folder_total;
-static int add_file(const char *path, const struct stat *st, int type, struct FTW *ftw) {
-    (void)path; (void)ftw;
-    if (type == FTW_F && S_ISREG(st->st_mode)) folder_total += st->st_size;
-    return 0;
-}
-static long long folder_bytes(const char *folder) {
-    folder_total = 0;
-    nftw(folder, add_file, 16, FTW_PHYS);
-    return folder_total;
 }
 
 /* ---- one run ------------------------------------------------------------------------------------ */
@@ -280,11 +160,6 @@ static OBX_store *open_store(const char *dir) {
     obx_opt_max_db_size_in_kb(opt, 16ULL << 20);  /* 16 GiB */
     ok(obx_opt_model(opt, model), "obx_opt_model");
     return must(obx_store_open(opt), "obx_store_open");
-}
-
-static int compare_doubles(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
 }
 
 static double percentile(double *xs, long count, double p) {
