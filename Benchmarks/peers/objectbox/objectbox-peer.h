@@ -161,4 +161,29 @@ static inline int compare_doubles(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
+/* Opens a store of `model` in `dir`: a 16 GiB maximum size, every other option ObjectBox's default. */
+static inline OBX_store *open_with_model(OBX_model *model, const char *dir) {
+    if (obx_model_error_code(model)) {
+        fprintf(stderr, PEER_NAME ": model: %s\n", obx_model_error_message(model));
+        exit(1);
+    }
+    OBX_store_options *opt = must(obx_opt(), "obx_opt");
+    ok(obx_opt_directory(opt, dir), "obx_opt_directory");
+    obx_opt_max_db_size_in_kb(opt, 16ULL << 20);  /* 16 GiB */
+    ok(obx_opt_model(opt, model), "obx_opt_model");
+    return must(obx_store_open(opt), "obx_store_open");
+}
+
+/* Makes the folder `parent` when missing; exit 1 when it cannot, or when it is in memory (tmpfs,
+ * ramfs): the databases must be on a real disk. */
+static inline void make_disk_folder(const char *parent) {
+    if (mkdir(parent, 0755) != 0 && errno != EEXIST) { perror(parent); exit(1); }
+    struct statfs fs;
+    if (statfs(parent, &fs) != 0) { perror(parent); exit(1); }
+    if (fs.f_type == 0x01021994 /* tmpfs */ || fs.f_type == 0x858458f6 /* ramfs */) {
+        fprintf(stderr, PEER_NAME ": --dir %s is in memory (tmpfs); the databases must be on a real disk\n", parent);
+        exit(1);
+    }
+}
+
 #endif

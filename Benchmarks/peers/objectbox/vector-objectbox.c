@@ -151,15 +151,7 @@ static OBX_store *open_store(const char *dir) {
     obx_model_entity_last_property_id(model, P_EMBEDDING, entity_uid + 0x200);
     obx_model_last_entity_id(model, ENTITY, entity_uid);
     obx_model_last_index_id(model, 1, index_uid);
-    if (obx_model_error_code(model)) {
-        fprintf(stderr, "vector-objectbox: model: %s\n", obx_model_error_message(model));
-        exit(1);
-    }
-    OBX_store_options *opt = must(obx_opt(), "obx_opt");
-    ok(obx_opt_directory(opt, dir), "obx_opt_directory");
-    obx_opt_max_db_size_in_kb(opt, 16ULL << 20);  /* 16 GiB */
-    ok(obx_opt_model(opt, model), "obx_opt_model");
-    return must(obx_store_open(opt), "obx_store_open");
+    return open_with_model(model, dir);
 }
 
 static double percentile(double *xs, long count, double p) {
@@ -302,13 +294,7 @@ int main(int argc, char **argv) {
     }
     if (!vectors || runs < 1 || runs > MAX_RUNS) usage();
 
-    if (mkdir(parent, 0755) != 0 && errno != EEXIST) { perror(parent); return 1; }
-    struct statfs fs;
-    if (statfs(parent, &fs) != 0) { perror(parent); return 1; }
-    if (fs.f_type == 0x01021994 /* tmpfs */ || fs.f_type == 0x858458f6 /* ramfs */) {
-        fprintf(stderr, "vector-objectbox: --dir %s is in memory (tmpfs); the databases must be on a real disk\n", parent);
-        return 1;
-    }
+    make_disk_folder(parent);
 
     char path[4096];
     snprintf(path, sizeof path, "%s/base.fvecs", vectors);
