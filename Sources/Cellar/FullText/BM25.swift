@@ -56,14 +56,28 @@ import Foundation
     /// frequency of 0 add nothing. When `averageLength` is not positive (an empty collection),
     /// length normalization is left out (as if the document had the average length).
     public static func score(_ terms: [Term], documentLength: Int, averageLength: Double, documentCount: Int) -> Double {
-        let relativeLength = averageLength > 0 ? Double(documentLength) / averageLength : 1
-        let norm = k1 * (1 - b + b * relativeLength)
+        let norm = norm(documentLength: documentLength, averageLength: averageLength)
         var sum = 0.0
         for term in terms where term.frequency > 0 {
-            let frequency = Double(term.frequency)
-            sum += idf(documentFrequency: term.documentFrequency, documentCount: documentCount)
-                * frequency * (k1 + 1) / (frequency + norm)
+            sum += termScore(idf: idf(documentFrequency: term.documentFrequency, documentCount: documentCount),
+                             frequency: term.frequency, norm: norm)
         }
         return sum
+    }
+
+    /// `k1 · (1 − b + b · |D| / avgdl)` for a document of `documentLength` tokens (the average
+    /// length itself when `averageLength` is not positive).
+    @inline(__always)
+    static func norm(documentLength: Int, averageLength: Double) -> Double {
+        let relativeLength = averageLength > 0 ? Double(documentLength) / averageLength : 1
+        return k1 * (1 - b + b * relativeLength)
+    }
+
+    /// One term's part of a score: `idf · f · (k1 + 1) / (f + norm)`. Every score is added up
+    /// from these, so that the same inputs give the same bits wherever a score is computed.
+    @inline(__always)
+    static func termScore(idf: Double, frequency: Int, norm: Double) -> Double {
+        let frequency = Double(frequency)
+        return idf * frequency * (k1 + 1) / (frequency + norm)
     }
 }

@@ -28,6 +28,16 @@ enum FullTextIndex {
         return key
     }
 
+    /// An object's length as stored under its `lengthKey`; `fileCorrupt` for a value that is not
+    /// one varint of at most `Int32.max`.
+    static func length(decoding value: UnsafeRawBufferPointer, index: IndexSchema) throws -> Int {
+        var reader = FullTextPostings.VarintReader(bytes: value)
+        guard let stored = reader.next(), reader.isAtEnd, stored <= UInt64(Int32.max) else {
+            throw FullTextPostings.corrupt(index, "a length that does not decode")
+        }
+        return Int(stored)
+    }
+
     /// The words of `value` (a string's bytes; nil: absent).
     static func words(_ value: FieldValue?) -> FullTextWords {
         guard case .bytes(let text)? = value else { return .none }
@@ -179,29 +189,39 @@ enum FullTextIndex {
     /// The ids of sorted `candidates` that `word` has a posting for, looked up block by block:
     /// for a few candidates against a frequent word, cheaper than reading all its postings.
     static func filter(_ candidates: [Id], having word: [UInt8], cursor: Cursor, index: IndexSchema) throws -> [Id] {
-        let prefix = FullTextPostings.wordPrefix(word)
         var out: [Id] = []
-        var block: (firstId: Id, ids: [Id])?
-        for id in candidates {
-            if block == nil || id > block!.ids.last! {
+        try lookUp(candidates, in: word, cursor: cursor, index: index) { c, _ in out.append(candidates[c]) }
+        return out
+    }
+
+    /// Calls `found` with the position in sorted `candidates` and the posting of each candidate
+    /// that `word` has a posting for, in order, reading only the blocks that may hold them: for
+    /// each candidate past the block read last, the last block starting at or before it.
+    static func lookUp(_ candidates: [Id], in word: [UInt8], cursor: Cursor, index: IndexSchema,
+                       _ found: (Int, FullTextPostings.Entry) throws -> Void) throws {
+        let prefix = FullTextPostings.wordPrefix(word)
+        var block: (firstId: Id, entries: [FullTextPostings.Entry])?
+        var at = 0
+        for (c, id) in candidates.enumerated() {
+            if block == nil || id > block!.entries.last!.id {
                 // The last block starting at or before `id` (the same one again when `id` lies
                 // between its last entry and the next block).
-                var found: (firstId: Id, ids: [Id])?
+                var read: (firstId: Id, entries: [FullTextPostings.Entry])?
                 try cursor.scan(KeyRange(lower: prefix, upper: FullTextPostings.key(word, firstId: id), upperInclusive: true), reverse: true) { key, value in
                     let firstId = try FullTextPostings.split(key: key, index: index).firstId
-                    if let block, block.firstId == firstId { found = block; return false }
-                    var ids: [Id] = []
-                    try FullTextPostings.forEachEntry(value, firstId: firstId, index: index) { ids.append($0.id) }
-                    found = (firstId, ids)
+                    if let block, block.firstId == firstId { read = block; return false }
+                    read = (firstId, try FullTextPostings.decode(value, firstId: firstId, index: index))
                     return false
                 }
-                guard let found else { continue }
-                block = found
-                if id > found.ids.last! { continue }
+                guard let read else { continue }
+                if block?.firstId != read.firstId { at = 0 }
+                block = read
+                if id > read.entries.last!.id { continue }
             }
-            if block!.ids.contains(id) { out.append(id) }
+            let entries = block!.entries
+            while at < entries.count && entries[at].id < id { at += 1 }
+            if at < entries.count && entries[at].id == id { try found(c, entries[at]) }
         }
-        return out
     }
 
     /// The ids in both sorted lists.

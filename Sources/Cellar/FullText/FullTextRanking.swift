@@ -44,11 +44,7 @@ struct FullTextRanking {
         for id in ids {
             var length = 0
             try cursor.scan(KeyRange(lower: FullTextIndex.lengthKey(id), upper: FullTextIndex.lengthKey(id), upperInclusive: true)) { _, value in
-                var reader = FullTextPostings.VarintReader(bytes: value)
-                guard let stored = reader.next(), reader.isAtEnd, stored <= UInt64(Int32.max) else {
-                    throw FullTextPostings.corrupt(index, "a length that does not decode")
-                }
-                length = Int(stored)
+                length = try FullTextIndex.length(decoding: value, index: index)
                 return false
             }
             let terms = counts.map { BM25.Term(frequency: $0[id] ?? 0, documentFrequency: $0.count) }

@@ -43,15 +43,13 @@ extension FullTextRanking {
             counts.append(perCandidate)
         }
 
-        /// The score of candidate `c` if its text had `length` words: `BM25.score`'s arithmetic,
-        /// step for step, so that equal inputs give the same bits.
+        /// The score of candidate `c` if its text had `length` words: `BM25.score`'s steps, so
+        /// that equal inputs give the same bits.
         func score(_ c: Int, length: Int) -> Double {
-            let relativeLength = averageLength > 0 ? Double(length) / averageLength : 1
-            let norm = BM25.k1 * (1 - BM25.b + BM25.b * relativeLength)
+            let norm = BM25.norm(documentLength: length, averageLength: averageLength)
             var sum = 0.0
             for t in counts.indices where counts[t][c] > 0 {
-                let frequency = Double(counts[t][c])
-                sum += idfs[t] * frequency * (BM25.k1 + 1) / (frequency + norm)
+                sum += BM25.termScore(idf: idfs[t], frequency: Int(counts[t][c]), norm: norm)
             }
             return sum
         }
@@ -103,27 +101,7 @@ extension FullTextRanking {
             }
             return counts
         }
-        let prefix = FullTextPostings.wordPrefix(word)
-        var block: (firstId: Id, entries: [FullTextPostings.Entry])?
-        var at = 0
-        for (c, id) in candidates.enumerated() {
-            if block == nil || id > block!.entries.last!.id {
-                var found: (firstId: Id, entries: [FullTextPostings.Entry])?
-                try cursor.scan(KeyRange(lower: prefix, upper: FullTextPostings.key(word, firstId: id), upperInclusive: true), reverse: true) { key, value in
-                    let firstId = try FullTextPostings.split(key: key, index: index).firstId
-                    if let block, block.firstId == firstId { found = block; return false }
-                    found = (firstId, try FullTextPostings.decode(value, firstId: firstId, index: index))
-                    return false
-                }
-                guard let found else { continue }
-                if block?.firstId != found.firstId { at = 0 }
-                block = found
-                if id > found.entries.last!.id { continue }
-            }
-            let entries = block!.entries
-            while at < entries.count && entries[at].id < id { at += 1 }
-            if at < entries.count && entries[at].id == id { counts[c] = entries[at].count }
-        }
+        try FullTextIndex.lookUp(candidates, in: word, cursor: cursor, index: index) { c, entry in counts[c] = entry.count }
         return counts
     }
 
@@ -176,11 +154,7 @@ extension FullTextRanking {
             guard found, cursor.key.elementsEqual(key) else {
                 throw FullTextPostings.corrupt(index, "no length for object \(id), which has postings")
             }
-            var reader = FullTextPostings.VarintReader(bytes: try cursor.value())
-            guard let stored = reader.next(), reader.isAtEnd, stored <= UInt64(Int32.max) else {
-                throw FullTextPostings.corrupt(index, "a length that does not decode")
-            }
-            return Int(stored)
+            return try FullTextIndex.length(decoding: try cursor.value(), index: index)
         }
     }
 }

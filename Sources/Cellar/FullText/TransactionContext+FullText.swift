@@ -56,6 +56,9 @@ final class FullTextPending {
     /// (both sorted by word: one pass), into `words` and `changes` passed in place, so that the
     /// loop pays no access check of this class's properties per word.
     static func note(id: Id, old: FullTextWords, new: FullTextWords, words: inout FullTextWordTable, changes: inout [Change]) {
+        func note(_ word: UnsafeRawBufferPointer, _ count: UInt32) {
+            changes.append(Change(word: Int32(words.number(of: word)), count: count, id: id))
+        }
         old.arena.withUnsafeBytes { oldArena in
             new.arena.withUnsafeBytes { newArena in
                 var (i, j) = (0, 0)
@@ -63,15 +66,13 @@ final class FullTextPending {
                     let order = i == old.words.count ? 1 : j == new.words.count ? -1
                         : FullTextWords.compare(FullTextWords.bytes(oldArena, old.words[i]), FullTextWords.bytes(newArena, new.words[j]))
                     if order < 0 {
-                        changes.append(Change(word: Int32(words.number(of: FullTextWords.bytes(oldArena, old.words[i]))), count: 0, id: id))
+                        note(FullTextWords.bytes(oldArena, old.words[i]), 0)
                         i += 1
                     } else if order > 0 {
-                        changes.append(Change(word: Int32(words.number(of: FullTextWords.bytes(newArena, new.words[j]))), count: new.words[j].count, id: id))
+                        note(FullTextWords.bytes(newArena, new.words[j]), new.words[j].count)
                         j += 1
                     } else {
-                        if old.words[i].count != new.words[j].count {
-                            changes.append(Change(word: Int32(words.number(of: FullTextWords.bytes(newArena, new.words[j]))), count: new.words[j].count, id: id))
-                        }
+                        if old.words[i].count != new.words[j].count { note(FullTextWords.bytes(newArena, new.words[j]), new.words[j].count) }
                         i += 1
                         j += 1
                     }
