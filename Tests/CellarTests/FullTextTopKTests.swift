@@ -112,6 +112,26 @@ import Testing
         }
     }
 
+    /// Two words, one far more frequent than the matches are many: its counts come from block
+    /// look-ups, not from reading it whole, and still rank as a full sort does.
+    @Test func aFrequentWordBesideARareOneIsCountedFromItsBlocks() throws {
+        let store = try Store(directoryPath: "memory:fts-top-k-frequent", model: cellarModel())
+        let box = store.box(for: Article.self)
+        var texts: [Id: String] = [:]
+        for k in 0..<700 {
+            let text = Array(repeating: "w0", count: 1 + k % 3).joined(separator: " ") + " filler"
+            texts[try box.put(Article(text)).value] = text
+        }
+        for k in 0..<9 {
+            let text = "w9 " + Array(repeating: "w0", count: 1 + k % 4).joined(separator: " ") + (k % 2 == 0 ? " long tail words" : "")
+            texts[try box.put(Article(text)).value] = text
+        }
+        let expected = Self.reference(texts, required: ["w0", "w9"], prefixes: [], excluded: [])
+        let query = try box.query { Article.body.matches("w0 w9") }.ordered(byRelevanceTo: Article.body).build()
+        #expect(try query.findIds(offset: 0, limit: 5).map(\.value) == Array(expected.prefix(5)))
+        #expect(try query.findIds(offset: 0, limit: 20).map(\.value) == expected)
+    }
+
     /// Every object passing `filter`, scored by `words` and `prefixes` (0 without them), best
     /// first, ties by id.
     static func rankAll(_ texts: [Id: String], words: [String], prefixes: [String], filter: (Id) -> Bool) -> [Id] {
