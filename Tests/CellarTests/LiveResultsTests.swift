@@ -16,16 +16,22 @@ import Testing
         var updates: [(ids: [Id], titles: [String], change: ResultsChange, snapshot: UInt64)] = []
     }
 
-    /// Records every publication of `live` (set on its delivery queue, where it publishes).
-    static func record(_ live: LiveResults<Note>, on queue: DispatchQueue, into published: Published) {
-        queue.sync {
-            live.publishHook = { ids, change, snapshot in
-                let titles = live.results.map(\.title)
-                // The collection serves the same objects as the array.
-                #expect(live.map(\.title) == titles && live.count == ids.count)
-                published.lock.withLock { published.updates.append((ids, titles, change, snapshot)) }
-            }
+    /// Starts a live query (`make`) and records every publication of it, the first included:
+    /// its delivery queue is held while the query starts and the hook is set, so that the first
+    /// result, however quickly it is computed, cannot be published before the hook is there.
+    static func recording(
+        on queue: DispatchQueue, into published: Published, _ make: () throws -> LiveResults<Note>
+    ) rethrows -> LiveResults<Note> {
+        queue.suspend()
+        defer { queue.resume() }
+        let live = try make()
+        live.publishHook = { ids, change, snapshot in
+            let titles = live.results.map(\.title)
+            // The collection serves the same objects as the array.
+            #expect(live.map(\.title) == titles && live.count == ids.count)
+            published.lock.withLock { published.updates.append((ids, titles, change, snapshot)) }
         }
+        return live
     }
 
     /// A live query started while a pass is under way, after it took its members (here: during
@@ -178,9 +184,10 @@ import Testing
         let notes = store.box(for: Note.self)
         let ids = try ["d", "b", "c", "a"].map { try notes.put(Note(title: $0)).value }
         let queue = DispatchQueue(label: "test.live")
-        let live = try store.liveQuery(try notes.query().ordered(by: Note.titleProperty).build(), queue: queue)
         let published = Published()
-        Self.record(live, on: queue, into: published)
+        let live = try Self.recording(on: queue, into: published) {
+            try store.liveQuery(try notes.query().ordered(by: Note.titleProperty).build(), queue: queue)
+        }
         #expect(await eventually { queue.sync { live.updateCount == 1 } })
         queue.sync { #expect(live.results.map(\.title) == ["a", "b", "c", "d"]) }
         // "d" moves to the front as "0"; "b" changes in place.
@@ -353,9 +360,10 @@ import Testing
         defer { store.close() }
         let notes = store.box(for: Note.self)
         let queue = DispatchQueue(label: "test.live")
-        let live = try store.liveQuery(try notes.query { Note.titleProperty.startsWith("a") }.build(), queue: queue)
         let published = Published()
-        Self.record(live, on: queue, into: published)
+        let live = try Self.recording(on: queue, into: published) {
+            try store.liveQuery(try notes.query { Note.titleProperty.startsWith("a") }.build(), queue: queue)
+        }
         // A while between each commit's record and its publication (see the random test).
         store.observers.recordHook = { usleep(200) }
         // The first result (empty) is published before the writers start: then at least one
@@ -427,9 +435,8 @@ import Testing
         // recorded before one registers and become visible after its first result).
         let lives = Locked<[(live: LiveResults<Note>, published: Published)]>([])
         @Sendable func startLive() throws {
-            let live = try store.liveQuery(query, queue: queue)
             let published = Published()
-            Self.record(live, on: queue, into: published)
+            let live = try Self.recording(on: queue, into: published) { try store.liveQuery(query, queue: queue) }
             lives.withLock { $0.append((live, published)) }
         }
         if !restarts { try startLive() }
