@@ -74,6 +74,35 @@ CELLAR_AVX2_FMA float cellar_simd_avx2_squared_euclidean(const float *a, const f
     return sum8(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
 }
 
+/// Int8 codes: 16 at a time widened to 16-bit lanes, multiplied and added in pairs into 32-bit
+/// lanes (`vpmaddwd`), two independent sums; the last 1…15 codes one at a time.
+CELLAR_AVX2_FMA int32_t cellar_simd_avx2_dot_i8(const int8_t *a, const int8_t *b, size_t count) {
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0;
+    size_t i = 0;
+    for (; i + 32 <= count; i += 32) {
+        __m256i a0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(a + i)));
+        __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(b + i)));
+        __m256i a1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(a + i + 16)));
+        __m256i b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(b + i + 16)));
+        s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(a0, b0));
+        s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(a1, b1));
+    }
+    for (; i + 16 <= count; i += 16) {
+        __m256i a0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(a + i)));
+        __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(b + i)));
+        s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(a0, b0));
+    }
+    __m256i s = _mm256_add_epi32(s0, s1);
+    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(1, 0, 3, 2)));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(2, 3, 0, 1)));
+    int32_t sum = _mm_cvtsi128_si32(h);
+    for (; i < count; i++) {
+        sum += (int32_t)a[i] * b[i];
+    }
+    return sum;
+}
+
 #else
 
 /// ISO C wants at least one declaration in a translation unit.

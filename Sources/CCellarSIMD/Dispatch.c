@@ -15,6 +15,9 @@ static CellarSIMDKernel detectKernel(void) {
 #if CELLAR_SIMD_HAS_AVX2
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni")) {
+            return CellarSIMDKernelAVX512VNNI;
+        }
         return CellarSIMDKernelAVX2FMA;
     }
 #endif
@@ -40,14 +43,16 @@ int cellar_simd_kernel_is_supported(CellarSIMDKernel kernel) {
     case CellarSIMDKernelPortable:
         return 1;
     case CellarSIMDKernelAVX2FMA:
-        return currentKernel() == CellarSIMDKernelAVX2FMA;
+        return currentKernel() != CellarSIMDKernelPortable;
+    case CellarSIMDKernelAVX512VNNI:
+        return currentKernel() == CellarSIMDKernelAVX512VNNI;
     }
     return 0;
 }
 
 float cellar_simd_dot_with(CellarSIMDKernel kernel, const float *a, const float *b, size_t count) {
 #if CELLAR_SIMD_HAS_AVX2
-    if (kernel == CellarSIMDKernelAVX2FMA && cellar_simd_kernel_is_supported(kernel)) {
+    if (kernel != CellarSIMDKernelPortable && cellar_simd_kernel_is_supported(kernel)) {
         return cellar_simd_avx2_dot(a, b, count);
     }
 #else
@@ -58,7 +63,7 @@ float cellar_simd_dot_with(CellarSIMDKernel kernel, const float *a, const float 
 
 float cellar_simd_squared_euclidean_with(CellarSIMDKernel kernel, const float *a, const float *b, size_t count) {
 #if CELLAR_SIMD_HAS_AVX2
-    if (kernel == CellarSIMDKernelAVX2FMA && cellar_simd_kernel_is_supported(kernel)) {
+    if (kernel != CellarSIMDKernelPortable && cellar_simd_kernel_is_supported(kernel)) {
         return cellar_simd_avx2_squared_euclidean(a, b, count);
     }
 #else
@@ -69,7 +74,7 @@ float cellar_simd_squared_euclidean_with(CellarSIMDKernel kernel, const float *a
 
 float cellar_simd_dot(const float *a, const float *b, size_t count) {
 #if CELLAR_SIMD_HAS_AVX2
-    if (currentKernel() == CellarSIMDKernelAVX2FMA) {
+    if (currentKernel() != CellarSIMDKernelPortable) {
         return cellar_simd_avx2_dot(a, b, count);
     }
 #endif
@@ -78,9 +83,36 @@ float cellar_simd_dot(const float *a, const float *b, size_t count) {
 
 float cellar_simd_squared_euclidean(const float *a, const float *b, size_t count) {
 #if CELLAR_SIMD_HAS_AVX2
-    if (currentKernel() == CellarSIMDKernelAVX2FMA) {
+    if (currentKernel() != CellarSIMDKernelPortable) {
         return cellar_simd_avx2_squared_euclidean(a, b, count);
     }
 #endif
     return cellar_simd_portable_squared_euclidean(a, b, count);
+}
+
+int32_t cellar_simd_dot_i8_with(CellarSIMDKernel kernel, const int8_t *a, const int8_t *b, size_t count) {
+#if CELLAR_SIMD_HAS_AVX2
+    if (kernel == CellarSIMDKernelAVX512VNNI && cellar_simd_kernel_is_supported(kernel)) {
+        return cellar_simd_avx512vnni_dot_i8(a, b, count);
+    }
+    if (kernel != CellarSIMDKernelPortable && cellar_simd_kernel_is_supported(kernel)) {
+        return cellar_simd_avx2_dot_i8(a, b, count);
+    }
+#else
+    (void)kernel;
+#endif
+    return cellar_simd_portable_dot_i8(a, b, count);
+}
+
+int32_t cellar_simd_dot_i8(const int8_t *a, const int8_t *b, size_t count) {
+#if CELLAR_SIMD_HAS_AVX2
+    CellarSIMDKernel kernel = currentKernel();
+    if (kernel == CellarSIMDKernelAVX512VNNI) {
+        return cellar_simd_avx512vnni_dot_i8(a, b, count);
+    }
+    if (kernel == CellarSIMDKernelAVX2FMA) {
+        return cellar_simd_avx2_dot_i8(a, b, count);
+    }
+#endif
+    return cellar_simd_portable_dot_i8(a, b, count);
 }

@@ -62,3 +62,40 @@ float cellar_simd_portable_squared_euclidean(const float *a, const float *b, siz
     }
     return sum;
 }
+
+int32_t cellar_simd_portable_dot_i8(const int8_t *a, const int8_t *b, size_t count) {
+    // Four independent sums; products of two codes fit 16 bits, the sums 32.
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= count; i += 4) {
+        s0 += (int32_t)a[i] * b[i];
+        s1 += (int32_t)a[i + 1] * b[i + 1];
+        s2 += (int32_t)a[i + 2] * b[i + 2];
+        s3 += (int32_t)a[i + 3] * b[i + 3];
+    }
+    for (; i < count; i++) {
+        s0 += (int32_t)a[i] * b[i];
+    }
+    return (s0 + s1) + (s2 + s3);
+}
+
+float cellar_simd_quantize_i8(const float *x, size_t count, int8_t *codes, float *squaredLength) {
+    float largest = 0, squares = 0;
+    for (size_t i = 0; i < count; i++) {
+        float magnitude = x[i] < 0 ? -x[i] : x[i];
+        largest = magnitude > largest ? magnitude : largest;
+        squares += x[i] * x[i];
+    }
+    *squaredLength = squares;
+    if (!(largest > 0)) {
+        for (size_t i = 0; i < count; i++) codes[i] = 0;
+        return 0;
+    }
+    float inverse = 127.0f / largest;
+    for (size_t i = 0; i < count; i++) {
+        float v = x[i] * inverse;
+        v = v > 127.0f ? 127.0f : (v < -127.0f ? -127.0f : v);
+        codes[i] = (int8_t)(int32_t)(v + (v >= 0 ? 0.5f : -0.5f));
+    }
+    return largest / 127.0f;
+}

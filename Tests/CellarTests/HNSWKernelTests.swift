@@ -13,7 +13,7 @@ import Testing
 
 @Suite struct HNSWKernelTests {
     /// The kernel versions compiled into this binary that this processor runs.
-    static let kernels: [CellarSIMDKernel] = [CellarSIMDKernelPortable, CellarSIMDKernelAVX2FMA]
+    static let kernels: [CellarSIMDKernel] = [CellarSIMDKernelPortable, CellarSIMDKernelAVX2FMA, CellarSIMDKernelAVX512VNNI]
         .filter { cellar_simd_kernel_is_supported($0) != 0 }
 
     static let maximumLength = 300
@@ -95,7 +95,9 @@ import Testing
         let cpuinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
         let flags = Set(cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") }?
             .split(separator: " ").map(String.init) ?? [])
-        let expected = flags.contains("avx2") && flags.contains("fma") ? CellarSIMDKernelAVX2FMA : CellarSIMDKernelPortable
+        let avx2 = flags.contains("avx2") && flags.contains("fma")
+        let vnni = avx2 && flags.isSuperset(of: ["avx512f", "avx512bw", "avx512_vnni"])
+        let expected = vnni ? CellarSIMDKernelAVX512VNNI : avx2 ? CellarSIMDKernelAVX2FMA : CellarSIMDKernelPortable
         #expect(selected == expected)
         #elseif !arch(x86_64)
         #expect(selected == CellarSIMDKernelPortable)

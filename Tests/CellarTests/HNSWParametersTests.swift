@@ -50,6 +50,18 @@ import Testing
             #expect(try HNSWParameters(json: q.jsonObject) == q)
         }
         #expect(try HNSWParameters(dimensions: 4) != HNSWParameters(dimensions: 4, neighborsPerNode: 31))
+        // Quantization: written only when set (a model without it reads as before), and a
+        // different index when it changes.
+        #expect(p.quantization == .none)
+        guard case .object(let plain) = p.jsonObject else { Issue.record("not an object"); return }
+        #expect(!plain.contains { $0.name == "quantization" })
+        let q = try parse(["dimensions": .number("3"), "quantization": .string("int8")])
+        let unquantized = try HNSWParameters(dimensions: 3)
+        #expect(q.quantization == .int8 && q != unquantized)
+        guard case .object(let members) = q.jsonObject else { Issue.record("not an object"); return }
+        #expect(members.last?.name == "quantization")
+        #expect(try HNSWParameters(json: q.jsonObject) == q)
+        #expect(try parse(["dimensions": .number("3"), "quantization": .string("none")]) == unquantized)
     }
 
     @Test func badOptionsAreNamedWithTheirRange() throws {
@@ -72,6 +84,9 @@ import Testing
             (with("flags", .number("16")), ["flags", "0 to 15"]),
             (with("neighbours", .number("3")), ["unknown option", "neighbours"]),
             (["dimensions": .number("1"), "distanceType": .string("geo")], ["at least 2", "geo"]),
+            (with("quantization", .string("int4")), ["quantization", "none, int8", "int4"]),
+            (with("quantization", .bool(true)), ["quantization", "none, int8"]),
+            (["dimensions": .number("2"), "distanceType": .string("geo"), "quantization": .string("int8")], ["quantization int8", "geo"]),
         ]
         for (members, words) in cases {
             let text = message(members)

@@ -31,6 +31,19 @@ import Testing
         return model
     }
 
+    /// `cellarModel()` with Passage's HNSW index quantized to int8.
+    static func quantizedModel() throws -> Cellar.Model {
+        var model = cellarModel()
+        let at = model.entities.firstIndex { $0.name == "Passage" }!
+        for i in model.entities[at].properties.indices {
+            guard let json = model.entities[at].properties[i].hnswParams else { continue }
+            var parameters = try HNSWParameters(json: json)
+            parameters.quantization = .int8
+            model.entities[at].properties[i].hnswParams = parameters.jsonObject
+        }
+        return model
+    }
+
     /// Clustered unit vectors: 20 centres, each point a centre plus noise, normalized.
     static func clustered(_ count: Int, seed: UInt64) -> [[Float]] {
         var random = SplitMix64(seed: seed)
@@ -63,8 +76,11 @@ import Testing
         expected.isEmpty ? 1 : Double(Set(found).intersection(expected).count) / Double(expected.count)
     }
 
-    @Test func nearestNeighborsMatchBruteForceAndFollowUpdatesAndRemovals() throws {
-        let store = try Store(directoryPath: "memory:vector-recall", model: cellarModel())
+    /// With the index as declared, and quantized to int8 (whose searches re-score their
+    /// candidates with the vectors in the records: the distances are exact either way).
+    @Test(arguments: [false, true])
+    func nearestNeighborsMatchBruteForceAndFollowUpdatesAndRemovals(quantized: Bool) throws {
+        let store = try Store(directoryPath: "memory:vector-recall-\(quantized)", model: quantized ? try Self.quantizedModel() : cellarModel())
         let box = store.box(for: Passage.self)
         var objects: [Id: Passage] = [:]
         let vectors = Self.clustered(2_000, seed: 7)
@@ -141,8 +157,11 @@ import Testing
         }
     }
 
-    @Test func aFilterAppliesDuringTheSearch() throws {
-        let store = try Store(directoryPath: "memory:vector-filter", model: cellarModel())
+    /// With the index as declared, and quantized (where the one-by-one comparisons read the
+    /// exact vectors, so their answers stay exact).
+    @Test(arguments: [false, true])
+    func aFilterAppliesDuringTheSearch(quantized: Bool) throws {
+        let store = try Store(directoryPath: "memory:vector-filter-\(quantized)", model: quantized ? try Self.quantizedModel() : cellarModel())
         let box = store.box(for: Passage.self)
         var objects: [Id: Passage] = [:]
         for (k, vector) in Self.clustered(1_500, seed: 11).enumerated() {

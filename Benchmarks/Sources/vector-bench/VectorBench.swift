@@ -7,6 +7,8 @@
 //   swift run -c release --package-path Benchmarks vector-bench --n 100000 [--dims 128,384]
 //       [--queries Q] [--cold C] [--widths 10,20,…] [--seed S] [--runs R] [--format tsv] [--dir PARENT]
 //   swift run -c release --package-path Benchmarks vector-bench --vectors DIR [--n N] [--queries Q] …
+//   … [--quantization int8]: the indexes with the option `"quantization": "int8"` added (vectors
+//   kept as bytes in memory, each search's candidates re-scored with the exact vectors)
 //
 // Data, per dimension count d (seeded SplitMix64, Box–Muller normals): 100 cluster centres drawn
 // from N(0, I_d); each of the N points (default 100,000) a uniformly chosen centre plus N(0, I_d)
@@ -36,6 +38,8 @@
 //            new built query: the graph is loaded from the index's tree and the records on first
 //            use, and that load counts in the rate (the operating system's page cache stays warm)
 //   size     the store's file after the insert, and after `store.compact()`
+//   memory   the bytes the loaded graph keeps for its vectors and neighbour lists, after the
+//            warm queries (`index_mb`)
 // Without a width the library searches with ef = max(k, indexingSearchCount) = 100. Each of
 // ObjectBox's recall/speed points is compared with the fastest of our widths whose recall is at
 // least as high.
@@ -45,10 +49,10 @@
 // Output: a human table (medians over the runs) or, with --format tsv, lines `way step n
 // ops_per_s seconds` (way `cellar` or `exact`; step `insert-dD`, `query-dD`, `cold-dD`) and
 // `label step n value 0` lines for recall_at_10, cold_recall_at_10, p50_us, p99_us,
-// file_mb_insert and file_mb_compacted (MB = 10^6 bytes); per width W, `cellar query-dD-wW`
+// file_mb_insert, file_mb_compacted and index_mb (MB = 10^6 bytes); per width W, `cellar query-dD-wW`
 // and `recall_at_10 dD-wW`.
 import BenchSupport
-import Cellar
+@_spi(Testing) import Cellar
 import Foundation
 
 /// The command line: the common flags (`--n` defaults to 100,000), `--dims`, `--queries`, `--cold`, `--seed`.
@@ -61,10 +65,12 @@ struct Options: BenchOptions {
     var seed: UInt64 = 42
     /// A folder with base.fvecs and queries.fvecs: real vectors instead of the synthetic ones.
     var vectors: String?
+    /// The indexes' `quantization` option ("none" as declared, or "int8").
+    var quantization = "none"
 
     init() { common.n = 100_000 }
 
-    static let usage = "usage: vector-bench [--n N] [--dims 128,384] [--queries Q] [--cold C] [--widths W,…] [--seed S] [--vectors DIR] [--runs R] [--format human|tsv] [--dir PARENT]"
+    static let usage = "usage: vector-bench [--n N] [--dims 128,384] [--queries Q] [--cold C] [--widths W,…] [--seed S] [--vectors DIR] [--quantization none|int8] [--runs R] [--format human|tsv] [--dir PARENT]"
 
     mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
         switch arg {
@@ -79,6 +85,9 @@ struct Options: BenchOptions {
             guard let s = UInt64(try arguments.value(arg)) else { throw BenchError("--seed must be a non-negative integer") }
             seed = s
         case "--vectors": vectors = try arguments.value(arg)
+        case "--quantization":
+            quantization = try arguments.value(arg)
+            guard ["none", "int8"].contains(quantization) else { throw BenchError("--quantization takes none or int8") }
         default: return false
         }
         return true
@@ -252,6 +261,7 @@ struct RunResult {
     var coldRecall = 0.0
     var fileInsert: UInt64 = 0
     var fileCompacted: UInt64 = 0
+    var indexBytes = 0
     /// Per search width: seconds for the Q queries, and recall@10.
     var widths: [(width: Int, seconds: Double, recall: Double)] = []
 }
@@ -268,14 +278,28 @@ func check(_ found: [IdWithScore<some Any>], n: Int, what: String) throws -> [Id
 
 func recall(_ found: [Id], _ exact: [Id]) -> Double { Double(Set(found).intersection(exact).count) / Double(exact.count) }
 
-func runOnce<D: VectorDoc>(_ type: D.Type, data: DataSet, exact: [[Id]], coldCount: Int, widths: [Int], parent: String) throws -> RunResult {
+/// The benchmark's model, with `"quantization": "int8"` added to every HNSW index when asked.
+func benchModel(quantization: String) -> Model {
+    var model = cellarModel()
+    guard quantization != "none" else { return model }
+    for e in model.entities.indices {
+        for p in model.entities[e].properties.indices {
+            guard case .object(let members)? = model.entities[e].properties[p].hnswParams else { continue }
+            model.entities[e].properties[p].hnswParams = .object(members + [JSONMember("quantization", .string(quantization))])
+        }
+    }
+    return model
+}
+
+func runOnce<D: VectorDoc>(_ type: D.Type, data: DataSet, exact: [[Id]], coldCount: Int, widths: [Int], model: Model,
+                           parent: String) throws -> RunResult {
     let (n, q, d) = (data.n, data.q, data.d)
     let folder = try makeTemporaryFolder(in: parent, prefix: "vector-bench")
     defer { removeTree(folder) }
     let path = folder + "/cellar"
     var result = RunResult()
     do {
-        let store = try Store(directoryPath: path, model: cellarModel())
+        let store = try Store(directoryPath: path, model: model)
         defer { store.close() }
         let box = store.box(for: D.self)
         var objects = (0..<n).map { D(data.point($0)) }
@@ -307,6 +331,7 @@ func runOnce<D: VectorDoc>(_ type: D.Type, data: DataSet, exact: [[Id]], coldCou
             total += recall(try check(found, n: n, what: "d=\(d) query \(i)"), exact[i])
         }
         result.recall = total / Double(q)
+        result.indexBytes = store.vectorIndexResidentBytes
 
         for width in widths {
             let query = try box.query { D.embeddingProperty.nearestNeighbors(to: vectors[0], maxCount: k, searchWidth: width) }.build()
@@ -325,7 +350,7 @@ func runOnce<D: VectorDoc>(_ type: D.Type, data: DataSet, exact: [[Id]], coldCou
         }
     }
     do {
-        let store = try Store(directoryPath: path, model: cellarModel())
+        let store = try Store(directoryPath: path, model: model)
         defer { store.close() }
         let box = store.box(for: D.self)
         let count = min(coldCount, q)
@@ -369,6 +394,7 @@ struct VectorBench {
         let parent = try scratchParent(options.directory, tool: "vector-bench", reason: "the store must be on a real disk")
         let source = options.vectors.map { "vectors from \($0)" } ?? "seed \(options.seed)"
         log("vector-bench: N=\(n), d=\(dims.map(String.init).joined(separator: ",")), runs=\(options.runs), \(q) queries (\(min(options.cold, q)) cold), k=\(k), \(source), store under \(parent.path) (\(parent.fs))")
+        let model = benchModel(quantization: options.quantization)
         var failures: [String] = []
         var tsv: [String] = []
         var rows: [[String]] = []
@@ -384,8 +410,8 @@ struct VectorBench {
             for run in 0..<options.runs {
                 start = now()
                 let result = d == 128
-                    ? try runOnce(Doc128.self, data: data, exact: exact, coldCount: options.cold, widths: options.widths, parent: parent.path)
-                    : try runOnce(Doc384.self, data: data, exact: exact, coldCount: options.cold, widths: options.widths, parent: parent.path)
+                    ? try runOnce(Doc128.self, data: data, exact: exact, coldCount: options.cold, widths: options.widths, model: model, parent: parent.path)
+                    : try runOnce(Doc384.self, data: data, exact: exact, coldCount: options.cold, widths: options.widths, model: model, parent: parent.path)
                 results.append(result)
                 logRun(run, of: options.runs, "d=\(d)", rates: [("insert", Double(n) / result.insert), ("query", Double(q) / result.query),
                                                              ("cold", 1 / result.cold)])
@@ -403,6 +429,7 @@ struct VectorBench {
             let exactQps = Double(q) / exactSeconds
             let fileInsert = median(results.map { Double($0.fileInsert) }) / 1e6
             let fileCompacted = median(results.map { Double($0.fileCompacted) }) / 1e6
+            let indexMB = median(results.map { Double($0.indexBytes) }) / 1e6
             if recall < 0.9 { failures.append("d=\(d): recall@10 \(String(format: "%.4f", recall)) is below 0.9") }
             if coldRecall < 0.9 { failures.append("d=\(d): cold recall@10 \(String(format: "%.4f", coldRecall)) is below 0.9") }
 
@@ -411,13 +438,14 @@ struct VectorBench {
             tsv.append(tsvLine("exact", "query-d\(d)", n, opsPerSecond: exactQps, seconds: exactSeconds))
             tsv.append(tsvLine("cellar", "cold-d\(d)", n, opsPerSecond: cold, seconds: Double(min(options.cold, q)) / cold))
             for (label, value) in [("recall_at_10", recall), ("cold_recall_at_10", coldRecall), ("p50_us", p50), ("p99_us", p99),
-                                   ("file_mb_insert", fileInsert), ("file_mb_compacted", fileCompacted)] {
+                                   ("file_mb_insert", fileInsert), ("file_mb_compacted", fileCompacted), ("index_mb", indexMB)] {
                 tsv.append(tsvRatioLine(label, "d\(d)", n, value))
             }
 
             let f1 = { (x: Double) in String(format: "%.1f", x) }
             rows.append(["d=\(d)", formatRate(insert), formatRate(qps), String(format: "%.4f", recall), f1(p50), f1(p99),
-                         formatRate(exactQps), formatRate(cold), String(format: "%.1f", coldFirst * 1000), f1(fileInsert), f1(fileCompacted)])
+                         formatRate(exactQps), formatRate(cold), String(format: "%.1f", coldFirst * 1000), f1(fileInsert), f1(fileCompacted),
+                         f1(indexMB)])
 
             // The recall/speed curve: per width, the median rate and recall over the runs.
             let curve = options.widths.indices.map { j in
@@ -458,11 +486,11 @@ struct VectorBench {
             tsv.forEach { print($0) }
         } else {
             print("")
-            print("vector-bench: N=\(grouped(n)), \(q) queries (\(min(options.cold, q)) cold), k=\(k), cosine, M=30, efConstruction=100, "
+            print("vector-bench: N=\(grouped(n)), \(q) queries (\(min(options.cold, q)) cold), k=\(k), cosine, M=30, efConstruction=100, quantization \(options.quantization), "
                 + "default search width = max(k, indexingSearchCount) = 100, \(runsPhrase(options.runs))")
             print("")
             printTable(header: ["", "insert/s", "query/s", "recall@10", "p50 µs", "p99 µs", "exact q/s", "cold q/s",
-                                "1st cold ms", "file MB", "compacted MB"], rows: rows)
+                                "1st cold ms", "file MB", "compacted MB", "index MB"], rows: rows)
             print("")
             print("Recall/speed curve (nearestNeighbors(to:maxCount:searchWidth:), the same queries, warm):")
             print("")

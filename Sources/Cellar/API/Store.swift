@@ -62,6 +62,9 @@ public final class Store: @unchecked Sendable {
     let liveQueries: LiveQueryHub
     /// The in-memory graphs of the HNSW indexes (see `VectorIndex`).
     let vectorIndexes = VectorIndexes()
+    /// Bytes the HNSW graphs loaded so far keep in memory for their vectors and neighbour lists
+    /// (benchmarks).
+    @_spi(Testing) public var vectorIndexResidentBytes: Int { vectorIndexes.residentBytes }
     private let writeQueue = DispatchQueue(label: "cellar.store.write")
     private let readQueue = DispatchQueue(label: "cellar.store.read", attributes: .concurrent)
 

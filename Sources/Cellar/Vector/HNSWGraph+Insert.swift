@@ -1,3 +1,5 @@
+import CCellarSIMD
+
 // HNSW construction: the layer search, the neighbour-selection heuristic and insertion.
 //
 // Insertion of a node q with level L (drawn from its id): greedy descent from the entry point
@@ -19,7 +21,7 @@ extension HNSWGraph {
     /// a filter the search stops when the nearest unexpanded candidate is farther than the
     /// farthest result; with one, only once `ef` matching results are held (or the reachable
     /// nodes are exhausted), so a selective filter still finds its matches.
-    func searchLayer(_ query: UnsafeBufferPointer<Float>, entries: [(distance: Float, slot: Int32)], ef: Int,
+    func searchLayer(_ query: HNSWProbe, entries: [(distance: Float, slot: Int32)], ef: Int,
                      level: Int, filter: ((UInt64) -> Bool)?, visited: inout HNSWVisitedSet) -> HNSWHeap {
         var budget = Int.max
         return searchLayer(query, entries: entries, ef: ef, level: level, filter: filter, budget: &budget, visited: &visited)
@@ -27,7 +29,7 @@ extension HNSWGraph {
 
     /// `searchLayer` that asks `filter` at most `budget` times (counted down): when the budget
     /// runs out the search stops, with `budget` < 0 and the results found so far.
-    func searchLayer(_ query: UnsafeBufferPointer<Float>, entries: [(distance: Float, slot: Int32)], ef: Int,
+    func searchLayer(_ query: HNSWProbe, entries: [(distance: Float, slot: Int32)], ef: Int,
                      level: Int, filter: ((UInt64) -> Bool)?, budget: inout Int, visited: inout HNSWVisitedSet) -> HNSWHeap {
         var results = HNSWHeap(capacity: ef + 1)
         var candidates = HNSWHeap(capacity: 4 * ef)
@@ -49,6 +51,8 @@ extension HNSWGraph {
             if results.count > ef { results.pop() }
         }
         var bound = results.isEmpty ? Float.infinity : results.top.distance
+        let (vectorBase, vectorBytes) = isQuantized
+            ? (UnsafeRawPointer(codes), codesPerVector) : (UnsafeRawPointer(vectors), floatsPerVector * MemoryLayout<Float>.stride)
         while !candidates.isEmpty {
             let current = candidates.top
             if -current.distance > bound && (filter == nil || results.count >= ef) { break }
@@ -56,14 +60,15 @@ extension HNSWGraph {
             let upperList: [Int32] = level == 0 ? [] : neighbors(current.slot, level)
             let base = level0 + Int(current.slot) * level0Stride
             let neighborCount = level == 0 ? Int(base[0]) : upperList.count
-            // The neighbours not visited yet, then their distances in one tight loop (the
-            // processor overlaps the loads of several vectors), then the heaps.
+            // The neighbours not visited yet, their vectors asked into the caches as they are
+            // found, then their distances in one tight loop, then the heaps.
             var fresh = 0
             for i in 0..<neighborCount {
                 let neighbor = level == 0 ? base[1 + i] : upperList[i]
                 if visited.insert(neighbor) {
                     scratch[fresh] = neighbor
                     fresh += 1
+                    cellar_simd_prefetch(vectorBase + Int(neighbor) * vectorBytes, vectorBytes)
                 }
             }
             for i in 0..<fresh { distances[i] = distance(query, scratch[i]) }
@@ -85,7 +90,7 @@ extension HNSWGraph {
     }
 
     /// Greedy descent on `level`: moves from `start` to a closer neighbour while there is one.
-    func greedyClosest(_ query: UnsafeBufferPointer<Float>, from start: (distance: Float, slot: Int32),
+    func greedyClosest(_ query: HNSWProbe, from start: (distance: Float, slot: Int32),
                        level: Int) -> (distance: Float, slot: Int32) {
         var current = start
         var changed = true
@@ -110,7 +115,7 @@ extension HNSWGraph {
         kept.reserveCapacity(maximum)
         for candidate in candidates {
             if kept.count >= maximum { break }
-            let candidateVector = vector(candidate.slot)
+            let candidateVector = probe(candidate.slot)
             var good = true
             for other in kept where distance(candidateVector, other.slot) < candidate.distance {
                 good = false
@@ -130,7 +135,7 @@ extension HNSWGraph {
         if list.count < maximum {
             list.append(to)
         } else {
-            let base = vector(from)
+            let base = probe(from)
             var candidates = list.map { (distance: distance(base, $0), slot: $0) }
             candidates.append((d, to))
             candidates.sort { $0.distance < $1.distance || ($0.distance == $1.distance && $0.slot < $1.slot) }
@@ -163,7 +168,7 @@ extension HNSWGraph {
             changes.entryPointChanged = true
             return
         }
-        let query = vector(slot)
+        let query = probe(slot)
         var current = (distance: distance(query, entrySlot), slot: entrySlot)
         var l = topLevel
         while l > level {
@@ -197,7 +202,7 @@ extension HNSWGraph {
         let prepared = try prepare(vector)
         var changes = HNSWChanges()
         if let slot = slotOf[id] {
-            if Array(self.vector(slot)) == prepared { return changes }
+            if holds(slot, prepared: prepared) { return changes }
             removeNode(slot, &changes)
         }
         insertPrepared(id: id, prepared: prepared, &changes)

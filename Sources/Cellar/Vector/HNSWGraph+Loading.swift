@@ -52,7 +52,13 @@ extension HNSWGraph {
                 return "node \(id) has storage for another level than \(level)"
             }
             highest = max(highest, levels[slot])
-            for component in vector(Int32(slot)) where !component.isFinite { return "node \(id) has a vector component \(component)" }
+            if isQuantized {
+                for factor in [codeFactors[2 * slot], codeFactors[2 * slot + 1]] where !factor.isFinite {
+                    return "node \(id) has a vector factor \(factor)"
+                }
+            } else {
+                for component in vector(Int32(slot)) where !component.isFinite { return "node \(id) has a vector component \(component)" }
+            }
             for l in 0...level {
                 let count = l == 0 ? Int(level0[slot * level0Stride]) : Int(upper[slot][(l - 1) * upperStride])
                 guard count >= 0, count <= parameters.maxDegree(level: l) else {
@@ -112,10 +118,13 @@ struct HNSWGraphLoader {
     private var listStart: [Int] = []
     /// Per slot: whether its vector was written.
     private var hasVector: [Bool] = []
+    /// One vector's floats (zero-padded), decoded here before the graph stores them.
+    private var scratch: [Float]
 
     /// A loader for about `expectedCount` nodes (room is made for them up front).
     init(parameters: HNSWParameters, expectedCount: Int = 0) {
         graph = HNSWGraph(parameters: parameters)
+        scratch = [Float](repeating: 0, count: graph.floatsPerVector)
         graph.reserve(expectedCount)
         listStart.reserveCapacity(expectedCount)
         hasVector.reserveCapacity(expectedCount)
@@ -175,15 +184,19 @@ struct HNSWGraphLoader {
         guard bytes.count == dimensions * MemoryLayout<Float>.size else {
             throw Self.corrupt("the vector of node \(id) has \(bytes.count / MemoryLayout<Float>.size) dimensions, not \(dimensions)")
         }
-        let target = graph.vectors + Int(slot) * graph.floatsPerVector
-        for i in 0..<dimensions {
-            let component = Float(bitPattern: bytes.loadLE(UInt32.self, at: i &* 4))
-            guard component.isFinite else {
-                throw Self.corrupt("the vector of node \(id) has \(component) at component \(i), not a finite number")
+        let graph = self.graph
+        try scratch.withUnsafeMutableBufferPointer { buffer in
+            let target = buffer.baseAddress!
+            for i in 0..<dimensions {
+                let component = Float(bitPattern: bytes.loadLE(UInt32.self, at: i &* 4))
+                guard component.isFinite else {
+                    throw Self.corrupt("the vector of node \(id) has \(component) at component \(i), not a finite number")
+                }
+                target[i] = component
             }
-            target[i] = component
+            graph.normalizeInPlace(target)
+            graph.storeVector(slot, prepared: target)
         }
-        graph.normalizeInPlace(target)
         hasVector[Int(slot)] = true
     }
 
@@ -194,9 +207,7 @@ struct HNSWGraphLoader {
         do { prepared = try graph.prepare(vector) } catch let error as CellarError {
             throw Self.corrupt("the vector of node \(id): \(error.message)")
         }
-        prepared.withUnsafeBufferPointer { source in
-            (graph.vectors + Int(slot) * graph.floatsPerVector).update(from: source.baseAddress!, count: graph.floatsPerVector)
-        }
+        prepared.withUnsafeBufferPointer { graph.storeVector(slot, prepared: $0.baseAddress!) }
         hasVector[Int(slot)] = true
     }
 

@@ -29,7 +29,6 @@ extension HNSWGraph {
         buildIncoming()
         let id = ids[Int(slot)]
         let level = Int(levels[Int(slot)])
-        let removedVector = Array(vector(slot))
         var topNeighbors: [Int32] = []
         for l in stride(from: level, through: 0, by: -1) {
             let outgoing = neighbors(slot, l)
@@ -43,6 +42,9 @@ extension HNSWGraph {
             for p in linkedFrom where !pool.contains(p) { pool.append(p) }
             for p in linkedFrom { repair(p, level: l, offered: pool, &changes) }
         }
+        // Freeing the slot leaves its vector where it is (until the slot is taken again), so
+        // the probe stays valid for choosing the new entry point.
+        let removedVector = probe(slot)
         freeSlot(slot)
         changes.remove(id)
         if entrySlot == slot { chooseEntryPoint(replacing: removedVector, preferring: topNeighbors, &changes) }
@@ -52,7 +54,7 @@ extension HNSWGraph {
     private func repair(_ p: Int32, level: Int, offered: [Int32], _ changes: inout HNSWChanges) {
         let maximum = parameters.maxDegree(level: level)
         let current = neighbors(p, level)
-        let base = vector(p)
+        let base = probe(p)
         var extra = offered.filter { $0 != p && !current.contains($0) }.map { (distance: distance(base, $0), slot: $0) }
         if parameters.flags.contains(.reparationLimitCandidates) && extra.count > maximum {
             extra.sort { $0.distance < $1.distance || ($0.distance == $1.distance && $0.slot < $1.slot) }
@@ -73,13 +75,13 @@ extension HNSWGraph {
 
     /// A new entry point after the old one (whose vector was `removed`) left: a node of the
     /// highest remaining level, among `preferred` when one of them has it, nearest to `removed`.
-    private func chooseEntryPoint(replacing removed: [Float], preferring preferred: [Int32], _ changes: inout HNSWChanges) {
+    private func chooseEntryPoint(replacing removed: HNSWProbe, preferring preferred: [Int32], _ changes: inout HNSWChanges) {
         changes.entryPointChanged = true
         var best: (level: Int32, distance: Float, slot: Int32)?
         func consider(_ slot: Int32) {
             let level = levels[Int(slot)]
             guard level >= 0 else { return }
-            let d = removed.withUnsafeBufferPointer { distance($0, slot) }
+            let d = distance(removed, slot)
             if let current = best, (current.level, -current.distance, -current.slot) >= (level, -d, -slot) { return }
             best = (level, d, slot)
         }

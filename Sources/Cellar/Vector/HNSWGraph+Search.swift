@@ -22,10 +22,11 @@ extension HNSWGraph {
     /// their distances (see ``VectorDistanceType`` for what the scores are). `ef` is the beam
     /// width (raised to k; default ``defaultSearchCount(k:)``). Throws `.illegalArgument` for a
     /// query shorter than `dimensions` or with a component that is not finite. Mutates nothing:
-    /// concurrent searches are fine (not concurrent with a writer).
+    /// concurrent searches are fine (not concurrent with a writer). A quantized graph returns
+    /// approximate distances (see ``search(query:k:ef:filter:filterBudget:exact:)``).
     @_spi(Testing) public func search(query: [Float], k: Int, ef: Int? = nil,
                                       filter: ((UInt64) -> Bool)? = nil) throws -> [(id: UInt64, distance: Float)] {
-        try search(query: query, k: k, ef: ef, filter: filter, filterBudget: .max)!
+        try search(query: query, k: k, ef: ef, filter: filter, filterBudget: .max, exact: nil)!
     }
 
     /// ``search(query:k:ef:filter:)`` that gives up, returning nil, once it has asked `filter`
@@ -34,10 +35,18 @@ extension HNSWGraph {
     /// is cheaper.
     @_spi(Testing) public func search(query: [Float], k: Int, ef: Int? = nil, filter: ((UInt64) -> Bool)?,
                                       filterBudget: Int) throws -> [(id: UInt64, distance: Float)]? {
+        try search(query: query, k: k, ef: ef, filter: filter, filterBudget: filterBudget, exact: nil)
+    }
+
+    /// ``search(query:k:ef:filter:filterBudget:)``; in a quantized graph with `exact` given, the
+    /// whole beam is re-scored with the exact vectors it reads and the k nearest by exact
+    /// distance are returned.
+    func search(query: [Float], k: Int, ef: Int? = nil, filter: ((UInt64) -> Bool)?,
+                filterBudget: Int, exact: HNSWExactVectors?) throws -> [(id: UInt64, distance: Float)]? {
         let prepared = try prepare(query)
         guard k > 0, entrySlot >= 0 else { return [] }
         let width = max(k, ef ?? defaultSearchCount(k: k))
-        return prepared.withUnsafeBufferPointer { q in
+        let found: [(distance: Float, slot: Int32)]? = withProbe(prepared) { q in
             var current = (distance: distance(q, entrySlot), slot: entrySlot)
             var level = topLevel
             while level > 0 {
@@ -47,18 +56,23 @@ extension HNSWGraph {
             var visited = HNSWVisitedSet(slotCount: ids.count)
             var budget = filterBudget
             let found = searchLayer(q, entries: [current], ef: width, level: 0, filter: filter, budget: &budget, visited: &visited)
-            if budget < 0 { return nil }
-            return found.sortedAscending().prefix(k).map { (id: ids[Int($0.slot)], distance: $0.distance) }
+            return budget < 0 ? nil : found.sortedAscending()
         }
+        guard let found else { return nil }
+        if isQuantized, let exact {
+            return try prepared.withUnsafeBufferPointer { try rescored(found, query: $0, k: k, exact: exact) }
+        }
+        return found.prefix(k).map { (id: ids[Int($0.slot)], distance: $0.distance) }
     }
 
     /// The exact `k` nearest nodes to `query` that pass `filter`, nearest first: every node's
-    /// distance is computed. Throws as ``search(query:k:ef:filter:)``.
+    /// distance is computed (approximate ones in a quantized graph). Throws as
+    /// ``search(query:k:ef:filter:)``.
     @_spi(Testing) public func bruteForce(query: [Float], k: Int,
                                           filter: ((UInt64) -> Bool)? = nil) throws -> [(id: UInt64, distance: Float)] {
         let prepared = try prepare(query)
         guard k > 0 else { return [] }
-        return prepared.withUnsafeBufferPointer { q in
+        return withProbe(prepared) { q in
             var best = HNSWHeap(capacity: k + 1)
             for slot in 0..<Int32(levels.count) where levels[Int(slot)] >= 0 {
                 if let filter, !filter(ids[Int(slot)]) { continue }
@@ -69,20 +83,40 @@ extension HNSWGraph {
     }
 
     /// The exact `k` nearest to `query` among `candidates` (ids not in the graph are skipped),
-    /// nearest first: for a query whose other conditions leave few candidates.
+    /// nearest first: for a query whose other conditions leave few candidates. A quantized
+    /// graph computes every distance from the exact vectors `exact` reads (approximate ones
+    /// without it).
     @_spi(Testing) public func bruteForce(query: [Float], k: Int,
                                           candidates: some Sequence<UInt64>) throws -> [(id: UInt64, distance: Float)] {
+        try bruteForce(query: query, k: k, candidates: candidates, exact: nil)
+    }
+
+    func bruteForce(query: [Float], k: Int, candidates: some Sequence<UInt64>,
+                    exact: HNSWExactVectors?) throws -> [(id: UInt64, distance: Float)] {
         let prepared = try prepare(query)
         guard k > 0 else { return [] }
-        return prepared.withUnsafeBufferPointer { q in
-            var best = HNSWHeap(capacity: k + 1)
-            var seen = HNSWVisitedSet(slotCount: ids.count)
-            for id in candidates {
-                guard let slot = slotOf[id], seen.insert(slot) else { continue }
-                keep(distance(q, slot), slot, in: &best, k: k)
+        var best = HNSWHeap(capacity: k + 1)
+        var seen = HNSWVisitedSet(slotCount: ids.count)
+        if isQuantized, let exact {
+            try prepared.withUnsafeBufferPointer { q in
+                try withUnsafeTemporaryAllocation(of: Float.self, capacity: floatsPerVector) { scratch in
+                    for id in candidates {
+                        guard let slot = slotOf[id], seen.insert(slot) else { continue }
+                        try exact(id) { bytes in
+                            if let d = exactDistance(q, littleEndian: bytes, scratch: scratch) { keep(d, slot, in: &best, k: k) }
+                        }
+                    }
+                }
             }
-            return best.sortedAscending().map { (id: ids[Int($0.slot)], distance: $0.distance) }
+        } else {
+            withProbe(prepared) { q in
+                for id in candidates {
+                    guard let slot = slotOf[id], seen.insert(slot) else { continue }
+                    keep(distance(q, slot), slot, in: &best, k: k)
+                }
+            }
         }
+        return best.sortedAscending().map { (id: ids[Int($0.slot)], distance: $0.distance) }
     }
 
     /// Keeps (`d`, `slot`) in the max-heap `best` of the k nearest so far.

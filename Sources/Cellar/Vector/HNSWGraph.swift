@@ -6,7 +6,9 @@
 // - the node's vector, `floatsPerVector` floats (the dimensions padded with zeros to a multiple of 16
 //   unless the `vectorCacheSimdPaddingOff` flag is set), in one 64-byte aligned buffer so the
 //   SIMD kernels read whole aligned chunks. Cosine vectors are stored normalized, so a cosine
-//   distance is 1 − dot;
+//   distance is 1 − dot. A quantized index keeps instead one byte per dimension and two floats
+//   per slot (see HNSWQuantization.swift); every distance the algorithms take goes through
+//   `distance(_:_:)` with an `HNSWProbe`, which serves both forms;
 // - the node's level L (drawn from its id, see HNSWLevels), and its neighbour lists for levels
 //   0…L: level 0 in one contiguous buffer of `1 + 2M` Int32 per slot (a count, then neighbour
 //   slots) — the level every search spends its time in — and levels 1…L in a small array per
@@ -30,6 +32,9 @@
     @_spi(Testing) public let parameters: HNSWParameters
     /// Floats stored per vector: `dimensions`, padded to a multiple of 16 unless the flag says not.
     let floatsPerVector: Int
+    /// Int8 codes stored per vector in a quantized graph (dimensions rounded up to 32); 0 when
+    /// the graph keeps floats.
+    let codesPerVector: Int
     /// Int32s per slot in `level0`: a count, then up to 2·M neighbour slots.
     let level0Stride: Int
     /// Int32s per upper level in `upper[slot]`: a count, then up to M neighbour slots.
@@ -45,8 +50,12 @@
     var freeSlots: [Int32] = []
     /// Slots the buffers have room for.
     var capacity = 0
-    /// `capacity × floatsPerVector` floats, 64-byte aligned.
+    /// `capacity × floatsPerVector` floats, 64-byte aligned (none in a quantized graph).
     var vectors: UnsafeMutablePointer<Float>
+    /// `capacity × codesPerVector` codes, 64-byte aligned (none unless quantized).
+    var codes: UnsafeMutablePointer<Int8>
+    /// `capacity × 2` floats: each slot's scale and squared length (none unless quantized).
+    var codeFactors: UnsafeMutablePointer<Float>
     /// `capacity × level0Stride` Int32s: each slot's level-0 count and neighbours.
     var level0: UnsafeMutablePointer<Int32>
     /// Per slot: levels 1…L, `upperStride` Int32s each.
@@ -69,14 +78,19 @@
         let dimensions = parameters.dimensions
         floatsPerVector = parameters.flags.contains(.vectorCacheSimdPaddingOff) || parameters.distanceType == .geo
             ? dimensions : (dimensions + 15) / 16 * 16
+        codesPerVector = parameters.quantization == .int8 ? HNSWQuantization.codesPerVector(dimensions: dimensions) : 0
         level0Stride = 1 + parameters.maxDegree(level: 0)
         upperStride = 1 + parameters.maxDegree(level: 1)
         vectors = Self.allocate(Float.self, count: 0)
+        codes = Self.allocate(Int8.self, count: 0)
+        codeFactors = Self.allocate(Float.self, count: 0)
         level0 = Self.allocate(Int32.self, count: 0)
     }
 
     deinit {
         UnsafeMutableRawPointer(vectors).deallocate()
+        UnsafeMutableRawPointer(codes).deallocate()
+        UnsafeMutableRawPointer(codeFactors).deallocate()
         UnsafeMutableRawPointer(level0).deallocate()
     }
 
@@ -98,8 +112,15 @@
     @_spi(Testing) public var entryPoint: UInt64? { entrySlot < 0 ? nil : ids[Int(entrySlot)] }
     /// The ids in the graph, in no particular order.
     @_spi(Testing) public var allIDs: Dictionary<UInt64, Int32>.Keys { slotOf.keys }
-    /// Bytes the stored vectors take (compare with ``HNSWParameters/vectorCacheByteBound``).
-    @_spi(Testing) public var residentVectorBytes: Int { capacity * floatsPerVector * MemoryLayout<Float>.stride }
+    /// Bytes the stored vectors take (compare with ``HNSWParameters/vectorCacheByteBound``):
+    /// their floats, or their codes and factors.
+    @_spi(Testing) public var residentVectorBytes: Int {
+        isQuantized ? capacity * (codesPerVector + 2 * MemoryLayout<Float>.stride) : capacity * floatsPerVector * MemoryLayout<Float>.stride
+    }
+    /// Bytes the neighbour lists take (level 0 in its buffer, the levels above in their arrays).
+    @_spi(Testing) public var residentListBytes: Int {
+        capacity * level0Stride * MemoryLayout<Int32>.stride + upper.reduce(0) { $0 + $1.count * MemoryLayout<Int32>.stride }
+    }
 
     /// The level of `id`, nil when it is not in the graph.
     @_spi(Testing) public func level(of id: UInt64) -> Int? { slotOf[id].map { Int(levels[Int($0)]) } }
@@ -110,16 +131,31 @@
         return (0...Int(levels[Int(slot)])).map { level in neighbors(slot, level).map { ids[Int($0)] } }
     }
 
-    /// The stored vector of `slot` (padded; normalized for cosine).
+    /// The stored floats of `slot` (padded; normalized for cosine); a graph that is not quantized only.
     @inline(__always)
     func vector(_ slot: Int32) -> UnsafeBufferPointer<Float> {
         UnsafeBufferPointer(start: vectors + Int(slot) * floatsPerVector, count: floatsPerVector)
     }
 
-    /// The distance between a prepared query (see `prepare`) and the vector of `slot`.
+    /// The vector of `slot` to measure from (valid until the slot's storage changes or moves).
     @inline(__always)
-    func distance(_ query: UnsafeBufferPointer<Float>, _ slot: Int32) -> Float {
-        let other = vector(slot)
+    func probe(_ slot: Int32) -> HNSWProbe {
+        guard isQuantized else { return HNSWProbe(pointer: UnsafeRawPointer(vectors + Int(slot) * floatsPerVector), scale: 0, squaredLength: 0) }
+        return HNSWProbe(pointer: UnsafeRawPointer(codes + Int(slot) * codesPerVector),
+                         scale: codeFactors[2 * Int(slot)], squaredLength: codeFactors[2 * Int(slot) + 1])
+    }
+
+    /// The distance between a probe (of a slot, or of a prepared query: see `withProbe`) and the
+    /// vector of `slot`; approximate in a quantized graph.
+    @inline(__always)
+    func distance(_ query: HNSWProbe, _ slot: Int32) -> Float {
+        if isQuantized { return quantizedDistance(query, slot) }
+        return floatDistance(UnsafeBufferPointer(start: query.pointer.assumingMemoryBound(to: Float.self), count: floatsPerVector), vector(slot))
+    }
+
+    /// The exact distance between two prepared float vectors of `floatsPerVector` floats.
+    @inline(__always)
+    func floatDistance(_ query: UnsafeBufferPointer<Float>, _ other: UnsafeBufferPointer<Float>) -> Float {
         switch parameters.distanceType {
         case .euclidean: return VectorDistance.squaredEuclidean(query, other, count: floatsPerVector)
         case .cosine, .dotProduct: return VectorDistance.innerProductDistance(query, other, count: floatsPerVector)
@@ -129,7 +165,7 @@
     }
 
     /// The distance between the vectors of two slots.
-    func distance(_ a: Int32, _ b: Int32) -> Float { distance(vector(a), b) }
+    func distance(_ a: Int32, _ b: Int32) -> Float { distance(probe(a), b) }
 
     /// `vector` as stored and searched: the first `dimensions` components, zero-padded to
     /// `floatsPerVector`, normalized for cosine. Throws `.illegalArgument` for a short vector or a
@@ -205,9 +241,7 @@
     /// A slot for a new node `id` of `level` holding the prepared `vector`, with empty lists.
     func allocateSlot(id: UInt64, level: Int, vector: [Float]) -> Int32 {
         let slot = allocateSlot(id: id, level: level)
-        vector.withUnsafeBufferPointer { source in
-            (vectors + Int(slot) * floatsPerVector).update(from: source.baseAddress!, count: floatsPerVector)
-        }
+        vector.withUnsafeBufferPointer { storeVector(slot, prepared: $0.baseAddress!) }
         return slot
     }
 
@@ -269,10 +303,20 @@
 
     /// Moves the buffers to room for `newCapacity` slots.
     private func grow(to newCapacity: Int) {
-        let newVectors = Self.allocate(Float.self, count: newCapacity * floatsPerVector)
-        newVectors.update(from: vectors, count: capacity * floatsPerVector)
+        let floats = isQuantized ? 0 : floatsPerVector
+        let newVectors = Self.allocate(Float.self, count: newCapacity * floats)
+        newVectors.update(from: vectors, count: capacity * floats)
         UnsafeMutableRawPointer(vectors).deallocate()
         vectors = newVectors
+        let newCodes = Self.allocate(Int8.self, count: newCapacity * codesPerVector)
+        newCodes.update(from: codes, count: capacity * codesPerVector)
+        UnsafeMutableRawPointer(codes).deallocate()
+        codes = newCodes
+        let factors = isQuantized ? 2 : 0
+        let newFactors = Self.allocate(Float.self, count: newCapacity * factors)
+        newFactors.update(from: codeFactors, count: capacity * factors)
+        UnsafeMutableRawPointer(codeFactors).deallocate()
+        codeFactors = newFactors
         let newLevel0 = Self.allocate(Int32.self, count: newCapacity * level0Stride)
         newLevel0.update(from: level0, count: capacity * level0Stride)
         UnsafeMutableRawPointer(level0).deallocate()

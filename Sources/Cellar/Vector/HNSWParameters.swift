@@ -64,6 +64,7 @@
     @_spi(Testing) public var reparationBacklinkProbability: Double
     @_spi(Testing) public var vectorCacheHintSizeKB: UInt64
     @_spi(Testing) public var flags: HNSWFlags
+    @_spi(Testing) public var quantization: HNSWQuantization
 
     /// Parameters checked against the accepted ranges; throws `.illegalArgument` naming the
     /// option and its range.
@@ -72,7 +73,7 @@
                                distanceType: VectorDistanceType = .euclidean,
                                reparationBacklinkProbability: Double = 1.0,
                                vectorCacheHintSizeKB: UInt64 = defaultVectorCacheHintSizeKB,
-                               flags: HNSWFlags = []) throws {
+                               flags: HNSWFlags = [], quantization: HNSWQuantization = .none) throws {
         self.dimensions = dimensions
         self.neighborsPerNode = neighborsPerNode
         self.indexingSearchCount = indexingSearchCount
@@ -80,6 +81,7 @@
         self.reparationBacklinkProbability = reparationBacklinkProbability
         self.vectorCacheHintSizeKB = vectorCacheHintSizeKB
         self.flags = flags
+        self.quantization = quantization
         if let problem = firstProblem() { throw CellarError.illegalArgument("HNSW index: \(problem)") }
     }
 
@@ -103,6 +105,9 @@
         if distanceType == .geo && dimensions < 2 {
             return "dimensions must be at least 2 for distanceType geo ([latitude, longitude]), got \(dimensions)"
         }
+        if distanceType == .geo && quantization != .none {
+            return "quantization \(quantization.rawValue) is not for distanceType geo (two coordinates gain nothing from it)"
+        }
         return nil
     }
 
@@ -119,7 +124,7 @@
 
     /// The option names, in the order ``jsonObject`` writes them.
     @_spi(Testing) public static let optionNames = ["dimensions", "neighborsPerNode", "indexingSearchCount", "distanceType",
-                                                    "reparationBacklinkProbability", "vectorCacheHintSizeKB", "flags"]
+                                                    "reparationBacklinkProbability", "vectorCacheHintSizeKB", "flags", "quantization"]
 
     /// Parameters read from a JSON object's members (as the model file keeps them); missing
     /// options take their defaults, `dimensions` is required. `flags` is an array of flag names
@@ -178,11 +183,20 @@
                 throw fail("\"flags\" must be an array of flag names (\(names)) or an integer from 0 to 15, got \(describeJSON(value))")
             }
         }
+        var quantization = HNSWQuantization.none
+        if let value = json["quantization"] {
+            let names = HNSWQuantization.allCases.map(\.rawValue).joined(separator: ", ")
+            guard case .string(let name) = value, let chosen = HNSWQuantization(rawValue: name) else {
+                throw fail("\"quantization\" must be one of \(names), got \(describeJSON(value))")
+            }
+            quantization = chosen
+        }
         do {
             try self.init(dimensions: dimensions, neighborsPerNode: m.map { Int($0) } ?? Self.defaultNeighborsPerNode,
                           indexingSearchCount: ef.map { Int($0) } ?? Self.defaultIndexingSearchCount,
                           distanceType: distance, reparationBacklinkProbability: probability,
-                          vectorCacheHintSizeKB: cache ?? Self.defaultVectorCacheHintSizeKB, flags: flags)
+                          vectorCacheHintSizeKB: cache ?? Self.defaultVectorCacheHintSizeKB, flags: flags,
+                          quantization: quantization)
         } catch let error as CellarError {
             throw CellarError.schema(error.message)
         }
@@ -204,10 +218,10 @@
     }
 
     /// Every option as a JSON object, in ``optionNames`` order, defaults included (so that a
-    /// change of a default in a later version does not silently change a stored index). Flags
-    /// are written as an array of names.
+    /// change of a default in a later version does not silently change a stored index), except
+    /// `quantization`, written only when set. Flags are written as an array of names.
     @_spi(Testing) public var jsonObject: JSONValue {
-        .object([
+        var members = [
             JSONMember("dimensions", .number(String(dimensions))),
             JSONMember("neighborsPerNode", .number(String(neighborsPerNode))),
             JSONMember("indexingSearchCount", .number(String(indexingSearchCount))),
@@ -215,7 +229,9 @@
             JSONMember("reparationBacklinkProbability", .number(Self.numberText(reparationBacklinkProbability))),
             JSONMember("vectorCacheHintSizeKB", .number(String(vectorCacheHintSizeKB))),
             JSONMember("flags", .array(HNSWFlags.named.filter { flags.contains($0.flag) }.map { .string($0.name) })),
-        ])
+        ]
+        if quantization != .none { members.append(JSONMember("quantization", .string(quantization.rawValue))) }
+        return .object(members)
     }
 
     /// A probability's text: "1" and "0" for the ends, otherwise Swift's shortest round-tripping form.

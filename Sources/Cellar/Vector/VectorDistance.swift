@@ -18,6 +18,8 @@
 // where the Swift kernel can be inlined). The graph stores its vectors padded with zeros to a
 // multiple of 16 floats, so inside the graph the tail is empty; vectors handed in from outside
 // may have any length. The Swift kernels stay the reference the tests hold the C ones against.
+// A quantized index measures int8 codes with `cellar_simd_dot_i8` instead (HNSWQuantization.swift),
+// which has an AVX-512 VNNI version besides the AVX2 and portable ones.
 //
 // Scores returned (smaller is nearer for every type):
 // - `euclidean`: the SQUARED Euclidean distance Σ(aᵢ − bᵢ)², as ObjectBox uses internally and

@@ -133,6 +133,13 @@ final class VectorIndexes: Sendable {
         }
     }
 
+    /// Bytes the graphs in memory keep for their vectors and neighbour lists.
+    var residentBytes: Int {
+        entries.withLock { $0.values.map { $0 } }.reduce(0) { total, entry in
+            total + entry.reading { $0.residentVectorBytes + $0.residentListBytes }
+        }
+    }
+
     /// Forgets the graph of `index` (its tree was dropped, or a transaction that changed it did
     /// not commit): the next use loads it again.
     func invalidate(_ indexId: UInt32) {

@@ -122,17 +122,25 @@ extension CompiledQuery {
         // checked), the search stops and the objects are checked in one scan of the records
         // instead (cheaper per object than one lookup each), then compared one by one.
         let budget = candidates == nil && condition != nil ? max(4 * leaf.maxCount, entry.reading { $0.count } / 8) : Int.max
+        // A quantized graph's candidates are re-scored with the vectors in their records.
+        let exact: HNSWExactVectors = { id, body in
+            try context.withRecord(schema, Id(id)) { record in
+                guard let record, let bytes = try RecordReader(record).bytes(slot: leaf.property.slot) else { return }
+                body(bytes)
+            }
+        }
         let found = try entry.reading { graph -> [(id: UInt64, distance: Float)]? in
             if let candidates, graph.prefersBruteForce(candidateCount: candidates.count, k: leaf.maxCount, ef: leaf.searchWidth) {
-                return try graph.bruteForce(query: leaf.vector, k: leaf.maxCount, candidates: candidates)
+                return try graph.bruteForce(query: leaf.vector, k: leaf.maxCount, candidates: candidates, exact: exact)
             }
-            return try graph.search(query: leaf.vector, k: leaf.maxCount, ef: leaf.searchWidth, filter: filter, filterBudget: budget)
+            return try graph.search(query: leaf.vector, k: leaf.maxCount, ef: leaf.searchWidth, filter: filter,
+                                    filterBudget: budget, exact: exact)
         }
         if let failure { throw failure }
         if let found { return found.map { (Id($0.id), $0.distance) } }
         let matching = try CompiledQuery(schema: schema, condition: condition, plan: plan, links: links, orders: []).matchingIds(context)
         return try entry.reading { graph in
-            try graph.bruteForce(query: leaf.vector, k: leaf.maxCount, candidates: matching).map { (Id($0.id), $0.distance) }
+            try graph.bruteForce(query: leaf.vector, k: leaf.maxCount, candidates: matching, exact: exact).map { (Id($0.id), $0.distance) }
         }
     }
 }
