@@ -66,12 +66,23 @@ import Testing
         #expect(result.scale == 0 && result.squaredLength == 0 && zero.allSatisfy { $0 == 0 })
     }
 
-    /// A reader of exact vectors from `vectors` (id i + 1 is vectors[i]), as records give them.
+    /// A reader of exact vectors from `vectors` (id i + 1 is vectors[i]), as records give them:
+    /// little-endian floats, at an address that is not a multiple of 4 for even ids (a record's
+    /// fields need not be aligned).
     static func exactReader(_ vectors: [[Float]]) -> HNSWExactVectors {
-        let encoded = vectors.map { vector in vector.flatMap { withUnsafeBytes(of: $0.bitPattern.littleEndian, Array.init) } }
+        let encoded: [[UInt8]] = vectors.map { vector in
+            [0] + vector.flatMap { (component: Float) -> [UInt8] in withUnsafeBytes(of: component.bitPattern.littleEndian, Array.init) }
+        }
         return { id, body in
             guard id >= 1, Int(id) <= encoded.count else { return }
-            encoded[Int(id) - 1].withUnsafeBytes { body($0) }
+            encoded[Int(id) - 1].withUnsafeBytes { bytes in
+                if id % 2 == 0 {
+                    body(UnsafeRawBufferPointer(rebasing: bytes[1...]))
+                } else {
+                    let aligned = Array(bytes[1...])
+                    aligned.withUnsafeBytes { body($0) }
+                }
+            }
         }
     }
 

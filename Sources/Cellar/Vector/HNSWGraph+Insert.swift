@@ -53,6 +53,9 @@ extension HNSWGraph {
         var bound = results.isEmpty ? Float.infinity : results.top.distance
         let (vectorBase, vectorBytes) = isQuantized
             ? (UnsafeRawPointer(codes), codesPerVector) : (UnsafeRawPointer(vectors), floatsPerVector * MemoryLayout<Float>.stride)
+        // At most the first 512 bytes of each: a whole vector of floats (1,536 bytes at 384
+        // dimensions, for each of up to 2·M neighbours) asks for more lines than stay useful.
+        let prefetchBytes = min(vectorBytes, 512)
         while !candidates.isEmpty {
             let current = candidates.top
             if -current.distance > bound && (filter == nil || results.count >= ef) { break }
@@ -68,7 +71,7 @@ extension HNSWGraph {
                 if visited.insert(neighbor) {
                     scratch[fresh] = neighbor
                     fresh += 1
-                    cellar_simd_prefetch(vectorBase + Int(neighbor) * vectorBytes, vectorBytes)
+                    cellar_simd_prefetch(vectorBase + Int(neighbor) * vectorBytes, prefetchBytes)
                 }
             }
             for i in 0..<fresh { distances[i] = distance(query, scratch[i]) }

@@ -112,8 +112,8 @@ extension HNSWGraph {
     }
 
     /// The exact distance between a prepared query and a stored vector given as `dimensions`
-    /// little-endian floats (measured in place on a little-endian processor; copied into
-    /// `scratch`, `floatsPerVector` floats, elsewhere), as the float graph would compute it
+    /// little-endian floats (measured in place when they are aligned floats of this processor;
+    /// copied into `scratch`, `floatsPerVector` floats, otherwise), as the float graph would compute it
     /// (normalized for cosine); nil when the bytes are not such a vector.
     func exactDistance(_ query: UnsafeBufferPointer<Float>, littleEndian bytes: UnsafeRawBufferPointer,
                        scratch: UnsafeMutableBufferPointer<Float>) -> Float? {
@@ -121,12 +121,16 @@ extension HNSWGraph {
         guard bytes.count == dimensions * MemoryLayout<Float>.size, let base = bytes.baseAddress else { return nil }
         let stored: UnsafeBufferPointer<Float>
         #if _endian(little)
-        // Reads need no alignment: the kernels load unaligned.
-        stored = UnsafeBufferPointer(start: base.assumingMemoryBound(to: Float.self), count: dimensions)
+        let inPlace = Int(bitPattern: base) % MemoryLayout<Float>.alignment == 0
         #else
-        for i in 0..<dimensions { scratch[i] = Float(bitPattern: bytes.loadLE(UInt32.self, at: i &* 4)) }
-        stored = UnsafeBufferPointer(start: scratch.baseAddress, count: dimensions)
+        let inPlace = false
         #endif
+        if inPlace {
+            stored = UnsafeBufferPointer(start: base.assumingMemoryBound(to: Float.self), count: dimensions)
+        } else {
+            for i in 0..<dimensions { scratch[i] = Float(bitPattern: bytes.loadLE(UInt32.self, at: i &* 4)) }
+            stored = UnsafeBufferPointer(start: scratch.baseAddress, count: dimensions)
+        }
         let q = UnsafeBufferPointer(rebasing: query[..<dimensions])
         switch parameters.distanceType {
         case .euclidean: return VectorDistance.squaredEuclidean(q, stored, count: dimensions)
