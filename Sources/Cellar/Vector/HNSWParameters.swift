@@ -150,14 +150,16 @@
         let m = try integer("neighborsPerNode", 2...UInt64(Self.neighborsPerNodeRange.upperBound))
         let ef = try integer("indexingSearchCount", 1...UInt64(Self.indexingSearchCountRange.upperBound))
         let cache = try integer("vectorCacheHintSizeKB", Self.vectorCacheHintSizeKBRange)
-        var distance = VectorDistanceType.euclidean
-        if let value = json["distanceType"] {
-            let names = VectorDistanceType.allCases.map(\.rawValue).joined(separator: ", ")
-            guard case .string(let name) = value, let type = VectorDistanceType(rawValue: name) else {
-                throw fail("\"distanceType\" must be one of \(names), got \(describeJSON(value))")
+        /// The case of `T` named by option `name`, nil when the option is absent.
+        func named<T: RawRepresentable & CaseIterable>(_ name: String, _ type: T.Type) throws -> T? where T.RawValue == String {
+            guard let value = json[name] else { return nil }
+            guard case .string(let text) = value, let chosen = T(rawValue: text) else {
+                let names = T.allCases.map(\.rawValue).joined(separator: ", ")
+                throw fail("\"\(name)\" must be one of \(names), got \(describeJSON(value))")
             }
-            distance = type
+            return chosen
         }
+        let distance = try named("distanceType", VectorDistanceType.self) ?? .euclidean
         var probability = 1.0
         if let value = json["reparationBacklinkProbability"] {
             let expected = "\"reparationBacklinkProbability\" must be a number from 0 to 1"
@@ -183,14 +185,7 @@
                 throw fail("\"flags\" must be an array of flag names (\(names)) or an integer from 0 to 15, got \(describeJSON(value))")
             }
         }
-        var quantization = HNSWQuantization.none
-        if let value = json["quantization"] {
-            let names = HNSWQuantization.allCases.map(\.rawValue).joined(separator: ", ")
-            guard case .string(let name) = value, let chosen = HNSWQuantization(rawValue: name) else {
-                throw fail("\"quantization\" must be one of \(names), got \(describeJSON(value))")
-            }
-            quantization = chosen
-        }
+        let quantization = try named("quantization", HNSWQuantization.self) ?? HNSWQuantization.none
         do {
             try self.init(dimensions: dimensions, neighborsPerNode: m.map { Int($0) } ?? Self.defaultNeighborsPerNode,
                           indexingSearchCount: ef.map { Int($0) } ?? Self.defaultIndexingSearchCount,
