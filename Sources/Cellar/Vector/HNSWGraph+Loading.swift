@@ -118,7 +118,7 @@ struct HNSWGraphLoader {
     private var listStart: [Int] = []
     /// Per slot: whether its vector was written.
     private var hasVector: [Bool] = []
-    /// One vector's floats (zero-padded), decoded here before the graph stores them.
+    /// One vector's floats (zero-padded), decoded here before a quantized graph stores them.
     private var scratch: [Float]
 
     /// A loader for about `expectedCount` nodes (room is made for them up front).
@@ -185,8 +185,8 @@ struct HNSWGraphLoader {
             throw Self.corrupt("the vector of node \(id) has \(bytes.count / MemoryLayout<Float>.size) dimensions, not \(dimensions)")
         }
         let graph = self.graph
-        try scratch.withUnsafeMutableBufferPointer { buffer in
-            let target = buffer.baseAddress!
+        /// The vector decoded, checked and normalized into `target` (zero-padded beyond).
+        func decode(into target: UnsafeMutablePointer<Float>) throws {
             for i in 0..<dimensions {
                 let component = Float(bitPattern: bytes.loadLE(UInt32.self, at: i &* 4))
                 guard component.isFinite else {
@@ -195,7 +195,15 @@ struct HNSWGraphLoader {
                 target[i] = component
             }
             graph.normalizeInPlace(target)
-            graph.storeVector(slot, prepared: target)
+        }
+        if graph.isQuantized {
+            try scratch.withUnsafeMutableBufferPointer { buffer in
+                try decode(into: buffer.baseAddress!)
+                graph.storeVector(slot, prepared: buffer.baseAddress!)
+            }
+        } else {
+            // Straight into the graph's buffer, whose padding is zero.
+            try decode(into: graph.vectors + Int(slot) * graph.floatsPerVector)
         }
         hasVector[Int(slot)] = true
     }

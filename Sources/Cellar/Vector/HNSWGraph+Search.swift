@@ -39,8 +39,8 @@ extension HNSWGraph {
     }
 
     /// ``search(query:k:ef:filter:filterBudget:)``; in a quantized graph with `exact` given, the
-    /// whole beam is re-scored with the exact vectors it reads and the k nearest by exact
-    /// distance are returned.
+    /// beam's `rescoredCount(k:)` nearest are re-scored with the exact vectors it reads and the
+    /// k nearest by exact distance are returned.
     func search(query: [Float], k: Int, ef: Int? = nil, filter: ((UInt64) -> Bool)?,
                 filterBudget: Int, exact: HNSWExactVectors?) throws -> [(id: UInt64, distance: Float)]? {
         let prepared = try prepare(query)
@@ -60,7 +60,7 @@ extension HNSWGraph {
         }
         guard let found else { return nil }
         if isQuantized, let exact {
-            return try prepared.withUnsafeBufferPointer { try rescored(found, query: $0, k: k, exact: exact) }
+            return try rescored(found, query: prepared, k: k, exact: exact)
         }
         return found.prefix(k).map { (id: ids[Int($0.slot)], distance: $0.distance) }
     }
@@ -98,14 +98,10 @@ extension HNSWGraph {
         var best = HNSWHeap(capacity: k + 1)
         var seen = HNSWVisitedSet(slotCount: ids.count)
         if isQuantized, let exact {
-            try prepared.withUnsafeBufferPointer { q in
-                try withUnsafeTemporaryAllocation(of: Float.self, capacity: floatsPerVector) { scratch in
-                    for id in candidates {
-                        guard let slot = slotOf[id], seen.insert(slot) else { continue }
-                        try exact(id) { bytes in
-                            if let d = exactDistance(q, littleEndian: bytes, scratch: scratch) { keep(d, slot, in: &best, k: k) }
-                        }
-                    }
+            try measuringExactly(prepared, exact: exact) { measure in
+                for id in candidates {
+                    guard let slot = slotOf[id], seen.insert(slot) else { continue }
+                    if let d = try measure(id) { keep(d, slot, in: &best, k: k) }
                 }
             }
         } else {

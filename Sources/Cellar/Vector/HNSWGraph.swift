@@ -303,24 +303,17 @@
 
     /// Moves the buffers to room for `newCapacity` slots.
     private func grow(to newCapacity: Int) {
-        let floats = isQuantized ? 0 : floatsPerVector
-        let newVectors = Self.allocate(Float.self, count: newCapacity * floats)
-        newVectors.update(from: vectors, count: capacity * floats)
-        UnsafeMutableRawPointer(vectors).deallocate()
-        vectors = newVectors
-        let newCodes = Self.allocate(Int8.self, count: newCapacity * codesPerVector)
-        newCodes.update(from: codes, count: capacity * codesPerVector)
-        UnsafeMutableRawPointer(codes).deallocate()
-        codes = newCodes
-        let factors = isQuantized ? 2 : 0
-        let newFactors = Self.allocate(Float.self, count: newCapacity * factors)
-        newFactors.update(from: codeFactors, count: capacity * factors)
-        UnsafeMutableRawPointer(codeFactors).deallocate()
-        codeFactors = newFactors
-        let newLevel0 = Self.allocate(Int32.self, count: newCapacity * level0Stride)
-        newLevel0.update(from: level0, count: capacity * level0Stride)
-        UnsafeMutableRawPointer(level0).deallocate()
-        level0 = newLevel0
+        /// Moves `buffer`, `perSlot` values a slot, to room for `newCapacity` slots.
+        func move<T>(_ buffer: inout UnsafeMutablePointer<T>, perSlot: Int) {
+            let moved = Self.allocate(T.self, count: newCapacity * perSlot)
+            moved.update(from: buffer, count: capacity * perSlot)
+            UnsafeMutableRawPointer(buffer).deallocate()
+            buffer = moved
+        }
+        move(&vectors, perSlot: isQuantized ? 0 : floatsPerVector)
+        move(&codes, perSlot: codesPerVector)
+        move(&codeFactors, perSlot: isQuantized ? 2 : 0)
+        move(&level0, perSlot: level0Stride)
         capacity = newCapacity
     }
 

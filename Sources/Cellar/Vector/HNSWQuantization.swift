@@ -111,12 +111,12 @@ extension HNSWGraph {
         }
     }
 
-    /// The exact distance between a prepared query and a stored vector given as `dimensions`
-    /// little-endian floats (measured in place when they are aligned floats of this processor;
-    /// copied into `scratch`, `floatsPerVector` floats, otherwise), as the float graph would compute it
-    /// (normalized for cosine); nil when the bytes are not such a vector.
-    func exactDistance(_ query: UnsafeBufferPointer<Float>, littleEndian bytes: UnsafeRawBufferPointer,
-                       scratch: UnsafeMutableBufferPointer<Float>) -> Float? {
+    /// The exact distance (``VectorDistance/distance(_:_:_:count:)``) between a prepared query
+    /// and a stored vector given as `dimensions` little-endian floats (measured in place when
+    /// they are aligned floats of this processor; copied into `scratch`, `dimensions` floats,
+    /// otherwise); nil when the bytes are not such a vector.
+    private func exactDistance(_ query: UnsafeBufferPointer<Float>, littleEndian bytes: UnsafeRawBufferPointer,
+                               scratch: UnsafeMutableBufferPointer<Float>) -> Float? {
         let dimensions = parameters.dimensions
         guard bytes.count == dimensions * MemoryLayout<Float>.size, let base = bytes.baseAddress else { return nil }
         let stored: UnsafeBufferPointer<Float>
@@ -131,15 +131,21 @@ extension HNSWGraph {
             for i in 0..<dimensions { scratch[i] = Float(bitPattern: bytes.loadLE(UInt32.self, at: i &* 4)) }
             stored = UnsafeBufferPointer(start: scratch.baseAddress, count: dimensions)
         }
-        let q = UnsafeBufferPointer(rebasing: query[..<dimensions])
-        switch parameters.distanceType {
-        case .euclidean: return VectorDistance.squaredEuclidean(q, stored, count: dimensions)
-        case .dotProduct: return max(0, 1 - VectorDistance.dot(q, stored, count: dimensions))
-        case .dotProductNonNormalized: return VectorDistance.nonNormalizedDotDistance(VectorDistance.dot(q, stored, count: dimensions))
-        case .cosine:
-            let length = VectorDistance.dot(stored, stored, count: dimensions).squareRoot()
-            return length > 0 ? max(0, 1 - VectorDistance.dot(q, stored, count: dimensions) / length) : 1
-        case .geo: return nil   // refused by the parameters
+        return VectorDistance.distance(parameters.distanceType, UnsafeBufferPointer(rebasing: query[..<dimensions]), stored, count: dimensions)
+    }
+
+    /// Calls `body` with a measure of the exact distance between the prepared `query` and an
+    /// object's stored vector, read by `exact` (nil when it has none).
+    func measuringExactly<R>(_ query: [Float], exact: @escaping HNSWExactVectors,
+                             _ body: (_ measure: (UInt64) throws -> Float?) throws -> R) throws -> R {
+        try query.withUnsafeBufferPointer { q in
+            try withUnsafeTemporaryAllocation(of: Float.self, capacity: parameters.dimensions) { scratch in
+                try body { id in
+                    var distance: Float?
+                    try exact(id) { distance = exactDistance(q, littleEndian: $0, scratch: scratch) }
+                    return distance
+                }
+            }
         }
     }
 
@@ -153,16 +159,15 @@ extension HNSWGraph {
     /// The `rescoredCount(k:)` nearest of `found` (approximate distances, ascending) re-scored
     /// with the exact vectors `exact` reads, nearest first, at most `k`; objects it has no
     /// vector for are left out.
-    func rescored(_ found: [(distance: Float, slot: Int32)], query: UnsafeBufferPointer<Float>, k: Int,
-                  exact: HNSWExactVectors) throws -> [(id: UInt64, distance: Float)] {
-        try withUnsafeTemporaryAllocation(of: Float.self, capacity: floatsPerVector) { scratch in
+    func rescored(_ found: [(distance: Float, slot: Int32)], query: [Float], k: Int,
+                  exact: @escaping HNSWExactVectors) throws -> [(id: UInt64, distance: Float)] {
+        try measuringExactly(query, exact: exact) { measure in
+            let best = found.prefix(Self.rescoredCount(k: k))
             var scored: [(id: UInt64, distance: Float)] = []
-            scored.reserveCapacity(found.count)
-            for candidate in found.prefix(Self.rescoredCount(k: k)) {
+            scored.reserveCapacity(best.count)
+            for candidate in best {
                 let id = ids[Int(candidate.slot)]
-                try exact(id) { bytes in
-                    if let d = exactDistance(query, littleEndian: bytes, scratch: scratch) { scored.append((id, d)) }
-                }
+                if let d = try measure(id) { scored.append((id, d)) }
             }
             scored.sort { $0.distance < $1.distance || ($0.distance == $1.distance && $0.id < $1.id) }
             return Array(scored.prefix(k))

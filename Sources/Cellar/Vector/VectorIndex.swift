@@ -135,7 +135,7 @@ final class VectorIndexes: Sendable {
 
     /// Bytes the graphs in memory keep for their vectors and neighbour lists.
     var residentBytes: Int {
-        entries.withLock { $0.values.map { $0 } }.reduce(0) { total, entry in
+        entries.withLock { Array($0.values) }.reduce(0) { total, entry in
             total + entry.reading { $0.residentVectorBytes + $0.residentListBytes }
         }
     }
