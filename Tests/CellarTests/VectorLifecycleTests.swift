@@ -98,13 +98,23 @@ private final class Received<T: Sendable>: Sendable {
         #expect(recall >= 0.95, "recall@10 after the churn: \(recall)")
         #expect(try RecordCheck.verify(store.engine).indexEntries == 600)
         let tree = try Self.indexTree(store)
-        #expect(tree.count == 601, "600 nodes and the entry point")
+        #expect(tree.count == 602, "600 nodes, the entry point and the stamp")
 
-        // Reopened: the graph loaded from the tree answers the same.
+        // Reopened: the graph read back from its image answers the same, and so does the graph
+        // loaded from the tree (without the image).
         store.close()
         store = try Store(directoryPath: directory.path, model: VectorWorkload.model(), options: options)
         box = store.box(for: VectorDoc.self)
         #expect(try Self.results(store, queries) == churned, "after reopening")
+        #expect(store.vectorIndexes.imageLoads.withLock { $0 } == 1)
+        store.close()
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasSuffix(".graph") {
+            try FileManager.default.removeItem(atPath: directory.path + "/" + name)
+        }
+        store = try Store(directoryPath: directory.path, model: VectorWorkload.model(), options: options)
+        box = store.box(for: VectorDoc.self)
+        #expect(try Self.results(store, queries) == churned, "after reopening without the image")
+        #expect(store.vectorIndexes.imageLoads.withLock { $0 } == 0)
 
         // Compacted: the same tree, the same results, verified; smaller.
         let report = try store.compact()

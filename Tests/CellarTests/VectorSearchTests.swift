@@ -1,4 +1,5 @@
 @_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
+import CellarStorage
 import CellarTestSupport
 import Foundation
 import Testing
@@ -123,6 +124,63 @@ import Testing
             }
         }
         try measure("after updating and removing a third")
+    }
+
+    /// The graph in memory is loaded once: commits that change other things keep it (it still
+    /// reflects the index), commits that change it change it in place, and every reader's answer
+    /// is its snapshot's.
+    @Test func theGraphOutlivesCommitsElsewhere() throws {
+        let store = try Store(directoryPath: "memory:vector-kept", model: cellarModel())
+        let passages = store.box(for: Passage.self), tags = store.box(for: Tag.self)
+        let vectors = Self.clustered(400, seed: 5)
+        var objects: [Id: Passage] = [:]
+        try store.runInTransaction {
+            for (i, vector) in vectors.enumerated() {
+                let passage = Passage("p\(i)", vector)
+                objects[try passages.put(passage).value] = passage
+            }
+        }
+        func check() throws {
+            for vector in Self.clustered(5, seed: 6) {
+                let found = try passages.query { Passage.embedding.nearestNeighbors(to: vector, maxCount: 5, searchWidth: 400) }.build().findIds()
+                #expect(found.map(\.value) == Self.exact(vector, objects, k: 5))
+            }
+        }
+        try check()
+        #expect(store.vectorIndexes.loads.withLock { $0 } == 1)
+        for round in 0..<3 {
+            try tags.put(Tag(name: "t\(round)"))
+            try check()
+            let passage = Passage("new\(round)", vectors[round])
+            objects[try passages.put(passage).value] = passage
+            try check()
+            let gone = objects.keys.min()!
+            #expect(try passages.remove(Id(gone)))
+            objects[gone] = nil
+            try check()
+        }
+        #expect(store.vectorIndexes.loads.withLock { $0 } == 1)
+        // A reader of an older snapshot, while newer commits changed the graph, still gets its
+        // snapshot's objects only.
+        let added = Locked<Id>(0)
+        let before = try store.runInReadOnlyTransaction { () throws -> [Id] in
+            let query = try passages.query { Passage.embedding.nearestNeighbors(to: vectors[0], maxCount: 3, searchWidth: 400) }.build()
+            #expect(try query.findIds().count == 3)
+            // The other commit, from another thread (this one is in its read transaction).
+            let written = DispatchSemaphore(value: 0)
+            let first = vectors[0]
+            let writer = Thread {
+                let id = (try? passages.put(Passage("later", first)).value) ?? 0
+                added.withLock { $0 = id }
+                written.signal()
+            }
+            writer.start()
+            written.wait()
+            return try query.findIds().map(\.value)
+        }
+        let id = added.withLock { $0 }
+        #expect(id != 0 && !before.contains(id))
+        #expect(try passages.query { Passage.embedding.nearestNeighbors(to: vectors[0], maxCount: 3, searchWidth: 400) }.build().findIds().map(\.value).contains(id))
     }
 
     @Test func theSearchWidthTradesSpeedForRecall() throws {

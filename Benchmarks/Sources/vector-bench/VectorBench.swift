@@ -37,6 +37,8 @@
 //   cold     the store closed and opened again, then the first C queries (default 100) through a
 //            new built query: the graph is loaded from the index's tree and the records on first
 //            use, and that load counts in the rate (the operating system's page cache stays warm)
+//   mixed    the first C queries again, each after a commit of one object of the other entity
+//            (without a vector): queries/s, the commit included; the graph stays loaded
 //   size     the store's file after the insert, and after `store.compact()`
 //   memory   the bytes the loaded graph keeps for its vectors and neighbour lists, after the
 //            warm queries (`index_mb`)
@@ -47,7 +49,7 @@
 // N objects; every query returns 10 distinct ids in 1...N, scores ascending; recall@10 (mean over
 // the queries of |found ∩ exact| / 10) is at least 0.9, warm and cold.
 // Output: a human table (medians over the runs) or, with --format tsv, lines `way step n
-// ops_per_s seconds` (way `cellar` or `exact`; step `insert-dD`, `query-dD`, `cold-dD`) and
+// ops_per_s seconds` (way `cellar` or `exact`; step `insert-dD`, `query-dD`, `cold-dD`, `mixed-dD`) and
 // `label step n value 0` lines for recall_at_10, cold_recall_at_10, p50_us, p99_us,
 // file_mb_insert, file_mb_compacted and index_mb (MB = 10^6 bytes); per width W, `cellar query-dD-wW`
 // and `recall_at_10 dD-wW`.
@@ -257,6 +259,8 @@ struct RunResult {
     var exact = 0.0
     var recall = 0.0
     var cold = 0.0
+    /// Seconds per query after a commit elsewhere (the commit included).
+    var mixed = 0.0
     var coldFirst = 0.0
     var coldRecall = 0.0
     var fileInsert: UInt64 = 0
@@ -348,6 +352,17 @@ func runOnce<D: VectorDoc>(_ type: D.Type, data: DataSet, exact: [[Id]], coldCou
             }
             result.widths.append((width, seconds, total / Double(q)))
         }
+
+        // Each query after a commit that changed something else: one object of the other
+        // entity, without a vector.
+        let mixedCount = min(coldCount, q)
+        start = now()
+        for vector in vectors.prefix(mixedCount) {
+            if D.self == Doc384.self { try store.box(for: Doc128.self).put(Doc128([])) } else { try store.box(for: Doc384.self).put(Doc384([])) }
+            query.setParameter(D.embeddingProperty, to: vector)
+            _ = try check(try query.findIdsWithScores(), n: n, what: "d=\(d) query after a write elsewhere")
+        }
+        result.mixed = (now() - start) / Double(mixedCount)
     }
     do {
         let store = try Store(directoryPath: path, model: model)
@@ -414,7 +429,7 @@ struct VectorBench {
                     : try runOnce(Doc384.self, data: data, exact: exact, coldCount: options.cold, widths: options.widths, model: model, parent: parent.path)
                 results.append(result)
                 logRun(run, of: options.runs, "d=\(d)", rates: [("insert", Double(n) / result.insert), ("query", Double(q) / result.query),
-                                                             ("cold", 1 / result.cold)])
+                                                             ("cold", 1 / result.cold), ("mixed", 1 / result.mixed)])
                 log("    recall@10 \(String(format: "%.4f", result.recall)) (cold \(String(format: "%.4f", result.coldRecall))), "
                     + "first cold query \(String(format: "%.1f", result.coldFirst * 1000)) ms, run \(String(format: "%.1f", now() - start)) s")
             }
@@ -422,6 +437,7 @@ struct VectorBench {
             let qps = median(results.map { Double(q) / $0.query })
             let cold = median(results.map { 1 / $0.cold })
             let coldFirst = median(results.map(\.coldFirst))
+            let mixed = median(results.map { 1 / $0.mixed })
             let recall = median(results.map(\.recall))
             let coldRecall = median(results.map(\.coldRecall))
             let p50 = median(results.map { percentile($0.latencies, 0.5) }) * 1e6
@@ -437,6 +453,7 @@ struct VectorBench {
             tsv.append(tsvLine("cellar", "query-d\(d)", n, opsPerSecond: qps, seconds: Double(q) / qps))
             tsv.append(tsvLine("exact", "query-d\(d)", n, opsPerSecond: exactQps, seconds: exactSeconds))
             tsv.append(tsvLine("cellar", "cold-d\(d)", n, opsPerSecond: cold, seconds: Double(min(options.cold, q)) / cold))
+            tsv.append(tsvLine("cellar", "mixed-d\(d)", n, opsPerSecond: mixed, seconds: Double(min(options.cold, q)) / mixed))
             for (label, value) in [("recall_at_10", recall), ("cold_recall_at_10", coldRecall), ("p50_us", p50), ("p99_us", p99),
                                    ("file_mb_insert", fileInsert), ("file_mb_compacted", fileCompacted), ("index_mb", indexMB)] {
                 tsv.append(tsvRatioLine(label, "d\(d)", n, value))
@@ -444,7 +461,7 @@ struct VectorBench {
 
             let f1 = { (x: Double) in String(format: "%.1f", x) }
             rows.append(["d=\(d)", formatRate(insert), formatRate(qps), String(format: "%.4f", recall), f1(p50), f1(p99),
-                         formatRate(exactQps), formatRate(cold), String(format: "%.1f", coldFirst * 1000), f1(fileInsert), f1(fileCompacted),
+                         formatRate(exactQps), formatRate(cold), formatRate(mixed), String(format: "%.1f", coldFirst * 1000), f1(fileInsert), f1(fileCompacted),
                          f1(indexMB)])
 
             // The recall/speed curve: per width, the median rate and recall over the runs.
@@ -490,7 +507,7 @@ struct VectorBench {
                 + "default search width = max(k, indexingSearchCount) = 100, \(runsPhrase(options.runs))")
             print("")
             printTable(header: ["", "insert/s", "query/s", "recall@10", "p50 µs", "p99 µs", "exact q/s", "cold q/s",
-                                "1st cold ms", "file MB", "compacted MB", "index MB"], rows: rows)
+                                "mixed q/s", "1st cold ms", "file MB", "compacted MB", "index MB"], rows: rows)
             print("")
             print("Recall/speed curve (nearestNeighbors(to:maxCount:searchWidth:), the same queries, warm):")
             print("")

@@ -60,8 +60,9 @@ public final class Store: @unchecked Sendable {
     var historyClock: @Sendable () -> UInt64 = HybridClock.wallMilliseconds
     /// Updates the live queries (`liveQuery`).
     let liveQueries: LiveQueryHub
-    /// The in-memory graphs of the HNSW indexes (see `VectorIndex`).
-    let vectorIndexes = VectorIndexes()
+    /// The in-memory graphs of the HNSW indexes (see `VectorIndex`), with their images in the
+    /// store's directory (see HNSWImage.swift).
+    let vectorIndexes: VectorIndexes
     /// Bytes the HNSW graphs loaded so far keep in memory for their vectors and neighbour lists
     /// (benchmarks).
     @_spi(Testing) public var vectorIndexResidentBytes: Int { vectorIndexes.residentBytes }
@@ -111,6 +112,7 @@ public final class Store: @unchecked Sendable {
             throw error
         }
         self.engine = engine
+        vectorIndexes = VectorIndexes(imageFolder: inMemory ? nil : directoryPath, writesImages: !options.readOnly)
         self.model = sync.model
         self.modelChanges = sync.changes
         self.observers = ChangeObservers(model: sync.model)
@@ -173,8 +175,20 @@ public final class Store: @unchecked Sendable {
         }
     }
 
+    /// Whether the HNSW graphs' images are read and written: an on-disk store that is not
+    /// encrypted (an image holds the vectors in the clear).
+    var usesVectorImages: Bool { vectorIndexes.imageFolder != nil && !engine.isEncrypted }
+
+    /// Writes the images of the graphs in memory that changed since they were read or written
+    /// (once the store is closed: no write transaction can change a graph any more).
+    private func saveVectorImages() {
+        guard usesVectorImages else { return }
+        vectorIndexes.saveImages()
+    }
+
     deinit {
         engine.close()
+        saveVectorImages()
         savedSequences.deinitialize(count: max(entityCount, 1))
         savedSequences.deallocate()
     }
@@ -185,6 +199,7 @@ public final class Store: @unchecked Sendable {
     public func close() {
         observers.finishAll()
         engine.close()
+        saveVectorImages()
     }
 
     /// The box that stores objects of `type`.
@@ -337,7 +352,9 @@ public final class Store: @unchecked Sendable {
         guard ThreadTransactions.current(for: self) == nil else {
             throw CellarError.illegalArgument("compact(newKey:) cannot run inside a transaction: it would wait for that transaction to end")
         }
-        return try translatingErrors { try engine.compact(newKey: newKey) }
+        let report = try translatingErrors { try engine.compact(newKey: newKey) }
+        if newKey != nil { vectorIndexes.removeImages() }
+        return report
     }
 
     /// `compact()` off the caller's task, on a utility-QoS queue.

@@ -71,6 +71,11 @@
     var topLevel = -1
     /// The changes since the last `takeChanges()`.
     var pending = HNSWChanges()
+    /// The stamp of the index's tree that this content is (see HNSWImage.swift); nil when the
+    /// tree has none.
+    var stamp: [UInt8]?
+    /// Whether the graph was read from its image (so the image on disk is of `stamp`).
+    var readFromImage = false
 
     /// An empty graph.
     @_spi(Testing) public init(parameters: HNSWParameters) {

@@ -58,7 +58,7 @@ extension TransactionContext {
         }
         let read = read!
         return try store.vectorIndexes.entry(index, version: read.transactionId) {
-            try VectorIndex.load(index, property: property, schema: schema, in: read)
+            try store.vectorIndexes.load(index, property: property, schema: schema, in: read, useImage: store.usesVectorImages)
         }
     }
 
@@ -67,7 +67,7 @@ extension TransactionContext {
     private func writerEntry(_ index: IndexSchema, property: PropertySchema, schema: EntitySchema) throws -> VectorIndexes.Entry {
         let base = try store.engine.read { $0.transactionId }
         return try store.vectorIndexes.entry(index, version: base) {
-            try store.engine.read { try VectorIndex.load(index, property: property, schema: schema, in: $0) }
+            try store.engine.read { try store.vectorIndexes.load(index, property: property, schema: schema, in: $0, useImage: store.usesVectorImages) }
         }
     }
 
@@ -86,6 +86,7 @@ extension TransactionContext {
         vectorTouched.insert(index.id)
         let tree = try indexTree(index)
         try entry.writing { graph in
+            entry.changing(toward: write.transactionId)
             _ = graph.takeChanges()
             for (id, vector) in Self.lastPerId(pending.changes.map { (id: $0.id, value: $0.vector) }[...]) {
                 if let vector {
@@ -98,10 +99,11 @@ extension TransactionContext {
         }
     }
 
-    /// After a commit: the graphs this transaction changed reflect it.
+    /// After a commit: the graphs this transaction changed reflect it, and so do the others
+    /// that reflected the commit before it.
     func committedVectors() {
-        guard let write, !vectorTouched.isEmpty else { return }
-        store.vectorIndexes.committed(Array(vectorTouched), version: write.transactionId)
+        guard let write else { return }
+        store.vectorIndexes.committed(changed: vectorTouched, version: write.transactionId)
         vectorTouched = []
     }
 

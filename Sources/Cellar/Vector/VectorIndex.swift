@@ -9,7 +9,10 @@ import Foundation
 ///   level and its neighbours per level (`HNSWGraph.encodeNode`). The vector is not repeated: it
 ///   is in the object's record;
 /// - the **entry point** under the key `[0]` (one byte, so never a node's key): its id, 8 bytes
-///   big-endian; absent when the graph is empty.
+///   big-endian; absent when the graph is empty;
+/// - the **stamp** under the key `[1]`: 16 random bytes made anew by every transaction that
+///   changes the graph, which tells whether an image of the graph (HNSWImage.swift) is the
+///   index of a snapshot.
 ///
 /// **In memory** (`VectorIndexes`): the graph with every vector (`HNSWGraph`), loaded from the
 /// tree and the records the first time a query or a commit needs it, then kept up to date by each
@@ -17,6 +20,7 @@ import Foundation
 /// one, just before the commit is written, and writes the nodes it changed into the tree.
 enum VectorIndex {
     static let entryPointKey: [UInt8] = [0]
+    static let stampKey: [UInt8] = [1]
 
     static func nodeKey(_ id: Id) -> [UInt8] { QueryPlan.bigEndian(id) }
 
@@ -45,11 +49,17 @@ enum VectorIndex {
         guard let tree = try txn.tree(index.treeName) else { return HNSWGraph(parameters: parameters) }
         var loader = HNSWGraphLoader(parameters: parameters, expectedCount: try txn.cursor(tree).countKeys())
         var entryPoint: Id?
+        var stamp: [UInt8]?
         do {
             try txn.cursor(tree).scan { key, value in
                 if key.elementsEqual(entryPointKey) {
                     guard value.count == 8 else { throw corrupt(index, "an entry point of \(value.count) bytes") }
                     entryPoint = Id(bigEndian: value.loadUnaligned(as: UInt64.self))
+                    return true
+                }
+                if key.elementsEqual(stampKey) {
+                    guard value.count == 16 else { throw corrupt(index, "a stamp of \(value.count) bytes") }
+                    stamp = Array(value)
                     return true
                 }
                 guard key.count == 8 else { throw corrupt(index, "a key of \(key.count) bytes") }
@@ -64,7 +74,9 @@ enum VectorIndex {
                     return true
                 }
             }
-            return try loader.finish(entryPoint: entryPoint)
+            let graph = try loader.finish(entryPoint: entryPoint)
+            graph.stamp = stamp
+            return graph
         } catch let error as CellarError where error.code == .fileCorrupt && error.message.hasPrefix("HNSW index: ") {
             throw corrupt(index, String(error.message.dropFirst("HNSW index: ".count)))
         }
@@ -87,6 +99,9 @@ enum VectorIndex {
             } else {
                 _ = try write.delete(tree, key: entryPointKey)
             }
+            let stamp = HNSWImage.newStamp()
+            try write.put(tree, key: stampKey, value: stamp)
+            graph.stamp = stamp
         }
     }
 }
@@ -96,13 +111,25 @@ final class VectorIndexes: Sendable {
     final class Entry: Sendable {
         /// The graph: many searches, or one commit changing it.
         private let graph: ReadWriteLocked<HNSWGraph>
-        /// The transaction id of the commit the graph reflects.
-        var version: UInt64 { versionLock.withLock { $0 } }
-        private let versionLock: Locked<UInt64>
+        /// The transaction id of the newest commit the graph reflects.
+        var version: UInt64 { versions.withLock { $0.newest } }
+        /// The commits the graph reflects: `oldest` (the commit it was loaded at, or the last
+        /// one that changed it) through `newest` (commits between changed other things).
+        private let versions: Locked<(oldest: UInt64, newest: UInt64)>
+
+        /// The stamp of the graph's image on disk, as far as this store knows (written by it, or
+        /// the graph read from it).
+        let imageStamp: Locked<[UInt8]?>
 
         init(graph: HNSWGraph, version: UInt64) {
             self.graph = ReadWriteLocked(graph)
-            versionLock = Locked(version)
+            versions = Locked((version, version))
+            imageStamp = Locked(nil)
+        }
+
+        /// Whether the graph is exactly the index as of commit `version`.
+        func reflects(_ version: UInt64) -> Bool {
+            versions.withLock { $0.oldest <= version && version <= $0.newest }
         }
 
         func reading<R>(_ body: (HNSWGraph) throws -> R) rethrows -> R {
@@ -113,19 +140,88 @@ final class VectorIndexes: Sendable {
             try graph.writing { try body($0) }
         }
 
-        fileprivate func setVersion(_ version: UInt64) {
-            versionLock.withLock { $0 = version }
+        /// A write transaction that will commit as `version` is changing the graph: until it
+        /// commits, the graph reflects no commit (a reader checks each object it finds).
+        func changing(toward version: UInt64) {
+            versions.withLock { $0.oldest = version }
+        }
+
+        /// Commit `version` changed the graph (`changed`), or changed other things only.
+        fileprivate func committed(_ version: UInt64, changed: Bool) {
+            versions.withLock { $0 = (changed ? version : $0.oldest, version) }
         }
     }
 
     private let entries = Locked<[UInt32: Entry]>([:])
+    /// How many graphs were loaded so far, from their trees or their images (tests).
+    let loads = Locked(0)
+    /// How many of those came from images (tests).
+    let imageLoads = Locked(0)
+    /// The folder the graphs' images are kept in (see HNSWImage.swift); nil: none are.
+    let imageFolder: String?
+    /// Whether images are written (not by a read-only store).
+    let writesImages: Bool
+
+    /// Graphs with their images in `imageFolder` (nil: without images), written when
+    /// `writesImages`.
+    init(imageFolder: String? = nil, writesImages: Bool = false) {
+        self.imageFolder = imageFolder
+        self.writesImages = writesImages && imageFolder != nil
+    }
+
+    /// The path of index `indexId`'s image, nil without an image folder.
+    func imagePath(_ indexId: UInt32) -> String? {
+        imageFolder.map { $0 + "/" + HNSWImage.fileName(indexId) }
+    }
+
+    /// The graph of `index` as of `txn`'s snapshot: from its image when one carries the stamp
+    /// of the snapshot's tree (and `useImage`), else from the tree and the records.
+    func load(_ index: IndexSchema, property: PropertySchema, schema: EntitySchema, in txn: ReadTransaction,
+              useImage: Bool) throws -> HNSWGraph {
+        if useImage, let path = imagePath(index.id), let tree = try txn.tree(index.treeName),
+           let stamp = try txn.get(tree, key: VectorIndex.stampKey), stamp.count == 16,
+           let graph = HNSWImage.read(path, stamp: stamp, parameters: index.hnsw!) {
+            graph.stamp = stamp
+            graph.readFromImage = true
+            imageLoads.withLock { $0 += 1 }
+            return graph
+        }
+        return try VectorIndex.load(index, property: property, schema: schema, in: txn)
+    }
+
+    /// Writes the image of every graph in memory whose image on disk (as far as this store
+    /// knows) is not of its content; errors (a full disk, a folder gone) are ignored: images
+    /// are a cache. The caller checks that images may be written (not encrypted).
+    func saveImages() {
+        guard writesImages else { return }
+        for (id, entry) in entries.withLock({ Array($0) }) {
+            guard let path = imagePath(id) else { continue }
+            entry.reading { graph in
+                guard let stamp = graph.stamp, entry.imageStamp.withLock({ $0 }) != stamp else { return }
+                if (try? HNSWImage.write(graph, stamp: stamp, to: path)) != nil {
+                    entry.imageStamp.withLock { $0 = stamp }
+                }
+            }
+        }
+    }
+
+    /// Deletes every image (the store is now encrypted), or index `indexId`'s (it was dropped).
+    func removeImages(of indexId: UInt32? = nil) {
+        guard writesImages, let folder = imageFolder else { return }
+        let names = indexId.map { [HNSWImage.fileName($0)] }
+            ?? ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix("hnsw-") && $0.hasSuffix(".graph") }
+        for name in names { unlink(folder + "/" + name) }
+    }
 
     /// The graph of `index` for a reader of the snapshot of commit `version` (`view` loads it
     /// when there is none as recent). A graph newer than the reader's snapshot is used as it is:
     /// the reader then checks that each object found is in its snapshot.
     func entry(_ index: IndexSchema, version: UInt64, load: () throws -> HNSWGraph) throws -> Entry {
         if let entry = entries.withLock({ $0[index.id] }), entry.version >= version { return entry }
-        let entry = Entry(graph: try load(), version: version)
+        let graph = try load()
+        let entry = Entry(graph: graph, version: version)
+        if graph.readFromImage { entry.imageStamp.withLock { $0 = graph.stamp } }
+        loads.withLock { $0 += 1 }
         return entries.withLock { entries in
             if let current = entries[index.id], current.version >= version { return current }
             entries[index.id] = entry
@@ -146,10 +242,20 @@ final class VectorIndexes: Sendable {
         entries.withLock { $0[indexId] = nil }
     }
 
-    /// Notes that the graphs `committed` now reflect commit `version`.
-    func committed(_ indexIds: [UInt32], version: UInt64) {
+    /// Notes that commit `version` (made by this store, on top of commit `version - 1`) changed
+    /// the graphs `changed`, which now reflect it, and no other: a graph that reflected commit
+    /// `version - 1` reflects `version` too, so a reader of the new commit keeps it instead of
+    /// loading it again. (A graph as of an older commit is left as it is: a commit between may
+    /// have changed its index, and whoever reads it next loads it again.)
+    func committed(changed: Set<UInt32>, version: UInt64) {
         entries.withLock { entries in
-            for id in indexIds { entries[id]?.setVersion(version) }
+            for (id, entry) in entries {
+                if changed.contains(id) {
+                    entry.committed(version, changed: true)
+                } else if entry.version == version &- 1 {
+                    entry.committed(version, changed: false)
+                }
+            }
         }
     }
 }

@@ -23,6 +23,7 @@ struct VectorIndexUpkeep: IndexUpkeep {
         context.vectorPending[index.id] = nil
         context.vectorTouched.insert(index.id)
         context.store.vectorIndexes.invalidate(index.id)
+        context.store.vectorIndexes.removeImages(of: index.id)
     }
 
     /// The graph is read through `TransactionContext.vectorGraph`, which applies the pending

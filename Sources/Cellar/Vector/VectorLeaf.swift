@@ -101,7 +101,7 @@ extension CompiledQuery {
         } else {
             // A graph newer than a reader's snapshot may hold objects the snapshot does not:
             // each one found is looked up then (a condition reads its record anyway).
-            let snapshotMatches = context.write != nil || context.read!.transactionId == entry.version
+            let snapshotMatches = context.write != nil || entry.reflects(context.read!.transactionId)
             let linkSets = try links.map { Set(try $0.matchingIds(context)) }
             filter = condition == nil && links.isEmpty && snapshotMatches ? nil : { id in
                 guard failure == nil else { return false }

@@ -3,7 +3,7 @@
 /// Fast (several GB/s on one core) and strong enough to catch torn writes and bit flips. Each
 /// record's checksum is seeded with its own file offset and the store's salt, so a record that is
 /// valid somewhere else (a stale copy, a misdirected write) does not verify where it lies.
-enum Checksum {
+package enum Checksum {
     private static let p1: UInt64 = 0x9E37_79B1_85EB_CA87
     private static let p2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
     private static let p3: UInt64 = 0x1656_67B1_9E37_79F9
@@ -24,7 +24,7 @@ enum Checksum {
     }
 
     /// The XXH64 hash of `bytes` with `seed`.
-    static func xxh64(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
+    package static func xxh64(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
         let count = bytes.count
         guard let base = bytes.baseAddress else { return avalanche(seed &+ p5) }
         var p = 0

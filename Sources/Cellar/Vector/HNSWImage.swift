@@ -1,0 +1,227 @@
+import CellarStorage
+import Foundation
+
+// A graph's image: the in-memory HNSW graph written as it is, in one file beside the data file
+// (`hnsw-<index ID>.graph` in the store's directory), so that a store opened again reads its
+// graph back in a few large reads instead of rebuilding it from the index's tree and the records
+// (decoding every node, resolving every neighbour id, reading every vector from its record).
+//
+// It is a cache, never the truth: the index's tree is. The tree holds a **stamp** (16 random
+// bytes under the key `[1]`, see `VectorIndex`), made anew by every transaction that changes
+// the graph, and the graph in memory carries the stamp of the commit its content is. An image is
+// written with its graph's stamp, and read only when it carries the stamp the reader's snapshot
+// holds: then it is exactly the index of that snapshot. Anything else (no image, another stamp,
+// another layout, a short or damaged file, a checksum that does not match, a neighbour out of
+// bounds) makes the reader load the graph from the tree as before; a bad image never fails a
+// query.
+//
+// When: written when the store closes (``Store/close()`` or its release), for each graph in
+// memory whose image is not already on disk; read the first time a query or a commit needs the
+// graph. Not for in-memory stores, nor for encrypted ones (the image would hold the vectors in
+// the clear), and never written by a read-only store. Written to a temporary file then renamed,
+// without a sync: a torn image fails its checksum.
+//
+// Layout (native byte order, little-endian on every platform Cellar runs on; a header field
+// says which), a header of `headerSize` bytes then the sections in this order, with no padding:
+//
+//   0  magic "CHNSWIM1"        8  format version (u32)   12 byte-order mark 0x01020304 (u32)
+//  16  stamp (16 bytes)       32  slot count n (u64)     40 upper-level Int32s u (u64)
+//  48  dimensions (u32)       52  floatsPerVector (u32)  56 codesPerVector (u32)
+//  60  level0Stride (u32)     64  upperStride (u32)      68 entry slot (i32)
+//  72  top level (i32)        76  zero (u32)             80 body checksum (u64)
+//  88  header checksum (u64, XXH64 of bytes 0..<88)
+//  ids n × u64 · levels n × i32 (-1: a free slot) · level-0 lists n × level0Stride × i32 ·
+//  upper-level lists u × i32 (each node of level L ≥ 1 in slot order: L × upperStride) ·
+//  then floats n × floatsPerVector × f32, or codes n × codesPerVector × i8 and factors n × 2 × f32.
+// The body checksum chains XXH64 over the sections, each seeded with the one before's.
+
+enum HNSWImage {
+    struct RenameFailed: Error { let errno: Int32 }
+
+    static let magic = Array("CHNSWIM1".utf8)
+    static let formatVersion: UInt32 = 1
+    static let byteOrderMark: UInt32 = 0x0102_0304
+    static let headerSize = 96
+
+    /// The file name of index `indexId`'s image.
+    static func fileName(_ indexId: UInt32) -> String { "hnsw-\(indexId).graph" }
+
+    /// A fresh stamp.
+    static func newStamp() -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    }
+
+    /// Writes `graph` (with its stamp) to `path`, through a temporary file renamed over it.
+    /// The caller holds the graph's lock (shared). Throws on an I/O error.
+    static func write(_ graph: HNSWGraph, stamp: [UInt8], to path: String) throws {
+        let n = graph.levels.count
+        var upper: [Int32] = []
+        for slot in 0..<n where graph.levels[slot] > 0 { upper.append(contentsOf: graph.upper[slot]) }
+        let temporary = path + ".tmp-\(UInt32.random(in: 0...UInt32.max))"
+        let file = try PosixFile(path: temporary, create: true, readOnly: false)
+        do {
+            // The body first (its checksum goes into the header), then the header.
+            var offset = UInt64(headerSize)
+            var checksum: UInt64 = 0
+            func emit(_ bytes: UnsafeRawBufferPointer) throws {
+                try file.write(bytes, at: offset)
+                offset += UInt64(bytes.count)
+                checksum = Checksum.xxh64(bytes, seed: checksum)
+            }
+            func emit<T>(_ pointer: UnsafePointer<T>, _ count: Int) throws {
+                try emit(UnsafeRawBufferPointer(start: pointer, count: count * MemoryLayout<T>.stride))
+            }
+            try graph.ids.withUnsafeBytes { try emit(UnsafeRawBufferPointer(rebasing: $0[..<(8 * n)])) }
+            try graph.levels.withUnsafeBytes { try emit(UnsafeRawBufferPointer(rebasing: $0[..<(4 * n)])) }
+            try emit(graph.level0, n * graph.level0Stride)
+            try upper.withUnsafeBytes { try emit($0) }
+            if graph.isQuantized {
+                try emit(graph.codes, n * graph.codesPerVector)
+                try emit(graph.codeFactors, n * 2)
+            } else {
+                try emit(graph.vectors, n * graph.floatsPerVector)
+            }
+            var header = [UInt8](repeating: 0, count: headerSize)
+            header.withUnsafeMutableBytes { raw in
+                for (i, byte) in magic.enumerated() { raw[i] = byte }
+                raw.storeBytes(of: formatVersion, toByteOffset: 8, as: UInt32.self)
+                raw.storeBytes(of: byteOrderMark, toByteOffset: 12, as: UInt32.self)
+                for (i, byte) in stamp.enumerated() { raw[16 + i] = byte }
+                raw.storeBytes(of: UInt64(n), toByteOffset: 32, as: UInt64.self)
+                raw.storeBytes(of: UInt64(upper.count), toByteOffset: 40, as: UInt64.self)
+                for (i, value) in graph.layout.enumerated() { raw.storeBytes(of: UInt32(value), toByteOffset: 48 + 4 * i, as: UInt32.self) }
+                raw.storeBytes(of: graph.entrySlot, toByteOffset: 68, as: Int32.self)
+                raw.storeBytes(of: Int32(graph.topLevel), toByteOffset: 72, as: Int32.self)
+                raw.storeBytes(of: checksum, toByteOffset: 80, as: UInt64.self)
+                raw.storeBytes(of: Checksum.xxh64(UnsafeRawBufferPointer(rebasing: raw[..<88])), toByteOffset: 88, as: UInt64.self)
+            }
+            try header.withUnsafeBytes { try file.write($0, at: 0) }
+            file.close()
+            guard rename(temporary, path) == 0 else { throw RenameFailed(errno: errno) }
+        } catch {
+            file.close()
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    /// The graph in the image at `path` when it carries `stamp` and `parameters`' layout, is
+    /// whole, and its lists are within bounds; nil otherwise (no image, another stamp or
+    /// layout, a damaged file). The change log starts empty, the reverse lists unbuilt.
+    static func read(_ path: String, stamp: [UInt8], parameters: HNSWParameters) -> HNSWGraph? {
+        guard let file = try? PosixFile(path: path, create: false, readOnly: true) else { return nil }
+        defer { file.close() }
+        guard let size = try? file.size(), size >= UInt64(headerSize) else { return nil }
+        var header = [UInt8](repeating: 0, count: headerSize)
+        guard (try? header.withUnsafeMutableBytes({ try file.read(into: $0, at: 0) })) == headerSize else { return nil }
+        let graph = HNSWGraph(parameters: parameters)
+        let fields = header.withUnsafeBytes { raw -> (n: Int, u: Int, entry: Int32, top: Int32, checksum: UInt64)? in
+            guard raw[..<8].elementsEqual(magic), raw.load(fromByteOffset: 8, as: UInt32.self) == formatVersion,
+                  raw.load(fromByteOffset: 12, as: UInt32.self) == byteOrderMark, raw[16..<32].elementsEqual(stamp),
+                  raw.load(fromByteOffset: 88, as: UInt64.self) == Checksum.xxh64(UnsafeRawBufferPointer(rebasing: raw[..<88])),
+                  graph.layout.enumerated().allSatisfy({ raw.load(fromByteOffset: 48 + 4 * $0.offset, as: UInt32.self) == UInt32($0.element) })
+            else { return nil }
+            let n = raw.load(fromByteOffset: 32, as: UInt64.self), u = raw.load(fromByteOffset: 40, as: UInt64.self)
+            guard n < UInt64(Int32.max), u < UInt64(Int32.max) else { return nil }
+            return (Int(n), Int(u), raw.load(fromByteOffset: 68, as: Int32.self), raw.load(fromByteOffset: 72, as: Int32.self),
+                    raw.load(fromByteOffset: 80, as: UInt64.self))
+        }
+        guard let fields else { return nil }
+        let n = fields.n
+        let perVector = graph.isQuantized ? graph.codesPerVector + 8 : 4 * graph.floatsPerVector
+        guard size == UInt64(headerSize + n * (12 + 4 * graph.level0Stride + perVector) + 4 * fields.u) else { return nil }
+
+        graph.reserve(n)
+        var offset = UInt64(headerSize)
+        var checksum: UInt64 = 0
+        /// Reads the next section into `target` and chains its checksum; false on a short read.
+        func next(_ target: UnsafeMutableRawBufferPointer) -> Bool {
+            guard (try? file.read(into: target, at: offset)) == target.count else { return false }
+            offset += UInt64(target.count)
+            checksum = Checksum.xxh64(UnsafeRawBufferPointer(target), seed: checksum)
+            return true
+        }
+        var ok = true
+        graph.ids = [UInt64](unsafeUninitializedCapacity: n) { buffer, count in
+            ok = next(UnsafeMutableRawBufferPointer(buffer))
+            count = n
+        }
+        graph.levels = [Int32](unsafeUninitializedCapacity: n) { buffer, count in
+            ok = ok && next(UnsafeMutableRawBufferPointer(buffer))
+            count = n
+        }
+        ok = ok && next(UnsafeMutableRawBufferPointer(start: graph.level0, count: n * graph.level0Stride * 4))
+        let upper = [Int32](unsafeUninitializedCapacity: fields.u) { buffer, count in
+            ok = ok && next(UnsafeMutableRawBufferPointer(buffer))
+            count = fields.u
+        }
+        if graph.isQuantized {
+            ok = ok && next(UnsafeMutableRawBufferPointer(start: graph.codes, count: n * graph.codesPerVector))
+            ok = ok && next(UnsafeMutableRawBufferPointer(start: graph.codeFactors, count: n * 8))
+        } else {
+            ok = ok && next(UnsafeMutableRawBufferPointer(start: graph.vectors, count: n * graph.floatsPerVector * 4))
+        }
+        guard ok, checksum == fields.checksum else { return nil }
+        guard graph.adopt(upper: upper, entrySlot: fields.entry, topLevel: Int(fields.top)) else { return nil }
+        return graph
+    }
+}
+
+extension HNSWGraph {
+    /// The numbers an image's layout depends on: dimensions, floats and codes per vector, and
+    /// the two list strides.
+    var layout: [Int] { [parameters.dimensions, floatsPerVector, codesPerVector, level0Stride, upperStride] }
+
+    /// Completes a graph whose ids, levels, level-0 lists and vectors were read from an image:
+    /// splits `upper` into the nodes' upper lists, sets the entry point, and rebuilds the id
+    /// map and the free slots. False when something is out of bounds (a level, a count, a
+    /// neighbour slot, the entry point), which a search would trip on.
+    func adopt(upper flat: [Int32], entrySlot: Int32, topLevel: Int) -> Bool {
+        let n = levels.count
+        upper = [[Int32]](repeating: [], count: n)
+        slotOf.reserveCapacity(n)
+        var at = 0
+        var highest: Int32 = -1
+        for slot in 0..<n {
+            let level = levels[slot]
+            guard level >= -1, level <= Int32(HNSWLevels.maxLevel) else { return false }
+            guard level >= 0 else {
+                freeSlots.append(Int32(slot))
+                continue
+            }
+            guard slotOf.updateValue(Int32(slot), forKey: ids[slot]) == nil else { return false }
+            highest = max(highest, level)
+            if level > 0 {
+                let count = Int(level) * upperStride
+                guard at + count <= flat.count else { return false }
+                upper[slot] = Array(flat[at..<(at + count)])
+                at += count
+            }
+            /// Whether `count` (at `list`) fits its stride and names slots of level ≥ l only.
+            func valid(_ list: UnsafePointer<Int32>, stride: Int, _ l: Int) -> Bool {
+                let count = Int(list[0])
+                guard count >= 0, count < stride else { return false }
+                for i in 0..<count {
+                    let neighbor = list[1 + i]
+                    guard neighbor >= 0, Int(neighbor) < n, levels[Int(neighbor)] >= l else { return false }
+                }
+                return true
+            }
+            guard valid(level0 + slot * level0Stride, stride: level0Stride, 0) else { return false }
+            for l in stride(from: 1, through: Int(level), by: 1) {
+                guard upper[slot].withUnsafeBufferPointer({ valid($0.baseAddress! + (l - 1) * upperStride, stride: upperStride, l) }) else { return false }
+            }
+        }
+        guard at == flat.count else { return false }
+        if slotOf.isEmpty {
+            guard entrySlot == -1, topLevel == -1 else { return false }
+        } else {
+            guard entrySlot >= 0, Int(entrySlot) < n, levels[Int(entrySlot)] == highest, topLevel == Int(highest) else { return false }
+        }
+        freeSlots.reverse()
+        self.entrySlot = entrySlot
+        self.topLevel = topLevel
+        return true
+    }
+}

@@ -1,0 +1,217 @@
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
+import CellarStorage
+import CellarTestSupport
+import Foundation
+import Testing
+
+/// The image of an HNSW graph beside the store (HNSWImage.swift): written when the store closes,
+/// read back at the next open instead of rebuilding the graph, equal to the graph the tree gives;
+/// ignored (the graph then built from the tree, the answers the same) when it is stale, torn,
+/// flipped or out of bounds; never written for an encrypted or a read-only store.
+@Suite struct HNSWImageTests {
+    static let vectors = VectorSearchTests.clustered(600, seed: 21)
+    static let queries = VectorSearchTests.clustered(12, seed: 22)
+
+    static func model(quantized: Bool) throws -> Cellar.Model {
+        quantized ? try VectorSearchTests.quantizedModel() : cellarModel()
+    }
+
+    /// The index of `Passage.embedding`.
+    static var indexId: UInt32 {
+        cellarModel().entities.first { $0.name == "Passage" }!.properties.first { $0.name == "embedding" }!.indexId!.id
+    }
+
+    /// Each query's 10 nearest (ids and scores), searched wide.
+    static func answers(_ store: Store) throws -> [[String]] {
+        let box = store.box(for: Passage.self)
+        return try queries.map { vector in
+            try box.query { Passage.embedding.nearestNeighbors(to: vector, maxCount: 10, searchWidth: 200) }.build()
+                .findIdsWithScores().map { "\($0.id.value):\($0.score)" }
+        }
+    }
+
+    /// The graph the store holds in memory, and the graph its tree gives, are the same: levels,
+    /// neighbour lists (as sets of ids), vectors and entry point; and it is sound.
+    static func expectSameAsTree(_ store: Store, quantized: Bool) throws {
+        let schema = try #require(store.schemas.values.first { $0.name == "Passage" })
+        let property = try #require(schema.vectorProperties.first)
+        let index = try #require(property.index)
+        let fromTree = try store.engine.read { try VectorIndex.load(index, property: property, schema: schema, in: $0) }
+        let version = try store.engine.read { $0.transactionId }
+        let inMemory = try store.vectorIndexes.entry(index, version: version) { Issue.record("not loaded"); return fromTree }
+        try inMemory.reading { graph in
+            #expect(graph.firstViolation() == nil)
+            #expect(graph.count == fromTree.count)
+            #expect(graph.entryPoint == fromTree.entryPoint)
+            #expect(graph.stamp != nil && graph.stamp == fromTree.stamp)
+            for id in fromTree.allIDs {
+                #expect(graph.level(of: id) == fromTree.level(of: id))
+                // The tree keeps each list sorted; memory keeps the order the graph made.
+                #expect(graph.neighbors(of: id)?.map { $0.sorted() } == fromTree.neighbors(of: id))
+                let (a, b) = (try #require(graph.slotOf[id]), try #require(fromTree.slotOf[id]))
+                if quantized {
+                    #expect(graph.probe(a).scale == fromTree.probe(b).scale)
+                    #expect(memcmp(graph.codes + Int(a) * graph.codesPerVector, fromTree.codes + Int(b) * graph.codesPerVector, graph.codesPerVector) == 0)
+                } else {
+                    #expect(Array(graph.vector(a)) == Array(fromTree.vector(b)))
+                }
+            }
+        }
+    }
+
+    /// A store with the vectors, a third of them removed and some put again (so the graph has
+    /// free slots and reused ones), closed: its image written.
+    static func makeStore(_ path: String, quantized: Bool) throws -> [[String]] {
+        let store = try Store(directoryPath: path, model: try model(quantized: quantized))
+        defer { store.close() }
+        let box = store.box(for: Passage.self)
+        try box.put(vectors.enumerated().map { Passage("p\($0.offset)", $0.element) })
+        _ = try answers(store)
+        try store.runInTransaction {
+            for id in stride(from: 3, through: 600, by: 3) { _ = try box.remove(Id(id)) }
+        }
+        try box.put(vectors.prefix(50).map { Passage("again", $0) })
+        return try answers(store)
+    }
+
+    @Test(arguments: [false, true])
+    func aReopenedStoreReadsItsGraphFromTheImage(quantized: Bool) throws {
+        let directory = TestDirectory("hnsw-image-\(quantized)")
+        defer { directory.remove() }
+        let before = try Self.makeStore(directory.path, quantized: quantized)
+        let image = directory.path + "/" + HNSWImage.fileName(Self.indexId)
+        #expect(FileManager.default.fileExists(atPath: image))
+        let store = try Store(directoryPath: directory.path, model: try Self.model(quantized: quantized))
+        #expect(try Self.answers(store) == before)
+        #expect(store.vectorIndexes.imageLoads.withLock { $0 } == 1)
+        try Self.expectSameAsTree(store, quantized: quantized)
+        // The graph read from the image takes changes (new nodes in its free slots, removals).
+        let box = store.box(for: Passage.self)
+        try box.put(Self.vectors.suffix(40).map { Passage("more", $0) })
+        _ = try box.remove(Id(7))
+        try Self.expectSameAsTree(store, quantized: quantized)
+        let after = try Self.answers(store)
+        #expect(try RecordCheck.verify(store.engine).indexEntries > 0)
+        store.close()
+        // Closed again: the changed graph's image is written, and read at the next open.
+        let again = try Store(directoryPath: directory.path, model: try Self.model(quantized: quantized))
+        defer { again.close() }
+        #expect(try Self.answers(again) == after)
+        #expect(again.vectorIndexes.imageLoads.withLock { $0 } == 1)
+        try Self.expectSameAsTree(again, quantized: quantized)
+    }
+
+    /// An image of an older commit (the store changed after it was written, and was not closed
+    /// cleanly since) is not read: the graph comes from the tree, with the newer objects.
+    @Test func aStaleImageIsIgnored() throws {
+        let directory = TestDirectory("hnsw-image-stale")
+        defer { directory.remove() }
+        _ = try Self.makeStore(directory.path, quantized: false)
+        let image = directory.path + "/" + HNSWImage.fileName(Self.indexId)
+        let old = try Data(contentsOf: URL(fileURLWithPath: image))
+        let store = try Store(directoryPath: directory.path, model: cellarModel())
+        let added = try store.box(for: Passage.self).put(Passage("new", Self.queries[0]))
+        let expected = try Self.answers(store)
+        store.close()
+        try old.write(to: URL(fileURLWithPath: image))
+        let reopened = try Store(directoryPath: directory.path, model: cellarModel())
+        defer { reopened.close() }
+        #expect(try Self.answers(reopened) == expected)
+        #expect(try Self.answers(reopened)[0].first?.hasPrefix("\(added.value):") == true)
+        #expect(reopened.vectorIndexes.imageLoads.withLock { $0 } == 0)
+        try Self.expectSameAsTree(reopened, quantized: false)
+    }
+
+    /// Every truncation, and a flipped bit in each part of the file (header, ids, levels, lists,
+    /// vectors), makes the image unreadable; and so does a neighbour slot out of bounds under
+    /// a valid checksum. The answers are the same either way.
+    @Test func aDamagedImageIsIgnored() throws {
+        let directory = TestDirectory("hnsw-image-damaged")
+        defer { directory.remove() }
+        let expected = try Self.makeStore(directory.path, quantized: false)
+        let path = directory.path + "/" + HNSWImage.fileName(Self.indexId)
+        let whole = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let store = try Store(directoryPath: directory.path, model: cellarModel())
+        let schema = try #require(store.schemas.values.first { $0.name == "Passage" })
+        let parameters = try #require(schema.vectorProperties.first?.index?.hnsw)
+        let stamp = try store.engine.read { txn in try txn.get(try #require(try txn.tree(StorageLayout.indexTree(Self.indexId))), key: VectorIndex.stampKey) }!
+        store.close()
+        #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters) != nil)
+        #expect(HNSWImage.read(path, stamp: [UInt8](repeating: 7, count: 16), parameters: parameters) == nil)
+
+        // Slots, free ones included (a removed node's slot is reused, not given back).
+        let n = whole.withUnsafeBytes { Int($0.load(fromByteOffset: 32, as: UInt64.self)) }
+        #expect(n == 600)
+        let level0Stride = 1 + parameters.maxDegree(level: 0)
+        let sections = [0, 20, 40, 90, HNSWImage.headerSize, HNSWImage.headerSize + 8 * n + 2,
+                        HNSWImage.headerSize + 12 * n + 4 * level0Stride * 3 + 1, whole.count - 5000, whole.count - 1]
+        for offset in sections {
+            var flipped = whole
+            flipped[offset] ^= 0x10
+            try Data(flipped).write(to: URL(fileURLWithPath: path))
+            #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters) == nil, "a flip at \(offset)")
+        }
+        for length in [0, 10, HNSWImage.headerSize, HNSWImage.headerSize + 100, whole.count / 2, whole.count - 1] {
+            try Data(whole.prefix(length)).write(to: URL(fileURLWithPath: path))
+            #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters) == nil, "cut at \(length)")
+        }
+        // A neighbour slot past the end, with both checksums made valid again.
+        var bad = whole
+        let firstList = HNSWImage.headerSize + 12 * n
+        bad.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: Int32(1), toByteOffset: firstList, as: Int32.self)
+            raw.storeBytes(of: Int32(n + 5), toByteOffset: firstList + 4, as: Int32.self)
+            var checksum: UInt64 = 0
+            let upperCount = Int(raw.load(fromByteOffset: 40, as: UInt64.self))
+            let perVector = 4 * ((parameters.dimensions + 15) / 16 * 16)
+            var at = HNSWImage.headerSize
+            for size in [8 * n, 4 * n, 4 * level0Stride * n, 4 * upperCount, perVector * n] {
+                checksum = Checksum.xxh64(UnsafeRawBufferPointer(rebasing: raw[at..<(at + size)]), seed: checksum)
+                at += size
+            }
+            raw.storeBytes(of: checksum, toByteOffset: 80, as: UInt64.self)
+            raw.storeBytes(of: Checksum.xxh64(UnsafeRawBufferPointer(rebasing: raw[..<88])), toByteOffset: 88, as: UInt64.self)
+        }
+        try Data(bad).write(to: URL(fileURLWithPath: path))
+        #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters) == nil)
+        // The store opens on the bad image and answers from the tree.
+        let reopened = try Store(directoryPath: directory.path, model: cellarModel())
+        defer { reopened.close() }
+        #expect(try Self.answers(reopened) == expected)
+        #expect(reopened.vectorIndexes.imageLoads.withLock { $0 } == 0)
+    }
+
+    /// An encrypted store keeps no image (it would hold the vectors in the clear), and a store
+    /// that becomes encrypted loses its images; a read-only store writes none.
+    @Test func noImageForAnEncryptedOrReadOnlyStore() throws {
+        let directory = TestDirectory("hnsw-image-encrypted")
+        defer { directory.remove() }
+        let image = directory.path + "/" + HNSWImage.fileName(Self.indexId)
+        let expected = try Self.makeStore(directory.path, quantized: false)
+        #expect(FileManager.default.fileExists(atPath: image))
+        unlink(image)
+        do {
+            let store = try Store(directoryPath: directory.path, model: cellarModel(), options: StoreOptions(readOnly: true))
+            #expect(try Self.answers(store) == expected)
+            store.close()
+            #expect(!FileManager.default.fileExists(atPath: image))
+        }
+        do {
+            let store = try Store(directoryPath: directory.path, model: cellarModel())
+            #expect(try Self.answers(store) == expected)
+            store.close()
+            #expect(FileManager.default.fileExists(atPath: image))
+        }
+        let store = try Store(directoryPath: directory.path, model: cellarModel())
+        try store.compact(newKey: TestKeys.encryption)
+        #expect(!FileManager.default.fileExists(atPath: image))
+        try store.box(for: Passage.self).put(Passage("new", Self.queries[1]))
+        _ = try Self.answers(store)
+        store.close()
+        #expect(!FileManager.default.fileExists(atPath: image))
+        let encrypted = try Store(directoryPath: directory.path, model: cellarModel(), options: StoreOptions(encryptionKey: TestKeys.encryption))
+        _ = try Self.answers(encrypted)
+        encrypted.close()
+        #expect(!FileManager.default.fileExists(atPath: image))
+    }
+}
