@@ -81,6 +81,9 @@ import Testing
         let before = try Self.makeStore(directory.path, quantized: quantized)
         let image = directory.path + "/" + HNSWImage.fileName(Self.indexId)
         #expect(FileManager.default.fileExists(atPath: image))
+        // What a write cut short by a crash leaves is deleted at the next close.
+        let leftover = image + ".tmp-42"
+        #expect(FileManager.default.createFile(atPath: leftover, contents: Data([1, 2, 3])))
         let store = try Store(directoryPath: directory.path, model: try Self.model(quantized: quantized))
         #expect(try Self.answers(store) == before)
         #expect(store.vectorIndexes.imageLoads.withLock { $0 } == 1)
@@ -93,6 +96,7 @@ import Testing
         let after = try Self.answers(store)
         #expect(try RecordCheck.verify(store.engine).indexEntries > 0)
         store.close()
+        #expect(!FileManager.default.fileExists(atPath: leftover))
         // Closed again: the changed graph's image is written, and read at the next open.
         let again = try Store(directoryPath: directory.path, model: try Self.model(quantized: quantized))
         defer { again.close() }

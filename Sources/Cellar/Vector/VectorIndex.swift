@@ -194,6 +194,8 @@ final class VectorIndexes: Sendable {
     /// are a cache. The caller checks that images may be written (not encrypted).
     func saveImages() {
         guard writesImages else { return }
+        // The temporary files of writes a crash cut short.
+        removeImageFiles { $0.contains(".graph.tmp-") }
         for (id, entry) in entries.withLock({ Array($0) }) {
             guard let path = imagePath(id) else { continue }
             entry.reading { graph in
@@ -207,10 +209,19 @@ final class VectorIndexes: Sendable {
 
     /// Deletes every image (the store is now encrypted), or index `indexId`'s (it was dropped).
     func removeImages(of indexId: UInt32? = nil) {
+        if let indexId {
+            removeImageFiles { $0 == HNSWImage.fileName(indexId) }
+        } else {
+            removeImageFiles { $0.hasSuffix(".graph") }
+        }
+    }
+
+    /// Deletes the files in the image folder whose name starts with `hnsw-` and `matches`.
+    private func removeImageFiles(_ matches: (String) -> Bool) {
         guard writesImages, let folder = imageFolder else { return }
-        let names = indexId.map { [HNSWImage.fileName($0)] }
-            ?? ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix("hnsw-") && $0.hasSuffix(".graph") }
-        for name in names { unlink(folder + "/" + name) }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix("hnsw-") && matches(name) {
+            unlink(folder + "/" + name)
+        }
     }
 
     /// The graph of `index` for a reader of the snapshot of commit `version` (`view` loads it
