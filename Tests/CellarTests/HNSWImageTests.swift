@@ -88,10 +88,16 @@ import Testing
         #expect(try Self.answers(store) == before)
         #expect(store.vectorIndexes.imageLoads.withLock { $0 } == 1)
         try Self.expectSameAsTree(store, quantized: quantized)
-        // The graph read from the image takes changes (new nodes in its free slots, removals).
+        // The graph mapped from the image takes changes (new nodes in its free slots, removals),
+        // which do not reach the file (the mapping is copy-on-write).
         let box = store.box(for: Passage.self)
-        try box.put(Self.vectors.suffix(40).map { Passage("more", $0) })
+        let mapped = try Data(contentsOf: URL(fileURLWithPath: image))
+        try box.put(Self.vectors.suffix(100).map { Passage("more", $0) })
         _ = try box.remove(Id(7))
+        try Self.expectSameAsTree(store, quantized: quantized)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: image)) == mapped)
+        // And it grows out of the mapping (150 free slots, then new ones).
+        try box.put(Self.vectors.prefix(100).map { Passage("grown", $0) })
         try Self.expectSameAsTree(store, quantized: quantized)
         let after = try Self.answers(store)
         #expect(try RecordCheck.verify(store.engine).indexEntries > 0)
@@ -146,10 +152,13 @@ import Testing
         // Slots, free ones included (a removed node's slot is reused, not given back).
         let n = whole.withUnsafeBytes { Int($0.load(fromByteOffset: 32, as: UInt64.self)) }
         #expect(n == 600)
-        let level0Stride = 1 + parameters.maxDegree(level: 0)
-        let sections = [0, 20, 40, 90, HNSWImage.headerSize, HNSWImage.headerSize + 8 * n + 2,
-                        HNSWImage.headerSize + 12 * n + 4 * level0Stride * 3 + 1, whole.count - 5000, whole.count - 1]
-        for offset in sections {
+        let upperCount = whole.withUnsafeBytes { Int($0.load(fromByteOffset: 40, as: UInt64.self)) }
+        let (sections, length) = HNSWImage.sections(of: HNSWGraph(parameters: parameters), n: n, upperCount: upperCount)
+        #expect(length == whole.count)
+        // Header fields, the header's checksum, then a byte inside each section (ids, levels,
+        // level-0 lists, upper lists, vectors) and the last one.
+        let offsets = [0, 20, 40, 90] + sections.filter { $0.count > 0 }.map { $0.offset + $0.count / 2 } + [whole.count - 1]
+        for offset in offsets {
             var flipped = whole
             flipped[offset] ^= 0x10
             try Data(flipped).write(to: URL(fileURLWithPath: path))
@@ -161,17 +170,13 @@ import Testing
         }
         // A neighbour slot past the end, with both checksums made valid again.
         var bad = whole
-        let firstList = HNSWImage.headerSize + 12 * n
+        let firstList = sections[2].offset
         bad.withUnsafeMutableBytes { raw in
             raw.storeBytes(of: Int32(1), toByteOffset: firstList, as: Int32.self)
             raw.storeBytes(of: Int32(n + 5), toByteOffset: firstList + 4, as: Int32.self)
             var checksum: UInt64 = 0
-            let upperCount = Int(raw.load(fromByteOffset: 40, as: UInt64.self))
-            let perVector = 4 * ((parameters.dimensions + 15) / 16 * 16)
-            var at = HNSWImage.headerSize
-            for size in [8 * n, 4 * n, 4 * level0Stride * n, 4 * upperCount, perVector * n] {
-                checksum = Checksum.xxh64(UnsafeRawBufferPointer(rebasing: raw[at..<(at + size)]), seed: checksum)
-                at += size
+            for section in sections {
+                checksum = Checksum.xxh64(UnsafeRawBufferPointer(rebasing: raw[section.offset..<(section.offset + section.count)]), seed: checksum)
             }
             raw.storeBytes(of: checksum, toByteOffset: 80, as: UInt64.self)
             raw.storeBytes(of: Checksum.xxh64(UnsafeRawBufferPointer(rebasing: raw[..<88])), toByteOffset: 88, as: UInt64.self)

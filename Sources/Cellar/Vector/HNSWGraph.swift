@@ -18,6 +18,10 @@
 //   They are built when the first removal needs them (`buildIncoming`), then kept up to date:
 //   a graph that is only loaded, searched and grown never pays for them.
 //
+// A graph read from its image (HNSWImage.swift) starts with its level-0 lists and vectors (or
+// codes) in a copy-on-write mapping of that file (`mapping`); the first `grow` moves them into
+// allocations of its own.
+//
 // Every change of a forward list goes through `setNeighbors`, which keeps the reverse lists in
 // step and records the node in the change log (see HNSWChanges).
 //
@@ -92,11 +96,39 @@
         level0 = Self.allocate(Int32.self, count: 0)
     }
 
+    /// The image mapping some buffers point into (see HNSWImage.swift); nil once they all are
+    /// the graph's own allocations.
+    private var mapping: HNSWImageMapping?
+
     deinit {
-        UnsafeMutableRawPointer(vectors).deallocate()
-        UnsafeMutableRawPointer(codes).deallocate()
-        UnsafeMutableRawPointer(codeFactors).deallocate()
-        UnsafeMutableRawPointer(level0).deallocate()
+        release(vectors)
+        release(codes)
+        release(codeFactors)
+        release(level0)
+    }
+
+    /// Frees `buffer` unless it points into the image mapping.
+    private func release<T>(_ buffer: UnsafeMutablePointer<T>) {
+        if let mapping, mapping.contains(buffer) { return }
+        UnsafeMutableRawPointer(buffer).deallocate()
+    }
+
+    /// Points the graph's buffers that are given (non-nil) into `mapping`, `capacity` slots
+    /// each (the others stay as allocated). For a graph just made, before anything is added.
+    func useMapped(_ mapping: HNSWImageMapping, level0: UnsafeMutablePointer<Int32>?, codes: UnsafeMutablePointer<Int8>?,
+                   codeFactors: UnsafeMutablePointer<Float>?, vectors: UnsafeMutablePointer<Float>?, capacity: Int) {
+        /// Replaces `buffer` (the empty allocation of `init`) with `mapped` when there is one.
+        func adopt<T>(_ buffer: inout UnsafeMutablePointer<T>, _ mapped: UnsafeMutablePointer<T>?) {
+            guard let mapped else { return }
+            UnsafeMutableRawPointer(buffer).deallocate()
+            buffer = mapped
+        }
+        adopt(&self.level0, level0)
+        adopt(&self.codes, codes)
+        adopt(&self.codeFactors, codeFactors)
+        adopt(&self.vectors, vectors)
+        self.mapping = mapping
+        self.capacity = capacity
     }
 
     /// A 64-byte aligned buffer of `count` zeroed values.
@@ -312,7 +344,7 @@
         func move<T>(_ buffer: inout UnsafeMutablePointer<T>, perSlot: Int) {
             let moved = Self.allocate(T.self, count: newCapacity * perSlot)
             moved.update(from: buffer, count: capacity * perSlot)
-            UnsafeMutableRawPointer(buffer).deallocate()
+            release(buffer)
             buffer = moved
         }
         move(&vectors, perSlot: isQuantized ? 0 : floatsPerVector)
@@ -320,6 +352,7 @@
         move(&codeFactors, perSlot: isQuantized ? 2 : 0)
         move(&level0, perSlot: level0Stride)
         capacity = newCapacity
+        mapping = nil  // every buffer is the graph's own now
     }
 
     /// Returns the changes since the last call (nodes to write, nodes to delete, whether the

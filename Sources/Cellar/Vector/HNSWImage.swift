@@ -2,9 +2,15 @@ import CellarStorage
 import Foundation
 
 // A graph's image: the in-memory HNSW graph written as it is, in one file beside the data file
-// (`hnsw-<index ID>.graph` in the store's directory), so that a store opened again reads its
-// graph back in a few large reads instead of rebuilding it from the index's tree and the records
-// (decoding every node, resolving every neighbour id, reading every vector from its record).
+// (`hnsw-<index ID>.graph` in the store's directory), so that a store opened again maps its
+// graph instead of rebuilding it from the index's tree and the records (decoding every node,
+// resolving every neighbour id, reading every vector from its record).
+//
+// Mapped: the graph's level-0 lists and vectors (or codes) point into a private mapping of the
+// file (`HNSWImageMapping`), so nothing is copied or zeroed; a page the graph changes becomes the
+// process's own copy (copy-on-write), and the first growth of the graph moves its buffers out of
+// the mapping. The ids, levels and upper lists are copied (they are small). The file is never
+// written in place (a new image is renamed over it), so the pages under a mapping do not change.
 //
 // It is a cache, never the truth: the index's tree is. The tree holds a **stamp** (16 random
 // bytes under the key `[1]`, see `VectorIndex`), made anew by every transaction that changes
@@ -22,7 +28,8 @@ import Foundation
 // without a sync: a torn image fails its checksum.
 //
 // Layout (native byte order, little-endian on every platform Cellar runs on; a header field
-// says which), a header of `headerSize` bytes then the sections in this order, with no padding:
+// says which), a header of `headerSize` bytes then the sections in this order, each starting at
+// a multiple of 64 bytes (zeros between):
 //
 //   0  magic "CHNSWIM1"        8  format version (u32)   12 byte-order mark 0x01020304 (u32)
 //  16  stamp (16 bytes)       32  slot count n (u64)     40 upper-level Int32s u (u64)
@@ -39,9 +46,11 @@ enum HNSWImage {
     struct RenameFailed: Error { let errno: Int32 }
 
     static let magic = Array("CHNSWIM1".utf8)
-    static let formatVersion: UInt32 = 1
+    static let formatVersion: UInt32 = 2
     static let byteOrderMark: UInt32 = 0x0102_0304
-    static let headerSize = 96
+    static let headerSize = 128
+    /// The header's bytes that carry something (the rest is zero).
+    static let headerUsed = 96
 
     /// The file name of index `indexId`'s image.
     static func fileName(_ indexId: UInt32) -> String { "hnsw-\(indexId).graph" }
@@ -52,21 +61,37 @@ enum HNSWImage {
         return (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
     }
 
+    /// Where each section of an image of `n` slots and `upperCount` upper-level Int32s lies
+    /// (file offsets and byte counts, in the layout's order), and the file's length.
+    static func sections(of graph: HNSWGraph, n: Int, upperCount: Int) -> (sections: [(offset: Int, count: Int)], length: Int) {
+        var sizes = [8 * n, 4 * n, 4 * graph.level0Stride * n, 4 * upperCount]
+        sizes += graph.isQuantized ? [graph.codesPerVector * n, 8 * n] : [4 * graph.floatsPerVector * n]
+        var offset = headerSize
+        var sections: [(offset: Int, count: Int)] = []
+        for size in sizes {
+            offset = (offset + 63) / 64 * 64
+            sections.append((offset, size))
+            offset += size
+        }
+        return (sections, offset)
+    }
+
     /// Writes `graph` (with its stamp) to `path`, through a temporary file renamed over it.
     /// The caller holds the graph's lock (shared). Throws on an I/O error.
     static func write(_ graph: HNSWGraph, stamp: [UInt8], to path: String) throws {
         let n = graph.levels.count
         var upper: [Int32] = []
         for slot in 0..<n where graph.levels[slot] > 0 { upper.append(contentsOf: graph.upper[slot]) }
+        let (sections, length) = self.sections(of: graph, n: n, upperCount: upper.count)
         let temporary = path + ".tmp-\(UInt32.random(in: 0...UInt32.max))"
         let file = try PosixFile(path: temporary, create: true, readOnly: false)
         do {
             // The body first (its checksum goes into the header), then the header.
-            var offset = UInt64(headerSize)
             var checksum: UInt64 = 0
+            var next = 0
             func emit(_ bytes: UnsafeRawBufferPointer) throws {
-                try file.write(bytes, at: offset)
-                offset += UInt64(bytes.count)
+                try file.write(bytes, at: UInt64(sections[next].offset))
+                next += 1
                 checksum = Checksum.xxh64(bytes, seed: checksum)
             }
             func emit<T>(_ pointer: UnsafePointer<T>, _ count: Int) throws {
@@ -97,6 +122,7 @@ enum HNSWImage {
                 raw.storeBytes(of: Checksum.xxh64(UnsafeRawBufferPointer(rebasing: raw[..<88])), toByteOffset: 88, as: UInt64.self)
             }
             try header.withUnsafeBytes { try file.write($0, at: 0) }
+            try file.truncate(to: UInt64(length))
             file.close()
             guard rename(temporary, path) == 0 else { throw RenameFailed(errno: errno) }
         } catch {
@@ -112,7 +138,7 @@ enum HNSWImage {
     static func read(_ path: String, stamp: [UInt8], parameters: HNSWParameters) -> HNSWGraph? {
         guard let file = try? PosixFile(path: path, create: false, readOnly: true) else { return nil }
         defer { file.close() }
-        guard let size = try? file.size(), size >= UInt64(headerSize) else { return nil }
+        guard let size = try? file.size(), size >= UInt64(headerSize), size < UInt64(Int.max) else { return nil }
         var header = [UInt8](repeating: 0, count: headerSize)
         guard (try? header.withUnsafeMutableBytes({ try file.read(into: $0, at: 0) })) == headerSize else { return nil }
         let graph = HNSWGraph(parameters: parameters)
@@ -129,42 +155,52 @@ enum HNSWImage {
         }
         guard let fields else { return nil }
         let n = fields.n
-        let perVector = graph.isQuantized ? graph.codesPerVector + 8 : 4 * graph.floatsPerVector
-        guard size == UInt64(headerSize + n * (12 + 4 * graph.level0Stride + perVector) + 4 * fields.u) else { return nil }
-
-        graph.reserve(n)
-        var offset = UInt64(headerSize)
+        let (sections, length) = self.sections(of: graph, n: n, upperCount: fields.u)
+        guard size == UInt64(length), let mapping = HNSWImageMapping(file, length: length) else { return nil }
+        let base = mapping.base
         var checksum: UInt64 = 0
-        /// Reads the next section into `target` and chains its checksum; false on a short read.
-        func next(_ target: UnsafeMutableRawBufferPointer) -> Bool {
-            guard (try? file.read(into: target, at: offset)) == target.count else { return false }
-            offset += UInt64(target.count)
-            checksum = Checksum.xxh64(UnsafeRawBufferPointer(target), seed: checksum)
-            return true
+        for section in sections {
+            checksum = Checksum.xxh64(UnsafeRawBufferPointer(start: base + section.offset, count: section.count), seed: checksum)
         }
-        var ok = true
-        graph.ids = [UInt64](unsafeUninitializedCapacity: n) { buffer, count in
-            ok = next(UnsafeMutableRawBufferPointer(buffer))
-            count = n
+        guard checksum == fields.checksum else { return nil }
+        /// Section `i` as `T`s.
+        func section<T>(_ i: Int, as type: T.Type) -> UnsafeMutableBufferPointer<T> {
+            UnsafeMutableBufferPointer(start: (base + sections[i].offset).assumingMemoryBound(to: T.self),
+                                       count: sections[i].count / MemoryLayout<T>.stride)
         }
-        graph.levels = [Int32](unsafeUninitializedCapacity: n) { buffer, count in
-            ok = ok && next(UnsafeMutableRawBufferPointer(buffer))
-            count = n
-        }
-        ok = ok && next(UnsafeMutableRawBufferPointer(start: graph.level0, count: n * graph.level0Stride * 4))
-        let upper = [Int32](unsafeUninitializedCapacity: fields.u) { buffer, count in
-            ok = ok && next(UnsafeMutableRawBufferPointer(buffer))
-            count = fields.u
-        }
+        graph.ids = Array(section(0, as: UInt64.self))
+        graph.levels = Array(section(1, as: Int32.self))
+        let upper = Array(section(3, as: Int32.self))
         if graph.isQuantized {
-            ok = ok && next(UnsafeMutableRawBufferPointer(start: graph.codes, count: n * graph.codesPerVector))
-            ok = ok && next(UnsafeMutableRawBufferPointer(start: graph.codeFactors, count: n * 8))
+            graph.useMapped(mapping, level0: section(2, as: Int32.self).baseAddress, codes: section(4, as: Int8.self).baseAddress,
+                            codeFactors: section(5, as: Float.self).baseAddress, vectors: nil, capacity: n)
         } else {
-            ok = ok && next(UnsafeMutableRawBufferPointer(start: graph.vectors, count: n * graph.floatsPerVector * 4))
+            graph.useMapped(mapping, level0: section(2, as: Int32.self).baseAddress, codes: nil, codeFactors: nil,
+                            vectors: section(4, as: Float.self).baseAddress, capacity: n)
         }
-        guard ok, checksum == fields.checksum else { return nil }
         guard graph.adopt(upper: upper, entrySlot: fields.entry, topLevel: Int(fields.top)) else { return nil }
         return graph
+    }
+}
+
+/// A private, writable mapping of a graph's image (copy-on-write: the file never changes), kept
+/// by the graph whose buffers point into it; unmapped with it.
+final class HNSWImageMapping: @unchecked Sendable {
+    let base: UnsafeMutableRawPointer
+    let length: Int
+
+    /// Maps the first `length` bytes of `file` (nil: an empty length, or the system refused).
+    init?(_ file: PosixFile, length: Int) {
+        guard length > 0, let pointer = try? file.mapPrivate(length: length) else { return nil }
+        base = pointer
+        self.length = length
+    }
+
+    deinit { munmap(base, length) }
+
+    /// Whether `pointer` points into the mapping.
+    func contains(_ pointer: UnsafeRawPointer) -> Bool {
+        pointer >= UnsafeRawPointer(base) && pointer < UnsafeRawPointer(base + length)
     }
 }
 

@@ -46,5 +46,17 @@ package final class PosixFile: StorageFile, @unchecked Sendable {
     package func startWriteback(at offset: UInt64, length: UInt64) { Syscall.startWriteback(fd, at: offset, length: length) }
     package func identity() throws -> FileIdentity? { try Syscall.identity(fd, path: path) }
     package func map(length: Int) throws -> MappedRegion { try MappedRegion(fd: fd, length: length, path: path) }
+
+    /// A private, writable mapping of the first `length` bytes (copy-on-write: writes stay in
+    /// this process, the file does not change, even when opened read-only); the caller unmaps it
+    /// (`munmap`). For files that are replaced by renaming, never written in place (a change
+    /// under the mapping would show through the pages not yet copied).
+    package func mapPrivate(length: Int) throws -> UnsafeMutableRawPointer {
+        let pointer = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0)
+        guard let pointer, pointer != MAP_FAILED else {
+            throw StorageError.io(operation: "mmap", errno: Syscall.errno(), path: path)
+        }
+        return pointer
+    }
     package func close() { Syscall.close(fd) }
 }
