@@ -183,6 +183,34 @@ import Testing
         #expect(try passages.query { Passage.embedding.nearestNeighbors(to: vectors[0], maxCount: 3, searchWidth: 400) }.build().findIds().map(\.value).contains(id))
     }
 
+    /// The rules by which a graph in memory is carried from one commit to the next: only the
+    /// graph a commit changed, or one of the commit before that it did not change.
+    @Test func aGraphIsCarriedToTheNextCommitOnlyWhenItReflectsIt() throws {
+        let store = try Store(directoryPath: "memory:vector-carried", model: cellarModel())
+        let schema = try #require(store.schemas.values.first { $0.name == "Passage" }?.vectorProperties.first?.index)
+        let indexes = VectorIndexes()
+        let graph = { try HNSWGraph(parameters: HNSWParameters(dimensions: 8)) }
+        // Loaded at 5; commit 6 changes something else: carried.
+        var entry = try indexes.entry(schema, version: 5, load: graph)
+        indexes.committed(changed: [], version: 6)
+        #expect(entry.version == 6 && entry.reflects(5) && entry.reflects(6) && !entry.reflects(7))
+        // Commit 8 (not 7: a commit this store did not see came between) changes something else:
+        // not carried, the readers of 8 load it again.
+        indexes.committed(changed: [], version: 8)
+        #expect(entry.version == 6)
+        entry = try indexes.entry(schema, version: 8, load: graph)
+        #expect(entry.version == 8 && indexes.loads.withLock { $0 } == 2)
+        // Commit 9 changes it: from then on it reflects 9 only.
+        entry.writing { _ in entry.changing(toward: 9) }
+        #expect(!entry.reflects(8))
+        indexes.committed(changed: [schema.id], version: 9)
+        #expect(entry.version == 9 && entry.reflects(9) && !entry.reflects(8))
+        // Commit 10 rebuilt the index's tree without this graph (it was not changing toward
+        // 10): left at 9, loaded again by the readers of 10.
+        indexes.committed(changed: [schema.id], version: 10)
+        #expect(entry.version == 9 && !entry.reflects(10))
+    }
+
     @Test func theSearchWidthTradesSpeedForRecall() throws {
         let store = try Store(directoryPath: "memory:vector-width", model: cellarModel())
         let box = store.box(for: Passage.self)

@@ -146,9 +146,17 @@ final class VectorIndexes: Sendable {
             versions.withLock { $0.oldest = version }
         }
 
-        /// Commit `version` changed the graph (`changed`), or changed other things only.
+        /// Commit `version` changed the index (`changed`), or changed other things only. A
+        /// graph the commit changed (`changing(toward:)`) now reflects it; a graph of the commit
+        /// before that it did not change reflects it too; any other graph (say one a reader
+        /// loaded while the commit rebuilt the index's tree) is left as it is, to be loaded
+        /// again by the commit's readers.
         fileprivate func committed(_ version: UInt64, changed: Bool) {
-            versions.withLock { $0 = (changed ? version : $0.oldest, version) }
+            versions.withLock { versions in
+                if changed ? versions.oldest == version : versions.oldest <= versions.newest && versions.newest == version &- 1 {
+                    versions.newest = version
+                }
+            }
         }
     }
 
@@ -260,13 +268,7 @@ final class VectorIndexes: Sendable {
     /// have changed its index, and whoever reads it next loads it again.)
     func committed(changed: Set<UInt32>, version: UInt64) {
         entries.withLock { entries in
-            for (id, entry) in entries {
-                if changed.contains(id) {
-                    entry.committed(version, changed: true)
-                } else if entry.version == version &- 1 {
-                    entry.committed(version, changed: false)
-                }
-            }
+            for (id, entry) in entries { entry.committed(version, changed: changed.contains(id)) }
         }
     }
 }

@@ -37,8 +37,12 @@ struct VectorIndexUpkeep: IndexUpkeep {
     }
 
     func build(_ property: PropertySchema, of schema: EntitySchema, from cursor: Cursor, in context: TransactionContext) throws {
-        // Every object's vector inserted into a new graph, then every node written.
+        // Every object's vector inserted into a new graph, then every node written. A graph in
+        // memory is of the tree before: dropped, and not carried past this commit.
         let index = property.index!
+        context.vectorPending[index.id] = nil  // the records it reads hold them
+        context.vectorTouched.insert(index.id)
+        context.store.vectorIndexes.invalidate(index.id)
         let graph = HNSWGraph(parameters: index.hnsw!)
         try cursor.scan { key, record in
             let id = try StorageLayout.objectId(key)
