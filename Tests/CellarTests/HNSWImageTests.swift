@@ -168,6 +168,16 @@ import Testing
             try Data(whole.prefix(length)).write(to: URL(fileURLWithPath: path))
             #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters) == nil, "cut at \(length)")
         }
+        // Counts far beyond what the file holds, under a valid header checksum.
+        for (field, value) in [(32, UInt64(1) << 62), (40, UInt64(1) << 62), (32, UInt64(n + 1))] {
+            var huge = whole
+            huge.withUnsafeMutableBytes { raw in
+                raw.storeBytes(of: value, toByteOffset: field, as: UInt64.self)
+                raw.storeBytes(of: Checksum.xxh64(UnsafeRawBufferPointer(rebasing: raw[..<88])), toByteOffset: 88, as: UInt64.self)
+            }
+            try Data(huge).write(to: URL(fileURLWithPath: path))
+            #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters) == nil, "field \(field) = \(value)")
+        }
         // A neighbour slot past the end, with both checksums made valid again.
         var bad = whole
         let firstList = sections[2].offset

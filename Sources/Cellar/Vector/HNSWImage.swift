@@ -149,7 +149,10 @@ enum HNSWImage {
                   graph.layout.enumerated().allSatisfy({ raw.load(fromByteOffset: 48 + 4 * $0.offset, as: UInt32.self) == UInt32($0.element) })
             else { return nil }
             let n = raw.load(fromByteOffset: 32, as: UInt64.self), u = raw.load(fromByteOffset: 40, as: UInt64.self)
-            guard n < UInt64(Int32.max), u < UInt64(Int32.max) else { return nil }
+            // Counts the file's size can hold, so that no size computed from them overflows
+            // (where `Int` has 32 bits too).
+            let perSlot = UInt64(12 + 4 * graph.level0Stride + (graph.isQuantized ? graph.codesPerVector + 8 : 4 * graph.floatsPerVector))
+            guard n <= size / perSlot, u <= size / 4 else { return nil }
             return (Int(n), Int(u), raw.load(fromByteOffset: 68, as: Int32.self), raw.load(fromByteOffset: 72, as: Int32.self),
                     raw.load(fromByteOffset: 80, as: UInt64.self))
         }
