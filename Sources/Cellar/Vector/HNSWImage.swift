@@ -43,14 +43,10 @@ import Foundation
 // The body checksum chains XXH64 over the sections, each seeded with the one before's.
 
 enum HNSWImage {
-    struct RenameFailed: Error { let errno: Int32 }
-
     static let magic = Array("CHNSWIM1".utf8)
     static let formatVersion: UInt32 = 2
     static let byteOrderMark: UInt32 = 0x0102_0304
     static let headerSize = 128
-    /// The header's bytes that carry something (the rest is zero).
-    static let headerUsed = 96
 
     /// The file name of index `indexId`'s image.
     static func fileName(_ indexId: UInt32) -> String { "hnsw-\(indexId).graph" }
@@ -124,7 +120,7 @@ enum HNSWImage {
             try header.withUnsafeBytes { try file.write($0, at: 0) }
             try file.truncate(to: UInt64(length))
             file.close()
-            guard rename(temporary, path) == 0 else { throw RenameFailed(errno: errno) }
+            try Syscall.rename(temporary, to: path)
         } catch {
             file.close()
             unlink(temporary)
@@ -151,7 +147,7 @@ enum HNSWImage {
             let n = raw.load(fromByteOffset: 32, as: UInt64.self), u = raw.load(fromByteOffset: 40, as: UInt64.self)
             // Counts the file's size can hold, so that no size computed from them overflows
             // (where `Int` has 32 bits too).
-            let perSlot = UInt64(12 + 4 * graph.level0Stride + (graph.isQuantized ? graph.codesPerVector + 8 : 4 * graph.floatsPerVector))
+            let perSlot = UInt64(HNSWImage.sections(of: graph, n: 1, upperCount: 0).sections.reduce(0) { $0 + $1.count })
             guard n <= size / perSlot, u <= size / 4 else { return nil }
             return (Int(n), Int(u), raw.load(fromByteOffset: 68, as: Int32.self), raw.load(fromByteOffset: 72, as: Int32.self),
                     raw.load(fromByteOffset: 80, as: UInt64.self))

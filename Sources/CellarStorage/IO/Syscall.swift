@@ -33,7 +33,7 @@ private let linuxFallocate: (@convention(c) (Int32, Int32, off_t, off_t) -> Int3
 }()
 #endif
 
-enum Syscall {
+package enum Syscall {
     static func errno() -> Int32 {
         #if canImport(Glibc)
         return Glibc.errno
@@ -217,7 +217,7 @@ enum Syscall {
     }
 
     /// Renames `path` to `target`, replacing it atomically.
-    static func rename(_ path: String, to target: String) throws {
+    package static func rename(_ path: String, to target: String) throws {
         #if canImport(Glibc)
         let result = Glibc.rename(path, target)
         #else
