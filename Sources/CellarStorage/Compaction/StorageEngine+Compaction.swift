@@ -74,11 +74,15 @@ extension StorageEngine {
         let started = DispatchTime.now().uptimeNanoseconds
         var longestWait: UInt64 = 0
 
-        // 1. The journal and the snapshot to copy.
+        // 1. The journal and the snapshot to copy. With several writing processes, the write lock
+        // is held until the end: the journal sees only this process's writes, so the others wait
+        // (and one compaction runs at a time among them).
         let (snapshot, startWait) = try holdingWriter { () -> Snapshot in
+            try holdSharedLock()
             journal = ChangeJournal()
             return current.load(ordering: .acquiring)
         }
+        defer { sharedLock?.release() }
         longestWait = max(longestWait, startWait)
         var switched = false
         defer { if !switched { endJournal() } }

@@ -1,6 +1,8 @@
 import Atomics
 
-/// How a read-only engine follows the process that writes the store (`docs/engine.md`, "Several
+/// How an engine follows the other processes that write the store: a read-only engine's readers,
+/// and those of one of several writing processes (`StorageOptions.sharedWriting`), whose writer
+/// also catches up through it before it writes. Described here for the read-only engine, which follows the process that writes the store (`docs/engine.md`, "Several
 /// processes"): at the start of each read transaction it looks whether the writer committed since,
 /// and whether a compaction renamed a new data file over the one it reads.
 ///
@@ -45,13 +47,21 @@ final class LogFollower: @unchecked Sendable {
     private let options: StorageOptions
     private let uuid: StoreUUID
     private let state: Locked<State>
+    /// In one of several writing processes: its write lock. While this process holds it, the
+    /// commits past the newest published one are its own, not yet synced, and readers do not walk
+    /// to them.
+    private let writeLock: SharedWriteLock?
     /// Compactions followed since open (for tests and diagnostics).
     let switches = ManagedAtomic<Int>(0)
 
-    init(directory: String, options: StorageOptions, uuid: StoreUUID, file: any StorageFile, sealing: RecordSealing) throws {
+    /// Follows the store in `directory` from `file`, a descriptor of its own, opened read-only.
+    /// `options` are those of a read-only open (a compacted file is opened with them).
+    init(directory: String, options: StorageOptions, uuid: StoreUUID, file: any StorageFile, sealing: RecordSealing,
+         writeLock: SharedWriteLock? = nil) throws {
         self.directory = directory
         path = directory + "/" + StorageEngine.dataFileName
         self.options = options
+        self.writeLock = writeLock
         self.uuid = uuid
         let identity = try file.identity()
         state = Locked(State(file: file, sealing: sealing, identity: identity))
@@ -59,14 +69,19 @@ final class LogFollower: @unchecked Sendable {
 
     /// Makes `current` the newest whole commit of the store, when it changed since `current` was
     /// taken. Throws when a compacted file the path now leads to cannot be opened (then `current`
-    /// stays as it was, and the next call tries again).
-    func refresh(_ current: ManagedAtomic<Snapshot>) throws {
+    /// stays as it was, and the next call tries again). Nothing while this process holds the
+    /// shared write lock, unless `catchingUp`: its writer, which has just taken it.
+    func refresh(_ current: ManagedAtomic<Snapshot>, catchingUp: Bool = false) throws {
+        if !catchingUp, let writeLock, writeLock.isHeld.load(ordering: .acquiring) { return }
         guard let (identity, size) = Syscall.identity(ofPath: path) else { return }
         let snapshot = current.load(ordering: .acquiring)
         // When the path leads to the file of the newest snapshot's mapping, `size` is that file's.
         if identity == snapshot.generation.fileIdentity, !hasBytes(after: snapshot, fileSize: size) { return }
         try state.withLock { state in
             guard !state.closed else { return }
+            // Looked at again under the mutex: the writer takes it to catch up once it holds the
+            // lock, so it appends nothing before this walk is over.
+            if !catchingUp, let writeLock, writeLock.isHeld.load(ordering: .acquiring) { return }
             if let mine = state.identity, identity != mine, identity != state.refused {
                 if try follow(compactedFile: identity, state: &state, current: current) { return }
             }

@@ -23,15 +23,17 @@ struct OpenedStore {
     let generation: MapGeneration
 
     /// Opens the store in `directory` with `options` (validated). `compactionCopy`: the file is a
-    /// compaction's copy being written, whose commits so far are partial.
-    static func open(directory: String, options: StorageOptions, compactionCopy: Bool) throws -> OpenedStore {
+    /// compaction's copy being written, whose commits so far are partial. `lockHeld`: a writable
+    /// open by an engine that holds the store's write lock already (one of several writing
+    /// processes, following the file another one compacted); no lock is taken.
+    static func open(directory: String, options: StorageOptions, compactionCopy: Bool, lockHeld: Bool = false) throws -> OpenedStore {
         let dataPath = directory + "/" + StorageEngine.dataFileName
         let lockDescriptor: Int32
         if options.readOnly || options.inMemory {
             lockDescriptor = -1
         } else {
             try Syscall.makeDirectory(directory)
-            lockDescriptor = try lock(directory + "/" + StorageEngine.lockFileName, waiting: options.lockWaitTimeout)
+            lockDescriptor = lockHeld ? -1 : try lock(directory + "/" + StorageEngine.lockFileName, options: options)
             // What a compaction that did not finish left behind (see `compact`): only a writer
             // holding this lock builds it, and that is now us. Left in place when it cannot be
             // removed (a file of someone else's in it): it is never read, and `compact` says why
@@ -92,9 +94,10 @@ struct OpenedStore {
                     region = try file.map(length: MapGeneration.mappingLength(for: size, minimum: options.initialMapSize))
                 }
             }
-            // A read-only engine's mapping knows its file, to follow the writer (`LogFollower`).
+            // A read-only engine's mapping knows its file, to follow the writer (`LogFollower`); so
+            // does one of several writing processes', to follow the others.
             let generation = MapGeneration(region: region, salt: header.salt, cipher: sealing.cipher,
-                                           fileIdentity: options.readOnly ? try file.identity() : nil)
+                                           fileIdentity: options.readOnly || options.sharedWriting ? try file.identity() : nil)
             if recovered.hasTail && !options.readOnly {
                 // Overwritten with zeros (the space ahead of the log), never cut off: the file
                 // must not shrink under a process that has it mapped (a read-only open of the
@@ -125,23 +128,19 @@ struct OpenedStore {
     /// (`StorageOptions.lockWaitTimeout`), and for at least 200 ms, before `storeLocked` is thrown:
     /// when any thread of this process forks (to run a command, say), the child shares our
     /// descriptors until it execs, and may briefly hold a lock we just released. Never blocks in
-    /// `flock` itself, so the wait ends at its deadline.
-    private static func lock(_ path: String, waiting: Duration) throws -> Int32 {
+    /// `flock` itself, so the wait ends at its deadline. With several writing processes
+    /// (`StorageOptions.sharedWriting`) another process holds it for one transaction at a time:
+    /// the open waits as a write transaction does (`StorageOptions.sharedLockWait`).
+    private static func lock(_ path: String, options: StorageOptions) throws -> Int32 {
         let fd = try Syscall.open(path, flags: O_RDWR | O_CREAT, mode: 0o644)
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: max(waiting, .milliseconds(200)))
-        while true {
-            switch Syscall.valueOrErrno({ flock(fd, LOCK_EX | LOCK_NB) }) {
-            case .success:
-                return fd
-            case .failure(let error) where error.code == EWOULDBLOCK && clock.now < deadline:
-                usleep(10_000)
-            case .failure(let error):
-                Syscall.close(fd)
-                if error.code == EWOULDBLOCK { throw StorageError.storeLocked(path: path) }
-                throw StorageError.io(operation: "flock", errno: error.code, path: path)
-            }
+        do {
+            try SharedWriteLock.takeFlock(fd, path: path, waiting: options.sharedWriting
+                ? options.sharedLockWait : max(options.lockWaitTimeout, .milliseconds(200)))
+        } catch {
+            Syscall.close(fd)
+            throw error
         }
+        return fd
     }
 
     /// Whether the record at `offset` verifies when read again from the file (a read-only open

@@ -5,9 +5,10 @@ import Dispatch
 /// file (`lock`). Keys and values are bytes in named B+trees.
 ///
 /// One process writes (the others get `StorageError.storeLocked`, or wait for the lock with
-/// `StorageOptions.lockWaitTimeout`); within it one write transaction at a time, and any number of
-/// readers on any threads, each on a snapshot, never blocked. Other processes may open the store
-/// read-only: each of their read transactions starts on the newest commit the writer made.
+/// `StorageOptions.lockWaitTimeout`), or several take turns (`StorageOptions.sharedWriting`);
+/// within a process one write transaction at a time, and any number of readers on any threads,
+/// each on a snapshot, never blocked. Other processes may open the store read-only: each of their
+/// read transactions starts on the newest commit the writers made.
 ///
 /// ```swift
 /// let engine = try StorageEngine(directory: "/tmp/my-store")
@@ -48,6 +49,9 @@ public final class StorageEngine: @unchecked Sendable {
     public let uuid: StoreUUID
     /// The lock file's descriptor (the store's write lock); -1 when read-only or in memory.
     let lockDescriptor: Int32
+    /// With several writing processes (`StorageOptions.sharedWriting`): the write lock, taken for
+    /// each piece of write work rather than for the engine's life; nil otherwise.
+    let sharedLock: SharedWriteLock?
     /// The newest commit: what a new reader starts on. In `.full` durability it is durable.
     let current: ManagedAtomic<Snapshot>
     /// The newest commit written to the log: what the next write transaction starts on. Ahead of
@@ -85,7 +89,8 @@ public final class StorageEngine: @unchecked Sendable {
     var journal: ChangeJournal?
     private var activeWriter: ObjectIdentifier?
     /// A read-only engine's way to the commits the writing process makes after open (and to the file
-    /// a compaction renames over the data file); nil when writable or in memory.
+    /// a compaction renames over the data file), and that of one of several writing processes to
+    /// the others' commits; nil for the only writer and in memory.
     let follower: LogFollower?
     /// Compresses the values writers put; nil when the options say `.none` or the store is read-only.
     let compressor: ValueCompressor?
@@ -127,16 +132,40 @@ public final class StorageEngine: @unchecked Sendable {
         decryptedViews = DecryptedViews(cacheSize: options.decryptedCacheSize)
         log = LogWriter(file: opened.file, sealing: opened.sealing, recovered: recovered, physicalSize: opened.size,
                         partialCommits: compactionCopy, options: options)
-        follower = options.readOnly && !options.inMemory
-            ? try LogFollower(directory: directory, options: options, uuid: opened.header.uuid, file: opened.file,
-                              sealing: opened.sealing)
-            : nil
+        if options.sharedWriting {
+            let lock = SharedWriteLock(descriptor: opened.lockDescriptor, path: directory + "/" + Self.lockFileName,
+                                       wait: options.sharedLockWait)
+            sharedLock = lock
+            // The followers' own descriptor, read-only: the log's is replaced when this process
+            // compacts, and closed by it.
+            var readOptions = options
+            readOptions.readOnly = true
+            readOptions.sharedWriting = false
+            let readFile: any StorageFile
+            do {
+                readFile = try options.openDataFile(directory + "/" + Self.dataFileName, create: false, readOnly: true)
+            } catch {
+                opened.file.close()
+                Syscall.close(opened.lockDescriptor)
+                throw error
+            }
+            follower = try LogFollower(directory: directory, options: readOptions, uuid: opened.header.uuid, file: readFile,
+                                       sealing: opened.sealing, writeLock: lock)
+        } else {
+            sharedLock = nil
+            follower = options.readOnly && !options.inMemory
+                ? try LogFollower(directory: directory, options: options, uuid: opened.header.uuid, file: opened.file,
+                                  sealing: opened.sealing)
+                : nil
+        }
         let snapshot = Snapshot(
             txnId: recovered.txnId, catalogRoot: recovered.catalogRoot, committedLength: recovered.end,
             commitOffset: recovered.commitOffset, liveBytes: recovered.liveBytes, generation: opened.generation)
         current = ManagedAtomic(snapshot)
         tip = snapshot
         group = options.durability == .full && !options.readOnly ? GroupCommit(refusal: log.refusal) : nil
+        // The open held the lock (for recovery); from now on each write takes it.
+        sharedLock?.releaseAfterOpen()
     }
 
     deinit { close() }
@@ -172,6 +201,7 @@ public final class StorageEngine: @unchecked Sendable {
         guard !closedFlag.load(ordering: .relaxed) else { writer.signal(); throw StorageError.closed }
         do {
             try log.checkAccepting()
+            try holdSharedLock()
         } catch {
             writer.signal()
             throw error
@@ -182,6 +212,7 @@ public final class StorageEngine: @unchecked Sendable {
                                       compressor: compressor, dictionaries: compressionDictionaries, codecs: codecs,
                                       spillLog: options.inMemory ? nil : log)
         } catch {
+            sharedLock?.release()
             writer.signal()
             throw error
         }
@@ -216,6 +247,60 @@ public final class StorageEngine: @unchecked Sendable {
         precondition(activeWriter == ObjectIdentifier(txn), "a write transaction ended twice")
         activeWriter = nil
         writer.signal()
+        sharedLock?.release()
+    }
+
+    // MARK: Several writing processes
+
+    /// With several writing processes, holding the writer gate: takes the shared write lock for one
+    /// piece of work (released by the caller with `sharedLock.release()`), and when this process
+    /// did not hold it already, catches up with what the others wrote since. Nothing otherwise.
+    func holdSharedLock() throws {
+        guard let sharedLock, try sharedLock.acquire() else { return }
+        do {
+            try catchUpWithOtherWriters()
+        } catch {
+            sharedLock.release()
+            throw error
+        }
+    }
+
+    /// One of several writing processes, having just taken the write lock (so holding the writer
+    /// gate, with no commit of its own pending): makes the newest commit in the file the `tip` the
+    /// next write starts on and the `current` readers see. The follower walks the frames the
+    /// others appended (verified as a reader verifies them); when another process compacted, the
+    /// new file is opened and recovered here and the log writes to it from now on; what a process
+    /// that died while writing left after the newest commit is overwritten with zeros.
+    func catchUpWithOtherWriters() throws {
+        guard let follower else { return }
+        try follower.refresh(current, catchingUp: true)
+        let newest = current.load(ordering: .acquiring)
+        if let mine = log.fileIdentity, let (identity, _) = Syscall.identity(ofPath: directory + "/" + Self.dataFileName),
+           identity != mine {
+            // Another process compacted (or this one did, and the log still has the old file): the
+            // data file's name leads to another file, whole, since its writer held this lock.
+            let opened = try OpenedStore.open(directory: directory, options: options, compactionCopy: false, lockHeld: true)
+            guard opened.header.uuid == uuid, opened.recovered.txnId >= tip.txnId else {
+                opened.file.close()
+                throw StorageError.fileCorrupt(offset: 16, reason: opened.header.uuid == uuid
+                    ? "the data file that replaced this store's ends before a commit this process read"
+                    : "the data file was replaced by another store's (another UUID)")
+            }
+            let recovered = opened.recovered
+            let snapshot = Snapshot(txnId: recovered.txnId, catalogRoot: recovered.catalogRoot,
+                                    committedLength: recovered.end, commitOffset: recovered.commitOffset,
+                                    liveBytes: recovered.liveBytes, generation: opened.generation)
+            log.adopt(opened).close()
+            masterKey = opened.master
+            tip = snapshot
+            if snapshot.txnId >= newest.txnId { current.store(snapshot, ordering: .releasing) }
+            return
+        }
+        if newest.txnId != tip.txnId {
+            tip = newest
+            log.caughtUp(to: newest, physicalSize: try log.file.size())
+        }
+        try log.clearTornTail()
     }
 
     // MARK: Commit
@@ -249,6 +334,8 @@ public final class StorageEngine: @unchecked Sendable {
             publishing(snapshot.txnId)
             current.store(snapshot, ordering: .releasing)
         }
+        // Several writing processes: the lock is kept until this commit is synced and published.
+        if ticket != nil { sharedLock?.retain() }
         if ticket == nil {
             publishing(snapshot.txnId)
             current.store(snapshot, ordering: .releasing)
@@ -268,6 +355,7 @@ public final class StorageEngine: @unchecked Sendable {
     /// (or one before); the commit is then never published, and the store refuses further
     /// commits.
     func awaitDurable(_ ticket: GroupCommit.Waiter) throws {
+        defer { sharedLock?.release() }
         try group!.awaitDurable(ticket)
     }
 
@@ -329,10 +417,26 @@ public final class StorageEngine: @unchecked Sendable {
             compactionGate.wait()
             compactionGate.signal()
             acquireSettledWriter()
-            log.syncAndCheckpoint(current.load(ordering: .acquiring))
+            if let sharedLock {
+                // The checkpoint only when no other process writes at the moment, after catching up
+                // with it: a superblock must name the newest commit.
+                if sharedLock.tryAcquire() {
+                    if (try? catchUpWithOtherWriters()) != nil {
+                        log.syncAndCheckpoint(current.load(ordering: .acquiring))
+                    } else {
+                        try? log.file.sync()
+                    }
+                    sharedLock.release()
+                } else {
+                    try? log.file.sync()
+                }
+            } else {
+                log.syncAndCheckpoint(current.load(ordering: .acquiring))
+            }
             writer.signal()
         }
-        if let follower { follower.close() } else { log.file.close() }
+        follower?.close()
+        if follower == nil || sharedLock != nil { log.file.close() }
         if lockDescriptor >= 0 { Syscall.close(lockDescriptor) }
     }
 }

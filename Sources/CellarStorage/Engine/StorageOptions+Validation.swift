@@ -3,6 +3,8 @@ extension StorageOptions {
     /// file), or `illegalArgument` naming the first option out of range.
     func validated() throws -> StorageOptions {
         var options = self
+        // Nothing to share: a read-only open never writes, an in-memory store is private.
+        if options.readOnly || options.inMemory { options.sharedWriting = false }
         if options.inMemory {
             guard !options.readOnly else {
                 throw StorageError.illegalArgument("an in-memory store cannot be opened read-only: it starts empty")

@@ -56,6 +56,16 @@ public struct StorageOptions: Sendable {
     /// trying again every few milliseconds, before it throws `storeLocked`. Zero (the default):
     /// `storeLocked` at once (after a short grace for a forked child that still shares the lock).
     public var lockWaitTimeout: Duration
+    /// Let several processes write the store (an app and its extensions, say): the write lock is
+    /// taken for each write transaction (and each compaction) and let go once its commit is
+    /// synced, instead of being held from open to close. A write transaction first catches up with
+    /// the commits other processes made since (and the file another one compacted), so that it
+    /// starts on the newest commit in the file; read transactions see other processes' commits as
+    /// a read-only open does. Every process that writes the store must set it: one that does not
+    /// holds the lock from open to close, and the others wait for it. While another process
+    /// writes, a write transaction waits for its lock (for `lockWaitTimeout`, when that is set;
+    /// without end otherwise). False by default (`docs/engine.md`, "Several processes").
+    public var sharedWriting: Bool
     /// Keep the store in memory only: no directory, no lock, nothing left after `close`. Every
     /// engine opened this way is a new, empty, private store. Commits skip the sync.
     public var inMemory: Bool
@@ -125,7 +135,12 @@ public struct StorageOptions: Sendable {
         self.compression = compression
         self.compressionThreshold = compressionThreshold
         self.openFile = nil
+        self.sharedWriting = false
     }
+
+    /// How long a write transaction of several writing processes waits for the lock another one
+    /// holds: `lockWaitTimeout`, or without end when that is zero.
+    var sharedLockWait: Duration? { lockWaitTimeout == .zero ? nil : lockWaitTimeout }
 }
 
 extension StorageOptions {

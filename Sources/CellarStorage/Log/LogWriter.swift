@@ -48,6 +48,15 @@ final class LogWriter {
     private var lastSuperblockTxn: UInt64
     /// Where frames are built; one, reused by every commit.
     private let frame = FrameStream()
+    /// One of several writing processes (`StorageOptions.sharedWriting`): others append to the
+    /// file between this one's transactions, write superblocks and take write epochs.
+    private let shared: Bool
+    /// Which file `file` is, for the mappings made of it (`MapGeneration.fileIdentity`): set when
+    /// `shared`, so that this engine's readers can tell that another process compacted.
+    private(set) var fileIdentity: FileIdentity?
+    /// The last catch-up took commits of another process, which this one cannot know were synced:
+    /// the next commit record is not flagged durable (see `appendCommit`).
+    private(set) var foreignCommitsUnsynced = false
     /// `.full` durability: each commit is synced (by `GroupCommit`) before it is published.
     private let durable: Bool
     private let superblockInterval: Int
@@ -65,6 +74,8 @@ final class LogWriter {
         self.durable = options.durability == .full
         self.superblockInterval = options.superblockInterval
         self.initialMapSize = options.initialMapSize
+        self.shared = options.sharedWriting
+        self.fileIdentity = options.sharedWriting ? try? file.identity() : nil
     }
 
     // MARK: Commit
@@ -108,11 +119,13 @@ final class LogWriter {
     /// `EpochSlots`). Nothing in a plain one.
     func nextEpoch() throws {
         guard sealing.cipher != nil else { return }
-        guard sealing.epoch < RecordCipher.maxEpoch else {
+        // Other writing processes take epochs too: the next is above every one taken.
+        let taken = shared ? max(sealing.epoch, try EpochSlots.read(file, salt: sealing.salt)) : sealing.epoch
+        guard taken < RecordCipher.maxEpoch else {
             throw StorageError.commitsRefused(reason: "the data file has used all of its \(RecordCipher.maxEpoch) write epochs; compact it (a compacted file starts anew)")
         }
-        try EpochSlots.write(sealing.epoch + 1, to: file, salt: sealing.salt)
-        sealing.epoch += 1
+        try EpochSlots.write(taken + 1, to: file, salt: sealing.salt)
+        sealing.epoch = taken + 1
     }
 
     /// The frame `beginFrame` began, to go on with (a transaction that spilled, at its commit).
@@ -142,7 +155,7 @@ final class LogWriter {
     /// records a transaction spilled.
     func map(reaching length: UInt64) throws -> MapGeneration {
         MapGeneration(region: try file.map(length: MapGeneration.mappingLength(for: length, minimum: initialMapSize)), salt: salt,
-                      cipher: sealing.cipher)
+                      cipher: sealing.cipher, fileIdentity: fileIdentity)
     }
 
     /// Ends the frame `beginFrame` started with its commit record, writes what is left of it (not
@@ -169,13 +182,16 @@ final class LogWriter {
         let commit = CommitRecord(txnId: txnId, catalogRoot: catalogRoot, frameStart: end,
                                   previousCommit: base.commitOffset, liveBytes: liveBytes,
                                   timeMs: WallClock.milliseconds(),
-                                  flags: (durable && afterSync ? CommitRecord.durableFlag : 0) | (partialCommits ? CommitRecord.partialFlag : 0))
+                                  flags: (durable && afterSync && !foreignCommitsUnsynced ? CommitRecord.durableFlag : 0)
+                                      | (partialCommits ? CommitRecord.partialFlag : 0))
         let (record, offset) = try frame.appendRecord(length: CommitRecord.length(sealing))
         commit.write(to: record, fileOffset: offset, sealing: sealing)
         // A plain write that fails makes nothing durable: this commit fails, the store goes on.
         try frame.flush()
         end = newEnd
         frameBegunSinceCommit = false
+        // The sync that makes this commit durable covers the other processes' frames before it.
+        foreignCommitsUnsynced = false
         // Readers need not verify what this process wrote; an encrypted file's records are
         // still decrypted on their first read.
         if generation.cipher == nil {
@@ -256,6 +272,10 @@ final class LogWriter {
             }
         }
         commitsSinceSuperblock = 0
+        if shared {
+            // Another process may have written a superblock since: this one must be newer.
+            superblockSequence = max(superblockSequence, Superblock.newestSequence(in: file, salt: salt))
+        }
         superblockSequence += 1
         let slot = FileHeader.superblockOffsets[Int(superblockSequence % 2)]
         let block = Superblock(sequence: superblockSequence, commitOffset: snapshot.commitOffset,
@@ -296,6 +316,7 @@ final class LogWriter {
     func adopt(_ handover: Handover, file newFile: any StorageFile, at snapshot: Snapshot) -> any StorageFile {
         let old = file
         file = newFile
+        fileIdentity = shared ? try? newFile.identity() : nil
         sealing = handover.sealing
         // Whatever the copy's writer left past its end, the next frame starts a new epoch.
         frameBegunSinceCommit = true
@@ -304,6 +325,52 @@ final class LogWriter {
         commitsSinceSuperblock = 0
         superblockSequence = handover.superblockSequence
         lastSuperblockTxn = snapshot.txnId
+        return old
+    }
+
+    // MARK: Several writing processes
+
+    /// One of several writing processes, holding the write lock again: the log now ends at
+    /// `snapshot`, the newest commit another process appended, in a file of `physicalSize`
+    /// bytes. Those commits are not known to be synced: the next commit record is not flagged
+    /// durable.
+    func caughtUp(to snapshot: Snapshot, physicalSize: UInt64) {
+        end = snapshot.committedLength
+        self.physicalSize = physicalSize
+        foreignCommitsUnsynced = true
+    }
+
+    /// One of several writing processes, holding the write lock: when the bytes at the log's end
+    /// are not zeros, a process died while it wrote a frame there (frames are written front to
+    /// back, so what it left starts at the end); everything from the end to the file's physical
+    /// end is overwritten with zeros, as a writable open does, so that readers find zeros after
+    /// the newest commit again and nothing of that frame is left behind the next one. Not synced:
+    /// the next commit's sync covers it.
+    func clearTornTail() throws {
+        var head = (UInt64(0), UInt64(0))
+        let read = try withUnsafeMutableBytes(of: &head) { try file.read(into: $0, at: end) }
+        guard read > 0, head != (0, 0) else { return }
+        let size = try file.size()
+        physicalSize = max(physicalSize, size)
+        guard size > end else { return }
+        try file.zero(at: end, length: size - end, from: ZeroBytes.buffer)
+    }
+
+    /// Makes the file another process compacted (opened by `OpenedStore`, under the write lock)
+    /// this log's file, its newest commit the one open found. Returns the file it replaces, for
+    /// the caller to close.
+    func adopt(_ opened: OpenedStore) -> any StorageFile {
+        let old = file
+        file = opened.file
+        fileIdentity = opened.generation.fileIdentity
+        sealing = opened.sealing
+        frameBegunSinceCommit = false  // the open took a new write epoch
+        end = opened.recovered.end
+        physicalSize = opened.size
+        commitsSinceSuperblock = 0
+        superblockSequence = opened.recovered.superblockSequence
+        lastSuperblockTxn = opened.recovered.txnId
+        foreignCommitsUnsynced = true
         return old
     }
 }

@@ -39,4 +39,17 @@ struct Superblock: Equatable {
                           txnId: buffer.loadLE(UInt64.self, at: 24),
                           end: buffer.loadLE(UInt64.self, at: 32))
     }
+
+    /// The highest sequence of a valid slot in `file` (0 when neither is valid): what a writer
+    /// that shares the file with other processes reads before it writes a slot.
+    static func newestSequence(in file: any StorageFile, salt: UInt64) -> UInt64 {
+        var newest: UInt64 = 0
+        var bytes = [UInt8](repeating: 0, count: size)
+        for slot in FileHeader.superblockOffsets {
+            guard (try? bytes.withUnsafeMutableBytes({ try file.read(into: $0, at: slot) })) == size,
+                  let block = bytes.withUnsafeBytes({ decode($0, slotOffset: slot, salt: salt) }) else { continue }
+            newest = max(newest, block.sequence)
+        }
+        return newest
+    }
 }
