@@ -32,6 +32,10 @@
 //
 //   CellarCrashChild <directory> 0 copy <target> <kill-at>
 //
+// `shared-writer` (SharedWriter.swift): one of several writing processes.
+//
+//   CellarCrashChild <directory> <seed> shared-writer <writer> [encrypted]
+//
 // `publish` and `verify` (Follow.swift): the writer and the readers of the multi-process test.
 //
 //   CellarCrashChild <directory> <seed> publish <published-file>
@@ -163,6 +167,10 @@ do {
     }
     if arguments[3] == "verify", arguments.count > 5 {
         try verifyingReader(arguments[1], published: arguments[4], milliseconds: Int(arguments[5]) ?? 1_000)
+        exit(0)
+    }
+    if arguments[3] == "shared-writer", arguments.count > 4, let writer = UInt8(arguments[4]) {
+        try sharedWriter(arguments[1], writer: writer, seed: seed, encrypted: arguments.count > 5 && arguments[5] == "encrypted")
         exit(0)
     }
     if arguments[3] == "read-cost" {

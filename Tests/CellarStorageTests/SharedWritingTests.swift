@@ -21,29 +21,12 @@ struct SharedWritingTests {
         return options
     }
 
-    /// The counter under key [0] of tree "t", as 8 bytes.
-    static func counter(_ txn: WriteTransaction) throws -> UInt64 {
-        let value = try txn.get(txn.tree("t")!, key: [0])
-        return value.map { $0.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } } ?? 0
-    }
-
-    /// One increment of the counter, and a record of who made it: each write reads what the other
-    /// engines wrote last, or an increment is lost.
     static func increment(_ engine: StorageEngine, writer: UInt8, step: UInt32) throws {
-        try engine.write { txn in
-            let tree = try txn.tree("t")!
-            let next = try counter(txn) + 1
-            try txn.put(tree, key: [0], value: withUnsafeBytes(of: next) { Array($0) })
-            try txn.put(tree, key: [1, writer] + withUnsafeBytes(of: step.bigEndian) { Array($0) }, value: [writer])
-        }
+        try SharedCounterWorkload.increment(engine, writer: writer, step: step)
     }
 
     static func records(_ engine: StorageEngine) throws -> (counter: UInt64, records: Int) {
-        try engine.read { txn in
-            guard let tree = try txn.tree("t") else { return (0, 0) }
-            let counter = try txn.get(tree, key: [0]).map { $0.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } } ?? 0
-            return (counter, try txn.count(tree) - 1)
-        }
+        try SharedCounterWorkload.records(engine)
     }
 
     @Test("two engines take turns: each write starts on the other's newest commit, readers see it, ids form one chain",
