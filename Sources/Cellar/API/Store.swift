@@ -60,6 +60,9 @@ public final class Store: @unchecked Sendable {
     var historyClock: @Sendable () -> UInt64 = HybridClock.wallMilliseconds
     /// Updates the live queries (`liveQuery`).
     let liveQueries: LiveQueryHub
+    /// With several writing processes (``StoreOptions/sharedWriting``): what a write transaction
+    /// checks when it starts on another process's commit; nil otherwise.
+    let sharedWriters: SharedWriters?
     /// The in-memory graphs of the HNSW indexes (see `VectorIndex`), with their images in the
     /// store's directory (see HNSWImage.swift).
     let vectorIndexes: VectorIndexes
@@ -128,12 +131,16 @@ public final class Store: @unchecked Sendable {
         entityCount = sync.model.entities.count
         savedSequences = .allocate(capacity: max(entityCount, 1))
         savedSequences.initialize(repeating: nil, count: max(entityCount, 1))
+        sharedWriters = options.sharedWriting && !inMemory && !options.readOnly ? SharedWriters() : nil
         if versions.migrating, let stored, let version = options.schemaVersion {
             try migrate(from: stored, sync: sync, plan: versions, to: version, code: options.migration)
         }
         try reconcileIndexes(readOnly: options.readOnly)
+        try sharedWriters?.opened(engine)
         if !options.readOnly {
-            engine.setCompactionRewrites(Self.retiredFieldDropping(sync.model))
+            // With several writing processes another one may store a newer model, whose
+            // properties this one's would take for retired: compaction keeps every field then.
+            if sharedWriters == nil { engine.setCompactionRewrites(Self.retiredFieldDropping(sync.model)) }
             // A log that is mostly garbage is compacted before the store is handed out (see
             // `AutomaticCompaction.atOpen`).
             engine.compactAtOpenIfDue()
@@ -148,6 +155,7 @@ public final class Store: @unchecked Sendable {
         storageOptions.compression = options.compression
         storageOptions.compressionThreshold = options.compressionThreshold
         storageOptions.lockWaitTimeout = options.lockWaitTimeout
+        storageOptions.sharedWriting = options.sharedWriting
         storageOptions.transactionMemoryBudget = options.transactionMemoryBudget
         storageOptions.encryptionKey = options.encryptionKey
         storageOptions.decryptedCacheSize = options.decryptedCacheSize
@@ -269,6 +277,14 @@ public final class Store: @unchecked Sendable {
             }
         }
         let txn = try translatingErrors { try engine.beginWrite() }
+        if let sharedWriters {
+            do {
+                try sharedWriters.check(txn, recordsHistory: recordsHistory)
+            } catch {
+                txn.abort()
+                throw CellarError.wrap(error)
+            }
+        }
         let context = TransactionContext(store: self, write: txn)
         // Observers that need the changed objects (live queries): recorded as the body writes.
         if observers.wantsIds { context.changeLog = ChangeLog() }
@@ -297,6 +313,7 @@ public final class Store: @unchecked Sendable {
                 }, beforeRelease: {
                     context.saveSequences()
                     context.committedVectors()
+                    sharedWriters?.committed(txn)
                 })
             }
             // Looked at again after the commit: an observer that registered meanwhile may have

@@ -33,6 +33,16 @@ public struct StoreOptions: Sendable {
     /// (trying again every few milliseconds) before it throws ``CellarError/Code/storage`` with
     /// `StorageError.storeLocked`. Zero (the default): that error at once.
     public var lockWaitTimeout: Duration
+    /// Let several processes write the database: an app and its extensions (a widget, a share
+    /// extension) on one store in an App Group container. The write lock is taken for each write
+    /// transaction and let go once it is committed (and synced), instead of being held from open
+    /// to close; a write transaction first catches up with what the other processes committed.
+    /// Every process that writes the store must set it. A process whose model is older than the
+    /// one another process stored since is refused before it writes (``CellarError/Code/schema``):
+    /// open the store again with the newer model. While another process writes, a write
+    /// transaction waits for it (for `lockWaitTimeout` when set). False by default
+    /// (`docs/engine.md`, "Several processes").
+    public var sharedWriting: Bool = false
     /// Permissions of a newly created data file.
     public var fileMode: UInt16
     /// When the store compacts itself, in the background on a utility-QoS queue: by default once

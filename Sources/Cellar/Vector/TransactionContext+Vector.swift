@@ -64,10 +64,14 @@ extension TransactionContext {
 
     /// The graph of `index` as of the commit this write transaction started from (loaded from
     /// that commit when memory holds none as recent: no other commit can come while it writes).
+    /// That commit may be newer than any this process published (`.full` durability: its own
+    /// commit waiting for its sync) or made by another process (several writing processes): the
+    /// graph is loaded from it, never from the newest published one.
     private func writerEntry(_ index: IndexSchema, property: PropertySchema, schema: EntitySchema) throws -> VectorIndexes.Entry {
-        let base = try store.engine.read { $0.transactionId }
-        return try store.vectorIndexes.entry(index, version: base) {
-            try store.engine.read { try store.vectorIndexes.load(index, property: property, schema: schema, in: $0, useImage: store.usesVectorImages) }
+        let write = write!
+        return try store.vectorIndexes.entry(index, version: write.transactionId - 1) {
+            try store.vectorIndexes.load(index, property: property, schema: schema, in: write.readBase(),
+                                         useImage: store.usesVectorImages)
         }
     }
 

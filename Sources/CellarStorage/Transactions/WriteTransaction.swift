@@ -36,6 +36,14 @@ public final class WriteTransaction {
     /// The id this transaction's commit will have.
     public var transactionId: UInt64 { mutator.base.txnId + 1 }
 
+    /// A read transaction on the commit this transaction started from (none of its changes): for
+    /// state a layer above rebuilds from that commit while it writes (with several writing
+    /// processes, a commit this process never saw).
+    public func readBase() throws -> ReadTransaction {
+        try checkOpen()
+        return try ReadTransaction(snapshot: mutator.base, codecs: engine.codecs, views: engine.decryptedViews)
+    }
+
     // MARK: Trees
 
     /// The tree named `name`; created (empty) when missing and `create` is true, else nil.
