@@ -126,4 +126,35 @@ struct SharedWritingStoreTests {
         }
         for store in stores + [fresh] { store.close() }
     }
+
+    @Test("a store hears another's commits without reading: its observers are called, its live results equal a fresh query")
+    func observersHearTheOtherStore() async throws {
+        let directory = TestDirectory("shared-store-observers")
+        defer { directory.remove() }
+        let writer = try Store(directoryPath: directory.path, model: standardModel, options: Self.options())
+        let listener = try Store(directoryPath: directory.path, model: standardModel, options: Self.options())
+        defer {
+            writer.close()
+            listener.close()
+        }
+        let queue = DispatchQueue(label: "test.shared.observers")
+        let calls = Locked(0)
+        let observation = try listener.box(for: Note.self).observe(on: queue) { calls.withLock { $0 += 1 } }
+        defer { observation.cancel() }
+        let live = try listener.liveQuery(listener.box(for: Note.self).query { Note.titleProperty.startsWith("a") }.build(), queue: queue)
+        defer { live.cancel() }
+        #expect(await eventually { queue.sync { live.updateCount >= 1 } && calls.withLock { $0 } >= 1 })
+        let before = calls.withLock { $0 }
+
+        // Only the writer works from here on; the listener reads nothing.
+        let notes = writer.box(for: Note.self)
+        var ids: [EntityId<Note>] = []
+        for i in 0..<20 { ids.append(try notes.put(Note(title: i % 2 == 0 ? "apple \(i)" : "banana \(i)"))) }
+        _ = try notes.remove(ids[0])
+        try notes.put(Note(id: ids[2], title: "avocado"))
+        let expected = try notes.query { Note.titleProperty.startsWith("a") }.build().find().map(\.title).sorted()
+        #expect(expected.count == 9)
+        #expect(await eventually { queue.sync { live.map(\.title).sorted() == expected } })
+        #expect(await eventually { calls.withLock { $0 } > before })
+    }
 }

@@ -120,6 +120,7 @@ public final class Store: @unchecked Sendable {
         self.modelChanges = sync.changes
         self.observers = ChangeObservers(model: sync.model)
         liveQueries = LiveQueryHub(observers: observers, entities: Set(sync.model.entities.map(\.id.id)))
+        Store.tellObservers(observers, ofOtherProcessesIn: engine)
         self.uuid = engine.uuid.foundationUUID
         let entitySchemas = Store.schemas(of: sync.model)
         schemas = Dictionary(entitySchemas.map { ($0.id.uid, $0) }, uniquingKeysWith: { a, _ in a })
@@ -180,6 +181,21 @@ public final class Store: @unchecked Sendable {
             guard let slots = types[tree] else { return nil }
             let builder = RecordBuilder()  // one per tree; compaction copies a tree on one thread
             return { record in try RecordReader(record).withoutRetiredFields(slots, into: builder) }
+        }
+    }
+
+    /// Has `observers` told of the commits other processes make (a store among several writing
+    /// processes, or read-only), as of this process's own: each move of the engine's readers to
+    /// newer commits is recorded for the live queries before a reader can see it (with the trees
+    /// that changed, not the objects: they update from a fresh query), and signalled once they can.
+    private static func tellObservers(_ observers: ChangeObservers, ofOtherProcessesIn engine: StorageEngine) {
+        engine.watchOtherProcesses { from, to in
+            observers.publishing(txnId: to.transactionId)
+            guard !observers.isEmpty else { return nil }
+            // Unknown (a catalog that does not read): every entity.
+            let changed = try? to.changedTrees(since: from)
+            observers.record(txnId: to.transactionId, changedTrees: changed, changes: nil)
+            return { observers.committed(changedTrees: changed, changes: nil) }
         }
     }
 

@@ -25,9 +25,10 @@ public struct StoreOptions: Sendable {
     /// Open without writing (and without the write lock). The database must exist and its model
     /// must already match the code's. Another process may write the database meanwhile: each read
     /// transaction starts on the newest transaction it committed, also across its compactions
-    /// (`docs/engine.md`, "Several processes"); change observers and live results are not told of
-    /// that process's commits. The model is read once, at open: after the writing process changed
-    /// it (a newer version of the app), open the store again.
+    /// (`docs/engine.md`, "Several processes"); change observers and live results are told of that
+    /// process's commits (within a few milliseconds where it writes with ``sharedWriting``, else
+    /// within a second). The model is read once, at open: after the writing process changed it (a
+    /// newer version of the app), open the store again.
     public var readOnly: Bool
     /// How long a writable open waits while another process has the database open for writing
     /// (trying again every few milliseconds) before it throws ``CellarError/Code/storage`` with

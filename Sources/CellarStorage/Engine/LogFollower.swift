@@ -53,6 +53,21 @@ final class LogFollower: @unchecked Sendable {
     private let writeLock: SharedWriteLock?
     /// Compactions followed since open (for tests and diagnostics).
     let switches = ManagedAtomic<Int>(0)
+    /// Told of each move to newer commits (see `announce`); nil until set.
+    private let announcement = Locked<(@Sendable (_ from: Snapshot, _ to: Snapshot) -> (@Sendable () -> Void)?)?>(nil)
+
+    /// Calls `hook` before each move of `current` to newer commits (another process's), under the
+    /// follower's mutex, so in order; what it returns runs right after the move.
+    func announce(_ hook: @escaping @Sendable (_ from: Snapshot, _ to: Snapshot) -> (@Sendable () -> Void)?) {
+        announcement.withLock { $0 = hook }
+    }
+
+    /// Stores `snapshot` as `current`, newer than `old`, telling the announcement's hook.
+    private func move(_ current: ManagedAtomic<Snapshot>, from old: Snapshot, to snapshot: Snapshot) {
+        let after = announcement.withLock { $0 }?(old, snapshot)
+        current.store(snapshot, ordering: .releasing)
+        after?()
+    }
 
     /// Follows the store in `directory` from `file`, a descriptor of its own, opened read-only.
     /// `options` are those of a read-only open (a compacted file is opened with them).
@@ -105,9 +120,9 @@ final class LogFollower: @unchecked Sendable {
             // A step of a compaction's copy never reaches the data file's name; should one be found,
             // it is no state of the store: stay.
             if recovered.txnId > snapshot.txnId && !recovered.partial {
-                current.store(Snapshot(txnId: recovered.txnId, catalogRoot: recovered.catalogRoot,
-                                       committedLength: recovered.end, commitOffset: recovered.commitOffset,
-                                       liveBytes: recovered.liveBytes, generation: generation), ordering: .releasing)
+                move(current, from: snapshot, to: Snapshot(txnId: recovered.txnId, catalogRoot: recovered.catalogRoot,
+                                                           committedLength: recovered.end, commitOffset: recovered.commitOffset,
+                                                           liveBytes: recovered.liveBytes, generation: generation))
             } else if generation !== snapshot.generation {
                 // The larger mapping is kept for the next look.
                 current.store(Snapshot(txnId: snapshot.txnId, catalogRoot: snapshot.catalogRoot,
@@ -154,9 +169,14 @@ final class LogFollower: @unchecked Sendable {
         state.refused = nil
         state.pending = PendingRecords()
         switches.wrappingIncrement(ordering: .relaxed)
-        current.store(Snapshot(txnId: recovered.txnId, catalogRoot: recovered.catalogRoot,
-                               committedLength: recovered.end, commitOffset: recovered.commitOffset,
-                               liveBytes: recovered.liveBytes, generation: opened.generation), ordering: .releasing)
+        let moved = Snapshot(txnId: recovered.txnId, catalogRoot: recovered.catalogRoot,
+                             committedLength: recovered.end, commitOffset: recovered.commitOffset,
+                             liveBytes: recovered.liveBytes, generation: opened.generation)
+        if moved.txnId > snapshot.txnId {
+            move(current, from: snapshot, to: moved)
+        } else {
+            current.store(moved, ordering: .releasing)
+        }
         return true
     }
 

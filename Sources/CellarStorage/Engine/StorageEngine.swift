@@ -92,6 +92,9 @@ public final class StorageEngine: @unchecked Sendable {
     /// a compaction renames over the data file), and that of one of several writing processes to
     /// the others' commits; nil for the only writer and in memory.
     let follower: LogFollower?
+    /// With several writing processes: how this one tells the others it committed, and hears
+    /// them (see `watchOtherProcesses`); a read-only engine's, to hear; nil otherwise.
+    let commitSignal: CommitSignal?
     /// Compresses the values writers put; nil when the options say `.none` or the store is read-only.
     let compressor: ValueCompressor?
     /// The dictionaries writers compressed with (see `CompressionDictionaryCache`).
@@ -164,6 +167,8 @@ public final class StorageEngine: @unchecked Sendable {
         current = ManagedAtomic(snapshot)
         tip = snapshot
         group = options.durability == .full && !options.readOnly ? GroupCommit(refusal: log.refusal) : nil
+        commitSignal = options.sharedWriting || (options.readOnly && !options.inMemory)
+            ? CommitSignal(directory: directory, posting: options.sharedWriting) : nil
         // The open held the lock (for recovery); from now on each write takes it.
         sharedLock?.releaseAfterOpen()
     }
@@ -252,6 +257,27 @@ public final class StorageEngine: @unchecked Sendable {
 
     // MARK: Several writing processes
 
+    /// Several processes on one store (this one among several writers, or read-only): calls
+    /// `hook` each time this engine's readers move to commits another process made, with a read
+    /// transaction on the newest commit they saw and one on the new one, before any reader of this
+    /// engine can see the new one; what it returns runs once they can. Moves happen at a read's
+    /// or a write's start, and whenever another writer posts a commit (`CommitSignal`; and every
+    /// second whatever was heard), on a queue of the engine's. For a layer above that tells its
+    /// observers. Set once, before the engine is shared. Nothing for the only writer.
+    package func watchOtherProcesses(_ hook: @escaping @Sendable (_ from: ReadTransaction, _ to: ReadTransaction) -> (@Sendable () -> Void)?) {
+        guard let follower, let commitSignal else { return }
+        let codecs = codecs, views = decryptedViews
+        follower.announce { from, to in
+            guard let older = try? ReadTransaction(snapshot: from, codecs: codecs, views: views),
+                  let newer = try? ReadTransaction(snapshot: to, codecs: codecs, views: views) else { return nil }
+            return hook(older, newer)
+        }
+        commitSignal.listen(on: DispatchQueue(label: "cellar.other-processes")) { [weak self] in
+            guard let self, !self.closedFlag.load(ordering: .relaxed) else { return }
+            try? self.follower?.refresh(self.current)
+        }
+    }
+
     /// With several writing processes, holding the writer gate: takes the shared write lock for one
     /// piece of work (released by the caller with `sharedLock.release()`), and when this process
     /// did not hold it already, catches up with what the others wrote since. Nothing otherwise.
@@ -330,15 +356,18 @@ public final class StorageEngine: @unchecked Sendable {
                                             written: changes.writtenRecords, afterSync: afterSync,
                                             spilled: spilled?.generation)
         tip = snapshot
+        let signal = sharedLock == nil ? nil : commitSignal
         let ticket = group?.enqueue(snapshot, file: log.file) { [current] snapshot in
             publishing(snapshot.txnId)
             current.store(snapshot, ordering: .releasing)
+            signal?.post()
         }
         // Several writing processes: the lock is kept until this commit is synced and published.
         if ticket != nil { sharedLock?.retain() }
         if ticket == nil {
             publishing(snapshot.txnId)
             current.store(snapshot, ordering: .releasing)
+            signal?.post()
         }
         log.committed(durableSnapshot: current.load(ordering: .acquiring))
         if options.automaticCompaction != nil, journal == nil {
@@ -435,6 +464,7 @@ public final class StorageEngine: @unchecked Sendable {
             }
             writer.signal()
         }
+        commitSignal?.cancel()
         follower?.close()
         if follower == nil || sharedLock != nil { log.file.close() }
         if lockDescriptor >= 0 { Syscall.close(lockDescriptor) }

@@ -93,6 +93,30 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
     }
 
     /// The value stored under `key`, pointing into the map; nil when absent.
+    /// The names of the trees whose entries may differ between `older`'s snapshot and this one's,
+    /// trees only one of them has among them: each tree whose catalog entry (its root record, count
+    /// and size) changed. A tree whose root is the same record holds the same entries, so the set is
+    /// exact between two commits of one file; across a compaction every root moved, and every
+    /// tree is named.
+    package func changedTrees(since older: ReadTransaction) throws -> Set<String> {
+        let mine = try catalogEntries(), theirs = try older.catalogEntries()
+        var changed = Set<String>()
+        for (name, entry) in mine where theirs[name] != entry { changed.insert(name) }
+        for name in theirs.keys where mine[name] == nil { changed.insert(name) }
+        return changed
+    }
+
+    /// Each tree's name and catalog entry (the reserved trees left out).
+    private func catalogEntries() throws -> [String: [UInt8]] {
+        let cursor = Cursor(source: self, tree: TreeState(name: "", root: snapshot.catalogRoot, count: 0, bytes: 0))
+        var entries: [String: [UInt8]] = [:]
+        try cursor.scan { key, value in
+            if key.first != 0 { entries[String(decoding: key, as: UTF8.self)] = Array(value) }
+            return true
+        }
+        return entries
+    }
+
     public func get(_ tree: Tree, key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
         try check(tree)
         return try get(root: tree.state.root, key: key)
