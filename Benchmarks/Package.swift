@@ -13,6 +13,7 @@
 //   swift run -c release --package-path Benchmarks vector-bench --n 100000 --runs 1
 //   swift run -c release --package-path Benchmarks live-bench --n 100000 --commits 10000 --runs 3
 //   swift run -c release --package-path Benchmarks commit-bench --n 4000 --runs 3
+//   swift run -c release --package-path Benchmarks shared-bench --n 2000 --runs 5
 //   swift run -c release --package-path Benchmarks bulk-bench --n 10000000
 //   swift run -c release --package-path Benchmarks port-bench --n 100000 --runs 3
 //   swift build -c release --package-path Benchmarks --product cellar  (the tool export-bench runs)
@@ -211,6 +212,16 @@ let package = Package(
         // Live results: one-object commits under live queries on the CRUD workload's `Note`
         // (BenchNote): the commit-to-delivery latency, the writer's commit rate with and without
         // live queries attached, unordered (updated incrementally) against ordered (run again).
+        // Several stores writing one database: a commit's cost, and how soon another hears it.
+        .executableTarget(
+            name: "shared-bench",
+            dependencies: [
+                "BenchSupport",
+                "BenchNote",
+                .product(name: "Cellar", package: root),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "live-bench",
             dependencies: [

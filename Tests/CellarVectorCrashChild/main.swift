@@ -10,6 +10,12 @@
 // compacts the open store (`Store.compact()`) after every N-th commit, between the lines
 // `compacting` and `compacted`.
 //
+// It is also the writer and the observer of the test of several writing processes
+// (SharedWritingStoreProcessTests; SharedStore.swift):
+//
+//   CellarVectorCrashChild <directory> shared-writer <writer> <seed> [encrypted]
+//   CellarVectorCrashChild <directory> shared-observer [encrypted]
+//
 // It is also the child of the migration kill -9 test (MigrationTests):
 //
 //   CellarVectorCrashChild <directory> migrate <kill-at>
@@ -27,6 +33,22 @@ import Darwin
 #endif
 
 let arguments = CommandLine.arguments
+if arguments.count >= 5, arguments[2] == "shared-writer", let writer = Int(arguments[3]), let seed = UInt64(arguments[4]) {
+    do {
+        try sharedStoreWriter(arguments[1], writer: writer, seed: seed, encrypted: arguments.count > 5 && arguments[5] == "encrypted")
+    } catch {
+        fputs("child error: \(error)\n", stderr)
+        exit(1)
+    }
+}
+if arguments.count >= 3, arguments[2] == "shared-observer" {
+    do {
+        try sharedStoreObserver(arguments[1], encrypted: arguments.count > 3 && arguments[3] == "encrypted")
+    } catch {
+        fputs("child error: \(error)\n", stderr)
+        exit(1)
+    }
+}
 if arguments.count == 4, arguments[2] == "migrate", let killAt = Int(arguments[3]) {
     do {
         var base = StoreOptions()
