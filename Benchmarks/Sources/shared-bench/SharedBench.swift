@@ -1,13 +1,14 @@
 // shared-bench: what several writing processes (`StoreOptions.sharedWriting`) cost a commit, and
 // how soon another store hears it.
 //
-//   shared-bench [--n N] [--runs R] [--format human|tsv] [--dir PARENT]
+//   shared-bench [--n N] [--runs R] [--steps plain,alone,shared,turns] [--format human|tsv] [--dir PARENT]
 //
 // Commits (each step N one-object durable write transactions, `.full` durability, on one thread,
 // object i the CRUD workload's `Note.fresh` i), on a fresh store on disk (not tmpfs) per step:
 // - `plain`: one store, not shared (the lock held from open to close);
-// - `shared`: one store with `sharedWriting` (the lock taken and let go per transaction), a second
-//   one open beside it, idle;
+// - `alone`: one store with `sharedWriting` (the lock taken and let go per transaction);
+// - `shared`: the same, with a second store open beside it, idle but told of each commit (its
+//   follower walks it);
 // - `turns`: the two shared stores commit in turn, so each commit first catches up with the one
 //   commit the other made (the follower's walk, the lock, the torn-tail look).
 // The steps take turns in each run (the order rotating from run to run); the tables give the
@@ -29,9 +30,15 @@ import Foundation
 
 struct Options: BenchOptions {
     var common = CommonOptions()
+    var steps = ["plain", "alone", "shared", "turns"]
     init() { common.n = 2_000 }
-    static let usage = "usage: shared-bench [--n N] [--runs R] [--format human|tsv] [--dir PARENT]"
-    mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool { false }
+    static let usage = "usage: shared-bench [--n N] [--runs R] [--steps plain,alone,shared,turns] [--format human|tsv] [--dir PARENT]"
+    mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
+        guard arg == "--steps" else { return false }
+        steps = try arguments.list(arg, of: ["plain", "alone", "shared", "turns"])
+        if !steps.contains("plain") { steps.insert("plain", at: 0) }
+        return true
+    }
 }
 
 /// Seconds for `notes.count` one-object commits, alternating over `stores`.
@@ -46,7 +53,7 @@ runMain("shared-bench") {
     let options = try Options.parseCommandLine()
     let (parent, fs) = try scratchParent(options.directory, tool: "shared-bench", reason: "durable commits need a real disk")
     let notes = Note.fresh(options.n)
-    let steps = ["plain", "shared", "turns"]
+    let steps = options.steps
     var rates: [String: [Double]] = [:]
     var ratios: [String: [Double]] = [:]
     log("shared-bench: \(grouped(options.n)) one-object durable commits per step, \(runsPhrase(options.runs)), on \(fs)")
@@ -63,6 +70,10 @@ runMain("shared-bench") {
                 let store = try Store(directoryPath: path, model: Note.model, options: BenchMain.options(shared: false))
                 seconds = try timeCommits([store], notes)
                 store.close()
+            case "alone":
+                let store = try Store(directoryPath: path, model: Note.model, options: BenchMain.options(shared: true))
+                seconds = try timeCommits([store], notes)
+                store.close()
             default:
                 let a = try Store(directoryPath: path, model: Note.model, options: BenchMain.options(shared: true))
                 let b = try Store(directoryPath: path, model: Note.model, options: BenchMain.options(shared: true))
@@ -74,7 +85,7 @@ runMain("shared-bench") {
             rates[step, default: []].append(rate[step]!)
         }
         for step in steps { ratios[step, default: []].append(rate[step]! / rate["plain"]!) }
-        logRun(run + 1, of: options.runs, "commits", rates: steps.map { ($0, rate[$0]!) })
+        logRun(run, of: options.runs, "commits", rates: steps.map { ($0, rate[$0]!) })
     }
 
     // The delay until another store's observer hears a commit.
@@ -128,7 +139,7 @@ runMain("shared-bench") {
 
 /// A namespace for the helpers the top-level code calls (it shadows nothing).
 enum BenchMain {
-    static func options(shared: Bool, durability: StoreOptions.Durability = .full) -> StoreOptions {
+    static func options(shared: Bool, durability: Durability = .full) -> StoreOptions {
         var options = StoreOptions(durability: durability, automaticCompaction: nil)
         options.sharedWriting = shared
         return options

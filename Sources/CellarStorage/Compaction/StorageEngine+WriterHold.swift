@@ -99,6 +99,9 @@ extension StorageEngine {
             }
             try Self.checkSameTrees(ReadTransaction(snapshot: expected, codecs: codecs, views: decryptedViews),
                                     ReadTransaction(snapshot: snapshot, codecs: codecs, views: copy.decryptedViews))
+            // Writers among several learn of the new file from the lock file (counted before the
+            // rename: a crash between the two only makes them look for nothing new).
+            if lockDescriptor >= 0 { fileGeneration = SharedWriteLock.advanceFileGeneration(lockDescriptor) }
             try Syscall.rename(path, to: dataPath)
         } catch {
             newFile.close()

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Atomics
 
 /// How an engine follows the other processes that write the store: a read-only engine's readers,
@@ -47,6 +52,13 @@ final class LogFollower: @unchecked Sendable {
     private let options: StorageOptions
     private let uuid: StoreUUID
     private let state: Locked<State>
+    /// What the last look under the mutex found, for the next looks without it: the file read
+    /// (its identity), its size then (a file only grows), and the data file's generation in the
+    /// lock file (`SharedWriteLock.fileGeneration`).
+    private let known = Locked<(identity: FileIdentity?, size: UInt64, generation: UInt64)>((nil, 0, 0))
+    /// The lock file, read-only, for the data file's generation; -1 when it cannot be opened
+    /// (then each look `stat`s the data file's path).
+    private let lockFile: Int32
     /// In one of several writing processes: its write lock. While this process holds it, the
     /// commits past the newest published one are its own, not yet synced, and readers do not walk
     /// to them.
@@ -77,6 +89,7 @@ final class LogFollower: @unchecked Sendable {
         path = directory + "/" + StorageEngine.dataFileName
         self.options = options
         self.writeLock = writeLock
+        lockFile = (try? Syscall.open(directory + "/" + StorageEngine.lockFileName, flags: O_RDONLY)) ?? -1
         self.uuid = uuid
         let identity = try file.identity()
         state = Locked(State(file: file, sealing: sealing, identity: identity))
@@ -88,10 +101,31 @@ final class LogFollower: @unchecked Sendable {
     /// shared write lock, unless `catchingUp`: its writer, which has just taken it.
     func refresh(_ current: ManagedAtomic<Snapshot>, catchingUp: Bool = false) throws {
         if !catchingUp, let writeLock, writeLock.isHeld.load(ordering: .acquiring) { return }
-        guard let (identity, size) = Syscall.identity(ofPath: path) else { return }
-        let snapshot = current.load(ordering: .acquiring)
-        // When the path leads to the file of the newest snapshot's mapping, `size` is that file's.
-        if identity == snapshot.generation.fileIdentity, !hasBytes(after: snapshot, fileSize: size) { return }
+        // The look without a system call on the data file: the generation in the lock file says
+        // no compaction replaced it since the last look, and the bytes after the newest commit,
+        // within the size known then, are zeros. (No `stat`: see `SharedWriteLock.fileGeneration`.)
+        let generation = lockFile >= 0 ? SharedWriteLock.fileGeneration(lockFile) : nil
+        let last = current.load(ordering: .acquiring)
+        let seen = known.withLock { $0 }
+        if let generation, generation == seen.generation, let identity = seen.identity, identity == last.generation.fileIdentity,
+           !hasBytes(after: last, fileSize: seen.size), last.committedLength + UInt64(LogRecord.headerSize) <= seen.size {
+            return
+        }
+        let identity: FileIdentity
+        if let generation, generation == seen.generation, let same = seen.identity {
+            // No compaction since: the path leads to the file read then (new frames, or the size
+            // past what was known, are looked at under the mutex).
+            identity = same
+        } else {
+            guard let (found, size) = Syscall.identity(ofPath: path) else { return }
+            let snapshot = current.load(ordering: .acquiring)
+            // When the path leads to the file of the newest snapshot's mapping, `size` is that file's.
+            if found == snapshot.generation.fileIdentity, !hasBytes(after: snapshot, fileSize: size) {
+                if let generation { known.withLock { $0 = (found, size, generation) } }
+                return
+            }
+            identity = found
+        }
         try state.withLock { state in
             guard !state.closed else { return }
             // Looked at again under the mutex: the writer takes it to catch up once it holds the
@@ -102,6 +136,7 @@ final class LogFollower: @unchecked Sendable {
             }
             // The size of the file read, which the path may no longer lead to (a new file refused).
             let size = try state.file.size()
+            if let generation { known.withLock { $0 = (state.identity, size, generation) } }
             let snapshot = current.load(ordering: .acquiring)
             guard hasBytes(after: snapshot, fileSize: size) || size > UInt64(snapshot.generation.region.length)
                     || snapshot.generation.fileIdentity != state.identity else { return }
@@ -186,6 +221,7 @@ final class LogFollower: @unchecked Sendable {
             guard !state.closed else { return }
             state.closed = true
             state.file.close()
+            if lockFile >= 0 { Syscall.close(lockFile) }
         }
     }
 }

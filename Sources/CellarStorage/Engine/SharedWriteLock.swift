@@ -97,6 +97,35 @@ final class SharedWriteLock: @unchecked Sendable {
         return true
     }
 
+    // MARK: The data file's generation
+
+    /// The number in the lock file's first 8 bytes: how many times a compaction replaced the data
+    /// file (0 for a lock file never written). A writer that takes the lock compares it with the
+    /// one it knew to learn whether another process compacted, with one `pread` of the lock file
+    /// rather than a `stat` of the data file: a `stat` asks for the data file's timestamps, and
+    /// on Linux (multigrain timestamps, 6.13 on) a file whose timestamps were looked at gets a new
+    /// fine-grained one at its next write, which dirties its inode and makes the writer's next
+    /// `fdatasync` write the inode too (measured: a `stat` between one-object durable commits
+    /// took the commit rate to about 0.6×).
+    static func fileGeneration(_ fd: Int32) -> UInt64 {
+        var generation: UInt64 = 0
+        let n = withUnsafeMutableBytes(of: &generation) { buffer in
+            Syscall.valueOrErrno { pread(fd, buffer.baseAddress, 8, 0) }
+        }
+        guard case .success(8) = n else { return 0 }
+        return UInt64(littleEndian: generation)
+    }
+
+    /// Counts one more replacement of the data file, before the compaction renames its copy over
+    /// it (under the lock): a crash between the two makes the others look for a new file and find
+    /// the same, never miss one. Returns the new generation.
+    @discardableResult
+    static func advanceFileGeneration(_ fd: Int32) -> UInt64 {
+        var next = (fileGeneration(fd) &+ 1).littleEndian
+        _ = withUnsafeBytes(of: &next) { buffer in Syscall.valueOrErrno { pwrite(fd, buffer.baseAddress, 8, 0) } }
+        return UInt64(littleEndian: next)
+    }
+
     // MARK: flock
 
     /// Takes the exclusive `flock` on `fd` (the lock file at `path`). With `waiting`, a busy lock

@@ -52,6 +52,9 @@ public final class StorageEngine: @unchecked Sendable {
     /// With several writing processes (`StorageOptions.sharedWriting`): the write lock, taken for
     /// each piece of write work rather than for the engine's life; nil otherwise.
     let sharedLock: SharedWriteLock?
+    /// The data file's generation (`SharedWriteLock.fileGeneration`) the log's file is of; only
+    /// touched holding the writer gate.
+    var fileGeneration: UInt64 = 0
     /// The newest commit: what a new reader starts on. In `.full` durability it is durable.
     let current: ManagedAtomic<Snapshot>
     /// The newest commit written to the log: what the next write transaction starts on. Ahead of
@@ -170,7 +173,10 @@ public final class StorageEngine: @unchecked Sendable {
         commitSignal = options.sharedWriting || (options.readOnly && !options.inMemory)
             ? CommitSignal(directory: directory, posting: options.sharedWriting) : nil
         // The open held the lock (for recovery); from now on each write takes it.
-        sharedLock?.releaseAfterOpen()
+        if let sharedLock {
+            fileGeneration = SharedWriteLock.fileGeneration(sharedLock.descriptor)
+            sharedLock.releaseAfterOpen()
+        }
     }
 
     deinit { close() }
@@ -297,11 +303,19 @@ public final class StorageEngine: @unchecked Sendable {
     /// others appended (verified as a reader verifies them); when another process compacted, the
     /// new file is opened and recovered here and the log writes to it from now on; what a process
     /// that died while writing left after the newest commit is overwritten with zeros.
+    ///
+    /// When nothing changed (the common case) this costs two `pread`s: the data file's generation
+    /// in the lock file, and the 16 bytes at the log's end. No `stat` of the data file: see
+    /// `SharedWriteLock.fileGeneration` for why that matters.
     func catchUpWithOtherWriters() throws {
-        guard let follower else { return }
+        guard let follower, let sharedLock else { return }
+        let generation = SharedWriteLock.fileGeneration(sharedLock.descriptor)
+        guard try generation != fileGeneration || log.hasBytesAtEnd() else { return }
         try follower.refresh(current, catchingUp: true)
         let newest = current.load(ordering: .acquiring)
-        if let mine = log.fileIdentity, let (identity, _) = Syscall.identity(ofPath: directory + "/" + Self.dataFileName),
+        let compacted = generation != fileGeneration
+        fileGeneration = generation
+        if compacted, let mine = log.fileIdentity, let (identity, _) = Syscall.identity(ofPath: directory + "/" + Self.dataFileName),
            identity != mine {
             // Another process compacted (or this one did, and the log still has the old file): the
             // data file's name leads to another file, whole, since its writer held this lock.

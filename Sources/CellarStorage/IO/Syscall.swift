@@ -158,8 +158,13 @@ package enum Syscall {
         throw StorageError.notAStore(path: path, reason: "it is not a regular file")
     }
 
+    /// The file's size, from `lseek(SEEK_END)` rather than `fstat`: an `fstat` asks for the
+    /// file's timestamps too, and on Linux (multigrain timestamps, 6.13 on) the next write to a
+    /// file whose timestamps were looked at dirties its inode, which the writer's next
+    /// `fdatasync` must then write (see `SharedWriteLock.fileGeneration`). Every read and write
+    /// is positional (`pread`, `pwrite`), so the descriptor's offset means nothing.
     static func size(_ fd: Int32, path: String) throws -> UInt64 {
-        UInt64(try status(fd, path: path).st_size)
+        UInt64(try check("lseek", path: path) { lseek(fd, 0, SEEK_END) })
     }
 
     /// Which file `fd` is (its device and inode): a reader compares it with `identity(ofPath:)` to

@@ -347,13 +347,20 @@ final class LogWriter {
     /// the newest commit again and nothing of that frame is left behind the next one. Not synced:
     /// the next commit's sync covers it.
     func clearTornTail() throws {
-        var head = (UInt64(0), UInt64(0))
-        let read = try withUnsafeMutableBytes(of: &head) { try file.read(into: $0, at: end) }
-        guard read > 0, head != (0, 0) else { return }
+        guard try hasBytesAtEnd() else { return }
         let size = try file.size()
         physicalSize = max(physicalSize, size)
         guard size > end else { return }
         try file.zero(at: end, length: size - end, from: ZeroBytes.buffer)
+    }
+
+    /// Whether the 16 bytes at the log's end are not all zeros (one `pread`): another process
+    /// appended a frame there since this one last wrote (whole or not). The writer among several
+    /// looks there before anything else when it takes the lock.
+    func hasBytesAtEnd() throws -> Bool {
+        var head = (UInt64(0), UInt64(0))
+        let read = try withUnsafeMutableBytes(of: &head) { try file.read(into: $0, at: end) }
+        return read > 0 && head != (0, 0)
     }
 
     /// Makes the file another process compacted (opened by `OpenedStore`, under the write lock)
