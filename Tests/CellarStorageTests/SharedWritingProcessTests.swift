@@ -26,20 +26,17 @@ struct SharedWritingProcessTests {
         defer { directory.remove() }
         let store = directory.sub("store")
         let writers = try (0..<3).map { w in
-            try MultiProcessReaderTests.Child([store, String(seed), "shared-writer", String(w)] + (encrypted ? ["encrypted"] : []))
+            try RestartableChild(KillTests.childPath, [store, String(seed), "shared-writer", String(w)] + (encrypted ? ["encrypted"] : []))
         }
-        var acknowledged = [0, 0, 0]
-        func note(_ w: Int) { acknowledged[w] = max(acknowledged[w], ChildProcess.acknowledged(writers[w].printed) ?? 0) }
-        func commits() -> Int { writers.map { $0.acksBefore + ChildProcess.acknowledgements($0.printed) }.reduce(0, +) }
+        func commits() -> Int { writers.map(\.commits).reduce(0, +) }
         var problems: [String] = []
         var made = 0
         var nextKill = 3 + Int(rng.next() % 24)
         // The clock only guards against a hang (minutes, not a pace any machine must keep).
         let guardUntil = DispatchTime.now().uptimeNanoseconds + 600_000_000_000
         while problems.isEmpty && made < kills {
-            for (w, child) in writers.enumerated() {
+            for child in writers {
                 child.drain()
-                note(w)
                 if let found = child.exitedProblems() { problems += found }
             }
             if DispatchTime.now().uptimeNanoseconds > guardUntil {
@@ -47,20 +44,15 @@ struct SharedWritingProcessTests {
                 break
             }
             if commits() >= nextKill {
-                let w = Int(rng.next() % 3)
-                note(w)
-                problems += try writers[w].restart()
+                problems += try writers[Int(rng.next() % 3)].restart()
                 made += 1
                 nextKill = commits() + 3 + Int(rng.next() % 24)
             } else {
                 usleep(1_000)  // polling the children's output
             }
         }
-        for (w, child) in writers.enumerated() {
-            child.drain()
-            note(w)
-            problems += child.stop()
-        }
+        for child in writers { problems += child.stop() }
+        let acknowledged = writers.map(\.acknowledged)
         #expect(problems == [], "seed \(seed)")
         let compactions = writers.map(\.compacted).reduce(0, +)
         print("shared writers\(encrypted ? " (encrypted)" : ""): \(made) kills, \(commits()) acknowledged commits, \(compactions) compactions, last steps acknowledged \(acknowledged)")

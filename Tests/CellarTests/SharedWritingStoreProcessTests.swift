@@ -17,50 +17,6 @@ import Testing
 /// `CELLAR_SHARED_STORE_KILLS` sets how many kills (8 by default).
 @Suite("several writing processes through Store, and an observer process")
 struct SharedWritingStoreProcessTests {
-    final class Child {
-        let arguments: [String]
-        var pid: pid_t
-        var output: Int32
-        var printed: [UInt8] = []
-        var acknowledged = 0
-        var ackLinesBefore = 0
-
-        init(_ arguments: [String]) throws {
-            self.arguments = arguments
-            (pid, output) = try VectorCrashTests.spawn(arguments)
-        }
-
-        var lines: [Substring] { String(decoding: printed, as: UTF8.self).split(separator: "\n") }
-
-        func drain() {
-            ChildProcess.drain(output, into: &printed)
-            acknowledged = max(acknowledged, ChildProcess.acknowledged(printed) ?? 0)
-        }
-
-        var commits: Int { ackLinesBefore + ChildProcess.acknowledgements(printed) }
-
-        /// Kills it (when running) and returns its problems: an exit of its own.
-        func stop() -> [String] {
-            var status: Int32 = 0
-            let exited = waitpid(pid, &status, WNOHANG) == pid
-            if !exited {
-                kill(pid, SIGKILL)
-                waitpid(pid, &status, 0)
-            }
-            drain()
-            close(output)
-            ackLinesBefore += ChildProcess.acknowledgements(printed)
-            printed = []
-            return exited ? ["\(arguments) ended by itself (status \(status))"] : []
-        }
-
-        func restart() throws -> [String] {
-            let problems = stop()
-            (pid, output) = try VectorCrashTests.spawn(arguments)
-            return problems
-        }
-    }
-
     @Test("three writer processes killed at counted points and an observer process: every acknowledged step kept, unique emails once, the live result equals a fresh query",
           arguments: [false, true])
     func writersAndObserver(encrypted: Bool) async throws {
@@ -73,11 +29,11 @@ struct SharedWritingStoreProcessTests {
         let options = SharedStoreWorkload.options(encrypted: encrypted)
         try Store(directoryPath: path, model: SharedStoreWorkload.model, options: options).close()
         let variant = encrypted ? ["encrypted"] : []
-        let observer = try Child([path, "shared-observer"] + variant)
+        let observer = try RestartableChild(VectorCrashTests.childPath, [path, "shared-observer"] + variant)
         defer { _ = observer.stop() }
         #expect(ChildProcess.wait(for: { String(decoding: $0, as: UTF8.self).contains("observing") }, on: observer.output,
                                   into: &observer.printed))
-        let writers = try (0..<3).map { w in try Child([path, "shared-writer", String(w), String(seed)] + variant) }
+        let writers = try (0..<3).map { w in try RestartableChild(VectorCrashTests.childPath, [path, "shared-writer", String(w), String(seed)] + variant) }
         var problems: [String] = []
         var made = 0
         var nextKill = 3 + Int(rng.next() % 16)
@@ -85,7 +41,10 @@ struct SharedWritingStoreProcessTests {
         // The clock only guards against a hang.
         let guardUntil = DispatchTime.now().uptimeNanoseconds + 600_000_000_000
         while problems.isEmpty && made < kills {
-            for child in writers { child.drain() }
+            for child in writers {
+                child.drain()
+                if let found = child.exitedProblems() { problems += found }
+            }
             observer.drain()
             if DispatchTime.now().uptimeNanoseconds > guardUntil {
                 problems.append("no end after 600 s: \(made) kills, \(commits()) steps")
