@@ -5,11 +5,11 @@ import Darwin
 #endif
 import Atomics
 
-/// How an engine follows the other processes that write the store: a read-only engine's readers,
-/// and those of one of several writing processes (`StorageOptions.sharedWriting`), whose writer
-/// also catches up through it before it writes. Described here for the read-only engine, which follows the process that writes the store (`docs/engine.md`, "Several
-/// processes"): at the start of each read transaction it looks whether the writer committed since,
-/// and whether a compaction renamed a new data file over the one it reads.
+/// How an engine follows the other processes that write the store (`docs/engine.md`, "Several
+/// processes"): a read-only engine's readers, and those of one of several writing processes
+/// (`StorageOptions.sharedWriting`), whose writer also catches up through it before it writes. At
+/// the start of each read transaction it looks whether a writer committed since, and whether a
+/// compaction renamed a new data file over the one it reads. (Below, for a read-only engine.)
 ///
 /// The check, without a lock: one `stat` of the data file's path (which file it leads to, and its
 /// size) and a look at the 16 bytes that follow the newest known commit in the mapping. The writer
@@ -105,16 +105,16 @@ final class LogFollower: @unchecked Sendable {
         // no compaction replaced it since the last look, and the bytes after the newest commit,
         // within the size known then, are zeros. (No `stat`: see `SharedWriteLock.fileGeneration`.)
         let generation = lockFile >= 0 ? SharedWriteLock.fileGeneration(lockFile) : nil
-        let last = current.load(ordering: .acquiring)
         let seen = known.withLock { $0 }
-        if let generation, generation == seen.generation, let identity = seen.identity, identity == last.generation.fileIdentity,
-           !hasBytes(after: last, fileSize: seen.size), last.committedLength + UInt64(LogRecord.headerSize) <= seen.size {
-            return
-        }
         let identity: FileIdentity
         if let generation, generation == seen.generation, let same = seen.identity {
-            // No compaction since: the path leads to the file read then (new frames, or the size
-            // past what was known, are looked at under the mutex).
+            // No compaction since: the path leads to the file read then. New frames, or a log that
+            // reached the size known then, are looked at under the mutex.
+            let last = current.load(ordering: .acquiring)
+            if same == last.generation.fileIdentity, last.committedLength + UInt64(LogRecord.headerSize) <= seen.size,
+               !hasBytes(after: last, fileSize: seen.size) {
+                return
+            }
             identity = same
         } else {
             guard let (found, size) = Syscall.identity(ofPath: path) else { return }

@@ -147,16 +147,18 @@ public final class StorageEngine: @unchecked Sendable {
             var readOptions = options
             readOptions.readOnly = true
             readOptions.sharedWriting = false
-            let readFile: any StorageFile
+            var readFile: (any StorageFile)?
             do {
-                readFile = try options.openDataFile(directory + "/" + Self.dataFileName, create: false, readOnly: true)
+                let file = try options.openDataFile(directory + "/" + Self.dataFileName, create: false, readOnly: true)
+                readFile = file
+                follower = try LogFollower(directory: directory, options: readOptions, uuid: opened.header.uuid, file: file,
+                                           sealing: opened.sealing, writeLock: lock)
             } catch {
+                readFile?.close()
                 opened.file.close()
                 Syscall.close(opened.lockDescriptor)
                 throw error
             }
-            follower = try LogFollower(directory: directory, options: readOptions, uuid: opened.header.uuid, file: readFile,
-                                       sealing: opened.sealing, writeLock: lock)
         } else {
             sharedLock = nil
             follower = options.readOnly && !options.inMemory
@@ -376,9 +378,10 @@ public final class StorageEngine: @unchecked Sendable {
             current.store(snapshot, ordering: .releasing)
             signal?.post()
         }
-        // Several writing processes: the lock is kept until this commit is synced and published.
-        if ticket != nil { sharedLock?.retain() }
-        if ticket == nil {
+        if ticket != nil {
+            // Several writing processes: the lock is kept until this commit is synced and published.
+            sharedLock?.retain()
+        } else {
             publishing(snapshot.txnId)
             current.store(snapshot, ordering: .releasing)
             signal?.post()
