@@ -58,16 +58,36 @@ public struct ReplicaClock: Sendable, Hashable, Comparable, CustomStringConverti
     }
 
     /// The clock of `text` (as ``description`` writes it); nil when it is not one.
-    public init?(text: String) {
-        let parts = text.split(separator: "-", maxSplits: 1)
-        guard parts.count == 2, parts[0].count == 16, let raw = UInt64(parts[0], radix: 16),
-              let device = UUID(uuidString: String(parts[1])) else { return nil }
-        self.init(timestamp: HybridTimestamp(rawValue: raw), device: device)
+    public init?(text: some StringProtocol) {
+        var text = String(text)
+        guard let clock = text.withUTF8({ Self.parse($0) }) else { return nil }
+        self = clock
+    }
+
+    /// The clock of 53 bytes of UTF-8 text: 16 hexadecimal digits, `-`, a UUID.
+    static func parse(_ utf8: UnsafeBufferPointer<UInt8>) -> ReplicaClock? {
+        guard utf8.count == 53, utf8[16] == UInt8(ascii: "-") else { return nil }
+        var raw: UInt64 = 0
+        for index in 0..<16 {
+            guard let digit = UUIDText.nibble(utf8[index]) else { return nil }
+            raw = raw << 4 | UInt64(digit)
+        }
+        guard let device = UUIDText.uuid(UnsafeBufferPointer(rebasing: utf8[17...])) else { return nil }
+        return ReplicaClock(timestamp: HybridTimestamp(rawValue: raw), device: device)
     }
 
     public var description: String {
-        let hex = String(timestamp.rawValue, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex + "-" + device.uuidString.lowercased()
+        String(unsafeUninitializedCapacity: 53) { out in
+            let digits = UUIDText.digits
+            var raw = timestamp.rawValue
+            for index in stride(from: 15, through: 0, by: -1) {
+                out[index] = digits[Int(raw & 15)]
+                raw >>= 4
+            }
+            out[16] = UInt8(ascii: "-")
+            UUIDText.write(device, into: out.baseAddress! + 17)
+            return 53
+        }
     }
 
     /// The timestamps, then the devices' UUIDs byte by byte: the order of their lower-case texts

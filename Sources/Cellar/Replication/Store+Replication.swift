@@ -190,6 +190,13 @@ extension Store {
         }
     }
 
+    /// Calls `handler` on `queue` after each commit that changes objects of any entity (bursts
+    /// coalesce into one call; one call comes at once), until the observation is cancelled or
+    /// released: a sync client's live loop wakes on it to push a local commit without polling.
+    public func observeCommits(on queue: DispatchQueue, _ handler: @escaping @Sendable () -> Void) -> ChangeObservation {
+        ChangeObservation(store: self, entities: Set(schemasById.keys), queue: queue, handler)
+    }
+
     /// Runs `body` in a write transaction of its own (not inside one of this thread: sync's
     /// writes must commit on their own), its history recorded only with `recording`.
     private func inReplicaContext<T>(recording: Bool, _ body: (TransactionContext) throws -> T) throws -> T {

@@ -18,7 +18,7 @@ enum ColumnText {
         case .decimal(let number): return DecimalText.text(number)
         case .string(let text): return text
         case .bytes(let bytes): return hex(bytes)
-        case .uuid(let uuid), .reference(let uuid): return uuid.uuidString.lowercased()
+        case .uuid(let uuid), .reference(let uuid): return UUIDText.text(uuid)
         case .json(let text): return JSONBText.stable(text)
         }
     }
@@ -38,18 +38,19 @@ enum ColumnText {
         case .text: return .string(text)
         case .bytea: guard let bytes = unhex(text) else { throw bad() }; return .bytes(bytes)
         case .uuid:
-            guard let uuid = UUID(uuidString: text) else { throw bad() }
+            guard let uuid = UUIDText.uuid(text) else { throw bad() }
             return property.targetUid == nil ? .uuid(uuid) : .reference(uuid)
         case .jsonb: return .json(text)
         case .uuidArray: throw bad()
         }
     }
 
-    /// The SQL expression that turns bind parameter `n`'s text into a value of `column`.
-    static func bind(_ n: Int, _ column: ReplicaSchema.ColumnType) -> String {
+    /// The SQL expression that turns `text` (an SQL expression of type `text`) into a value of
+    /// `column`.
+    static func cast(_ text: String, _ column: ReplicaSchema.ColumnType) -> String {
         switch column {
-        case .bytea: return "decode($\(n), 'hex')"
-        default: return "$\(n)::\(column.rawValue)"
+        case .bytea: return "decode(\(text), 'hex')"
+        default: return "\(text)::\(column.rawValue)"
         }
     }
 
@@ -63,14 +64,14 @@ enum ColumnText {
 
     /// A `uuid[]` literal: `{…,…}`.
     static func uuidArray(_ uuids: [UUID]) -> String {
-        "{" + uuids.map { $0.uuidString.lowercased() }.joined(separator: ",") + "}"
+        "{" + uuids.map { UUIDText.text($0) }.joined(separator: ",") + "}"
     }
 
     /// The UUIDs of a `uuid[]` printed as text.
     static func uuids(_ text: String?) throws -> [UUID] {
         guard let text, text.count > 2 else { return [] }
         return try text.dropFirst().dropLast().split(separator: ",").map {
-            guard let uuid = UUID(uuidString: String($0)) else { throw SyncError(.schema, "the server holds \($0) in a list of ids") }
+            guard let uuid = UUIDText.uuid($0) else { throw SyncError(.schema, "the server holds \($0) in a list of ids") }
             return uuid
         }
     }

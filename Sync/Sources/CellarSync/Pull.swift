@@ -9,6 +9,10 @@ import PostgresNIO
 struct Pull {
     let schema: ServerSchema
     let options: SyncOptions
+    /// This store's device id: the changes it pushed itself are not read back (their rows hold
+    /// nothing it does not have), unless a resolver may have kept the server's value under the
+    /// pushed change's clock.
+    let device: UUID
     let logger: Logger
 
     struct Result {
@@ -30,34 +34,30 @@ struct Pull {
     }
 
     /// One batch after `sequence` (at most `options.pullChanges` changes); nil when there are none.
+    /// Two statements and one more per table: the batch's end and the tables it touches, then
+    /// each table's rows that the batch's changes name, read through a join on the server.
     func fetch(after sequence: UInt64, on connection: PostgresConnection) async throws -> Fetched? {
         let ns = SQL.quote(schema.namespace)
-        // `c.seq`, qualified: a bare `seq` in ORDER BY would name the output column, the text.
-        let rows = try await connection.rows("""
-            SELECT c.seq::text, c.table_uid::text, c.cellar_id::text FROM \(ns).cellar_changes c
-            WHERE c.seq > $1::bigint ORDER BY c.seq LIMIT $2::integer
+        let tables = try await connection.rows("""
+            SELECT table_uid::text, count(*)::text, max(seq)::text FROM (
+                SELECT seq, table_uid FROM \(ns).cellar_changes WHERE seq > $1::bigint ORDER BY seq LIMIT $2::integer) batch
+            GROUP BY table_uid
             """, [String(sequence), String(options.pullChanges)], logger: logger)
-        guard !rows.isEmpty else { return nil }
+        guard !tables.isEmpty else { return nil }
         var fetched = Fetched(through: sequence, count: 0, changes: [])
-        var order: [UInt64] = []
-        var ids: [UInt64: [UUID]] = [:]
-        var seen: Set<UUID> = []
-        for row in rows {
-            guard let seq = row[0].flatMap({ UInt64($0) }), let uid = row[1].flatMap({ UInt64($0) }),
-                  let id = row[2].flatMap({ UUID(uuidString: $0) }) else { throw SyncError(.schema, "a malformed row in cellar_changes") }
-            fetched.through = seq
-            fetched.count += 1
-            guard seen.insert(id).inserted else { continue }
-            if ids[uid] == nil { order.append(uid) }
-            ids[uid, default: []].append(id)
+        var uids: [UInt64] = []
+        for row in tables {
+            guard let uid = row[0].flatMap({ UInt64($0) }), let count = row[1].flatMap({ Int($0) }),
+                  let last = row[2].flatMap({ UInt64($0) }) else { throw SyncError(.schema, "a malformed row in cellar_changes") }
+            fetched.through = max(fetched.through, last)
+            fetched.count += count
+            uids.append(uid)
         }
-        for uid in order {
+        for uid in uids.sorted() {
             guard let table = schema.tables[uid], !table.asymmetric else { continue }
-            let found = try await ServerRow.read(ids[uid]!, of: table, locking: false, on: connection, logger: logger)
-            for id in ids[uid]! {
-                guard let row = found[id] else { continue }
-                fetched.changes.append(try change(of: row, in: table))
-            }
+            let rows = try await ServerRow.read(changedBetween: sequence, and: fetched.through, in: table, changes: ns + ".cellar_changes",
+                                                notBy: options.resolver == nil ? device : nil, on: connection, logger: logger)
+            for row in rows { fetched.changes.append(try change(of: row, in: table)) }
         }
         return fetched
     }

@@ -31,7 +31,7 @@ struct Push {
         return try await connection.withTransaction(logger: logger) { connection in
             var result = Result()
             try await connection.execute("SELECT pg_advisory_xact_lock(hashtext($1))", ["cellar-push:" + schema.namespace], logger: logger)
-            let deviceText = device.uuidString.lowercased()
+            let deviceText = UUIDText.text(device)
             try await connection.execute("INSERT INTO \(ns).cellar_devices (device) VALUES ($1::uuid) ON CONFLICT (device) DO NOTHING", [deviceText], logger: logger)
             let acknowledged = try await connection.rows("SELECT acknowledged::text FROM \(ns).cellar_devices WHERE device = $1::uuid FOR UPDATE",
                                                          [deviceText], logger: logger)
@@ -44,12 +44,17 @@ struct Push {
             for (uid, changes) in byTable.sorted(by: { $0.key < $1.key }) {
                 guard let table = schema.tables[uid] else { continue }
                 let rows = try await ServerRow.read(changes.map(\.globalId), of: table, locking: true, on: connection, logger: logger)
-                var changed: [ServerRow] = []
+                var created: [ServerRow] = [], updated: [ServerRow] = []
                 for change in changes {
                     if table.asymmetric, change.removed == nil { result.asymmetric[uid, default: []].append(change.globalId) }
-                    if let row = merge(change, into: rows[change.globalId], table: table) { changed.append(row) }
+                    let existing = rows[change.globalId]
+                    if let row = merge(change, into: existing, table: table) {
+                        if existing == nil { created.append(row) } else { updated.append(row) }
+                    }
                 }
-                try await write(changed, to: table, on: connection)
+                try await write(created, new: true, to: table, on: connection)
+                try await write(updated, new: false, to: table, on: connection)
+                let changed = created + updated
                 result.written += changed.count
                 if !table.asymmetric, !changed.isEmpty {
                     try await connection.execute("""
@@ -123,35 +128,50 @@ struct Push {
         return changed ? row : nil
     }
 
-    /// Inserts or updates `rows`, as many per statement as PostgreSQL's parameter limit allows.
-    private func write(_ rows: [ServerRow], to table: ServerSchema.Table, on connection: PostgresConnection) async throws {
+    /// Inserts `rows` (`new`: none of them is on the server) or updates them (each is), one
+    /// statement per ``rowsPerStatement``: each column's values are one `text[]` parameter that
+    /// `unnest` turns back into rows. A statement of a few parameters whatever the number of rows
+    /// is parsed and planned in microseconds, where a `VALUES` list of thousands of tuples took
+    /// longer than writing them. The push's advisory lock and its row locks keep anyone else
+    /// from inserting or changing these rows meanwhile, so no `ON CONFLICT` is needed.
+    private func write(_ rows: [ServerRow], new: Bool, to table: ServerSchema.Table, on connection: PostgresConnection) async throws {
         guard !rows.isEmpty else { return }
         let uids = table.entity.properties.map(\.uid) + table.entity.relations.map(\.uid)
         let types = table.entity.properties.map(\.column) + table.entity.relations.map { _ in .uuidArray }
         let names = ["cellar_id", "cellar_removed", "cellar_clock"] + uids.map { table.columns[$0]! }
-        let perRow = names.count
-        let rowsPerStatement = max(1, 30_000 / perRow)
+        let casts = [ColumnText.cast("u.c0", .uuid), "u.c1", ColumnText.cast("u.c2", .jsonb)]
+            + types.enumerated().map { ColumnText.cast("u.c\($0.offset + 3)", $0.element) }
+        let rowsOf = "unnest(" + names.indices.map { "$\($0 + 1)::text[]" }.joined(separator: ", ") + ") AS u("
+            + names.indices.map { "c\($0)" }.joined(separator: ", ") + ")"
+        let sql = new
+            ? "INSERT INTO \(table.qualified) (\(names.joined(separator: ", "))) SELECT \(casts.joined(separator: ", ")) FROM " + rowsOf
+            : "WITH changed AS (UPDATE \(table.qualified) AS t SET " + zip(names, casts).dropFirst().map { "\($0) = \($1)" }.joined(separator: ", ")
+                + " FROM " + rowsOf + " WHERE t.cellar_id = " + casts[0] + " RETURNING 1) SELECT count(*)::text FROM changed"
         var start = 0
         while start < rows.count {
-            let chunk = rows[start..<min(rows.count, start + rowsPerStatement)]
-            var texts: [String?] = []
-            texts.reserveCapacity(chunk.count * perRow)
-            var tuples: [String] = []
-            for row in chunk {
-                let base = texts.count
-                var exprs = ["$\(base + 1)::uuid", "$\(base + 2)", "$\(base + 3)::jsonb"]
-                for (index, type) in types.enumerated() { exprs.append(ColumnText.bind(base + 4 + index, type)) }
-                tuples.append("(" + exprs.joined(separator: ", ") + ")")
-                texts.append(row.id.uuidString.lowercased())
-                texts.append(row.removed)
-                texts.append(ServerRow.clockText(row.clocks))
-                for uid in uids { texts.append(row.values[uid] ?? nil) }
+            let chunk = rows[start..<min(rows.count, start + Self.rowsPerStatement)]
+            var columns: [String?] = [SQL.array(chunk.map { UUIDText.text($0.id) }), SQL.array(chunk.map(\.removed)),
+                                      SQL.array(chunk.map { ServerRow.clockText($0.clocks) })]
+            for uid in uids { columns.append(SQL.array(chunk.map { $0.values[uid] ?? nil })) }
+            let counted: [[String?]]
+            do {
+                counted = try await connection.rows(sql, columns, logger: logger)
+            } catch let error as PSQLError where new && error.serverInfo?[.sqlState] == "23505" {
+                // A row this role's locking read could not see (a row-level-security policy lets
+                // it read the row but not change it) is there after all.
+                throw SyncError(.server, "row-level security (or another policy) keeps this role from changing rows of \(table.qualified) that this push changes: nothing of it is applied (\(SyncError.describe(error)))")
             }
-            let updates = names.dropFirst().map { "\($0) = EXCLUDED.\($0)" }.joined(separator: ", ")
-            let sql = "INSERT INTO \(table.qualified) (\(names.joined(separator: ", "))) VALUES "
-                + tuples.joined(separator: ", ") + " ON CONFLICT (cellar_id) DO UPDATE SET " + updates
-            try await connection.execute(sql, texts, logger: logger)
+            // Each row was read and locked above, so the update must change each: one left
+            // unchanged (by a policy that hides it from UPDATE alone) must not pass for an
+            // acknowledged push.
+            if !new, let text = counted.first?[0] ?? nil, let count = Int(text), count != chunk.count {
+                throw SyncError(.server, "row-level security (or another policy) left \(chunk.count - count) of \(chunk.count) rows of \(table.qualified) unchanged: nothing of this push is applied")
+            }
             start += chunk.count
         }
     }
+
+    /// Rows written by one statement: large enough that the statement's round trip and planning
+    /// are a small part of it, small enough that its parameters stay a few megabytes.
+    static let rowsPerStatement = 10_000
 }

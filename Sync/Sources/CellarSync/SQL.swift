@@ -6,6 +6,25 @@ enum SQL {
     /// `name` as a quoted identifier.
     static func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
+    /// A `text[]` literal of `texts` (nil: NULL), each element quoted: one bind parameter that
+    /// carries a whole column of rows to `unnest`.
+    static func array(_ texts: some Sequence<String?>) -> String {
+        var literal: [UInt8] = [UInt8(ascii: "{")]
+        literal.reserveCapacity(texts.underestimatedCount * 32 + 2)
+        for text in texts {
+            if literal.count > 1 { literal.append(UInt8(ascii: ",")) }
+            guard let text else { literal.append(contentsOf: "NULL".utf8); continue }
+            literal.append(UInt8(ascii: "\""))
+            for byte in text.utf8 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { literal.append(UInt8(ascii: "\\")) }
+                literal.append(byte)
+            }
+            literal.append(UInt8(ascii: "\""))
+        }
+        literal.append(UInt8(ascii: "}"))
+        return String(decoding: literal, as: UTF8.self)
+    }
+
     /// Bind parameters from texts (nil: NULL).
     static func binds(_ texts: [String?]) -> PostgresBindings {
         var binds = PostgresBindings(capacity: texts.count)

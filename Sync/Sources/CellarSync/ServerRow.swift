@@ -16,28 +16,53 @@ struct ServerRow {
     /// The newest clock of the row's values.
     var newestClock: String? { clocks.values.max() }
 
-    /// The rows of `ids` in `table`, `locking` them for the transaction.
+    /// The rows of `ids` in `table`, `locking` them for the transaction. (In no order: a push,
+    /// the only writer that locks them, holds the schema's advisory lock, so pushes never wait
+    /// for each other's rows, and sorting the rows would only cost.)
     static func read(_ ids: [UUID], of table: ServerSchema.Table, locking: Bool, on connection: PostgresConnection,
                      logger: Logger) async throws -> [UUID: ServerRow] {
         guard !ids.isEmpty else { return [:] }
-        let uids = table.entity.properties.map(\.uid) + table.entity.relations.map(\.uid)
+        let sql = select(table) + " WHERE cellar_id = ANY($1::uuid[])" + (locking ? " FOR UPDATE" : "")
+        var rows: [UUID: ServerRow] = [:]
+        for row in try await parse(connection.rows(sql, [ColumnText.uuidArray(ids)], logger: logger), of: table) { rows[row.id] = row }
+        return rows
+    }
+
+    /// The rows of `table` named by the changes numbered after `first` up to `last`
+    /// (in `changes`, the qualified `cellar_changes`), each once; with `device`, only those
+    /// changed by other devices.
+    static func read(changedBetween first: UInt64, and last: UInt64, in table: ServerSchema.Table, changes: String,
+                     notBy device: UUID?, on connection: PostgresConnection, logger: Logger) async throws -> [ServerRow] {
+        let sql = select(table) + """
+             WHERE cellar_id IN (SELECT cellar_id FROM \(changes)
+                WHERE seq > $1::bigint AND seq <= $2::bigint AND table_uid = $3::numeric AND device IS DISTINCT FROM $4::uuid)
+            """
+        let texts = [String(first), String(last), String(table.entity.uid), device.map(UUIDText.text)]
+        return try await parse(connection.rows(sql, texts, logger: logger), of: table)
+    }
+
+    /// `SELECT` of a row's columns as text, `FROM` the table.
+    private static func select(_ table: ServerSchema.Table) -> String {
         let reads = table.entity.properties.map { ColumnText.read(table.columns[$0.uid]!, $0.column) }
             + table.entity.relations.map { ColumnText.read(table.columns[$0.uid]!, .uuidArray) }
-        let sql = "SELECT cellar_id::text, cellar_removed, cellar_clock::text"
-            + reads.map { ", " + $0 }.joined()
-            + " FROM \(table.qualified) WHERE cellar_id = ANY($1::uuid[])" + (locking ? " ORDER BY cellar_id FOR UPDATE" : "")
-        var rows: [UUID: ServerRow] = [:]
-        for cells in try await connection.rows(sql, [ColumnText.uuidArray(ids)], logger: logger) {
-            guard let text = cells[0], let id = UUID(uuidString: text) else { throw SyncError(.schema, "a row of \(table.qualified) has no cellar_id") }
+        return "SELECT cellar_id::text, cellar_removed, cellar_clock::text" + reads.map { ", " + $0 }.joined() + " FROM \(table.qualified)"
+    }
+
+    private static func parse(_ cells: [[String?]], of table: ServerSchema.Table) throws -> [ServerRow] {
+        let uids = table.entity.properties.map(\.uid) + table.entity.relations.map(\.uid)
+        return try cells.map { cells in
+            guard let text = cells[0], let id = UUIDText.uuid(text) else { throw SyncError(.schema, "a row of \(table.qualified) has no cellar_id") }
             var values: [UInt64: String?] = [:]
+            values.reserveCapacity(uids.count)
             for (index, uid) in uids.enumerated() { values.updateValue(cells[3 + index], forKey: uid) }
-            rows[id] = ServerRow(id: id, removed: cells[1], clocks: try clocks(cells[2] ?? "{}"), values: values)
+            return ServerRow(id: id, removed: cells[1], clocks: try clocks(cells[2] ?? "{}"), values: values)
         }
-        return rows
     }
 
     /// The clocks of a `cellar_clock` document: `{"<uid>": "<clock>", …}`.
     static func clocks(_ text: String) throws -> [String: String] {
+        var text = text
+        if let clocks = text.withUTF8({ plainClocks($0) }) { return clocks }
         guard case .object(let members) = try JSONParser.parse(Array(text.utf8), source: "cellar_clock") else {
             throw SyncError(.schema, "a cellar_clock is not a JSON object")
         }
@@ -48,8 +73,57 @@ struct ServerRow {
         return clocks
     }
 
+    /// The clocks of a `cellar_clock` document as `jsonb` prints it, `{"12": "…", "34": "…"}`,
+    /// read without a JSON parser; nil for anything else (an escape, other spacing), which the
+    /// parser then reads.
+    private static func plainClocks(_ utf8: UnsafeBufferPointer<UInt8>) -> [String: String]? {
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        var index = 0
+        func expect(_ byte: UInt8) -> Bool {
+            guard index < utf8.count, utf8[index] == byte else { return false }
+            index += 1
+            return true
+        }
+        /// The text between two quotes, which holds no escape.
+        func string() -> String? {
+            guard expect(quote) else { return nil }
+            let start = index
+            while index < utf8.count, utf8[index] != quote {
+                if utf8[index] == backslash { return nil }
+                index += 1
+            }
+            guard index < utf8.count else { return nil }
+            let text = String(decoding: UnsafeBufferPointer(rebasing: utf8[start..<index]), as: UTF8.self)
+            index += 1
+            return text
+        }
+        guard expect(UInt8(ascii: "{")) else { return nil }
+        var clocks: [String: String] = [:]
+        if expect(UInt8(ascii: "}")) { return index == utf8.count ? clocks : nil }
+        while true {
+            guard let key = string(), expect(UInt8(ascii: ":")), expect(UInt8(ascii: " ")), let value = string() else { return nil }
+            clocks[key] = value
+            if expect(UInt8(ascii: "}")) { return index == utf8.count ? clocks : nil }
+            guard expect(UInt8(ascii: ",")), expect(UInt8(ascii: " ")) else { return nil }
+        }
+    }
+
+    /// Whether `text` is JSON string content as it stands: no quote, backslash or control character.
+    private static func plain(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+    }
+
     /// The `cellar_clock` document of `clocks`.
     static func clockText(_ clocks: [String: String]) -> String {
-        JSONWriter.string(.object(clocks.keys.sorted().map { JSONMember($0, .string(clocks[$0]!)) }))
+        let keys = clocks.keys.sorted()
+        // Clocks and UIDs need no escape: written directly, as JSON.
+        if keys.allSatisfy({ plain($0) && plain(clocks[$0]!) }) {
+            var text = "{"
+            for (index, key) in keys.enumerated() {
+                text += (index == 0 ? "\"" : ", \"") + key + "\": \"" + clocks[key]! + "\""
+            }
+            return text + "}"
+        }
+        return JSONWriter.string(.object(keys.map { JSONMember($0, .string(clocks[$0]!)) }))
     }
 }

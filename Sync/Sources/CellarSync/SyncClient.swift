@@ -31,6 +31,8 @@ public actor SyncClient {
     /// Set when the listening connection ends (``run()`` connects again then).
     private var listenerLost = false
     private var listenerGeneration = 0
+    /// What ``run()`` sleeps on: local commits and the server's announcements signal it.
+    private let wakeup = Wakeup()
 
     /// A client for `store`, syncing with `server`. Nothing happens until ``sync()`` or ``run()``.
     public init(store: Store, server: SyncServer, options: SyncOptions = SyncOptions(), logger: Logger = Logger(label: "cellar.sync")) {
@@ -71,14 +73,17 @@ public actor SyncClient {
         }
     }
 
-    /// Syncs until the task is cancelled: pushes local commits as they come (looking every
-    /// ``SyncOptions/pollInterval``), pulls when the server announces changes (LISTEN/NOTIFY) and
+    /// Syncs until the task is cancelled: pushes local commits as they come (a commit wakes the
+    /// loop at once), pulls when the server announces changes (LISTEN/NOTIFY, which wakes it too) and
     /// at least every ``SyncOptions/pullInterval`` (a notification sent while not listening is
     /// not lost then), and connects again after losing the server or the listening connection
     /// (waiting ``SyncOptions/retryDelay``, doubled up to 16 times it while the server stays
     /// away). Errors are logged, not thrown; nothing is lost by them: what was not acknowledged
     /// is pushed again, what was not applied is pulled again.
     public func run() async {
+        let wakeup = self.wakeup
+        let commits = store.observeCommits(on: DispatchQueue(label: "cellar.sync.commits")) { wakeup.signal() }
+        defer { commits.cancel() }
         var delay = options.retryDelay
         while !Task.isCancelled {
             var listener: PostgresConnection?
@@ -94,6 +99,8 @@ public actor SyncClient {
                 listening = Task { [weak self] in
                     do {
                         try await listenerConnection.listen(on: channel) { notifications in
+                            // LISTEN is in place: a push announced before it was missed, so pull.
+                            await self?.startedListening()
                             for try await _ in notifications { await self?.announce() }
                         }
                     } catch {}
@@ -111,7 +118,8 @@ public actor SyncClient {
                         try await pull(on: connection, into: &report)
                     }
                     delay = options.retryDelay
-                    try await Task.sleep(for: options.pollInterval)
+                    let untilPull = options.pullInterval - (ContinuousClock.now - lastPull)
+                    await wakeup.wait(upTo: max(.zero, min(options.pollInterval, untilPull)))
                 }
             } catch is CancellationError {
             } catch {
@@ -138,11 +146,26 @@ public actor SyncClient {
     /// Closes the connection (a later ``sync()`` opens a new one).
     public func close() async { await disconnect() }
 
-    private func announce() { announced = true }
+    /// How many times the live loop's listener has started listening (for the tests: a push
+    /// after this is announced to the loop).
+    private(set) var listenersStarted = 0
+
+    private func startedListening() {
+        listenersStarted += 1
+        announce()
+    }
+
+    private func announce() {
+        announced = true
+        wakeup.signal()
+    }
 
     /// The listener of `generation` ended; one of an earlier connection ending late is no news.
     private func loseListener(_ generation: Int) {
-        if generation == listenerGeneration { listenerLost = true }
+        if generation == listenerGeneration {
+            listenerLost = true
+            wakeup.signal()
+        }
     }
 
     private func stopListening(_ task: Task<Void, Never>?, _ connection: PostgresConnection?) async {
@@ -200,7 +223,7 @@ public actor SyncClient {
     }
 
     private func pull(on connection: PostgresConnection, into report: inout Report) async throws {
-        let pull = Pull(schema: schema!, options: options, logger: logger)
+        let pull = Pull(schema: schema!, options: options, device: device!, logger: logger)
         while true {
             let after = pulled
             guard let fetched = try await Deadline.run("pulling", limit: options.timeout, closing: connection, {

@@ -8,8 +8,8 @@ public struct SyncOptions: Sendable {
     public var schema: String = "cellar"
     /// The history entries sent per push transaction. Default 500.
     public var pushEntries: Int = 500
-    /// The server's changes read per pull transaction. Default 2,000.
-    public var pullChanges: Int = 2_000
+    /// The server's changes read per pull transaction. Default 10,000.
+    public var pullChanges: Int = 10_000
     /// What a removal does to concurrent updates. Default: the removal wins.
     public var removals: RemovalRule = .win
     /// Decides conflicting values of a property instead of the last writer (see
@@ -23,8 +23,10 @@ public struct SyncOptions: Sendable {
     /// Whether history entries the server acknowledged are pruned from the store. Default true;
     /// turn it off when another consumer reads the history too (and prune for both).
     public var pruneAcknowledgedHistory = true
-    /// How often ``SyncClient/run()`` looks for local commits to push. Default 20 ms.
-    public var pollInterval: Duration = .milliseconds(20)
+    /// The longest ``SyncClient/run()`` waits between two looks for local commits to push.
+    /// A local commit and the server's announcement wake it at once; this is the safety net for
+    /// a wake-up that never came. Default 1 s.
+    public var pollInterval: Duration = .seconds(1)
     /// How often ``SyncClient/run()`` pulls even when the server announced nothing: a
     /// notification sent while the client was connecting is picked up then. Default 2 s.
     public var pullInterval: Duration = .seconds(2)

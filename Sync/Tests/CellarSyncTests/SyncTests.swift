@@ -172,6 +172,31 @@ struct SyncTests {
         }
     }
 
+    /// A resolver that keeps the server's value under the pushed change's newer clock: the
+    /// pushing device learns the kept value from its own change (it had pulled everything else).
+    @Test func aDeviceLearnsThatTheResolverKeptTheServersValue() async throws {
+        try await TestServer.freshSchema { _, schema in
+            var options = SyncOptions()
+            options.resolver = { conflict in
+                guard conflict.property == "count" else { return .lastWriterWins }
+                return (Int(conflict.incomingValue ?? "") ?? 0) > (Int(conflict.serverValue ?? "") ?? 0) ? .takeIncoming : .keepServer
+            }
+            let harness = try SyncHarness(schema: schema, options: options)
+            defer { Task { await harness.close() } }
+            let (a, _) = try harness.addStore()
+            let (b, clientB) = try harness.addStore()
+            let item = Item(title: "t", count: 50)
+            try a.box(for: Item.self).put(item)
+            try await harness.syncAll()
+            let itemB = try #require(try b.box(for: Item.self).all().first)
+            #expect(itemB.count == 50)
+            itemB.count = 7
+            try b.box(for: Item.self).put(itemB)
+            try await clientB.sync()
+            #expect(try b.box(for: Item.self).get(itemB.id)?.count == 50)
+        }
+    }
+
     @Test func insertOnlyObjectsArePushedThenDroppedLocally() async throws {
         try await TestServer.freshSchema { connection, schema in
             let harness = try SyncHarness(schema: schema)

@@ -1,0 +1,112 @@
+@_spi(Sync) import Cellar
+@testable import CellarSync
+import Foundation
+import PostgresNIO
+import Testing
+
+/// The texts the sync engine writes and reads without Foundation's parsers or the JSON parser
+/// (UUIDs, clocks, `cellar_clock` documents, `text[]` literals), against those parsers and the
+/// real server; and the live loop waking on a commit instead of polling.
+struct FastPathTests {
+    @Test func uuidTextRoundTripsAndRefusesWhatIsNotAUUID() {
+        for uuid in (0..<200).map({ _ in UUID() }) + [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))] {
+            let text = UUIDText.text(uuid)
+            #expect(text == uuid.uuidString.lowercased())
+            #expect(UUIDText.uuid(text) == uuid)
+            #expect(UUIDText.uuid(uuid.uuidString) == uuid)  // upper case too
+        }
+        let good = "0123abcd-4567-89ef-ABCD-0123456789ef"
+        #expect(UUIDText.uuid(good) == UUID(uuidString: good))
+        for bad in ["", String(good.dropLast()), good + "0", good.replacingOccurrences(of: "-", with: "x"),
+                    "0123abcd-4567-89ef-abcd-0123456789eg", "0123abcd44567-89ef-abcd-0123456789ef", "{0123abc-4567-89ef-abcd-0123456789ef}"] {
+            #expect(UUIDText.uuid(bad) == nil, "\(bad)")
+        }
+        #expect(ReplicaClock(text: "00000000000000ab-" + good)?.timestamp.rawValue == 0xab)
+        for bad in ["", "00000000000000ab" + good, "0000000000000ab-" + good, "00000000000000ag-" + good, "00000000000000ab-" + good + "0"] {
+            #expect(ReplicaClock(text: bad) == nil, "\(bad)")
+        }
+    }
+
+    /// `cellar_clock` read without the JSON parser gives what the parser gives, and the text
+    /// written without the JSON writer parses back to the same clocks.
+    @Test func clockDocumentsReadAndWrittenDirectlyMatchTheJSONParser() throws {
+        let clock = ReplicaClock(timestamp: HybridTimestamp(rawValue: 0x1234_5678), device: UUID()).description
+        let documents = [
+            "{}", #"{"1": "\#(clock)"}"#, #"{"12": "\#(clock)", "345": "x"}"#,
+            #"{"1":"\#(clock)"}"#,                 // other spacing: the parser's
+            #"{"1": "a\"b", "2": "c\\d"}"#,        // escapes: the parser's
+            #"{"1": "\u00e9"}"#, #"{ "1": "x" }"#,
+        ]
+        for document in documents {
+            let parsed = try ServerRow.clocks(document)
+            guard case .object(let members) = try JSONParser.parse(Array(document.utf8)) else { Issue.record("not an object"); continue }
+            var expected: [String: String] = [:]
+            for member in members { if case .string(let text) = member.value { expected[member.name] = text } }
+            #expect(parsed == expected, "\(document)")
+        }
+        for clocks in [[:], ["1": clock], ["2": clock, "10": "x"], ["1": "a\"b\\c\n"]] as [[String: String]] {
+            #expect(try ServerRow.clocks(ServerRow.clockText(clocks)) == clocks)
+            // JSON either way: the server parses it as jsonb.
+            #expect((try? JSONParser.parse(Array(ServerRow.clockText(clocks).utf8))) != nil)
+        }
+    }
+
+    /// A column of texts carried as one `text[]` literal comes back from `unnest` element by
+    /// element: quotes, backslashes, commas, braces, spaces, NULL and the text "NULL".
+    @Test(.enabled(if: TestServer.enabled, TestServer.skipped))
+    func arrayLiteralsComeBackFromUnnestExactly() async throws {
+        let texts: [String?] = ["plain", "", nil, "NULL", "null", "a,b", "{x}", "\"quoted\"", "back\\slash", "\\\"", " spaced ",
+                                "new\nline", "tab\t", "Füße ✓", String(repeating: "long ", count: 300), nil, "end"]
+        try await TestServer.freshSchema { connection, _ in
+            let rows = try await connection.rows("SELECT u.t, u.n::text FROM unnest($1::text[]) WITH ORDINALITY AS u(t, n) ORDER BY u.n",
+                                                 [SQL.array(texts)], logger: TestServer.logger)
+            #expect(rows.map { $0[0] } == texts)
+            let empty = try await connection.rows("SELECT count(*)::text FROM unnest($1::text[])", [SQL.array([String?]())], logger: TestServer.logger)
+            #expect(empty == [["0"]])
+        }
+    }
+
+    /// The live loop pushes a local commit when it happens: with the poll and pull intervals an
+    /// hour long, the commit still reaches the other store (the server's announcement wakes
+    /// that one).
+    @Test(.enabled(if: TestServer.enabled, TestServer.skipped))
+    func aCommitWakesTheLiveLoop() async throws {
+        try await TestServer.freshSchema { _, schema in
+            var options = SyncOptions()
+            options.pollInterval = .seconds(3600)
+            options.pullInterval = .seconds(3600)
+            let harness = try SyncHarness(schema: schema, options: options)
+            defer { Task { await harness.close() } }
+            let (a, clientA) = try harness.addStore()
+            let (b, clientB) = try harness.addStore()
+            try await clientA.sync()
+            try await clientB.sync()
+            let liveA = Task { await clientA.run() }, liveB = Task { await clientB.run() }
+            defer { liveA.cancel(); liveB.cancel() }
+            // Once both loops listen, each commit must travel without a poll.
+            let listening = try await Self.eventually {
+                let (startedA, startedB) = (await clientA.listenersStarted, await clientB.listenersStarted)
+                return startedA > 0 && startedB > 0
+            }
+            #expect(listening)
+            for round in 0..<3 {
+                try a.box(for: Person.self).put(Person(name: "round \(round)", age: round))
+                let arrived = try await Self.eventually { try b.box(for: Person.self).count() == round + 1 }
+                #expect(arrived, "round \(round) did not reach the other store")
+            }
+            liveA.cancel(); liveB.cancel()
+            await liveA.value; await liveB.value
+        }
+    }
+
+    /// Whether `condition` holds within a minute, looking every 10 ms (the minute is far beyond
+    /// what the test waits for; the poll interval it guards against is an hour).
+    static func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+}
