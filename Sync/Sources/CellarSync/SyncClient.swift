@@ -222,13 +222,21 @@ public actor SyncClient {
         }
     }
 
+    /// Pulls batch after batch. The next batch is read from the server while the store applies
+    /// the one before (the server's work and the store's overlap); a batch is applied only after
+    /// the one before it.
     private func pull(on connection: PostgresConnection, into report: inout Report) async throws {
         let pull = Pull(schema: schema!, options: options, device: device!, logger: logger)
-        while true {
-            let after = pulled
-            guard let fetched = try await Deadline.run("pulling", limit: options.timeout, closing: connection, {
-                try await pull.fetch(after: after, on: connection)
-            }) else { return }
+        let limit = options.timeout
+        @Sendable func fetch(after sequence: UInt64) -> Task<Pull.Fetched?, any Error> {
+            Task.detached {
+                try await Deadline.run("pulling", limit: limit, closing: connection) { try await pull.fetch(after: sequence, on: connection) }
+            }
+        }
+        var next = fetch(after: pulled)
+        defer { next.cancel() }
+        while let fetched = try await next.value {
+            next = fetch(after: fetched.through)
             let result = try pull.apply(fetched, to: store)
             pulled = result.through
             report.pulledChanges += result.changes
