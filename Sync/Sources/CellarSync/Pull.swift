@@ -33,33 +33,66 @@ struct Pull {
         var changes: [ReplicaChange]
     }
 
-    /// One batch after `sequence` (at most `options.pullChanges` changes); nil when there are none.
-    /// Two statements and one more per table: the batch's end and the tables it touches, then
-    /// each table's rows that the batch's changes name, read through a join on the server.
-    func fetch(after sequence: UInt64, on connection: PostgresConnection) async throws -> Fetched? {
+    /// What the server has after a change number.
+    enum Batch: Sendable {
+        /// No change after it.
+        case none
+        /// The changes after it (a batch of them).
+        case changes(Fetched)
+        /// Changes after it were pruned: the store must read the current rows instead.
+        case resync
+    }
+
+    /// One batch after `sequence` (at most `options.pullChanges` changes). Two statements and
+    /// one more per table: the batch's end, the tables it touches and how far changes were
+    /// pruned, read in one snapshot; each table's rows that the batch's changes name, read
+    /// through a join on the server; and the pruning horizon once more, since a prune that
+    /// committed meanwhile may have taken change rows the reads needed.
+    func fetch(after sequence: UInt64, on connection: PostgresConnection) async throws -> Batch {
         let ns = SQL.quote(schema.namespace)
         let tables = try await connection.rows("""
-            SELECT table_uid::text, count(*)::text, max(seq)::text FROM (
-                SELECT seq, table_uid FROM \(ns).cellar_changes WHERE seq > $1::bigint ORDER BY seq LIMIT $2::integer) batch
-            GROUP BY table_uid
+            SELECT (SELECT max(through) FROM \(ns).cellar_pruned)::text, b.table_uid::text, b.n::text, b.last::text
+            FROM (SELECT 1) one LEFT JOIN (
+                SELECT table_uid, count(*) AS n, max(seq) AS last FROM (
+                    SELECT seq, table_uid FROM \(ns).cellar_changes WHERE seq > $1::bigint ORDER BY seq LIMIT $2::integer) batch
+                GROUP BY table_uid) b ON true
             """, [String(sequence), String(options.pullChanges)], logger: logger)
-        guard !tables.isEmpty else { return nil }
+        guard try horizon(tables.first?[0]) <= sequence else { return .resync }
         var fetched = Fetched(through: sequence, count: 0, changes: [])
         var uids: [UInt64] = []
-        for row in tables {
-            guard let uid = row[0].flatMap({ UInt64($0) }), let count = row[1].flatMap({ Int($0) }),
-                  let last = row[2].flatMap({ UInt64($0) }) else { throw SyncError(.schema, "a malformed row in cellar_changes") }
+        for row in tables where row[1] != nil {
+            guard let uid = row[1].flatMap({ UInt64($0) }), let count = row[2].flatMap({ Int($0) }),
+                  let last = row[3].flatMap({ UInt64($0) }) else { throw SyncError(.schema, "a malformed row in cellar_changes") }
             fetched.through = max(fetched.through, last)
             fetched.count += count
             uids.append(uid)
         }
+        guard !uids.isEmpty else { return .none }
         for uid in uids.sorted() {
             guard let table = schema.tables[uid], !table.asymmetric else { continue }
             let rows = try await ServerRow.read(changedBetween: sequence, and: fetched.through, in: table, changes: ns + ".cellar_changes",
                                                 notBy: options.resolver == nil ? device : nil, on: connection, logger: logger)
             for row in rows { fetched.changes.append(try change(of: row, in: table)) }
         }
-        return fetched
+        let after = try await connection.rows("SELECT max(through)::text FROM \(ns).cellar_pruned", logger: logger)
+        guard try horizon(after.first?[0]) <= sequence else { return .resync }
+        return .changes(fetched)
+    }
+
+    /// The pruning horizon of `cellar_pruned`'s text.
+    private func horizon(_ text: String??) throws -> UInt64 {
+        guard let text = text ?? nil, let horizon = UInt64(text) else { throw SyncError(.schema, "cellar_pruned holds no change number") }
+        return horizon
+    }
+
+    /// The newest change number on the server (or the pruning horizon, when every change is
+    /// pruned): a store that reads every row after this holds everything up to it.
+    func newest(on connection: PostgresConnection) async throws -> UInt64 {
+        let ns = SQL.quote(schema.namespace)
+        let rows = try await connection.rows("""
+            SELECT greatest((SELECT max(seq) FROM \(ns).cellar_changes), (SELECT max(through) FROM \(ns).cellar_pruned))::text
+            """, logger: logger)
+        return try horizon(rows.first?[0])
     }
 
     /// Applies a fetched batch to `store` in one transaction, which also records how far the

@@ -15,7 +15,9 @@ import PostgresNIO
 /// - `cellar_changes`: one row per pushed object change, numbered by a global sequence that pulls
 ///   read from;
 /// - `cellar_devices`: the last history sequence each device pushed (what makes pushes
-///   idempotent).
+///   idempotent), the last change number it pulled, and when it was last seen;
+/// - `cellar_pruned`: one row, the change number up to which `cellar_changes` may have been
+///   pruned (a device that pulled less than that reads the current rows instead).
 ///
 /// The client creates and migrates them (``migrate(_:on:logger:)``), under an advisory lock so
 /// that devices starting together do it once.
@@ -49,9 +51,14 @@ struct ServerSchema: Sendable {
             // The bookkeeping tables, unless they are there: a device's role may lack the right to
             // create anything (a row-level-security setup), and CREATE … IF NOT EXISTS checks that
             // right before it looks.
-            let bookkeeping = ["cellar_tables", "cellar_columns", "cellar_changes", "cellar_devices"].map { ns + "." + $0 }
-            let present = try await connection.rows("SELECT (to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL AND to_regclass($4) IS NOT NULL)::text",
-                                                    bookkeeping, logger: logger)
+            let bookkeeping = ["cellar_tables", "cellar_columns", "cellar_changes", "cellar_devices", "cellar_pruned"].map { ns + "." + $0 }
+            // (A server made before changes were pruned lacks cellar_pruned and the devices'
+            // `pulled`: they are added then.)
+            let present = try await connection.rows("""
+                SELECT (to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL
+                    AND to_regclass($5) IS NOT NULL AND EXISTS (SELECT 1 FROM pg_attribute
+                        WHERE attrelid = to_regclass($4) AND attname = 'pulled' AND NOT attisdropped))::text
+                """, bookkeeping, logger: logger)
             if present.first?.first != "true" {
                 try await connection.execute("CREATE SCHEMA IF NOT EXISTS \(ns)", logger: logger)
                 try await connection.execute("""
@@ -74,6 +81,9 @@ struct ServerSchema: Sendable {
                     CREATE TABLE IF NOT EXISTS \(ns).cellar_devices (
                         device uuid PRIMARY KEY, acknowledged bigint NOT NULL DEFAULT 0, seen timestamptz NOT NULL DEFAULT now())
                     """, logger: logger)
+                try await connection.execute("ALTER TABLE \(ns).cellar_devices ADD COLUMN IF NOT EXISTS pulled bigint NOT NULL DEFAULT 0", logger: logger)
+                try await connection.execute("CREATE TABLE IF NOT EXISTS \(ns).cellar_pruned (through bigint NOT NULL)", logger: logger)
+                try await connection.execute("INSERT INTO \(ns).cellar_pruned SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM \(ns).cellar_pruned)", logger: logger)
             }
             var tables: [UInt64: Table] = [:]
             for entity in replica.entities {

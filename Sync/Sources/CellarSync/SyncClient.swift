@@ -53,6 +53,9 @@ public actor SyncClient {
         public var applied = 0
         /// Server values the store could not take (a unique constraint here), with the reason.
         public var refused: [String] = []
+        /// Whether the store read the server's current rows instead of changes (the changes it
+        /// needed were pruned, or it is new on a server that prunes).
+        public var resynced = false
     }
 
     /// One round: connects when not connected (creating or migrating the server's tables), pushes
@@ -224,25 +227,139 @@ public actor SyncClient {
 
     /// Pulls batch after batch. The next batch is read from the server while the store applies
     /// the one before (the server's work and the store's overlap); a batch is applied only after
-    /// the one before it.
+    /// the one before it. When changes the store needs were pruned, it reads the current rows
+    /// instead (``resync(_:on:into:)``) and goes on from there. Then notes on the server how far
+    /// the store has pulled.
     private func pull(on connection: PostgresConnection, into report: inout Report) async throws {
         let pull = Pull(schema: schema!, options: options, device: device!, logger: logger)
         let limit = options.timeout
-        @Sendable func fetch(after sequence: UInt64) -> Task<Pull.Fetched?, any Error> {
+        @Sendable func fetch(after sequence: UInt64) -> Task<Pull.Batch, any Error> {
             Task.detached {
                 try await Deadline.run("pulling", limit: limit, closing: connection) { try await pull.fetch(after: sequence, on: connection) }
             }
         }
         var next = fetch(after: pulled)
         defer { next.cancel() }
-        while let fetched = try await next.value {
-            next = fetch(after: fetched.through)
-            let result = try pull.apply(fetched, to: store)
-            pulled = result.through
-            report.pulledChanges += result.changes
-            report.applied += result.report.applied
-            report.refused += result.report.refused
-            for refusal in result.report.refused { logger.warning("a server value was refused: \(refusal)") }
+        pulling: while true {
+            switch try await next.value {
+            case .none:
+                break pulling
+            case .resync:
+                try await resync(pull, on: connection, into: &report)
+                next = fetch(after: pulled)
+            case .changes(let fetched):
+                next = fetch(after: fetched.through)
+                let result = try pull.apply(fetched, to: store)
+                pulled = result.through
+                report.pulledChanges += result.changes
+                note(result.report, in: &report)
+            }
+        }
+        try await notePulled(on: connection)
+    }
+
+    /// Reads every row of every synced table, in batches, and applies them as they are on the
+    /// server (the conflict rules as for pulled changes); then goes on from the newest change
+    /// number read before the rows. For a store whose next changes were pruned from the server,
+    /// and for a new store on a server that pruned: the rows are all that is left to read.
+    private func resync(_ pull: Pull, on connection: PostgresConnection, into report: inout Report) async throws {
+        let (limit, batch, logger) = (options.timeout, options.pullChanges, self.logger)
+        let through = try await Deadline.run("reading the server's newest change", limit: limit, closing: connection) {
+            try await pull.newest(on: connection)
+        }
+        logger.info("changes this store needs were pruned from the server: reading its current rows (up to change \(through))")
+        for table in schema!.tables.values.sorted(by: { $0.entity.uid < $1.entity.uid }) where !table.asymmetric {
+            var last: UUID?
+            while true {
+                let after = last
+                let rows = try await Deadline.run("reading \(table.qualified)", limit: limit, closing: connection) {
+                    try await ServerRow.read(after: after, limit: batch, in: table, on: connection, logger: logger)
+                }
+                guard let final = rows.last else { break }
+                let changes = try rows.map { try pull.change(of: $0, in: table) }
+                note(try store.applyIncoming(changes, through: pulled, removalsWin: options.removals == .win), in: &report)
+                last = final.id
+            }
+        }
+        try store.applyIncoming([], through: through)
+        pulled = through
+        report.resynced = true
+    }
+
+    private func note(_ incoming: IncomingReport, in report: inout Report) {
+        report.applied += incoming.applied
+        report.refused += incoming.refused
+        for refusal in incoming.refused { logger.warning("a server value was refused: \(refusal)") }
+    }
+
+    /// The last change number this store's pulls were noted at on the server, and when.
+    private var notedPulled: (sequence: UInt64, at: ContinuousClock.Instant)?
+
+    /// Notes on the server how far this store has pulled and that it was seen now, when that
+    /// moved or a minute passed: pruning keeps every change a device seen within the retention
+    /// has not pulled yet.
+    private func notePulled(on connection: PostgresConnection) async throws {
+        if let notedPulled, notedPulled.sequence == pulled, ContinuousClock.now - notedPulled.at < .seconds(60) { return }
+        let ns = SQL.quote(options.schema)
+        let (texts, logger) = ([UUIDText.text(device!), String(pulled)], self.logger)
+        try await Deadline.run("noting how far this store pulled", limit: options.timeout, closing: connection) {
+            try await connection.execute("""
+                INSERT INTO \(ns).cellar_devices (device, pulled) VALUES ($1::uuid, $2::bigint) ON CONFLICT (device)
+                DO UPDATE SET pulled = greatest(cellar_devices.pulled, EXCLUDED.pulled), seen = now()
+                """, texts, logger: logger)
+        }
+        notedPulled = (pulled, .now)
+        if let retention = options.changeRetention, lastPrune.map({ ContinuousClock.now - $0 >= options.pruneInterval }) ?? true {
+            lastPrune = .now
+            _ = try await prune(keeping: retention, on: connection)
+        }
+    }
+
+    private var lastPrune: ContinuousClock.Instant?
+
+    /// Drops from the server's `cellar_changes` the changes that every device seen within
+    /// ``SyncOptions/changeRetention`` has pulled (every device's pull is noted on the server).
+    /// A device that comes back after longer, or a new one, reads the current rows instead of
+    /// the changes it missed. Sync calls this by itself at most every
+    /// ``SyncOptions/pruneInterval``; an app or an administrator's job may call it too.
+    /// Returns the number of changes dropped (0 without a retention).
+    @discardableResult
+    public func pruneServer() async throws -> Int {
+        guard let retention = options.changeRetention else { return 0 }
+        // A connection of its own: the live loop's may be in the middle of a transaction.
+        var connection: PostgresConnection?
+        do {
+            connection = try await newConnection()
+            let dropped = try await prune(keeping: retention, on: connection!)
+            try? await connection?.close()
+            return dropped
+        } catch {
+            try? await connection?.close()
+            throw SyncError(error, doing: "pruning the server's changes", password: server.password)
+        }
+    }
+
+    private func prune(keeping retention: Duration, on connection: PostgresConnection) async throws -> Int {
+        let ns = SQL.quote(options.schema)
+        let seconds = String(Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18)
+        let logger = self.logger
+        return try await Deadline.run("pruning the server's changes", limit: options.timeout, closing: connection) {
+            try await connection.withTransaction(logger: logger) { connection in
+                // One pruner at a time.
+                let current = try await connection.rows("SELECT through::text FROM \(ns).cellar_pruned FOR UPDATE", logger: logger)
+                let horizon = try await connection.rows("""
+                    SELECT min(pulled)::text FROM \(ns).cellar_devices WHERE seen > now() - make_interval(secs => $1::double precision)
+                    """, [seconds], logger: logger)
+                guard let through = (horizon.first?[0] ?? nil).flatMap({ UInt64($0) }),
+                      let pruned = current.compactMap({ $0[0].flatMap { UInt64($0) } }).max(), through > pruned else { return 0 }
+                // The horizon moves first: a pull that reads it after this commits reads the
+                // current rows, whatever changes it misses.
+                try await connection.execute("UPDATE \(ns).cellar_pruned SET through = $1::bigint", [String(through)], logger: logger)
+                let dropped = try await connection.rows("""
+                    WITH dropped AS (DELETE FROM \(ns).cellar_changes WHERE seq <= $1::bigint RETURNING 1) SELECT count(*)::text FROM dropped
+                    """, [String(through)], logger: logger)
+                return (dropped.first?[0] ?? nil).flatMap { Int($0) } ?? 0
+            }
         }
     }
 }

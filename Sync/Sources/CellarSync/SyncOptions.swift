@@ -27,6 +27,14 @@ public struct SyncOptions: Sendable {
     /// A local commit and the server's announcement wake it at once; this is the safety net for
     /// a wake-up that never came. Default 1 s.
     public var pollInterval: Duration = .seconds(1)
+    /// How long the server keeps the changes a device has not pulled yet, counted from the
+    /// device's last sync (its last pull noted on the server). Changes every device seen within
+    /// this time has pulled are dropped from `cellar_changes`; a device away longer, or a new
+    /// one, reads the current rows instead of the changes (``SyncClient/Report/resynced``).
+    /// nil: never prune. Default 30 days.
+    public var changeRetention: Duration? = .seconds(30 * 86_400)
+    /// How often a client prunes the server's changes by itself (after a pull). Default 1 hour.
+    public var pruneInterval: Duration = .seconds(3_600)
     /// How often ``SyncClient/run()`` pulls even when the server announced nothing: a
     /// notification sent while the client was connecting is picked up then. Default 2 s.
     public var pullInterval: Duration = .seconds(2)

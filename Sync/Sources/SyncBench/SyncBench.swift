@@ -85,6 +85,8 @@ struct Measure: AsyncParsableCommand {
     @Option(help: "The server's URL (postgres://…); default: CELLAR_SYNC_POSTGRES.") var url: String?
     @Option(help: "Objects synced.") var n: Int = 100_000
     @Option(help: "Latency samples (one-object commits, one at a time).") var samples: Int = 200
+    @Option(help: "Rounds of edits of every object (two properties each) after the first sync: the server's size is reported after them, and after pruning.") var editRounds: Int = 1
+    @Flag(help: "Prune the server's changes after every round (as a client does by itself, at most every pruneInterval), then VACUUM them as autovacuum would.") var pruneEachRound = false
     @Option(help: "The longest a live client waits between looks for local commits (commits wake it at once), in milliseconds.") var pollMs: Int = 1000
 
     func run() async throws {
@@ -131,11 +133,15 @@ struct Measure: AsyncParsableCommand {
         try await pushAndPull(from: clientA, to: clientB, "new objects")
         try checkSame(notesA, notesB, "after the first sync")
 
-        let all = try notesA.all()
-        for note in all { note.count += 1; note.score += 1 }
-        for first in stride(from: 0, to: all.count, by: 10_000) { try notesA.put(Array(all[first..<min(all.count, first + 10_000)])) }
-        try await pushAndPull(from: clientA, to: clientB, "two properties of every object")
-        try checkSame(notesA, notesB, "after the update")
+        for round in 0..<editRounds {
+            let all = try notesA.all()
+            for note in all { note.count += 1; note.score += 1 }
+            for first in stride(from: 0, to: all.count, by: 10_000) { try notesA.put(Array(all[first..<min(all.count, first + 10_000)])) }
+            try await pushAndPull(from: clientA, to: clientB, "two properties of every object" + (editRounds > 1 ? " (\(round + 1))" : ""))
+            try checkSame(notesA, notesB, "after the update")
+            if pruneEachRound { try await serverSize(server: server, schema: schema, pruning: clientA, report: false) }
+        }
+        try await serverSize(server: server, schema: schema, pruning: clientA, report: true)
 
         // Latency: both stores live; one object committed on A at a time, timed until B's
         // observer sees it (the store holds n objects meanwhile).
@@ -166,6 +172,45 @@ struct Measure: AsyncParsableCommand {
         print("  commit on A to arrival on B (live, \(latencies.count) samples): p50 \(percentile(0.5)), p99 \(percentile(0.99)), max \(percentile(1))")
         await clientA.close(); await clientB.close()
         print("sync-bench: checks passed")
+    }
+
+    /// Prunes the changes both stores have pulled (through `client`), with the server's change
+    /// log and entity table in rows and bytes before and after when `report`. Each measure
+    /// follows a `VACUUM` (which autovacuum would run by itself): it makes the space of pruned
+    /// changes free for new ones, and gives back what is free at the end of a table.
+    func serverSize(server: SyncServer, schema: String, pruning client: SyncClient, report: Bool) async throws {
+        let logger = Logger(label: "sync-bench")
+        let connection = try await server.connect(logger: logger)
+        func vacuum() async throws {
+            for table in ["cellar_changes", "\"BenchNote\""] {
+                try await connection.query(PostgresQuery(unsafeSQL: "VACUUM \(schema).\(table)"), logger: logger)
+            }
+        }
+        func size(_ when: String) async throws {
+            try await vacuum()
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: """
+                SELECT (SELECT count(*) FROM \(schema).cellar_changes), pg_total_relation_size('\(schema).cellar_changes'),
+                       pg_total_relation_size('\(schema)."BenchNote"')
+                """), logger: logger)
+            for try await (count, changes, notes) in rows.decode((Int, Int, Int).self) {
+                print("  server \(when): cellar_changes \(count) rows, \(changes / 1_048_576) MiB; the entity table \(notes / 1_048_576) MiB")
+            }
+        }
+        do {
+            if report { try await size("before pruning") }
+            let start = ContinuousClock.now
+            let dropped = try await client.pruneServer()
+            if report {
+                print("  pruned \(dropped) changes in \(ContinuousClock.now - start)")
+                try await size("after pruning")
+            } else {
+                try await vacuum()
+            }
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
     }
 
     /// One timed round on `sender` (every object pushed), then one on `receiver` (every object

@@ -25,7 +25,9 @@ struct ConvergenceTests {
     func threeStoresConverge(seed: UInt64) async throws {
         try await TestServer.freshSchema { connection, schema in
             var random = Generator(state: seed)
-            let harness = try SyncHarness(schema: schema)
+            var options = SyncOptions()
+            options.changeRetention = .seconds(3_600)
+            let harness = try SyncHarness(schema: schema, options: options)
             defer { Task { await harness.close() } }
             for _ in 0..<3 { try harness.addStore() }
             var online = [true, true, true]
@@ -69,8 +71,17 @@ struct ConvergenceTests {
                 case 70..<72:
                     guard let person = try people.all().randomElement(using: &random) else { break }
                     try people.remove(person.id)
-                case 72..<80:
+                case 72..<78:
                     online[which].toggle()
+                case 78..<80:
+                    // The offline stores are seen last long ago: an online store prunes what
+                    // the others pulled, and the offline ones read the rows when they are back.
+                    guard online[which] else { break }
+                    for (other, isOnline) in online.enumerated() where !isOnline {
+                        try await connection.execute("UPDATE \(SQL.quote(schema)).cellar_devices SET seen = now() - interval '2 hours' WHERE device = $1::uuid",
+                                                     [UUIDText.text(try harness.stores[other].replicaState().device)], logger: TestServer.logger)
+                    }
+                    try await harness.clients[which].pruneServer()
                 default:
                     if online[which] { try await harness.clients[which].sync() }
                 }
