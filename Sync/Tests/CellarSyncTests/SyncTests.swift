@@ -143,14 +143,16 @@ struct SyncTests {
         }
     }
 
+    /// A resolver under which the larger count wins, whoever wrote last.
+    static let largerCountWins: ConflictResolver = { conflict in
+        guard conflict.property == "count" else { return .lastWriterWins }
+        return (Int(conflict.incomingValue ?? "") ?? 0) > (Int(conflict.serverValue ?? "") ?? 0) ? .takeIncoming : .keepServer
+    }
+
     @Test func aResolverDecidesConflicts() async throws {
         try await TestServer.freshSchema { _, schema in
             var options = SyncOptions()
-            // The larger count wins, whoever wrote last.
-            options.resolver = { conflict in
-                guard conflict.property == "count" else { return .lastWriterWins }
-                return (Int(conflict.incomingValue ?? "") ?? 0) > (Int(conflict.serverValue ?? "") ?? 0) ? .takeIncoming : .keepServer
-            }
+            options.resolver = Self.largerCountWins
             let harness = try SyncHarness(schema: schema, options: options)
             defer { Task { await harness.close() } }
             let (a, clientA) = try harness.addStore()
@@ -177,10 +179,7 @@ struct SyncTests {
     @Test func aDeviceLearnsThatTheResolverKeptTheServersValue() async throws {
         try await TestServer.freshSchema { _, schema in
             var options = SyncOptions()
-            options.resolver = { conflict in
-                guard conflict.property == "count" else { return .lastWriterWins }
-                return (Int(conflict.incomingValue ?? "") ?? 0) > (Int(conflict.serverValue ?? "") ?? 0) ? .takeIncoming : .keepServer
-            }
+            options.resolver = Self.largerCountWins
             let harness = try SyncHarness(schema: schema, options: options)
             defer { Task { await harness.close() } }
             let (a, _) = try harness.addStore()
