@@ -32,9 +32,11 @@ struct Push {
             var result = Result()
             try await connection.execute("SELECT pg_advisory_xact_lock(hashtext($1))", ["cellar-push:" + schema.namespace], logger: logger)
             let deviceText = UUIDText.text(device)
-            try await connection.execute("INSERT INTO \(ns).cellar_devices (device) VALUES ($1::uuid) ON CONFLICT (device) DO NOTHING", [deviceText], logger: logger)
-            let acknowledged = try await connection.rows("SELECT acknowledged::text FROM \(ns).cellar_devices WHERE device = $1::uuid FOR UPDATE",
-                                                         [deviceText], logger: logger)
+            // The device's row, made when missing, locked either way (ON CONFLICT DO UPDATE locks it).
+            let acknowledged = try await connection.rows("""
+                INSERT INTO \(ns).cellar_devices (device) VALUES ($1::uuid)
+                ON CONFLICT (device) DO UPDATE SET device = EXCLUDED.device RETURNING acknowledged::text
+                """, [deviceText], logger: logger)
             if let text = acknowledged.first?[0] ?? nil, let sequence = UInt64(text), sequence >= outgoing.through {
                 result.alreadyTaken = true
                 return result
@@ -52,20 +54,19 @@ struct Push {
                         if existing == nil { created.append(row) } else { updated.append(row) }
                     }
                 }
-                try await write(created, new: true, to: table, on: connection)
-                try await write(updated, new: false, to: table, on: connection)
-                let changed = created + updated
-                result.written += changed.count
-                if !table.asymmetric, !changed.isEmpty {
-                    try await connection.execute("""
-                        INSERT INTO \(ns).cellar_changes (table_uid, cellar_id, device)
-                        SELECT $1::numeric, unnest($2::uuid[]), $3::uuid
-                        """, [String(uid), ColumnText.uuidArray(changed.map(\.id)), deviceText], logger: logger)
-                }
+                // Asymmetric tables have no change rows: no device pulls them.
+                let changes = table.asymmetric ? nil : ns + ".cellar_changes"
+                try await write(created, new: true, to: table, loggingIn: changes, by: deviceText, on: connection)
+                try await write(updated, new: false, to: table, loggingIn: changes, by: deviceText, on: connection)
+                result.written += created.count + updated.count
             }
-            try await connection.execute("UPDATE \(ns).cellar_devices SET acknowledged = $2::bigint, seen = now() WHERE device = $1::uuid",
-                                         [deviceText, String(outgoing.through)], logger: logger)
-            if result.written > 0 { try await connection.execute("SELECT pg_notify($1, '')", [schema.channel], logger: logger) }
+            let acknowledge = "UPDATE \(ns).cellar_devices SET acknowledged = $2::bigint, seen = now() WHERE device = $1::uuid"
+            if result.written > 0 {
+                try await connection.execute("WITH noted AS (\(acknowledge) RETURNING 1) SELECT pg_notify($3, '') FROM noted",
+                                             [deviceText, String(outgoing.through), schema.channel], logger: logger)
+            } else {
+                try await connection.execute(acknowledge, [deviceText, String(outgoing.through)], logger: logger)
+            }
             return result
         }
     }
@@ -134,7 +135,11 @@ struct Push {
     /// is parsed and planned in microseconds, where a `VALUES` list of thousands of tuples took
     /// longer than writing them. The push's advisory lock and its row locks keep anyone else
     /// from inserting or changing these rows meanwhile, so no `ON CONFLICT` is needed.
-    private func write(_ rows: [ServerRow], new: Bool, to table: ServerSchema.Table, on connection: PostgresConnection) async throws {
+    ///
+    /// With `changes` (the qualified `cellar_changes`), the same statement numbers a change row
+    /// for each row written, by `device`.
+    private func write(_ rows: [ServerRow], new: Bool, to table: ServerSchema.Table, loggingIn changes: String?, by device: String,
+                       on connection: PostgresConnection) async throws {
         guard !rows.isEmpty else { return }
         let uids = table.entity.properties.map(\.uid) + table.entity.relations.map(\.uid)
         let types = table.entity.properties.map(\.column) + table.entity.relations.map { _ in .uuidArray }
@@ -143,16 +148,24 @@ struct Push {
             + types.enumerated().map { ColumnText.cast("u.c\($0.offset + 3)", $0.element) }
         let rowsOf = "unnest(" + names.indices.map { "$\($0 + 1)::text[]" }.joined(separator: ", ") + ") AS u("
             + names.indices.map { "c\($0)" }.joined(separator: ", ") + ")"
-        let sql = new
+        let statement = new
             ? "INSERT INTO \(table.qualified) (\(names.joined(separator: ", "))) SELECT \(casts.joined(separator: ", ")) FROM " + rowsOf
-            : "WITH changed AS (UPDATE \(table.qualified) AS t SET " + zip(names, casts).dropFirst().map { "\($0) = \($1)" }.joined(separator: ", ")
-                + " FROM " + rowsOf + " WHERE t.cellar_id = " + casts[0] + " RETURNING 1) SELECT count(*)::text FROM changed"
+                + " RETURNING cellar_id"
+            : "UPDATE \(table.qualified) AS t SET " + zip(names, casts).dropFirst().map { "\($0) = \($1)" }.joined(separator: ", ")
+                + " FROM " + rowsOf + " WHERE t.cellar_id = " + casts[0] + " RETURNING t.cellar_id"
+        var sql = "WITH written AS (\(statement))"
+        if let changes {
+            sql += ", logged AS (INSERT INTO \(changes) (table_uid, cellar_id, device) SELECT $\(names.count + 1)::numeric, cellar_id, "
+                + "$\(names.count + 2)::uuid FROM written)"
+        }
+        sql += " SELECT count(*)::text FROM written"
         var start = 0
         while start < rows.count {
             let chunk = rows[start..<min(rows.count, start + Self.rowsPerStatement)]
             var columns: [String?] = [SQL.array(chunk.map { UUIDText.text($0.id) }), SQL.array(chunk.map(\.removed)),
                                       SQL.array(chunk.map { ServerRow.clockText($0.clocks) })]
             for uid in uids { columns.append(SQL.array(chunk.map { $0.values[uid] ?? nil })) }
+            if changes != nil { columns += [String(table.entity.uid), device] }
             let counted: [[String?]]
             do {
                 counted = try await connection.rows(sql, columns, logger: logger)
@@ -164,7 +177,7 @@ struct Push {
             // Each row was read and locked above, so the update must change each: one left
             // unchanged (by a policy that hides it from UPDATE alone) must not pass for an
             // acknowledged push.
-            if !new, let text = counted.first?[0] ?? nil, let count = Int(text), count != chunk.count {
+            if let text = counted.first?[0] ?? nil, let count = Int(text), count != chunk.count {
                 throw SyncError(.server, "row-level security (or another policy) left \(chunk.count - count) of \(chunk.count) rows of \(table.qualified) unchanged: nothing of this push is applied")
             }
             start += chunk.count

@@ -27,6 +27,35 @@ struct FastPathTests {
         }
     }
 
+    /// Global ids are time-ordered UUIDs (version 7): their first 48 bits are the time they
+    /// were handed out, in milliseconds, so that new ids land next to each other in the
+    /// store's tree and the server's index.
+    @Test func globalIdsAreTimeOrdered() throws {
+        let directory = NSTemporaryDirectory() + "cellar-sync-ids-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var options = StoreOptions()
+        options.changeHistory = true
+        let store = try Store(directoryPath: directory, options: options)
+        defer { store.close() }
+        let before = UInt64(Date().timeIntervalSince1970 * 1_000)
+        let items = (0..<50).map { Item(title: "item \($0)") }
+        try store.box(for: Item.self).put(items)
+        _ = try store.replicaState()
+        _ = try store.outgoingChanges(limit: 100)  // hands out the global ids
+        let after = UInt64(Date().timeIntervalSince1970 * 1_000)
+        let uid = try #require(store.model.entity(named: "Item")).id.uid
+        var seen: Set<UUID> = []
+        for item in items {
+            let id = try #require(try store.globalId(entityUid: uid, id: item.id))
+            #expect(seen.insert(id).inserted)
+            let bytes = withUnsafeBytes(of: id.uuid) { Array($0) }
+            #expect(bytes[6] >> 4 == 7, "version")
+            #expect(bytes[8] >> 6 == 2, "variant")
+            let milliseconds = bytes[0..<6].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            #expect(milliseconds >= before && milliseconds <= after)
+        }
+    }
+
     /// `cellar_clock` read without the JSON parser gives what the parser gives, and the text
     /// written without the JSON writer parses back to the same clocks.
     @Test func clockDocumentsReadAndWrittenDirectlyMatchTheJSONParser() throws {
