@@ -56,11 +56,12 @@ public enum UUIDText {
         }
     }
 
-    static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+    /// The hexadecimal digits, lower case, as UTF-8.
+    public static let digits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// The value of one hexadecimal digit (either case).
     @inline(__always)
-    static func nibble(_ c: UInt8) -> UInt8? {
+    public static func nibble(_ c: UInt8) -> UInt8? {
         switch c {
         case 0x30...0x39: c - 0x30
         case 0x61...0x66: c - 0x61 + 10

@@ -91,9 +91,8 @@ enum ColumnText {
         }
     }
 
-    private static let digits = Array("0123456789abcdef".utf8)
-
     static func hex(_ bytes: [UInt8]) -> String {
+        let digits = UUIDText.digits
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count * 2)
         for byte in bytes {
@@ -106,19 +105,11 @@ enum ColumnText {
     static func unhex(_ text: String) -> [UInt8]? {
         let utf8 = Array(text.utf8)
         guard utf8.count % 2 == 0 else { return nil }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: return c - 0x30
-            case 0x61...0x66: return c - 0x61 + 10
-            case 0x41...0x46: return c - 0x41 + 10
-            default: return nil
-            }
-        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(utf8.count / 2)
         var index = 0
         while index < utf8.count {
-            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return nil }
+            guard let high = UUIDText.nibble(utf8[index]), let low = UUIDText.nibble(utf8[index + 1]) else { return nil }
             bytes.append(high << 4 | low)
             index += 2
         }
