@@ -25,6 +25,10 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
     private var isResolved = false
     /// Whether `items` differs from what the store holds.
     private var changed = false
+    /// Targets linked in the store but not held there when the relation was read (a synced
+    /// store's object that has not arrived, or left its subscriptions): not in `items`, and kept
+    /// linked when the changes are written.
+    private var absent: Set<Id> = []
     private weak var store: Store?
     private var owner: Id = 0
     private var link: RelationLink?
@@ -80,16 +84,24 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
     // MARK: The store
 
     /// Reads the relation's objects from the store again, dropping changes not yet written.
-    /// Objects removed from the store are left out.
+    /// Objects removed from the store are left out. So are targets a synced store does not hold
+    /// (not arrived yet, or outside its subscriptions); writing the collection's changes keeps
+    /// their links.
     public func resolve() throws {
         guard let store, owner != 0, let link else {
             throw CellarError.illegalArgument("this ToMany<\(Target.self)> belongs to an object that was never put or read; put the owning object first")
         }
         let box = store.box(for: Target.self)
         let schema = try box.schema.get()
+        var absent: Set<Id> = []
         items = try store.inReadContext { context in
-            try context.linkedIds(owner, link: link, targetSchema: schema).compactMap { try box.get($0, schema: schema, context: context) }
+            try context.linkedIds(owner, link: link, targetSchema: schema).compactMap { id in
+                let item = try box.get(id, schema: schema, context: context)
+                if item == nil { absent.insert(id) }
+                return item
+            }
         }
+        self.absent = absent
         isResolved = true
         changed = false
     }
@@ -106,7 +118,10 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
     /// Lets the relation read from `store` as the relation `link` of object `owner`. Generated
     /// bindings call it after a get or put.
     @_spi(CellarGenerated) public func attach(_ store: Store, owner: Id, link: RelationLink) {
-        if self.owner != owner { isResolved = false }
+        if self.owner != owner {
+            isResolved = false
+            absent = []
+        }
         self.store = store
         self.owner = owner
         self.link = link
@@ -134,7 +149,8 @@ public final class ToMany<Target: EntityInspectable>: RandomAccessCollection, Ra
         for id in current where !before.contains(id) {
             try context.setLink(owner, id, link: link, linked: true, targetSchema: schema)
         }
-        for id in before where !after.contains(id) {
+        // (A target the collection did not hold because the store does not, stays linked.)
+        for id in before where !after.contains(id) && !absent.contains(id) {
             try context.setLink(owner, id, link: link, linked: false, targetSchema: schema)
         }
         isResolved = true

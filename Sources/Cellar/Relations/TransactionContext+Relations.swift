@@ -140,13 +140,15 @@ extension TransactionContext {
         }
     }
 
-    /// Removes every link of object `id` of `schema`, as a source and as a target.
-    func removeRelations(of schema: EntitySchema, id: Id) throws {
+    /// Removes every link of object `id` of `schema`, as a source and as a target (with
+    /// `outgoingOnly`, as a source only).
+    func removeRelations(of schema: EntitySchema, id: Id, outgoingOnly: Bool = false) throws {
         for relation in schema.relations {
             for target in try pairedIds(id, in: StorageLayout.relationTree(relation.id.id)) {
                 try setPair(source: id, target: target, relation: relation.id.id, linked: false)
             }
         }
+        if outgoingOnly { return }
         for relation in schema.incomingRelations {
             for source in try pairedIds(id, in: StorageLayout.backlinkTree(relation.id.id)) {
                 try setPair(source: source, target: id, relation: relation.id.id, linked: false)

@@ -54,6 +54,10 @@ public struct OutgoingChanges: Sendable {
     public var through: UInt64
     /// The number of history entries they come from.
     public var entries: Int
+    /// The timestamp of the entry at `through` (nil when there is none): with the sequence, it
+    /// tells this store's entry from another one numbered the same (a store restored from an
+    /// older copy numbers its new entries as the copy's original did).
+    public var throughTimestamp: HybridTimestamp?
 }
 
 /// What applying a replica's changes did (see `Store.applyIncoming(_:through:removalsWin:)`).
@@ -67,6 +71,8 @@ public struct IncomingReport: Sendable, Equatable {
     /// Changes refused by a unique constraint (the object another holds the value), each with
     /// the reason. The object stays as it was here.
     public var refused: [String] = []
+    /// Objects that left the store: they no longer match what it subscribed to.
+    public var left = 0
 
     public init() {}
 }

@@ -114,7 +114,29 @@ extension Store {
                 }
                 changes.append(change)
             }
-            return OutgoingChanges(changes: changes, through: entries.last?.sequence ?? state.acknowledged, entries: entries.count)
+            return OutgoingChanges(changes: changes, through: entries.last?.sequence ?? state.acknowledged, entries: entries.count,
+                                   throughTimestamp: entries.last?.timestamp)
+        }
+    }
+
+    /// Whether the store's history entry numbered `sequence` has `timestamp`: false when it
+    /// has none of that number, or another one (a store restored from an older copy).
+    public func historyEntry(_ sequence: UInt64, hasTimestamp timestamp: HybridTimestamp) throws -> Bool {
+        guard sequence > 0, let entry = try? history(since: sequence - 1, limit: 1).first else { return false }
+        return entry.sequence == sequence && entry.timestamp == timestamp
+    }
+
+    /// Gives the store a new device id, keeping how far it pushed and pulled: for a store
+    /// restored from an older copy, whose old id the replica knows with history the store no
+    /// longer has. Returns the new id.
+    public func renewReplicaDevice() throws -> UUID {
+        try inReplicaContext(recording: false) { context in
+            guard var state = try ReplicaState.read(in: context.write!) else {
+                throw CellarError.illegalArgument("the store has no sync state yet: call replicaState() first")
+            }
+            state.device = UUID()
+            try state.write(in: context.write!)
+            return state.device
         }
     }
 
@@ -150,8 +172,15 @@ extension Store {
     /// removal is not acknowledged yet is left out. Relation targets that are not here yet get
     /// their local ids now. The store's clock is moved past every timestamp applied, so that its
     /// later changes are newer.
+    ///
+    /// Then the objects of `leaving` (global ids, by entity UID: objects that no longer match
+    /// what the store subscribed to) leave the store without a recorded removal: no delete rule
+    /// runs, and other objects' to-many relations keep them as targets not held here. An object
+    /// with changes not acknowledged yet stays (a later pull that finds it outside the
+    /// subscriptions again takes it).
     @discardableResult
-    public func applyIncoming(_ changes: [ReplicaChange], through pulled: UInt64, removalsWin: Bool = true) throws -> IncomingReport {
+    public func applyIncoming(_ changes: [ReplicaChange], leaving: [UInt64: [UUID]] = [:], through pulled: UInt64,
+                              removalsWin: Bool = true) throws -> IncomingReport {
         try inReplicaContext(recording: false) { context in
             let write = context.write!
             guard var state = try ReplicaState.read(in: write) else {
@@ -160,6 +189,7 @@ extension Store {
             let pending = try PendingChanges(try history(since: state.acknowledged), device: state.device, store: self)
             var applier = IncomingApplier(store: self, context: context, pending: pending, removalsWin: removalsWin)
             for change in changes { try applier.apply(change) }
+            for (uid, globalIds) in leaving { try applier.leave(globalIds, entityUid: uid) }
             state.pulled = max(state.pulled, pulled)
             try state.write(in: write)
             // The clock runs on from the newest timestamp seen.
@@ -187,6 +217,45 @@ extension Store {
         try inReplicaContext(recording: false) { context in
             guard let schema = schemas[entityUid] else { return nil }
             return try context.localId(of: globalId, in: schema, reserve: false)
+        }
+    }
+
+    /// The global ids of the objects of the entity with `entityUid` held here that have one
+    /// (objects never synced have none), in the order of their local ids.
+    public func heldGlobalIds(entityUid: UInt64) throws -> [UUID] {
+        try inReplicaContext(recording: false) { context in
+            guard let schema = schemas[entityUid], let cursor = try context.cursor(schema),
+                  let local = try context.write!.tree(GlobalIds.localTree, create: false) else { return [] }
+            var ids: [UUID] = []
+            try cursor.scan { key, _ in
+                let id = try StorageLayout.objectId(key)
+                if let bytes = try context.write!.get(local, key: GlobalIds.localKey(schema.id.id, id)) { ids.append(try GlobalIds.uuid(bytes)) }
+                return true
+            }
+            return ids
+        }
+    }
+
+    /// A sync package's own setting `name` (its subscriptions, say), kept in the store beside
+    /// its sync state; nil when never set.
+    public func replicaSetting(_ name: String) throws -> [UInt8]? {
+        try inReplicaContext(recording: false) { context in
+            guard let meta = try context.write!.tree(StorageLayout.metaTree, create: false) else { return nil }
+            return try context.write!.get(meta, key: Array(("sync." + name).utf8))
+        }
+    }
+
+    /// Sets (or with nil, removes) a sync package's own setting `name`, in a transaction of its
+    /// own.
+    public func setReplicaSetting(_ name: String, to bytes: [UInt8]?) throws {
+        try inReplicaContext(recording: false) { context in
+            let write = context.write!
+            let key = Array(("sync." + name).utf8)
+            if let bytes {
+                try write.put(try write.tree(StorageLayout.metaTree, create: true)!, key: key, value: bytes)
+            } else if let meta = try write.tree(StorageLayout.metaTree, create: false) {
+                _ = try write.delete(meta, key: key)
+            }
         }
     }
 
@@ -281,6 +350,17 @@ private struct IncomingApplier {
         self.removalsWin = removalsWin
         coding = ReplicaValueCoding(model: store.model)
         schemasByUid = store.schemas
+    }
+
+    /// Removes the objects of `globalIds` held here without changes not acknowledged yet (see
+    /// `Store.applyIncoming`).
+    mutating func leave(_ globalIds: [UUID], entityUid: UInt64) throws {
+        guard let schema = schemasByUid[entityUid], !schema.isEmbedded else { return }
+        for globalId in globalIds {
+            guard let id = try context.localId(of: globalId, in: schema, reserve: false),
+                  pending.objects[PendingChanges.Key(entity: schema.id.id, id: id)] == nil else { continue }
+            if try context.removeObject(schema, id: id, leaving: true) { report.left += 1 }
+        }
     }
 
     mutating func apply(_ change: ReplicaChange) throws {

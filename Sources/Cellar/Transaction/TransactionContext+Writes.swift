@@ -211,13 +211,17 @@ extension TransactionContext {
     }
 
     /// Removes object `id` with its index entries and relations; false when it was not stored.
+    ///
+    /// `leaving`: the object leaves this store but not the data set (sync: it no longer matches
+    /// what the store subscribed to). Delete rules do not run, and other objects' to-many
+    /// relations keep it as a target not held here (as one that has not arrived yet).
     @usableFromInline
-    func removeObject(_ schema: EntitySchema, id: Id) throws -> Bool {
+    func removeObject(_ schema: EntitySchema, id: Id, leaving: Bool = false) throws -> Bool {
         guard id != 0, let tree = try tree(schema) else { return false }
         let write = write!
         // Delete rules: what they reach is read (and a `deny` checked) before anything goes.
         var reached: [(DeleteAction, [Id])] = []
-        if !schema.deleteActions.isEmpty {
+        if !schema.deleteActions.isEmpty, !leaving {
             guard try contains(schema, id) else { return false }
             reached = try deleteReach(schema, id: id)
         }
@@ -245,7 +249,7 @@ extension TransactionContext {
         let removed = try StorageLayout.withObjectKey(id) { try write.delete(tree, key: $0) }
         guard removed else { return false }
         history?.noteRemove(schema, id: id)
-        if schema.hasRelations { try removeRelations(of: schema, id: id) }
+        if schema.hasRelations { try removeRelations(of: schema, id: id, outgoingOnly: leaving) }
         try withSequence(schema) { $0.noteRemoved(id) }
         if !reached.isEmpty { try applyDeleteRules(reached, removed: id) }
         return true

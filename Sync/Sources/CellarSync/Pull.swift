@@ -13,6 +13,9 @@ struct Pull {
     /// nothing it does not have), unless a resolver may have kept the server's value under the
     /// pushed change's clock.
     let device: UUID
+    /// By table UID: the SQL condition (on `cellar_row`) the device's subscriptions make; a
+    /// table without one syncs every object.
+    var filters: [UInt64: String] = [:]
     let logger: Logger
 
     struct Result {
@@ -29,8 +32,12 @@ struct Pull {
         var through: UInt64
         /// Change rows read.
         var count: Int
-        /// The rows they name, as the server holds them now.
+        /// The rows they name, as the server holds them now (with subscriptions: those that
+        /// meet them, and removals).
         var changes: [ReplicaChange]
+        /// By table UID: the objects they name that do not meet the device's subscriptions (a
+        /// store holding one lets it go).
+        var leaving: [UInt64: [UUID]] = [:]
     }
 
     /// What the server has after a change number.
@@ -70,9 +77,16 @@ struct Pull {
         guard !uids.isEmpty else { return .none }
         for uid in uids.sorted() {
             guard let table = schema.tables[uid], !table.asymmetric else { continue }
+            let filter = filters[uid]
             let rows = try await ServerRow.read(changedBetween: sequence, and: fetched.through, in: table, changes: ns + ".cellar_changes",
-                                                notBy: options.resolver == nil ? device : nil, on: connection, logger: logger)
+                                                notBy: options.resolver == nil ? device : nil, filter: filter, on: connection, logger: logger)
             for row in rows { fetched.changes.append(try change(of: row, in: table)) }
+            if let filter {
+                // Also the device's own changes: a write outside its subscriptions leaves once pushed.
+                let leaving = try await ServerRow.notMeeting(filter, changedBetween: sequence, and: fetched.through, in: table,
+                                                            changes: ns + ".cellar_changes", on: connection, logger: logger)
+                if !leaving.isEmpty { fetched.leaving[uid] = leaving }
+            }
         }
         let after = try await connection.rows("SELECT max(through)::text FROM \(ns).cellar_pruned", logger: logger)
         guard try horizon(after.first?[0]) <= sequence else { return .resync }
@@ -98,7 +112,7 @@ struct Pull {
     /// Applies a fetched batch to `store` in one transaction, which also records how far the
     /// store has pulled.
     func apply(_ fetched: Fetched, to store: Store) throws -> Result {
-        let report = try store.applyIncoming(fetched.changes, through: fetched.through, removalsWin: options.removals == .win)
+        let report = try store.applyIncoming(fetched.changes, leaving: fetched.leaving, through: fetched.through, removalsWin: options.removals == .win)
         return Result(through: fetched.through, changes: fetched.count, report: report)
     }
 

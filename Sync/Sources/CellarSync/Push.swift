@@ -60,12 +60,15 @@ struct Push {
                 try await write(updated, new: false, to: table, loggingIn: changes, by: deviceText, on: connection)
                 result.written += created.count + updated.count
             }
-            let acknowledge = "UPDATE \(ns).cellar_devices SET acknowledged = $2::bigint, seen = now() WHERE device = $1::uuid"
+            let acknowledge = """
+                UPDATE \(ns).cellar_devices SET acknowledged = $2::bigint, acknowledged_at = $3::bigint, seen = now() WHERE device = $1::uuid
+                """
+            let texts = [deviceText, String(outgoing.through), outgoing.throughTimestamp.map { String(Int64(bitPattern: $0.rawValue)) }]
             if result.written > 0 {
-                try await connection.execute("WITH noted AS (\(acknowledge) RETURNING 1) SELECT pg_notify($3, '') FROM noted",
-                                             [deviceText, String(outgoing.through), schema.channel], logger: logger)
+                try await connection.execute("WITH noted AS (\(acknowledge) RETURNING 1) SELECT pg_notify($4, '') FROM noted",
+                                             texts + [schema.channel], logger: logger)
             } else {
-                try await connection.execute(acknowledge, [deviceText, String(outgoing.through)], logger: logger)
+                try await connection.execute(acknowledge, texts, logger: logger)
             }
             return result
         }

@@ -37,20 +37,56 @@ struct ServerRow {
     /// The rows of `table` named by the changes numbered after `first` up to `last`
     /// (in `changes`, the qualified `cellar_changes`), each once; with `device`, only those
     /// changed by other devices.
+    /// With `filter` (an SQL condition on `cellar_row`: the device's subscriptions), only the
+    /// removed rows and those that meet it.
     static func read(changedBetween first: UInt64, and last: UInt64, in table: ServerSchema.Table, changes: String,
-                     notBy device: UUID?, on connection: PostgresConnection, logger: Logger) async throws -> [ServerRow] {
+                     notBy device: UUID?, filter: String?, on connection: PostgresConnection, logger: Logger) async throws -> [ServerRow] {
         let sql = select(table) + """
              WHERE cellar_id IN (SELECT cellar_id FROM \(changes)
                 WHERE seq > $1::bigint AND seq <= $2::bigint AND table_uid = $3::numeric AND device IS DISTINCT FROM $4::uuid)
-            """
+            """ + (filter.map { " AND (cellar_row.cellar_removed IS NOT NULL OR \($0))" } ?? "")
         let texts = [String(first), String(last), String(table.entity.uid), device.map(UUIDText.text)]
         return try await parse(connection.rows(sql, texts, logger: logger), of: table)
     }
 
-    /// Up to `limit` rows of `table` in the order of their ids, after `last` (nil: from the first).
-    static func read(after last: UUID?, limit: Int, in table: ServerSchema.Table, on connection: PostgresConnection,
+    /// The ids of the rows of `table` named by the changes numbered after `first` up to `last`
+    /// (by any device) that are not removed and do not meet `filter`: objects a device that
+    /// holds them must let go.
+    static func notMeeting(_ filter: String, changedBetween first: UInt64, and last: UInt64, in table: ServerSchema.Table,
+                           changes: String, on connection: PostgresConnection, logger: Logger) async throws -> [UUID] {
+        let sql = """
+            SELECT cellar_row.cellar_id::text FROM \(table.qualified) AS cellar_row WHERE cellar_row.cellar_id IN (
+                SELECT cellar_id FROM \(changes) WHERE seq > $1::bigint AND seq <= $2::bigint AND table_uid = $3::numeric)
+            AND cellar_row.cellar_removed IS NULL AND NOT \(filter)
+            """
+        return try await ids(connection.rows(sql, [String(first), String(last), String(table.entity.uid)], logger: logger), of: table)
+    }
+
+    /// Which of `ids` name rows of `table` that are not removed and do not meet `filter`.
+    static func notMeeting(_ filter: String, among ids: [UUID], in table: ServerSchema.Table, on connection: PostgresConnection,
+                           logger: Logger) async throws -> [UUID] {
+        guard !ids.isEmpty else { return [] }
+        let sql = """
+            SELECT cellar_row.cellar_id::text FROM \(table.qualified) AS cellar_row
+            JOIN unnest($1::uuid[]) AS cellar_wanted(cellar_wanted_id) ON cellar_row.cellar_id = cellar_wanted.cellar_wanted_id
+            WHERE cellar_row.cellar_removed IS NULL AND NOT \(filter)
+            """
+        return try await Self.ids(connection.rows(sql, [ColumnText.uuidArray(ids)], logger: logger), of: table)
+    }
+
+    private static func ids(_ cells: [[String?]], of table: ServerSchema.Table) throws -> [UUID] {
+        try cells.map {
+            guard let text = $0[0], let id = UUIDText.uuid(text) else { throw SyncError(.schema, "a row of \(table.qualified) has no cellar_id") }
+            return id
+        }
+    }
+
+    /// Up to `limit` rows of `table` in the order of their ids, after `last` (nil: from the
+    /// first); with `filter`, only the removed rows and those that meet it.
+    static func read(after last: UUID?, limit: Int, in table: ServerSchema.Table, filter: String?, on connection: PostgresConnection,
                      logger: Logger) async throws -> [ServerRow] {
-        let sql = select(table) + " WHERE $1::uuid IS NULL OR cellar_id > $1::uuid ORDER BY cellar_id LIMIT $2::integer"
+        let sql = select(table) + " WHERE ($1::uuid IS NULL OR cellar_row.cellar_id > $1::uuid)"
+            + (filter.map { " AND (cellar_row.cellar_removed IS NOT NULL OR \($0))" } ?? "") + " ORDER BY cellar_row.cellar_id LIMIT $2::integer"
         return try await parse(connection.rows(sql, [last.map(UUIDText.text), String(limit)], logger: logger), of: table)
     }
 

@@ -15,7 +15,8 @@ import PostgresNIO
 /// - `cellar_changes`: one row per pushed object change, numbered by a global sequence that pulls
 ///   read from;
 /// - `cellar_devices`: the last history sequence each device pushed (what makes pushes
-///   idempotent), the last change number it pulled, and when it was last seen;
+///   idempotent) and that entry's timestamp (what tells a store restored from an older copy),
+///   the last change number it pulled, and when it was last seen;
 /// - `cellar_pruned`: one row, the change number up to which `cellar_changes` may have been
 ///   pruned (a device that pulled less than that reads the current rows instead).
 ///
@@ -53,11 +54,12 @@ struct ServerSchema: Sendable {
             // right before it looks.
             let bookkeeping = ["cellar_tables", "cellar_columns", "cellar_changes", "cellar_devices", "cellar_pruned"].map { ns + "." + $0 }
             // (A server made before changes were pruned lacks cellar_pruned and the devices'
-            // `pulled`: they are added then.)
+            // `pulled`; one made before restored stores were recognised lacks `acknowledged_at`:
+            // they are added then.)
             let present = try await connection.rows("""
                 SELECT (to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL
-                    AND to_regclass($5) IS NOT NULL AND EXISTS (SELECT 1 FROM pg_attribute
-                        WHERE attrelid = to_regclass($4) AND attname = 'pulled' AND NOT attisdropped))::text
+                    AND to_regclass($5) IS NOT NULL AND (SELECT count(*) FROM pg_attribute
+                        WHERE attrelid = to_regclass($4) AND attname IN ('pulled', 'acknowledged_at') AND NOT attisdropped) = 2)::text
                 """, bookkeeping, logger: logger)
             if present.first?.first != "true" {
                 try await connection.execute("CREATE SCHEMA IF NOT EXISTS \(ns)", logger: logger)
@@ -82,6 +84,7 @@ struct ServerSchema: Sendable {
                         device uuid PRIMARY KEY, acknowledged bigint NOT NULL DEFAULT 0, seen timestamptz NOT NULL DEFAULT now())
                     """, logger: logger)
                 try await connection.execute("ALTER TABLE \(ns).cellar_devices ADD COLUMN IF NOT EXISTS pulled bigint NOT NULL DEFAULT 0", logger: logger)
+                try await connection.execute("ALTER TABLE \(ns).cellar_devices ADD COLUMN IF NOT EXISTS acknowledged_at bigint", logger: logger)
                 try await connection.execute("CREATE TABLE IF NOT EXISTS \(ns).cellar_pruned (through bigint NOT NULL)", logger: logger)
                 try await connection.execute("INSERT INTO \(ns).cellar_pruned SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM \(ns).cellar_pruned)", logger: logger)
             }

@@ -56,6 +56,9 @@ public actor SyncClient {
         /// Whether the store read the server's current rows instead of changes (the changes it
         /// needed were pruned, or it is new on a server that prunes).
         public var resynced = false
+        /// Objects that left the store: they no longer match its subscriptions (they stay on
+        /// the server).
+        public var left = 0
     }
 
     /// One round: connects when not connected (creating or migrating the server's tables), pushes
@@ -158,6 +161,10 @@ public actor SyncClient {
         announce()
     }
 
+    /// Subscriptions changed: the next round (the live loop's at once) brings the store in
+    /// line with them.
+    func subscriptionsChanged() { announce() }
+
     private func announce() {
         announced = true
         wakeup.signal()
@@ -189,12 +196,39 @@ public actor SyncClient {
             schema = try await Deadline.run("creating or migrating the server's tables", limit: options.timeout, closing: connection) {
                 try await ServerSchema.migrate(replica, options: options, on: connection, logger: logger)
             }
+            try await recogniseRestore(on: connection)
         } catch {
             try? await connection.close()
             throw error
         }
         self.connection = connection
         return connection
+    }
+
+    /// Gives the store a new device id when it was restored from an older copy. The server
+    /// then knows the store's device id with pushes past the store's acknowledged sequence
+    /// whose last entry the store does not have (none of that number, or another one). Left
+    /// alone, such a store would lose its new changes numbered as ones the server already took
+    /// (a push is skipped as a replay), and would never pull back the changes its original
+    /// pushed after the copy was made (a device's own changes are not read back). Under a new
+    /// id it pushes what it has again (the conflict rules make that a no-op for what the server
+    /// holds) and pulls the original's changes as another device's.
+    private func recogniseRestore(on connection: PostgresConnection) async throws {
+        let ns = SQL.quote(options.schema)
+        let (texts, logger) = ([UUIDText.text(device!)], self.logger)
+        let rows = try await Deadline.run("reading this device's state on the server", limit: options.timeout, closing: connection) {
+            try await connection.rows("SELECT acknowledged::text, acknowledged_at::text FROM \(ns).cellar_devices WHERE device = $1::uuid",
+                                      texts, logger: logger)
+        }
+        guard let row = rows.first, let serverAcknowledged = row[0].flatMap({ UInt64($0) }), serverAcknowledged > acknowledged else { return }
+        // A reply lost after the server took a push: the store has that push's last entry.
+        if let at = row[1].flatMap({ Int64($0) }),
+           try store.historyEntry(serverAcknowledged, hasTimestamp: HybridTimestamp(rawValue: UInt64(bitPattern: at))) {
+            return
+        }
+        let old = device!
+        device = try store.renewReplicaDevice()
+        logger.warning("the server knows pushes of this store's device id \(old) that the store lacks (it was restored from an older copy): it syncs as device \(device!) from now on")
     }
 
     /// A new connection to the server, logged in within ``SyncOptions/timeout``.
@@ -231,7 +265,9 @@ public actor SyncClient {
     /// instead (``resync(_:on:into:)``) and goes on from there. Then notes on the server how far
     /// the store has pulled.
     private func pull(on connection: PostgresConnection, into report: inout Report) async throws {
-        let pull = Pull(schema: schema!, options: options, device: device!, logger: logger)
+        var filtered = Pull(schema: schema!, options: options, device: device!, logger: logger)
+        filtered.filters = try await alignSubscriptions(on: connection, into: &report)
+        let pull = filtered
         let limit = options.timeout
         @Sendable func fetch(after sequence: UInt64) -> Task<Pull.Batch, any Error> {
             Task.detached {
@@ -258,36 +294,77 @@ public actor SyncClient {
         try await notePulled(on: connection)
     }
 
-    /// Reads every row of every synced table, in batches, and applies them as they are on the
-    /// server (the conflict rules as for pulled changes); then goes on from the newest change
-    /// number read before the rows. For a store whose next changes were pruned from the server,
-    /// and for a new store on a server that pruned: the rows are all that is left to read.
+    /// Reads every row of every synced table (that the subscriptions take), in batches, and
+    /// applies them as they are on the server (the conflict rules as for pulled changes); then
+    /// goes on from the newest change number read before the rows. For a store whose next
+    /// changes were pruned from the server, and for a new store on a server that pruned: the
+    /// rows are all that is left to read.
     private func resync(_ pull: Pull, on connection: PostgresConnection, into report: inout Report) async throws {
-        let (limit, batch, logger) = (options.timeout, options.pullChanges, self.logger)
-        let through = try await Deadline.run("reading the server's newest change", limit: limit, closing: connection) {
+        let through = try await Deadline.run("reading the server's newest change", limit: options.timeout, closing: connection) {
             try await pull.newest(on: connection)
         }
         logger.info("changes this store needs were pruned from the server: reading its current rows (up to change \(through))")
         for table in schema!.tables.values.sorted(by: { $0.entity.uid < $1.entity.uid }) where !table.asymmetric {
-            var last: UUID?
-            while true {
-                let after = last
-                let rows = try await Deadline.run("reading \(table.qualified)", limit: limit, closing: connection) {
-                    try await ServerRow.read(after: after, limit: batch, in: table, on: connection, logger: logger)
-                }
-                guard let final = rows.last else { break }
-                let changes = try rows.map { try pull.change(of: $0, in: table) }
-                note(try store.applyIncoming(changes, through: pulled, removalsWin: options.removals == .win), in: &report)
-                last = final.id
-            }
+            try await refresh(table, filter: pull.filters[table.entity.uid], pull: pull, on: connection, into: &report)
         }
         try store.applyIncoming([], through: through)
         pulled = through
         report.resynced = true
     }
 
+    /// Brings the store's objects of `table` in line with the server's rows: reads the rows
+    /// (with `filter`, those that meet it, and removals) in batches and applies them; then,
+    /// with `filter`, lets go of the objects held here whose rows do not meet it.
+    private func refresh(_ table: ServerSchema.Table, filter: String?, pull: Pull, on connection: PostgresConnection,
+                         into report: inout Report) async throws {
+        let (limit, batch, logger) = (options.timeout, options.pullChanges, self.logger)
+        var last: UUID?
+        while true {
+            let after = last
+            let rows = try await Deadline.run("reading \(table.qualified)", limit: limit, closing: connection) {
+                try await ServerRow.read(after: after, limit: batch, in: table, filter: filter, on: connection, logger: logger)
+            }
+            guard let final = rows.last else { break }
+            let changes = try rows.map { try pull.change(of: $0, in: table) }
+            note(try store.applyIncoming(changes, through: pulled, removalsWin: options.removals == .win), in: &report)
+            last = final.id
+        }
+        guard let filter else { return }
+        let held = try store.heldGlobalIds(entityUid: table.entity.uid)
+        for start in stride(from: 0, to: held.count, by: batch) {
+            let ids = Array(held[start..<min(start + batch, held.count)])
+            let leaving = try await Deadline.run("reading \(table.qualified)", limit: limit, closing: connection) {
+                try await ServerRow.notMeeting(filter, among: ids, in: table, on: connection, logger: logger)
+            }
+            if !leaving.isEmpty { note(try store.applyIncoming([], leaving: [table.entity.uid: leaving], through: pulled), in: &report) }
+        }
+    }
+
+    /// Brings every table whose subscriptions changed since the last pull in line with them
+    /// (``refresh(_:filter:pull:on:into:)``), noting each as it is done; returns the SQL
+    /// condition of each table's subscriptions (none for a table that syncs every object).
+    private func alignSubscriptions(on connection: PostgresConnection, into report: inout Report) async throws -> [UInt64: String] {
+        var filters: [UInt64: String] = [:]
+        let pull = Pull(schema: schema!, options: options, device: device!, logger: logger)
+        for table in schema!.tables.values.sorted(by: { $0.entity.uid < $1.entity.uid }) where !table.asymmetric {
+            let uid = table.entity.uid
+            let state = try SubscriptionState.read(store)
+            let wanted = state.wanted(uid, bySubscription: options.bySubscription)
+            let filter = wanted == "true" ? nil : try SubscriptionSQL.condition(wanted, in: table)
+            filters[uid] = filter
+            guard state.applied(uid) != wanted else { continue }
+            try await refresh(table, filter: filter, pull: pull, on: connection, into: &report)
+            // Read again: a subscription may have come while this one was read.
+            var done = try SubscriptionState.read(store)
+            done.applied[String(uid)] = wanted == "true" ? nil : wanted
+            try done.write(store)
+        }
+        return filters
+    }
+
     private func note(_ incoming: IncomingReport, in report: inout Report) {
         report.applied += incoming.applied
+        report.left += incoming.left
         report.refused += incoming.refused
         for refusal in incoming.refused { logger.warning("a server value was refused: \(refusal)") }
     }

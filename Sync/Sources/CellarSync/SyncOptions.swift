@@ -20,6 +20,11 @@ public struct SyncOptions: Sendable {
     /// `// cellar: asymmetric` in the model, which are asymmetric whatever this says; every
     /// device that syncs them treats them alike.
     public var asymmetric: Set<String> = []
+    /// Whether the store holds only the objects its subscriptions match
+    /// (``SyncClient/subscribe(_:name:)``). Default false: every object of every synced entity.
+    /// With it set, an entity without subscriptions syncs no object down; the store's own
+    /// writes are pushed whatever they are, and those outside its subscriptions then leave it.
+    public var bySubscription = false
     /// Whether history entries the server acknowledged are pruned from the store. Default true;
     /// turn it off when another consumer reads the history too (and prune for both).
     public var pruneAcknowledgedHistory = true

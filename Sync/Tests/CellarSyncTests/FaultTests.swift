@@ -24,12 +24,20 @@ struct FaultTests {
         return options
     }
 
-    /// Two stores syncing with `server` in `schema`, with ``liveOptions()``.
-    static func twoStores(on server: PrivateServer, schema: String) throws -> SyncHarness {
-        let harness = try SyncHarness(schema: schema, options: liveOptions())
+    /// Two stores syncing with `server` in `schema`, with ``liveOptions()``; `subscribed`, by
+    /// subscriptions that match every object the tests make (so that the counts still
+    /// converge, through the subscriptions' filtered reads and leave checks).
+    static func twoStores(on server: PrivateServer, schema: String, subscribed: Bool) async throws -> SyncHarness {
+        var options = liveOptions()
+        options.bySubscription = subscribed
+        let harness = try SyncHarness(schema: schema, options: options)
         harness.server = try SyncServer(url: server.url)
-        try harness.addStore()
-        try harness.addStore()
+        for _ in 0..<2 {
+            let (store, client) = try harness.addStore()
+            guard subscribed else { continue }
+            try await client.subscribe(try store.box(for: Item.self).query { Item.count >= 0 && Item.title.startsWith("a-") }.build())
+            try await client.subscribe(try store.box(for: Person.self).query { Person.age < 45 || Person.age >= 45 }.build())
+        }
         return harness
     }
 
@@ -106,11 +114,12 @@ struct FaultTests {
                 "server: items, distinct items, persons, person changes")
     }
 
-    @Test func connectionsKilledMidTransaction() async throws {
+    @Test(arguments: [false, true])
+    func connectionsKilledMidTransaction(subscribed: Bool) async throws {
         // A server of its own: the test ends every connection but its own, wherever they are.
         try await PrivateServer.with { server in
             let schema = "killed"
-            let harness = try Self.twoStores(on: server, schema: schema)
+            let harness = try await Self.twoStores(on: server, schema: schema, subscribed: subscribed)
             defer { Task { await harness.close() } }
             let connection = try await SyncServer(url: server.url).connect(logger: TestServer.logger)
             let live = harness.clients.map { client in Task { await client.run() } }
@@ -143,10 +152,11 @@ struct FaultTests {
         }
     }
 
-    @Test func serverCrashedAndRestarted() async throws {
+    @Test(arguments: [false, true])
+    func serverCrashedAndRestarted(subscribed: Bool) async throws {
         try await PrivateServer.with { server in
             let schema = "crash"
-            let harness = try Self.twoStores(on: server, schema: schema)
+            let harness = try await Self.twoStores(on: server, schema: schema, subscribed: subscribed)
             defer { Task { await harness.close() } }
             let live = harness.clients.map { client in Task { await client.run() } }
             // Halfway, the server crashes (every backend killed, no shutdown checkpoint), stays

@@ -288,12 +288,55 @@ struct SyncTests {
             let second = try await push.run(outgoing, on: connection)
             #expect(first.written == 1 && !first.alreadyTaken)
             #expect(second.alreadyTaken && second.written == 0)
-            // The client, which did not see the first reply, pushes it once more: nothing doubles.
+            // The client, which did not see the first reply, connects again and pushes it once
+            // more: nothing doubles, and the store is not taken for a restored one.
+            let device = try a.replicaState().device
+            await clientA.close()
             try await clientA.sync()
+            #expect(try a.replicaState().device == device)
             let changes = try await connection.rows("SELECT count(*)::text, count(DISTINCT cellar_id)::text FROM \(SQL.quote(schema)).cellar_changes",
                                                     logger: TestServer.logger)
             #expect(changes.first?[0] == "11")
             #expect(changes.first?[1] == "11")
+        }
+    }
+
+    /// A store restored from a copy made before its last pushes: its new changes (numbered as
+    /// ones the server already took from the original) reach the server, and it gets back what
+    /// the original pushed after the copy.
+    @Test func aStoreRestoredFromAnOlderCopyLosesNothing() async throws {
+        try await TestServer.freshSchema { _, schema in
+            let harness = try SyncHarness(schema: schema)
+            defer { Task { await harness.close() } }
+            let (a, clientA) = try harness.addStore()
+            let first = Item(title: "first")
+            try a.box(for: Item.self).put(first)
+            try await clientA.sync()
+            let copy = harness.directory + "/copy"
+            try a.copy(to: copy)
+            // After the copy, the original pushes two more entries, then is lost.
+            try a.box(for: Item.self).put(Item(title: "after the copy"))
+            first.title = "first, renamed after the copy"
+            try a.box(for: Item.self).put(first)
+            try await clientA.sync()
+            await clientA.close()
+
+            var storeOptions = StoreOptions()
+            storeOptions.changeHistory = true
+            let restored = try Store(directoryPath: copy, options: storeOptions)
+            defer { restored.close() }
+            let device = try restored.replicaState().device
+            try restored.box(for: Item.self).put(Item(title: "made on the restored store"))
+            let client = SyncClient(store: restored, server: try TestServer.server(), options: harness.options, logger: TestServer.logger)
+            try await client.sync()
+            try await client.sync()
+            await client.close()
+            #expect(try restored.replicaState().device != device)
+            #expect(try restored.box(for: Item.self).all().map(\.title).sorted()
+                    == ["after the copy", "first, renamed after the copy", "made on the restored store"])
+            let (b, clientB) = try harness.addStore()
+            try await clientB.sync()
+            #expect(try SyncHarness.picture(of: b) == SyncHarness.picture(of: restored))
         }
     }
 }
