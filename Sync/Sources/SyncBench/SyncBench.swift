@@ -7,7 +7,7 @@ import PostgresNIO
 
 /// The sync benchmark and its load generator.
 ///
-///   sync-bench measure --url URL [--n 100000] [--samples 200]
+///   sync-bench measure --url URL [--n 100000] [--samples 200] [--subscribed]
 ///       objects/s pushed and pulled (a first sync and an update of every object), and the time
 ///       from a commit on one store to its arrival in another while both run live, p50 and p99;
 ///       checks that the receiving store holds exactly the objects sent.
@@ -88,6 +88,7 @@ struct Measure: AsyncParsableCommand {
     @Option(help: "Rounds of edits of every object (two properties each) after the first sync: the server's size is reported after them, and after pruning.") var editRounds: Int = 1
     @Flag(help: "Prune the server's changes after every round (as a client does by itself, at most every pruneInterval), then VACUUM them as autovacuum would.") var pruneEachRound = false
     @Option(help: "The longest a live client waits between looks for local commits (commits wake it at once), in milliseconds.") var pollMs: Int = 1000
+    @Flag(help: "The receiving store syncs by subscription, to a query every object matches (the cost of the filtered reads).") var subscribed = false
 
     func run() async throws {
         guard let url = url ?? ProcessInfo.processInfo.environment["CELLAR_SYNC_POSTGRES"] else {
@@ -118,10 +119,13 @@ struct Measure: AsyncParsableCommand {
         let a = try openStore(directory + "/a"), b = try openStore(directory + "/b")
         defer { a.close(); b.close() }
         let clientA = SyncClient(store: a, server: server, options: options)
-        let clientB = SyncClient(store: b, server: server, options: options)
+        var optionsB = options
+        optionsB.bySubscription = subscribed
+        let clientB = SyncClient(store: b, server: server, options: optionsB)
+        let notesA = a.box(for: BenchNote.self), notesB = b.box(for: BenchNote.self)
+        if subscribed { try await clientB.subscribe(try notesB.query { BenchNote.count >= 0 }.build()) }
         try await clientA.sync()  // connects and creates the server's tables outside the timings
         try await clientB.sync()
-        let notesA = a.box(for: BenchNote.self), notesB = b.box(for: BenchNote.self)
         print("sync-bench: \(n) objects of about 150 bytes, schema \(schema); \(samples) latency samples, looking for commits at least every \(pollMs) ms")
 
         let start = ContinuousClock.now
