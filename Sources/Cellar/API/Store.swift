@@ -63,6 +63,8 @@ public final class Store: @unchecked Sendable {
     /// With several writing processes (``StoreOptions/sharedWriting``): what a write transaction
     /// checks when it starts on another process's commit; nil otherwise.
     let sharedWriters: SharedWriters?
+    /// How many undo steps the store keeps (``StoreOptions/undoDepth``).
+    let undoDepth: Int
     /// The in-memory graphs of the HNSW indexes (see `VectorIndex`), with their images in the
     /// store's directory (see HNSWImage.swift).
     let vectorIndexes: VectorIndexes
@@ -133,6 +135,7 @@ public final class Store: @unchecked Sendable {
         savedSequences = .allocate(capacity: max(entityCount, 1))
         savedSequences.initialize(repeating: nil, count: max(entityCount, 1))
         sharedWriters = options.sharedWriting && !inMemory && !options.readOnly ? SharedWriters() : nil
+        undoDepth = options.undoDepth
         if versions.migrating, let stored, let version = options.schemaVersion {
             try migrate(from: stored, sync: sync, plan: versions, to: version, code: options.migration)
         }

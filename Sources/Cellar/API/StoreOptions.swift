@@ -98,6 +98,9 @@ public struct StoreOptions: Sendable {
     /// Nil: a raised version needs no code (properties added, renamed by UID, or retired), but a
     /// property whose type changed is refused.
     public var migration: (@Sendable (Migration) throws -> Void)?
+    /// How many undoable writes (``Store/write(actionName:_:)``) the store keeps for
+    /// ``Store/undo()``; older ones are dropped as new ones come. Default 100.
+    public var undoDepth: Int = 100
 
     /// Options for opening a ``Store``; each parameter sets the property of the same name.
     public init(durability: Durability = .full, readOnly: Bool = false, fileMode: UInt16 = 0o644,

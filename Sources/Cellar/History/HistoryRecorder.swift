@@ -187,6 +187,27 @@ final class HistoryRecorder {
         }
     }
 
+    /// The objects the transaction touched so far (put, removed, or linked), each once, in the
+    /// order first touched, with the standalone relations whose links of it changed.
+    func touchedObjects() -> [(entity: UInt32, id: Id, relations: Set<UInt32>)] {
+        struct Key: Hashable {
+            let entity: UInt32
+            let id: Id
+        }
+        var order: [Key] = [], relations: [Key: Set<UInt32>] = [:]
+        for event in events {
+            let key = Key(entity: event.entity, id: event.id)
+            if relations[key] == nil {
+                order.append(key)
+                relations[key] = []
+            }
+            if event.kind == .relations {
+                for index in Int(event.start)..<Int(event.start + event.count) { relations[key]!.insert(ids[index]) }
+            }
+        }
+        return order.map { ($0.entity, $0.id, relations[$0]!) }
+    }
+
     // MARK: Committing
 
     /// Writes the entry of this transaction's changes (nothing when it changed no object): the

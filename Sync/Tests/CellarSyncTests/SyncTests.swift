@@ -339,4 +339,29 @@ struct SyncTests {
             #expect(try SyncHarness.picture(of: b) == SyncHarness.picture(of: restored))
         }
     }
+
+    /// An undo is an ordinary change: the other store receives it as such.
+    @Test func anUndoReachesTheOtherStore() async throws {
+        try await TestServer.freshSchema { _, schema in
+            let harness = try SyncHarness(schema: schema)
+            defer { Task { await harness.close() } }
+            let (a, clientA) = try harness.addStore()
+            let (b, clientB) = try harness.addStore()
+            let item = Item(title: "draft", count: 1)
+            try a.box(for: Item.self).put(item)
+            try a.write(actionName: "Edit") {
+                item.title = "final"
+                item.count = 2
+                try a.box(for: Item.self).put(item)
+            }
+            try await clientA.sync()
+            try await clientB.sync()
+            #expect(try b.box(for: Item.self).all().first?.title == "final")
+            #expect(try a.undo() == "Edit")
+            try await clientA.sync()
+            try await clientB.sync()
+            let onB = try #require(try b.box(for: Item.self).all().first)
+            #expect(onB.title == "draft" && onB.count == 1)
+        }
+    }
 }

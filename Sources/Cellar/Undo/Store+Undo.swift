@@ -1,0 +1,161 @@
+import CellarStorage
+import Foundation
+
+/// Undo and redo (`docs/undo.md`): a write the app names is kept as an undo step, in the same
+/// commit, and ``Store/undo()`` and ``Store/redo()`` apply it backwards or forwards as new commits.
+///
+/// The steps live in the store (they survive closing it), in the tree `ud` by step number
+/// (8 bytes, big-endian), with the log's state under `undo` in the meta tree: three
+/// little-endian `u64`, the oldest step kept, the step ``Store/undo()`` undoes next (0: none),
+/// and the last step ``Store/redo()`` can reach.
+enum UndoLog {
+    static let tree = "ud"
+    static let stateKey: [UInt8] = Array("undo".utf8)
+
+    struct State: Equatable {
+        var first: UInt64 = 1
+        var top: UInt64 = 0
+        var end: UInt64 = 0
+
+        static func read(_ write: WriteTransaction) throws -> State {
+            guard let meta = try write.tree(StorageLayout.metaTree, create: false), let bytes = try write.get(meta, key: stateKey) else { return State() }
+            guard bytes.count == 24 else { throw CellarError.fileCorrupt("the undo log's state has \(bytes.count) bytes, expected 24") }
+            return bytes.withUnsafeBytes { State(first: $0.loadLE(UInt64.self, at: 0), top: $0.loadLE(UInt64.self, at: 8), end: $0.loadLE(UInt64.self, at: 16)) }
+        }
+
+        func write(_ write: WriteTransaction) throws {
+            var bytes: [UInt8] = []
+            for value in [first, top, end] { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+            try write.put(try write.tree(StorageLayout.metaTree, create: true)!, key: stateKey, value: bytes)
+        }
+    }
+
+    static func key(_ step: UInt64) -> [UInt8] { withUnsafeBytes(of: step.bigEndian) { Array($0) } }
+
+    static func step(_ number: UInt64, in write: WriteTransaction) throws -> UndoStep? {
+        guard number > 0, let tree = try write.tree(tree, create: false), let bytes = try write.get(tree, key: key(number)) else { return nil }
+        return try UndoStep(json: bytes)
+    }
+
+    /// Keeps `step` as the newest undo step: the steps that could be redone are dropped (a new
+    /// write starts a new branch), and the oldest beyond `depth`.
+    static func push(_ step: UndoStep, depth: Int, in write: WriteTransaction) throws {
+        var state = try State.read(write)
+        let steps = try write.tree(tree, create: true)!
+        if state.end > state.top {
+            for number in (state.top + 1)...state.end { _ = try write.delete(steps, key: key(number)) }
+        }
+        state.top += 1
+        state.end = state.top
+        try write.put(steps, key: key(state.top), value: Array(JSONWriter.string(step.json).utf8))
+        while state.first + UInt64(max(depth, 0)) <= state.top {
+            _ = try write.delete(steps, key: key(state.first))
+            state.first += 1
+        }
+        try state.write(write)
+    }
+}
+
+extension Store {
+    /// Runs `body` in a write transaction, as ``runInTransaction(_:)`` does, and keeps what it
+    /// changes as an undo step named `actionName` (in the same commit): ``undo()`` undoes it.
+    /// A new undoable write drops the steps ``redo()`` could have redone. The store keeps the
+    /// last ``StoreOptions/undoDepth`` steps.
+    ///
+    /// What a step holds: per object the write changed, the values of the properties it changed
+    /// before and after it (all of them for an object it created or removed), and the links of
+    /// its standalone relations before and after. Embedded objects, collections and flexible
+    /// values are property values; indexes (full-text, geo, vectors, unique) follow the objects.
+    ///
+    /// - Throws: ``CellarError/Code/illegalArgument`` inside another transaction (the step would
+    ///   not know where the write began), or when the store does not record its change history
+    ///   (``StoreOptions/changeHistory``: undo learns from it what a write changed); `body`'s
+    ///   errors, after which nothing is kept.
+    @discardableResult
+    public func write<T>(actionName: String, _ body: () throws -> T) throws -> T {
+        guard ThreadTransactions.current(for: self) == nil else {
+            throw CellarError.illegalArgument("write(actionName: \"\(actionName)\"): an undoable write cannot run inside another transaction")
+        }
+        guard recordsHistory else {
+            throw CellarError.illegalArgument("write(actionName: \"\(actionName)\"): undo needs the store's change history; open it with StoreOptions.changeHistory set")
+        }
+        let depth = undoDepth
+        return try inWriteContext { context in
+            let result = try body()
+            guard context.failure == nil else { return result }
+            let step = try UndoStep.capture(actionName, in: context)
+            if !step.objects.isEmpty { try UndoLog.push(step, depth: depth, in: context.write!) }
+            return result
+        }
+    }
+
+    /// Undoes the last undoable write not undone yet, as a new commit (an ordinary change: the
+    /// change history records it, sync sends it). Per property, the value the write left is
+    /// replaced by the one before it, when the object still holds it; a property changed since
+    /// (by a later write, another writer, another device) keeps its newer value. An object the
+    /// write created is removed; one it removed comes back with its values and links. Returns the
+    /// action's name, or nil when there is nothing to undo.
+    @discardableResult
+    public func undo() throws -> String? {
+        try moveInUndoLog(forward: false)
+    }
+
+    /// Does the last undone write again, as a new commit, by the same rule as ``undo()``.
+    /// Returns the action's name, or nil when there is nothing to redo.
+    @discardableResult
+    public func redo() throws -> String? {
+        try moveInUndoLog(forward: true)
+    }
+
+    /// The name of the write ``undo()`` would undo; nil when there is none.
+    public func undoActionName() throws -> String? {
+        try undoLogStep(forward: false)?.name
+    }
+
+    /// The name of the write ``redo()`` would do again; nil when there is none.
+    public func redoActionName() throws -> String? {
+        try undoLogStep(forward: true)?.name
+    }
+
+    /// Forgets every undo and redo step (the objects stay as they are).
+    public func clearUndoLog() throws {
+        try inUndoContext { context in
+            let write = context.write!
+            var state = try UndoLog.State.read(write)
+            if let steps = try write.tree(UndoLog.tree, create: false), state.end >= state.first {
+                for number in state.first...state.end { _ = try write.delete(steps, key: UndoLog.key(number)) }
+            }
+            state = UndoLog.State(first: state.end + 1, top: state.end, end: state.end)
+            try state.write(write)
+        }
+    }
+
+    private func undoLogStep(forward: Bool) throws -> UndoStep? {
+        try inUndoContext { context in
+            let state = try UndoLog.State.read(context.write!)
+            let number = forward ? state.top + 1 : state.top
+            guard number >= state.first, number <= state.end else { return nil }
+            return try UndoLog.step(number, in: context.write!)
+        }
+    }
+
+    private func moveInUndoLog(forward: Bool) throws -> String? {
+        try inUndoContext { context in
+            let write = context.write!
+            var state = try UndoLog.State.read(write)
+            let number = forward ? state.top + 1 : state.top
+            guard number >= state.first, number <= state.end, let step = try UndoLog.step(number, in: write) else { return nil }
+            _ = try step.apply(reverse: !forward, in: context)
+            state.top = forward ? number : number - 1
+            try state.write(write)
+            return step.name
+        }
+    }
+
+    private func inUndoContext<T>(_ body: (TransactionContext) throws -> T) throws -> T {
+        guard ThreadTransactions.current(for: self) == nil else {
+            throw CellarError.illegalArgument("undo and redo cannot run inside a transaction")
+        }
+        return try inWriteContext(body)
+    }
+}

@@ -1,0 +1,305 @@
+@_spi(CellarGenerated) @_spi(Testing) @testable import Cellar
+import CellarStorage
+import CellarTestSupport
+import Foundation
+import Testing
+
+/// Undo and redo: named writes undone and done again as new commits, property by property, with
+/// a later change of the same property kept; removals and creations; links; indexes; the log
+/// kept across reopening; its depth; random sequences against a model.
+@Suite struct UndoTests {
+    static func open(_ dir: TestDirectory, depth: Int = 100) throws -> Store {
+        var options = StoreOptions(durability: .none, changeHistory: true)
+        options.undoDepth = depth
+        return try Store(directoryPath: dir.path, model: queryModel(), options: options)
+    }
+
+    static func item(_ title: String, score: Int32? = nil) -> QItem {
+        let item = QItem()
+        item.title = title
+        item.score = score
+        return item
+    }
+
+    @Test func aNamedWriteIsUndoneAndRedone() throws {
+        let dir = TestDirectory("undo-basic")
+        defer { dir.remove() }
+        let store = try Self.open(dir)
+        defer { store.close() }
+        let items = store.box(for: QItem.self)
+        let item = Self.item("draft", score: 1)
+        try store.write(actionName: "Create") { try items.put(item) }
+        try store.write(actionName: "Rename") {
+            item.title = "final"
+            item.score = 2
+            try items.put(item)
+        }
+        #expect(try store.undoActionName() == "Rename")
+        #expect(try store.undo() == "Rename")
+        #expect(try items.get(item.id)?.title == "draft")
+        #expect(try items.get(item.id)?.score == 1)
+        // The index follows: the old title is found again, the new one not.
+        #expect(try items.query { QItem.title == "draft" }.build().count() == 1)
+        #expect(try items.query { QItem.title == "final" }.build().count() == 0)
+        #expect(try store.redoActionName() == "Rename")
+        #expect(try store.undo() == "Create")
+        #expect(try items.count() == 0)
+        #expect(try store.undo() == nil)
+        #expect(try store.redo() == "Create")
+        #expect(try store.redo() == "Rename")
+        #expect(try items.get(item.id)?.title == "final")
+        #expect(try store.redo() == nil)
+        // Undo and redo are ordinary commits: the change history has them.
+        #expect(try store.history(since: 0).count == 6)
+    }
+
+    @Test func aLaterChangeOfAnotherPropertySurvivesAndOfTheSamePropertyWins() throws {
+        let dir = TestDirectory("undo-conflict")
+        defer { dir.remove() }
+        let store = try Self.open(dir)
+        defer { store.close() }
+        let items = store.box(for: QItem.self)
+        let item = Self.item("a", score: 1)
+        try items.put(item)
+        try store.write(actionName: "Edit") {
+            item.title = "b"
+            item.score = 2
+            try items.put(item)
+        }
+        // Another writer, later: the score again, and the flag.
+        let other = try #require(try items.get(item.id))
+        other.score = 3
+        other.flag = true
+        try items.put(other)
+        try store.undo()
+        let undone = try #require(try items.get(item.id))
+        #expect(undone.title == "a")
+        #expect(undone.score == 3)
+        #expect(undone.flag)
+    }
+
+    @Test func aRemovalIsUndoneWithItsLinksAndACreationIsRemoved() throws {
+        let dir = TestDirectory("undo-remove")
+        defer { dir.remove() }
+        let store = try Self.open(dir)
+        defer { store.close() }
+        let items = store.box(for: QItem.self), tags = store.box(for: QTag.self), authors = store.box(for: QAuthor.self)
+        let (red, blue) = (QTag("red"), QTag("blue"))
+        try tags.put([red, blue])
+        let ada = QAuthor("ada")
+        try authors.put(ada)
+        let item = Self.item("tagged", score: 5)
+        item.author.target = ada
+        item.tags.append(contentsOf: [red, blue])
+        try items.put(item)
+        try store.write(actionName: "Remove") { _ = try items.remove(item.id) }
+        #expect(try items.count() == 0)
+        try store.undo()
+        let back = try #require(try items.get(item.id))
+        #expect(back.title == "tagged" && back.score == 5)
+        #expect(back.author.targetId == ada.id)
+        #expect(Set(back.tags.map(\.label)) == ["red", "blue"])
+        #expect(try items.query { QItem.score == 5 }.build().count() == 1)
+        #expect(Set(try #require(try tags.get(red.id)).items.map(\.id)) == [item.id])
+        try store.redo()
+        #expect(try items.count() == 0)
+        #expect(try #require(try tags.get(red.id)).items.isEmpty)
+    }
+
+    @Test func theLogOutlivesReopeningAndKeepsItsDepth() throws {
+        let dir = TestDirectory("undo-reopen")
+        defer { dir.remove() }
+        var store = try Self.open(dir, depth: 3)
+        var items = store.box(for: QItem.self)
+        let item = Self.item("v0")
+        try items.put(item)
+        for version in 1...5 {
+            try store.write(actionName: "v\(version)") {
+                item.title = "v\(version)"
+                try items.put(item)
+            }
+        }
+        store.close()
+        store = try Self.open(dir, depth: 3)
+        defer { store.close() }
+        items = store.box(for: QItem.self)
+        #expect(try store.undo() == "v5")
+        #expect(try store.undo() == "v4")
+        #expect(try store.undo() == "v3")
+        #expect(try store.undo() == nil)
+        #expect(try items.get(item.id)?.title == "v2")
+        // A new write drops what could have been redone.
+        try store.write(actionName: "other") {
+            item.title = "other"
+            try items.put(item)
+        }
+        #expect(try store.redo() == nil)
+        #expect(try store.undo() == "other")
+        #expect(try items.get(item.id)?.title == "v2")
+        try store.clearUndoLog()
+        #expect(try store.undoActionName() == nil && store.redoActionName() == nil)
+    }
+
+    @Test func undoableWritesNeedTheHistoryAndNoOuterTransaction() throws {
+        let dir = TestDirectory("undo-refused")
+        defer { dir.remove() }
+        let store = try Store(directoryPath: dir.path, model: queryModel(), options: StoreOptions(durability: .none))
+        #expect(throws: CellarError.self) { try store.write(actionName: "x") {} }
+        store.close()
+        let other = TestDirectory("undo-refused-history")
+        defer { other.remove() }
+        let history = try Self.open(other)
+        defer { history.close() }
+        #expect(throws: CellarError.self) { try history.runInTransaction { try history.write(actionName: "x") {} } }
+        #expect(throws: CellarError.self) { try history.runInTransaction { try history.undo() } }
+    }
+
+    // MARK: Random sequences against a model
+
+    /// An item as the model holds it.
+    struct Shape: Equatable {
+        var title: String
+        var score: Int32?
+        var flag: Bool
+        var tags: Set<Id>
+    }
+
+    /// A step as the model keeps it: each changed item before and after (nil: not there).
+    typealias ModelStep = [Id: (before: Shape?, after: Shape?)]
+
+    /// Applies `step` backwards (`reverse`) or forwards to `state`, by the documented rule;
+    /// returns the number of properties kept because they changed since.
+    @discardableResult
+    static func apply(_ step: ModelStep, reverse: Bool, to state: inout [Id: Shape]) -> Int {
+        var kept = 0
+        for (id, sides) in step {
+            let (found, wanted) = reverse ? (sides.after, sides.before) : (sides.before, sides.after)
+            switch (found, wanted) {
+            case (nil, nil): break
+            case (_, nil): state[id] = nil
+            case (nil, let values?):
+                if state[id] == nil { state[id] = Shape(title: values.title, score: values.score, flag: values.flag, tags: []) }
+            case (let left?, let values?):
+                guard var current = state[id] else { break }
+                if left.title != values.title { if current.title == left.title { current.title = values.title } else { kept += 1 } }
+                if left.score != values.score { if current.score == left.score { current.score = values.score } else { kept += 1 } }
+                if left.flag != values.flag { if current.flag == left.flag { current.flag = values.flag } else { kept += 1 } }
+                state[id] = current
+            }
+        }
+        for (id, sides) in step {
+            guard var current = state[id] else { continue }
+            let found = (reverse ? sides.after : sides.before)?.tags ?? [], wanted = (reverse ? sides.before : sides.after)?.tags ?? []
+            current.tags.subtract(found.subtracting(wanted))
+            current.tags.formUnion(wanted.subtracting(found))
+            state[id] = current
+        }
+        return kept
+    }
+
+    @Test(arguments: [1, 2, 3, UInt64.random(in: 4...UInt64.max)] as [UInt64])
+    func randomWritesUndosAndRedosMatchAModel(seed: UInt64) throws {
+        let dir = TestDirectory("undo-random")
+        defer { dir.remove() }
+        var random = SplitMix64(seed: seed)
+        func roll(_ n: Int) -> Int { Int(random.next() % UInt64(n)) }
+        var store = try Self.open(dir)
+        defer { store.close() }
+        var tagIds: [Id] = []
+        try store.box(for: QTag.self).put((0..<4).map { QTag("t\($0)") })
+        tagIds = try store.box(for: QTag.self).all().map(\.id)
+        var model: [Id: Shape] = [:]
+        var steps: [(name: String, step: ModelStep)] = []
+        var top = 0
+        var undone = 0, kept = 0
+        func read() throws -> [Id: Shape] {
+            var shapes: [Id: Shape] = [:]
+            for item in try store.box(for: QItem.self).all() {
+                shapes[item.id] = Shape(title: item.title, score: item.score, flag: item.flag, tags: Set(item.tags.map(\.id)))
+            }
+            return shapes
+        }
+        func edit(_ items: Box<QItem>) throws {
+            let existing = try items.all()
+            switch existing.count < 3 ? 0 : roll(6) {
+            case 0:
+                let item = Self.item("n\(roll(1000))", score: roll(2) == 0 ? nil : Int32(roll(5)))
+                if roll(2) == 0 { item.tags.append(try #require(try store.box(for: QTag.self).get(tagIds[roll(4)]))) }
+                try items.put(item)
+            case 1, 2:
+                guard let item = existing.randomElement(using: &random) else { return }
+                item.title = "r\(roll(1000))"
+                try items.put(item)
+            case 3:
+                guard let item = existing.randomElement(using: &random) else { return }
+                item.score = roll(3) == 0 ? nil : Int32(roll(5))
+                try items.put(item)
+            case 4:
+                guard let item = existing.randomElement(using: &random) else { return }
+                let tag = try #require(try store.box(for: QTag.self).get(tagIds[roll(4)]))
+                if item.tags.contains(where: { $0.id == tag.id }) { item.tags.removeAll { $0.id == tag.id } } else { item.tags.append(tag) }
+                try items.put(item)
+            default:
+                guard let item = existing.randomElement(using: &random) else { return }
+                _ = try items.remove(item.id)
+            }
+        }
+        for operation in 0..<300 {
+            if operation % 100 == 99 {
+                store.close()
+                store = try Self.open(dir)
+            }
+            let items = store.box(for: QItem.self)
+            switch roll(10) {
+            case 0..<4:
+                let name = "w\(operation)"
+                let before = model
+                try store.write(actionName: name) {
+                    for _ in 0...roll(3) { try edit(items) }
+                }
+                let after = try read()
+                var step: ModelStep = [:]
+                for id in Set(before.keys).union(after.keys) where before[id] != after[id] { step[id] = (before[id], after[id]) }
+                model = after
+                if !step.isEmpty {
+                    steps.removeSubrange(top...)
+                    steps.append((name, step))
+                    top = steps.count
+                }
+            case 4, 5:
+                // Another writer, not undoable: the flag, title or score of an item, often one the
+                // step to undo next changed (so that undo meets values changed since).
+                let candidates = top > 0 && roll(3) > 0 ? try steps[top - 1].step.keys.compactMap { try items.get($0) } : try items.all()
+                guard let item = candidates.randomElement(using: &random) else { continue }
+                switch roll(3) {
+                case 0: item.flag.toggle()
+                case 1: item.title = "o\(roll(1000))"
+                default: item.score = Int32(roll(5) + 10)
+                }
+                try items.put(item)
+                model = try read()
+            case 6, 7, 8:
+                let name = try store.undo()
+                #expect(name == (top > 0 ? steps[top - 1].name : nil), "seed \(seed), operation \(operation)")
+                if top > 0 {
+                    kept += Self.apply(steps[top - 1].step, reverse: true, to: &model)
+                    top -= 1
+                    undone += 1
+                }
+            default:
+                let name = try store.redo()
+                #expect(name == (top < steps.count ? steps[top].name : nil), "seed \(seed), operation \(operation)")
+                if top < steps.count {
+                    kept += Self.apply(steps[top].step, reverse: false, to: &model)
+                    top += 1
+                }
+            }
+            let actual = try read()
+            #expect(actual == model, "seed \(seed), operation \(operation)")
+            if actual != model { return }
+        }
+        // The sequence undid enough, and met the rule for values changed since.
+        #expect(undone >= 20, "seed \(seed)")
+        #expect(kept >= 1, "seed \(seed)")
+    }
+}
