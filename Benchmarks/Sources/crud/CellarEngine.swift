@@ -17,8 +17,10 @@ enum CellarEngine {
     /// `encrypted`: the `cellar-encrypted` engine, the store encrypted with `encryptionKey` (the
     /// default `decryptedCacheSize`); else a plain store. `history`: the `cellar-history` engine,
     /// the store with `StoreOptions.changeHistory` on.
+    /// `undoableUpdate`: the `cellar-undo` engine, step d an undoable write
+    /// (`Store.write(actionName:)`, which needs `history`).
     static func run(_ w: Workload, folder: String, compression: CellarCompression, encrypted: Bool,
-                    history: Bool = false) throws -> RunResult {
+                    history: Bool = false, undoableUpdate: Bool = false) throws -> RunResult {
         let n = w.n
         let path = folder + "/cellar"
         var result = RunResult()
@@ -72,8 +74,13 @@ enum CellarEngine {
 
         // d: one write transaction, every object rebuilt with modificationDate = creationDate + 60 s.
         start = now()
-        try timedUpdateAll(store, box, &objects)
+        if undoableUpdate {
+            try store.write(actionName: "update all") { try timedUpdateAll(store, box, &objects) }
+        } else {
+            try timedUpdateAll(store, box, &objects)
+        }
         result.seconds[.d] = now() - start
+        if undoableUpdate { try check("d: an undo step", try store.undoActionName() == "update all") }
         try checkModificationDates("d", box, w, afterF: false)
         result.sizeAfterD = folderBytes(path)
 

@@ -13,9 +13,12 @@
 //   cellar-history  cellar with its change history on (`StoreOptions.changeHistory`: every commit
 //           appends an entry); beside cellar, `history/plain` is its rate over cellar's in the
 //           same run, judged against `Step.historyTarget`
+//   cellar-undo  cellar-history with step d run as an undoable write (`Store.write(actionName:)`):
+//           beside cellar-history, `undo_ratio` is its rate over cellar-history's in the same run
+//           (the undo step's own cost)
 //
 //   swift run -c release --package-path Benchmarks crud --n 100000 [--runs 3] [--format tsv]
-//       [--engines cellar,cellar-encrypted,cellar-history,sqlite,lmdb] [--dir PARENT] [--compression none|zstd|dictionary]
+//       [--engines cellar,cellar-encrypted,cellar-history,cellar-undo,sqlite,lmdb] [--dir PARENT] [--compression none|zstd|dictionary]
 //
 // --compression opens Cellar's store with `StoreOptions.compression` `.none` (default), `.zstd()`
 // or `.zstdDictionary()`. With `dictionary`, the store is compacted right after a (untimed; it
@@ -35,7 +38,8 @@
 // then per step at N = 100,000 and 1,000,000 `objectbox_ratio step n ratio 0` (cellar/OBX) and,
 // with lmdb, `lmdb_now_then step n ratio 0` and `objectbox_ratio_here step n ratio 0`; with cellar and
 // cellar-encrypted, per step `encrypted_ratio step n ratio 0` (cellar-encrypted/cellar, at any N);
-// with cellar and cellar-history, per step `history_ratio step n ratio 0` (cellar-history/cellar).
+// with cellar and cellar-history, per step `history_ratio step n ratio 0` (cellar-history/cellar);
+// with cellar-history and cellar-undo, per step `undo_ratio step n ratio 0` (cellar-undo/cellar-history).
 // cellar-encrypted's and cellar-history's lines are cellar's, their own name first.
 import BenchSupport
 import Foundation
@@ -169,17 +173,18 @@ struct Options: BenchOptions {
     var compression = "none"
 
     static let usage = """
-        usage: crud [--n N] [--runs R] [--format human|tsv] [--engines cellar,cellar-encrypted,cellar-history,sqlite,lmdb] [--dir PARENT] [--compression none|zstd|dictionary]
+        usage: crud [--n N] [--runs R] [--format human|tsv] [--engines cellar,cellar-encrypted,cellar-history,cellar-undo,sqlite,lmdb] [--dir PARENT] [--compression none|zstd|dictionary]
           --engines      any of cellar, cellar-encrypted, sqlite, lmdb, run in the order given in each run (default cellar,sqlite,lmdb);
                          cellar-encrypted is cellar with its store encrypted (one random 256-bit key per process):
                          beside cellar, the table's encrypted/plain column compares them within the run;
-                         cellar-history is cellar with StoreOptions.changeHistory on (history/plain beside cellar)
+                         cellar-history is cellar with StoreOptions.changeHistory on (history/plain beside cellar);
+                         cellar-undo is cellar-history with step d an undoable write (undo_ratio beside cellar-history)
           --compression  Cellar's StoreOptions.compression, for cellar and cellar-encrypted (default none)
         """
 
     mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
         switch arg {
-        case "--engines": engines = try arguments.list(arg, of: ["cellar", "cellar-encrypted", "cellar-history", "sqlite", "lmdb"])
+        case "--engines": engines = try arguments.list(arg, of: ["cellar", "cellar-encrypted", "cellar-history", "cellar-undo", "sqlite", "lmdb"])
         case "--compression":
             let chosen = try arguments.list(arg, of: ["none", "zstd", "dictionary"])
             guard chosen.count == 1 else { throw BenchError("--compression takes one of none, zstd, dictionary") }
@@ -219,16 +224,16 @@ struct Crud {
                 resetPeakRSS()
                 let encrypted = engine == "cellar-encrypted"
                 var result = switch engine {
-                case "cellar", "cellar-encrypted", "cellar-history":
+                case "cellar", "cellar-encrypted", "cellar-history", "cellar-undo":
                     try CellarEngine.run(workload, folder: folder, compression: options.cellarCompression, encrypted: encrypted,
-                                         history: engine == "cellar-history")
+                                         history: engine == "cellar-history" || engine == "cellar-undo", undoableUpdate: engine == "cellar-undo")
                 case "sqlite": try SQLiteEngine.run(workload, folder: folder)
                 default: try LMDBEngine.run(workload, folder: folder)
                 }
                 result.peakRSS = peakRSS()
                 if engine.hasPrefix("cellar") {
                     try CellarEngine.compactCopy(folder: folder, workload, compression: options.cellarCompression,
-                                                 encrypted: encrypted, history: engine == "cellar-history", into: &result)
+                                                 encrypted: encrypted, history: engine == "cellar-history" || engine == "cellar-undo", into: &result)
                 }
                 results[engine, default: []].append(result)
                 logRun(run, of: options.runs, engine, rates: Step.allCases.compactMap { step in
@@ -286,6 +291,9 @@ struct Crud {
                 }
                 if let plain = rate("cellar", step), let history = rate("cellar-history", step) {
                     print(tsvRatioLine("history_ratio", step.rawValue, n, history / plain))
+                }
+                if let history = rate("cellar-history", step), let undo = rate("cellar-undo", step) {
+                    print(tsvRatioLine("undo_ratio", step.rawValue, n, undo / history))
                 }
             }
             return
