@@ -76,12 +76,7 @@ struct ConvergenceTests {
                 case 78..<80:
                     // The offline stores are seen last long ago: an online store prunes what
                     // the others pulled, and the offline ones read the rows when they are back.
-                    guard online[which] else { break }
-                    for (other, isOnline) in online.enumerated() where !isOnline {
-                        try await connection.execute("UPDATE \(SQL.quote(schema)).cellar_devices SET seen = now() - interval '2 hours' WHERE device = $1::uuid",
-                                                     [UUIDText.text(try harness.stores[other].replicaState().device)], logger: TestServer.logger)
-                    }
-                    try await harness.clients[which].pruneServer()
+                    if online[which] { try await harness.prune(by: which, offline: online, on: connection) }
                 default:
                     if online[which] { try await harness.clients[which].sync() }
                 }

@@ -342,12 +342,7 @@ struct SubscriptionTests {
                 case 74..<76:
                     // The offline devices were seen long ago: the changes they miss are pruned,
                     // and they read the current rows their subscriptions match when back.
-                    guard online[which] else { break }
-                    for (other, isOnline) in online.enumerated() where !isOnline {
-                        try await connection.execute("UPDATE \(SQL.quote(schema)).cellar_devices SET seen = now() - interval '2 hours' WHERE device = $1::uuid",
-                                                     [UUIDText.text(try harness.stores[other].replicaState().device)], logger: TestServer.logger)
-                    }
-                    try await client.pruneServer()
+                    if online[which] { try await harness.prune(by: which, offline: online, on: connection) }
                 default:
                     if online[which] { try await client.sync() }
                 }

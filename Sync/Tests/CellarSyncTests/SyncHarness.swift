@@ -1,6 +1,7 @@
 @_spi(Sync) import Cellar
 @testable import CellarSync
 import Foundation
+import PostgresNIO
 import Testing
 
 /// Stores that sync with the test server, each in a directory of its own, and a comparable
@@ -43,6 +44,17 @@ final class SyncHarness: @unchecked Sendable {
         for _ in 0..<2 {
             for client in clients { try await client.sync() }
         }
+    }
+
+    /// Store `which` prunes the server's changes after the stores not `online` are marked as
+    /// seen two hours ago (past the tests' one-hour retention): they read the current rows when
+    /// they are back.
+    func prune(by which: Int, offline online: [Bool], on connection: PostgresConnection) async throws {
+        for (other, isOnline) in online.enumerated() where !isOnline {
+            try await connection.execute("UPDATE \(SQL.quote(schema)).cellar_devices SET seen = now() - interval '2 hours' WHERE device = $1::uuid",
+                                         [UUIDText.text(try stores[other].replicaState().device)], logger: TestServer.logger)
+        }
+        try await clients[which].pruneServer()
     }
 
     func close() async {
