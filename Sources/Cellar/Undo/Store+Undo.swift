@@ -34,7 +34,7 @@ enum UndoLog {
 
     static func step(_ number: UInt64, in write: WriteTransaction) throws -> UndoStep? {
         guard number > 0, let tree = try write.tree(tree, create: false), let bytes = try write.get(tree, key: key(number)) else { return nil }
-        return try UndoStep(json: bytes)
+        return try UndoStep(bytes: bytes)
     }
 
     /// Keeps `step` as the newest undo step: the steps that could be redone are dropped (a new
@@ -47,7 +47,7 @@ enum UndoLog {
         }
         state.top += 1
         state.end = state.top
-        try write.put(steps, key: key(state.top), value: Array(JSONWriter.string(step.json).utf8))
+        try write.put(steps, key: key(state.top), value: step.bytes)
         while state.first + UInt64(max(depth, 0)) <= state.top {
             _ = try write.delete(steps, key: key(state.first))
             state.first += 1

@@ -1,27 +1,38 @@
 import CellarStorage
 import Foundation
 
-/// One undoable write: for each object it changed, the values of the properties it changed
-/// before and after it (the whole object when it was created or removed), and for each
-/// standalone relation whose links of the object changed, the targets before and after. Kept in
-/// the store as JSON (see ``UndoLog``):
+/// One undoable write: for each object it changed, the properties it changed and their fields
+/// before and after it (the whole record where the object was not there before, or after: created
+/// or removed by the write), and for each standalone relation whose links of the object changed,
+/// the targets before and after. Fields are kept as stored (as records holding only those
+/// fields), so that keeping a step copies bytes and formats nothing. Kept in the store (see
+/// ``UndoLog``) as:
 ///
 /// ```
-/// {"name": "Rename", "objects": [{"entity": "<uid>", "id": <id>, "before": {…} | null,
-///   "after": {…} | null, "links": {"<relation id>": {"before": [ids], "after": [ids]}}}]}
+/// u8 format (1), name (u32 length, UTF-8), u32 object count, then per object:
+///   u64 entity UID, u64 id, u8 which records follow (1: before, 2: after),
+///   with both: u32 count and u32 IDs of the properties changed,
+///   each record as u32 length and bytes, u32 relation count,
+///   per relation: u32 relation ID, u32 count and u64 ids before, u32 count and u64 ids after
 /// ```
+/// (little-endian).
 struct UndoStep: Equatable {
     struct Object: Equatable {
         var entityUid: UInt64
         var id: Id
-        /// Nil: the object was not there (created by the step, or, for `after`, removed).
-        var before: [JSONMember]?
-        var after: [JSONMember]?
+        /// The stored record; nil: the object was not there (created by the step, or, for
+        /// `after`, removed). When both are there, they hold only the fields of `changed`.
+        var before: [UInt8]?
+        var after: [UInt8]?
+        /// When the object was there before and after: the IDs of the properties the step
+        /// changed (a field missing from `before` or `after` was absent, nil).
+        var changed: [UInt32] = []
         /// By relation ID: the targets before and after.
         var links: [UInt32: (before: [Id], after: [Id])] = [:]
 
         static func == (a: Object, b: Object) -> Bool {
-            guard a.entityUid == b.entityUid, a.id == b.id, a.before == b.before, a.after == b.after, a.links.count == b.links.count else { return false }
+            guard a.entityUid == b.entityUid, a.id == b.id, a.before == b.before, a.after == b.after, a.changed == b.changed,
+                  a.links.count == b.links.count else { return false }
             for (relation, mine) in a.links {
                 guard let theirs = b.links[relation], mine.before == theirs.before, mine.after == theirs.after else { return false }
             }
@@ -32,6 +43,11 @@ struct UndoStep: Equatable {
     var name: String
     var objects: [Object]
 
+    init(name: String, objects: [Object]) {
+        self.name = name
+        self.objects = objects
+    }
+
     /// What the write running in `context` has changed so far, compared with the state it began
     /// from (its base snapshot).
     static func capture(_ name: String, in context: TransactionContext) throws -> UndoStep {
@@ -40,31 +56,49 @@ struct UndoStep: Equatable {
             throw CellarError.illegalArgument("an undoable write needs the store's change history (StoreOptions.changeHistory)")
         }
         let base = TransactionContext(store: store, read: try write.readBase())
+        let builder = RecordBuilder(capacity: 1024)
         var objects: [Object] = []
         for touched in history.touchedObjects() {
             guard let schema = store.schemasById[touched.entity] else { continue }
-            let entity = store.model.entities[schema.index]
-            func dump(_ context: TransactionContext) throws -> [JSONMember]? {
-                try context.withRecord(schema, touched.id) { bytes in
-                    try bytes.map { try ObjectDump.properties(of: RecordReader($0), entity: entity, model: store.model, style: .exact) }
+            var object = Object(entityUid: schema.id.uid, id: touched.id)
+            try base.withRecord(schema, touched.id) { before in
+                try context.withRecord(schema, touched.id) { after in
+                    guard let before, let after else {
+                        object.before = before.map { Array($0) }
+                        object.after = after.map { Array($0) }
+                        return
+                    }
+                    // Only the fields the step changed, each side as a record of its own.
+                    let old = try RecordReader(before), new = try RecordReader(after)
+                    try HistoryRecorder.changedProperties(of: schema, old: old, new: new, into: &object.changed)
+                    guard !object.changed.isEmpty else { return }
+                    object.before = try Self.fields(object.changed, of: old, schema: schema, builder: builder)
+                    object.after = try Self.fields(object.changed, of: new, schema: schema, builder: builder)
                 }
-            }
-            var object = Object(entityUid: schema.id.uid, id: touched.id, before: try dump(base), after: try dump(context))
-            if let before = object.before, let after = object.after {
-                // Only the properties the step changed.
-                let changed = Set(zip(before, after).filter { $0.0 != $0.1 }.map(\.0.name))
-                object.before = before.filter { changed.contains($0.name) }
-                object.after = after.filter { changed.contains($0.name) }
             }
             for relation in touched.relations.sorted() {
                 let tree = StorageLayout.relationTree(relation)
                 let before = try base.pairedIds(touched.id, in: tree), after = try context.pairedIds(touched.id, in: tree)
                 if Set(before) != Set(after) { object.links[relation] = (before, after) }
             }
-            let valuesChanged = object.before == nil ? object.after != nil : (object.after == nil || !object.before!.isEmpty)
+            let valuesChanged = switch (object.before, object.after) {
+            case (nil, nil): false          // made and removed by the step
+            case (.some, .some): !object.changed.isEmpty
+            default: true
+            }
             if valuesChanged || !object.links.isEmpty { objects.append(object) }
         }
         return UndoStep(name: name, objects: objects)
+    }
+
+    /// A record with `record`'s fields of the properties `ids` only.
+    private static func fields(_ ids: [UInt32], of record: RecordReader, schema: EntitySchema, builder: RecordBuilder) throws -> [UInt8] {
+        builder.begin(slotCount: record.slotCount)
+        for id in ids.sorted() {
+            guard let property = schema.properties[id], property.slot < record.slotCount else { continue }
+            try builder.copyField(property.slot, of: property.type, from: record)
+        }
+        return Array(builder.finished)
     }
 
     /// Undoes the step (`reverse`) or does it again, in `context`: per property, the value the
@@ -76,16 +110,12 @@ struct UndoStep: Equatable {
     func apply(reverse: Bool, in context: TransactionContext) throws -> Int {
         let store = context.store
         var kept = 0
-        var mappings: [UInt32: ImportMapping] = [:]
         let builder = RecordBuilder(capacity: 1024)
         for object in objects {
             guard let schema = store.schemas[object.entityUid] else { continue }
-            let entity = store.model.entities[schema.index]
             let (found, wanted) = reverse ? (object.after, object.before) : (object.before, object.after)
-            var current = try context.withRecord(schema, object.id) { bytes in
-                try bytes.map { try ObjectDump.properties(of: RecordReader($0), entity: entity, model: store.model, style: .exact) }
-            }
-            let isNew = current == nil
+            let current = try context.withRecord(schema, object.id) { $0.map { Array($0) } }
+            let record: [UInt8]
             switch (found, wanted) {
             case (nil, nil):
                 continue
@@ -94,30 +124,16 @@ struct UndoStep: Equatable {
                 continue
             case (nil, let values?):
                 guard current == nil else { kept += 1; continue }
-                current = values
+                record = values
             case (let left?, let values?):
-                guard var members = current else { kept += values.count; continue }
-                var changed = false
-                for value in values {
-                    guard let index = members.firstIndex(where: { $0.name == value.name }) else { continue }
-                    guard members[index].value == left.first(where: { $0.name == value.name })?.value else { kept += 1; continue }
-                    if members[index].value != value.value {
-                        members[index].value = value.value
-                        changed = true
-                    }
-                }
-                guard changed else { continue }
-                current = members
+                guard let current else { kept += 1; continue }
+                guard let merged = try Self.merge(current, replacing: left, with: values, changed: object.changed, schema: schema,
+                                                  builder: builder, kept: &kept) else { continue }
+                record = merged
             }
-            let mapping: ImportMapping
-            if let known = mappings[schema.id.id] {
-                mapping = known
-            } else {
-                mapping = try ImportMapping(file: entity, in: store.model, store: entity, in: store.model)
-                mappings[schema.id.id] = mapping
+            try record.withUnsafeBytes { bytes in
+                try context.putIndexed(schema, id: object.id, record: bytes, tree: try context.writeTree(schema), isNew: current == nil)
             }
-            try ObjectRecordEncoder.write(current!, mapping, into: builder)
-            try context.putIndexed(schema, id: object.id, record: builder.finished, tree: try context.writeTree(schema), isNew: isNew)
             try context.withSequence(schema) { $0.noteAssigned(object.id) }
             context.changeLog?.note(schema, object.id)
         }
@@ -150,63 +166,110 @@ struct UndoStep: Equatable {
         return kept
     }
 
+    /// `current` with each property of `changed` set to its field in `values` (absent there:
+    /// absent), where `current` still holds its field in `left` (the others are counted in
+    /// `kept`); nil when nothing changes.
+    private static func merge(_ current: [UInt8], replacing left: [UInt8], with values: [UInt8], changed: [UInt32],
+                              schema: EntitySchema, builder: RecordBuilder, kept: inout Int) throws -> [UInt8]? {
+        try current.withUnsafeBytes { currentBytes in
+            try left.withUnsafeBytes { leftBytes in
+                try values.withUnsafeBytes { valueBytes in
+                    let now = try RecordReader(currentBytes), old = try RecordReader(leftBytes), new = try RecordReader(valueBytes)
+                    var taken = Set<UInt32>()
+                    for id in changed {
+                        guard let property = schema.properties[id] else { continue }
+                        if try field(now, property) == field(old, property) {
+                            if try field(now, property) != field(new, property) { taken.insert(id) }
+                        } else {
+                            kept += 1
+                        }
+                    }
+                    guard !taken.isEmpty else { return nil }
+                    let slots = max(now.slotCount, new.slotCount)
+                    builder.begin(slotCount: slots)
+                    for property in schema.properties.values.sorted(by: { $0.id < $1.id }) where !property.isId && property.slot < slots {
+                        try builder.copyField(property.slot, of: property.type, from: taken.contains(property.id) ? new : now)
+                    }
+                    return Array(builder.finished)
+                }
+            }
+        }
+    }
+
+    /// The bytes of `property`'s field in `record`; nil when it has none.
+    private static func field(_ record: RecordReader, _ property: PropertySchema) throws -> [UInt8]? {
+        guard property.slot < record.slotCount else { return nil }
+        if let width = property.type.fixedWidth {
+            return try record.offset(property.slot, size: width).map { Array(UnsafeRawBufferPointer(start: record.base + $0, count: width)) }
+        }
+        return try record.bytes(slot: property.slot).map { Array($0) }
+    }
+
     // MARK: Encoding
 
-    var json: JSONValue {
-        func members(_ values: [JSONMember]?) -> JSONValue { values.map { .object($0) } ?? .null }
-        func ids(_ ids: [Id]) -> JSONValue { .array(ids.map { .number(String($0)) }) }
-        return .object([
-            JSONMember("name", .string(name)),
-            JSONMember("objects", .array(objects.map { object in
-                .object([
-                    JSONMember("entity", .string(String(object.entityUid))),
-                    JSONMember("id", .number(String(object.id))),
-                    JSONMember("before", members(object.before)),
-                    JSONMember("after", members(object.after)),
-                    JSONMember("links", .object(object.links.sorted { $0.key < $1.key }.map {
-                        JSONMember(String($0.key), .object([JSONMember("before", ids($0.value.before)), JSONMember("after", ids($0.value.after))]))
-                    })),
-                ])
-            })),
-        ])
+    var bytes: [UInt8] {
+        var out: [UInt8] = [1]
+        func u32(_ value: Int) { withUnsafeBytes(of: UInt32(value).littleEndian) { out.append(contentsOf: $0) } }
+        func u64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) } }
+        func record(_ bytes: [UInt8]) {
+            u32(bytes.count)
+            out.append(contentsOf: bytes)
+        }
+        let name = Array(self.name.utf8)
+        u32(name.count)
+        out.append(contentsOf: name)
+        u32(objects.count)
+        for object in objects {
+            u64(object.entityUid)
+            u64(object.id)
+            out.append((object.before == nil ? 0 : 1) | (object.after == nil ? 0 : 2))
+            if object.before != nil, object.after != nil {
+                u32(object.changed.count)
+                for id in object.changed { u32(Int(id)) }
+            }
+            if let before = object.before { record(before) }
+            if let after = object.after { record(after) }
+            u32(object.links.count)
+            for (relation, targets) in object.links.sorted(by: { $0.key < $1.key }) {
+                u32(Int(relation))
+                for ids in [targets.before, targets.after] {
+                    u32(ids.count)
+                    for id in ids { u64(id) }
+                }
+            }
+        }
+        return out
     }
 
-    init(name: String, objects: [Object]) {
-        self.name = name
+    init(bytes: [UInt8]) throws {
+        var at = 0
+        func corrupt() -> CellarError { .fileCorrupt("an undo step of \(bytes.count) bytes is cut short or malformed at byte \(at)") }
+        func take(_ count: Int) throws -> ArraySlice<UInt8> {
+            guard count >= 0, count <= bytes.count - at else { throw corrupt() }
+            defer { at += count }
+            return bytes[at..<(at + count)]
+        }
+        func u32() throws -> Int { Int(try take(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }) }
+        func u64() throws -> UInt64 { try take(8).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+        guard try take(1).first == 1 else { throw CellarError.fileCorrupt("an undo step of a format this build does not read") }
+        name = String(decoding: try take(try u32()), as: UTF8.self)
+        let count = try u32()
+        var objects: [Object] = []
+        for _ in 0..<count {
+            var object = Object(entityUid: try u64(), id: try u64(), before: nil, after: nil)
+            let which = try take(1).first!
+            if which == 3 { object.changed = try (0..<(try u32())).map { _ in UInt32(try u32()) } }
+            if which & 1 != 0 { object.before = Array(try take(try u32())) }
+            if which & 2 != 0 { object.after = Array(try take(try u32())) }
+            for _ in 0..<(try u32()) {
+                let relation = UInt32(try u32())
+                var sides: [[Id]] = []
+                for _ in 0..<2 { sides.append(try (0..<(try u32())).map { _ in try u64() }) }
+                object.links[relation] = (sides[0], sides[1])
+            }
+            objects.append(object)
+        }
+        guard at == bytes.count else { throw corrupt() }
         self.objects = objects
-    }
-
-    init(json bytes: [UInt8]) throws {
-        func corrupt(_ what: String) -> CellarError { .fileCorrupt("an undo step: \(what)") }
-        guard case .object(let top) = try JSONParser.parse(bytes, source: "undo step"),
-              case .string(let name)? = top.first(where: { $0.name == "name" })?.value,
-              case .array(let list)? = top.first(where: { $0.name == "objects" })?.value else { throw corrupt("no name or objects") }
-        func member(_ members: [JSONMember], _ name: String) -> JSONValue? { members.first { $0.name == name }?.value }
-        func values(_ value: JSONValue?) throws -> [JSONMember]? {
-            switch value {
-            case .object(let members)?: return members
-            case .null?: return nil
-            default: throw corrupt("values that are not an object")
-            }
-        }
-        func ids(_ value: JSONValue?) throws -> [Id] {
-            guard case .array(let elements)? = value else { throw corrupt("a list of links that is not one") }
-            return try elements.map {
-                guard case .number(let text) = $0, let id = Id(text) else { throw corrupt("a link that is not an id") }
-                return id
-            }
-        }
-        self.name = name
-        objects = try list.map { element in
-            guard case .object(let fields) = element, case .string(let uidText)? = member(fields, "entity"), let uid = UInt64(uidText),
-                  case .number(let idText)? = member(fields, "id"), let id = Id(idText),
-                  case .object(let linkFields)? = member(fields, "links") else { throw corrupt("an object without its entity, id or links") }
-            var object = Object(entityUid: uid, id: id, before: try values(member(fields, "before")), after: try values(member(fields, "after")))
-            for link in linkFields {
-                guard let relation = UInt32(link.name), case .object(let sides) = link.value else { throw corrupt("a relation that is not one") }
-                object.links[relation] = (try ids(member(sides, "before")), try ids(member(sides, "after")))
-            }
-            return object
-        }
     }
 }
