@@ -11,7 +11,7 @@ import PostgresNIO
 ///       objects/s pushed and pulled (a first sync and an update of every object), and the time
 ///       from a commit on one store to its arrival in another while both run live, p50 and p99;
 ///       checks that the receiving store holds exactly the objects sent.
-///   sync-bench writer --url URL --schema S --store DIR --count N
+///   sync-bench writer --url URL --schema S --store DIR --count N [--subscribed]
 ///       puts objects `note 0` … `note N-1` into the store in DIR (continuing after the ones it
 ///       holds) while syncing live, and exits once the server has acknowledged all of them: the
 ///       sync tests kill it with SIGKILL mid-push and run it again.
@@ -50,6 +50,7 @@ struct Writer: AsyncParsableCommand {
     @Option(help: "Objects in all.") var count: Int
     @Option(help: "Objects per commit.") var batch: Int = 10
     @Option(help: "History entries per push transaction.") var pushEntries: Int = 20
+    @Flag(help: "Sync by a subscription every object matches (SyncOptions.bySubscription).") var subscribed = false
 
     func run() async throws {
         let store = try openStore(self.store)
@@ -59,9 +60,11 @@ struct Writer: AsyncParsableCommand {
         options.pushEntries = pushEntries
         options.pollInterval = .milliseconds(2)
         options.retryDelay = .milliseconds(20)
+        options.bySubscription = subscribed
         let client = SyncClient(store: store, server: try SyncServer(url: url), options: options)
-        let live = Task { await client.run() }
         let notes = store.box(for: BenchNote.self)
+        if subscribed { try await client.subscribe(try notes.query { BenchNote.count >= 0 }.build()) }
+        let live = Task { await client.run() }
         var next = try notes.count()
         while next < count {
             let end = min(count, next + batch)

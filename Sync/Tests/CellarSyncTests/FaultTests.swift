@@ -177,15 +177,17 @@ struct FaultTests {
 
     /// The benchmark's writer (an executable of this package) is killed with SIGKILL three
     /// times while it puts and pushes objects, then run to its end: the server holds each
-    /// object once, with one change each.
-    @Test func writerKilledMidPush() async throws {
+    /// object once, with one change each. `subscribed`: the writer syncs by a subscription
+    /// every object matches.
+    @Test(arguments: [false, true])
+    func writerKilledMidPush(subscribed: Bool) async throws {
         let writer = try Self.writerExecutable()
         try await TestServer.freshSchema { connection, schema in
             let directory = NSTemporaryDirectory() + "cellar-sync-writer-" + UUID().uuidString
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let total = 2_000
             let arguments = ["writer", "--url", TestServer.url!, "--schema", schema, "--store", directory,
-                             "--count", String(total), "--batch", "10", "--push-entries", "20"]
+                             "--count", String(total), "--batch", "10", "--push-entries", "20"] + (subscribed ? ["--subscribed"] : [])
             func serverCount() async throws -> Int {
                 let table = try await connection.rows("SELECT to_regclass($1)::text", ["\"\(schema)\".cellar_changes"], logger: TestServer.logger)
                 guard table.first?.first.flatMap({ $0 }) != nil else { return 0 }  // the writer has not made it yet
