@@ -25,6 +25,15 @@ enum SQL {
         return String(decoding: literal, as: UTF8.self)
     }
 
+    /// The SQLSTATE of the server's error in `error` (also inside a failed transaction's); nil
+    /// for any other error.
+    static func state(of error: any Error) -> String? {
+        if let failed = error as? PostgresTransactionError {
+            return (failed.closureError ?? failed.commitError ?? failed.beginError).flatMap(state(of:))
+        }
+        return (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
+
     /// Bind parameters from texts (nil: NULL).
     static func binds(_ texts: [String?]) -> PostgresBindings {
         var binds = PostgresBindings(capacity: texts.count)
