@@ -82,11 +82,12 @@ struct ServerRow {
     }
 
     /// Up to `limit` rows of `table` in the order of their ids, after `last` (nil: from the
-    /// first); with `filter`, only the removed rows and those that meet it.
-    static func read(after last: UUID?, limit: Int, in table: ServerSchema.Table, filter: String?, on connection: PostgresConnection,
-                     logger: Logger) async throws -> [ServerRow] {
+    /// first); with `filter`, only those that meet it, and the removed rows when `removals`.
+    static func read(after last: UUID?, limit: Int, in table: ServerSchema.Table, filter: String?, removals: Bool = true,
+                     on connection: PostgresConnection, logger: Logger) async throws -> [ServerRow] {
         let sql = select(table) + " WHERE ($1::uuid IS NULL OR cellar_row.cellar_id > $1::uuid)"
-            + (filter.map { " AND (cellar_row.cellar_removed IS NOT NULL OR \($0))" } ?? "") + " ORDER BY cellar_row.cellar_id LIMIT $2::integer"
+            + (filter.map { removals ? " AND (cellar_row.cellar_removed IS NOT NULL OR \($0))" : " AND cellar_row.cellar_removed IS NULL AND \($0)" } ?? "")
+            + " ORDER BY cellar_row.cellar_id LIMIT $2::integer"
         return try await parse(connection.rows(sql, [last.map(UUIDText.text), String(limit)], logger: logger), of: table)
     }
 

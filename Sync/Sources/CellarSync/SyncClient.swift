@@ -305,7 +305,7 @@ public actor SyncClient {
         }
         logger.info("changes this store needs were pruned from the server: reading its current rows (up to change \(through))")
         for table in schema!.tables.values.sorted(by: { $0.entity.uid < $1.entity.uid }) where !table.asymmetric {
-            try await refresh(table, filter: pull.filters[table.entity.uid], pull: pull, on: connection, into: &report)
+            try await refresh(table, filter: pull.filters[table.entity.uid], removals: true, pull: pull, on: connection, into: &report)
         }
         try store.applyIncoming([], through: through)
         pulled = through
@@ -313,16 +313,18 @@ public actor SyncClient {
     }
 
     /// Brings the store's objects of `table` in line with the server's rows: reads the rows
-    /// (with `filter`, those that meet it, and removals) in batches and applies them; then,
-    /// with `filter`, lets go of the objects held here whose rows do not meet it.
-    private func refresh(_ table: ServerSchema.Table, filter: String?, pull: Pull, on connection: PostgresConnection,
+    /// (with `filter`, those that meet it, and the removed ones when `removals`) in batches and
+    /// applies them; then, with `filter`, lets go of the objects held here whose rows do not
+    /// meet it. (Removals matter to a store that missed changes; one whose subscriptions changed
+    /// gets those of its objects from its pulls.)
+    private func refresh(_ table: ServerSchema.Table, filter: String?, removals: Bool, pull: Pull, on connection: PostgresConnection,
                          into report: inout Report) async throws {
         let (limit, batch, logger) = (options.timeout, options.pullChanges, self.logger)
         var last: UUID?
         while true {
             let after = last
             let rows = try await Deadline.run("reading \(table.qualified)", limit: limit, closing: connection) {
-                try await ServerRow.read(after: after, limit: batch, in: table, filter: filter, on: connection, logger: logger)
+                try await ServerRow.read(after: after, limit: batch, in: table, filter: filter, removals: removals, on: connection, logger: logger)
             }
             guard let final = rows.last else { break }
             let changes = try rows.map { try pull.change(of: $0, in: table) }
@@ -341,7 +343,7 @@ public actor SyncClient {
     }
 
     /// Brings every table whose subscriptions changed since the last pull in line with them
-    /// (``refresh(_:filter:pull:on:into:)``), noting each as it is done; returns the SQL
+    /// (``refresh(_:filter:removals:pull:on:into:)``), noting each as it is done; returns the SQL
     /// condition of each table's subscriptions (none for a table that syncs every object).
     private func alignSubscriptions(on connection: PostgresConnection, into report: inout Report) async throws -> [UInt64: String] {
         var filters: [UInt64: String] = [:]
@@ -353,7 +355,7 @@ public actor SyncClient {
             let filter = wanted == "true" ? nil : try SubscriptionSQL.condition(wanted, in: table)
             filters[uid] = filter
             guard state.applied(uid) != wanted else { continue }
-            try await refresh(table, filter: filter, pull: pull, on: connection, into: &report)
+            try await refresh(table, filter: filter, removals: false, pull: pull, on: connection, into: &report)
             // Read again: a subscription may have come while this one was read.
             var done = try SubscriptionState.read(store)
             done.applied[String(uid)] = wanted == "true" ? nil : wanted
