@@ -12,7 +12,7 @@ enum UndoLog {
     static let tree = "ud"
     static let stateKey: [UInt8] = Array("undo".utf8)
 
-    struct State: Equatable {
+    struct State {
         var first: UInt64 = 1
         var top: UInt64 = 0
         var end: UInt64 = 0

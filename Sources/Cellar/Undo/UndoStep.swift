@@ -16,8 +16,8 @@ import Foundation
 ///   per relation: u32 relation ID, u32 count and u64 ids before, u32 count and u64 ids after
 /// ```
 /// (little-endian).
-struct UndoStep: Equatable {
-    struct Object: Equatable {
+struct UndoStep {
+    struct Object {
         var entityUid: UInt64
         var id: Id
         /// The stored record; nil: the object was not there (created by the step, or, for
@@ -29,15 +29,6 @@ struct UndoStep: Equatable {
         var changed: [UInt32] = []
         /// By relation ID: the targets before and after.
         var links: [UInt32: (before: [Id], after: [Id])] = [:]
-
-        static func == (a: Object, b: Object) -> Bool {
-            guard a.entityUid == b.entityUid, a.id == b.id, a.before == b.before, a.after == b.after, a.changed == b.changed,
-                  a.links.count == b.links.count else { return false }
-            for (relation, mine) in a.links {
-                guard let theirs = b.links[relation], mine.before == theirs.before, mine.after == theirs.after else { return false }
-            }
-            return true
-        }
     }
 
     var name: String
@@ -178,8 +169,9 @@ struct UndoStep: Equatable {
                     var taken = Set<UInt32>()
                     for id in changed {
                         guard let property = schema.properties[id] else { continue }
-                        if try field(now, property) == field(old, property) {
-                            if try field(now, property) != field(new, property) { taken.insert(id) }
+                        let held = try field(now, property)
+                        if held == (try field(old, property)) {
+                            if held != (try field(new, property)) { taken.insert(id) }
                         } else {
                             kept += 1
                         }

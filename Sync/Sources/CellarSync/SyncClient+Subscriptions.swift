@@ -32,19 +32,13 @@ extension SyncClient {
         guard options.bySubscription else {
             throw SyncError(.invalidArgument, "subscribe: this client syncs every object; set SyncOptions.bySubscription to sync by subscription")
         }
-        let (uid, filter): (UInt64, ReplicaFilter?)
-        do {
-            (uid, filter) = try query.replicaFilter()
-        } catch let error as CellarError {
-            throw SyncError(.invalidArgument, error.message)
-        }
-        guard let entity = try store.replicaSchema().entities.first(where: { $0.uid == uid }) else {
+        guard let (entity, condition) = try translate(query) else {
             throw SyncError(.invalidArgument, "subscribe: the query's entity is not synced")
         }
         guard !entity.asymmetric, !options.asymmetric.contains(entity.name) else {
             throw SyncError(.invalidArgument, "subscribe: \(entity.name) is insert-only: its objects are never pulled")
         }
-        let subscription = Subscription(name: name, entity: entity.name, entityUid: uid, condition: try SubscriptionSQL.template(filter, entity: entity))
+        let subscription = Subscription(name: name, entity: entity.name, entityUid: entity.uid, condition: condition)
         var state = try SubscriptionState.read(store)
         if let name {
             state.subscriptions.removeAll { $0.name == name }
@@ -67,15 +61,22 @@ extension SyncClient {
     /// named or not; false when there is none.
     @discardableResult
     public func unsubscribe<E: EntityInspectable>(_ query: Query<E>) throws -> Bool {
+        guard let (entity, condition) = try translate(query) else { return false }
+        return try unsubscribe { $0.entityUid == entity.uid && $0.condition == condition }
+    }
+
+    /// The synced entity of `query` and its condition as a ``Subscription/condition`` template;
+    /// nil when the entity is not synced. Throws `invalidArgument` for a condition the server
+    /// cannot evaluate.
+    private func translate<E: EntityInspectable>(_ query: Query<E>) throws -> (entity: ReplicaSchema.Entity, condition: String)? {
         let (uid, filter): (UInt64, ReplicaFilter?)
         do {
             (uid, filter) = try query.replicaFilter()
         } catch let error as CellarError {
             throw SyncError(.invalidArgument, error.message)
         }
-        guard let entity = try store.replicaSchema().entities.first(where: { $0.uid == uid }) else { return false }
-        let condition = try SubscriptionSQL.template(filter, entity: entity)
-        return try unsubscribe { $0.entityUid == uid && $0.condition == condition }
+        guard let entity = try store.replicaSchema().entities.first(where: { $0.uid == uid }) else { return nil }
+        return (entity, try SubscriptionSQL.template(filter, entity: entity))
     }
 
     /// Ends every subscription (with ``SyncOptions/bySubscription`` set, the store then lets go
