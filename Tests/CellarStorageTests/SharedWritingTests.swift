@@ -147,6 +147,66 @@ struct SharedWritingTests {
         #expect(try Self.records(reopened) == (53, 53))
     }
 
+    @Test("a reader that looks while another engine's compaction swaps the files follows the new file; no writer clears another's commit")
+    func lookDuringTheSwap() throws {
+        let directory = TestDirectory("shared-swap-look")
+        defer { directory.remove() }
+        let a = try StorageEngine(directory: directory.path, options: Self.options(.full))
+        let b = try StorageEngine(directory: directory.path, options: Self.options(.full))
+        for step in 0..<30 { try Self.increment(step % 2 == 0 ? a : b, writer: UInt8(step % 2), step: UInt32(step)) }
+        // a's reader looks after b counted its new file in the lock file, before b renamed it.
+        var looked = false
+        b.duringSwapForTesting = { looked = (try? Self.records(a)) != nil }
+        try b.compact()
+        b.duringSwapForTesting = nil
+        #expect(looked)
+        try Self.increment(b, writer: 1, step: 100)
+        #expect(try Self.records(a) == (31, 31), "a's readers follow the new file")
+        try Self.increment(a, writer: 0, step: 101)
+        try Self.increment(b, writer: 1, step: 102)
+        #expect(try Self.records(a) == (33, 33))
+        try Self.increment(a, writer: 0, step: 103)
+        #expect(try Self.records(b) == (34, 34), "a's catch-up kept b's commits")
+        a.close()
+        b.close()
+        let reopened = try StorageEngine(directory: directory.path, options: StorageOptions(initialMapSize: 1 << 20))
+        defer { reopened.close() }
+        #expect(try Self.records(reopened) == (34, 34))
+    }
+
+    @Test("a compaction that died between renaming its file and its second count: readers still follow, the next writer settles the count")
+    func compactionDiedBetweenItsCounts() throws {
+        let directory = TestDirectory("shared-swap-died")
+        defer { directory.remove() }
+        let a = try StorageEngine(directory: directory.path, options: Self.options(.full))
+        let b = try StorageEngine(directory: directory.path, options: Self.options(.full))
+        for step in 0..<10 { try Self.increment(step % 2 == 0 ? a : b, writer: UInt8(step % 2), step: UInt32(step)) }
+        let lockFile = try Syscall.open(directory.path + "/" + StorageEngine.lockFileName, flags: O_RDWR)
+        defer { Syscall.close(lockFile) }
+        var counted: UInt64 = 0
+        b.duringSwapForTesting = {
+            counted = SharedWriteLock.fileGeneration(lockFile)
+            _ = try? Self.records(a)
+        }
+        try b.compact()
+        b.duringSwapForTesting = nil
+        #expect(SharedWriteLock.isSwapping(counted))
+        // As if b had died after the rename: the count it would have made after is undone.
+        var odd = counted.littleEndian
+        #expect(withUnsafeBytes(of: &odd) { pwrite(lockFile, $0.baseAddress, 8, 0) } == 8)
+        // a's next reader moves to the new file (it kept nothing from its look during the swap).
+        _ = try Self.records(a)
+        #expect(a.follower?.switches.load(ordering: .relaxed) == 1)
+        try Self.increment(b, writer: 1, step: 100)
+        #expect(try Self.records(a) == (11, 11), "a's readers follow the new file")
+        try Self.increment(a, writer: 0, step: 101)
+        #expect(!SharedWriteLock.isSwapping(SharedWriteLock.fileGeneration(lockFile)), "a's writer settled the count")
+        try Self.increment(b, writer: 1, step: 102)
+        #expect(try Self.records(a) == (13, 13))
+        a.close()
+        b.close()
+    }
+
     @Test("what a writer that died left after the newest commit is cleared by the next writer, not read as a commit")
     func tornFrameOfADeadWriter() throws {
         let directory = TestDirectory("shared-torn")

@@ -99,10 +99,18 @@ extension StorageEngine {
             }
             try Self.checkSameTrees(ReadTransaction(snapshot: expected, codecs: codecs, views: decryptedViews),
                                     ReadTransaction(snapshot: snapshot, codecs: codecs, views: copy.decryptedViews))
-            // Writers among several learn of the new file from the lock file (counted before the
-            // rename: a crash between the two only makes them look for nothing new).
-            if lockDescriptor >= 0 { fileGeneration = SharedWriteLock.advanceFileGeneration(lockDescriptor) }
-            try Syscall.rename(path, to: dataPath)
+            // The other processes learn of the new file from the lock file: counted before the
+            // rename (a crash between the two only makes them look for nothing new) and after it
+            // (what a reader found in between is not kept: `SharedWriteLock.isSwapping`).
+            if lockDescriptor >= 0 { fileGeneration = SharedWriteLock.beginSwap(lockDescriptor) }
+            duringSwapForTesting?()
+            do {
+                try Syscall.rename(path, to: dataPath)
+            } catch {
+                if lockDescriptor >= 0 { fileGeneration = SharedWriteLock.endSwap(lockDescriptor) }
+                throw error
+            }
+            if lockDescriptor >= 0 { fileGeneration = SharedWriteLock.endSwap(lockDescriptor) }
         } catch {
             newFile.close()
             throw error

@@ -121,7 +121,7 @@ final class LogFollower: @unchecked Sendable {
             let snapshot = current.load(ordering: .acquiring)
             // When the path leads to the file of the newest snapshot's mapping, `size` is that file's.
             if found == snapshot.generation.fileIdentity, !hasBytes(after: snapshot, fileSize: size) {
-                if let generation { known.withLock { $0 = (found, size, generation) } }
+                remember(found, size, generation)
                 return
             }
             identity = found
@@ -131,13 +131,23 @@ final class LogFollower: @unchecked Sendable {
             // Looked at again under the mutex: the writer takes it to catch up once it holds the
             // lock, so it appends nothing before this walk is over.
             if !catchingUp, let writeLock, writeLock.isHeld.load(ordering: .acquiring) { return }
+            var identity = identity
+            if let theirs = current.load(ordering: .acquiring).generation.fileIdentity, theirs != state.identity,
+               let (found, _) = Syscall.identity(ofPath: path) {
+                // The engine moved to another file by itself (its own compaction, or its writer
+                // catching up with another's): where the path leads is looked at now.
+                identity = found
+            }
             if let mine = state.identity, identity != mine, identity != state.refused {
                 if try follow(compactedFile: identity, state: &state, current: current) { return }
             }
             // The size of the file read, which the path may no longer lead to (a new file refused).
             let size = try state.file.size()
-            if let generation { known.withLock { $0 = (state.identity, size, generation) } }
+            remember(state.identity, size, generation)
             let snapshot = current.load(ordering: .acquiring)
+            // A snapshot of another file than the one read here has no commits in it to walk to;
+            // its offsets mean nothing in this file.
+            if let theirs = snapshot.generation.fileIdentity, theirs != state.identity { return }
             guard hasBytes(after: snapshot, fileSize: size) || size > UInt64(snapshot.generation.region.length)
                     || snapshot.generation.fileIdentity != state.identity else { return }
             var generation = snapshot.generation
@@ -165,6 +175,14 @@ final class LogFollower: @unchecked Sendable {
                                        liveBytes: snapshot.liveBytes, generation: generation), ordering: .releasing)
             }
         }
+    }
+
+    /// Keeps what a look found for the looks without a system call, unless the lock file's
+    /// generation was odd: a compaction between counting its new file and renaming it (see
+    /// `SharedWriteLock.isSwapping`), when the path may still lead to the old one.
+    private func remember(_ identity: FileIdentity?, _ size: UInt64, _ generation: UInt64?) {
+        guard let generation, !SharedWriteLock.isSwapping(generation) else { return }
+        known.withLock { $0 = (identity, size, generation) }
     }
 
     /// Whether the file (of `fileSize` bytes) has anything but zeros in the 16 bytes after the

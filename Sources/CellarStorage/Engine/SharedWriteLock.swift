@@ -116,14 +116,38 @@ final class SharedWriteLock: @unchecked Sendable {
         return UInt64(littleEndian: generation)
     }
 
-    /// Counts one more replacement of the data file, before the compaction renames its copy over
-    /// it (under the lock): a crash between the two makes the others look for a new file and find
-    /// the same, never miss one. Returns the new generation.
+    /// Whether `generation` says a swap is under way: a compaction counted its new file and may
+    /// not have renamed it over the data file yet (or died in between). A swap takes the number to
+    /// the next odd one before the rename and to the next even one after it (`beginSwap`,
+    /// `endSwap`), so an even number read before a look at the data file's path promises that the
+    /// path leads to the same file for as long as the number stays the same: a reader may keep
+    /// what it found under an even number, never under an odd one (a look between the count and
+    /// the rename finds the old file under the new number).
+    static func isSwapping(_ generation: UInt64) -> Bool { generation & 1 == 1 }
+
+    /// Before a compaction renames its copy over the data file (under the lock): the next odd
+    /// number. A crash between this and the rename only makes the others look for a new file and
+    /// find the same, never miss one. Returns the new generation.
     @discardableResult
-    static func advanceFileGeneration(_ fd: Int32) -> UInt64 {
-        var next = (fileGeneration(fd) &+ 1).littleEndian
-        _ = withUnsafeBytes(of: &next) { buffer in Syscall.valueOrErrno { pwrite(fd, buffer.baseAddress, 8, 0) } }
-        return UInt64(littleEndian: next)
+    static func beginSwap(_ fd: Int32) -> UInt64 {
+        let generation = fileGeneration(fd)
+        return writeFileGeneration(fd, isSwapping(generation) ? generation &+ 2 : generation &+ 1)
+    }
+
+    /// After the rename (or after it failed), under the lock: the next even number. A writer that
+    /// takes the lock and finds an odd one (a compaction that died between the two, or a lock file
+    /// of an earlier version) calls it too, once it has looked at the path. Returns the new
+    /// generation.
+    @discardableResult
+    static func endSwap(_ fd: Int32) -> UInt64 {
+        let generation = fileGeneration(fd)
+        return writeFileGeneration(fd, isSwapping(generation) ? generation &+ 1 : generation &+ 2)
+    }
+
+    private static func writeFileGeneration(_ fd: Int32, _ generation: UInt64) -> UInt64 {
+        var bytes = generation.littleEndian
+        _ = withUnsafeBytes(of: &bytes) { buffer in Syscall.valueOrErrno { pwrite(fd, buffer.baseAddress, 8, 0) } }
+        return generation
     }
 
     // MARK: flock

@@ -80,6 +80,9 @@ public final class StorageEngine: @unchecked Sendable {
     let openCompactionPending = ManagedAtomic<Bool>(false)
     /// How compaction rewrites values; only touched while holding `compactionGate`.
     var compactionRewrites: CompactionRewrites?
+    /// A test's seam: runs while a compaction has counted the new data file in the lock file and
+    /// not yet renamed it into place (the window another process's reader may look in).
+    var duringSwapForTesting: (() -> Void)?
     /// Compactions that replaced the data file since open (for tests and diagnostics).
     package let compactions = ManagedAtomic<Int>(0)
     /// Shared by the transactions for compressed values (see `ValueCodecs`).
@@ -174,6 +177,11 @@ public final class StorageEngine: @unchecked Sendable {
         group = options.durability == .full && !options.readOnly ? GroupCommit(refusal: log.refusal) : nil
         commitSignal = options.sharedWriting || (options.readOnly && !options.inMemory)
             ? CommitSignal(directory: directory, posting: options.sharedWriting) : nil
+        // A compaction that died between its two counts of the new file left an odd generation:
+        // this open holds the lock and opened the file the path leads to, so that swap is over.
+        if lockDescriptor >= 0, SharedWriteLock.isSwapping(SharedWriteLock.fileGeneration(lockDescriptor)) {
+            SharedWriteLock.endSwap(lockDescriptor)
+        }
         // The open held the lock (for recovery); from now on each write takes it.
         if let sharedLock {
             fileGeneration = SharedWriteLock.fileGeneration(sharedLock.descriptor)
@@ -316,7 +324,6 @@ public final class StorageEngine: @unchecked Sendable {
         try follower.refresh(current, catchingUp: true)
         let newest = current.load(ordering: .acquiring)
         let compacted = generation != fileGeneration
-        fileGeneration = generation
         if compacted, let mine = log.fileIdentity, let (identity, _) = Syscall.identity(ofPath: directory + "/" + Self.dataFileName),
            identity != mine {
             // Another process compacted (or this one did, and the log still has the old file): the
@@ -336,13 +343,30 @@ public final class StorageEngine: @unchecked Sendable {
             masterKey = opened.master
             tip = snapshot
             if snapshot.txnId >= newest.txnId { current.store(snapshot, ordering: .releasing) }
+            fileGeneration = settled(generation, sharedLock)
             return
         }
-        if newest.txnId != tip.txnId {
+        // Only a newer commit moves the tip, and only one read from the log's own file lets the
+        // log clear what follows it: should the follower have read another file (it never must),
+        // the write is refused rather than another process's frame taken for a torn one.
+        if let read = newest.generation.fileIdentity, let written = log.fileIdentity, read != written {
+            throw StorageError.fileCorrupt(offset: log.end, reason: "the commits other processes appended were read "
+                                           + "from another file than the one this process writes; nothing was cleared")
+        }
+        if newest.txnId > tip.txnId {
             tip = newest
             log.caughtUp(to: newest, physicalSize: try log.file.size())
         }
+        fileGeneration = settled(generation, sharedLock)
         try log.clearTornTail()
+    }
+
+    /// The generation `generation` (read holding `lock`) once this process has looked where the
+    /// data file's path leads: itself, or, when odd (a compaction died between its two counts,
+    /// `SharedWriteLock.isSwapping`), the next even one, written; no swap is under way while
+    /// this process holds the lock.
+    private func settled(_ generation: UInt64, _ lock: SharedWriteLock) -> UInt64 {
+        SharedWriteLock.isSwapping(generation) ? SharedWriteLock.endSwap(lock.descriptor) : generation
     }
 
     // MARK: Commit
