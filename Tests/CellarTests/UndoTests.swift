@@ -53,6 +53,42 @@ import Testing
         #expect(try store.history(since: 0).count == 6)
     }
 
+    @Test func aFieldSetToNilAndAStepOfTheFirstFormatAreUndone() throws {
+        let dir = TestDirectory("undo-formats")
+        defer { dir.remove() }
+        let store = try Self.open(dir)
+        defer { store.close() }
+        let items = store.box(for: QItem.self)
+        let item = Self.item("kept", score: 7)
+        item.text = "words"
+        try store.write(actionName: "Create") { try items.put(item) }
+        // A replace kept as it happened (an entry of kind 4): one field to nil, one from nil.
+        try store.write(actionName: "Clear") {
+            item.score = nil
+            item.amount = 2.5
+            try items.put(item)
+        }
+        #expect(try store.undo() == "Clear")
+        #expect(try items.get(item.id)?.score == 7)
+        #expect(try items.get(item.id)?.amount == nil)
+        #expect(try store.redo() == "Clear")
+        #expect(try items.get(item.id)?.score == nil)
+        #expect(try items.get(item.id)?.amount == 2.5)
+        // The same step as the first format wrote it (records of the fields, kind 3) still reads.
+        try store.runInTransaction {
+            let context = ThreadTransactions.current(for: store)!
+            let step = try #require(try UndoLog.step(2, in: context))
+            var first = UndoStep(name: step.name, objects: step.objects).bytes
+            first[0] = 1
+            let steps = try #require(try context.write!.tree(UndoLog.tree, create: false))
+            try context.write!.put(steps, key: UndoLog.key(2), value: first)
+        }
+        #expect(try store.undo() == "Clear")
+        #expect(try items.get(item.id)?.score == 7)
+        #expect(try items.get(item.id)?.amount == nil)
+        #expect(try items.get(item.id)?.text == "words")
+    }
+
     @Test func aLaterChangeOfAnotherPropertySurvivesAndOfTheSamePropertyWins() throws {
         let dir = TestDirectory("undo-conflict")
         defer { dir.remove() }

@@ -37,6 +37,8 @@ final class HistoryRecorder {
     @exclusivity(unchecked) private(set) var events: [Event] = []
     /// The property and relation IDs of the events.
     @exclusivity(unchecked) private var ids: [UInt32] = []
+    /// In an undoable write: what each replace changed, kept as the undo step will hold it.
+    var undo: UndoCapture?
 
     init() {}
 
@@ -55,6 +57,11 @@ final class HistoryRecorder {
         try Self.changedProperties(of: schema, old: old, new: new, into: &ids)
         if ids.count > start {
             events.append(Event(entity: schema.id.id, kind: .putListed, id: id, start: UInt32(start), count: UInt32(ids.count - start)))
+            if let undo {
+                try ids.withUnsafeBufferPointer { ids in
+                    try undo.keep(schema, id: id, changed: UnsafeBufferPointer(rebasing: ids[start...]), idsStart: start, old: old, new: new)
+                }
+            }
         }
     }
 
@@ -187,26 +194,8 @@ final class HistoryRecorder {
         }
     }
 
-    /// The objects the transaction touched so far (put, removed, or linked), each once, in the
-    /// order first touched, with the standalone relations whose links of it changed.
-    func touchedObjects() -> [(entity: UInt32, id: Id, relations: Set<UInt32>)] {
-        struct Key: Hashable {
-            let entity: UInt32
-            let id: Id
-        }
-        var order: [Key] = [], relations: [Key: Set<UInt32>] = [:]
-        for event in events {
-            let key = Key(entity: event.entity, id: event.id)
-            if relations[key] == nil {
-                order.append(key)
-                relations[key] = []
-            }
-            if event.kind == .relations {
-                for index in Int(event.start)..<Int(event.start + event.count) { relations[key]!.insert(ids[index]) }
-            }
-        }
-        return order.map { ($0.entity, $0.id, relations[$0]!) }
-    }
+    /// The property or relation IDs `event` lists.
+    func listed(_ event: Event) -> ArraySlice<UInt32> { ids[Int(event.start)..<Int(event.start + event.count)] }
 
     // MARK: Committing
 
@@ -312,7 +301,7 @@ final class HistoryRecorder {
 
     /// Orders the events by entity ID, then object id, then when they happened. They mostly come
     /// so (a bulk put, an update of every object in id order), and are then left as they are.
-    private func sortEvents() {
+    func sortEvents() {
         let inOrder = events.withUnsafeBufferPointer { events in
             for index in events.indices.dropFirst() {
                 let x = events[index - 1], y = events[index]

@@ -55,6 +55,9 @@ final class EntitySchema: Sendable {
     /// `historyProperties` as a bit per record slot (slot = property ID − 1), when every such
     /// slot is below 64: what the change history's fast comparison of two records reads.
     let historySlots: UInt64?
+    /// The type of the property in each record slot (slot = property ID − 1), nil for a slot
+    /// no property of this model has.
+    let slotTypes: [PropertyType?]
 
     init(_ entity: ModelEntity, index: Int, indexOrdinals: [UInt32: Int], incomingRelations: [ModelRelation],
          embeddedIndexes: EmbeddedIndexes? = nil, deleteActions: [DeleteAction] = []) {
@@ -71,6 +74,9 @@ final class EntitySchema: Sendable {
                                                         indexOrdinal: property.indexId.flatMap { indexOrdinals[$0.id] })
         }
         self.properties = properties
+        var slotTypes = [PropertyType?](repeating: nil, count: properties.values.map(\.slot).max().map { $0 + 1 } ?? 0)
+        for property in properties.values where property.slot >= 0 { slotTypes[property.slot] = property.type }
+        self.slotTypes = slotTypes
         indexed = properties.values.filter { $0.index != nil }.sorted { $0.id < $1.id }
         indexedFields = indexed.map { IndexedField($0) }
         vectorProperties = indexed.filter { $0.index?.kind == .hnsw }

@@ -32,14 +32,15 @@ enum UndoLog {
 
     static func key(_ step: UInt64) -> [UInt8] { withUnsafeBytes(of: step.bigEndian) { Array($0) } }
 
-    static func step(_ number: UInt64, in write: WriteTransaction) throws -> UndoStep? {
-        guard number > 0, let tree = try write.tree(tree, create: false), let bytes = try write.get(tree, key: key(number)) else { return nil }
-        return try UndoStep(bytes: bytes)
+    static func step(_ number: UInt64, in context: TransactionContext) throws -> UndoStep? {
+        guard number > 0, let write = context.write, let tree = try write.tree(tree, create: false),
+              let bytes = try write.get(tree, key: key(number)) else { return nil }
+        return try UndoStep(bytes: bytes, schemas: context.store.schemas)
     }
 
     /// Keeps `step` as the newest undo step: the steps that could be redone are dropped (a new
     /// write starts a new branch), and the oldest beyond `depth`.
-    static func push(_ step: UndoStep, depth: Int, in write: WriteTransaction) throws {
+    static func push(_ step: [UInt8], depth: Int, in write: WriteTransaction) throws {
         var state = try State.read(write)
         let steps = try write.tree(tree, create: true)!
         if state.end > state.top {
@@ -47,7 +48,7 @@ enum UndoLog {
         }
         state.top += 1
         state.end = state.top
-        try write.put(steps, key: key(state.top), value: step.bytes)
+        try write.put(steps, key: key(state.top), value: step)
         while state.first + UInt64(max(depth, 0)) <= state.top {
             _ = try write.delete(steps, key: key(state.first))
             state.first += 1
@@ -81,10 +82,10 @@ extension Store {
         }
         let depth = undoDepth
         return try inWriteContext { context in
+            context.history?.undo = UndoCapture()
             let result = try body()
             guard context.failure == nil else { return result }
-            let step = try UndoStep.capture(actionName, in: context)
-            if !step.objects.isEmpty { try UndoLog.push(step, depth: depth, in: context.write!) }
+            if let step = try UndoStep.capture(actionName, in: context) { try UndoLog.push(step, depth: depth, in: context.write!) }
             return result
         }
     }
@@ -135,7 +136,7 @@ extension Store {
             let state = try UndoLog.State.read(context.write!)
             let number = forward ? state.top + 1 : state.top
             guard number >= state.first, number <= state.end else { return nil }
-            return try UndoLog.step(number, in: context.write!)
+            return try UndoLog.step(number, in: context)
         }
     }
 
@@ -144,7 +145,7 @@ extension Store {
             let write = context.write!
             var state = try UndoLog.State.read(write)
             let number = forward ? state.top + 1 : state.top
-            guard number >= state.first, number <= state.end, let step = try UndoLog.step(number, in: write) else { return nil }
+            guard number >= state.first, number <= state.end, let step = try UndoLog.step(number, in: context) else { return nil }
             _ = try step.apply(reverse: !forward, in: context)
             state.top = forward ? number : number - 1
             try state.write(write)

@@ -4,19 +4,28 @@ import Foundation
 /// One undoable write: for each object it changed, the properties it changed and their fields
 /// before and after it (the whole record where the object was not there before, or after: created
 /// or removed by the write), and for each standalone relation whose links of the object changed,
-/// the targets before and after. Fields are kept as stored (as records holding only those
-/// fields), so that keeping a step copies bytes and formats nothing. Kept in the store (see
-/// ``UndoLog``) as:
+/// the targets before and after. Fields are kept as stored, so that keeping a step copies bytes
+/// and formats nothing. Kept in the store (see ``UndoLog``) as:
 ///
 /// ```
-/// u8 format (1), name (u32 length, UTF-8), u32 object count, then per object:
-///   u64 entity UID, u64 id, u8 which records follow (1: before, 2: after),
-///   with both: u32 count and u32 IDs of the properties changed,
-///   each record as u32 length and bytes, u32 relation count,
-///   per relation: u32 relation ID, u32 count and u64 ids before, u32 count and u64 ids after
+/// u8 format (2; 1 has no entry of kind 4), name (u32 length, UTF-8), u32 object count, then
+/// per object:
+///   u64 entity UID, u64 id, u8 kind:
+///     1, 2 or 3 (which records follow, 1: before, 2: after), with both: u32 count and u32 IDs
+///       of the properties changed (each record then holds only their fields),
+///       each record as u32 length and bytes;
+///     4 (replaced, every property changed below ID 65): u64 a bit per slot changed (slot =
+///       property ID − 1), then per slot, ascending, its field before and after, each as u32
+///       length (0xFFFFFFFF: absent) and the bytes as stored (a string's UTF-8, a number's
+///       little-endian bytes);
+///   then u32 relation count, per relation: u32 relation ID, u32 count and u64 ids before,
+///   u32 count and u64 ids after
 /// ```
 /// (little-endian).
 struct UndoStep {
+    /// The format steps are written in.
+    static let format: UInt8 = 2
+
     struct Object {
         var entityUid: UInt64
         var id: Id
@@ -39,57 +48,99 @@ struct UndoStep {
         self.objects = objects
     }
 
-    /// What the write running in `context` has changed so far, compared with the state it began
-    /// from (its base snapshot).
-    static func capture(_ name: String, in context: TransactionContext) throws -> UndoStep {
+    /// The step of the write running in `context`, as stored, named `name`: what the write has
+    /// changed so far, compared with the state it began from (its base snapshot); nil when it
+    /// changed nothing. The objects come in entity ID and id order. An object replaced once takes
+    /// the entry ``UndoCapture`` made at the time; any other is looked up before and after.
+    static func capture(_ name: String, in context: TransactionContext) throws -> [UInt8]? {
         let store = context.store
         guard let history = context.history, let write = context.write else {
             throw CellarError.illegalArgument("an undoable write needs the store's change history (StoreOptions.changeHistory)")
         }
-        let base = TransactionContext(store: store, read: try write.readBase())
+        history.sortEvents()
+        var out: [UInt8] = [format]
+        let nameBytes = Array(name.utf8)
+        append(UInt32(nameBytes.count), to: &out)
+        out.append(contentsOf: nameBytes)
+        let countAt = out.count
+        append(UInt32(0), to: &out)
+        var count: UInt32 = 0
+        var base: TransactionContext?
         let builder = RecordBuilder(capacity: 1024)
-        var objects: [Object] = []
-        for touched in history.touchedObjects() {
-            guard let schema = store.schemasById[touched.entity] else { continue }
-            var object = Object(entityUid: schema.id.uid, id: touched.id)
-            try base.withRecord(schema, touched.id) { before in
-                try context.withRecord(schema, touched.id) { after in
-                    guard let before, let after else {
-                        object.before = before.map { Array($0) }
-                        object.after = after.map { Array($0) }
-                        return
-                    }
-                    // Only the fields the step changed, each side as a record of its own.
-                    let old = try RecordReader(before), new = try RecordReader(after)
-                    try HistoryRecorder.changedProperties(of: schema, old: old, new: new, into: &object.changed)
-                    guard !object.changed.isEmpty else { return }
-                    object.before = try Self.fields(object.changed, of: old, schema: schema, builder: builder)
-                    object.after = try Self.fields(object.changed, of: new, schema: schema, builder: builder)
-                }
-            }
-            for relation in touched.relations.sorted() {
-                let tree = StorageLayout.relationTree(relation)
-                let before = try base.pairedIds(touched.id, in: tree), after = try context.pairedIds(touched.id, in: tree)
-                if Set(before) != Set(after) { object.links[relation] = (before, after) }
-            }
-            let valuesChanged = switch (object.before, object.after) {
-            case (nil, nil): false          // made and removed by the step
-            case (.some, .some): !object.changed.isEmpty
-            default: true
-            }
-            if valuesChanged || !object.links.isEmpty { objects.append(object) }
+        let events = history.events
+        // Entries made at the time, copied a run of consecutive ones at once (all of them, for a
+        // write that replaced each object once, in id order).
+        var kept = 0..<0
+        func copyKept() {
+            if let capture = history.undo, !kept.isEmpty { capture.bytes.withUnsafeBufferPointer { out.append(contentsOf: $0[kept]) } }
+            kept = 0..<0
         }
-        return UndoStep(name: name, objects: objects)
+        var position = 0
+        while position < events.count {
+            let first = events[position]
+            var end = position + 1
+            while end < events.count, events[end].entity == first.entity, events[end].id == first.id { end += 1 }
+            defer { position = end }
+            if end == position + 1, first.kind == .putListed, let capture = history.undo,
+               let entry = capture.entry(idsStart: first.start) {
+                if entry.lowerBound != kept.upperBound { copyKept() }
+                kept = (kept.isEmpty ? entry.lowerBound : kept.lowerBound)..<entry.upperBound
+                count += 1
+                continue
+            }
+            copyKept()
+            guard let schema = store.schemasById[first.entity] else { continue }
+            var relations = Set<UInt32>()
+            for event in events[position..<end] where event.kind == .relations { relations.formUnion(history.listed(event)) }
+            if base == nil { base = TransactionContext(store: store, read: try write.readBase()) }
+            if let object = try Self.object(schema, id: first.id, relations: relations, before: base!, after: context, builder: builder) {
+                append(object, to: &out)
+                count += 1
+            }
+        }
+        copyKept()
+        guard count > 0 else { return nil }
+        withUnsafeBytes(of: count.littleEndian) { out.replaceSubrange(countAt..<(countAt + 4), with: $0) }
+        return out
     }
 
-    /// A record with `record`'s fields of the properties `ids` only.
-    private static func fields(_ ids: [UInt32], of record: RecordReader, schema: EntitySchema, builder: RecordBuilder) throws -> [UInt8] {
-        builder.begin(slotCount: record.slotCount)
-        for id in ids.sorted() {
-            guard let property = schema.properties[id], property.slot < record.slotCount else { continue }
-            try builder.copyField(property.slot, of: property.type, from: record)
+    /// What the write changed of object `id` of `schema`, looked up in `before` (the write's base)
+    /// and `after` (the write); nil when nothing.
+    private static func object(_ schema: EntitySchema, id: Id, relations: Set<UInt32>, before base: TransactionContext,
+                               after context: TransactionContext, builder: RecordBuilder) throws -> Object? {
+        var object = Object(entityUid: schema.id.uid, id: id)
+        try base.withRecord(schema, id) { before in
+            try context.withRecord(schema, id) { after in
+                guard let before, let after else {
+                    object.before = before.map { Array($0) }
+                    object.after = after.map { Array($0) }
+                    return
+                }
+                // Only the fields the step changed, each side as a record of its own.
+                let old = try RecordReader(before), new = try RecordReader(after)
+                try HistoryRecorder.changedProperties(of: schema, old: old, new: new, into: &object.changed)
+                guard !object.changed.isEmpty else { return }
+                var fields: [UInt8] = []
+                try object.changed.withUnsafeBufferPointer { changed in
+                    try appendFields(changed, of: old, schema: schema, builder: builder, to: &fields, counted: false)
+                    object.before = fields
+                    fields.removeAll()
+                    try appendFields(changed, of: new, schema: schema, builder: builder, to: &fields, counted: false)
+                    object.after = fields
+                }
+            }
         }
-        return Array(builder.finished)
+        for relation in relations.sorted() {
+            let tree = StorageLayout.relationTree(relation)
+            let before = try base.pairedIds(id, in: tree), after = try context.pairedIds(id, in: tree)
+            if Set(before) != Set(after) { object.links[relation] = (before, after) }
+        }
+        let valuesChanged = switch (object.before, object.after) {
+        case (nil, nil): false          // made and removed by the step
+        case (.some, .some): !object.changed.isEmpty
+        default: true
+        }
+        return valuesChanged || !object.links.isEmpty ? object : nil
     }
 
     /// Undoes the step (`reverse`) or does it again, in `context`: per property, the value the
@@ -199,41 +250,83 @@ struct UndoStep {
 
     // MARK: Encoding
 
+    /// The step as stored.
     var bytes: [UInt8] {
-        var out: [UInt8] = [1]
-        func u32(_ value: Int) { withUnsafeBytes(of: UInt32(value).littleEndian) { out.append(contentsOf: $0) } }
-        func u64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) } }
-        func record(_ bytes: [UInt8]) {
-            u32(bytes.count)
-            out.append(contentsOf: bytes)
-        }
+        var out: [UInt8] = [Self.format]
         let name = Array(self.name.utf8)
-        u32(name.count)
+        Self.append(UInt32(name.count), to: &out)
         out.append(contentsOf: name)
-        u32(objects.count)
-        for object in objects {
-            u64(object.entityUid)
-            u64(object.id)
-            out.append((object.before == nil ? 0 : 1) | (object.after == nil ? 0 : 2))
-            if object.before != nil, object.after != nil {
-                u32(object.changed.count)
-                for id in object.changed { u32(Int(id)) }
-            }
-            if let before = object.before { record(before) }
-            if let after = object.after { record(after) }
-            u32(object.links.count)
-            for (relation, targets) in object.links.sorted(by: { $0.key < $1.key }) {
-                u32(Int(relation))
-                for ids in [targets.before, targets.after] {
-                    u32(ids.count)
-                    for id in ids { u64(id) }
-                }
-            }
-        }
+        Self.append(UInt32(objects.count), to: &out)
+        for object in objects { Self.append(object, to: &out) }
         return out
     }
 
-    init(bytes: [UInt8]) throws {
+    /// Appends `object`'s entry.
+    static func append(_ object: Object, to out: inout [UInt8]) {
+        appendHeader(uid: object.entityUid, id: object.id, which: (object.before == nil ? 0 : 1) | (object.after == nil ? 0 : 2), to: &out)
+        if object.before != nil, object.after != nil {
+            append(UInt32(object.changed.count), to: &out)
+            for id in object.changed { append(id, to: &out) }
+        }
+        for record in [object.before, object.after] {
+            guard let record else { continue }
+            append(UInt32(record.count), to: &out)
+            out.append(contentsOf: record)
+        }
+        append(UInt32(object.links.count), to: &out)
+        for (relation, targets) in object.links.sorted(by: { $0.key < $1.key }) {
+            append(relation, to: &out)
+            for ids in [targets.before, targets.after] {
+                append(UInt32(ids.count), to: &out)
+                for id in ids { withUnsafeBytes(of: id.littleEndian) { out.append(contentsOf: $0) } }
+            }
+        }
+    }
+
+    /// Appends the start of an object's entry: its entity's UID, its id and which records follow.
+    @inline(__always)
+    static func appendHeader(uid: UInt64, id: Id, which: UInt8, to out: inout [UInt8]) {
+        withUnsafeBytes(of: (uid.littleEndian, id.littleEndian)) { out.append(contentsOf: $0) }
+        out.append(which)
+    }
+
+    @inline(__always)
+    static func append(_ value: UInt32, to out: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
+    }
+
+    /// Appends `record`'s field in `slot` as an entry of kind 4 keeps it.
+    @inline(__always)
+    static func appendField(_ slot: Int, of record: RecordReader, type: PropertyType, to out: inout [UInt8]) throws {
+        let field: UnsafeRawBufferPointer?
+        if let width = type.fixedWidth {
+            field = try record.offset(slot, size: width).map { UnsafeRawBufferPointer(start: record.base + $0, count: width) }
+        } else {
+            field = try record.bytes(slot: slot)
+        }
+        guard let field else { return append(UInt32.max, to: &out) }
+        append(UInt32(field.count), to: &out)
+        out.append(contentsOf: field)
+    }
+
+    /// Appends a record with `record`'s fields of the properties `ids` only (ascending), after
+    /// its length when `counted`.
+    static func appendFields(_ ids: UnsafeBufferPointer<UInt32>, of record: RecordReader, schema: EntitySchema,
+                             builder: RecordBuilder, to out: inout [UInt8], counted: Bool = true) throws {
+        builder.begin(slotCount: record.slotCount)
+        for id in ids {
+            let slot = Int(id) - 1
+            guard slot >= 0, slot < record.slotCount, slot < schema.slotTypes.count, let type = schema.slotTypes[slot] else { continue }
+            try builder.copyField(slot, of: type, from: record)
+        }
+        let finished = builder.finished
+        if counted { append(UInt32(finished.count), to: &out) }
+        out.append(contentsOf: finished)
+    }
+
+    /// Reads a step as stored; `schemas` (by entity UID) tell the types of the fields an entry
+    /// of kind 4 holds.
+    init(bytes: [UInt8], schemas: [UInt64: EntitySchema]) throws {
         var at = 0
         func corrupt() -> CellarError { .fileCorrupt("an undo step of \(bytes.count) bytes is cut short or malformed at byte \(at)") }
         func take(_ count: Int) throws -> ArraySlice<UInt8> {
@@ -243,16 +336,58 @@ struct UndoStep {
         }
         func u32() throws -> Int { Int(try take(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }) }
         func u64() throws -> UInt64 { try take(8).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
-        guard try take(1).first == 1 else { throw CellarError.fileCorrupt("an undo step of a format this build does not read") }
+        let format = try take(1).first!
+        guard format == 1 || format == 2 else { throw CellarError.fileCorrupt("an undo step of a format this build does not read (\(format))") }
         name = String(decoding: try take(try u32()), as: UTF8.self)
         let count = try u32()
         var objects: [Object] = []
+        let builder = RecordBuilder(capacity: 256)
         for _ in 0..<count {
             var object = Object(entityUid: try u64(), id: try u64(), before: nil, after: nil)
             let which = try take(1).first!
-            if which == 3 { object.changed = try (0..<(try u32())).map { _ in UInt32(try u32()) } }
-            if which & 1 != 0 { object.before = Array(try take(try u32())) }
-            if which & 2 != 0 { object.after = Array(try take(try u32())) }
+            switch which {
+            case 0...3:
+                if which == 3 { object.changed = try (0..<(try u32())).map { _ in UInt32(try u32()) } }
+                if which & 1 != 0 { object.before = Array(try take(try u32())) }
+                if which & 2 != 0 { object.after = Array(try take(try u32())) }
+            case 4 where format >= 2:
+                var slots = try u64()
+                var fields: [(slot: Int, before: ArraySlice<UInt8>?, after: ArraySlice<UInt8>?)] = []
+                while slots != 0 {
+                    let slot = slots.trailingZeroBitCount
+                    slots &= slots - 1
+                    var sides: [ArraySlice<UInt8>?] = []
+                    for _ in 0..<2 {
+                        let length = try u32()
+                        sides.append(length == 0xFFFF_FFFF ? nil : try take(length))
+                    }
+                    fields.append((slot, sides[0], sides[1]))
+                    object.changed.append(UInt32(slot + 1))
+                }
+                // Each side as a record holding those fields, as kind 3 keeps them.
+                let schema = schemas[object.entityUid]
+                for after in [false, true] {
+                    let slotCount = (fields.last?.slot ?? -1) + 1
+                    builder.begin(slotCount: slotCount)
+                    for field in fields {
+                        guard let bytes = after ? field.after : field.before else { continue }
+                        guard let schema, field.slot < schema.slotTypes.count, let type = schema.slotTypes[field.slot] else {
+                            throw CellarError.fileCorrupt("an undo step holds property \(field.slot + 1) of entity UID \(object.entityUid), which the store's model does not have")
+                        }
+                        try bytes.withUnsafeBytes { raw in
+                            if let width = type.fixedWidth {
+                                guard raw.count == width else { throw corrupt() }
+                                builder.add(fixed: raw, slot: field.slot)
+                            } else {
+                                builder.add(bytes: raw, slot: field.slot)
+                            }
+                        }
+                    }
+                    if after { object.after = Array(builder.finished) } else { object.before = Array(builder.finished) }
+                }
+            default:
+                throw corrupt()
+            }
             for _ in 0..<(try u32()) {
                 let relation = UInt32(try u32())
                 var sides: [[Id]] = []
