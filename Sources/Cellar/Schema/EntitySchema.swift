@@ -58,6 +58,9 @@ final class EntitySchema: Sendable {
     /// The type of the property in each record slot (slot = property ID − 1), nil for a slot
     /// no property of this model has.
     let slotTypes: [PropertyType?]
+    /// Per record slot: the width of its property's field when fixed, -1 for a string or byte
+    /// vector, 0 for a slot no property has.
+    let slotWidths: [Int]
 
     init(_ entity: ModelEntity, index: Int, indexOrdinals: [UInt32: Int], incomingRelations: [ModelRelation],
          embeddedIndexes: EmbeddedIndexes? = nil, deleteActions: [DeleteAction] = []) {
@@ -77,6 +80,7 @@ final class EntitySchema: Sendable {
         var slotTypes = [PropertyType?](repeating: nil, count: properties.values.map(\.slot).max().map { $0 + 1 } ?? 0)
         for property in properties.values where property.slot >= 0 { slotTypes[property.slot] = property.type }
         self.slotTypes = slotTypes
+        slotWidths = slotTypes.map { $0.map { $0.fixedWidth ?? -1 } ?? 0 }
         indexed = properties.values.filter { $0.index != nil }.sorted { $0.id < $1.id }
         indexedFields = indexed.map { IndexedField($0) }
         vectorProperties = indexed.filter { $0.index?.kind == .hnsw }

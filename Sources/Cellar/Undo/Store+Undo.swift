@@ -40,7 +40,7 @@ enum UndoLog {
 
     /// Keeps `step` as the newest undo step: the steps that could be redone are dropped (a new
     /// write starts a new branch), and the oldest beyond `depth`.
-    static func push(_ step: [UInt8], depth: Int, in write: WriteTransaction) throws {
+    static func push(_ step: UnsafeRawBufferPointer, depth: Int, in write: WriteTransaction) throws {
         var state = try State.read(write)
         let steps = try write.tree(tree, create: true)!
         if state.end > state.top {
@@ -48,7 +48,7 @@ enum UndoLog {
         }
         state.top += 1
         state.end = state.top
-        try write.put(steps, key: key(state.top), value: step)
+        try key(state.top).withUnsafeBytes { try write.put(steps, key: $0, value: step) }
         while state.first + UInt64(max(depth, 0)) <= state.top {
             _ = try write.delete(steps, key: key(state.first))
             state.first += 1
@@ -82,10 +82,10 @@ extension Store {
         }
         let depth = undoDepth
         return try inWriteContext { context in
-            context.history?.undo = UndoCapture()
+            context.history?.undo = UndoCapture(name: actionName)
             let result = try body()
             guard context.failure == nil else { return result }
-            if let step = try UndoStep.capture(actionName, in: context) { try UndoLog.push(step, depth: depth, in: context.write!) }
+            try UndoStep.capture(actionName, in: context) { try UndoLog.push($0, depth: depth, in: context.write!) }
             return result
         }
     }

@@ -1,4 +1,9 @@
 import CellarStorage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What an undoable write keeps while it runs (``Store/write(actionName:_:)``): for each object
 /// replace the change history notes, the object's entry of the step in the stored format of
@@ -8,8 +13,10 @@ import CellarStorage
 ///
 /// Unchecked exclusivity, as the recorder's: one write transaction (one thread) owns it.
 final class UndoCapture {
-    /// The entries, back to back.
-    @exclusivity(unchecked) private(set) var bytes: [UInt8] = []
+    /// The entries, back to back: `count` bytes at `buffer`, which holds `capacity`.
+    @exclusivity(unchecked) private var buffer: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private var capacity: Int
+    @exclusivity(unchecked) private var count = 0
     /// Per entry, in the order made: the `start` of its event's property IDs in the recorder
     /// (unique among its events that list properties, and ascending), and where its bytes begin.
     @exclusivity(unchecked) private var entries: [(idsStart: UInt32, offset: Int)] = []
@@ -17,38 +24,115 @@ final class UndoCapture {
     /// Where `entry` looks first.
     private var hint = 0
 
-    init() {}
+    /// Where the entries begin: what comes before them in a step (see `init`).
+    private let entriesStart: Int
+
+    /// A capture for the step named `name`: the bytes of a step before its entries (format,
+    /// name, a place for the count) come first, so that a step made of these entries only, in
+    /// the order kept, is this buffer (`wholeStep`).
+    init(name: String) {
+        capacity = 1 << 16
+        buffer = malloc(capacity)!
+        var head: [UInt8] = [UndoStep.format]
+        let nameBytes = Array(name.utf8)
+        UndoStep.append(UInt32(nameBytes.count), to: &head)
+        head.append(contentsOf: nameBytes)
+        UndoStep.append(UInt32(0), to: &head)
+        entriesStart = head.count
+        head.withUnsafeBytes { put($0) }
+    }
+
+    deinit { free(buffer) }
+
+    /// The entries kept, valid until the next `keep`; offsets as `entry` gives them.
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: buffer, count: count) }
+
+    /// The whole step when it is made of every entry kept, in the order kept (`objects` of them):
+    /// the count is written in place. Valid until the next `keep`.
+    func wholeStep(objects: UInt32) -> UnsafeRawBufferPointer? {
+        guard objects == entries.count else { return nil }
+        (buffer + entriesStart - 4).storeBytes(of: objects.littleEndian, as: UInt32.self)
+        return bytes
+    }
+
+    /// Where the first entry begins.
+    var firstEntry: Int { entriesStart }
+
+    /// Room for `more` bytes past `count`.
+    @inline(__always)
+    private func reserve(_ more: Int) {
+        guard count + more > capacity else { return }
+        var grown = capacity * 2
+        while grown < count + more { grown *= 2 }
+        // `realloc` moves a large block by remapping its pages, without copying them.
+        buffer = realloc(buffer, grown)!
+        capacity = grown
+    }
+
+    @inline(__always)
+    private func put<T: FixedWidthInteger>(_ value: T) {
+        reserve(MemoryLayout<T>.size)
+        (buffer + count).storeBytes(of: value.littleEndian, as: T.self)
+        count += MemoryLayout<T>.size
+    }
+
+    @inline(__always)
+    private func put(_ raw: UnsafeRawBufferPointer) {
+        reserve(raw.count)
+        if raw.count > 0 { (buffer + count).copyMemory(from: raw.baseAddress!, byteCount: raw.count) }
+        count += raw.count
+    }
 
     /// Keeps the entry of object `id` of `schema` replaced from `old` to `new`, the properties
     /// `changed` (ascending IDs, the event's, whose IDs start at `idsStart` in the recorder).
     func keep(_ schema: EntitySchema, id: Id, changed: UnsafeBufferPointer<UInt32>, idsStart: Int,
               old: RecordReader, new: RecordReader) throws {
-        entries.append((UInt32(idsStart), bytes.count))
+        entries.append((UInt32(idsStart), count))
         guard let last = changed.last, last <= 64 else {
             // A property beyond the slot mask: as records of those fields (kind 3).
-            UndoStep.appendHeader(uid: schema.id.uid, id: id, which: 3, to: &bytes)
-            UndoStep.append(UInt32(changed.count), to: &bytes)
-            for property in changed { UndoStep.append(property, to: &bytes) }
-            try UndoStep.appendFields(changed, of: old, schema: schema, builder: builder, to: &bytes)
-            try UndoStep.appendFields(changed, of: new, schema: schema, builder: builder, to: &bytes)
-            UndoStep.append(UInt32(0), to: &bytes)  // no relation
+            var entry: [UInt8] = []
+            UndoStep.appendHeader(uid: schema.id.uid, id: id, which: 3, to: &entry)
+            UndoStep.append(UInt32(changed.count), to: &entry)
+            for property in changed { UndoStep.append(property, to: &entry) }
+            try UndoStep.appendFields(changed, of: old, schema: schema, builder: builder, to: &entry)
+            try UndoStep.appendFields(changed, of: new, schema: schema, builder: builder, to: &entry)
+            UndoStep.append(UInt32(0), to: &entry)  // no relation
+            entry.withUnsafeBytes { put($0) }
             return
         }
-        UndoStep.appendHeader(uid: schema.id.uid, id: id, which: 4, to: &bytes)
+        put(schema.id.uid)
+        put(id)
+        put(UInt8(4))
         var mask: UInt64 = 0
         for property in changed where property >= 1 { mask |= 1 << UInt64(property - 1) }
-        withUnsafeBytes(of: mask.littleEndian) { bytes.append(contentsOf: $0) }
+        put(mask)
         var slots = mask
         while slots != 0 {
             let slot = slots.trailingZeroBitCount
             slots &= slots - 1
-            guard slot < schema.slotTypes.count, let type = schema.slotTypes[slot] else {
+            let width = slot < schema.slotWidths.count ? schema.slotWidths[slot] : 0
+            guard width != 0 else {
                 throw CellarError.schema("property \(slot + 1) of \(schema.name) changed, but the model has no such property")
             }
-            try UndoStep.appendField(slot, of: old, type: type, to: &bytes)
-            try UndoStep.appendField(slot, of: new, type: type, to: &bytes)
+            try field(slot, of: old, width: width)
+            try field(slot, of: new, width: width)
         }
-        UndoStep.append(UInt32(0), to: &bytes)  // no relation
+        put(UInt32(0))  // no relation
+    }
+
+    /// Puts `record`'s field in `slot` (of `width` bytes, or a string or byte vector when
+    /// negative) as an entry of kind 4 holds it: its length (all ones: absent) and its bytes.
+    @inline(__always)
+    private func field(_ slot: Int, of record: RecordReader, width: Int) throws {
+        let field: UnsafeRawBufferPointer?
+        if width > 0 {
+            field = try record.offset(slot, size: width).map { UnsafeRawBufferPointer(start: record.base + $0, count: width) }
+        } else {
+            field = try record.field(slot: slot)
+        }
+        guard let field else { return put(UInt32.max) }
+        put(UInt32(field.count))
+        put(field)
     }
 
     /// The bytes of the entry kept for the event whose property IDs start at `idsStart`; nil when
@@ -67,6 +151,6 @@ final class UndoCapture {
 
     private func range(_ index: Int) -> Range<Int> {
         hint = index + 1
-        return entries[index].offset..<(index + 1 < entries.count ? entries[index + 1].offset : bytes.count)
+        return entries[index].offset..<(index + 1 < entries.count ? entries[index + 1].offset : count)
     }
 }

@@ -48,11 +48,13 @@ struct UndoStep {
         self.objects = objects
     }
 
-    /// The step of the write running in `context`, as stored, named `name`: what the write has
-    /// changed so far, compared with the state it began from (its base snapshot); nil when it
-    /// changed nothing. The objects come in entity ID and id order. An object replaced once takes
-    /// the entry ``UndoCapture`` made at the time; any other is looked up before and after.
-    static func capture(_ name: String, in context: TransactionContext) throws -> [UInt8]? {
+    /// Calls `use` with the step of the write running in `context`, as stored, named `name`: what
+    /// the write has changed so far, compared with the state it began from (its base snapshot);
+    /// not when it changed nothing. The objects come in entity ID and id order. An object
+    /// replaced once takes the entry ``UndoCapture`` made at the time (and when every object is
+    /// such, in the order made, the step is the capture's buffer as it is); any other is looked
+    /// up before and after.
+    static func capture(_ name: String, in context: TransactionContext, _ use: (UnsafeRawBufferPointer) throws -> Void) throws {
         let store = context.store
         guard let history = context.history, let write = context.write else {
             throw CellarError.illegalArgument("an undoable write needs the store's change history (StoreOptions.changeHistory)")
@@ -64,15 +66,15 @@ struct UndoStep {
         out.append(contentsOf: nameBytes)
         let countAt = out.count
         append(UInt32(0), to: &out)
+        let headerCount = out.count
         var count: UInt32 = 0
         var base: TransactionContext?
         let builder = RecordBuilder(capacity: 1024)
         let events = history.events
-        // Entries made at the time, copied a run of consecutive ones at once (all of them, for a
-        // write that replaced each object once, in id order).
+        // Entries made at the time, copied a run of consecutive ones at once.
         var kept = 0..<0
         func copyKept() {
-            if let capture = history.undo, !kept.isEmpty { capture.bytes.withUnsafeBufferPointer { out.append(contentsOf: $0[kept]) } }
+            if let capture = history.undo, !kept.isEmpty { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: capture.bytes[kept])) }
             kept = 0..<0
         }
         var position = 0
@@ -98,10 +100,15 @@ struct UndoStep {
                 count += 1
             }
         }
+        guard count > 0 else { return }
+        if out.count == headerCount, let capture = history.undo, kept == capture.firstEntry..<capture.bytes.count,
+           let whole = capture.wholeStep(objects: count) {
+            // Every object replaced once, in the order made (an update of many objects).
+            return try use(whole)
+        }
         copyKept()
-        guard count > 0 else { return nil }
         withUnsafeBytes(of: count.littleEndian) { out.replaceSubrange(countAt..<(countAt + 4), with: $0) }
-        return out
+        try out.withUnsafeBytes(use)
     }
 
     /// What the write changed of object `id` of `schema`, looked up in `before` (the write's base)
@@ -293,20 +300,6 @@ struct UndoStep {
     @inline(__always)
     static func append(_ value: UInt32, to out: inout [UInt8]) {
         withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
-    }
-
-    /// Appends `record`'s field in `slot` as an entry of kind 4 keeps it.
-    @inline(__always)
-    static func appendField(_ slot: Int, of record: RecordReader, type: PropertyType, to out: inout [UInt8]) throws {
-        let field: UnsafeRawBufferPointer?
-        if let width = type.fixedWidth {
-            field = try record.offset(slot, size: width).map { UnsafeRawBufferPointer(start: record.base + $0, count: width) }
-        } else {
-            field = try record.bytes(slot: slot)
-        }
-        guard let field else { return append(UInt32.max, to: &out) }
-        append(UInt32(field.count), to: &out)
-        out.append(contentsOf: field)
     }
 
     /// Appends a record with `record`'s fields of the properties `ids` only (ascending), after
