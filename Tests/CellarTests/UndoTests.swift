@@ -89,6 +89,51 @@ import Testing
         #expect(try items.get(item.id)?.text == "words")
     }
 
+    @Test func aGroupOfWritesIsOneStep() throws {
+        let dir = TestDirectory("undo-group")
+        defer { dir.remove() }
+        let store = try Self.open(dir)
+        defer { store.close() }
+        let items = store.box(for: QItem.self)
+        let item = Self.item("start", score: 1)
+        try store.write(actionName: "Create") { try items.put(item) }
+        let other = Self.item("other")
+        try store.undoGroup(actionName: "Drag") {
+            for step in 2...5 {
+                try store.write(actionName: "move \(step)") {
+                    item.score = Int32(step)
+                    try items.put(item)
+                }
+            }
+            try store.write(actionName: "add") { try items.put(other) }
+        }
+        #expect(try store.undoActionName() == "Drag")
+        #expect(try store.undo() == "Drag")
+        #expect(try items.get(item.id)?.score == 1)
+        #expect(try items.get(other.id) == nil)
+        #expect(try store.undoActionName() == "Create")
+        #expect(try store.redo() == "Drag")
+        #expect(try items.get(item.id)?.score == 5)
+        #expect(try items.get(other.id)?.title == "other")
+        // A group that changes nothing in the end leaves no step; groups do not nest.
+        try store.undoGroup(actionName: "Nothing") {
+            try store.write(actionName: "there") { item.title = "x"; try items.put(item) }
+            try store.write(actionName: "and back") { item.title = "start"; try items.put(item) }
+        }
+        #expect(try store.undoActionName() == "Drag")
+        #expect(throws: CellarError.self) { try store.undoGroup(actionName: "outer") { try store.undoGroup(actionName: "inner") {} } }
+        // What the body committed before it threw is kept as the group's step.
+        struct Stop: Error {}
+        #expect(throws: Stop.self) {
+            try store.undoGroup(actionName: "Half") {
+                try store.write(actionName: "first") { item.score = 9; try items.put(item) }
+                throw Stop()
+            }
+        }
+        #expect(try store.undo() == "Half")
+        #expect(try items.get(item.id)?.score == 5)
+    }
+
     @Test func aLaterChangeOfAnotherPropertySurvivesAndOfTheSamePropertyWins() throws {
         let dir = TestDirectory("undo-conflict")
         defer { dir.remove() }
@@ -290,8 +335,19 @@ import Testing
             case 0..<4:
                 let name = "w\(operation)"
                 let before = model
-                try store.write(actionName: name) {
-                    for _ in 0...roll(3) { try edit(items) }
+                if roll(3) == 0 {
+                    // A group of undoable writes: one step, the difference over the group.
+                    try store.undoGroup(actionName: name) {
+                        for inner in 0...roll(3) {
+                            try store.write(actionName: "\(name).\(inner)") {
+                                for _ in 0...roll(2) { try edit(items) }
+                            }
+                        }
+                    }
+                } else {
+                    try store.write(actionName: name) {
+                        for _ in 0...roll(3) { try edit(items) }
+                    }
                 }
                 let after = try read()
                 var step: ModelStep = [:]

@@ -57,6 +57,33 @@ enum UndoLog {
     }
 }
 
+/// An ``Store/undoGroup(actionName:_:)`` running on this task or thread: the snapshot it began
+/// on, and the objects its writes touched.
+final class UndoGroup: @unchecked Sendable {
+    // Unchecked: used by the thread (task) that runs the group only.
+    @TaskLocal static var current: UndoGroup?
+
+    let store: Store
+    let base: ReadTransaction
+    /// By entity ID and id: the standalone relations whose links of the object changed.
+    private(set) var touched: [UndoStep.ObjectKey: Set<UInt32>] = [:]
+
+    init(store: Store, base: ReadTransaction) {
+        self.store = store
+        self.base = base
+    }
+
+    /// Notes the objects a write's history recorded.
+    func note(_ history: HistoryRecorder) {
+        for event in history.events {
+            let key = UndoStep.ObjectKey(entity: event.entity, id: event.id)
+            var relations = touched[key] ?? []
+            if event.kind == .relations { relations.formUnion(history.listed(event)) }
+            touched[key] = relations
+        }
+    }
+}
+
 extension Store {
     /// Runs `body` in a write transaction, as ``runInTransaction(_:)`` does, and keeps what it
     /// changes as an undo step named `actionName` (in the same commit): ``undo()`` undoes it.
@@ -81,6 +108,14 @@ extension Store {
             throw CellarError.illegalArgument("write(actionName: \"\(actionName)\"): undo needs the store's change history; open it with StoreOptions.changeHistory set")
         }
         let depth = undoDepth
+        if let group = UndoGroup.current, group.store === self {
+            // Inside `undoGroup`: the objects are noted for the group's step.
+            return try inWriteContext { context in
+                let result = try body()
+                if context.failure == nil, let history = context.history { group.note(history) }
+                return result
+            }
+        }
         return try inWriteContext { context in
             context.history?.undo = UndoCapture(name: actionName)
             let result = try body()
@@ -88,6 +123,38 @@ extension Store {
             try UndoStep.capture(actionName, in: context) { try UndoLog.push($0, depth: depth, in: context.write!) }
             return result
         }
+    }
+
+    /// Runs `body`, whose undoable writes (``write(actionName:_:)`` on this store, on this
+    /// thread) become one undo step named `actionName`: what a gesture that writes many times
+    /// undoes at once. The step is kept in a commit of its own when `body` returns (or throws,
+    /// for what it committed before), and holds, for every object those writes touched, what
+    /// changed between the group's start and its end; the names the writes give are not kept.
+    /// A write of another thread, or a write without an action name, that changes the same
+    /// objects meanwhile is part of that difference. Groups do not nest.
+    ///
+    /// - Throws: ``CellarError/Code/illegalArgument`` inside a transaction or another group, or
+    ///   without the store's change history; `body`'s errors.
+    @discardableResult
+    public func undoGroup<T>(actionName: String, _ body: () throws -> T) throws -> T {
+        guard ThreadTransactions.current(for: self) == nil, UndoGroup.current == nil else {
+            throw CellarError.illegalArgument("undoGroup(actionName: \"\(actionName)\"): a group cannot begin inside a transaction or another group")
+        }
+        guard recordsHistory else {
+            throw CellarError.illegalArgument("undoGroup(actionName: \"\(actionName)\"): undo needs the store's change history; open it with StoreOptions.changeHistory set")
+        }
+        let group = UndoGroup(store: self, base: try translatingErrors { try engine.beginRead() })
+        let result: Result<T, any Error> = UndoGroup.$current.withValue(group) { Result { try body() } }
+        let depth = undoDepth
+        if !group.touched.isEmpty {
+            try inWriteContext { context in
+                let base = TransactionContext(store: self, read: group.base)
+                try UndoStep.capture(actionName, objects: group.touched, from: base, in: context) {
+                    try UndoLog.push($0, depth: depth, in: context.write!)
+                }
+            }
+        }
+        return try result.get()
     }
 
     /// Undoes the last undoable write not undone yet, as a new commit (an ordinary change: the

@@ -111,6 +111,39 @@ struct UndoStep {
         try out.withUnsafeBytes(use)
     }
 
+    /// An object by its entity's ID and its id.
+    struct ObjectKey: Hashable, Comparable {
+        let entity: UInt32
+        let id: Id
+
+        static func < (a: ObjectKey, b: ObjectKey) -> Bool { (a.entity, a.id) < (b.entity, b.id) }
+    }
+
+    /// Calls `use` with the step named `name` holding what changed of `objects` (with the
+    /// relations whose links of each may have changed) between `base` and the write running in
+    /// `context`; not when nothing did. What ``Store/undoGroup(actionName:_:)`` keeps.
+    static func capture(_ name: String, objects: [ObjectKey: Set<UInt32>], from base: TransactionContext,
+                        in context: TransactionContext, _ use: (UnsafeRawBufferPointer) throws -> Void) throws {
+        var out: [UInt8] = [format]
+        let nameBytes = Array(name.utf8)
+        append(UInt32(nameBytes.count), to: &out)
+        out.append(contentsOf: nameBytes)
+        let countAt = out.count
+        append(UInt32(0), to: &out)
+        var count: UInt32 = 0
+        let builder = RecordBuilder(capacity: 1024)
+        for (key, relations) in objects.sorted(by: { $0.key < $1.key }) {
+            guard let schema = context.store.schemasById[key.entity] else { continue }
+            if let object = try Self.object(schema, id: key.id, relations: relations, before: base, after: context, builder: builder) {
+                append(object, to: &out)
+                count += 1
+            }
+        }
+        guard count > 0 else { return }
+        withUnsafeBytes(of: count.littleEndian) { out.replaceSubrange(countAt..<(countAt + 4), with: $0) }
+        try out.withUnsafeBytes(use)
+    }
+
     /// What the write changed of object `id` of `schema`, looked up in `before` (the write's base)
     /// and `after` (the write); nil when nothing.
     private static func object(_ schema: EntitySchema, id: Id, relations: Set<UInt32>, before base: TransactionContext,
