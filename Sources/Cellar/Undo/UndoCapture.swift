@@ -33,11 +33,7 @@ final class UndoCapture {
     init(name: String) {
         capacity = 1 << 16
         buffer = malloc(capacity)!
-        var head: [UInt8] = [UndoStep.format]
-        let nameBytes = Array(name.utf8)
-        UndoStep.append(UInt32(nameBytes.count), to: &head)
-        head.append(contentsOf: nameBytes)
-        UndoStep.append(UInt32(0), to: &head)
+        let head = UndoStep.head(name)
         entriesStart = head.count
         head.withUnsafeBytes { put($0) }
     }

@@ -60,12 +60,8 @@ struct UndoStep {
             throw CellarError.illegalArgument("an undoable write needs the store's change history (StoreOptions.changeHistory)")
         }
         history.sortEvents()
-        var out: [UInt8] = [format]
-        let nameBytes = Array(name.utf8)
-        append(UInt32(nameBytes.count), to: &out)
-        out.append(contentsOf: nameBytes)
-        let countAt = out.count
-        append(UInt32(0), to: &out)
+        var out = head(name)
+        let countAt = out.count - 4
         let headerCount = out.count
         var count: UInt32 = 0
         var base: TransactionContext?
@@ -124,12 +120,8 @@ struct UndoStep {
     /// `context`; not when nothing did. What ``Store/undoGroup(actionName:_:)`` keeps.
     static func capture(_ name: String, objects: [ObjectKey: Set<UInt32>], from base: TransactionContext,
                         in context: TransactionContext, _ use: (UnsafeRawBufferPointer) throws -> Void) throws {
-        var out: [UInt8] = [format]
-        let nameBytes = Array(name.utf8)
-        append(UInt32(nameBytes.count), to: &out)
-        out.append(contentsOf: nameBytes)
-        let countAt = out.count
-        append(UInt32(0), to: &out)
+        var out = head(name)
+        let countAt = out.count - 4
         var count: UInt32 = 0
         let builder = RecordBuilder(capacity: 1024)
         for (key, relations) in objects.sorted(by: { $0.key < $1.key }) {
@@ -292,12 +284,20 @@ struct UndoStep {
 
     /// The step as stored.
     var bytes: [UInt8] {
-        var out: [UInt8] = [Self.format]
-        let name = Array(self.name.utf8)
-        Self.append(UInt32(name.count), to: &out)
-        out.append(contentsOf: name)
-        Self.append(UInt32(objects.count), to: &out)
+        var out = Self.head(name)
+        withUnsafeBytes(of: UInt32(objects.count).littleEndian) { out.replaceSubrange((out.count - 4)..., with: $0) }
         for object in objects { Self.append(object, to: &out) }
+        return out
+    }
+
+    /// The bytes of a step named `name` before its entries: the format, the name, and the count
+    /// of objects (the last 4 bytes), 0 for the caller to set.
+    static func head(_ name: String) -> [UInt8] {
+        var out: [UInt8] = [format]
+        let nameBytes = Array(name.utf8)
+        append(UInt32(nameBytes.count), to: &out)
+        out.append(contentsOf: nameBytes)
+        append(UInt32(0), to: &out)
         return out
     }
 
