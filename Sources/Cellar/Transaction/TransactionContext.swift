@@ -43,6 +43,9 @@ final class TransactionContext {
     /// Records the change history of this write transaction when the store keeps one
     /// (``StoreOptions/changeHistory``); nil otherwise.
     @usableFromInline var history: HistoryRecorder?
+    /// A read of a past commit (``Store/read(asOf:_:)``): nothing the store keeps in memory for
+    /// its newest commits (the vector graphs) is used.
+    var readsThePast = false
 
     private init(store: Store, read: ReadTransaction?, write: WriteTransaction?) {
         self.store = store

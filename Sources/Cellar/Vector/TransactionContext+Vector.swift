@@ -57,6 +57,12 @@ extension TransactionContext {
             return try writerEntry(index, property: property, schema: schema)
         }
         let read = read!
+        if readsThePast {
+            // Loaded from that commit for this read only: the graphs kept are of newer commits.
+            return VectorIndexes.Entry(graph: try store.vectorIndexes.load(index, property: property, schema: schema, in: read,
+                                                                           useImage: store.usesVectorImages),
+                                       version: read.transactionId)
+        }
         return try store.vectorIndexes.entry(index, version: read.transactionId) {
             try store.vectorIndexes.load(index, property: property, schema: schema, in: read, useImage: store.usesVectorImages)
         }
