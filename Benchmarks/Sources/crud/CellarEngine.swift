@@ -128,10 +128,22 @@ enum CellarEngine {
         }
 
         // f: 1,000 write transactions (implicit, one per put), each updating one object, each synced.
+        let beforeF = store.lastCommitId
         start = now()
         try timedDurableCommits(box, &objects, Workload.commits(n))
         result.seconds[.f] = now() - start
         try checkModificationDates("f", box, w, afterF: true)
+
+        // Reading the past: the commit before f, back through f's commits, and an object f changed
+        // read there. (When the store compacted itself during f, the oldest commit it still holds.)
+        let past = max(beforeF, try store.oldestReadableCommit()?.commit ?? beforeF)
+        start = now()
+        let pastDate = try store.read(asOf: .commit(past)) { try box.get(1)?.modificationDate }
+        result.pastRead = (store.lastCommitId - past, now() - start)
+        if past == beforeF {
+            try check("past read: object 1 as it was before f", pastDate == DateEncoding.date(milliseconds: w.modificationMs(1, afterF: false)),
+                      "\(String(describing: pastDate))")
+        }
 
         // g: remove all in one write transaction.
         start = now()

@@ -146,6 +146,8 @@ struct RunResult {
     var logAfterA = 0
     /// Cellar only: the online compaction of a copy of the store after d.
     var compaction = CompactionFigures()
+    /// Cellar: `Store.read(asOf:)` of the commit before f (this many commits back), and its time.
+    var pastRead: (commitsBack: UInt64, seconds: Double)?
     /// Cellar with `--compression dictionary` only: the store after a, compacted (dictionary
     /// trained), and how long that compaction took.
     var sizeAfterATrained = 0
@@ -270,6 +272,9 @@ struct Crud {
                 if engine.hasPrefix("cellar") {
                     print("\(engine)\tsize_after_compaction\t\(n)\t\(bytes(engine, \.compaction.bytesAfter))\t0")
                     let runs = results[engine]!
+                    if runs.allSatisfy({ $0.pastRead != nil }) {
+                        print("\(engine)\tpast_read_us\t\(n)\t\(Int(median(runs.map { $0.pastRead!.seconds }) * 1e6))\t0")
+                    }
                     print("\(engine)\tcompaction_longest_writer_wait_us\t\(n)\t\(Int(median(runs.map(\.compaction.writerLockHold)) * 1e6))\t0")
                     print("\(engine)\tcompaction_mb_per_s\t\(n)\t\(Int(median(runs.map { Double($0.compaction.bytesBefore) / 1e6 / max($0.compaction.seconds, 1e-9) })))\t0")
                     print("\(engine)\tcompaction_written_mb_per_s\t\(n)\t\(Int(median(runs.map { Double($0.compaction.bytesAfter) / 1e6 / max($0.compaction.seconds, 1e-9) })))\t0")
@@ -469,6 +474,11 @@ struct Crud {
             let after = median(results.map { Double($0.compaction.bytesAfter) }) / 1e6
             print(String(format: "Compaction%@: online (Store.compact()) of a copy of the store after d, a thread committing durable one-object updates meanwhile: %.1f MB → %.1f MB in %.2f s: %.0f MB/s of log, %.0f MB/s written.",
                          engine == "cellar" ? "" : " (\(engine))", before, after, seconds, before / max(seconds, 1e-9), after / max(seconds, 1e-9)))
+            if results.allSatisfy({ $0.pastRead != nil }) {
+                print(String(format: "Reading the past%@: Store.read(asOf:) of the commit %d commits back, one object read there: %.3f ms (median).",
+                             engine == "cellar" ? "" : " (\(engine))", Int(results[0].pastRead!.commitsBack),
+                             median(results.map { $0.pastRead!.seconds }) * 1e3))
+            }
             let wait = median(results.map(\.compaction.writerLockHold)) * 1e3
             print(String(format: "Longest writer wait it reports (its hold on the writer lock): %.1f ms (target at 1M: ≤ 50 ms %@).", wait, wait <= 50 ? "met" : "NOT MET"))
             print(String(format: "The writer's durable commits during it: p99 %.1f ms, longest %.1f ms (%d commits); outside it: p99 %.1f ms, longest %.1f ms.",
