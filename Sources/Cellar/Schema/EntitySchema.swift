@@ -77,9 +77,7 @@ final class EntitySchema: Sendable {
                                                         indexOrdinal: property.indexId.flatMap { indexOrdinals[$0.id] })
         }
         self.properties = properties
-        var slotTypes = [PropertyType?](repeating: nil, count: properties.values.map(\.slot).max().map { $0 + 1 } ?? 0)
-        for property in properties.values where property.slot >= 0 { slotTypes[property.slot] = property.type }
-        self.slotTypes = slotTypes
+        slotTypes = entity.typesBySlot
         slotWidths = slotTypes.map { $0.map { $0.fixedWidth ?? -1 } ?? 0 }
         indexed = properties.values.filter { $0.index != nil }.sorted { $0.id < $1.id }
         indexedFields = indexed.map { IndexedField($0) }

@@ -77,9 +77,7 @@ final class UndoGroup: @unchecked Sendable {
     func note(_ history: HistoryRecorder) {
         for event in history.events {
             let key = UndoStep.ObjectKey(entity: event.entity, id: event.id)
-            var relations = touched[key] ?? []
-            if event.kind == .relations { relations.formUnion(history.listed(event)) }
-            touched[key] = relations
+            touched[key, default: []].formUnion(event.kind == .relations ? history.listed(event) : [])
         }
     }
 }

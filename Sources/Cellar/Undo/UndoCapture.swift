@@ -87,12 +87,7 @@ final class UndoCapture {
         guard let last = changed.last, last <= 64 else {
             // A property beyond the slot mask: as records of those fields (kind 3).
             var entry: [UInt8] = []
-            UndoStep.appendHeader(uid: schema.id.uid, id: id, which: 3, to: &entry)
-            UndoStep.append(UInt32(changed.count), to: &entry)
-            for property in changed { UndoStep.append(property, to: &entry) }
-            try UndoStep.appendFields(changed, of: old, schema: schema, builder: builder, to: &entry)
-            try UndoStep.appendFields(changed, of: new, schema: schema, builder: builder, to: &entry)
-            UndoStep.append(UInt32(0), to: &entry)  // no relation
+            UndoStep.append(try UndoStep.replaced(schema, id: id, changed: changed, old: old, new: new, builder: builder), to: &entry)
             entry.withUnsafeBytes { put($0) }
             return
         }

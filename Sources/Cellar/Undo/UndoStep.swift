@@ -61,8 +61,7 @@ struct UndoStep {
         }
         history.sortEvents()
         var out = head(name)
-        let countAt = out.count - 4
-        let headerCount = out.count
+        let headCount = out.count
         var count: UInt32 = 0
         var base: TransactionContext?
         let builder = RecordBuilder(capacity: 1024)
@@ -97,13 +96,13 @@ struct UndoStep {
             }
         }
         guard count > 0 else { return }
-        if out.count == headerCount, let capture = history.undo, kept == capture.firstEntry..<capture.bytes.count,
+        if out.count == headCount, let capture = history.undo, kept == capture.firstEntry..<capture.bytes.count,
            let whole = capture.wholeStep(objects: count) {
             // Every object replaced once, in the order made (an update of many objects).
             return try use(whole)
         }
         copyKept()
-        withUnsafeBytes(of: count.littleEndian) { out.replaceSubrange(countAt..<(countAt + 4), with: $0) }
+        setCount(count, headCount: headCount, in: &out)
         try out.withUnsafeBytes(use)
     }
 
@@ -121,7 +120,7 @@ struct UndoStep {
     static func capture(_ name: String, objects: [ObjectKey: Set<UInt32>], from base: TransactionContext,
                         in context: TransactionContext, _ use: (UnsafeRawBufferPointer) throws -> Void) throws {
         var out = head(name)
-        let countAt = out.count - 4
+        let headCount = out.count
         var count: UInt32 = 0
         let builder = RecordBuilder(capacity: 1024)
         for (key, relations) in objects.sorted(by: { $0.key < $1.key }) {
@@ -132,7 +131,7 @@ struct UndoStep {
             }
         }
         guard count > 0 else { return }
-        withUnsafeBytes(of: count.littleEndian) { out.replaceSubrange(countAt..<(countAt + 4), with: $0) }
+        setCount(count, headCount: headCount, in: &out)
         try out.withUnsafeBytes(use)
     }
 
@@ -148,17 +147,12 @@ struct UndoStep {
                     object.after = after.map { Array($0) }
                     return
                 }
-                // Only the fields the step changed, each side as a record of its own.
                 let old = try RecordReader(before), new = try RecordReader(after)
-                try HistoryRecorder.changedProperties(of: schema, old: old, new: new, into: &object.changed)
-                guard !object.changed.isEmpty else { return }
-                var fields: [UInt8] = []
-                try object.changed.withUnsafeBufferPointer { changed in
-                    try appendFields(changed, of: old, schema: schema, builder: builder, to: &fields, counted: false)
-                    object.before = fields
-                    fields.removeAll()
-                    try appendFields(changed, of: new, schema: schema, builder: builder, to: &fields, counted: false)
-                    object.after = fields
+                var changed: [UInt32] = []
+                try HistoryRecorder.changedProperties(of: schema, old: old, new: new, into: &changed)
+                guard !changed.isEmpty else { return }
+                object = try changed.withUnsafeBufferPointer {
+                    try replaced(schema, id: id, changed: $0, old: old, new: new, builder: builder)
                 }
             }
         }
@@ -285,7 +279,7 @@ struct UndoStep {
     /// The step as stored.
     var bytes: [UInt8] {
         var out = Self.head(name)
-        withUnsafeBytes(of: UInt32(objects.count).littleEndian) { out.replaceSubrange((out.count - 4)..., with: $0) }
+        Self.setCount(UInt32(objects.count), headCount: out.count, in: &out)
         for object in objects { Self.append(object, to: &out) }
         return out
     }
@@ -299,6 +293,11 @@ struct UndoStep {
         out.append(contentsOf: nameBytes)
         append(UInt32(0), to: &out)
         return out
+    }
+
+    /// Sets the count of objects in `step`, whose head (`head`) is its first `headCount` bytes.
+    static func setCount(_ count: UInt32, headCount: Int, in step: inout [UInt8]) {
+        withUnsafeBytes(of: count.littleEndian) { step.replaceSubrange((headCount - 4)..<headCount, with: $0) }
     }
 
     /// Appends `object`'s entry.
@@ -335,19 +334,20 @@ struct UndoStep {
         withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
     }
 
-    /// Appends a record with `record`'s fields of the properties `ids` only (ascending), after
-    /// its length when `counted`.
-    static func appendFields(_ ids: UnsafeBufferPointer<UInt32>, of record: RecordReader, schema: EntitySchema,
-                             builder: RecordBuilder, to out: inout [UInt8], counted: Bool = true) throws {
-        builder.begin(slotCount: record.slotCount)
-        for id in ids {
-            let slot = Int(id) - 1
-            guard slot >= 0, slot < record.slotCount, slot < schema.slotTypes.count, let type = schema.slotTypes[slot] else { continue }
-            try builder.copyField(slot, of: type, from: record)
+    /// Object `id` of `schema` replaced from `old` to `new`, the properties `changed` (ascending
+    /// IDs): each side as a record holding only those fields, in the bytes they are stored in.
+    static func replaced(_ schema: EntitySchema, id: Id, changed: UnsafeBufferPointer<UInt32>, old: RecordReader,
+                         new: RecordReader, builder: RecordBuilder) throws -> Object {
+        func fields(of record: RecordReader) throws -> [UInt8] {
+            builder.begin(slotCount: record.slotCount)
+            for id in changed {
+                let slot = Int(id) - 1
+                guard slot >= 0, slot < record.slotCount, slot < schema.slotTypes.count, let type = schema.slotTypes[slot] else { continue }
+                try builder.copyField(slot, of: type, from: record)
+            }
+            return Array(builder.finished)
         }
-        let finished = builder.finished
-        if counted { append(UInt32(finished.count), to: &out) }
-        out.append(contentsOf: finished)
+        return Object(entityUid: schema.id.uid, id: id, before: try fields(of: old), after: try fields(of: new), changed: Array(changed))
     }
 
     /// Reads a step as stored; `schemas` (by entity UID) tell the types of the fields an entry

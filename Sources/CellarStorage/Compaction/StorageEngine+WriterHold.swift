@@ -103,14 +103,9 @@ extension StorageEngine {
             // rename (a crash between the two only makes them look for nothing new) and after it
             // (what a reader found in between is not kept: `SharedWriteLock.isSwapping`).
             if lockDescriptor >= 0 { fileGeneration = SharedWriteLock.beginSwap(lockDescriptor) }
+            defer { if lockDescriptor >= 0 { fileGeneration = SharedWriteLock.endSwap(lockDescriptor) } }
             duringSwapForTesting?()
-            do {
-                try Syscall.rename(path, to: dataPath)
-            } catch {
-                if lockDescriptor >= 0 { fileGeneration = SharedWriteLock.endSwap(lockDescriptor) }
-                throw error
-            }
-            if lockDescriptor >= 0 { fileGeneration = SharedWriteLock.endSwap(lockDescriptor) }
+            try Syscall.rename(path, to: dataPath)
         } catch {
             newFile.close()
             throw error
