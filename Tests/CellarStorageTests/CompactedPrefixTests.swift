@@ -8,8 +8,9 @@ import Testing
 /// of a backup can leave it.
 @Suite("prefixes of a compacted file")
 struct CompactedPrefixTests {
-    @Test("a compacted file cut at any offset opens at a committed state or throws fileCorrupt, read-only and writable")
-    func everyPrefixOpensWholeOrNotAtAll() throws {
+    @Test("a compacted file cut at any offset opens at a committed state or throws fileCorrupt, read-only and writable",
+          arguments: [nil, .commits(5)] as [StorageOptions.PastRetention?])
+    func everyPrefixOpensWholeOrNotAtAll(window: StorageOptions.PastRetention?) throws {
         let seed = SplitMix64.testSeed()
         var rng = SplitMix64(seed: seed)
         let dir = TestDirectory("compacted-prefix")
@@ -18,6 +19,9 @@ struct CompactedPrefixTests {
         do {
             var options = StorageOptions(durability: .none)
             options.automaticCompaction = nil
+            // With a window, the copy's partial commits and their seal carry one id, and the
+            // commits kept after the seal are states too.
+            options.pastRetention = window
             let engine = try StorageEngine(directory: dir.path, options: options)
             defer { engine.close() }
             for k in 0..<12 {
@@ -28,6 +32,7 @@ struct CompactedPrefixTests {
                                     value: [UInt8](repeating: UInt8(truncatingIfNeeded: k), count: 16 << 10))
                     }
                 }
+                if window != nil { states.append(try engine.read { try Model(reading: $0) }) }
             }
             try engine.compact()
             states.append(try engine.read { try Model(reading: $0) })

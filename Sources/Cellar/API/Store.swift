@@ -156,6 +156,7 @@ public final class Store: @unchecked Sendable {
         var storageOptions = StorageOptions(durability: options.durability, readOnly: options.readOnly,
                                             inMemory: inMemory, fileMode: options.fileMode)
         storageOptions.automaticCompaction = options.automaticCompaction
+        storageOptions.pastRetention = options.pastRetention
         storageOptions.compression = options.compression
         storageOptions.compressionThreshold = options.compressionThreshold
         storageOptions.lockWaitTimeout = options.lockWaitTimeout

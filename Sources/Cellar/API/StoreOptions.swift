@@ -9,6 +9,9 @@ public typealias CompactionReport = CellarStorage.CompactionReport
 /// When a store compacts itself: see ``StoreOptions/automaticCompaction``.
 public typealias AutomaticCompaction = StorageOptions.AutomaticCompaction
 
+/// Which past commits a compaction keeps for ``Store/read(asOf:_:)``: see ``StoreOptions/pastRetention``.
+public typealias PastRetention = StorageOptions.PastRetention
+
 /// How a store compresses objects' records: `.none`, `.zstd(level:)`, or `.zstdDictionary(level:)`
 /// (a dictionary per entity, trained by each compaction). See ``StoreOptions/compression``.
 public typealias Compression = CellarStorage.Compression
@@ -98,6 +101,12 @@ public struct StoreOptions: Sendable {
     /// Nil: a raised version needs no code (properties added, renamed by UID, or retired), but a
     /// property whose type changed is refused.
     public var migration: (@Sendable (Migration) throws -> Void)?
+    /// The past ``Store/read(asOf:_:)`` can read after a compaction (`docs/time-travel.md`):
+    /// `.commits(n)`, the newest n commits; `.duration(d)`, every commit of the last d and the
+    /// state the store was in when that span began. Nil (the default): a compaction keeps the
+    /// newest commit only. Between compactions every commit stays readable either way. The file
+    /// holds the window's changes on top of the live objects.
+    public var pastRetention: PastRetention?
     /// How many undoable writes (``Store/write(actionName:_:)``) the store keeps for
     /// ``Store/undo()``; older ones are dropped as new ones come. Default 100.
     public var undoDepth: Int = 100

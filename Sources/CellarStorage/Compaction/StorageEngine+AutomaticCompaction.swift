@@ -30,6 +30,7 @@ extension StorageEngine {
     /// as it was (the store goes on with its file) and is not tried again before the log has grown
     /// by the policy's minimum size.
     func compactAutomatically(_ policy: StorageOptions.AutomaticCompaction) -> CompactionReport? {
+        if let retention = options.pastRetention, !windowedCompactionPays(policy, retention: retention) { return nil }
         do {
             return try compact()
         } catch {

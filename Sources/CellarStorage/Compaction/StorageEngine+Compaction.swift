@@ -106,11 +106,18 @@ extension StorageEngine {
         var rounds = 0
         let bytesBefore: UInt64, bytesAfter: UInt64, transactionId: UInt64
         do {
-            // 2. The copy.
-            copy.raiseTransactionIds(to: snapshot.txnId + 1)
-            try Self.copyTrees(of: ReadTransaction(snapshot: snapshot, codecs: codecs, views: decryptedViews), into: copy, rewrites: rewrites,
-                               cancelled: closedFlag, progress: progress)
-            // 3. Catch up while writers go on.
+            // 2. The copy: the newest commit, or the window's first commit and each one after it.
+            let window = try options.pastRetention.flatMap { try windowStart(of: snapshot, keeping: $0) }
+            var copied = snapshot
+            if let window {
+                try copyWindowStart(window, into: copy, rewrites: rewrites, progress: progress)
+                try replayCommits(after: window.snapshot, through: snapshot, into: copy, rewrites: rewrites)
+            } else {
+                copy.raiseTransactionIds(to: snapshot.txnId + 1)
+                try Self.copyTrees(of: ReadTransaction(snapshot: snapshot, codecs: codecs, views: decryptedViews), into: copy, rewrites: rewrites,
+                                   cancelled: closedFlag, progress: progress)
+            }
+            // 3. Catch up while writers go on: the keys they changed, or with a window each commit.
             while rounds < Self.maxUnlockedRounds {
                 let ((changes, count, newer), wait) = try holdingWriter { () -> ([String: ChangeJournal.TreeChanges], Int, Snapshot) in
                     let count = journal!.keyCount
@@ -118,7 +125,12 @@ extension StorageEngine {
                 }
                 longestWait = max(longestWait, wait)
                 rounds += 1
-                try Self.catchUp(changes, from: ReadTransaction(snapshot: newer, codecs: codecs, views: decryptedViews), into: copy, rewrites: rewrites, cancelled: closedFlag)
+                if window != nil {
+                    try replayCommits(after: copied, through: newer, into: copy, rewrites: rewrites)
+                    copied = newer
+                } else {
+                    try Self.catchUp(changes, from: ReadTransaction(snapshot: newer, codecs: codecs, views: decryptedViews), into: copy, rewrites: rewrites, cancelled: closedFlag)
+                }
                 if count <= Self.smallCatchUp { break }
             }
             copy.prepareZerosAhead()
@@ -126,8 +138,13 @@ extension StorageEngine {
             // 4. The last round and the swap, under the lock.
             let (result, finalWait) = try holdingWriter { () -> (UInt64, UInt64, UInt64) in
                 let newest = current.load(ordering: .acquiring)
-                try Self.catchUp(journal!.take(), from: ReadTransaction(snapshot: newest, codecs: codecs, views: decryptedViews), into: copy, rewrites: rewrites, cancelled: closedFlag)
-                try copy.sealCopy(carrying: newest.txnId)
+                if window != nil {
+                    _ = journal!.take()
+                    try replayCommits(after: copied, through: newest, into: copy, rewrites: rewrites)
+                } else {
+                    try Self.catchUp(journal!.take(), from: ReadTransaction(snapshot: newest, codecs: codecs, views: decryptedViews), into: copy, rewrites: rewrites, cancelled: closedFlag)
+                    try copy.sealCopy(carrying: newest.txnId)
+                }
                 try copy.syncNow()
                 let after = try switchToCompactedFile(of: copy, at: work + "/" + Self.dataFileName, expected: newest)
                 switched = true
@@ -269,7 +286,7 @@ extension StorageEngine {
     }
 
     /// Puts `value`, or what `rewrite` makes of it, under `key`.
-    private static func put(_ txn: WriteTransaction, _ tree: Tree, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+    static func put(_ txn: WriteTransaction, _ tree: Tree, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
                             rewrite: ValueRewrite?) throws {
         if let rewrite, let rewritten = try rewrite(value) {
             try rewritten.withUnsafeBytes { try txn.put(tree, key: key, value: $0) }

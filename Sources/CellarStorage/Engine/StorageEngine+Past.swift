@@ -32,8 +32,7 @@ extension StorageEngine {
             case .time(let ms): matches = commit.timeMs <= ms
             }
             if matches {
-                found = Snapshot(txnId: commit.txnId, catalogRoot: commit.catalogRoot, committedLength: offset + UInt64(length),
-                                 commitOffset: offset, liveBytes: commit.liveBytes, generation: snapshot.generation)
+                found = pastSnapshot(offset: offset, length: length, commit: commit, in: snapshot)
                 return false
             }
             if case .transaction(let id) = past, commit.txnId < id { return false }
@@ -64,7 +63,7 @@ extension StorageEngine {
     /// Calls `visit` with each whole commit of `snapshot`'s file from `snapshot`'s back to the
     /// first (a compaction's copy steps before it are not states of the store), newest first,
     /// with its record's offset and length, until it returns false.
-    private func walkCommits(back snapshot: Snapshot, _ visit: (UInt64, Int, CommitRecord) throws -> Bool) throws {
+    func walkCommits(back snapshot: Snapshot, _ visit: (UInt64, Int, CommitRecord) throws -> Bool) throws {
         let generation = snapshot.generation
         let sealing = RecordSealing(salt: generation.records.salt, cipher: generation.cipher)
         let base = UnsafeRawPointer(generation.region.base)
@@ -73,11 +72,14 @@ extension StorageEngine {
         while offset != 0 {
             guard let (length, kind) = LogRecord.verify(base, offset: offset, available: snapshot.committedLength, salt: sealing.salt),
                   kind == .commit,
-                  let commit = CommitRecord.read(base + Int(offset), length: length, offset: offset, sealing: sealing),
-                  commit.txnId < previousId, commit.previousCommit < offset else {
+                  let commit = CommitRecord.read(base + Int(offset), length: length, offset: offset, sealing: sealing) else {
                 throw StorageError.fileCorrupt(offset: offset, reason: "the commit record a later commit names fails its check")
             }
+            // A partial commit may carry the id of the commit after it (see `Recovery.take`).
             if commit.flags & CommitRecord.partialFlag != 0 { return }
+            guard commit.txnId < previousId, commit.previousCommit < offset else {
+                throw StorageError.fileCorrupt(offset: offset, reason: "the commit record a later commit names fails its check")
+            }
             guard try visit(offset, length, commit) else { return }
             previousId = commit.txnId
             offset = commit.previousCommit

@@ -32,6 +32,13 @@ extension StorageOptions {
         guard options.compressionThreshold >= 16 else {
             throw StorageError.illegalArgument("compressionThreshold must be at least 16 bytes, got \(options.compressionThreshold)")
         }
+        switch options.pastRetention {
+        case .commits(let n) where n < 1:
+            throw StorageError.illegalArgument("pastRetention must keep at least 1 commit, got \(n)")
+        case .duration(let d) where d <= .zero:
+            throw StorageError.illegalArgument("pastRetention must keep a duration longer than zero, got \(d)")
+        default: break
+        }
         if let level = options.compression.level, level < -(1 << 17) || level > 22 {
             throw StorageError.illegalArgument("zstd level must be between -131072 and 22, got \(level)")
         }

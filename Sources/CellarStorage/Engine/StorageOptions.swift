@@ -45,6 +45,20 @@ public struct StorageOptions: Sendable {
         }
     }
 
+    /// The window of past commits a compaction keeps (`docs/time-travel.md`, "The window"). A
+    /// commit is never dropped before a compaction; a compaction copies the window's first commit
+    /// whole and each later one as the keys it changed, with its own id and time, and drops what
+    /// came before. With a window the file holds the live data plus the window's changes, and the
+    /// automatic policy compacts only once what lies before the window pays for it.
+    public enum PastRetention: Sendable, Equatable {
+        /// The newest `n` commits (at least 1).
+        case commits(Int)
+        /// Every commit of the last `duration` (by the time each commit record holds), and the
+        /// one the store was at when that span began: a read at any moment of it answers. Longer
+        /// than zero.
+        case duration(Duration)
+    }
+
     /// When a commit returns: after its frame is synced (``Durability/full``, the default) or once it
     /// is written (``Durability/none``).
     public var durability: Durability
@@ -79,6 +93,9 @@ public struct StorageOptions: Sendable {
     public var superblockInterval: Int
     /// When the store compacts itself; nil: only when `compact()` is called. Ignored in memory.
     public var automaticCompaction: AutomaticCompaction?
+    /// Which past commits a compaction keeps readable with ``StorageEngine/beginRead(asOf:)``:
+    /// nil (the default) keeps the newest only; see ``PastRetention``.
+    public var pastRetention: PastRetention?
     /// How new values are compressed (see `Compression`); every store reads compressed values.
     public var compression: Compression
     /// Values shorter than this many bytes are never compressed (at least 16).

@@ -43,6 +43,11 @@ final class LogWriter {
     private var physicalSize: UInt64
     /// The lowest id the next commit may carry: a compacted copy goes on from the store it copies.
     private var transactionFloor: UInt64 = 0
+    /// A compaction's copy that keeps past commits (`StorageEngine.copyWindow`): the id every
+    /// commit carries until it is cleared (the copy's partial commits and its seal carry the id of
+    /// the first commit kept), and the time the next commit records (that commit's own).
+    var pinnedTransactionId: UInt64?
+    var nextCommitTime: UInt64?
     private var commitsSinceSuperblock = 0
     private var superblockSequence: UInt64
     private var lastSuperblockTxn: UInt64
@@ -94,6 +99,7 @@ final class LogWriter {
     /// is owed since `raiseTransactionIds`. Throws `commitsRefused` once a sync has failed.
     func nextTransactionId(after base: Snapshot, hasChanges: Bool) throws -> UInt64? {
         try checkAccepting()
+        if let pinnedTransactionId { return pinnedTransactionId }
         guard hasChanges || transactionFloor > base.txnId else { return nil }
         return max(base.txnId + 1, transactionFloor)
     }
@@ -181,7 +187,7 @@ final class LogWriter {
         }
         let commit = CommitRecord(txnId: txnId, catalogRoot: catalogRoot, frameStart: end,
                                   previousCommit: base.commitOffset, liveBytes: liveBytes,
-                                  timeMs: WallClock.milliseconds(),
+                                  timeMs: nextCommitTime ?? WallClock.milliseconds(),
                                   flags: (durable && afterSync && !foreignCommitsUnsynced ? CommitRecord.durableFlag : 0)
                                       | (partialCommits ? CommitRecord.partialFlag : 0))
         let (record, offset) = try frame.appendRecord(length: CommitRecord.length(sealing))
@@ -189,6 +195,7 @@ final class LogWriter {
         // A plain write that fails makes nothing durable: this commit fails, the store goes on.
         try frame.flush()
         end = newEnd
+        nextCommitTime = nil
         frameBegunSinceCommit = false
         // The sync that makes this commit durable covers the other processes' frames before it.
         foreignCommitsUnsynced = false

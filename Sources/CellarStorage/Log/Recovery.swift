@@ -148,11 +148,14 @@ enum Recovery {
 
     /// Takes the verified commit record at `position` as the newest commit when it continues the
     /// chain from `state` (a higher id, its frame starting at `state.end`, the previous commit's
-    /// offset, a catalog root before it); false, leaving `state` alone, when it does not.
+    /// offset, a catalog root before it); false, leaving `state` alone, when it does not. After a
+    /// partial commit the id may also stay the same: a compaction that keeps past commits gives
+    /// its copy's partial commits and their seal the id of the first commit it keeps.
     private static func take(commitAt position: UInt64, length: Int, base: UnsafeRawPointer, sealing: RecordSealing,
                              into state: inout RecoveredState) -> Bool {
         guard let commit = CommitRecord.read(base + Int(position), length: length, offset: position, sealing: sealing),
-              commit.txnId > state.txnId, commit.frameStart == state.end,
+              commit.txnId > state.txnId || (state.partial && commit.txnId == state.txnId),
+              commit.frameStart == state.end,
               commit.previousCommit == state.commitOffset, commit.catalogRoot < position
         else { return false }
         state.txnId = commit.txnId
