@@ -165,6 +165,42 @@ struct PastWindowTests {
         }
     }
 
+    @Test("under steady updates the automatic policy compacts now and then, and the window stays readable")
+    func automaticCompactionKeepsTheWindow() throws {
+        let dir = TestDirectory("past-window-automatic")
+        defer { dir.remove() }
+        var options = Self.options(.commits(50))
+        options.nodeSize = 4096
+        options.automaticCompaction = StorageOptions.AutomaticCompaction(garbageShare: 0.5, minimumFileSize: 1 << 20, atOpen: false)
+        let engine = try StorageEngine(directory: dir.path, options: options)
+        defer { engine.close() }
+        var random = SplitMix64(seed: SplitMix64.testSeed())
+        var model = Model()
+        var states: [(id: UInt64, model: Model)] = []
+        var largest: UInt64 = 0
+        for n in 0..<400 {
+            try engine.write { txn in
+                let tree = try txn.tree("t")!
+                for _ in 0..<(n == 0 ? 2_000 : 20) {
+                    let key = bigEndianKey(random.next() % 2_000)
+                    let value = [UInt8](repeating: UInt8(truncatingIfNeeded: random.next()), count: 1_000)
+                    try txn.put(tree, key: key, value: value)
+                    model.trees["t", default: [:]][key] = value
+                }
+            }
+            states.append((engine.lastTransactionId, model))
+            engine.compactionQueue.sync {}  // waits for a compaction the commit scheduled
+            largest = max(largest, engine.fileSize)
+        }
+        let compactions = engine.compactions.load(ordering: .relaxed)
+        // Each compaction drops the commits that left the window; with the window counted as kept,
+        // the policy does not compact again at once (a compaction per commit would be 400).
+        #expect(compactions >= 2 && compactions <= 40, "\(compactions) compactions")
+        #expect(try engine.oldestReadableCommit()!.transactionId <= states[states.count - 50].id)
+        for state in states.suffix(50) { #expect(try Self.model(at: state.id, engine) == state.model, "commit \(state.id)") }
+        print("automatic compaction with a window of 50 commits: \(compactions) compactions in 400 commits, largest file \(largest >> 10) KiB, now \(engine.fileSize >> 10) KiB")
+    }
+
     @Test("the window by time starts at the commit the store was at when it opens")
     func theWindowByTime() throws {
         let dir = TestDirectory("past-window-time")

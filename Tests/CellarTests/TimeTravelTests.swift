@@ -6,7 +6,8 @@ import Testing
 
 /// Reading the store as it was: random commits compared with a model's snapshot at each, through
 /// boxes, an index query and relations, after reopening, across a compaction (which keeps only
-/// the newest commit); by date; the vector index as it was; refusals.
+/// the newest commit, or the window `pastRetention` sets); by date; the vector index as it was;
+/// refusals.
 @Suite struct TimeTravelTests {
     struct Shape: Equatable {
         var title: String
@@ -26,17 +27,12 @@ import Testing
         return shapes
     }
 
-    @Test(arguments: [1, 2, UInt64.random(in: 3...UInt64.max)] as [UInt64])
-    func pastCommitsReadAsTheyWere(seed: UInt64) throws {
-        let dir = TestDirectory("time-travel")
-        defer { dir.remove() }
-        var random = SplitMix64(seed: seed)
+    /// `count` random commits (items made, changed, tagged, removed), each with the shapes after it.
+    static func randomCommits(_ count: Int, _ store: Store, tags: [EntityId<QTag>], random: inout SplitMix64) throws
+        -> [(commit: UInt64, shapes: [Id: Shape])] {
         func roll(_ n: Int) -> Int { Int(random.next() % UInt64(n)) }
-        var store = try Self.open(dir)
-        defer { store.close() }
-        let tags = try store.box(for: QTag.self).put((0..<3).map { QTag("t\($0)") })
-        var snapshots: [(commit: UInt64, shapes: [Id: Shape])] = [(store.lastCommitId, [:])]
-        for _ in 0..<60 {
+        var snapshots: [(commit: UInt64, shapes: [Id: Shape])] = []
+        for _ in 0..<count {
             let items = store.box(for: QItem.self)
             try store.runInTransaction {
                 let existing = try items.all()
@@ -65,6 +61,20 @@ import Testing
             }
             snapshots.append((store.lastCommitId, try Self.shapes(store)))
         }
+        return snapshots
+    }
+
+    @Test(arguments: [1, 2, UInt64.random(in: 3...UInt64.max)] as [UInt64])
+    func pastCommitsReadAsTheyWere(seed: UInt64) throws {
+        let dir = TestDirectory("time-travel")
+        defer { dir.remove() }
+        var random = SplitMix64(seed: seed)
+        func roll(_ n: Int) -> Int { Int(random.next() % UInt64(n)) }
+        var store = try Self.open(dir)
+        defer { store.close() }
+        let tags = try store.box(for: QTag.self).put((0..<3).map { QTag("t\($0)") })
+        var snapshots: [(commit: UInt64, shapes: [Id: Shape])] = [(store.lastCommitId, [:])]
+        snapshots += try Self.randomCommits(60, store, tags: tags, random: &random)
         func check(_ snapshot: (commit: UInt64, shapes: [Id: Shape]), _ store: Store) throws {
             try store.read(asOf: .commit(snapshot.commit)) {
                 #expect(try Self.shapes(store) == snapshot.shapes, "seed \(seed), commit \(snapshot.commit)")
@@ -99,6 +109,40 @@ import Testing
         }
         try check((store.lastCommitId, snapshots.last!.shapes), store)
         #expect(throws: CellarError.self) { try store.read(asOf: .commit(store.lastCommitId + 5)) {} }
+    }
+
+    @Test(arguments: [5, UInt64.random(in: 6...UInt64.max)] as [UInt64])
+    func aWindowOutlivesCompactions(seed: UInt64) throws {
+        let dir = TestDirectory("time-travel-window")
+        defer { dir.remove() }
+        var random = SplitMix64(seed: seed)
+        var options = StoreOptions(durability: .none)
+        options.pastRetention = .commits(40)
+        var store = try Store(directoryPath: dir.path, model: queryModel(), options: options)
+        defer { store.close() }
+        let tags = try store.box(for: QTag.self).put((0..<3).map { QTag("t\($0)") })
+        var snapshots = try Self.randomCommits(60, store, tags: tags, random: &random)
+        func checkWindow() throws {
+            let window = snapshots.suffix(40)
+            #expect(try store.oldestReadableCommit()?.commit == window.first!.commit, "seed \(seed)")
+            for snapshot in window {
+                try store.read(asOf: .commit(snapshot.commit)) {
+                    #expect(try Self.shapes(store) == snapshot.shapes, "seed \(seed), commit \(snapshot.commit)")
+                    let found = Set(try store.box(for: QItem.self).query { QItem.title.startsWith(String("r")) }.build().findIds().map(\.value))
+                    #expect(found == Set(snapshot.shapes.filter { $0.value.title.hasPrefix("r") }.keys), "seed \(seed)")
+                }
+            }
+            #expect(throws: CellarError.self) { try store.read(asOf: .commit(snapshots[snapshots.count - 41].commit)) {} }
+        }
+        try store.compact()
+        try checkWindow()
+        store.close()
+        store = try Store(directoryPath: dir.path, model: queryModel(), options: options)
+        try checkWindow()
+        snapshots += try Self.randomCommits(15, store, tags: tags, random: &random)
+        try store.compact()
+        try checkWindow()
+        #expect(try Self.shapes(store) == snapshots.last!.shapes)
     }
 
     @Test func aDateReadsTheNewestCommitMadeByThen() throws {
