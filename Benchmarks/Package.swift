@@ -13,6 +13,7 @@
 //   swift run -c release --package-path Benchmarks vector-bench --n 100000 --runs 1
 //   swift run -c release --package-path Benchmarks live-bench --n 100000 --commits 10000 --runs 3
 //   swift run -c release --package-path Benchmarks commit-bench --n 4000 --runs 3
+//   swift run -c release --package-path Benchmarks window-bench --n 10000 --runs 3
 //   swift run -c release --package-path Benchmarks shared-bench --n 2000 --runs 5
 //   swift run -c release --package-path Benchmarks bulk-bench --n 10000000
 //   swift run -c release --package-path Benchmarks port-bench --n 100000 --runs 3
@@ -264,6 +265,17 @@ let package = Package(
                 "BenchSupport",
                 .product(name: "Cellar", package: root),
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // What a window of past commits (`pastRetention`) costs in file size, compaction time and
+        // reading its oldest commit, under a steady update load.
+        .executableTarget(
+            name: "window-bench",
+            dependencies: [
+                "BenchNote",
+                "BenchSupport",
+                .product(name: "Cellar", package: root),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

@@ -18,8 +18,9 @@ extension Store {
     /// full-text, geo and vector indexes) answering as the store was at `moment`. Writes in
     /// `body` throw ``CellarError/Code/cannotWriteWhileReading``.
     ///
-    /// The store's file holds every commit since it was written (created, or replaced by its last
-    /// compaction): those can be read. See ``oldestReadableCommit()``.
+    /// The store's file holds every commit since it was created or last compacted, and a
+    /// compaction keeps the window ``StoreOptions/pastRetention`` sets (the newest commit
+    /// without one): those can be read. See ``oldestReadableCommit()``.
     ///
     /// - Throws: ``CellarError/Code/illegalArgument`` for a moment before the oldest commit held
     ///   (or a commit id never made), naming the oldest one, and inside another transaction on

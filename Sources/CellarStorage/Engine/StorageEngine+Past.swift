@@ -1,8 +1,8 @@
 /// Reading past commits. The log is append-only and a commit's trees are copied on write, so
 /// every commit since the data file was written (created, or replaced by a compaction) is still
 /// whole in it: its commit record names its catalog root, and each commit record the one before
-/// it. A compaction copies only the newest commit, so the oldest commit readable is the first
-/// whole one of the current file.
+/// it. A compaction copies the newest commit, or the window `StorageOptions.pastRetention` sets,
+/// so the oldest commit readable is the first whole one of the current file.
 extension StorageEngine {
     /// A past commit to read: by its transaction id, or the newest one committed at or before a
     /// time (the time each commit record holds, in milliseconds since 1970, from the clock of the
@@ -43,9 +43,9 @@ extension StorageEngine {
             ?? "the store has no commit"
         switch past {
         case .transaction(let id):
-            throw StorageError.illegalArgument("commit \(id) cannot be read: it is not among the commits the data file holds (\(held); a compaction keeps only the newest)")
+            throw StorageError.illegalArgument("commit \(id) cannot be read: it is not among the commits the data file holds (\(held); a compaction keeps the newest, or the window `pastRetention` sets)")
         case .time(let ms):
-            throw StorageError.illegalArgument("no commit at or before \(ms) ms since 1970 can be read: \(held); a compaction keeps only the newest")
+            throw StorageError.illegalArgument("no commit at or before \(ms) ms since 1970 can be read: \(held); a compaction keeps the newest, or the window `pastRetention` sets")
         }
     }
 
