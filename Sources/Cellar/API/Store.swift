@@ -65,6 +65,8 @@ public final class Store: @unchecked Sendable {
     let sharedWriters: SharedWriters?
     /// How many undo steps the store keeps (``StoreOptions/undoDepth``).
     let undoDepth: Int
+    /// Where each named write registers an undo action (``registerUndoActions(with:onError:)``).
+    let undoRegistration = Locked<UndoRegistration?>(nil)
     /// The in-memory graphs of the HNSW indexes (see `VectorIndex`), with their images in the
     /// store's directory (see HNSWImage.swift).
     let vectorIndexes: VectorIndexes

@@ -114,13 +114,19 @@ extension Store {
                 return result
             }
         }
-        return try inWriteContext { context in
+        var kept = false
+        let result = try inWriteContext { context in
             context.history?.undo = UndoCapture(name: actionName)
             let result = try body()
             guard context.failure == nil else { return result }
-            try UndoStep.capture(actionName, in: context) { try UndoLog.push($0, depth: depth, in: context.write!) }
+            try UndoStep.capture(actionName, in: context) {
+                try UndoLog.push($0, depth: depth, in: context.write!)
+                kept = true
+            }
             return result
         }
+        if kept { registerUndoAction(named: actionName) }
+        return result
     }
 
     /// Runs `body`, whose undoable writes (``write(actionName:_:)`` on this store, on this
@@ -144,14 +150,17 @@ extension Store {
         let group = UndoGroup(store: self, base: try translatingErrors { try engine.beginRead() })
         let result: Result<T, any Error> = UndoGroup.$current.withValue(group) { Result { try body() } }
         let depth = undoDepth
+        var kept = false
         if !group.touched.isEmpty {
             try inWriteContext { context in
                 let base = TransactionContext(store: self, read: group.base)
                 try UndoStep.capture(actionName, objects: group.touched, from: base, in: context) {
                     try UndoLog.push($0, depth: depth, in: context.write!)
+                    kept = true
                 }
             }
         }
+        if kept { registerUndoAction(named: actionName) }
         return try result.get()
     }
 
