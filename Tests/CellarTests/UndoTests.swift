@@ -74,19 +74,75 @@ import Testing
         #expect(try store.redo() == "Clear")
         #expect(try items.get(item.id)?.score == nil)
         #expect(try items.get(item.id)?.amount == 2.5)
-        // The same step as the first format wrote it (records of the fields, kind 3) still reads.
-        try store.runInTransaction {
-            let context = ThreadTransactions.current(for: store)!
-            let step = try #require(try UndoLog.step(2, in: context))
-            var first = UndoStep(name: step.name, objects: step.objects).bytes
-            first[0] = 1
-            let steps = try #require(try context.write!.tree(UndoLog.tree, create: false))
-            try context.write!.put(steps, key: UndoLog.key(2), value: first)
+        // The same step as the first format wrote it (records of the fields, kind 3), and as the
+        // second did (fields with u32 lengths, kind 4), still reads.
+        for format in [1, 2] as [UInt8] {
+            try store.runInTransaction {
+                let context = ThreadTransactions.current(for: store)!
+                let step = try #require(try UndoLog.step(2, in: context))
+                let schema = try #require(store.schemas.values.first { $0.name == "QItem" })
+                let older = try Self.bytes(of: step, format: format, schema: schema)
+                let steps = try #require(try context.write!.tree(UndoLog.tree, create: false))
+                try context.write!.put(steps, key: UndoLog.key(2), value: older)
+            }
+            #expect(try store.undo() == "Clear")
+            #expect(try items.get(item.id)?.score == 7)
+            #expect(try items.get(item.id)?.amount == nil)
+            #expect(try items.get(item.id)?.text == "words")
+            #expect(try store.redo() == "Clear")
+            #expect(try items.get(item.id)?.score == nil)
+            #expect(try items.get(item.id)?.amount == 2.5)
         }
-        #expect(try store.undo() == "Clear")
-        #expect(try items.get(item.id)?.score == 7)
-        #expect(try items.get(item.id)?.amount == nil)
-        #expect(try items.get(item.id)?.text == "words")
+    }
+
+    /// `step` as formats 1 and 2 stored it: the entity UID and id before the kind; a replaced
+    /// object as records of its fields (kind 3) in format 1, as its fields with u32 lengths and a
+    /// u64 slot mask (kind 4) in format 2.
+    static func bytes(of step: UndoStep, format: UInt8, schema: EntitySchema) throws -> [UInt8] {
+        var out: [UInt8] = [format]
+        func u32(_ value: Int) { withUnsafeBytes(of: UInt32(value).littleEndian) { out.append(contentsOf: $0) } }
+        func u64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) } }
+        u32(step.name.utf8.count)
+        out.append(contentsOf: step.name.utf8)
+        u32(step.objects.count)
+        for object in step.objects {
+            #expect(object.links.isEmpty, "the helper writes no links")
+            u64(object.entityUid)
+            u64(object.id)
+            if format == 2, let before = object.before, let after = object.after {
+                out.append(4)
+                u64(object.changed.reduce(UInt64(0)) { $0 | 1 << UInt64($1 - 1) })
+                for property in object.changed {
+                    let slot = Int(property) - 1, width = schema.slotWidths[slot]
+                    for record in [before, after] {
+                        let field = try record.withUnsafeBytes { raw -> [UInt8]? in
+                            let reader = try RecordReader(raw)
+                            if width > 0 { return try reader.offset(slot, size: width).map { Array(raw[$0..<($0 + width)]) } }
+                            return try reader.field(slot: slot).map { Array($0) }
+                        }
+                        if let field {
+                            u32(field.count)
+                            out += field
+                        } else {
+                            out += [0xFF, 0xFF, 0xFF, 0xFF]
+                        }
+                    }
+                }
+            } else {
+                out.append((object.before == nil ? 0 : 1) | (object.after == nil ? 0 : 2))
+                if object.before != nil, object.after != nil {
+                    u32(object.changed.count)
+                    for id in object.changed { u32(Int(id)) }
+                }
+                for record in [object.before, object.after] {
+                    guard let record else { continue }
+                    u32(record.count)
+                    out += record
+                }
+            }
+            u32(0)  // no relation
+        }
+        return out
     }
 
     @Test func aGroupOfWritesIsOneStep() throws {

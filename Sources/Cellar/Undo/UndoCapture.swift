@@ -72,6 +72,20 @@ final class UndoCapture {
         count += MemoryLayout<T>.size
     }
 
+    /// Puts `value` as an unsigned LEB128 varint (7 bits a byte, low first).
+    @inline(__always)
+    private func putVarint(_ value: UInt64) {
+        reserve(10)
+        var value = value
+        while value >= 0x80 {
+            (buffer + count).storeBytes(of: UInt8(truncatingIfNeeded: value) | 0x80, as: UInt8.self)
+            count += 1
+            value >>= 7
+        }
+        (buffer + count).storeBytes(of: UInt8(value), as: UInt8.self)
+        count += 1
+    }
+
     @inline(__always)
     private func put(_ raw: UnsafeRawBufferPointer) {
         reserve(raw.count)
@@ -91,12 +105,12 @@ final class UndoCapture {
             entry.withUnsafeBytes { put($0) }
             return
         }
-        put(schema.id.uid)
-        put(id)
-        put(UInt8(4))
+        put(UndoStep.Kind.compact.rawValue)
+        putVarint(UInt64(schema.id.id))
+        putVarint(id)
         var mask: UInt64 = 0
         for property in changed where property >= 1 { mask |= 1 << UInt64(property - 1) }
-        put(mask)
+        putVarint(mask)
         var slots = mask
         while slots != 0 {
             let slot = slots.trailingZeroBitCount
@@ -105,25 +119,29 @@ final class UndoCapture {
             guard width != 0 else {
                 throw CellarError.schema("property \(slot + 1) of \(schema.name) changed, but the model has no such property")
             }
-            try field(slot, of: old, width: width)
-            try field(slot, of: new, width: width)
+            let before = try field(slot, of: old, width: width), after = try field(slot, of: new, width: width)
+            // Which sides are there (bits 0 and 1) and a fixed field's width (bits 2 to 5).
+            put(UInt8((before == nil ? 0 : 1) | (after == nil ? 0 : 2) | (width > 0 ? width << 2 : 0)))
+            if let before { side(before, width: width) }
+            if let after { side(after, width: width) }
         }
-        put(UInt32(0))  // no relation
     }
 
-    /// Puts `record`'s field in `slot` (of `width` bytes, or a string or byte vector when
-    /// negative) as an entry of kind 4 holds it: its length (all ones: absent) and its bytes.
+    /// Puts one side of a field: its bytes, after their length (a varint) when not of fixed width.
     @inline(__always)
-    private func field(_ slot: Int, of record: RecordReader, width: Int) throws {
-        let field: UnsafeRawBufferPointer?
+    private func side(_ bytes: UnsafeRawBufferPointer, width: Int) {
+        if width < 0 { putVarint(UInt64(bytes.count)) }
+        put(bytes)
+    }
+
+    /// `record`'s field in `slot`, of `width` bytes (a string or byte vector when negative); nil
+    /// when absent.
+    @inline(__always)
+    private func field(_ slot: Int, of record: RecordReader, width: Int) throws -> UnsafeRawBufferPointer? {
         if width > 0 {
-            field = try record.offset(slot, size: width).map { UnsafeRawBufferPointer(start: record.base + $0, count: width) }
-        } else {
-            field = try record.field(slot: slot)
+            return try record.offset(slot, size: width).map { UnsafeRawBufferPointer(start: record.base + $0, count: width) }
         }
-        guard let field else { return put(UInt32.max) }
-        put(UInt32(field.count))
-        put(field)
+        return try record.field(slot: slot)
     }
 
     /// The bytes of the entry kept for the event whose property IDs start at `idsStart`; nil when

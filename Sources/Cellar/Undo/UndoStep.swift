@@ -8,23 +8,31 @@ import Foundation
 /// and formats nothing. Kept in the store (see ``UndoLog``) as:
 ///
 /// ```
-/// u8 format (2; 1 has no entry of kind 4), name (u32 length, UTF-8), u32 object count, then
-/// per object:
-///   u64 entity UID, u64 id, u8 kind:
-///     1, 2 or 3 (which records follow, 1: before, 2: after), with both: u32 count and u32 IDs
-///       of the properties changed (each record then holds only their fields),
-///       each record as u32 length and bytes;
-///     4 (replaced, every property changed below ID 65): u64 a bit per slot changed (slot =
-///       property ID − 1), then per slot, ascending, its field before and after, each as u32
-///       length (0xFFFFFFFF: absent) and the bytes as stored (a string's UTF-8, a number's
-///       little-endian bytes);
-///   then u32 relation count, per relation: u32 relation ID, u32 count and u64 ids before,
-///   u32 count and u64 ids after
+/// u8 format (3), name (u32 length, UTF-8), u32 object count, then per object a u8 kind:
+///   1, 2 or 3 (which records follow, 1: before, 2: after): u64 entity UID, u64 id; with both,
+///     u32 count and u32 IDs of the properties changed (each record then holds only their
+///     fields); each record as u32 length and bytes; then u32 relation count, per relation:
+///     u32 relation ID, u32 count and u64 ids before, u32 count and u64 ids after;
+///   5 (replaced, every property changed below ID 65; no relation): varint entity ID, varint id,
+///     varint mask of the slots changed (slot = property ID − 1), then per slot, ascending, a u8
+///     (bit 0: there before, bit 1: there after, bits 2–5: the field's width when fixed) and
+///     each side that is there as stored (a number's little-endian bytes; a string's or byte
+///     vector's UTF-8 or bytes after a varint length).
 /// ```
-/// (little-endian).
+/// (little-endian; varints LEB128). Formats 1 and 2 put the entity UID and id before the kind;
+/// format 2 also has kind 4, as kind 5 with a u64 mask, each side as u32 length (0xFFFFFFFF:
+/// absent) and bytes, and a u32 relation count of 0. Both still read.
 struct UndoStep {
     /// The format steps are written in.
-    static let format: UInt8 = 2
+    static let format: UInt8 = 3
+
+    /// What an object's entry holds (see above).
+    enum Kind: UInt8 {
+        case created = 2, removed = 1, replacedRecords = 3
+        /// Format 2 only.
+        case replacedFields = 4
+        case compact = 5
+    }
 
     struct Object {
         var entityUid: UInt64
@@ -325,8 +333,8 @@ struct UndoStep {
     /// Appends the start of an object's entry: its entity's UID, its id and which records follow.
     @inline(__always)
     static func appendHeader(uid: UInt64, id: Id, which: UInt8, to out: inout [UInt8]) {
-        withUnsafeBytes(of: (uid.littleEndian, id.littleEndian)) { out.append(contentsOf: $0) }
         out.append(which)
+        withUnsafeBytes(of: (uid.littleEndian, id.littleEndian)) { out.append(contentsOf: $0) }
     }
 
     @inline(__always)
@@ -362,44 +370,86 @@ struct UndoStep {
         }
         func u32() throws -> Int { Int(try take(4).reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }) }
         func u64() throws -> UInt64 { try take(8).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+        func varint() throws -> UInt64 {
+            var value: UInt64 = 0
+            for shift in stride(from: 0, to: 64, by: 7) {
+                let byte = try take(1).first!
+                value |= UInt64(byte & 0x7F) << UInt64(shift)
+                if byte < 0x80 { return value }
+            }
+            throw corrupt()
+        }
         let format = try take(1).first!
-        guard format == 1 || format == 2 else { throw CellarError.fileCorrupt("an undo step of a format this build does not read (\(format))") }
+        guard (1...3).contains(format) else { throw CellarError.fileCorrupt("an undo step of a format this build does not read (\(format))") }
         name = String(decoding: try take(try u32()), as: UTF8.self)
         let count = try u32()
         var objects: [Object] = []
         let builder = RecordBuilder(capacity: 256)
+        var schemasById: [UInt32: EntitySchema]?
         for _ in 0..<count {
-            var object = Object(entityUid: try u64(), id: try u64(), before: nil, after: nil)
-            let which = try take(1).first!
+            var object = Object(entityUid: 0, id: 0, before: nil, after: nil)
+            var which: UInt8
+            if format >= 3 {
+                which = try take(1).first!
+                if which == Kind.compact.rawValue {
+                    if schemasById == nil { schemasById = Dictionary(schemas.values.map { ($0.id.id, $0) }) { a, _ in a } }
+                    let entity = try varint()
+                    guard let schema = schemasById![UInt32(truncatingIfNeeded: entity)] else {
+                        throw CellarError.fileCorrupt("an undo step holds an object of entity \(entity), which the store's model does not have")
+                    }
+                    object.entityUid = schema.id.uid
+                    object.id = try varint()
+                } else {
+                    object.entityUid = try u64()
+                    object.id = try u64()
+                }
+            } else {
+                object.entityUid = try u64()
+                object.id = try u64()
+                which = try take(1).first!
+            }
             switch which {
             case 0...3:
                 if which == 3 { object.changed = try (0..<(try u32())).map { _ in UInt32(try u32()) } }
                 if which & 1 != 0 { object.before = Array(try take(try u32())) }
                 if which & 2 != 0 { object.after = Array(try take(try u32())) }
-            case 4 where format >= 2:
-                var slots = try u64()
+            case Kind.replacedFields.rawValue where format == 2, Kind.compact.rawValue where format >= 3:
+                let compact = which == Kind.compact.rawValue
+                var slots = compact ? try varint() : try u64()
+                let schema = schemas[object.entityUid]
                 var fields: [(slot: Int, before: ArraySlice<UInt8>?, after: ArraySlice<UInt8>?)] = []
                 while slots != 0 {
                     let slot = slots.trailingZeroBitCount
                     slots &= slots - 1
+                    guard let schema, slot < schema.slotTypes.count, let type = schema.slotTypes[slot] else {
+                        throw CellarError.fileCorrupt("an undo step holds property \(slot + 1) of entity UID \(object.entityUid), which the store's model does not have")
+                    }
                     var sides: [ArraySlice<UInt8>?] = []
-                    for _ in 0..<2 {
-                        let length = try u32()
-                        sides.append(length == 0xFFFF_FFFF ? nil : try take(length))
+                    if compact {
+                        let flags = try take(1).first!
+                        let width = type.fixedWidth
+                        guard Int(flags >> 2) == (width ?? 0) else {
+                            throw CellarError.fileCorrupt("an undo step holds property \(slot + 1) of \(schema.name) with another width than its type has now")
+                        }
+                        for side in 0..<2 {
+                            guard flags & (1 << side) != 0 else { sides.append(nil); continue }
+                            sides.append(try take(width ?? Int(try varint())))
+                        }
+                    } else {
+                        for _ in 0..<2 {
+                            let length = try u32()
+                            sides.append(length == 0xFFFF_FFFF ? nil : try take(length))
+                        }
                     }
                     fields.append((slot, sides[0], sides[1]))
                     object.changed.append(UInt32(slot + 1))
                 }
                 // Each side as a record holding those fields, as kind 3 keeps them.
-                let schema = schemas[object.entityUid]
                 for after in [false, true] {
                     let slotCount = (fields.last?.slot ?? -1) + 1
                     builder.begin(slotCount: slotCount)
                     for field in fields {
-                        guard let bytes = after ? field.after : field.before else { continue }
-                        guard let schema, field.slot < schema.slotTypes.count, let type = schema.slotTypes[field.slot] else {
-                            throw CellarError.fileCorrupt("an undo step holds property \(field.slot + 1) of entity UID \(object.entityUid), which the store's model does not have")
-                        }
+                        guard let bytes = after ? field.after : field.before, let type = schema?.slotTypes[field.slot] else { continue }
                         try bytes.withUnsafeBytes { raw in
                             if let width = type.fixedWidth {
                                 guard raw.count == width else { throw corrupt() }
@@ -410,6 +460,10 @@ struct UndoStep {
                         }
                     }
                     if after { object.after = Array(builder.finished) } else { object.before = Array(builder.finished) }
+                }
+                if compact {
+                    objects.append(object)
+                    continue
                 }
             default:
                 throw corrupt()
