@@ -65,19 +65,28 @@ struct ReadOnlyFollowTests {
         #expect(writer.fileSize > 2 << 20)
     }
 
-    @Test("a read-only engine follows a compaction of the writer to the new file; a read transaction open across it keeps reading the old one")
-    func followsCompaction() throws {
+    @Test("a read-only engine follows a compaction of the writer to the new file; a read transaction open across it keeps reading the old one",
+          arguments: [nil, .commits(10)] as [StorageOptions.PastRetention?])
+    func followsCompaction(window: StorageOptions.PastRetention?) throws {
         let seed = SplitMix64.testSeed()
         var rng = SplitMix64(seed: seed)
         let directory = TestDirectory("follow-compaction")
         defer { directory.remove() }
-        let writer = try StorageEngine(directory: directory.path, options: Self.writerOptions())
+        var options = Self.writerOptions()
+        // With a window the compacted file ends on the newest commit's own id (not a higher one),
+        // and the reader reads the window's commits there.
+        options.pastRetention = window
+        let writer = try StorageEngine(directory: directory.path, options: options)
         defer { writer.close() }
         var model = Model()
         let reader = try StorageEngine(directory: directory.path, options: Self.readerOptions)
         defer { reader.close() }
+        var recent: [(id: UInt64, model: Model)] = []
         for round in 0..<6 {
-            for _ in 0..<30 { try Self.randomCommit(writer, model: &model, rng: &rng) }
+            for _ in 0..<30 {
+                try Self.randomCommit(writer, model: &model, rng: &rng)
+                recent = recent.suffix(9) + [(writer.lastTransactionId, model)]
+            }
             let old = try reader.beginRead()
             let oldModel = model
             #expect(try Model(reading: old) == model)
@@ -87,6 +96,11 @@ struct ReadOnlyFollowTests {
             let txn = try reader.beginRead()
             #expect(txn.transactionId == writer.lastTransactionId, "round \(round) (seed \(seed))")
             #expect(try Model(reading: txn) == model, "round \(round) (seed \(seed))")
+            if window != nil {
+                for state in recent {
+                    #expect(try Model(reading: reader.beginRead(asOf: .transaction(state.id))) == state.model, "round \(round) (seed \(seed))")
+                }
+            }
             // Commits to the new file are seen too.
             try Self.randomCommit(writer, model: &model, rng: &rng)
             #expect(try reader.read { try Model(reading: $0) } == model, "round \(round) (seed \(seed))")
