@@ -76,6 +76,7 @@ func commitAndCompact(_ directory: String, large: Bool, compression: Compression
     options.automaticCompaction = nil
     if variants.contains("encrypted") { options.encryptionKey = TestKeys.encryption }
     if variants.contains("spill") { options.transactionMemoryBudget = 64 << 10 }
+    if variants.contains("window") { options.pastRetention = .commits(20) }
     options.dictionaryMinimumSamples = 16
     var progressOptions = StorageOptions(initialMapSize: 1 << 20)
     progressOptions.encryptionKey = options.encryptionKey

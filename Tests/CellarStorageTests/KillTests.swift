@@ -189,10 +189,11 @@ struct KillTests {
     /// commits), so what the test reaches does not depend on the machine's speed. After each
     /// kill: every acknowledged commit is there, the content is exact, and no tree is deeper
     /// than log2(count) + 1 (splits near large keys once added a level each, until a cursor
-    /// refused a tree of 1,000 keys as corrupt at 65 levels). Also in an encrypted store, and
-    /// with large transactions spilling (written ahead of their commit) while the copy runs.
+    /// refused a tree of 1,000 keys as corrupt at 65 levels). Also in an encrypted store, with
+    /// large transactions spilling (written ahead of their commit) while the copy runs, and with
+    /// compactions that keep a window of past commits (replayed one by one into the copy).
     @Test("kills during compactions of a growing store with keys and values of tens of KiB, half with dictionaries, lose nothing and keep trees shallow",
-          arguments: [([String](), 24), (["encrypted"], 12), (["spill"], 12)])
+          arguments: [([String](), 24), (["encrypted"], 12), (["spill"], 12), (["window"], 12)])
     func killNineDuringCompactionWithLargeKeys(variants: [String], rounds suiteRounds: Int) throws {
         let seed = SplitMix64.testSeed()
         var rng = SplitMix64(seed: seed)
