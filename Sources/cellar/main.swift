@@ -15,7 +15,7 @@
 //   cellar verify <directory>   read every record of every tree, checking every checksum
 //   cellar browse <directory> [--port N]
 //                               a local, read-only web UI (runs cellar-browse, its own package)
-//   cellar compact <directory> [none|zstd|dictionary]
+//   cellar compact <directory> [none|zstd|dictionary] [--keep-commits N]
 //                               rewrite a closed store without its garbage (offline)
 import ArgumentParser
 
@@ -185,6 +185,8 @@ struct Compact: ParsableCommand {
             --new-key writes the copy under the key in CELLAR_NEW_KEY or CELLAR_NEW_PASSPHRASE (or asked for \
             with --ask-new-passphrase): how a key is changed or a plain store encrypted. --remove-encryption \
             writes a plain copy. Keys are never taken as arguments.
+
+            --keep-commits N keeps the newest N commits readable in the copy (Store.read(asOf:));             without it, the copy holds the newest commit only.
             """)
 
     @Argument(help: "The store's directory.")
@@ -204,7 +206,11 @@ struct Compact: ParsableCommand {
     @Flag(help: "Write the copy unencrypted.")
     var removeEncryption = false
 
+    @Option(help: "Keep the newest N commits readable in the copy.")
+    var keepCommits: Int?
+
     func validate() throws {
+        if let keepCommits, keepCommits < 1 { throw ValidationError("--keep-commits must be at least 1") }
         guard [newKey, askNewPassphrase, removeEncryption].filter({ $0 }).count <= 1 else {
             throw ValidationError("--new-key, --ask-new-passphrase and --remove-encryption exclude each other")
         }
@@ -220,7 +226,9 @@ struct Compact: ParsableCommand {
             }
             change = .encrypt(key)
         }
-        try compact(directory, mode: compression, options: keys.storageOptions(readOnly: false), change: change)
+        var options = try keys.storageOptions(readOnly: false)
+        options.pastRetention = keepCommits.map { .commits($0) }
+        try compact(directory, mode: compression, options: options, change: change)
     }
 }
 

@@ -165,6 +165,26 @@ import Testing
         let compact = try Self.run(["compact", dir.path], environment: ["CELLAR_PROGRESS": "always"])
         #expect(compact.status == 0 && compact.err.contains("compacting 100% [####################]") && compact.err.contains(" left"),
                 "\(compact)")
+        // --keep-commits: the newest commits stay readable in the copy.
+        let before = try Store(directoryPath: dir.path, model: queryModel(), options: StoreOptions(durability: .none))
+        let items = before.box(for: QItem.self)
+        var commits: [(id: UInt64, count: Int)] = []
+        for n in 0..<4 {
+            let item = QItem()
+            item.title = "kept \(n)"
+            try items.put(item)
+            commits.append((before.lastCommitId, try items.count()))
+        }
+        before.close()
+        let keeping = try Self.run(["compact", dir.path, "--keep-commits", "3"])
+        #expect(keeping.status == 0, "\(keeping)")
+        let after = try Store(directoryPath: dir.path, model: queryModel(), options: StoreOptions(durability: .none))
+        #expect(try after.oldestReadableCommit()?.commit == commits[1].id)
+        for commit in commits.dropFirst() {
+            #expect(try after.read(asOf: .commit(commit.id)) { try after.box(for: QItem.self).count() } == commit.count)
+        }
+        after.close()
+        #expect(try Self.run(["compact", dir.path, "--keep-commits", "0"]).status != 0)
         // Standard error is a pipe here: without the variable, no progress lines.
         let quiet = try Self.run(["verify", dir.path])
         #expect(quiet.status == 0 && !quiet.err.contains("verifying"), "\(quiet)")
