@@ -25,8 +25,11 @@ extension Store {
     /// only, then: an action applies the store's next step only when it is the one the action
     /// names, else it reports an error and does nothing.
     ///
-    /// - Parameter onError: told of an undo or redo that failed, or did not match the store's
-    ///   next step (an action cannot throw); it runs on the thread that ran the action.
+    /// - Parameters:
+    ///   - registrar: where the actions go (`UndoManagerRegistrar` on Apple platforms); nil
+    ///     stops registering.
+    ///   - onError: told of an undo or redo that failed, or did not match the store's next step
+    ///     (an action cannot throw); it runs on the thread that ran the action.
     public func registerUndoActions(with registrar: (any UndoActionRegistering)?,
                                     onError: @escaping @Sendable (any Error) -> Void = { _ in }) {
         undoRegistration.withLock { $0 = registrar.map { UndoRegistration(registrar: $0, onError: onError) } }

@@ -10,10 +10,12 @@ public final class UndoManagerRegistrar: UndoActionRegistering, @unchecked Senda
     // Unchecked: `manager` is read and used on the main thread only.
     private weak var manager: UndoManager?
 
+    /// Registers with `manager` (held weakly).
     public init(_ manager: UndoManager) {
         self.manager = manager
     }
 
+    /// Registers `action` with the manager under `actionName`, on the main thread.
     public func registerUndoAction(named actionName: String, _ action: @escaping @Sendable () -> Void) {
         let register: @Sendable () -> Void = { [weak self] in
             MainActor.assumeIsolated {
