@@ -222,6 +222,8 @@ struct PastWindowTests {
         #expect(try engine.windowStart(of: newest, keeping: .duration(.seconds(10)), nowMs: commits[0].ms)?.snapshot.txnId == commits[0].id)
         #expect(try engine.windowStart(of: newest, keeping: .duration(.seconds(10)), nowMs: commits[4].ms + 60_000)?.snapshot.txnId == commits[4].id)
         #expect(try engine.windowStart(of: newest, keeping: .commits(2))?.snapshot.txnId == commits[3].id)
+        // A span longer than the clock's range keeps every commit.
+        #expect(try engine.windowStart(of: newest, keeping: .duration(.seconds(Int64.max)))?.snapshot.txnId == commits[0].id)
         #expect(throws: StorageError.self) {
             var options = Self.options(.commits(0))
             options.readOnly = false

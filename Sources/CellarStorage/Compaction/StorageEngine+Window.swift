@@ -31,9 +31,14 @@ extension StorageEngine {
             switch retention {
             case .commits(let n): return seen < n
             case .duration(let duration):
+                // Within the span while less than `duration` older than now (a commit stamped
+                // after now, by another clock, is within it); a span longer than the clock's
+                // range keeps every commit.
                 let (seconds, attoseconds) = duration.components
-                let windowMs = UInt64(max(0, seconds)) * 1000 + UInt64(max(0, attoseconds) / 1_000_000_000_000_000)
-                return commit.timeMs + windowMs > nowMs
+                let (ms, overflow) = UInt64(max(0, seconds)).multipliedReportingOverflow(by: 1000)
+                let (sum, past) = ms.addingReportingOverflow(UInt64(max(0, attoseconds) / 1_000_000_000_000_000))
+                let windowMs = overflow || past ? UInt64.max : sum
+                return commit.timeMs >= nowMs || nowMs - commit.timeMs < windowMs
             }
         }
         return start
