@@ -226,6 +226,9 @@ struct PastWindowTests {
         // Ten seconds after the third commit: the window opens at it.
         let start = try engine.windowStart(of: newest, keeping: .duration(.seconds(10)), nowMs: commits[2].ms + 10_000)
         #expect(start?.snapshot.txnId == commits.filter { $0.ms <= commits[2].ms }.last!.id)
+        // Seven seconds after the last commit, a window of ten reaches before the first (the five
+        // commits take far less than three seconds): the file's oldest.
+        #expect(try engine.windowStart(of: newest, keeping: .duration(.seconds(10)), nowMs: commits[4].ms + 7_000)?.snapshot.txnId == commits[0].id)
         // Before any commit is old enough: the file's oldest; long after: the newest alone.
         #expect(try engine.windowStart(of: newest, keeping: .duration(.seconds(10)), nowMs: commits[0].ms)?.snapshot.txnId == commits[0].id)
         #expect(try engine.windowStart(of: newest, keeping: .duration(.seconds(10)), nowMs: commits[4].ms + 60_000)?.snapshot.txnId == commits[4].id)

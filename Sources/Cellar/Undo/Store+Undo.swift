@@ -35,7 +35,7 @@ enum UndoLog {
     static func step(_ number: UInt64, in context: TransactionContext) throws -> UndoStep? {
         guard number > 0, let write = context.write, let tree = try write.tree(tree, create: false),
               let bytes = try write.get(tree, key: key(number)) else { return nil }
-        return try UndoStep(bytes: bytes, schemas: context.store.schemas)
+        return try UndoStep(bytes: bytes, schemas: context.store.schemas, schemasById: context.store.schemasById)
     }
 
     /// Keeps `step` as the newest undo step: the steps that could be redone are dropped (a new

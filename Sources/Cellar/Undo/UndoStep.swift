@@ -26,9 +26,9 @@ struct UndoStep {
     /// The format steps are written in.
     static let format: UInt8 = 3
 
-    /// What an object's entry holds (see above).
+    /// The kinds of entry that hold a replace as its fields (see above); kinds 1 to 3 are the
+    /// bits of which records follow.
     enum Kind: UInt8 {
-        case created = 2, removed = 1, replacedRecords = 3
         /// Format 2 only.
         case replacedFields = 4
         case compact = 5
@@ -360,7 +360,7 @@ struct UndoStep {
 
     /// Reads a step as stored; `schemas` (by entity UID) tell the types of the fields an entry
     /// of kind 4 holds.
-    init(bytes: [UInt8], schemas: [UInt64: EntitySchema]) throws {
+    init(bytes: [UInt8], schemas: [UInt64: EntitySchema], schemasById: [UInt32: EntitySchema]) throws {
         var at = 0
         func corrupt() -> CellarError { .fileCorrupt("an undo step of \(bytes.count) bytes is cut short or malformed at byte \(at)") }
         func take(_ count: Int) throws -> ArraySlice<UInt8> {
@@ -385,16 +385,14 @@ struct UndoStep {
         let count = try u32()
         var objects: [Object] = []
         let builder = RecordBuilder(capacity: 256)
-        var schemasById: [UInt32: EntitySchema]?
         for _ in 0..<count {
             var object = Object(entityUid: 0, id: 0, before: nil, after: nil)
             var which: UInt8
             if format >= 3 {
                 which = try take(1).first!
                 if which == Kind.compact.rawValue {
-                    if schemasById == nil { schemasById = Dictionary(schemas.values.map { ($0.id.id, $0) }) { a, _ in a } }
                     let entity = try varint()
-                    guard let schema = schemasById![UInt32(truncatingIfNeeded: entity)] else {
+                    guard let schema = schemasById[UInt32(truncatingIfNeeded: entity)] else {
                         throw CellarError.fileCorrupt("an undo step holds an object of entity \(entity), which the store's model does not have")
                     }
                     object.entityUid = schema.id.uid

@@ -22,6 +22,14 @@ extension StorageEngine {
     /// fewer; nil when it holds none.
     func windowStart(of newest: Snapshot, keeping retention: StorageOptions.PastRetention,
                      nowMs: UInt64 = WallClock.milliseconds()) throws -> HeldCommit? {
+        // A span longer than the clock's range keeps every commit.
+        var windowMs = UInt64.max
+        if case .duration(let duration) = retention {
+            let (seconds, attoseconds) = duration.components
+            let (ms, overflow) = UInt64(max(0, seconds)).multipliedReportingOverflow(by: 1000)
+            let (sum, past) = ms.addingReportingOverflow(UInt64(max(0, attoseconds) / 1_000_000_000_000_000))
+            if !overflow && !past { windowMs = sum }
+        }
         var start: HeldCommit?
         var seen = 0
         try walkCommits(back: newest) { offset, length, commit in
@@ -30,14 +38,9 @@ extension StorageEngine {
             seen += 1
             switch retention {
             case .commits(let n): return seen < n
-            case .duration(let duration):
+            case .duration:
                 // Within the span while less than `duration` older than now (a commit stamped
-                // after now, by another clock, is within it); a span longer than the clock's
-                // range keeps every commit.
-                let (seconds, attoseconds) = duration.components
-                let (ms, overflow) = UInt64(max(0, seconds)).multipliedReportingOverflow(by: 1000)
-                let (sum, past) = ms.addingReportingOverflow(UInt64(max(0, attoseconds) / 1_000_000_000_000_000))
-                let windowMs = overflow || past ? UInt64.max : sum
+                // after now, by another clock, is within it).
                 return commit.timeMs >= nowMs || nowMs - commit.timeMs < windowMs
             }
         }
@@ -62,11 +65,10 @@ extension StorageEngine {
     }
 
     /// Writes into `copy` each commit after `older` up to `newer` (both of this engine's file,
-    /// `older` the copy's newest), each as one commit with its own id and time. Returns how many.
-    @discardableResult
+    /// `older` the copy's newest), each as one commit with its own id and time.
     func replayCommits(after older: Snapshot, through newer: Snapshot, into copy: StorageEngine,
-                       rewrites: CompactionRewrites?) throws -> Int {
-        guard newer.commitOffset != older.commitOffset else { return 0 }
+                       rewrites: CompactionRewrites?) throws {
+        guard newer.commitOffset != older.commitOffset else { return }
         var chain: [HeldCommit] = []
         var reached = false
         try walkCommits(back: newer) { offset, length, commit in
@@ -105,7 +107,6 @@ extension StorageEngine {
             }
             previous = next
         }
-        return chain.count
     }
 
     /// For the automatic policy, with a window kept: whether a compaction would give back at

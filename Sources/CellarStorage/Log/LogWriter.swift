@@ -43,7 +43,7 @@ final class LogWriter {
     private var physicalSize: UInt64
     /// The lowest id the next commit may carry: a compacted copy goes on from the store it copies.
     private var transactionFloor: UInt64 = 0
-    /// A compaction's copy that keeps past commits (`StorageEngine.copyWindow`): the id every
+    /// A compaction's copy that keeps past commits (`StorageEngine.copyWindowStart`): the id every
     /// commit carries until it is cleared (the copy's partial commits and its seal carry the id of
     /// the first commit kept), and the time the next commit records (that commit's own).
     var pinnedTransactionId: UInt64?

@@ -15,8 +15,8 @@ extension ReadTransaction {
         var mine = try DiffSide(self, root: try tree(name)?.state.root ?? 0)
         var theirs = try DiffSide(older, root: try older.tree(name)?.state.root ?? 0)
         while true {
-            try mine.settle()
-            try theirs.settle()
+            mine.settle()
+            theirs.settle()
             switch (theirs.item, mine.item) {
             case (.done, .done):
                 return
@@ -123,12 +123,12 @@ private struct DiffSide {
         let node = try source.node(ref, below: below)
         path.append(Level(node: node, below: source.childBound(of: ref), index: 0, height: height))
         item = .done
-        try settle()
+        settle()
     }
 
     /// Makes `item` the next thing to look at: the entry at the open leaf's index, or the next
     /// child of the deepest branch with children left (a subtree, not opened), or done.
-    mutating func settle() throws {
+    mutating func settle() {
         guard item == .done else { return }
         while let level = path.last {
             if level.index < level.node.count {
