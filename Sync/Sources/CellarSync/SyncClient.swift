@@ -407,7 +407,8 @@ public actor SyncClient {
     /// A device that comes back after longer, or a new one, reads the current rows instead of
     /// the changes it missed. Sync calls this by itself at most every
     /// ``SyncOptions/pruneInterval``; an app or an administrator's job may call it too.
-    /// Returns the number of changes dropped (0 without a retention).
+    /// Returns the number of changes dropped (0 without a retention, or on a server no device has
+    /// synced with yet).
     @discardableResult
     public func pruneServer() async throws -> Int {
         guard let retention = options.changeRetention else { return 0 }
@@ -430,6 +431,9 @@ public actor SyncClient {
         let logger = self.logger
         return try await Deadline.run("pruning the server's changes", limit: options.timeout, closing: connection) {
             try await connection.withTransaction(logger: logger) { connection in
+                // A server no device has synced with yet holds no tables: nothing to prune.
+                let exists = try await connection.rows("SELECT (to_regclass($1) IS NOT NULL)::text", [ns + ".cellar_pruned"], logger: logger)
+                guard exists.first?.first == "true" else { return 0 }
                 // One pruner at a time.
                 let current = try await connection.rows("SELECT through::text FROM \(ns).cellar_pruned FOR UPDATE", logger: logger)
                 let horizon = try await connection.rows("""

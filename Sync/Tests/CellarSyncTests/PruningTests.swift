@@ -36,6 +36,19 @@ struct PruningTests {
         if let old = try items.all().first(where: { $0.title != item.title }) { try items.remove(old.id) }
     }
 
+    /// Pruning before any device has synced finds no tables: nothing to drop, no error.
+    @Test func pruningAServerNoDeviceSyncedWithDropsNothing() async throws {
+        try await TestServer.freshSchema { _, schema in
+            let harness = try SyncHarness(schema: schema, options: Self.options())
+            defer { Task { await harness.close() } }
+            let (a, clientA) = try harness.addStore()
+            try a.box(for: Item.self).put(Item(title: "not synced yet"))
+            #expect(try await clientA.pruneServer() == 0)
+            try await clientA.sync()
+            #expect(try await clientA.pruneServer() == 0)
+        }
+    }
+
     @Test func aDeviceAwayLongerThanTheRetentionReadsTheCurrentRows() async throws {
         try await TestServer.freshSchema { connection, schema in
             let harness = try SyncHarness(schema: schema, options: Self.options())
