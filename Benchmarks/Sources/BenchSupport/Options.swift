@@ -86,6 +86,17 @@ public struct Arguments {
         return v
     }
 
+    /// The value of `name`: integers in `range`, separated by commas (at least one); else the
+    /// error says that `name` takes `what`.
+    public mutating func integers(_ name: String, in range: ClosedRange<Int>, what: String) throws -> [Int] {
+        let texts = try value(name).split(separator: ",")
+        let list = texts.compactMap { Int($0) }
+        guard !list.isEmpty, list.count == texts.count, list.allSatisfy(range.contains) else {
+            throw BenchError("\(name) takes \(what), separated by commas")
+        }
+        return list
+    }
+
     /// The value of `name`: distinct names out of `allowed`, separated by commas.
     public mutating func list(_ name: String, of allowed: [String]) throws -> [String] {
         let list = try value(name).split(separator: ",").map(String.init)

@@ -34,9 +34,7 @@ struct Options: BenchOptions {
     mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
         switch arg {
         case "--threads":
-            let list = try arguments.value(arg).split(separator: ",").compactMap { Int($0) }
-            guard !list.isEmpty, list.allSatisfy({ $0 >= 1 && $0 <= 256 }) else { throw BenchError("--threads takes counts from 1 to 256, separated by commas") }
-            threads = list
+            threads = try arguments.integers(arg, in: 1...256, what: "counts from 1 to 256")
         case "--engines":
             engines = try arguments.list(arg, of: ["cellar", "sqlite", "lmdb"])
         default:

@@ -29,9 +29,7 @@ struct Options: BenchOptions {
     mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
         switch arg {
         case "--objects":
-            let list = try arguments.value(arg).split(separator: ",").compactMap { Int($0) }
-            guard !list.isEmpty, list.allSatisfy({ $0 >= 1 }) else { throw BenchError("--objects takes positive counts, separated by commas") }
-            objects = list
+            objects = try arguments.integers(arg, in: 1...Int.max, what: "positive counts")
         case "--window":
             window = try arguments.integer(arg, atLeast: 1, else: "--window must be a positive integer")
         default:
