@@ -119,12 +119,56 @@ private struct Boom: Error {}
     static func changedProperties(_ old: [UInt8], _ new: [UInt8]) throws -> [UInt32] {
         let schema = try #require(Store.schemas(of: standardModel).first { $0.name == "Note" })
         var ids: [UInt32] = []
-        try old.withUnsafeBytes { old in
+        let slots = try old.withUnsafeBytes { old in
             try new.withUnsafeBytes { new in
                 try HistoryRecorder.changedProperties(of: schema, old: RecordReader(old), new: RecordReader(new), into: &ids)
             }
         }
+        // The mask it returns says the same (what an undoable write keeps).
+        #expect(slots == ids.reduce(0) { $0 | 1 << UInt64($1 - 1) })
         return ids
+    }
+
+    /// A replace recorded in an undoable write: a compact entry when every changed property is
+    /// below ID 65, else the changed fields as records; either reads back as the same change.
+    @Test func anUndoableReplaceKeepsTheChangedFieldsBelowAndBeyondTheSlotMask() throws {
+        for wideId in [UInt32(3), 70] {
+            let entity = ModelEntity(name: "Wide", id: IdUid(id: 1, uid: 7_100), lastPropertyId: IdUid(id: wideId, uid: 7_100 + UInt64(wideId)), properties: [
+                ModelProperty(name: "id", id: IdUid(id: 1, uid: 7_101), type: .long, flags: .id),
+                ModelProperty(name: "title", id: IdUid(id: 2, uid: 7_102), type: .string),
+                ModelProperty(name: "count", id: IdUid(id: wideId, uid: 7_100 + UInt64(wideId)), type: .long),
+            ])
+            let model = Model(entities: [entity], lastEntityId: entity.id)
+            let schema = try #require(Store.schemas(of: model).first)
+            func record(_ title: String, _ count: Int64) -> [UInt8] {
+                let builder = RecordBuilder()
+                builder.begin(slotCount: Int(wideId))
+                builder.add(title, slot: 1)
+                builder.add(count, slot: Int(wideId) - 1)
+                return Array(builder.bytes)
+            }
+            let old = record("before", 1), new = record("after", 2)
+            let recorder = HistoryRecorder()
+            recorder.undo = UndoCapture(name: "edit")
+            try old.withUnsafeBytes { old in
+                try new.withUnsafeBytes { new in
+                    try recorder.noteReplace(schema, id: 42, old: RecordReader(old), new: RecordReader(new))
+                }
+            }
+            let bytes = try #require(recorder.undo?.wholeStep(objects: 1).map { Array($0) })
+            let step = try UndoStep(bytes: bytes, schemas: [entity.id.uid: schema], schemasById: [entity.id.id: schema])
+            let object = try #require(step.objects.first)
+            #expect(step.name == "edit" && step.objects.count == 1 && object.id == 42 && object.entityUid == 7_100)
+            #expect(object.changed == [2, wideId], "property \(wideId)")
+            let before = try #require(object.before), after = try #require(object.after)
+            try before.withUnsafeBytes { before in
+                try after.withUnsafeBytes { after in
+                    let (b, a) = (try RecordReader(before), try RecordReader(after))
+                    #expect(try b.text(slot: 1) == "before" && a.text(slot: 1) == "after", "property \(wideId)")
+                    #expect(try b.read(Int64.self, slot: Int(wideId) - 1) == 1 && a.read(Int64.self, slot: Int(wideId) - 1) == 2, "property \(wideId)")
+                }
+            }
+        }
     }
 
     /// Fields written out of slot order are compared by their own extents (the sorting path).

@@ -38,7 +38,12 @@ final class HistoryRecorder {
     /// The property and relation IDs of the events.
     @exclusivity(unchecked) private var ids: [UInt32] = []
     /// In an undoable write: what each replace changed, kept as the undo step will hold it.
-    var undo: UndoCapture?
+    var undo: UndoCapture? {
+        didSet { undoUnretained = undo.map { Unmanaged.passUnretained($0) } }
+    }
+    /// `undo` without a reference count: the recorder holds it, and the call made for each
+    /// replaced object then neither retains nor releases it.
+    @exclusivity(unchecked) private var undoUnretained: Unmanaged<UndoCapture>?
 
     init() {}
 
@@ -54,13 +59,16 @@ final class HistoryRecorder {
     /// whose fields differ. A put that stores the same bytes changes nothing and is not recorded.
     func noteReplace(_ schema: EntitySchema, id: Id, old: RecordReader, new: RecordReader) throws {
         let start = ids.count
-        try Self.changedProperties(of: schema, old: old, new: new, into: &ids)
-        if ids.count > start {
-            events.append(Event(entity: schema.id.id, kind: .putListed, id: id, start: UInt32(start), count: UInt32(ids.count - start)))
-            if let undo {
-                try ids.withUnsafeBufferPointer { ids in
-                    try undo.keep(schema, id: id, changed: UnsafeBufferPointer(rebasing: ids[start...]), idsStart: start, old: old, new: new)
-                }
+        let slots = try Self.changedProperties(of: schema, old: old, new: new, into: &ids)
+        guard ids.count > start else { return }
+        events.append(Event(entity: schema.id.id, kind: .putListed, id: id, start: UInt32(start), count: UInt32(ids.count - start)))
+        guard let undo = undoUnretained else { return }
+        if let slots {
+            try undo._withUnsafeGuaranteedRef { try $0.keep(schema, id: id, slots: slots, idsStart: start, old: old, new: new) }
+        } else {
+            let changed = Array(ids[start...])
+            try changed.withUnsafeBufferPointer { changed in
+                try undo._withUnsafeGuaranteedRef { try $0.keepFields(schema, id: id, changed: changed, idsStart: start, old: old, new: new) }
             }
         }
     }
@@ -119,15 +127,20 @@ final class HistoryRecorder {
     /// Appends to `ids` the IDs of `schema`'s properties (but the id) whose field differs between
     /// `old` and `new`: present in one and not the other, or with other bytes. A field's bytes
     /// run from its offset to the next field's (fields are written back to back), or to the end.
-    static func changedProperties(of schema: EntitySchema, old: RecordReader, new: RecordReader, into ids: inout [UInt32]) throws {
-        if let slots = schema.historySlots, var changed = changedSlots(old, new) {
-            changed &= slots
+    /// Returns those properties as a mask of slots (bit `ID − 1`), nil when one of them is beyond
+    /// slot 63.
+    @discardableResult
+    static func changedProperties(of schema: EntitySchema, old: RecordReader, new: RecordReader, into ids: inout [UInt32]) throws -> UInt64? {
+        if let slots = schema.historySlots, let differing = changedSlots(old, new) {
+            let found = differing & slots
+            var changed = found
             while changed != 0 {
                 ids.append(UInt32(changed.trailingZeroBitCount + 1))
                 changed &= changed - 1
             }
-            return
+            return found
         }
+        var found: UInt64? = 0
         try old.withFieldExtents { oldField in
             try new.withFieldExtents { newField in
                 for property in schema.historyProperties {
@@ -136,9 +149,11 @@ final class HistoryRecorder {
                     if a == nil && b == nil { continue }
                     if let a, let b, a.count == b.count, a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 { continue }
                     ids.append(property)
+                    found = property >= 1 && property <= 64 ? found.map { $0 | 1 << UInt64(property - 1) } : nil
                 }
             }
         }
+        return found
     }
 
     /// The slots (below 64) whose fields differ between `old` and `new`, a bit each, in one

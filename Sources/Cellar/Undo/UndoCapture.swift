@@ -94,22 +94,14 @@ final class UndoCapture {
     }
 
     /// Keeps the entry of object `id` of `schema` replaced from `old` to `new`, the properties
-    /// `changed` (ascending IDs, the event's, whose IDs start at `idsStart` in the recorder).
-    func keep(_ schema: EntitySchema, id: Id, changed: UnsafeBufferPointer<UInt32>, idsStart: Int,
+    /// in the slots of `mask` changed (bit `ID − 1`; the event's property IDs start at `idsStart`
+    /// in the recorder): a compact entry.
+    func keep(_ schema: EntitySchema, id: Id, slots mask: UInt64, idsStart: Int,
               old: RecordReader, new: RecordReader) throws {
         entries.append((UInt32(idsStart), count))
-        guard let last = changed.last, last <= 64 else {
-            // A property beyond the slot mask: as records of those fields (kind 3).
-            var entry: [UInt8] = []
-            UndoStep.append(try UndoStep.replaced(schema, id: id, changed: changed, old: old, new: new, builder: builder), to: &entry)
-            entry.withUnsafeBytes { put($0) }
-            return
-        }
         put(UndoStep.Kind.compact.rawValue)
         putVarint(UInt64(schema.id.id))
         putVarint(id)
-        var mask: UInt64 = 0
-        for property in changed where property >= 1 { mask |= 1 << UInt64(property - 1) }
         putVarint(mask)
         var slots = mask
         while slots != 0 {
@@ -125,6 +117,17 @@ final class UndoCapture {
             if let before { side(before, width: width) }
             if let after { side(after, width: width) }
         }
+    }
+
+    /// Keeps the entry of object `id` of `schema` replaced from `old` to `new`, the properties
+    /// `changed` (ascending IDs, one of them beyond the slot mask) as records of those fields
+    /// (kind 3).
+    func keepFields(_ schema: EntitySchema, id: Id, changed: UnsafeBufferPointer<UInt32>, idsStart: Int,
+                    old: RecordReader, new: RecordReader) throws {
+        entries.append((UInt32(idsStart), count))
+        var entry: [UInt8] = []
+        UndoStep.append(try UndoStep.replaced(schema, id: id, changed: changed, old: old, new: new, builder: builder), to: &entry)
+        entry.withUnsafeBytes { put($0) }
     }
 
     /// Puts one side of a field: its bytes, after their length (a varint) when not of fixed width.
