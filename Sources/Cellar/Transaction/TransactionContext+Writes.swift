@@ -21,7 +21,7 @@ extension TransactionContext {
         let found = isNew ? .absent : try StorageLayout.withObjectKey(id) { try write.lookup(tree, key: $0) }
         switch found {
         case .absent:
-            history?.notePut(schema, id: id)
+            historyUnretained?._withUnsafeGuaranteedRef { $0.notePut(schema, id: id) }
             if schema.fixedIndexKeys {
                 try addFixedIndexKeys(schema, id: id, record: newReader, in: write)
             } else {
@@ -29,7 +29,7 @@ extension TransactionContext {
             }
         case .plain(let old):
             let oldReader = try RecordReader(old)
-            if let history { try history.noteReplace(schema, id: id, old: oldReader, new: newReader) }
+            try historyUnretained?._withUnsafeGuaranteedRef { try $0.noteReplace(schema, id: id, old: oldReader, new: newReader) }
             if try schema.embeddedIndexes != nil || !newReader.sameValues(schema.keyedFields, as: oldReader) {
                 try updateIndexes(schema, id: id, new: newReader, old: oldReader, in: write, uniqueChecked: uniqueChecked)
             }

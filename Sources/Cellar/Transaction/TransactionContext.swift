@@ -37,12 +37,19 @@ final class TransactionContext {
     /// it searches the index), and the indexes whose in-memory graph it changed.
     var vectorPending: [UInt32: VectorPending] = [:]
     var vectorTouched: Set<UInt32> = []
+    // `changeLog` and `history` are read on every put; one transaction (one thread) owns the
+    // context, so their accesses go unchecked (a dynamic exclusivity check a put each otherwise).
     /// The objects this write transaction puts and removes, recorded when an observer needs them
     /// (see ChangeLog); nil otherwise.
-    @usableFromInline var changeLog: ChangeLog?
+    @exclusivity(unchecked) @usableFromInline var changeLog: ChangeLog?
     /// Records the change history of this write transaction when the store keeps one
     /// (``StoreOptions/changeHistory``); nil otherwise.
-    @usableFromInline var history: HistoryRecorder?
+    @exclusivity(unchecked) @usableFromInline var history: HistoryRecorder? {
+        didSet { historyUnretained = history.map { Unmanaged.passUnretained($0) } }
+    }
+    /// `history` without a reference count (the context holds it): a put that records its
+    /// change through it neither retains nor releases it.
+    @exclusivity(unchecked) var historyUnretained: Unmanaged<HistoryRecorder>?
     /// A read of a past commit (``Store/read(asOf:_:)``): nothing the store keeps in memory for
     /// its newest commits (the vector graphs) is used.
     var readsThePast = false
