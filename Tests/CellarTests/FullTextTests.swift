@@ -282,16 +282,19 @@ import Testing
         let store = try Store(directoryPath: "memory:fts-budget", model: cellarModel(), options: StoreOptions(transactionMemoryBudget: budget))
         let box = store.box(for: Article.self)
         var model: [Id: String] = [:]
+        var ids: [Id] = []  // in the order made: a dictionary's keys come in another order in each process
         var largestPending = 0
         try store.runInTransaction {
             for k in 0..<4_000 {
-                if k % 5 == 4, let id = model.keys.randomElement(using: &random), let article = try box.get(id) {
+                if k % 5 == 4, let id = ids.randomElement(using: &random), let article = try box.get(id) {
                     article.body = document()
                     try box.put(article)
                     model[id] = article.body
                 } else {
                     let article = Article(document())
-                    model[try box.put(article).value] = article.body
+                    let id = try box.put(article).value
+                    model[id] = article.body
+                    ids.append(id)
                 }
                 largestPending = max(largestPending, try store.inWriteContext { $0.fullTextPending.values.map(\.estimatedBytes).max() ?? 0 })
             }

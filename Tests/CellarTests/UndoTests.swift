@@ -417,7 +417,9 @@ import Testing
             case 4, 5:
                 // Another writer, not undoable: the flag, title or score of an item, often one the
                 // step to undo next changed (so that undo meets values changed since).
-                let candidates = top > 0 && roll(3) > 0 ? try steps[top - 1].step.keys.compactMap { try items.get($0) } : try items.all()
+                // (The keys in id order: a dictionary's order changes from one process to the next,
+                // and the seed must replay the same sequence.)
+                let candidates = top > 0 && roll(3) > 0 ? try steps[top - 1].step.keys.sorted().compactMap { try items.get($0) } : try items.all()
                 guard let item = candidates.randomElement(using: &random) else { continue }
                 switch roll(3) {
                 case 0: item.flag.toggle()
@@ -446,8 +448,11 @@ import Testing
             #expect(actual == model, "seed \(seed), operation \(operation)")
             if actual != model { return }
         }
-        // The sequence undid enough, and met the rule for values changed since.
-        #expect(undone >= 20, "seed \(seed)")
-        #expect(kept >= 1, "seed \(seed)")
+        // The sequences of the fixed seeds undo enough, and meet the rule for values changed
+        // since (a random seed's may not).
+        if seed <= 3 {
+            #expect(undone >= 20, "seed \(seed)")
+            #expect(kept >= 1, "seed \(seed)")
+        }
     }
 }
