@@ -22,7 +22,7 @@ final class UndoCapture {
     @exclusivity(unchecked) private var entries: [(idsStart: UInt32, offset: Int)] = []
     private let builder = RecordBuilder(capacity: 256)
     /// Where `entry` looks first.
-    private var hint = 0
+    @exclusivity(unchecked) private var hint = 0
 
     /// Where the entries begin: what comes before them in a step (see `init`).
     private let entriesStart: Int

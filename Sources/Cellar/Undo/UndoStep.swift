@@ -74,10 +74,11 @@ struct UndoStep {
         var base: TransactionContext?
         let builder = RecordBuilder(capacity: 1024)
         let events = history.events
+        let capture = history.undo
         // Entries made at the time, copied a run of consecutive ones at once.
         var kept = 0..<0
         func copyKept() {
-            if let capture = history.undo, !kept.isEmpty { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: capture.bytes[kept])) }
+            if let capture, !kept.isEmpty { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: capture.bytes[kept])) }
             kept = 0..<0
         }
         var position = 0
@@ -86,8 +87,7 @@ struct UndoStep {
             var end = position + 1
             while end < events.count, events[end].entity == first.entity, events[end].id == first.id { end += 1 }
             defer { position = end }
-            if end == position + 1, first.kind == .putListed, let capture = history.undo,
-               let entry = capture.entry(idsStart: first.start) {
+            if end == position + 1, first.kind == .putListed, let capture, let entry = capture.entry(idsStart: first.start) {
                 if entry.lowerBound != kept.upperBound { copyKept() }
                 kept = (kept.isEmpty ? entry.lowerBound : kept.lowerBound)..<entry.upperBound
                 count += 1
@@ -104,7 +104,7 @@ struct UndoStep {
             }
         }
         guard count > 0 else { return }
-        if out.count == headCount, let capture = history.undo, kept == capture.firstEntry..<capture.bytes.count,
+        if out.count == headCount, let capture, kept == capture.firstEntry..<capture.bytes.count,
            let whole = capture.wholeStep(objects: count) {
             // Every object replaced once, in the order made (an update of many objects).
             return try use(whole)
