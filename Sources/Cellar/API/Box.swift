@@ -146,8 +146,8 @@ public struct Box<E: EntityInspectable>: Sendable {
             // (It records the put in the change history, from the old record it looks up.)
             try context.putIndexed(schema, id: id, record: record.finished, tree: target.tree, isNew: isNew, uniqueChecked: uniqueChecked)
         } else {
-            if let history = context.history {
-                try history.notePut(schema, id: id, isNew: isNew, record: record.finished, context: context)
+            try context.historyUnretained?._withUnsafeGuaranteedRef {
+                try $0.notePut(schema, id: id, isNew: isNew, record: record.finished, context: context)
             }
             try StorageLayout.withObjectKey(id) { try target.txn.put(target.tree, key: $0, value: record.finished) }
         }

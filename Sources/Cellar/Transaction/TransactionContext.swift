@@ -49,7 +49,7 @@ final class TransactionContext {
     }
     /// `history` without a reference count (the context holds it): a put that records its
     /// change through it neither retains nor releases it.
-    @exclusivity(unchecked) var historyUnretained: Unmanaged<HistoryRecorder>?
+    @exclusivity(unchecked) @usableFromInline var historyUnretained: Unmanaged<HistoryRecorder>?
     /// A read of a past commit (``Store/read(asOf:_:)``): nothing the store keeps in memory for
     /// its newest commits (the vector graphs) is used.
     var readsThePast = false
