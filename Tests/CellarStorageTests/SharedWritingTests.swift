@@ -147,6 +147,30 @@ struct SharedWritingTests {
         #expect(try Self.records(reopened) == (53, 53))
     }
 
+    @Test("after its own compaction, an engine reads and writes the new file through a mapping that names it, and goes on after the other's writes")
+    func ownCompactionNamesTheNewFile() throws {
+        let directory = TestDirectory("shared-own-compaction")
+        defer { directory.remove() }
+        let a = try StorageEngine(directory: directory.path, options: Self.options(.full))
+        let b = try StorageEngine(directory: directory.path, options: Self.options(.full))
+        defer { a.close(); b.close() }
+        for step in 0..<20 { try Self.increment(step % 2 == 0 ? a : b, writer: UInt8(step % 2), step: UInt32(step)) }
+        try a.compact()
+        // The follower and the writer's catch-up tell files apart by this name: a mapping that
+        // names no file was once taken by a late look for a mapping of the old file, and the
+        // next write after the other engine's was refused.
+        let path = directory.path + "/" + StorageEngine.dataFileName
+        let newFile = try #require(Syscall.identity(ofPath: path)).0
+        #expect(a.current.load(ordering: .acquiring).generation.fileIdentity == newFile)
+        #expect(a.log.fileIdentity == newFile)
+        try Self.increment(a, writer: 0, step: 20)
+        #expect(a.current.load(ordering: .acquiring).generation.fileIdentity == newFile)
+        try Self.increment(b, writer: 1, step: 21)
+        try Self.increment(a, writer: 0, step: 22)
+        #expect(try Self.records(a) == (23, 23))
+        #expect(try Self.records(b) == (23, 23))
+    }
+
     @Test("a reader that looks while another engine's compaction swaps the files follows the new file; no writer clears another's commit")
     func lookDuringTheSwap() throws {
         let directory = TestDirectory("shared-swap-look")

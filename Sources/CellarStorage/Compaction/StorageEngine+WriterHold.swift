@@ -121,8 +121,9 @@ extension StorageEngine {
         let old = log.adopt(handover, file: newFile, at: snapshot)
         journal = nil
         compactions.wrappingIncrement(ordering: .relaxed)
-        current.store(snapshot, ordering: .releasing)
-        tip = snapshot
+        let published = snapshot.mapped(onFile: log.fileIdentity)
+        current.store(published, ordering: .releasing)
+        tip = published
         old.close()
         do {
             try Syscall.syncDirectory(directory)

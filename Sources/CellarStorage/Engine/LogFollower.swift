@@ -145,14 +145,12 @@ final class LogFollower: @unchecked Sendable {
             let size = try state.file.size()
             remember(state.identity, size, generation)
             let snapshot = current.load(ordering: .acquiring)
-            // A snapshot of another file than the one read here has no commits in it to walk to;
-            // its offsets mean nothing in this file.
-            if let theirs = snapshot.generation.fileIdentity, theirs != state.identity { return }
-            guard hasBytes(after: snapshot, fileSize: size) || size > UInt64(snapshot.generation.region.length)
-                    || snapshot.generation.fileIdentity != state.identity else { return }
+            // A snapshot of another file than the one read here, or of a file it cannot name, has
+            // no commits in it to walk to: its offsets mean nothing in this file.
+            guard snapshot.generation.fileIdentity == state.identity else { return }
+            guard hasBytes(after: snapshot, fileSize: size) || size > UInt64(snapshot.generation.region.length) else { return }
             var generation = snapshot.generation
-            if size > UInt64(generation.region.length) || generation.fileIdentity != state.identity {
-                // Larger, or a mapping that knows its file (see the check without the lock).
+            if size > UInt64(generation.region.length) {
                 let length = MapGeneration.mappingLength(for: size, minimum: options.initialMapSize)
                 generation = MapGeneration(region: try state.file.map(length: length), salt: state.sealing.salt,
                                            cipher: state.sealing.cipher, fileIdentity: state.identity)

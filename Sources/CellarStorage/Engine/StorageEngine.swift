@@ -349,7 +349,7 @@ public final class StorageEngine: @unchecked Sendable {
         // Only a newer commit moves the tip, and only one read from the log's own file lets the
         // log clear what follows it: should the follower have read another file (it never must),
         // the write is refused rather than another process's frame taken for a torn one.
-        if let read = newest.generation.fileIdentity, let written = log.fileIdentity, read != written {
+        if let written = log.fileIdentity, newest.generation.fileIdentity != written {
             throw StorageError.fileCorrupt(offset: log.end, reason: "the commits other processes appended were read "
                                            + "from another file than the one this process writes; nothing was cleared")
         }

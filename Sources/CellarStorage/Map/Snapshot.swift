@@ -21,4 +21,17 @@ package final class Snapshot: AtomicReference, @unchecked Sendable {
         self.liveBytes = liveBytes
         self.generation = generation
     }
+
+    /// The same commit, read through a mapping that knows it maps the file `identity` (same region,
+    /// records verified again as they are read): for a compacted copy adopted by one of several
+    /// writing processes, whose copy engine did not know which file it wrote, while the engine's
+    /// follower and catch-up compare the file of `current` with their own. Itself when `identity`
+    /// is nil or already known.
+    func mapped(onFile identity: FileIdentity?) -> Snapshot {
+        guard let identity, generation.fileIdentity != identity else { return self }
+        let mapping = MapGeneration(region: generation.region, salt: generation.records.salt,
+                                    cipher: generation.cipher, fileIdentity: identity)
+        return Snapshot(txnId: txnId, catalogRoot: catalogRoot, committedLength: committedLength,
+                        commitOffset: commitOffset, liveBytes: liveBytes, generation: mapping)
+    }
 }
