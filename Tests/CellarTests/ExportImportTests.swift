@@ -351,6 +351,13 @@ import Testing
         #expect(ISO8601Units.parse("2024-13-01T12:00:00Z", perSecond: 1_000) == nil)
         #expect(ISO8601Units.parse("2023-02-29T12:00:00Z", perSecond: 1_000) == nil)
         #expect(ISO8601Units.parse("2024-02-29T12:00:00Z", perSecond: 1_000) == 1_709_208_000_000)
+        #expect(ISO8601Units.parse("2024-05-01T12:00:00.5Z", perSecond: 1_000) == 1_714_564_800_500)
+        #expect(ISO8601Units.parse("2024-05-01T12:00:00.000000005Z", perSecond: 1_000_000_000) == 1_714_564_800_000_000_005)
+        #expect(ISO8601Units.parse("-0001-01-01T00:00:00Z", perSecond: 1_000) == -62_198_755_200_000)
+        for bad in ["2024-05-01T12:00:00.Z", "+2024-05-01T12:00:00Z", "2024-5-01T12:00:00Z", "2024-05-01T12:00:00Zx",
+                    "２０２４-05-01T12:00:00Z", "2024-05-01 12:00:00Z", "2024-05-01T12:00:60Z", "1234567890123-01-01T00:00:00Z", ""] {
+            #expect(ISO8601Units.parse(bad, perSecond: 1_000) == nil, "\(bad)")
+        }
     }
 
     @Test func flexValuesKeepTheirTypes() throws {

@@ -275,34 +275,45 @@ package enum ISO8601Units {
     /// The time `text` gives, in units of `1/perSecond` s (1000 or 10^9); nil when it is not of
     /// that form, has more fraction digits than the unit holds, or lies out of the Int64 range.
     package static func parse(_ text: String, perSecond: Int64) -> Int64? {
-        var rest = Substring(text)
+        var text = text
+        return text.withUTF8 { parse(utf8: $0, perSecond: perSecond) }
+    }
+
+    /// `parse(_:perSecond:)` over the text's UTF-8 bytes (a byte that is not ASCII is no digit
+    /// nor separator, so the form is the same).
+    private static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>, perSecond: Int64) -> Int64? {
+        var index = 0
+        /// A number of `digits` ASCII digits (as many as follow, which must be in the range).
         func number(digits: ClosedRange<Int>) -> Int64? {
-            let taken = rest.prefix { $0.isASCII && $0.isNumber }
-            guard digits.contains(taken.count), let value = Int64(taken) else { return nil }
-            rest = rest.dropFirst(taken.count)
-            return value
+            var value: Int64 = 0, count = 0
+            while index < bytes.count, case let digit = bytes[index] &- UInt8(ascii: "0"), digit < 10 {
+                guard count < digits.upperBound else { return nil }
+                value = value * 10 + Int64(digit)
+                count += 1
+                index += 1
+            }
+            return digits.contains(count) ? value : nil
         }
-        func skip(_ character: Character) -> Bool {
-            guard rest.first == character else { return false }
-            rest = rest.dropFirst()
+        func skip(_ byte: UInt8) -> Bool {
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
             return true
         }
-        let negative = skip("-")
-        guard let yearDigits = number(digits: 1...12), skip("-"), let month = number(digits: 2...2), skip("-"),
-              let day = number(digits: 2...2), skip("T"), let hour = number(digits: 2...2), skip(":"),
-              let minute = number(digits: 2...2), skip(":"), let second = number(digits: 2...2) else { return nil }
+        let negative = skip(UInt8(ascii: "-"))
+        guard let yearDigits = number(digits: 1...12), skip(UInt8(ascii: "-")), let month = number(digits: 2...2),
+              skip(UInt8(ascii: "-")), let day = number(digits: 2...2), skip(UInt8(ascii: "T")), let hour = number(digits: 2...2),
+              skip(UInt8(ascii: ":")), let minute = number(digits: 2...2), skip(UInt8(ascii: ":")),
+              let second = number(digits: 2...2) else { return nil }
         var fraction: Int64 = 0
-        if skip(".") {
-            let digits = rest.prefix { $0.isASCII && $0.isNumber }
-            let allowed = perSecond == 1_000 ? 3 : 9
-            guard !digits.isEmpty, digits.count <= allowed, let value = Int64(digits) else { return nil }
-            rest = rest.dropFirst(digits.count)
+        if skip(UInt8(ascii: ".")) {
+            let start = index
+            guard let value = number(digits: 1...(perSecond == 1_000 ? 3 : 9)) else { return nil }
             fraction = value
-            for _ in digits.count..<allowed { fraction *= 10 }
+            for _ in (index - start)..<(perSecond == 1_000 ? 3 : 9) { fraction *= 10 }
         }
         let year = negative ? -yearDigits : yearDigits
-        guard skip("Z"), rest.isEmpty, (1...12).contains(month), day >= 1, day <= daysIn(month: Int(month), year: Int(year)),
-              hour < 24, minute < 60, second < 60
+        guard skip(UInt8(ascii: "Z")), index == bytes.count, (1...12).contains(month), day >= 1,
+              day <= daysIn(month: Int(month), year: Int(year)), hour < 24, minute < 60, second < 60
         else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second
