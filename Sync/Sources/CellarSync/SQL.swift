@@ -13,11 +13,18 @@ enum SQL {
         literal.reserveCapacity(texts.underestimatedCount * 32 + 2)
         for text in texts {
             if literal.count > 1 { literal.append(UInt8(ascii: ",")) }
-            guard let text else { literal.append(contentsOf: "NULL".utf8); continue }
+            guard var text else { literal.append(contentsOf: "NULL".utf8); continue }
             literal.append(UInt8(ascii: "\""))
-            for byte in text.utf8 {
-                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { literal.append(UInt8(ascii: "\\")) }
-                literal.append(byte)
+            text.withUTF8 { utf8 in
+                // Most texts hold neither a quote nor a backslash: copied whole.
+                guard utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                    literal.append(contentsOf: utf8)
+                    return
+                }
+                for byte in utf8 {
+                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { literal.append(UInt8(ascii: "\\")) }
+                    literal.append(byte)
+                }
             }
             literal.append(UInt8(ascii: "\""))
         }

@@ -159,22 +159,43 @@ struct ServerRow {
         }
     }
 
-    /// Whether `text` is JSON string content as it stands: no quote, backslash or control character.
-    private static func plain(_ text: String) -> Bool {
-        text.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+    /// Whether `utf8` is JSON string content as it stands: no quote, backslash or control character.
+    private static func plain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
     }
 
-    /// The `cellar_clock` document of `clocks`.
+    /// The `cellar_clock` document of `clocks`, its members in the order of their keys.
     static func clockText(_ clocks: [String: String]) -> String {
-        let keys = clocks.keys.sorted()
-        // Clocks and UIDs need no escape: written directly, as JSON.
-        if keys.allSatisfy({ plain($0) && plain(clocks[$0]!) }) {
-            var text = "{"
-            for (index, key) in keys.enumerated() {
-                text += (index == 0 ? "\"" : ", \"") + key + "\": \"" + clocks[key]! + "\""
+        let members = clocks.sorted { $0.key < $1.key }
+        // Clocks and UIDs need no escape: written directly, as JSON, into one buffer.
+        var bytes: [UInt8] = [UInt8(ascii: "{")]
+        bytes.reserveCapacity(2 + members.count * 48)
+        func append(_ text: String) -> Bool {
+            var text = text
+            return text.withUTF8 { utf8 in
+                guard plain(utf8) else { return false }
+                bytes.append(UInt8(ascii: "\""))
+                bytes.append(contentsOf: utf8)
+                bytes.append(UInt8(ascii: "\""))
+                return true
             }
-            return text + "}"
         }
-        return JSONWriter.string(.object(keys.map { JSONMember($0, .string(clocks[$0]!)) }))
+        for (index, member) in members.enumerated() {
+            if index > 0 {
+                bytes.append(UInt8(ascii: ","))
+                bytes.append(UInt8(ascii: " "))
+            }
+            guard append(member.key) else { return escaped(members) }
+            bytes.append(UInt8(ascii: ":"))
+            bytes.append(UInt8(ascii: " "))
+            guard append(member.value) else { return escaped(members) }
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The `cellar_clock` document of `members` through the JSON writer, which escapes.
+    private static func escaped(_ members: [(key: String, value: String)]) -> String {
+        JSONWriter.string(.object(members.map { JSONMember($0.key, .string($0.value)) }))
     }
 }
