@@ -149,7 +149,8 @@ struct Push {
         let names = ["cellar_id", "cellar_removed", "cellar_clock"] + uids.map { table.columns[$0]! }
         let casts = [ColumnText.cast("u.c0", .uuid), "u.c1", ColumnText.cast("u.c2", .jsonb)]
             + types.enumerated().map { ColumnText.cast("u.c\($0.offset + 3)", $0.element) }
-        let rowsOf = "unnest(" + names.indices.map { "$\($0 + 1)::text[]" }.joined(separator: ", ") + ") AS u("
+        // The ids go in binary (`uuid[]`), every other column as text.
+        let rowsOf = "unnest(" + names.indices.map { "$\($0 + 1)::\($0 == 0 ? "uuid" : "text")[]" }.joined(separator: ", ") + ") AS u("
             + names.indices.map { "c\($0)" }.joined(separator: ", ") + ")"
         let statement = new
             ? "INSERT INTO \(table.qualified) (\(names.joined(separator: ", "))) SELECT \(casts.joined(separator: ", ")) FROM " + rowsOf
@@ -165,13 +166,17 @@ struct Push {
         var start = 0
         while start < rows.count {
             let chunk = rows[start..<min(rows.count, start + Self.rowsPerStatement)]
-            var columns: [String?] = [SQL.array(chunk.map { UUIDText.text($0.id) }), SQL.array(chunk.map(\.removed)),
-                                      SQL.array(chunk.map { ServerRow.clockText($0.clocks) })]
+            var columns: [String?] = [SQL.array(chunk.map(\.removed)), SQL.array(chunk.map { ServerRow.clockText($0.clocks) })]
             for uid in uids { columns.append(SQL.array(chunk.map { $0.values[uid] ?? nil })) }
             if changes != nil { columns += [String(table.entity.uid), device] }
+            var binds = PostgresBindings(capacity: columns.count + 1)
+            binds.append(chunk.map(\.id))
+            for column in columns {
+                if let column { binds.append(column) } else { binds.appendNull() }
+            }
             let counted: [[String?]]
             do {
-                counted = try await connection.rows(sql, columns, logger: logger)
+                counted = try await connection.rows(sql, binds: binds, logger: logger)
             } catch let error as PSQLError where new && error.serverInfo?[.sqlState] == "23505" {
                 // A row this role's locking read could not see (a row-level-security policy lets
                 // it read the row but not change it) is there after all.

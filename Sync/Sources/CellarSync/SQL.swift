@@ -55,7 +55,13 @@ extension PostgresConnection {
     /// Runs `sql` with text parameters; every row's cells as text (nil: NULL).
     @discardableResult
     func rows(_ sql: String, _ texts: [String?] = [], logger: Logger) async throws -> [[String?]] {
-        let sequence = try await query(PostgresQuery(unsafeSQL: sql, binds: SQL.binds(texts)), logger: logger)
+        try await rows(sql, binds: SQL.binds(texts), logger: logger)
+    }
+
+    /// Runs `sql` with `binds` (for a parameter sent in binary, such as a `uuid[]` of many ids,
+    /// which the server then need not parse from text); every row's cells as text.
+    func rows(_ sql: String, binds: PostgresBindings, logger: Logger) async throws -> [[String?]] {
+        let sequence = try await query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
         var rows: [[String?]] = []
         for try await row in sequence {
             rows.append(try row.map { try $0.decode(String?.self) })

@@ -30,7 +30,9 @@ struct ServerRow {
         let sql = select(table) + " JOIN unnest($1::uuid[]) AS cellar_wanted(cellar_wanted_id) ON cellar_row.cellar_id = cellar_wanted.cellar_wanted_id"
             + (locking ? " FOR UPDATE OF cellar_row" : "")
         var rows: [UUID: ServerRow] = [:]
-        for row in try await parse(connection.rows(sql, [ColumnText.uuidArray(ids)], logger: logger), of: table) { rows[row.id] = row }
+        var binds = PostgresBindings(capacity: 1)
+        binds.append(ids)  // binary: 16 bytes an id, nothing for the server to parse
+        for row in try await parse(connection.rows(sql, binds: binds, logger: logger), of: table) { rows[row.id] = row }
         return rows
     }
 
@@ -71,7 +73,9 @@ struct ServerRow {
             JOIN unnest($1::uuid[]) AS cellar_wanted(cellar_wanted_id) ON cellar_row.cellar_id = cellar_wanted.cellar_wanted_id
             WHERE cellar_row.cellar_removed IS NULL AND NOT \(filter)
             """
-        return try await Self.ids(connection.rows(sql, [ColumnText.uuidArray(ids)], logger: logger), of: table)
+        var binds = PostgresBindings(capacity: 1)
+        binds.append(ids)
+        return try await Self.ids(connection.rows(sql, binds: binds, logger: logger), of: table)
     }
 
     private static func ids(_ cells: [[String?]], of table: ServerSchema.Table) throws -> [UUID] {
