@@ -133,8 +133,8 @@ struct Push {
     }
 
     /// Inserts `rows` (`new`: none of them is on the server) or updates them (each is), one
-    /// statement per ``rowsPerStatement``: each column's values are one `text[]` parameter that
-    /// `unnest` turns back into rows. A statement of a few parameters whatever the number of rows
+    /// statement per ``rowsPerStatement``: each column's values are one array parameter (the ids
+    /// a binary `uuid[]`, every other column a `text[]` literal) that `unnest` turns back into rows. A statement of a few parameters whatever the number of rows
     /// is parsed and planned in microseconds, where a `VALUES` list of thousands of tuples took
     /// longer than writing them. The push's advisory lock and its row locks keep anyone else
     /// from inserting or changing these rows meanwhile, so no `ON CONFLICT` is needed.
