@@ -306,10 +306,10 @@ package enum ISO8601Units {
               let second = number(digits: 2...2) else { return nil }
         var fraction: Int64 = 0
         if skip(UInt8(ascii: ".")) {
-            let start = index
-            guard let value = number(digits: 1...(perSecond == 1_000 ? 3 : 9)) else { return nil }
+            let start = index, allowed = perSecond == 1_000 ? 3 : 9
+            guard let value = number(digits: 1...allowed) else { return nil }
             fraction = value
-            for _ in (index - start)..<(perSecond == 1_000 ? 3 : 9) { fraction *= 10 }
+            for _ in (index - start)..<allowed { fraction *= 10 }
         }
         let year = negative ? -yearDigits : yearDigits
         guard skip(UInt8(ascii: "Z")), index == bytes.count, (1...12).contains(month), day >= 1,

@@ -134,9 +134,9 @@ struct Push {
 
     /// Inserts `rows` (`new`: none of them is on the server) or updates them (each is), one
     /// statement per ``rowsPerStatement``: each column's values are one array parameter (the ids
-    /// a binary `uuid[]`, every other column a `text[]` literal) that `unnest` turns back into rows. A statement of a few parameters whatever the number of rows
-    /// is parsed and planned in microseconds, where a `VALUES` list of thousands of tuples took
-    /// longer than writing them. The push's advisory lock and its row locks keep anyone else
+    /// a binary `uuid[]`, every other column a `text[]` literal) that `unnest` turns back into
+    /// rows. A statement of a few parameters whatever the number of rows is parsed and planned in
+    /// microseconds, where a `VALUES` list of thousands of tuples took longer than writing them. The push's advisory lock and its row locks keep anyone else
     /// from inserting or changing these rows meanwhile, so no `ON CONFLICT` is needed.
     ///
     /// With `changes` (the qualified `cellar_changes`), the same statement numbers a change row
@@ -171,9 +171,7 @@ struct Push {
             if changes != nil { columns += [String(table.entity.uid), device] }
             var binds = PostgresBindings(capacity: columns.count + 1)
             binds.append(chunk.map(\.id))
-            for column in columns {
-                if let column { binds.append(column) } else { binds.appendNull() }
-            }
+            binds.append(texts: columns)
             let counted: [[String?]]
             do {
                 counted = try await connection.rows(sql, binds: binds, logger: logger)

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PostgresNIO
 
@@ -44,10 +45,25 @@ enum SQL {
     /// Bind parameters from texts (nil: NULL).
     static func binds(_ texts: [String?]) -> PostgresBindings {
         var binds = PostgresBindings(capacity: texts.count)
-        for text in texts {
-            if let text { binds.append(text) } else { binds.appendNull() }
-        }
+        binds.append(texts: texts)
         return binds
+    }
+
+    /// One bind parameter: `ids` as a binary `uuid[]` (16 bytes an id, nothing for the server to
+    /// parse from text).
+    static func binds(ids: [UUID]) -> PostgresBindings {
+        var binds = PostgresBindings(capacity: 1)
+        binds.append(ids)
+        return binds
+    }
+}
+
+extension PostgresBindings {
+    /// Appends `texts` as text parameters (nil: NULL).
+    mutating func append(texts: [String?]) {
+        for text in texts {
+            if let text { append(text) } else { appendNull() }
+        }
     }
 }
 

@@ -30,9 +30,7 @@ struct ServerRow {
         let sql = select(table) + " JOIN unnest($1::uuid[]) AS cellar_wanted(cellar_wanted_id) ON cellar_row.cellar_id = cellar_wanted.cellar_wanted_id"
             + (locking ? " FOR UPDATE OF cellar_row" : "")
         var rows: [UUID: ServerRow] = [:]
-        var binds = PostgresBindings(capacity: 1)
-        binds.append(ids)  // binary: 16 bytes an id, nothing for the server to parse
-        for row in try await parse(connection.rows(sql, binds: binds, logger: logger), of: table) { rows[row.id] = row }
+        for row in try await parse(connection.rows(sql, binds: SQL.binds(ids: ids), logger: logger), of: table) { rows[row.id] = row }
         return rows
     }
 
@@ -73,9 +71,7 @@ struct ServerRow {
             JOIN unnest($1::uuid[]) AS cellar_wanted(cellar_wanted_id) ON cellar_row.cellar_id = cellar_wanted.cellar_wanted_id
             WHERE cellar_row.cellar_removed IS NULL AND NOT \(filter)
             """
-        var binds = PostgresBindings(capacity: 1)
-        binds.append(ids)
-        return try await Self.ids(connection.rows(sql, binds: binds, logger: logger), of: table)
+        return try await Self.ids(connection.rows(sql, binds: SQL.binds(ids: ids), logger: logger), of: table)
     }
 
     private static func ids(_ cells: [[String?]], of table: ServerSchema.Table) throws -> [UUID] {
