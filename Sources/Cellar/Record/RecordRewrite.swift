@@ -21,17 +21,21 @@ extension RecordReader {
     }
 }
 
+extension RecordReader {
+    /// The bytes of the field in `slot` read as `type`; nil when the record has none there. A
+    /// fixed-width value's own bytes (numbers, dates, UUIDs, GeoPoints, decimals), or a
+    /// variable-width one's content (strings, byte vectors, collections, nested records).
+    func fieldBytes(_ slot: Int, of type: PropertyType) throws -> UnsafeRawBufferPointer? {
+        guard let width = type.fixedWidth else { return try bytes(slot: slot) }
+        return try offset(slot, size: width).map { UnsafeRawBufferPointer(start: base + $0, count: width) }
+    }
+}
+
 extension RecordBuilder {
     /// Adds `record`'s field in `slot`, read as `type`, unless the record has none there.
     func copyField(_ slot: Int, of type: PropertyType, from record: RecordReader) throws {
-        if let width = type.fixedWidth {
-            // Numbers, dates, UUIDs, GeoPoints, decimals: their bytes as they are.
-            if let at = try record.offset(slot, size: width) {
-                add(fixed: UnsafeRawBufferPointer(start: record.base + at, count: width), slot: slot)
-            }
-        } else if let bytes = try record.bytes(slot: slot) {
-            add(bytes: bytes, slot: slot)
-        }
+        guard let bytes = try record.fieldBytes(slot, of: type) else { return }
+        if type.fixedWidth != nil { add(fixed: bytes, slot: slot) } else { add(bytes: bytes, slot: slot) }
     }
 }
 

@@ -22,6 +22,12 @@ public enum ReplicaValue: Sendable, Hashable {
     case reference(UUID)
     /// Collections, vectors, flex values, geo points and embedded objects: their JSON text.
     case json(String)
+
+    /// Whether this is a `.json` value (written into a record through its JSON form).
+    var isJSON: Bool {
+        if case .json = self { return true }
+        return false
+    }
 }
 
 /// Reads values out of records and writes them back, resolving relation targets between local
@@ -57,6 +63,42 @@ struct ReplicaValueCoding {
         case .collection, .flex, .geoPoint, .embedded, .embeddedList, nil:
             let json = try ObjectDump.value(of: property, slot: slot, in: reader, model: model, style: .exact)
             return json == .null ? .null : .json(JSONWriter.string(json))
+        }
+    }
+
+    /// Writes `value` (not a `.json` one: see `json(_:of:localId:)`) into `builder` as the
+    /// field of `property`; `.null` writes none. Throws `illegalArgument` for a value of another
+    /// kind than the property's column, or an integer out of the property's range. `localId`
+    /// gives the local id of a to-one relation's target from its global id.
+    func write(_ value: ReplicaValue, of property: ModelProperty, into builder: RecordBuilder,
+               localId: (_ target: ModelProperty, _ globalId: UUID) throws -> Id) throws {
+        let slot = Int(property.id.id) - 1
+        let unsigned = property.flags.contains(.unsigned)
+        func integer<T: FixedWidthInteger>(_ number: Int64, _ type: T.Type) throws -> T {
+            guard let integer = T(exactly: number) else {
+                throw CellarError.illegalArgument("\(property.name) (\(property.type)) cannot take the integer \(number)")
+            }
+            return integer
+        }
+        switch (value, property.type.known) {
+        case (.null, _): return
+        case (.bool(let flag), .bool): builder.add(flag, slot: slot)
+        case (.integer(let number), .byte): unsigned ? builder.add(try integer(number, UInt8.self), slot: slot) : builder.add(try integer(number, Int8.self), slot: slot)
+        case (.integer(let number), .short): unsigned ? builder.add(try integer(number, UInt16.self), slot: slot) : builder.add(try integer(number, Int16.self), slot: slot)
+        case (.integer(let number), .char): builder.add(try integer(number, UInt16.self), slot: slot)
+        case (.integer(let number), .int): unsigned ? builder.add(try integer(number, UInt32.self), slot: slot) : builder.add(try integer(number, Int32.self), slot: slot)
+        case (.integer(let number), .long) where !unsigned, (.integer(let number), .date), (.integer(let number), .dateNano):
+            builder.add(number, slot: slot)
+        case (.unsigned(let number), .long) where unsigned: builder.add(number, slot: slot)
+        case (.float(let number), .float): builder.add(number, slot: slot)
+        case (.double(let number), .double): builder.add(number, slot: slot)
+        case (.decimal(let number), .decimal): builder.add(number, slot: slot)
+        case (.string(let text), .string): builder.add(text, slot: slot)
+        case (.bytes(let bytes), .byteVector): builder.add(bytes, slot: slot)
+        case (.uuid(let uuid), .uuid): builder.add(uuid, slot: slot)
+        case (.reference(let target), .relation): builder.add(UInt64(try localId(property, target)), slot: slot)
+        default:
+            throw CellarError.illegalArgument("\(property.name) (\(property.type)) cannot take the value \(value)")
         }
     }
 

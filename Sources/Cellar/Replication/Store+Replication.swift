@@ -337,7 +337,10 @@ private struct IncomingApplier {
     let removalsWin: Bool
     let coding: ReplicaValueCoding
     let builder = RecordBuilder(capacity: 1024)
+    /// The values a change brings, before they are merged with the stored record.
+    let taken = RecordBuilder(capacity: 1024)
     var mappings: [UInt32: ImportMapping] = [:]
+    var layouts: [UInt32: Layout] = [:]
     let schemasByUid: [UInt64: EntitySchema]
     var report = IncomingReport()
     /// The newest timestamp applied.
@@ -384,35 +387,9 @@ private struct IncomingApplier {
         let id = local!
         // Removed here, and the removal is not on the replica yet: it will be.
         if mine?.removed != nil { report.unchanged += 1; return }
-        let mapping = try self.mapping(schema, entity)
-        let context = self.context
-        let store = self.store
-        var written = false
-        try context.withRecord(schema, id) { old in
-            var members: [JSONMember]
-            if let old {
-                members = try ObjectDump.properties(of: RecordReader(old), entity: entity, model: store.model, style: .exact)
-            } else {
-                members = []
-            }
-            var changed = old == nil
-            for value in change.values {
-                guard let property = entity.properties.first(where: { $0.id.uid == value.uid }), !property.flags.contains(.id) else { continue }
-                if let mine = mine?.properties[property.id.id], value.clock.map({ mine > $0 }) ?? true { continue }
-                let json = try coding.json(value.value, of: property) { target, globalId in
-                    try context.localId(of: globalId, in: try store.targetSchema(of: target, in: entity), reserve: true)!
-                }
-                if let index = members.firstIndex(where: { $0.name == property.name }) {
-                    if members[index].value != json { members[index].value = json; changed = true }
-                } else {
-                    members.append(JSONMember(property.name, json))
-                    changed = true
-                }
-            }
-            guard changed else { return }
-            try ObjectRecordEncoder.write(members, mapping, into: builder)
-            written = true
-        }
+        let written = try change.values.contains(where: \.value.isJSON)
+            ? writeThroughJSON(change, mine: mine, schema: schema, entity: entity, id: id)
+            : write(change, mine: mine, schema: schema, entity: entity, id: id)
         var applied = false
         if written {
             do {
@@ -442,6 +419,106 @@ private struct IncomingApplier {
             }
         }
         if applied { report.applied += 1 } else { report.unchanged += 1 }
+    }
+
+    /// Builds in `builder` the record of object `id` with the values of `change` the store
+    /// takes (not those it changed later itself); false when no field changes (compared byte for
+    /// byte with the stored record). The fields it does not take are copied from the stored
+    /// record as they are.
+    private mutating func write(_ change: ReplicaChange, mine: PendingChanges.Object?, schema: EntitySchema, entity: ModelEntity,
+                                id: Id) throws -> Bool {
+        let layout = self.layout(schema, entity)
+        // The values taken, written first into a record of their own (`taken`), in the
+        // record's encoding, to be compared with the stored fields.
+        taken.start(slotCount: layout.types.count)
+        var takenSlots: [Int] = []
+        let (context, store) = (self.context, self.store)
+        for value in change.values {
+            guard let property = layout.properties[value.uid] else { continue }
+            if let mine = mine?.properties[property.id.id], value.clock.map({ mine > $0 }) ?? true { continue }
+            try coding.write(value.value, of: property, into: taken) { target, globalId in
+                try context.localId(of: globalId, in: try store.targetSchema(of: target, in: entity), reserve: true)!
+            }
+            takenSlots.append(Int(property.id.id) - 1)
+        }
+        let (builder, taken) = (self.builder, self.taken)
+        return try context.withRecord(schema, id) { stored in
+            let values = try RecordReader(taken.finished)
+            let old = try stored.map { try RecordReader($0) }
+            if let old {
+                let differs = try takenSlots.contains { slot in
+                    let type = layout.types[slot]!
+                    let (was, now) = (try old.fieldBytes(slot, of: type), try values.fieldBytes(slot, of: type))
+                    guard let was, let now else { return (was == nil) != (now == nil) }
+                    return !was.elementsEqual(now)
+                }
+                guard differs else { return false }
+            }
+            builder.start(slotCount: layout.types.count)
+            for (slot, type) in layout.types.enumerated() {
+                guard let type, slot != layout.idSlot else { continue }
+                if takenSlots.contains(slot) {
+                    try builder.copyField(slot, of: type, from: values)
+                } else if let old {
+                    try builder.copyField(slot, of: type, from: old)
+                }
+            }
+            return true
+        }
+    }
+
+    /// `write(_:mine:schema:entity:id:)` through the objects' JSON form, for changes with a
+    /// `.json` value (collections, flex values, geo points, embedded objects).
+    private mutating func writeThroughJSON(_ change: ReplicaChange, mine: PendingChanges.Object?, schema: EntitySchema,
+                                           entity: ModelEntity, id: Id) throws -> Bool {
+        let mapping = try self.mapping(schema, entity)
+        let (context, store, coding, builder) = (self.context, self.store, self.coding, self.builder)
+        return try context.withRecord(schema, id) { old in
+            var members: [JSONMember]
+            if let old {
+                members = try ObjectDump.properties(of: RecordReader(old), entity: entity, model: store.model, style: .exact)
+            } else {
+                members = []
+            }
+            var changed = old == nil
+            for value in change.values {
+                guard let property = entity.properties.first(where: { $0.id.uid == value.uid }), !property.flags.contains(.id) else { continue }
+                if let mine = mine?.properties[property.id.id], value.clock.map({ mine > $0 }) ?? true { continue }
+                let json = try coding.json(value.value, of: property) { target, globalId in
+                    try context.localId(of: globalId, in: try store.targetSchema(of: target, in: entity), reserve: true)!
+                }
+                if let index = members.firstIndex(where: { $0.name == property.name }) {
+                    if members[index].value != json { members[index].value = json; changed = true }
+                } else {
+                    members.append(JSONMember(property.name, json))
+                    changed = true
+                }
+            }
+            guard changed else { return false }
+            try ObjectRecordEncoder.write(members, mapping, into: builder)
+            return true
+        }
+    }
+
+    /// An entity's record layout, for `write(_:mine:schema:entity:id:)`.
+    struct Layout {
+        /// The type of each slot's property (nil: none, or retired).
+        let types: [PropertyType?]
+        /// The properties but the id, by UID.
+        let properties: [UInt64: ModelProperty]
+        /// The id property's slot (its field is not stored).
+        let idSlot: Int?
+    }
+
+    private mutating func layout(_ schema: EntitySchema, _ entity: ModelEntity) -> Layout {
+        if let layout = layouts[schema.id.id] { return layout }
+        let id = entity.properties.first { $0.flags.contains(.id) }
+        let layout = Layout(types: entity.typesBySlot,
+                            properties: Dictionary(entity.properties.filter { !$0.flags.contains(.id) }.map { ($0.id.uid, $0) },
+                                                   uniquingKeysWith: { a, _ in a }),
+                            idSlot: id.map { Int($0.id.id) - 1 })
+        layouts[schema.id.id] = layout
+        return layout
     }
 
     private mutating func mapping(_ schema: EntitySchema, _ entity: ModelEntity) throws -> ImportMapping {

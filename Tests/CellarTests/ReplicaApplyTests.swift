@@ -1,0 +1,105 @@
+@_spi(Sync) @_spi(CellarGenerated) @testable import Cellar
+import CellarTestSupport
+import Foundation
+import Testing
+
+/// A store's changes applied to another store (what a sync package does with a replica in
+/// between): every scalar type arrives exactly, edits of some properties leave the others alone,
+/// and a value the property cannot hold is refused.
+@Suite struct ReplicaApplyTests {
+    static func open(_ name: String) throws -> Store {
+        var options = StoreOptions(durability: .none)
+        options.changeHistory = true
+        let store = try Store(directoryPath: "memory:replica-\(name)-\(UUID().uuidString)", model: standardModel, options: options)
+        _ = try store.replicaState()
+        return store
+    }
+
+    /// An object with random values, extremes and nils in every field.
+    static func random(_ rng: inout SplitMix64) -> AllTypes {
+        if rng.next() % 8 == 0 { return BoxTests.extremes() }
+        let e = AllTypes()
+        func maybe<T>(_ value: T) -> T? { rng.next() % 3 == 0 ? nil : value }
+        let bits = rng.next()
+        e.bool = bits & 1 == 1
+        e.int8 = Int8(truncatingIfNeeded: bits); e.int16 = Int16(truncatingIfNeeded: bits >> 8)
+        e.int32 = Int32(truncatingIfNeeded: bits >> 16); e.int64 = Int64(bitPattern: rng.next()); e.int = Int(bitPattern: UInt(rng.next()))
+        e.uint8 = UInt8(truncatingIfNeeded: bits >> 3); e.uint16 = UInt16(truncatingIfNeeded: bits >> 5)
+        e.uint32 = UInt32(truncatingIfNeeded: bits >> 7); e.uint64 = rng.next(); e.uint = UInt(rng.next())
+        e.float = Float(bitPattern: UInt32(truncatingIfNeeded: rng.next())); e.double = Double(bitPattern: rng.next())
+        e.string = String(repeating: "é🧀x", count: Int(bits % 7))
+        e.date = Date(timeIntervalSince1970: Double(Int64(bits % 4_000_000_000_000)) / 1000)
+        e.data = Data((0..<Int(bits % 5)).map { UInt8($0) })
+        e.bytes = (0..<Int(bits % 9)).map { UInt8(truncatingIfNeeded: $0 * 37) }
+        e.optBool = maybe(bits & 2 == 2); e.optInt8 = maybe(-3); e.optInt16 = maybe(Int16.min); e.optInt32 = maybe(7)
+        e.optInt64 = maybe(Int64(bitPattern: rng.next())); e.optInt = maybe(-1)
+        e.optUInt8 = maybe(UInt8.max); e.optUInt16 = maybe(9); e.optUInt32 = maybe(UInt32.max); e.optUInt64 = maybe(rng.next())
+        e.optUInt = maybe(3); e.optFloat = maybe(.infinity); e.optDouble = maybe(.nan)
+        e.optString = maybe("ünïcode \(bits)"); e.optDate = maybe(Date(timeIntervalSince1970: 12.345))
+        e.optData = maybe(Data([1, 2, 3])); e.optBytes = maybe([])
+        e.nanoDate = Date(timeIntervalSince1970: Double(bits % 2_000_000_000))
+        return e
+    }
+
+    /// `b`'s copy of each of `a`'s objects equals it (but for the local id).
+    static func expectSame(_ a: Store, _ b: Store, _ ids: [Id]) throws {
+        let uid = AllTypes.modelEntity.id.uid
+        for id in ids {
+            let original = try #require(try a.box(for: AllTypes.self).get(id))
+            let globalId = try #require(try a.globalId(entityUid: uid, id: id))
+            let local = try #require(try b.localId(entityUid: uid, globalId: globalId))
+            let copy = try #require(try b.box(for: AllTypes.self).get(local))
+            copy.id = original.id
+            #expect(copy == original)
+        }
+    }
+
+    @Test func everyScalarTypeArrivesExactlyAndEditsLeaveTheRestAlone() throws {
+        var rng = SplitMix64(seed: SplitMix64.testSeed())
+        let a = try Self.open("a"), b = try Self.open("b")
+        defer { a.close(); b.close() }
+        let box = a.box(for: AllTypes.self)
+        let objects = (0..<200).map { _ in Self.random(&rng) }
+        let ids = try box.put(objects).map(\.value)
+
+        var outgoing = try a.outgoingChanges(limit: 100)
+        var report = try b.applyIncoming(outgoing.changes, through: 1)
+        #expect(report.applied == objects.count && report.unchanged == 0)
+        try a.acknowledge(through: outgoing.through, pruning: true)
+        try Self.expectSame(a, b, ids)
+
+        // Some properties of some objects change: only those travel, and the rest of each copy stays.
+        for (index, object) in objects.enumerated() where index % 3 == 0 {
+            object.string = "edited \(index)"
+            object.optInt8 = index % 2 == 0 ? nil : Int8(index % 100)
+            object.optDouble = Double(index) / 7
+            object.uint16 = UInt16(index)
+        }
+        try box.put(objects.enumerated().filter { $0.offset % 3 == 0 }.map(\.element))
+        outgoing = try a.outgoingChanges(limit: 100)
+        #expect(outgoing.changes.allSatisfy { $0.values.count <= 4 })
+        report = try b.applyIncoming(outgoing.changes, through: 2)
+        #expect(report.applied == outgoing.changes.count)
+        try Self.expectSame(a, b, ids)
+
+        // The same changes again: nothing differs, nothing is written.
+        report = try b.applyIncoming(outgoing.changes, through: 3)
+        #expect(report.applied == 0 && report.unchanged == outgoing.changes.count)
+        try Self.expectSame(a, b, ids)
+    }
+
+    @Test func aValueThePropertyCannotHoldIsRefused() throws {
+        let b = try Self.open("refuse")
+        defer { b.close() }
+        let entity = AllTypes.modelEntity
+        func property(_ name: String) -> UInt64 { entity.properties.first { $0.name == name }!.id.uid }
+        let cases: [(String, ReplicaValue)] = [("int8", .integer(128)), ("uint16", .integer(-1)), ("uint32", .integer(1 << 32)),
+                                               ("string", .integer(1)), ("uint64", .integer(1)), ("date", .double(1))]
+        for (name, value) in cases {
+            let change = ReplicaChange(entityUid: entity.id.uid, globalId: UUID(),
+                                       values: [ReplicaChange.Value(uid: property(name), value: value, clock: nil)])
+            #expect(throws: CellarError.self, "\(name) takes \(value)") { try b.applyIncoming([change], through: 1) }
+        }
+        #expect(try b.box(for: AllTypes.self).count() == 0)
+    }
+}
