@@ -123,14 +123,15 @@ struct Pull {
             return ReplicaChange(entityUid: table.entity.uid, globalId: row.id, removed: clock)
         }
         var change = ReplicaChange(entityUid: table.entity.uid, globalId: row.id)
-        for property in table.entity.properties {
-            guard let clock = row.clocks[String(property.uid)] else { continue }  // never written
-            change.values.append(ReplicaChange.Value(uid: property.uid, value: try ColumnText.value(row.values[property.uid] ?? nil, of: property),
+        let properties = table.entity.properties
+        for (index, property) in properties.enumerated() {
+            guard let clock = row.clocks[index] else { continue }  // never written
+            change.values.append(ReplicaChange.Value(uid: property.uid, value: try ColumnText.value(row.values[index], of: property),
                                                      clock: ReplicaClock(text: clock)))
         }
-        for relation in table.entity.relations {
-            guard let clock = row.clocks[String(relation.uid)] else { continue }
-            change.relations.append(ReplicaChange.Links(uid: relation.uid, targets: try ColumnText.uuids(row.values[relation.uid] ?? nil),
+        for (index, relation) in table.entity.relations.enumerated() {
+            guard let clock = row.clocks[properties.count + index] else { continue }
+            change.relations.append(ReplicaChange.Links(uid: relation.uid, targets: try ColumnText.uuids(row.values[properties.count + index]),
                                                         clock: ReplicaClock(text: clock)))
         }
         return change

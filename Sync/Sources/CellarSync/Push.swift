@@ -83,7 +83,7 @@ struct Push {
             row.removed = clock
             return row
         }
-        var row = existing ?? ServerRow(id: change.globalId, removed: nil, clocks: [:], values: [:])
+        var row = existing ?? ServerRow(id: change.globalId, in: table)
         var changed = existing == nil
         if let removed = row.removed {
             // Removed on the server: the removal wins, or, by the last writer, newer values bring
@@ -95,15 +95,14 @@ struct Push {
             row.removed = nil
             changed = true
         }
-        func take(uid: UInt64, text: String?, clock: ReplicaClock?, name: String) {
-            let key = String(uid)
+        func take(_ position: Int, text: String?, clock: ReplicaClock?, name: String) {
             let incoming = clock?.description ?? ""
-            let current = row.clocks[key]
-            let differs = !(row.values[uid].map { $0 == text } ?? (text == nil))
+            let current = row.clocks[position]
+            let differs = row.values[position] != text
             var takeValue = current == nil || incoming > current!
             if let resolver = options.resolver, let current, differs, let clock, let theirs = ReplicaClock(text: current), theirs.device != clock.device {
                 let conflict = SyncConflict(entity: table.entity.name, property: name, objectId: row.id,
-                                            serverValue: row.values[uid] ?? nil, serverMilliseconds: theirs.timestamp.milliseconds,
+                                            serverValue: row.values[position], serverMilliseconds: theirs.timestamp.milliseconds,
                                             incomingValue: text, incomingMilliseconds: clock.timestamp.milliseconds)
                 switch resolver(conflict) {
                 case .keepServer: takeValue = false
@@ -111,23 +110,24 @@ struct Push {
                 case .lastWriterWins: break
                 }
                 // The newer clock stays either way, so that the result reaches every device.
-                if incoming > current, row.clocks[key] != incoming { row.clocks[key] = incoming; changed = true }
+                if incoming > current, row.clocks[position] != incoming { row.clocks[position] = incoming; changed = true }
             } else if takeValue {
-                row.clocks[key] = incoming
+                row.clocks[position] = incoming
                 changed = true
             }
             if takeValue, differs {
-                row.values.updateValue(text, forKey: uid)
+                row.values[position] = text
                 changed = true
             }
         }
+        let properties = table.entity.properties
         for value in change.values {
-            guard let property = table.entity.properties.first(where: { $0.uid == value.uid }) else { continue }
-            take(uid: value.uid, text: ColumnText.text(value.value), clock: value.clock, name: property.name)
+            guard let index = properties.firstIndex(where: { $0.uid == value.uid }) else { continue }
+            take(index, text: ColumnText.text(value.value), clock: value.clock, name: properties[index].name)
         }
         for links in change.relations {
-            guard let relation = table.entity.relations.first(where: { $0.uid == links.uid }) else { continue }
-            take(uid: links.uid, text: ColumnText.uuidArray(links.targets), clock: links.clock, name: relation.name)
+            guard let index = table.entity.relations.firstIndex(where: { $0.uid == links.uid }) else { continue }
+            take(properties.count + index, text: ColumnText.uuidArray(links.targets), clock: links.clock, name: table.entity.relations[index].name)
         }
         return changed ? row : nil
     }
@@ -144,7 +144,7 @@ struct Push {
     private func write(_ rows: [ServerRow], new: Bool, to table: ServerSchema.Table, loggingIn changes: String?, by device: String,
                        on connection: PostgresConnection) async throws {
         guard !rows.isEmpty else { return }
-        let uids = table.entity.properties.map(\.uid) + table.entity.relations.map(\.uid)
+        let uids = table.uids
         let types = table.entity.properties.map(\.column) + table.entity.relations.map { _ in .uuidArray }
         let names = ["cellar_id", "cellar_removed", "cellar_clock"] + uids.map { table.columns[$0]! }
         let casts = [ColumnText.cast("u.c0", .uuid), "u.c1", ColumnText.cast("u.c2", .jsonb)]
@@ -166,8 +166,8 @@ struct Push {
         var start = 0
         while start < rows.count {
             let chunk = rows[start..<min(rows.count, start + Self.rowsPerStatement)]
-            var columns: [String?] = [SQL.array(chunk.map(\.removed)), SQL.array(chunk.map { ServerRow.clockText($0.clocks) })]
-            for uid in uids { columns.append(SQL.array(chunk.map { $0.values[uid] ?? nil })) }
+            var columns: [String?] = [SQL.array(chunk.map(\.removed)), SQL.array(chunk.map { $0.clockText(in: table) })]
+            for position in uids.indices { columns.append(SQL.array(chunk.map { $0.values[position] })) }
             if changes != nil { columns += [String(table.entity.uid), device] }
             var binds = PostgresBindings(capacity: columns.count + 1)
             binds.append(chunk.map(\.id))

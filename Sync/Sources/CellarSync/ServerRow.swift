@@ -4,17 +4,34 @@ import Logging
 import PostgresNIO
 
 /// One object's row on the server, as the sync engine reads and writes it: its removal clock,
-/// each property's and relation's clock by UID, and the text of each column this model knows.
+/// and the clock and text of each column this model knows, in the order of the table's `uids`.
 struct ServerRow {
     var id: UUID
     var removed: String?
-    /// Every clock of the row, also those of properties this model does not have.
-    var clocks: [String: String]
-    /// Column texts by property or relation UID (nil: NULL).
-    var values: [UInt64: String?]
+    /// Each column's clock (nil: never written).
+    var clocks: [String?]
+    /// The clocks of properties this model does not have, by their keys: kept as they are.
+    var otherClocks: [String: String] = [:]
+    /// Each column's text (nil: NULL).
+    var values: [String?]
+
+    /// A row not on the server yet: no clock, every column NULL.
+    init(id: UUID, in table: ServerSchema.Table) {
+        self.id = id
+        clocks = Array(repeating: nil, count: table.uids.count)
+        values = clocks
+    }
+
+    init(id: UUID, removed: String?, clocks: [String?], otherClocks: [String: String], values: [String?]) {
+        self.id = id
+        self.removed = removed
+        self.clocks = clocks
+        self.otherClocks = otherClocks
+        self.values = values
+    }
 
     /// The newest clock of the row's values.
-    var newestClock: String? { clocks.values.max() }
+    var newestClock: String? { (clocks.compactMap { $0 } + otherClocks.values).max() }
 
     /// The rows of `ids` in `table`, `locking` them for the transaction. (In no order: a push,
     /// the only writer that locks them, holds the schema's advisory lock, so pushes never wait
@@ -100,34 +117,39 @@ struct ServerRow {
     }
 
     private static func parse(_ cells: [[String?]], of table: ServerSchema.Table) throws -> [ServerRow] {
-        let uids = table.entity.properties.map(\.uid) + table.entity.relations.map(\.uid)
+        let count = table.uids.count
         return try cells.map { cells in
             guard let text = cells[0], let id = UUIDText.uuid(text) else { throw SyncError(.schema, "a row of \(table.qualified) has no cellar_id") }
-            var values: [UInt64: String?] = [:]
-            values.reserveCapacity(uids.count)
-            for (index, uid) in uids.enumerated() { values.updateValue(cells[3 + index], forKey: uid) }
-            return ServerRow(id: id, removed: cells[1], clocks: try clocks(cells[2] ?? "{}"), values: values)
+            let (clocks, others) = try Self.clocks(cells[2] ?? "{}", of: table)
+            return ServerRow(id: id, removed: cells[1], clocks: clocks, otherClocks: others, values: Array(cells[3..<(3 + count)]))
         }
     }
 
-    /// The clocks of a `cellar_clock` document: `{"<uid>": "<clock>", …}`.
-    static func clocks(_ text: String) throws -> [String: String] {
+    /// The clocks of a `cellar_clock` document, `{"<uid>": "<clock>", …}`: by column of
+    /// `table`, and those of UIDs it does not have.
+    static func clocks(_ text: String, of table: ServerSchema.Table) throws -> (clocks: [String?], others: [String: String]) {
         var text = text
-        if let clocks = text.withUTF8({ plainClocks($0) }) { return clocks }
+        if let clocks = text.withUTF8({ plainClocks($0, of: table) }) { return clocks }
         guard case .object(let members) = try JSONParser.parse(Array(text.utf8), source: "cellar_clock") else {
             throw SyncError(.schema, "a cellar_clock is not a JSON object")
         }
-        var clocks: [String: String] = [:]
+        var clocks = [String?](repeating: nil, count: table.uids.count), others: [String: String] = [:]
         for member in members {
-            if case .string(let clock) = member.value { clocks[member.name] = clock }
+            guard case .string(let clock) = member.value else { continue }
+            if let position = table.clockKeys.first(where: { $0.key.elementsEqual(member.name.utf8) })?.position {
+                clocks[position] = clock
+            } else {
+                others[member.name] = clock
+            }
         }
-        return clocks
+        return (clocks, others)
     }
 
     /// The clocks of a `cellar_clock` document as `jsonb` prints it, `{"12": "…", "34": "…"}`,
     /// read without a JSON parser; nil for anything else (an escape, other spacing), which the
-    /// parser then reads.
-    private static func plainClocks(_ utf8: UnsafeBufferPointer<UInt8>) -> [String: String]? {
+    /// parser then reads. `jsonb` orders the keys as `table.clockKeys` does, so each key is
+    /// looked for from where the one before was found.
+    private static func plainClocks(_ utf8: UnsafeBufferPointer<UInt8>, of table: ServerSchema.Table) -> (clocks: [String?], others: [String: String])? {
         let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
         var index = 0
         func expect(_ byte: UInt8) -> Bool {
@@ -135,8 +157,8 @@ struct ServerRow {
             index += 1
             return true
         }
-        /// The text between two quotes, which holds no escape.
-        func string() -> String? {
+        /// The bytes between two quotes, which hold no escape.
+        func string() -> UnsafeBufferPointer<UInt8>? {
             guard expect(quote) else { return nil }
             let start = index
             while index < utf8.count, utf8[index] != quote {
@@ -144,17 +166,30 @@ struct ServerRow {
                 index += 1
             }
             guard index < utf8.count else { return nil }
-            let text = String(decoding: UnsafeBufferPointer(rebasing: utf8[start..<index]), as: UTF8.self)
             index += 1
-            return text
+            return UnsafeBufferPointer(rebasing: utf8[start..<(index - 1)])
+        }
+        let keys = table.clockKeys
+        var clocks = [String?](repeating: nil, count: table.uids.count), others: [String: String] = [:]
+        var next = 0
+        /// The position of the column whose clock key is `key`; nil for a UID the table lacks.
+        func position(of key: UnsafeBufferPointer<UInt8>) -> Int? {
+            for step in 0..<keys.count {
+                let candidate = (next + step) % keys.count
+                if keys[candidate].key.elementsEqual(key) {
+                    next = candidate + 1
+                    return keys[candidate].position
+                }
+            }
+            return nil
         }
         guard expect(UInt8(ascii: "{")) else { return nil }
-        var clocks: [String: String] = [:]
-        if expect(UInt8(ascii: "}")) { return index == utf8.count ? clocks : nil }
+        if expect(UInt8(ascii: "}")) { return index == utf8.count ? (clocks, others) : nil }
         while true {
             guard let key = string(), expect(UInt8(ascii: ":")), expect(UInt8(ascii: " ")), let value = string() else { return nil }
-            clocks[key] = value
-            if expect(UInt8(ascii: "}")) { return index == utf8.count ? clocks : nil }
+            let clock = String(decoding: value, as: UTF8.self)
+            if let position = position(of: key) { clocks[position] = clock } else { others[String(decoding: key, as: UTF8.self)] = clock }
+            if expect(UInt8(ascii: "}")) { return index == utf8.count ? (clocks, others) : nil }
             guard expect(UInt8(ascii: ",")), expect(UInt8(ascii: " ")) else { return nil }
         }
     }
@@ -164,38 +199,44 @@ struct ServerRow {
         utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
     }
 
-    /// The `cellar_clock` document of `clocks`, its members in the order of their keys.
-    static func clockText(_ clocks: [String: String]) -> String {
-        let members = clocks.sorted { $0.key < $1.key }
+    /// The row's `cellar_clock` document: its columns' clocks in the order of `table.clockKeys`,
+    /// then the others in the order of their keys.
+    func clockText(in table: ServerSchema.Table) -> String {
         // Clocks and UIDs need no escape: written directly, as JSON, into one buffer.
         var bytes: [UInt8] = [UInt8(ascii: "{")]
-        bytes.reserveCapacity(2 + members.count * 48)
-        func append(_ text: String) -> Bool {
-            var text = text
-            return text.withUTF8 { utf8 in
-                guard plain(utf8) else { return false }
+        bytes.reserveCapacity(2 + (clocks.count + otherClocks.count) * 48)
+        func member(_ key: UnsafeBufferPointer<UInt8>, _ clock: String) -> Bool {
+            var clock = clock
+            return clock.withUTF8 { clock in
+                guard Self.plain(key), Self.plain(clock) else { return false }
+                if bytes.count > 1 { bytes.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: " ")]) }
                 bytes.append(UInt8(ascii: "\""))
-                bytes.append(contentsOf: utf8)
+                bytes.append(contentsOf: key)
+                bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":"), UInt8(ascii: " "), UInt8(ascii: "\"")])
+                bytes.append(contentsOf: clock)
                 bytes.append(UInt8(ascii: "\""))
                 return true
             }
         }
-        for (index, member) in members.enumerated() {
-            if index > 0 {
-                bytes.append(UInt8(ascii: ","))
-                bytes.append(UInt8(ascii: " "))
-            }
-            guard append(member.key) else { return escaped(members) }
-            bytes.append(UInt8(ascii: ":"))
-            bytes.append(UInt8(ascii: " "))
-            guard append(member.value) else { return escaped(members) }
+        for (key, position) in table.clockKeys {
+            guard let clock = clocks[position] else { continue }
+            guard key.withUnsafeBufferPointer({ member($0, clock) }) else { return escaped(in: table) }
+        }
+        for (key, clock) in otherClocks.sorted(by: { $0.key < $1.key }) {
+            var key = key
+            guard key.withUTF8({ member($0, clock) }) else { return escaped(in: table) }
         }
         bytes.append(UInt8(ascii: "}"))
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The `cellar_clock` document of `members` through the JSON writer, which escapes.
-    private static func escaped(_ members: [(key: String, value: String)]) -> String {
-        JSONWriter.string(.object(members.map { JSONMember($0.key, .string($0.value)) }))
+    /// The `cellar_clock` document through the JSON writer, which escapes.
+    private func escaped(in table: ServerSchema.Table) -> String {
+        var members: [JSONMember] = []
+        for (key, position) in table.clockKeys {
+            if let clock = clocks[position] { members.append(JSONMember(String(decoding: key, as: UTF8.self), .string(clock))) }
+        }
+        for (key, clock) in otherClocks.sorted(by: { $0.key < $1.key }) { members.append(JSONMember(key, .string(clock))) }
+        return JSONWriter.string(.object(members))
     }
 }

@@ -31,6 +31,22 @@ struct ServerSchema: Sendable {
         let asymmetric: Bool
         /// Column names, quoted, by property or relation UID.
         let columns: [UInt64: String]
+        /// The UIDs of the row's value columns, in the order a `ServerRow` holds them: the
+        /// entity's properties, then its relations.
+        let uids: [UInt64]
+        /// The clock keys of `uids` (their decimal text) as `cellar_clock` orders them (`jsonb`
+        /// sorts keys by length, then bytes), each with its position in `uids`.
+        let clockKeys: [(key: [UInt8], position: Int)]
+
+        init(entity: ReplicaSchema.Entity, qualified: String, asymmetric: Bool, columns: [UInt64: String]) {
+            self.entity = entity
+            self.qualified = qualified
+            self.asymmetric = asymmetric
+            self.columns = columns
+            uids = entity.properties.map(\.uid) + entity.relations.map(\.uid)
+            clockKeys = uids.enumerated().map { (Array(String($0.element).utf8), $0.offset) }
+                .sorted { $0.key.count != $1.key.count ? $0.key.count < $1.key.count : $0.key.lexicographicallyPrecedes($1.key) }
+        }
     }
 
     let namespace: String

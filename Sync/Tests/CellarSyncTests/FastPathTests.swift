@@ -57,26 +57,55 @@ struct FastPathTests {
     }
 
     /// `cellar_clock` read without the JSON parser gives what the parser gives, and the text
-    /// written without the JSON writer parses back to the same clocks.
+    /// written without the JSON writer parses back to the same clocks: those of the table's
+    /// columns (in `jsonb`'s order of keys or another) and those of UIDs it does not have.
     @Test func clockDocumentsReadAndWrittenDirectlyMatchTheJSONParser() throws {
+        let directory = NSTemporaryDirectory() + "cellar-sync-clocks-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var options = StoreOptions()
+        options.changeHistory = true
+        let store = try Store(directoryPath: directory, options: options)
+        defer { store.close() }
+        let entity = try #require(try store.replicaSchema().entities.first { $0.name == "Item" })
+        let table = ServerSchema.Table(entity: entity, qualified: "t", asymmetric: false, columns: [:])
+        let keys = table.uids.map { String($0) }
+        #expect(keys.count > 3)
+        /// The clocks read, by key.
+        func byKey(_ read: (clocks: [String?], others: [String: String])) -> [String: String] {
+            #expect(read.others.keys.allSatisfy { !keys.contains($0) }, "a column's clock taken for another UID's")
+            var clocks = read.others
+            for (position, clock) in read.clocks.enumerated() { if let clock { clocks[keys[position]] = clock } }
+            return clocks
+        }
+        func row(_ clocks: [String: String]) -> ServerRow {
+            var row = ServerRow(id: UUID(), in: table)
+            for (key, clock) in clocks {
+                if let position = keys.firstIndex(of: key) { row.clocks[position] = clock } else { row.otherClocks[key] = clock }
+            }
+            return row
+        }
         let clock = ReplicaClock(timestamp: HybridTimestamp(rawValue: 0x1234_5678), device: UUID()).description
+        let (a, b, c) = (keys[0], keys[1], keys[keys.count - 1])
         let documents = [
             "{}", #"{"1": "\#(clock)"}"#, #"{"12": "\#(clock)", "345": "x"}"#,
+            #"{"\#(a)": "\#(clock)", "\#(b)": "y", "\#(c)": "z"}"#,
+            #"{"\#(c)": "z", "7": "w", "\#(a)": "\#(clock)"}"#,   // another order, with a UID the table lacks
             #"{"1":"\#(clock)"}"#,                 // other spacing: the parser's
-            #"{"1": "a\"b", "2": "c\\d"}"#,        // escapes: the parser's
+            #"{"1": "a\"b", "\#(a)": "c\\d"}"#,    // escapes: the parser's
             #"{"1": "\u00e9"}"#, #"{ "1": "x" }"#,
         ]
         for document in documents {
-            let parsed = try ServerRow.clocks(document)
+            let parsed = byKey(try ServerRow.clocks(document, of: table))
             guard case .object(let members) = try JSONParser.parse(Array(document.utf8)) else { Issue.record("not an object"); continue }
             var expected: [String: String] = [:]
             for member in members { if case .string(let text) = member.value { expected[member.name] = text } }
             #expect(parsed == expected, "\(document)")
         }
-        for clocks in [[:], ["1": clock], ["2": clock, "10": "x"], ["1": "a\"b\\c\n"]] as [[String: String]] {
-            #expect(try ServerRow.clocks(ServerRow.clockText(clocks)) == clocks)
+        for clocks in [[:], ["1": clock], [a: clock, "10": "x", c: "y"], ["1": "a\"b\\c\n"], [b: "a\"b"]] as [[String: String]] {
+            let text = row(clocks).clockText(in: table)
+            #expect(byKey(try ServerRow.clocks(text, of: table)) == clocks, "\(text)")
             // JSON either way: the server parses it as jsonb.
-            #expect((try? JSONParser.parse(Array(ServerRow.clockText(clocks).utf8))) != nil)
+            #expect((try? JSONParser.parse(Array(text.utf8))) != nil)
         }
     }
 
