@@ -45,20 +45,8 @@ struct Push {
             for change in outgoing.changes { byTable[change.entityUid, default: []].append(change) }
             for (uid, changes) in byTable.sorted(by: { $0.key < $1.key }) {
                 guard let table = schema.tables[uid] else { continue }
-                let rows = try await ServerRow.read(changes.map(\.globalId), of: table, locking: true, on: connection, logger: logger)
-                var created: [ServerRow] = [], updated: [ServerRow] = []
-                for change in changes {
-                    if table.asymmetric, change.removed == nil { result.asymmetric[uid, default: []].append(change.globalId) }
-                    let existing = rows[change.globalId]
-                    if let row = merge(change, into: existing, table: table) {
-                        if existing == nil { created.append(row) } else { updated.append(row) }
-                    }
-                }
-                // Asymmetric tables have no change rows: no device pulls them.
-                let changes = table.asymmetric ? nil : ns + ".cellar_changes"
-                try await write(created, new: true, to: table, loggingIn: changes, by: deviceText, on: connection)
-                try await write(updated, new: false, to: table, loggingIn: changes, by: deviceText, on: connection)
-                result.written += created.count + updated.count
+                if table.asymmetric { result.asymmetric[uid] = changes.filter { $0.removed == nil }.map(\.globalId) }
+                result.written += try await write(changes, to: table, by: deviceText, on: connection)
             }
             let acknowledge = """
                 UPDATE \(ns).cellar_devices SET acknowledged = $2::bigint, acknowledged_at = $3::bigint, seen = now() WHERE device = $1::uuid
@@ -132,18 +120,77 @@ struct Push {
         return changed ? row : nil
     }
 
-    /// Inserts `rows` (`new`: none of them is on the server) or updates them (each is), one
-    /// statement per ``rowsPerStatement``: each column's values are one array parameter (the ids
-    /// a binary `uuid[]`, every other column a `text[]` literal) that `unnest` turns back into
-    /// rows. A statement of a few parameters whatever the number of rows is parsed and planned in
-    /// microseconds, where a `VALUES` list of thousands of tuples took longer than writing them. The push's advisory lock and its row locks keep anyone else
-    /// from inserting or changing these rows meanwhile, so no `ON CONFLICT` is needed.
+    /// Merges `changes` into their rows of `table` and writes the rows that change, numbering
+    /// a change row for each (unless the table is asymmetric: no device pulls those); returns
+    /// how many rows were written.
     ///
-    /// With `changes` (the qualified `cellar_changes`), the same statement numbers a change row
-    /// for each row written, by `device`.
-    private func write(_ rows: [ServerRow], new: Bool, to table: ServerSchema.Table, loggingIn changes: String?, by device: String,
-                       on connection: PostgresConnection) async throws {
-        guard !rows.isEmpty else { return }
+    /// In chunks of `options.rowsPerStatement` changes (large enough that each statement's
+    /// round trip and planning are a small part of it, small enough that its parameters stay a
+    /// few megabytes), pipelined so that the server and this process
+    /// work at the same time: the server reads (and locks) the next chunk's rows and writes
+    /// this one's while this process merges the next.
+    private func write(_ changes: [ReplicaChange], to table: ServerSchema.Table, by device: String,
+                       on connection: PostgresConnection) async throws -> Int {
+        let logger = self.logger
+        let size = max(1, options.rowsPerStatement)
+        let chunks = stride(from: 0, to: changes.count, by: size).map { changes[$0..<min(changes.count, $0 + size)] }
+        func read(_ chunk: ArraySlice<ReplicaChange>) -> Task<[UUID: ServerRow], any Error> {
+            let ids = chunk.map(\.globalId)
+            return Task { try await ServerRow.read(ids, of: table, locking: true, on: connection, logger: logger) }
+        }
+        let changesTable = table.asymmetric ? nil : SQL.quote(schema.namespace) + ".cellar_changes"
+        var reading = chunks.first.map(read)
+        var writing: Task<Void, any Error>?
+        var written = 0
+        do {
+            for (index, chunk) in chunks.enumerated() {
+                let rows = try await reading!.value
+                reading = index + 1 < chunks.count ? read(chunks[index + 1]) : nil
+                var created: [ServerRow] = [], updated: [ServerRow] = []
+                for change in chunk {
+                    let existing = rows[change.globalId]
+                    if let row = merge(change, into: existing, table: table) {
+                        if existing == nil { created.append(row) } else { updated.append(row) }
+                    }
+                }
+                written += created.count + updated.count
+                let statements = [Write(created, new: true, to: table, loggingIn: changesTable, by: device),
+                                  Write(updated, new: false, to: table, loggingIn: changesTable, by: device)].compactMap { $0 }
+                let before = writing
+                writing = Task { for statement in statements { try await statement.run(on: connection, logger: logger) } }
+                try await before?.value
+            }
+            try await writing?.value
+        } catch {
+            // Nothing is left running on the connection when the transaction rolls back.
+            _ = await reading?.result
+            _ = await writing?.result
+            throw error
+        }
+        return written
+    }
+}
+
+/// One statement that inserts rows (`new`: none of them is on the server) or updates them
+/// (each is): each column's values are one array parameter (the ids a binary `uuid[]`, every
+/// other column a `text[]` literal) that `unnest` turns back into rows. A statement of a few
+/// parameters whatever the number of rows is parsed and planned in microseconds, where a
+/// `VALUES` list of thousands of tuples took longer than writing them. The push's advisory lock
+/// and its row locks keep anyone else from inserting or changing these rows meanwhile, so no
+/// `ON CONFLICT` is needed.
+///
+/// With `changes` (the qualified `cellar_changes`), the same statement numbers a change row for
+/// each row written, by `device`.
+private struct Write: Sendable {
+    let sql: String
+    let binds: PostgresBindings
+    let count: Int
+    let new: Bool
+    let table: String
+
+    /// Nil for no rows.
+    init?(_ rows: [ServerRow], new: Bool, to table: ServerSchema.Table, loggingIn changes: String?, by device: String) {
+        guard !rows.isEmpty else { return nil }
         let uids = table.uids
         let types = table.entity.properties.map(\.column) + table.entity.relations.map { _ in .uuidArray }
         let names = ["cellar_id", "cellar_removed", "cellar_clock"] + uids.map { table.columns[$0]! }
@@ -156,41 +203,37 @@ struct Push {
             ? "INSERT INTO \(table.qualified) (\(names.joined(separator: ", "))) SELECT \(casts.joined(separator: ", ")) FROM " + rowsOf
                 + " RETURNING cellar_id"
             : "UPDATE \(table.qualified) AS t SET " + zip(names, casts).dropFirst().map { "\($0) = \($1)" }.joined(separator: ", ")
-                + " FROM " + rowsOf + " WHERE t.cellar_id = " + casts[0] + " RETURNING t.cellar_id"
+                // (The ids once more as a list: the rows to change are found in the primary key's index, not by hashing the table.)
+                + " FROM " + rowsOf + " WHERE t.cellar_id = " + casts[0] + " AND t.cellar_id = ANY($1::uuid[]) RETURNING t.cellar_id"
         var sql = "WITH written AS (\(statement))"
         if let changes {
             sql += ", logged AS (INSERT INTO \(changes) (table_uid, cellar_id, device) SELECT $\(names.count + 1)::numeric, cellar_id, "
                 + "$\(names.count + 2)::uuid FROM written)"
         }
         sql += " SELECT count(*)::text FROM written"
-        var start = 0
-        while start < rows.count {
-            let chunk = rows[start..<min(rows.count, start + Self.rowsPerStatement)]
-            var columns: [String?] = [SQL.array(chunk.map(\.removed)), SQL.array(chunk.map { $0.clockText(in: table) })]
-            for position in uids.indices { columns.append(SQL.array(chunk.map { $0.values[position] })) }
-            if changes != nil { columns += [String(table.entity.uid), device] }
-            var binds = PostgresBindings(capacity: columns.count + 1)
-            binds.append(chunk.map(\.id))
-            binds.append(texts: columns)
-            let counted: [[String?]]
-            do {
-                counted = try await connection.rows(sql, binds: binds, logger: logger)
-            } catch let error as PSQLError where new && error.serverInfo?[.sqlState] == "23505" {
-                // A row this role's locking read could not see (a row-level-security policy lets
-                // it read the row but not change it) is there after all.
-                throw SyncError(.server, "row-level security (or another policy) keeps this role from changing rows of \(table.qualified) that this push changes: nothing of it is applied (\(SyncError.describe(error)))")
-            }
-            // Each row was read and locked above, so the update must change each: one left
-            // unchanged (by a policy that hides it from UPDATE alone) must not pass for an
-            // acknowledged push.
-            if let text = counted.first?[0] ?? nil, let count = Int(text), count != chunk.count {
-                throw SyncError(.server, "row-level security (or another policy) left \(chunk.count - count) of \(chunk.count) rows of \(table.qualified) unchanged: nothing of this push is applied")
-            }
-            start += chunk.count
-        }
+        var columns: [String?] = [SQL.array(rows.map(\.removed)), SQL.array(rows.map { $0.clockText(in: table) })]
+        for position in uids.indices { columns.append(SQL.array(rows.map { $0.values[position] })) }
+        if changes != nil { columns += [String(table.entity.uid), device] }
+        var binds = PostgresBindings(capacity: columns.count + 1)
+        binds.append(rows.map(\.id))
+        binds.append(texts: columns)
+        (self.sql, self.binds, count, self.new, self.table) = (sql, binds, rows.count, new, table.qualified)
     }
 
-    /// Rows written by one statement: large enough that the statement's round trip and planning
-    /// are a small part of it, small enough that its parameters stay a few megabytes.
-    static let rowsPerStatement = 10_000
+    func run(on connection: PostgresConnection, logger: Logger) async throws {
+        let counted: [[String?]]
+        do {
+            counted = try await connection.rows(sql, binds: binds, logger: logger)
+        } catch let error as PSQLError where new && error.serverInfo?[.sqlState] == "23505" {
+            // A row this role's locking read could not see (a row-level-security policy lets
+            // it read the row but not change it) is there after all.
+            throw SyncError(.server, "row-level security (or another policy) keeps this role from changing rows of \(table) that this push changes: nothing of it is applied (\(SyncError.describe(error)))")
+        }
+        // Each row was read and locked above, so the update must change each: one left
+        // unchanged (by a policy that hides it from UPDATE alone) must not pass for an
+        // acknowledged push.
+        if let text = counted.first?[0] ?? nil, let written = Int(text), written != count {
+            throw SyncError(.server, "row-level security (or another policy) left \(count - written) of \(count) rows of \(table) unchanged: nothing of this push is applied")
+        }
+    }
 }

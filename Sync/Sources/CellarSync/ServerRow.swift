@@ -37,15 +37,14 @@ struct ServerRow {
     /// the only writer that locks them, holds the schema's advisory lock, so pushes never wait
     /// for each other's rows, and sorting the rows would only cost.)
     ///
-    /// The ids are joined as a set (`unnest`), not tested with `= ANY($1::uuid[])`: that cast
-    /// from text is not folded into a constant when the statement is planned, and a plan that
-    /// scans the table evaluates it again for every row, parsing the whole array each time
-    /// (100,000 ids against 100,000 rows took minutes).
+    /// The ids go as a binary `uuid[]` tested with `= ANY`: the server looks them up in the
+    /// primary key's index (or, for a list as large as the table, hashes the list once), where a
+    /// join with `unnest` of the list hashed the whole table for every push (10,000 ids against
+    /// a table of 100,000 rows: 50 ms, against 10 ms).
     static func read(_ ids: [UUID], of table: ServerSchema.Table, locking: Bool, on connection: PostgresConnection,
                      logger: Logger) async throws -> [UUID: ServerRow] {
         guard !ids.isEmpty else { return [:] }
-        let sql = select(table) + " JOIN unnest($1::uuid[]) AS cellar_wanted(cellar_wanted_id) ON cellar_row.cellar_id = cellar_wanted.cellar_wanted_id"
-            + (locking ? " FOR UPDATE OF cellar_row" : "")
+        let sql = select(table) + " WHERE cellar_row.cellar_id = ANY($1::uuid[])" + (locking ? " FOR UPDATE OF cellar_row" : "")
         var rows: [UUID: ServerRow] = [:]
         for row in try await parse(connection.rows(sql, binds: SQL.binds(ids: ids), logger: logger), of: table) { rows[row.id] = row }
         return rows
@@ -85,8 +84,7 @@ struct ServerRow {
         guard !ids.isEmpty else { return [] }
         let sql = """
             SELECT cellar_row.cellar_id::text FROM \(table.qualified) AS cellar_row
-            JOIN unnest($1::uuid[]) AS cellar_wanted(cellar_wanted_id) ON cellar_row.cellar_id = cellar_wanted.cellar_wanted_id
-            WHERE cellar_row.cellar_removed IS NULL AND NOT \(filter)
+            WHERE cellar_row.cellar_id = ANY($1::uuid[]) AND cellar_row.cellar_removed IS NULL AND NOT \(filter)
             """
         return try await Self.ids(connection.rows(sql, binds: SQL.binds(ids: ids), logger: logger), of: table)
     }

@@ -10,6 +10,9 @@ public struct SyncOptions: Sendable {
     public var pushEntries: Int = 500
     /// The server's changes read per pull transaction. Default 10,000.
     public var pullChanges: Int = 10_000
+    /// The rows a push reads and writes per statement (the package's own tests make it small,
+    /// so that a push runs many of them one after the other).
+    var rowsPerStatement = 10_000
     /// What a removal does to concurrent updates. Default: the removal wins.
     public var removals: RemovalRule = .win
     /// Decides conflicting values of a property instead of the last writer (see

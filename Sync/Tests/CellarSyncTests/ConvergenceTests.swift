@@ -27,6 +27,7 @@ struct ConvergenceTests {
             var random = Generator(state: seed)
             var options = SyncOptions()
             options.changeRetention = .seconds(3_600)
+            options.rowsPerStatement = 3  // a push's reads and writes pipelined over many statements
             let harness = try SyncHarness(schema: schema, options: options)
             defer { Task { await harness.close() } }
             for _ in 0..<3 { try harness.addStore() }
