@@ -10,6 +10,12 @@ extension Store {
     /// when entries after `sequence` were pruned (``pruneHistory(before:)``): the consumer would
     /// miss changes, and must start over from the objects themselves.
     public func history(since sequence: UInt64, limit: Int? = nil) throws -> [HistoryEntry] {
+        try history(since: sequence, limit: limit, changes: nil)
+    }
+
+    /// `history(since:limit:)` that also stops after the entry that brings the changes read to
+    /// `changes` or more (the first entry is read whatever its size).
+    func history(since sequence: UInt64, limit: Int?, changes: Int?) throws -> [HistoryEntry] {
         if let limit, limit < 0 { throw CellarError.illegalArgument("the history's limit is \(limit); it must not be negative") }
         return try inReadContext { context in
             guard let state = try historyState(in: context) else { throw Self.noHistory }
@@ -19,11 +25,13 @@ extension Store {
             guard sequence < state.lastSequence, limit != 0, let cursor = try context.cursor(treeNamed: StorageLayout.historyTree) else { return [] }
             let names = HistoryNames(model)
             var entries: [HistoryEntry] = []
+            var read = 0
             try cursor.scan(KeyRange(lower: Self.historyKey(sequence), lowerInclusive: false)) { key, value in
                 guard key.count == 8 else { throw CellarError.fileCorrupt("a key of the history tree has \(key.count) bytes, expected 8") }
                 let entrySequence = UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
                 entries.append(try HistoryEncoding.decode(sequence: entrySequence, value, model: names))
-                return limit.map { entries.count < $0 } ?? true
+                read += entries.last!.changes.count
+                return (limit.map { entries.count < $0 } ?? true) && (changes.map { read < $0 } ?? true)
             }
             return entries
         }

@@ -46,7 +46,7 @@ public struct ReplicaChange: Sendable, Equatable {
 }
 
 /// The changes of the history entries after the last acknowledged one, merged per object (see
-/// `Store.outgoingChanges(limit:)`).
+/// `Store.outgoingChanges(limit:objects:after:)`).
 @_spi(Sync)
 public struct OutgoingChanges: Sendable {
     public var changes: [ReplicaChange]

@@ -67,23 +67,29 @@ extension Store {
         return created
     }
 
-    /// The changes of the history entries after the acknowledged one (at most `limit` entries),
+    /// The changes of the history entries after the acknowledged one (or after `sequence`, at
+    /// or past it: the entries a batch not acknowledged yet leaves), at most `limit` entries and
+    /// no more once they hold `objects` changes (the first entry goes whatever its size),
     /// merged per object: each object once, with the current values of the properties and
     /// relations those entries changed, or as removed. Objects get their global ids here (stored
     /// in this call's transaction), and so do the targets of their relations. An object put and
     /// removed again later is left out (its removal comes with the later entries).
-    public func outgoingChanges(limit: Int) throws -> OutgoingChanges {
+    public func outgoingChanges(limit: Int, objects: Int? = nil, after sequence: UInt64? = nil) throws -> OutgoingChanges {
         guard limit > 0 else { throw CellarError.illegalArgument("the limit is \(limit); it must be positive") }
+        if let objects, objects <= 0 { throw CellarError.illegalArgument("the object limit is \(objects); it must be positive") }
         return try inReplicaContext(recording: false) { context in
             guard let state = try ReplicaState.read(in: context.write!) else {
                 throw CellarError.illegalArgument("the store has no sync state yet: call replicaState() first")
             }
-            let entries = try history(since: state.acknowledged, limit: limit)
+            let since = sequence ?? state.acknowledged
+            guard since >= state.acknowledged else {
+                throw CellarError.illegalArgument("changes after \(since) were requested, but the replica acknowledged up to \(state.acknowledged)")
+            }
+            let entries = try history(since: since, limit: limit, changes: objects)
             let pending = try PendingChanges(entries, device: state.device, store: self)
             let coding = ReplicaValueCoding(model: model)
             var changes: [ReplicaChange] = []
-            for key in pending.order {
-                let object = pending.objects[key]!
+            for (key, object) in pending.objects {
                 guard let schema = schemasById[key.entity] else { continue }
                 let globalId = try context.globalId(of: schema, key.id, assign: true)!
                 if let removed = object.removed {
@@ -114,7 +120,7 @@ extension Store {
                 }
                 changes.append(change)
             }
-            return OutgoingChanges(changes: changes, through: entries.last?.sequence ?? state.acknowledged, entries: entries.count,
+            return OutgoingChanges(changes: changes, through: entries.last?.sequence ?? since, entries: entries.count,
                                    throughTimestamp: entries.last?.timestamp)
         }
     }
@@ -305,28 +311,40 @@ struct PendingChanges {
     }
 
     /// The objects, in the order they first changed.
-    private(set) var order: [Key] = []
-    private(set) var objects: [Key: Object] = [:]
+    private(set) var objects: [(key: Key, object: Object)] = []
+    /// Each object's position in `objects`.
+    private var positions: [Key: Int] = [:]
 
     init(_ entries: [HistoryEntry], device: UUID, store: Store) throws {
         let byUid = store.schemas
+        positions.reserveCapacity(entries.reduce(0) { $0 + $1.changes.count })
         for entry in entries {
             let clock = ReplicaClock(timestamp: entry.timestamp, device: device)
             for change in entry.changes {
                 guard let schema = byUid[change.entityUid] else { continue }
                 let key = Key(entity: schema.id.id, id: change.id)
-                if objects[key] == nil { order.append(key) }
-                var object = objects[key] ?? Object()
-                switch change.operation {
-                case .remove: object.removed = clock
-                case .put:
-                    for property in change.changedPropertyIds { object.properties[property] = clock }
-                    for relation in change.changedRelationIds { object.relations[relation] = clock }
+                let position: Int
+                if let known = positions[key] {
+                    position = known
+                } else {
+                    position = objects.count
+                    positions[key] = position
+                    objects.append((key, Object()))
                 }
-                objects[key] = object
+                // Changed in place: a copy of the object taken out and put back would copy its
+                // dictionaries at every change.
+                switch change.operation {
+                case .remove: objects[position].object.removed = clock
+                case .put:
+                    for property in change.changedPropertyIds { objects[position].object.properties[property] = clock }
+                    for relation in change.changedRelationIds { objects[position].object.relations[relation] = clock }
+                }
             }
         }
     }
+
+    /// The pending changes of the object with `key`; nil when it has none.
+    subscript(key: Key) -> Object? { positions[key].map { objects[$0].object } }
 }
 
 /// Applies a replica's changes in one write transaction (see `Store.applyIncoming`).
@@ -361,7 +379,7 @@ private struct IncomingApplier {
         guard let schema = schemasByUid[entityUid], !schema.isEmbedded else { return }
         for globalId in globalIds {
             guard let id = try context.localId(of: globalId, in: schema, reserve: false),
-                  pending.objects[PendingChanges.Key(entity: schema.id.id, id: id)] == nil else { continue }
+                  pending[PendingChanges.Key(entity: schema.id.id, id: id)] == nil else { continue }
             if try context.removeObject(schema, id: id, leaving: true) { report.left += 1 }
         }
     }
@@ -374,7 +392,7 @@ private struct IncomingApplier {
             newest = max(newest, clock.timestamp)
         }
         let local = try context.localId(of: change.globalId, in: schema, reserve: change.removed == nil)
-        let mine = local.flatMap { pending.objects[PendingChanges.Key(entity: schema.id.id, id: $0)] }
+        let mine = local.flatMap { pending[PendingChanges.Key(entity: schema.id.id, id: $0)] }
         if let removal = change.removed {
             guard let id = local else { report.unchanged += 1; return }
             if !removalsWin, let mine, let newestMine = (Array(mine.properties.values) + Array(mine.relations.values)).max(), newestMine > removal {
