@@ -172,8 +172,8 @@ struct Push {
 }
 
 /// One statement that inserts rows (`new`: none of them is on the server) or updates them
-/// (each is): each column's values are one array parameter (the ids a binary `uuid[]`, every
-/// other column a `text[]` literal) that `unnest` turns back into rows. A statement of a few
+/// (each is): each column's values are one binary array parameter (the ids a `uuid[]`, every
+/// other column a `text[]`) that `unnest` turns back into rows. A statement of a few
 /// parameters whatever the number of rows is parsed and planned in microseconds, where a
 /// `VALUES` list of thousands of tuples took longer than writing them. The push's advisory lock
 /// and its row locks keep anyone else from inserting or changing these rows meanwhile, so no
@@ -196,7 +196,7 @@ private struct Write: Sendable {
         let names = ["cellar_id", "cellar_removed", "cellar_clock"] + uids.map { table.columns[$0]! }
         let casts = [ColumnText.cast("u.c0", .uuid), "u.c1", ColumnText.cast("u.c2", .jsonb)]
             + types.enumerated().map { ColumnText.cast("u.c\($0.offset + 3)", $0.element) }
-        // The ids go in binary (`uuid[]`), every other column as text.
+        // The ids go as a `uuid[]`, every other column as a `text[]` cast to its type.
         let rowsOf = "unnest(" + names.indices.map { "$\($0 + 1)::\($0 == 0 ? "uuid" : "text")[]" }.joined(separator: ", ") + ") AS u("
             + names.indices.map { "c\($0)" }.joined(separator: ", ") + ")"
         let statement = new
@@ -211,12 +211,12 @@ private struct Write: Sendable {
                 + "$\(names.count + 2)::uuid FROM written)"
         }
         sql += " SELECT count(*)::text FROM written"
-        var columns: [String?] = [SQL.array(rows.map(\.removed)), SQL.array(rows.map { $0.clockText(in: table) })]
-        for position in uids.indices { columns.append(SQL.array(rows.map { $0.values[position] })) }
-        if changes != nil { columns += [String(table.entity.uid), device] }
-        var binds = PostgresBindings(capacity: columns.count + 1)
+        var binds = PostgresBindings(capacity: names.count + 2)
         binds.append(rows.map(\.id))
-        binds.append(texts: columns)
+        binds.append(TextArray(rows.map(\.removed)))
+        binds.append(TextArray(rows.map { $0.clockText(in: table) }))
+        for position in uids.indices { binds.append(TextArray(rows.map { $0.values[position] })) }
+        if changes != nil { binds.append(texts: [String(table.entity.uid), device]) }
         (self.sql, self.binds, count, self.new, self.table) = (sql, binds, rows.count, new, table.qualified)
     }
 

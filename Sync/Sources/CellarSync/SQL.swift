@@ -7,32 +7,6 @@ enum SQL {
     /// `name` as a quoted identifier.
     static func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
-    /// A `text[]` literal of `texts` (nil: NULL), each element quoted: one bind parameter that
-    /// carries a whole column of rows to `unnest`.
-    static func array(_ texts: some Sequence<String?>) -> String {
-        var literal: [UInt8] = [UInt8(ascii: "{")]
-        literal.reserveCapacity(texts.underestimatedCount * 32 + 2)
-        for text in texts {
-            if literal.count > 1 { literal.append(UInt8(ascii: ",")) }
-            guard var text else { literal.append(contentsOf: "NULL".utf8); continue }
-            literal.append(UInt8(ascii: "\""))
-            text.withUTF8 { utf8 in
-                // Most texts hold neither a quote nor a backslash: copied whole.
-                guard utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
-                    literal.append(contentsOf: utf8)
-                    return
-                }
-                for byte in utf8 {
-                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { literal.append(UInt8(ascii: "\\")) }
-                    literal.append(byte)
-                }
-            }
-            literal.append(UInt8(ascii: "\""))
-        }
-        literal.append(UInt8(ascii: "}"))
-        return String(decoding: literal, as: UTF8.self)
-    }
-
     /// The SQLSTATE of the server's error in `error` (also inside a failed transaction's); nil
     /// for any other error.
     static func state(of error: any Error) -> String? {
@@ -89,5 +63,36 @@ extension PostgresConnection {
     func execute(_ sql: String, _ texts: [String?] = [], logger: Logger) async throws {
         let sequence = try await query(PostgresQuery(unsafeSQL: sql, binds: SQL.binds(texts)), logger: logger)
         for try await _ in sequence {}
+    }
+}
+
+/// A column of texts (nil: NULL) as one binary `text[]` parameter: each element's length and
+/// bytes, which the server takes as they are (a text literal of the array would be parsed,
+/// quotes and escapes, element by element). It carries a whole column of rows to `unnest`.
+struct TextArray: PostgresNonThrowingEncodable {
+    static var psqlType: PostgresDataType { .textArray }
+    static var psqlFormat: PostgresFormat { .binary }
+
+    let texts: [String?]
+
+    init(_ texts: [String?]) { self.texts = texts }
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+        // Dimensions, whether any element is NULL, the elements' type; then the one dimension's
+        // length and lower bound.
+        buffer.writeInteger(texts.isEmpty ? 0 : 1, as: Int32.self)
+        buffer.writeInteger(texts.contains(nil) ? 1 : 0, as: Int32.self)
+        buffer.writeInteger(PostgresDataType.text.rawValue)
+        guard !texts.isEmpty else { return }
+        buffer.writeInteger(Int32(texts.count))
+        buffer.writeInteger(1, as: Int32.self)
+        for text in texts {
+            guard let text else {
+                buffer.writeInteger(-1, as: Int32.self)
+                continue
+            }
+            buffer.writeInteger(Int32(text.utf8.count))
+            buffer.writeString(text)
+        }
     }
 }

@@ -244,18 +244,33 @@ public actor SyncClient {
         connection = nil
     }
 
+    /// Pushes batch after batch (``SyncOptions/pushEntries``, ``SyncOptions/pushObjects``),
+    /// each in a transaction of its own, acknowledged in the store once the server committed it.
+    /// The store gathers the next batch while the server takes one (the store's work and the
+    /// server's overlap); a batch that fails leaves the ones after it to the next sync.
     private func push(on connection: PostgresConnection, into report: inout Report) async throws {
         let push = Push(schema: schema!, options: options, device: device!, logger: logger)
-        while true {
-            let outgoing = try store.outgoingChanges(limit: options.pushEntries)
-            guard outgoing.entries > 0 else { return }
-            let result = try await Deadline.run("pushing", limit: options.timeout, closing: connection) {
-                try await push.run(outgoing, on: connection)
+        let limit = options.timeout
+        var outgoing = try store.outgoingChanges(limit: options.pushEntries, objects: options.pushObjects)
+        while outgoing.entries > 0 {
+            let batch = outgoing
+            // Detached: a task of this actor would not start before the store's work below ends.
+            let pushing = Task.detached {
+                try await Deadline.run("pushing", limit: limit, closing: connection) { try await push.run(batch, on: connection) }
             }
-            try store.acknowledge(through: outgoing.through, dropping: result.asymmetric, pruning: options.pruneAcknowledgedHistory)
-            acknowledged = outgoing.through
-            report.pushed += outgoing.changes.count
-            report.acknowledgedEntries += outgoing.entries
+            let next: OutgoingChanges
+            do {
+                next = try store.outgoingChanges(limit: options.pushEntries, objects: options.pushObjects, after: batch.through)
+            } catch {
+                _ = await pushing.result
+                throw error
+            }
+            let result = try await pushing.value
+            try store.acknowledge(through: batch.through, dropping: result.asymmetric, pruning: options.pruneAcknowledgedHistory)
+            acknowledged = batch.through
+            report.pushed += batch.changes.count
+            report.acknowledgedEntries += batch.entries
+            outgoing = next
         }
     }
 

@@ -8,6 +8,10 @@ public struct SyncOptions: Sendable {
     public var schema: String = "cellar"
     /// The history entries sent per push transaction. Default 500.
     public var pushEntries: Int = 500
+    /// The changed objects sent per push transaction, at most: entries are added while they
+    /// keep the push within it (an entry with more objects goes whole, alone). Default 10,000.
+    /// While the server takes one push, the store gathers the next.
+    public var pushObjects: Int = 10_000
     /// The server's changes read per pull transaction. Default 10,000.
     public var pullChanges: Int = 10_000
     /// The rows a push reads and writes per statement (the package's own tests make it small,

@@ -5,7 +5,7 @@ import PostgresNIO
 import Testing
 
 /// The texts the sync engine writes and reads without Foundation's parsers or the JSON parser
-/// (UUIDs, clocks, `cellar_clock` documents, `text[]` literals), against those parsers and the
+/// (UUIDs, clocks, `cellar_clock` documents, binary `text[]` parameters), against those parsers and the
 /// real server; and the live loop waking on a commit instead of polling.
 struct FastPathTests {
     @Test func uuidTextRoundTripsAndRefusesWhatIsNotAUUID() {
@@ -109,17 +109,18 @@ struct FastPathTests {
         }
     }
 
-    /// A column of texts carried as one `text[]` literal comes back from `unnest` element by
-    /// element: quotes, backslashes, commas, braces, spaces, NULL and the text "NULL".
+    /// A column of texts carried as one binary `text[]` parameter comes back from `unnest`
+    /// element by element: quotes, backslashes, commas, braces, spaces, NULL and the text "NULL",
+    /// multi-byte characters; and an empty column.
     @Test(.enabled(if: TestServer.enabled, TestServer.skipped))
-    func arrayLiteralsComeBackFromUnnestExactly() async throws {
+    func textArraysComeBackFromUnnestExactly() async throws {
         let texts: [String?] = ["plain", "", nil, "NULL", "null", "a,b", "{x}", "\"quoted\"", "back\\slash", "\\\"", " spaced ",
                                 "new\nline", "tab\t", "Füße ✓", String(repeating: "long ", count: 300), nil, "end"]
         try await TestServer.freshSchema { connection, _ in
             let rows = try await connection.rows("SELECT u.t, u.n::text FROM unnest($1::text[]) WITH ORDINALITY AS u(t, n) ORDER BY u.n",
-                                                 [SQL.array(texts)], logger: TestServer.logger)
+                                                 binds: Self.binds(TextArray(texts)), logger: TestServer.logger)
             #expect(rows.map { $0[0] } == texts)
-            let empty = try await connection.rows("SELECT count(*)::text FROM unnest($1::text[])", [SQL.array([String?]())], logger: TestServer.logger)
+            let empty = try await connection.rows("SELECT count(*)::text FROM unnest($1::text[])", binds: Self.binds(TextArray([])), logger: TestServer.logger)
             #expect(empty == [["0"]])
         }
     }
@@ -166,5 +167,12 @@ struct FastPathTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         return false
+    }
+
+    /// One bind parameter.
+    static func binds(_ value: some PostgresNonThrowingEncodable) -> PostgresBindings {
+        var binds = PostgresBindings(capacity: 1)
+        binds.append(value)
+        return binds
     }
 }
