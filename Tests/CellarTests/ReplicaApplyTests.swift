@@ -103,3 +103,31 @@ import Testing
         #expect(try b.box(for: AllTypes.self).count() == 0)
     }
 }
+
+/// Outgoing changes in batches: by entries and by objects, and after a batch not acknowledged yet.
+@Suite struct OutgoingBatchTests {
+    @Test func batchesStopAtTheirObjectsAndGoOnAfterASequence() throws {
+        let a = try ReplicaApplyTests.open("batches")
+        defer { a.close() }
+        let box = a.box(for: AllTypes.self)
+        for size in [4, 3, 5, 9, 1] { try box.put((0..<size).map { _ in AllTypes() }) }  // one history entry each
+
+        var batches: [[Int]] = []  // the objects' ids of each batch
+        var after: UInt64? = nil
+        while true {
+            let batch = try a.outgoingChanges(limit: 10, objects: 8, after: after)
+            guard batch.entries > 0 else { break }
+            let ids = try batch.changes.map { try #require(try a.localId(entityUid: $0.entityUid, globalId: $0.globalId)) }
+            batches.append(ids.map { Int($0) })
+            after = batch.through
+        }
+        // 4 + 3 fit in 8; 5 alone (5 + 9 would not); 9 alone though larger; then 1.
+        #expect(batches == [Array(1...7), Array(8...12), Array(13...21), [22]])
+        // Nothing was acknowledged: from the start again, the same first batch.
+        #expect(try a.outgoingChanges(limit: 10, objects: 8).changes.count == 7)
+        #expect(try a.outgoingChanges(limit: 1).changes.count == 4)
+        #expect(throws: CellarError.self) { try a.outgoingChanges(limit: 10, objects: 0) }
+        try a.acknowledge(through: 2, pruning: false)
+        #expect(throws: CellarError.self) { try a.outgoingChanges(limit: 10, after: 1) }  // before what was acknowledged
+    }
+}

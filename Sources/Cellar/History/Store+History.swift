@@ -13,8 +13,8 @@ extension Store {
         try history(since: sequence, limit: limit, changes: nil)
     }
 
-    /// `history(since:limit:)` that also stops after the entry that brings the changes read to
-    /// `changes` or more (the first entry is read whatever its size).
+    /// `history(since:limit:)` that also stops before an entry that would bring the changes
+    /// read past `changes` (the first entry is read whatever its size).
     func history(since sequence: UInt64, limit: Int?, changes: Int?) throws -> [HistoryEntry] {
         if let limit, limit < 0 { throw CellarError.illegalArgument("the history's limit is \(limit); it must not be negative") }
         return try inReadContext { context in
@@ -29,8 +29,10 @@ extension Store {
             try cursor.scan(KeyRange(lower: Self.historyKey(sequence), lowerInclusive: false)) { key, value in
                 guard key.count == 8 else { throw CellarError.fileCorrupt("a key of the history tree has \(key.count) bytes, expected 8") }
                 let entrySequence = UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
-                entries.append(try HistoryEncoding.decode(sequence: entrySequence, value, model: names))
-                read += entries.last!.changes.count
+                let entry = try HistoryEncoding.decode(sequence: entrySequence, value, model: names)
+                if let changes, !entries.isEmpty, read + entry.changes.count > changes { return false }
+                entries.append(entry)
+                read += entry.changes.count
                 return (limit.map { entries.count < $0 } ?? true) && (changes.map { read < $0 } ?? true)
             }
             return entries

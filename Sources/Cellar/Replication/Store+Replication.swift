@@ -68,8 +68,8 @@ extension Store {
     }
 
     /// The changes of the history entries after the acknowledged one (or after `sequence`, at
-    /// or past it: the entries a batch not acknowledged yet leaves), at most `limit` entries and
-    /// no more once they hold `objects` changes (the first entry goes whatever its size),
+    /// or past it: the entries a batch not acknowledged yet leaves), at most `limit` entries
+    /// holding at most `objects` changes (the first entry goes whatever its size),
     /// merged per object: each object once, with the current values of the properties and
     /// relations those entries changed, or as removed. Objects get their global ids here (stored
     /// in this call's transaction), and so do the targets of their relations. An object put and
