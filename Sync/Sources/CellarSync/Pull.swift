@@ -33,8 +33,9 @@ struct Pull {
         /// Change rows read.
         var count: Int
         /// The rows they name, as the server holds them now (with subscriptions: those that
-        /// meet them, and removals).
-        var changes: [ReplicaChange]
+        /// meet them, and removals), by table, as the server printed them: read into changes
+        /// by `changes(of:)`.
+        var rows: [(table: ServerSchema.Table, cells: [[String?]])]
         /// By table UID: the objects they name that do not meet the device's subscriptions (a
         /// store holding one lets it go).
         var leaving: [UInt64: [UUID]] = [:]
@@ -65,7 +66,7 @@ struct Pull {
                 GROUP BY table_uid) b ON true
             """, [String(sequence), String(options.pullChanges)], logger: logger)
         guard try horizon(tables.first?[0]) <= sequence else { return .resync }
-        var fetched = Fetched(through: sequence, count: 0, changes: [])
+        var fetched = Fetched(through: sequence, count: 0, rows: [])
         var uids: [UInt64] = []
         for row in tables where row[1] != nil {
             guard let uid = row[1].flatMap({ UInt64($0) }), let count = row[2].flatMap({ Int($0) }),
@@ -78,9 +79,9 @@ struct Pull {
         for uid in uids.sorted() {
             guard let table = schema.tables[uid], !table.asymmetric else { continue }
             let filter = filters[uid]
-            let rows = try await ServerRow.read(changedBetween: sequence, and: fetched.through, in: table, changes: ns + ".cellar_changes",
-                                                notBy: options.resolver == nil ? device : nil, filter: filter, on: connection, logger: logger)
-            for row in rows { fetched.changes.append(try change(of: row, in: table)) }
+            let cells = try await ServerRow.read(changedBetween: sequence, and: fetched.through, in: table, changes: ns + ".cellar_changes",
+                                                 notBy: options.resolver == nil ? device : nil, filter: filter, on: connection, logger: logger)
+            fetched.rows.append((table, cells))
             if let filter {
                 // Also the device's own changes: a write outside its subscriptions leaves once pushed.
                 let leaving = try await ServerRow.notMeeting(filter, changedBetween: sequence, and: fetched.through, in: table,
@@ -109,10 +110,20 @@ struct Pull {
         return try horizon(rows.first?[0])
     }
 
-    /// Applies a fetched batch to `store` in one transaction, which also records how far the
-    /// store has pulled.
-    func apply(_ fetched: Fetched, to store: Store) throws -> Result {
-        let report = try store.applyIncoming(fetched.changes, leaving: fetched.leaving, through: fetched.through, removalsWin: options.removals == .win)
+    /// The store's view of a fetched batch's rows.
+    func changes(of fetched: Fetched) throws -> [ReplicaChange] {
+        var changes: [ReplicaChange] = []
+        changes.reserveCapacity(fetched.rows.reduce(0) { $0 + $1.cells.count })
+        for (table, cells) in fetched.rows {
+            for row in try ServerRow.parse(cells, of: table) { changes.append(try change(of: row, in: table)) }
+        }
+        return changes
+    }
+
+    /// Applies a fetched batch (its rows read into `changes`) to `store` in one transaction,
+    /// which also records how far the store has pulled.
+    func apply(_ fetched: Fetched, _ changes: [ReplicaChange], to store: Store) throws -> Result {
+        let report = try store.applyIncoming(changes, leaving: fetched.leaving, through: fetched.through, removalsWin: options.removals == .win)
         return Result(through: fetched.through, changes: fetched.count, report: report)
     }
 

@@ -54,15 +54,16 @@ struct ServerRow {
     /// (in `changes`, the qualified `cellar_changes`), each once; with `device`, only those
     /// changed by other devices.
     /// With `filter` (an SQL condition on `cellar_row`: the device's subscriptions), only the
-    /// removed rows and those that meet it.
+    /// removed rows and those that meet it. The rows' cells as the server printed them (see
+    /// `parse(_:of:)`).
     static func read(changedBetween first: UInt64, and last: UInt64, in table: ServerSchema.Table, changes: String,
-                     notBy device: UUID?, filter: String?, on connection: PostgresConnection, logger: Logger) async throws -> [ServerRow] {
+                     notBy device: UUID?, filter: String?, on connection: PostgresConnection, logger: Logger) async throws -> [[String?]] {
         let sql = select(table) + """
              WHERE cellar_id IN (SELECT cellar_id FROM \(changes)
                 WHERE seq > $1::bigint AND seq <= $2::bigint AND table_uid = $3::numeric AND device IS DISTINCT FROM $4::uuid)
             """ + (filter.map { " AND (cellar_row.cellar_removed IS NOT NULL OR \($0))" } ?? "")
         let texts = [String(first), String(last), String(table.entity.uid), device.map(UUIDText.text)]
-        return try await parse(connection.rows(sql, texts, logger: logger), of: table)
+        return try await connection.rows(sql, texts, logger: logger)
     }
 
     /// The ids of the rows of `table` named by the changes numbered after `first` up to `last`
@@ -114,7 +115,8 @@ struct ServerRow {
             + reads.map { ", " + $0 }.joined() + " FROM \(table.qualified) AS cellar_row"
     }
 
-    private static func parse(_ cells: [[String?]], of table: ServerSchema.Table) throws -> [ServerRow] {
+    /// The rows of `cells`, as a `SELECT` of `select(_:)` reads them.
+    static func parse(_ cells: [[String?]], of table: ServerSchema.Table) throws -> [ServerRow] {
         let count = table.uids.count
         return try cells.map { cells in
             guard let text = cells[0], let id = UUIDText.uuid(text) else { throw SyncError(.schema, "a row of \(table.qualified) has no cellar_id") }

@@ -274,11 +274,12 @@ public actor SyncClient {
         }
     }
 
-    /// Pulls batch after batch. The next batch is read from the server while the store applies
-    /// the one before (the server's work and the store's overlap); a batch is applied only after
-    /// the one before it. When changes the store needs were pruned, it reads the current rows
-    /// instead (``resync(_:on:into:)``) and goes on from there. Then notes on the server how far
-    /// the store has pulled.
+    /// Pulls batch after batch, in a pipeline of three: while the server reads one batch, this
+    /// process reads the batch before into changes and the store applies the one before that
+    /// (the server's work, the reading and the applying overlap); batches are applied in their
+    /// order. When changes the store needs were pruned, it reads the current rows instead
+    /// (``resync(_:on:into:)``) and goes on from there. Then notes on the server how far the
+    /// store has pulled.
     private func pull(on connection: PostgresConnection, into report: inout Report) async throws {
         var filtered = Pull(schema: schema!, options: options, device: device!, logger: logger)
         filtered.filters = try await alignSubscriptions(on: connection, into: &report)
@@ -290,20 +291,36 @@ public actor SyncClient {
             }
         }
         var next = fetch(after: pulled)
-        defer { next.cancel() }
+        /// The batch before, being read into changes.
+        var reading: Task<(Pull.Fetched, [ReplicaChange]), any Error>?
+        defer {
+            next.cancel()
+            reading?.cancel()
+        }
         pulling: while true {
-            switch try await next.value {
+            let batch = try await next.value
+            var read: Task<(Pull.Fetched, [ReplicaChange]), any Error>?
+            if case .changes(let fetched) = batch {
+                next = fetch(after: fetched.through)
+                // Detached: a task of this actor would not run while it applies the batch before.
+                read = Task.detached { (fetched, try pull.changes(of: fetched)) }
+            }
+            if let before = reading {
+                let (fetched, changes) = try await before.value
+                let result = try pull.apply(fetched, changes, to: store)
+                pulled = result.through
+                report.pulledChanges += result.changes
+                note(result.report, in: &report)
+            }
+            reading = read
+            switch batch {
             case .none:
                 break pulling
             case .resync:
                 try await resync(pull, on: connection, into: &report)
                 next = fetch(after: pulled)
-            case .changes(let fetched):
-                next = fetch(after: fetched.through)
-                let result = try pull.apply(fetched, to: store)
-                pulled = result.through
-                report.pulledChanges += result.changes
-                note(result.report, in: &report)
+            case .changes:
+                continue
             }
         }
         try await notePulled(on: connection)

@@ -28,6 +28,8 @@ struct ConvergenceTests {
             var options = SyncOptions()
             options.changeRetention = .seconds(3_600)
             options.rowsPerStatement = 3  // a push's reads and writes pipelined over many statements
+            options.pushObjects = 4       // and pushes and pulls over many batches
+            options.pullChanges = 5
             let harness = try SyncHarness(schema: schema, options: options)
             defer { Task { await harness.close() } }
             for _ in 0..<3 { try harness.addStore() }
