@@ -16,7 +16,7 @@ public struct SyncOptions: Sendable {
     public var pullChanges: Int = 10_000
     /// The rows a push reads and writes per statement (the package's own tests make it small,
     /// so that a push runs many of them one after the other).
-    var rowsPerStatement = 10_000
+    var rowsPerStatement = 2_500
     /// What a removal does to concurrent updates. Default: the removal wins.
     public var removals: RemovalRule = .win
     /// Decides conflicting values of a property instead of the last writer (see
