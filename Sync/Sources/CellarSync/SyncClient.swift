@@ -251,22 +251,24 @@ public actor SyncClient {
     private func push(on connection: PostgresConnection, into report: inout Report) async throws {
         let push = Push(schema: schema!, options: options, device: device!, logger: logger)
         let limit = options.timeout
-        var outgoing = try store.outgoingChanges(limit: options.pushEntries, objects: options.pushObjects)
+        let (store, entries, objects) = (self.store, options.pushEntries, options.pushObjects)
+        var outgoing = try await OffPool.run { try store.outgoingChanges(limit: entries, objects: objects) }
         while outgoing.entries > 0 {
             let batch = outgoing
-            // Detached: a task of this actor would not start before the store's work below ends.
+            // Detached: not run on this actor, which waits for the store meanwhile.
             let pushing = Task.detached {
                 try await Deadline.run("pushing", limit: limit, closing: connection) { try await push.run(batch, on: connection) }
             }
             let next: OutgoingChanges
             do {
-                next = try store.outgoingChanges(limit: options.pushEntries, objects: options.pushObjects, after: batch.through)
+                next = try await OffPool.run { try store.outgoingChanges(limit: entries, objects: objects, after: batch.through) }
             } catch {
                 _ = await pushing.result
                 throw error
             }
             let result = try await pushing.value
-            try store.acknowledge(through: batch.through, dropping: result.asymmetric, pruning: options.pruneAcknowledgedHistory)
+            let pruning = options.pruneAcknowledgedHistory
+            try await OffPool.run { try store.acknowledge(through: batch.through, dropping: result.asymmetric, pruning: pruning) }
             acknowledged = batch.through
             report.pushed += batch.changes.count
             report.acknowledgedEntries += batch.entries
@@ -302,12 +304,13 @@ public actor SyncClient {
             var read: Task<(Pull.Fetched, [ReplicaChange]), any Error>?
             if case .changes(let fetched) = batch {
                 next = fetch(after: fetched.through)
-                // Detached: a task of this actor would not run while it applies the batch before.
-                read = Task.detached { (fetched, try pull.changes(of: fetched)) }
+                // Detached: not run on this actor, which waits for the store meanwhile.
+                read = Task.detached { (fetched, try await OffPool.run { try pull.changes(of: fetched) }) }
             }
             if let before = reading {
                 let (fetched, changes) = try await before.value
-                let result = try pull.apply(fetched, changes, to: store)
+                let store = self.store
+                let result = try await OffPool.run { try pull.apply(fetched, changes, to: store) }
                 pulled = result.through
                 report.pulledChanges += result.changes
                 note(result.report, in: &report)
