@@ -125,10 +125,10 @@ struct Push {
     /// how many rows were written.
     ///
     /// In chunks of `options.rowsPerStatement` changes (large enough that each statement's
-    /// round trip and planning are a small part of it, small enough that its parameters stay a
-    /// few megabytes), pipelined so that the server and this process
-    /// work at the same time: the server reads (and locks) the next chunk's rows and writes
-    /// this one's while this process merges the next.
+    /// round trip and planning are a small part of it, small enough that its parameters stay
+    /// small), pipelined so that the server and this process work at the same time: the server
+    /// reads (and locks) the next chunk's rows and writes this one's while this process merges
+    /// the next. Each push holds distinct objects, so no chunk reads a row another writes.
     private func write(_ changes: [ReplicaChange], to table: ServerSchema.Table, by device: String,
                        on connection: PostgresConnection) async throws -> Int {
         let logger = self.logger
