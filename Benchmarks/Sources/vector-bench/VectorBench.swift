@@ -9,6 +9,8 @@
 //   swift run -c release --package-path Benchmarks vector-bench --vectors DIR [--n N] [--queries Q] …
 //   … [--quantization int8]: the indexes with the option `"quantization": "int8"` added (vectors
 //   kept as bytes in memory, each search's candidates re-scored with the exact vectors)
+//   … [--vector-cache-kb K]: the indexes with `"vectorCacheHintSizeKB": K` (the bound on the
+//   vectors' bytes in memory: int8 codes, re-scored the same way, when the floats would not fit)
 //
 // Data, per dimension count d (seeded SplitMix64, Box–Muller normals): 100 cluster centres drawn
 // from N(0, I_d); each of the N points (default 100,000) a uniformly chosen centre plus N(0, I_d)
@@ -69,10 +71,12 @@ struct Options: BenchOptions {
     var vectors: String?
     /// The indexes' `quantization` option ("none" as declared, or "int8").
     var quantization = "none"
+    /// The indexes' `vectorCacheHintSizeKB` option; nil: as declared (the default, 2 GiB).
+    var vectorCacheKB: UInt64?
 
     init() { common.n = 100_000 }
 
-    static let usage = "usage: vector-bench [--n N] [--dims 128,384] [--queries Q] [--cold C] [--widths W,…] [--seed S] [--vectors DIR] [--quantization none|int8] [--runs R] [--format human|tsv] [--dir PARENT]"
+    static let usage = "usage: vector-bench [--n N] [--dims 128,384] [--queries Q] [--cold C] [--widths W,…] [--seed S] [--vectors DIR] [--quantization none|int8] [--vector-cache-kb K] [--runs R] [--format human|tsv] [--dir PARENT]"
 
     mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
         switch arg {
@@ -90,6 +94,9 @@ struct Options: BenchOptions {
         case "--quantization":
             quantization = try arguments.value(arg)
             guard ["none", "int8"].contains(quantization) else { throw BenchError("--quantization takes none or int8") }
+        case "--vector-cache-kb":
+            guard let kb = UInt64(try arguments.value(arg)), kb >= 1 else { throw BenchError("--vector-cache-kb must be a positive integer") }
+            vectorCacheKB = kb
         default: return false
         }
         return true
@@ -282,14 +289,17 @@ func check(_ found: [IdWithScore<some Any>], n: Int, what: String) throws -> [Id
 
 func recall(_ found: [Id], _ exact: [Id]) -> Double { Double(Set(found).intersection(exact).count) / Double(exact.count) }
 
-/// The benchmark's model, with `"quantization": "int8"` added to every HNSW index when asked.
-func benchModel(quantization: String) -> Model {
+/// The benchmark's model, with `"quantization": "int8"` and `"vectorCacheHintSizeKB"` added to
+/// every HNSW index when asked.
+func benchModel(quantization: String, vectorCacheKB: UInt64?) -> Model {
     var model = cellarModel()
-    guard quantization != "none" else { return model }
+    var added: [JSONMember] = []
+    if quantization != "none" { added.append(JSONMember("quantization", .string(quantization))) }
+    if let vectorCacheKB { added.append(JSONMember("vectorCacheHintSizeKB", .number(String(vectorCacheKB)))) }
     for e in model.entities.indices {
         for p in model.entities[e].properties.indices {
             guard case .object(let members)? = model.entities[e].properties[p].hnswParams else { continue }
-            model.entities[e].properties[p].hnswParams = .object(members + [JSONMember("quantization", .string(quantization))])
+            model.entities[e].properties[p].hnswParams = .object(members.filter { member in !added.contains { $0.name == member.name } } + added)
         }
     }
     return model
@@ -409,7 +419,7 @@ struct VectorBench {
         let parent = try scratchParent(options.directory, tool: "vector-bench", reason: "the store must be on a real disk")
         let source = options.vectors.map { "vectors from \($0)" } ?? "seed \(options.seed)"
         log("vector-bench: N=\(n), d=\(dims.map(String.init).joined(separator: ",")), runs=\(options.runs), \(q) queries (\(min(options.cold, q)) cold), k=\(k), \(source), store under \(parent.path) (\(parent.fs))")
-        let model = benchModel(quantization: options.quantization)
+        let model = benchModel(quantization: options.quantization, vectorCacheKB: options.vectorCacheKB)
         var failures: [String] = []
         var tsv: [String] = []
         var rows: [[String]] = []
@@ -504,6 +514,7 @@ struct VectorBench {
         } else {
             print("")
             print("vector-bench: N=\(grouped(n)), \(q) queries (\(min(options.cold, q)) cold), k=\(k), cosine, M=30, efConstruction=100, quantization \(options.quantization), "
+                + "vector cache \(options.vectorCacheKB.map { "\($0) KB" } ?? "default"), "
                 + "default search width = max(k, indexingSearchCount) = 100, \(runsPhrase(options.runs))")
             print("")
             printTable(header: ["", "insert/s", "query/s", "recall@10", "p50 µs", "p99 µs", "exact q/s", "cold q/s",

@@ -123,7 +123,7 @@ struct HNSWGraphLoader {
 
     /// A loader for about `expectedCount` nodes (room is made for them up front).
     init(parameters: HNSWParameters, expectedCount: Int = 0) {
-        graph = HNSWGraph(parameters: parameters)
+        graph = HNSWGraph(parameters: parameters, expectedCount: expectedCount)
         scratch = [Float](repeating: 0, count: graph.floatsPerVector)
         graph.reserve(expectedCount)
         listStart.reserveCapacity(expectedCount)

@@ -6,8 +6,10 @@
 // - the node's vector, `floatsPerVector` floats (the dimensions padded with zeros to a multiple of 16
 //   unless the `vectorCacheSimdPaddingOff` flag is set), in one 64-byte aligned buffer so the
 //   SIMD kernels read whole aligned chunks. Cosine vectors are stored normalized, so a cosine
-//   distance is 1 − dot. A quantized index keeps instead one byte per dimension and two floats
-//   per slot (see HNSWQuantization.swift); every distance the algorithms take goes through
+//   distance is 1 − dot. A quantized graph keeps instead one byte per dimension and two floats
+//   per slot (see HNSWQuantization.swift): asked for by the index, or chosen to keep the vectors
+//   within `vectorCacheHintSizeKB`, in which case no buffer grows past that bound while the codes
+//   fit (`grow`); every distance the algorithms take goes through
 //   `distance(_:_:)` with an `HNSWProbe`, which serves both forms;
 // - the node's level L (drawn from its id, see HNSWLevels), and its neighbour lists for levels
 //   0…L: level 0 in one contiguous buffer of `1 + 2M` Int32 per slot (a count, then neighbour
@@ -37,8 +39,9 @@
     /// Floats stored per vector: `dimensions`, padded to a multiple of 16 unless the flag says not.
     let floatsPerVector: Int
     /// Int8 codes stored per vector in a quantized graph (dimensions rounded up to 32); 0 when
-    /// the graph keeps floats.
-    let codesPerVector: Int
+    /// the graph keeps floats. A graph of floats turns into one of codes when its floats would
+    /// outgrow the vector cache bound (see `grow`).
+    private(set) var codesPerVector: Int
     /// Int32s per slot in `level0`: a count, then up to 2·M neighbour slots.
     let level0Stride: Int
     /// Int32s per upper level in `upper[slot]`: a count, then up to M neighbour slots.
@@ -81,13 +84,18 @@
     /// Whether the graph was read from its image (so the image on disk is of `stamp`).
     var readFromImage = false
 
-    /// An empty graph.
-    @_spi(Testing) public init(parameters: HNSWParameters) {
+    /// An empty graph, to hold about `expectedCount` nodes: it keeps codes from the start when
+    /// the floats of that many would not fit the vector cache bound (see ``keepsCodes(_:count:)``).
+    @_spi(Testing) public convenience init(parameters: HNSWParameters, expectedCount: Int = 0) {
+        self.init(parameters: parameters, codes: Self.keepsCodes(parameters, count: expectedCount))
+    }
+
+    /// An empty graph that keeps int8 codes (`keepsCodes`) or floats.
+    init(parameters: HNSWParameters, codes keepsCodes: Bool) {
         self.parameters = parameters
         let dimensions = parameters.dimensions
-        floatsPerVector = parameters.flags.contains(.vectorCacheSimdPaddingOff) || parameters.distanceType == .geo
-            ? dimensions : (dimensions + 15) / 16 * 16
-        codesPerVector = parameters.quantization == .int8 ? HNSWQuantization.codesPerVector(dimensions: dimensions) : 0
+        floatsPerVector = Self.floatsPerVector(parameters)
+        codesPerVector = keepsCodes ? HNSWQuantization.codesPerVector(dimensions: dimensions) : 0
         level0Stride = 1 + parameters.maxDegree(level: 0)
         upperStride = 1 + parameters.maxDegree(level: 1)
         vectors = Self.allocate(Float.self, count: 0)
@@ -291,7 +299,7 @@
             levels[Int(slot)] = Int32(level)
         } else {
             slot = Int32(ids.count)
-            if ids.count == capacity { grow(to: max(64, capacity * 2)) }
+            if ids.count == capacity { grow(to: max(64, capacity * 2), needed: capacity + 1) }
             ids.append(id)
             levels.append(Int32(level))
             upper.append([])
@@ -331,15 +339,25 @@
     /// Makes room for `count` nodes in all, so that adding them moves nothing.
     func reserve(_ count: Int) {
         guard count > capacity else { return }
-        grow(to: count)
+        grow(to: count, needed: count)
         ids.reserveCapacity(count)
         levels.reserveCapacity(count)
         upper.reserveCapacity(count)
         slotOf.reserveCapacity(count)
     }
 
-    /// Moves the buffers to room for `newCapacity` slots.
-    private func grow(to newCapacity: Int) {
+    /// Moves the buffers to room for `preferred` slots, or fewer (at least `needed`) to stay
+    /// within the vector cache bound: a graph grows only as far as the bound allows, and when
+    /// `needed` slots of floats would not fit, it turns into a graph of codes first. When even the
+    /// codes of `needed` slots do not fit, it grows to `preferred` (the bound is then exceeded).
+    private func grow(to preferred: Int, needed: Int) {
+        /// How many slots of `bytes` each the bound holds.
+        func fitting(_ bytes: Int) -> Int { Int(clamping: parameters.vectorCacheByteBound / UInt64(bytes)) }
+        if !isQuantized && Self.mayKeepCodes(parameters) && needed > fitting(floatsPerVector * MemoryLayout<Float>.stride) {
+            quantizeVectors()
+        }
+        let perSlot = isQuantized ? codesPerVector + 2 * MemoryLayout<Float>.stride : floatsPerVector * MemoryLayout<Float>.stride
+        let newCapacity = needed <= fitting(perSlot) ? min(preferred, fitting(perSlot)) : preferred
         /// Moves `buffer`, `perSlot` values a slot, to room for `newCapacity` slots.
         func move<T>(_ buffer: inout UnsafeMutablePointer<T>, perSlot: Int) {
             let moved = Self.allocate(T.self, count: newCapacity * perSlot)
@@ -353,6 +371,27 @@
         move(&level0, perSlot: level0Stride)
         capacity = newCapacity
         mapping = nil  // every buffer is the graph's own now
+    }
+
+    /// Turns a graph of floats into one of codes (see HNSWQuantization.swift): each live slot's
+    /// floats quantized, the floats freed. For a writer, when the floats outgrow the bound.
+    private func quantizeVectors() {
+        let perVector = HNSWQuantization.codesPerVector(dimensions: parameters.dimensions)
+        let newCodes = Self.allocate(Int8.self, count: capacity * perVector)
+        let newFactors = Self.allocate(Float.self, count: capacity * 2)
+        for slot in 0..<levels.count where levels[slot] >= 0 {
+            let (scale, length) = HNSWQuantization.quantize(vectors + slot * floatsPerVector, count: parameters.dimensions,
+                                                           into: newCodes + slot * perVector, codeCount: perVector)
+            newFactors[2 * slot] = scale
+            newFactors[2 * slot + 1] = length
+        }
+        release(codes)
+        release(codeFactors)
+        release(vectors)
+        codes = newCodes
+        codeFactors = newFactors
+        vectors = Self.allocate(Float.self, count: 0)
+        codesPerVector = perVector
     }
 
     /// Returns the changes since the last call (nodes to write, nodes to delete, whether the

@@ -137,7 +137,10 @@ enum HNSWImage {
         guard let size = try? file.size(), size >= UInt64(headerSize), size < UInt64(Int.max) else { return nil }
         var header = [UInt8](repeating: 0, count: headerSize)
         guard (try? header.withUnsafeMutableBytes({ try file.read(into: $0, at: 0) })) == headerSize else { return nil }
-        let graph = HNSWGraph(parameters: parameters)
+        // The image's slot count decides whether the graph keeps codes (a bound that changed since
+        // may make it another layout, checked below).
+        let slots = Int(clamping: header.withUnsafeBytes { $0.load(fromByteOffset: 32, as: UInt64.self) })
+        let graph = HNSWGraph(parameters: parameters, expectedCount: slots)
         let fields = header.withUnsafeBytes { raw -> (n: Int, u: Int, entry: Int32, top: Int32, checksum: UInt64)? in
             guard raw[..<8].elementsEqual(magic), raw.load(fromByteOffset: 8, as: UInt32.self) == formatVersion,
                   raw.load(fromByteOffset: 12, as: UInt32.self) == byteOrderMark, raw[16..<32].elementsEqual(stamp),

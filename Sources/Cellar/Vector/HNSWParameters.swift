@@ -10,10 +10,12 @@
 // - `distanceType` (default `euclidean`): see ``VectorDistanceType``.
 // - `reparationBacklinkProbability` (default 1.0, 0…1): when a node is removed and a former
 //   neighbour gets new neighbours, the probability that each new neighbour also links back.
-// - `vectorCacheHintSizeKB` (default 2097152, i.e. 2 GiB; 1…2⁴⁰): a non-binding hint. This graph
-//   keeps every vector in memory; the hint becomes ``HNSWParameters/vectorCacheByteBound``
-//   (KB × 1024), which the integrator compares with ``HNSWGraph/residentVectorBytes`` (for
-//   instance to log or warn). Nothing is evicted.
+// - `vectorCacheHintSizeKB` (default 2097152, i.e. 2 GiB; 1…2⁴⁰): the bound on the bytes the
+//   graph keeps for its vectors in memory (``HNSWParameters/vectorCacheByteBound``, KB × 1024).
+//   While the floats fit, the graph keeps floats; when they would not, it keeps int8 codes (a
+//   quarter of the bytes) and re-scores each search's candidates with the exact vectors read from
+//   the records, as `"quantization": "int8"` does (see HNSWQuantization.swift). A bound below
+//   even the codes' bytes is exceeded by them (nothing is paged out), and geo indexes keep floats.
 // - `flags` (default none), ObjectBox's names: `vectorCacheSimdPaddingOff` (effective: vectors
 //   are stored unpadded, the kernels then run their scalar tail), `reparationLimitCandidates`
 //   (effective: a removal's repair offers each former neighbour only the closest M — 2·M on
@@ -117,7 +119,7 @@
     /// The candidate count an insertion searches for: `indexingSearchCount`, at least M.
     var effectiveIndexingSearchCount: Int { max(indexingSearchCount, neighborsPerNode) }
 
-    /// `vectorCacheHintSizeKB` in bytes: the bound to compare ``HNSWGraph/residentVectorBytes`` with.
+    /// `vectorCacheHintSizeKB` in bytes: the bound on ``HNSWGraph/residentVectorBytes`` (see the file header).
     @_spi(Testing) public var vectorCacheByteBound: UInt64 { vectorCacheHintSizeKB &* 1024 }
 
     // MARK: JSON

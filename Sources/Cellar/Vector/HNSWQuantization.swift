@@ -1,6 +1,11 @@
 import CCellarSIMD
 
-// Int8 scalar quantization of an HNSW index's vectors (the index option `"quantization": "int8"`).
+// Int8 scalar quantization of an HNSW index's vectors: asked for by the index option
+// `"quantization": "int8"`, or chosen by the graph to stay within the vector cache bound
+// (`vectorCacheHintSizeKB`) when the floats of its vectors would not fit in it — at load (the node
+// count known) or when a writer grows the graph past it (`HNSWGraph.grow`). Either way the graph
+// is searched and re-scored the same; a graph of codes never turns back into one of floats until
+// it is loaded again.
 //
 // Each vector x, as the graph stores it (padded, normalized for cosine), is kept as codes
 // cᵢ = round(xᵢ / s) in −127…127 with a scale of its own, s = max|xᵢ| / 127, and its exact
@@ -60,6 +65,27 @@ extension HNSWQuantization {
 extension HNSWGraph {
     /// Whether the graph keeps int8 codes instead of floats.
     var isQuantized: Bool { codesPerVector > 0 }
+
+    /// Floats stored per vector: `dimensions`, padded to a multiple of 16 unless the
+    /// `vectorCacheSimdPaddingOff` flag says not (and for geo's two).
+    static func floatsPerVector(_ parameters: HNSWParameters) -> Int {
+        parameters.flags.contains(.vectorCacheSimdPaddingOff) || parameters.distanceType == .geo
+            ? parameters.dimensions : (parameters.dimensions + 15) / 16 * 16
+    }
+
+    /// Whether an index with `parameters` may keep codes: every distance but geo's.
+    static func mayKeepCodes(_ parameters: HNSWParameters) -> Bool { parameters.distanceType != .geo }
+
+    /// Whether a graph of `count` nodes keeps int8 codes: the index asks for them
+    /// (`"quantization": "int8"`), or the floats of `count` vectors would take more than the
+    /// vector cache bound (`vectorCacheHintSizeKB`).
+    @_spi(Testing) public static func keepsCodes(_ parameters: HNSWParameters, count: Int) -> Bool {
+        guard mayKeepCodes(parameters) else { return false }
+        if parameters.quantization == .int8 { return true }
+        let floatBytes = UInt64(floatsPerVector(parameters) * MemoryLayout<Float>.stride)
+        let (bytes, overflow) = UInt64(count).multipliedReportingOverflow(by: floatBytes)
+        return overflow || bytes > parameters.vectorCacheByteBound
+    }
 
     /// The distance between two quantized vectors (see the file header).
     @inline(__always)
