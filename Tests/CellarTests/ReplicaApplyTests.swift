@@ -102,6 +102,35 @@ import Testing
         }
         #expect(try b.box(for: AllTypes.self).count() == 0)
     }
+
+    /// A property the store changed itself and has not pushed yet keeps its value against a
+    /// pulled one with an earlier clock or none; a later clock wins. Other properties are taken.
+    @Test func thePendingChangeOfTheStoresOwnStandsUntilALaterOneComes() throws {
+        let b = try Self.open("pending")
+        defer { b.close() }
+        let entity = AllTypes.modelEntity, box = b.box(for: AllTypes.self)
+        func uid(_ name: String) -> UInt64 { entity.properties.first { $0.name == name }!.id.uid }
+        let globalId = UUID(), device = UUID()
+        func change(_ string: String, _ number: Int64, at timestamp: UInt64?) -> ReplicaChange {
+            let clock = timestamp.map { ReplicaClock(timestamp: HybridTimestamp(rawValue: $0), device: device) }
+            return ReplicaChange(entityUid: entity.id.uid, globalId: globalId,
+                                 values: [ReplicaChange.Value(uid: uid("string"), value: .string(string), clock: clock),
+                                          ReplicaChange.Value(uid: uid("int32"), value: .integer(number), clock: clock)])
+        }
+        _ = try b.applyIncoming([change("pulled", 1, at: 1)], through: 1)
+        let id = try #require(try b.localId(entityUid: entity.id.uid, globalId: globalId))
+        let object = try #require(try box.get(id))
+        object.string = "mine"
+        try box.put(object)
+        for (step, timestamp) in [(2, UInt64(2)), (3, nil)] as [(Int64, UInt64?)] {
+            _ = try b.applyIncoming([change("older \(step)", step, at: timestamp)], through: UInt64(step))
+            let now = try #require(try box.get(id))
+            #expect(now.string == "mine" && now.int32 == Int32(step), "clock \(String(describing: timestamp))")
+        }
+        _ = try b.applyIncoming([change("later", 4, at: UInt64.max >> 1)], through: 4)
+        let now = try #require(try box.get(id))
+        #expect(now.string == "later" && now.int32 == 4)
+    }
 }
 
 /// Outgoing changes in batches: by entries and by objects, and after a batch not acknowledged yet.

@@ -373,6 +373,20 @@ private struct IncomingApplier {
         schemasByUid = store.schemas
     }
 
+    /// Whether the store's own change of a property or relation, clocked `mine` (nil: none
+    /// pending), stands against a pulled value clocked `theirs`: the later clock wins, and a
+    /// pulled value without a clock loses to any change of the store's own.
+    private static func mineStands(_ mine: ReplicaClock?, against theirs: ReplicaClock?) -> Bool {
+        guard let mine else { return false }
+        return theirs.map { mine > $0 } ?? true
+    }
+
+    /// The local id of the object `globalId` names as the target of `entity`'s to-one relation
+    /// `relation`, reserved when the store does not hold it yet.
+    private func relationTarget(_ relation: ModelProperty, _ globalId: UUID, of entity: ModelEntity) throws -> Id {
+        try context.localId(of: globalId, in: try store.targetSchema(of: relation, in: entity), reserve: true)!
+    }
+
     /// Removes the objects of `globalIds` held here without changes not acknowledged yet (see
     /// `Store.applyIncoming`).
     mutating func leave(_ globalIds: [UUID], entityUid: UInt64) throws {
@@ -423,7 +437,7 @@ private struct IncomingApplier {
         for links in change.relations {
             guard let relation = entity.relations.first(where: { $0.id.uid == links.uid }),
                   let target = store.schemasById[relation.targetId.id] else { continue }
-            if let mine = mine?.relations[relation.id.id], links.clock.map({ mine > $0 }) ?? true { continue }
+            if Self.mineStands(mine?.relations[relation.id.id], against: links.clock) { continue }
             let wanted = try links.targets.map { try context.localId(of: $0, in: target, reserve: true)! }
             let current = try context.pairedIds(id, in: StorageLayout.relationTree(relation.id.id))
             let wantedSet = Set(wanted), currentSet = Set(current)
@@ -450,13 +464,10 @@ private struct IncomingApplier {
         // record's encoding, to be compared with the stored fields.
         taken.start(slotCount: layout.types.count)
         var takenSlots: [Int] = []
-        let (context, store) = (self.context, self.store)
         for value in change.values {
             guard let property = layout.properties[value.uid] else { continue }
-            if let mine = mine?.properties[property.id.id], value.clock.map({ mine > $0 }) ?? true { continue }
-            try coding.write(value.value, of: property, into: taken) { target, globalId in
-                try context.localId(of: globalId, in: try store.targetSchema(of: target, in: entity), reserve: true)!
-            }
+            if Self.mineStands(mine?.properties[property.id.id], against: value.clock) { continue }
+            try coding.write(value.value, of: property, into: taken) { try relationTarget($0, $1, of: entity) }
             takenSlots.append(Int(property.id.id) - 1)
         }
         let (builder, taken) = (self.builder, self.taken)
@@ -490,7 +501,7 @@ private struct IncomingApplier {
     private mutating func writeThroughJSON(_ change: ReplicaChange, mine: PendingChanges.Object?, schema: EntitySchema,
                                            entity: ModelEntity, id: Id) throws -> Bool {
         let mapping = try self.mapping(schema, entity)
-        let (context, store, coding, builder) = (self.context, self.store, self.coding, self.builder)
+        let (store, coding, builder) = (self.store, self.coding, self.builder)
         return try context.withRecord(schema, id) { old in
             var members: [JSONMember]
             if let old {
@@ -501,10 +512,8 @@ private struct IncomingApplier {
             var changed = old == nil
             for value in change.values {
                 guard let property = entity.properties.first(where: { $0.id.uid == value.uid }), !property.flags.contains(.id) else { continue }
-                if let mine = mine?.properties[property.id.id], value.clock.map({ mine > $0 }) ?? true { continue }
-                let json = try coding.json(value.value, of: property) { target, globalId in
-                    try context.localId(of: globalId, in: try store.targetSchema(of: target, in: entity), reserve: true)!
-                }
+                if Self.mineStands(mine?.properties[property.id.id], against: value.clock) { continue }
+                let json = try coding.json(value.value, of: property) { try relationTarget($0, $1, of: entity) }
                 if let index = members.firstIndex(where: { $0.name == property.name }) {
                     if members[index].value != json { members[index].value = json; changed = true }
                 } else {

@@ -23,11 +23,11 @@ enum SQL {
         return binds
     }
 
-    /// One bind parameter: `ids` as a binary `uuid[]` (16 bytes an id, nothing for the server to
-    /// parse from text).
-    static func binds(ids: [UUID]) -> PostgresBindings {
+    /// One bind parameter, in its binary form: ids as a `uuid[]` are 16 bytes each, nothing for
+    /// the server to parse from text.
+    static func binds(one value: some PostgresNonThrowingEncodable) -> PostgresBindings {
         var binds = PostgresBindings(capacity: 1)
-        binds.append(ids)
+        binds.append(value)
         return binds
     }
 }

@@ -46,7 +46,7 @@ struct ServerRow {
         guard !ids.isEmpty else { return [:] }
         let sql = select(table) + " WHERE cellar_row.cellar_id = ANY($1::uuid[])" + (locking ? " FOR UPDATE OF cellar_row" : "")
         var rows: [UUID: ServerRow] = [:]
-        for row in try await parse(connection.rows(sql, binds: SQL.binds(ids: ids), logger: logger), of: table) { rows[row.id] = row }
+        for row in try await parse(connection.rows(sql, binds: SQL.binds(one: ids), logger: logger), of: table) { rows[row.id] = row }
         return rows
     }
 
@@ -87,7 +87,7 @@ struct ServerRow {
             SELECT cellar_row.cellar_id::text FROM \(table.qualified) AS cellar_row
             WHERE cellar_row.cellar_id = ANY($1::uuid[]) AND cellar_row.cellar_removed IS NULL AND NOT \(filter)
             """
-        return try await Self.ids(connection.rows(sql, binds: SQL.binds(ids: ids), logger: logger), of: table)
+        return try await Self.ids(connection.rows(sql, binds: SQL.binds(one: ids), logger: logger), of: table)
     }
 
     private static func ids(_ cells: [[String?]], of table: ServerSchema.Table) throws -> [UUID] {
@@ -136,8 +136,8 @@ struct ServerRow {
         var clocks = [String?](repeating: nil, count: table.uids.count), others: [String: String] = [:]
         for member in members {
             guard case .string(let clock) = member.value else { continue }
-            if let position = table.clockKeys.first(where: { $0.key.elementsEqual(member.name.utf8) })?.position {
-                clocks[position] = clock
+            if let index = table.clockKeyIndex(of: member.name.utf8) {
+                clocks[table.clockKeys[index].position] = clock
             } else {
                 others[member.name] = clock
             }
@@ -169,19 +169,13 @@ struct ServerRow {
             index += 1
             return UnsafeBufferPointer(rebasing: utf8[start..<(index - 1)])
         }
-        let keys = table.clockKeys
         var clocks = [String?](repeating: nil, count: table.uids.count), others: [String: String] = [:]
         var next = 0
         /// The position of the column whose clock key is `key`; nil for a UID the table lacks.
         func position(of key: UnsafeBufferPointer<UInt8>) -> Int? {
-            for step in 0..<keys.count {
-                let candidate = (next + step) % keys.count
-                if keys[candidate].key.elementsEqual(key) {
-                    next = candidate + 1
-                    return keys[candidate].position
-                }
-            }
-            return nil
+            guard let index = table.clockKeyIndex(of: key, from: next) else { return nil }
+            next = index + 1
+            return table.clockKeys[index].position
         }
         guard expect(UInt8(ascii: "{")) else { return nil }
         if expect(UInt8(ascii: "}")) { return index == utf8.count ? (clocks, others) : nil }
@@ -205,10 +199,11 @@ struct ServerRow {
         // Clocks and UIDs need no escape: written directly, as JSON, into one buffer.
         var bytes: [UInt8] = [UInt8(ascii: "{")]
         bytes.reserveCapacity(2 + (clocks.count + otherClocks.count) * 48)
-        func member(_ key: UnsafeBufferPointer<UInt8>, _ clock: String) -> Bool {
+        /// Appends the member; false when `clock` (or a `key` not known to be plain) needs escapes.
+        func member(_ key: UnsafeBufferPointer<UInt8>, plainKey: Bool, _ clock: String) -> Bool {
             var clock = clock
             return clock.withUTF8 { clock in
-                guard Self.plain(key), Self.plain(clock) else { return false }
+                guard plainKey || Self.plain(key), Self.plain(clock) else { return false }
                 if bytes.count > 1 { bytes.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: " ")]) }
                 bytes.append(UInt8(ascii: "\""))
                 bytes.append(contentsOf: key)
@@ -220,11 +215,12 @@ struct ServerRow {
         }
         for (key, position) in table.clockKeys {
             guard let clock = clocks[position] else { continue }
-            guard key.withUnsafeBufferPointer({ member($0, clock) }) else { return escaped(in: table) }
+            // A known key is a UID's decimal digits.
+            guard key.withUnsafeBufferPointer({ member($0, plainKey: true, clock) }) else { return escaped(in: table) }
         }
         for (key, clock) in otherClocks.sorted(by: { $0.key < $1.key }) {
             var key = key
-            guard key.withUTF8({ member($0, clock) }) else { return escaped(in: table) }
+            guard key.withUTF8({ member($0, plainKey: false, clock) }) else { return escaped(in: table) }
         }
         bytes.append(UInt8(ascii: "}"))
         return String(decoding: bytes, as: UTF8.self)

@@ -47,6 +47,17 @@ struct ServerSchema: Sendable {
             clockKeys = uids.enumerated().map { (Array(String($0.element).utf8), $0.offset) }
                 .sorted { $0.key.count != $1.key.count ? $0.key.count < $1.key.count : $0.key.lexicographicallyPrecedes($1.key) }
         }
+
+        /// The index in `clockKeys` of `key`, looked for from index `start` on (then from the
+        /// first): a document's keys come in `clockKeys`' order, so a reader passes the index
+        /// after the last key it found. Nil for a UID the table does not have.
+        func clockKeyIndex(of key: some Collection<UInt8>, from start: Int = 0) -> Int? {
+            for step in 0..<clockKeys.count {
+                let candidate = (start + step) % clockKeys.count
+                if clockKeys[candidate].key.elementsEqual(key) { return candidate }
+            }
+            return nil
+        }
     }
 
     let namespace: String

@@ -118,9 +118,9 @@ struct FastPathTests {
                                 "new\nline", "tab\t", "Füße ✓", String(repeating: "long ", count: 300), nil, "end"]
         try await TestServer.freshSchema { connection, _ in
             let rows = try await connection.rows("SELECT u.t, u.n::text FROM unnest($1::text[]) WITH ORDINALITY AS u(t, n) ORDER BY u.n",
-                                                 binds: Self.binds(TextArray(texts)), logger: TestServer.logger)
+                                                 binds: SQL.binds(one: TextArray(texts)), logger: TestServer.logger)
             #expect(rows.map { $0[0] } == texts)
-            let empty = try await connection.rows("SELECT count(*)::text FROM unnest($1::text[])", binds: Self.binds(TextArray([])), logger: TestServer.logger)
+            let empty = try await connection.rows("SELECT count(*)::text FROM unnest($1::text[])", binds: SQL.binds(one: TextArray([])), logger: TestServer.logger)
             #expect(empty == [["0"]])
         }
     }
@@ -167,12 +167,5 @@ struct FastPathTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         return false
-    }
-
-    /// One bind parameter.
-    static func binds(_ value: some PostgresNonThrowingEncodable) -> PostgresBindings {
-        var binds = PostgresBindings(capacity: 1)
-        binds.append(value)
-        return binds
     }
 }
