@@ -61,11 +61,8 @@ import Testing
         var found = 0
         for query in queries {
             let truth = try plain.bruteForce(query: query, k: 10)
-            let result = try #require(try graph.search(query: query, k: 10, filter: nil, filterBudget: .max, exact: exact))
+            let result = try HNSWQuantizationTests.searchExactly(graph, query, exact: exact, against: plain, "\(type)")
             found += Set(result.map(\.id)).intersection(truth.map(\.id)).count
-            let exactDistances = try plain.bruteForce(query: query, k: 10, candidates: result.map(\.id))
-            let byId = Dictionary(uniqueKeysWithValues: exactDistances.map { ($0.id, $0.distance) })
-            for hit in result { #expect(abs(hit.distance - byId[hit.id]!) <= 1e-5 * max(1, abs(hit.distance)), "\(type): \(hit)") }
         }
         let recall = Double(found) / Double(10 * queries.count)
         #expect(recall >= 0.95, "\(type): recall@10 \(recall)")
@@ -114,6 +111,46 @@ import Testing
         let index = try #require(schema.vectorProperties.first?.index)
         let version = try store.engine.read { $0.transactionId }
         return try store.vectorIndexes.entry(index, version: version) { throw CellarError.illegalArgument("not loaded") }
+    }
+
+    /// Readers search while a writer's commits take the graph past the bound (its floats turned
+    /// into codes under the commit's lock): every answer is whole and sorted.
+    @Test func readersSearchWhileAWriterCrossesTheBound() throws {
+        let store = try Store(directoryPath: "memory:hnsw-cache-bound-readers", model: try Self.model(cacheKB: 20))
+        let box = store.box(for: Passage.self)
+        let vectors = VectorSearchTests.clustered(500, seed: 43), queries = VectorSearchTests.clustered(8, seed: 44)
+        try box.put(vectors.prefix(50).map { Passage("p", $0) })
+        let done = Locked(false), problems = Locked<[String]>([]), searches = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: 3) { worker in
+            do {
+                if worker == 0 {
+                    defer { done.withLock { $0 = true } }
+                    for chunk in stride(from: 50, to: vectors.count, by: 50) {
+                        try box.put(vectors[chunk..<(chunk + 50)].map { Passage("p", $0) })
+                    }
+                    return
+                }
+                var round = 0
+                // At least a few searches each, then as long as the writer writes.
+                while round < 4 || !done.withLock({ $0 }) {
+                    let hits = try box.query { Passage.embedding.nearestNeighbors(to: queries[round % queries.count], maxCount: 5) }
+                        .build().findIdsWithScores()
+                    if hits.count != 5 || hits.map(\.score) != hits.map(\.score).sorted() || Set(hits.map(\.id)).count != 5 {
+                        problems.withLock { $0.append("worker \(worker), round \(round): \(hits)") }
+                    }
+                    round += 1
+                }
+                searches.withLock { $0 += round }
+            } catch {
+                problems.withLock { $0.append("worker \(worker): \(error)") }
+            }
+        }
+        #expect(problems.withLock { $0 }.isEmpty, "\(problems.withLock { $0 }.prefix(3))")
+        #expect(searches.withLock { $0 } >= 8)
+        try Self.graph(of: store).reading { graph in
+            #expect(graph.isQuantized && graph.count == vectors.count && graph.residentVectorBytes <= 20 * 1024)
+            #expect(graph.firstViolation() == nil)
+        }
     }
 
     @Test func aStoreWithABoundAnswersExactlyAndReopensFromItsImage() throws {

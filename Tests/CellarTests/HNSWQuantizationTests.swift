@@ -86,6 +86,19 @@ import Testing
         }
     }
 
+    /// The 10 nearest to `query` in the quantized `graph`, re-scored with `exact`, after
+    /// checking that every distance is the exact one (as the float graph `plain` computes it),
+    /// nearest first.
+    static func searchExactly(_ graph: HNSWGraph, _ query: [Float], exact: @escaping HNSWExactVectors, against plain: HNSWGraph,
+                              _ comment: String) throws -> [(id: UInt64, distance: Float)] {
+        let result = try #require(try graph.search(query: query, k: 10, filter: nil, filterBudget: .max, exact: exact))
+        let exactDistances = try plain.bruteForce(query: query, k: 10, candidates: result.map(\.id))
+        let byId = Dictionary(uniqueKeysWithValues: exactDistances.map { ($0.id, $0.distance) })
+        for hit in result { #expect(abs(hit.distance - byId[hit.id]!) <= 1e-5 * max(1, abs(hit.distance)), "\(comment): \(hit)") }
+        #expect(result.map(\.distance) == result.map(\.distance).sorted())
+        return result
+    }
+
     @Test(arguments: [VectorDistanceType.cosine, .euclidean, .dotProduct, .dotProductNonNormalized])
     func searchesRescoreTheirBeamExactly(type: VectorDistanceType) throws {
         let n = HNSWTestData.recallNodeCount, dimensions = 96
@@ -98,13 +111,8 @@ import Testing
         var found = 0
         for query in queries {
             let truth = try plain.bruteForce(query: query, k: 10)
-            let result = try #require(try quantized.search(query: query, k: 10, filter: nil, filterBudget: .max, exact: exact))
+            let result = try Self.searchExactly(quantized, query, exact: exact, against: plain, "\(type)")
             found += Set(result.map(\.id)).intersection(truth.map(\.id)).count
-            // Every distance is the exact one (as the float graph computes it), nearest first.
-            let exactDistances = try plain.bruteForce(query: query, k: 10, candidates: result.map(\.id))
-            let byId = Dictionary(uniqueKeysWithValues: exactDistances.map { ($0.id, $0.distance) })
-            for hit in result { #expect(abs(hit.distance - byId[hit.id]!) <= 1e-5 * max(1, abs(hit.distance)), "\(type): \(hit)") }
-            #expect(result.map(\.distance) == result.map(\.distance).sorted())
             // Brute force over candidates is exact too.
             let candidates = truth.map(\.id) + [UInt64(n + 7)]
             let brute = try quantized.bruteForce(query: query, k: 3, candidates: candidates, exact: exact)
