@@ -113,6 +113,39 @@ import Testing
         return try store.vectorIndexes.entry(index, version: version) { throw CellarError.illegalArgument("not loaded") }
     }
 
+    /// A graph of floats mapped from its image, exactly as many as the bound holds, turns into
+    /// codes at the next insert: its floats quantized straight from the mapping.
+    @Test func aMappedGraphOfFloatsTurnsIntoCodes() throws {
+        let directory = TestDirectory("hnsw-cache-bound-mapped")
+        defer { directory.remove() }
+        // 19 KB: the floats of 304 vectors (64 bytes each), the codes of 486.
+        let model = try Self.model(cacheKB: 19)
+        let vectors = VectorSearchTests.clustered(340, seed: 45), queries = VectorSearchTests.clustered(10, seed: 46)
+        var objects: [Id: Passage] = [:]
+        do {
+            let store = try Store(directoryPath: directory.path, model: model)
+            defer { store.close() }
+            for passage in vectors.prefix(304).map({ Passage("p", $0) }) { objects[try store.box(for: Passage.self).put(passage).value] = passage }
+            try Self.graph(of: store).reading { #expect(!$0.isQuantized) }
+        }
+        let store = try Store(directoryPath: directory.path, model: model)
+        defer { store.close() }
+        let box = store.box(for: Passage.self)
+        _ = try box.query { Passage.embedding.nearestNeighbors(to: queries[0], maxCount: 1) }.build().findIds()
+        #expect(store.vectorIndexes.imageLoads.withLock { $0 } == 1)
+        try Self.graph(of: store).reading { #expect(!$0.isQuantized && $0.count == 304) }
+        for passage in vectors.suffix(36).map({ Passage("q", $0) }) { objects[try box.put(passage).value] = passage }
+        try Self.graph(of: store).reading { graph in
+            #expect(graph.isQuantized && graph.residentVectorBytes <= 19 * 1024)
+            #expect(graph.firstViolation() == nil)
+        }
+        for query in queries {
+            let hits = try box.query { Passage.embedding.nearestNeighbors(to: query, maxCount: 5, searchWidth: 100) }.build().findIdsWithScores()
+            #expect(hits.map(\.id.value) == VectorSearchTests.exact(query, objects, k: 5))
+            for hit in hits { #expect(abs(hit.score - Double(VectorSearchTests.cosineDistance(query, objects[hit.id.value]!.embedding))) <= 1e-5) }
+        }
+    }
+
     /// Readers search while a writer's commits take the graph past the bound (its floats turned
     /// into codes under the commit's lock): every answer is whole and sorted.
     @Test func readersSearchWhileAWriterCrossesTheBound() throws {
