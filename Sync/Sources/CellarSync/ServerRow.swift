@@ -56,11 +56,16 @@ struct ServerRow {
     /// With `filter` (an SQL condition on `cellar_row`: the device's subscriptions), only the
     /// removed rows and those that meet it. The rows' cells as the server printed them (see
     /// `parse(_:of:)`).
+    ///
+    /// The changes' ids are gathered into an array first (`= ANY(ARRAY(…))`), so that the rows
+    /// are looked up in the primary key's index; `IN (SELECT …)` let the planner hash the ids and
+    /// scan the whole table for every batch (10,000 changes: 24 against 16 ms on a table of
+    /// 100,000 rows, 106 against 30 ms on one of 1,000,000).
     static func read(changedBetween first: UInt64, and last: UInt64, in table: ServerSchema.Table, changes: String,
                      notBy device: UUID?, filter: String?, on connection: PostgresConnection, logger: Logger) async throws -> [[String?]] {
         let sql = select(table) + """
-             WHERE cellar_id IN (SELECT cellar_id FROM \(changes)
-                WHERE seq > $1::bigint AND seq <= $2::bigint AND table_uid = $3::numeric AND device IS DISTINCT FROM $4::uuid)
+             WHERE cellar_id = ANY(ARRAY(SELECT cellar_id FROM \(changes)
+                WHERE seq > $1::bigint AND seq <= $2::bigint AND table_uid = $3::numeric AND device IS DISTINCT FROM $4::uuid))
             """ + (filter.map { " AND (cellar_row.cellar_removed IS NOT NULL OR \($0))" } ?? "")
         let texts = [String(first), String(last), String(table.entity.uid), device.map(UUIDText.text)]
         return try await connection.rows(sql, texts, logger: logger)
@@ -68,12 +73,12 @@ struct ServerRow {
 
     /// The ids of the rows of `table` named by the changes numbered after `first` up to `last`
     /// (by any device) that are not removed and do not meet `filter`: objects a device that
-    /// holds them must let go.
+    /// holds them must let go. (The ids gathered first, as `read(changedBetween:…)` does.)
     static func notMeeting(_ filter: String, changedBetween first: UInt64, and last: UInt64, in table: ServerSchema.Table,
                            changes: String, on connection: PostgresConnection, logger: Logger) async throws -> [UUID] {
         let sql = """
-            SELECT cellar_row.cellar_id::text FROM \(table.qualified) AS cellar_row WHERE cellar_row.cellar_id IN (
-                SELECT cellar_id FROM \(changes) WHERE seq > $1::bigint AND seq <= $2::bigint AND table_uid = $3::numeric)
+            SELECT cellar_row.cellar_id::text FROM \(table.qualified) AS cellar_row WHERE cellar_row.cellar_id = ANY(ARRAY(
+                SELECT cellar_id FROM \(changes) WHERE seq > $1::bigint AND seq <= $2::bigint AND table_uid = $3::numeric))
             AND cellar_row.cellar_removed IS NULL AND NOT \(filter)
             """
         return try await ids(connection.rows(sql, [String(first), String(last), String(table.entity.uid)], logger: logger), of: table)
