@@ -75,7 +75,16 @@ print("property constants for queries: \(Note.title), \(Note.status) (stored as 
 let liveQueue = DispatchQueue(label: "notes.live")
 let live = try store.liveQuery(try notes.query { Note.status == .open }.build(), queue: liveQueue)
 func waitForUpdate(after count: Int) {
-    while liveQueue.sync(execute: { live.updateCount }) <= count { usleep(1_000) }
+    // A commit that changes the open notes publishes an update soon after; a minute without one
+    // is a fault, not a slow machine.
+    let deadline = Date().addingTimeInterval(60)
+    while liveQueue.sync(execute: { live.updateCount }) <= count {
+        guard Date() < deadline else {
+            print("the live query published no update after its update \(count)")
+            exit(1)
+        }
+        usleep(1_000)
+    }
 }
 func printChange(_ what: String) {
     liveQueue.sync {
@@ -85,8 +94,10 @@ func printChange(_ what: String) {
 }
 waitForUpdate(after: 0)
 printChange("live open notes, first result")
-let edited = open[0]
-edited.text = "cheese, bread, olives"
+// The newest open note (this run's "Shopping again"): a text it never had, so that the put
+// changes it on every run of the example, not only on the first.
+let edited = open.last!
+edited.text = (edited.text ?? "") + ", olives"
 try notes.put(edited)
 waitForUpdate(after: 1)
 printChange("a note's text edited")
