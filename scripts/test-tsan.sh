@@ -19,7 +19,7 @@ suites=(
     TransactionTests QueryConcurrencyTests ObservationTests LiveResultsTests LazyResultsTests ActorUseTests
     SnapshotIsolationTests OnlineCompactionTests StoreCompactionTests CommitHookTests PrimaryKeyTests
     EmbeddedQueryTests ReadOnlyFollowTests MultiProcessReaderTests GroupCommitTests SpillTests EncryptionTests
-    VectorSearchTests VectorLifecycleTests HNSWCacheBoundTests SharedWritingTests SharedWritingStoreTests
+    VectorSearchTests VectorLifecycleTests HNSWCacheBoundTests HNSWImageTests SharedWritingTests SharedWritingStoreTests
 )
 filter=$(IFS='|'; echo "${suites[*]}")
 echo "ThreadSanitizer: ${#suites[@]} suites: ${suites[*]}"

@@ -179,11 +179,21 @@ import Testing
             #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters) == nil, "field \(field) = \(value)")
         }
         // A neighbour slot past the end, with both checksums made valid again.
+        try Data(Self.planting([1, Int32(n + 5)], at: sections[2].offset, in: whole, sections: sections)).write(to: URL(fileURLWithPath: path))
+        #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters) == nil)
+        // The store opens on the bad image and answers from the tree.
+        let reopened = try Store(directoryPath: directory.path, model: cellarModel())
+        defer { reopened.close() }
+        #expect(try Self.answers(reopened) == expected)
+        #expect(reopened.vectorIndexes.imageLoads.withLock { $0 } == 0)
+    }
+
+    /// `whole` (an image of `sections`) with `values` written at `offset`, and both its
+    /// checksums made valid again.
+    static func planting(_ values: [Int32], at offset: Int, in whole: [UInt8], sections: [(offset: Int, count: Int)]) -> [UInt8] {
         var bad = whole
-        let firstList = sections[2].offset
         bad.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: Int32(1), toByteOffset: firstList, as: Int32.self)
-            raw.storeBytes(of: Int32(n + 5), toByteOffset: firstList + 4, as: Int32.self)
+            for (i, value) in values.enumerated() { raw.storeBytes(of: value, toByteOffset: offset + 4 * i, as: Int32.self) }
             var checksum: UInt64 = 0
             for section in sections {
                 checksum = Checksum.xxh64(UnsafeRawBufferPointer(rebasing: raw[section.offset..<(section.offset + section.count)]), seed: checksum)
@@ -191,13 +201,37 @@ import Testing
             raw.storeBytes(of: checksum, toByteOffset: 80, as: UInt64.self)
             raw.storeBytes(of: Checksum.xxh64(UnsafeRawBufferPointer(rebasing: raw[..<88])), toByteOffset: 88, as: UInt64.self)
         }
-        try Data(bad).write(to: URL(fileURLWithPath: path))
-        #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters) == nil)
-        // The store opens on the bad image and answers from the tree.
-        let reopened = try Store(directoryPath: directory.path, model: cellarModel())
-        defer { reopened.close() }
-        #expect(try Self.answers(reopened) == expected)
-        #expect(reopened.vectorIndexes.imageLoads.withLock { $0 } == 0)
+        return bad
+    }
+
+    /// A graph without free slots has its level-0 lists checked by their slots' range alone:
+    /// a neighbour past the end or negative, or a count beyond the stride, in any node's list,
+    /// still makes the image unreadable under valid checksums.
+    @Test func aListOutOfBoundsIsRefusedWithoutFreeSlots() throws {
+        let directory = TestDirectory("hnsw-image-lists")
+        defer { directory.remove() }
+        let parameters = try HNSWParameters(dimensions: Self.vectors[0].count, distanceType: .euclidean)
+        let graph = HNSWGraph(parameters: parameters)
+        for (i, vector) in Self.vectors.prefix(300).enumerated() { try graph.insert(id: UInt64(i + 1), vector: vector) }
+        #expect(graph.freeSlots.isEmpty)
+        let path = directory.path + "/image", stamp = [UInt8](repeating: 3, count: 16)
+        try HNSWImage.write(graph, stamp: stamp, to: path)
+        let whole = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters)?.count == 300)
+        let upperCount = whole.withUnsafeBytes { Int($0.load(fromByteOffset: 40, as: UInt64.self)) }
+        let (sections, _) = HNSWImage.sections(of: graph, n: 300, upperCount: upperCount)
+        let stride = Int32(graph.level0Stride)
+        for slot in [0, 150, 299] {
+            let list = sections[2].offset + slot * Int(stride) * 4
+            for values: [Int32] in [[1, 300], [1, -1], [2, 0, Int32.max], [stride, 0], [-1]] {
+                try Data(Self.planting(values, at: list, in: whole, sections: sections)).write(to: URL(fileURLWithPath: path))
+                #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters) == nil, "slot \(slot): \(values)")
+            }
+            // The largest valid list reads.
+            try Data(Self.planting([stride - 1] + [Int32](repeating: 299, count: Int(stride) - 1), at: list, in: whole, sections: sections))
+                .write(to: URL(fileURLWithPath: path))
+            #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters) != nil, "slot \(slot): a full list")
+        }
     }
 
     /// An encrypted store keeps no image (it would hold the vectors in the clear), and a store

@@ -52,7 +52,7 @@
     /// Slot → level; -1 for a free slot.
     var levels: [Int32] = []
     /// Id → slot.
-    var slotOf: [UInt64: Int32] = [:]
+    var slotOf = HNSWIdMap()
     /// Free slots, reused last-freed first.
     var freeSlots: [Int32] = []
     /// Slots the buffers have room for.
@@ -156,7 +156,7 @@
     /// The entry point's id, nil when the graph is empty.
     @_spi(Testing) public var entryPoint: UInt64? { entrySlot < 0 ? nil : ids[Int(entrySlot)] }
     /// The ids in the graph, in no particular order.
-    @_spi(Testing) public var allIDs: Dictionary<UInt64, Int32>.Keys { slotOf.keys }
+    @_spi(Testing) public var allIDs: [UInt64] { slotOf.keysInAnyOrder }
     /// Bytes the stored vectors take (compare with ``HNSWParameters/vectorCacheByteBound``):
     /// their floats, or their codes and factors.
     @_spi(Testing) public var residentVectorBytes: Int {

@@ -159,29 +159,58 @@ enum HNSWImage {
         let n = fields.n
         let (sections, length) = self.sections(of: graph, n: n, upperCount: fields.u)
         guard size == UInt64(length), let mapping = HNSWImageMapping(file, length: length) else { return nil }
-        let base = mapping.base
-        var checksum: UInt64 = 0
-        for section in sections {
-            checksum = Checksum.xxh64(UnsafeRawBufferPointer(start: base + section.offset, count: section.count), seed: checksum)
+        // The checksum (reading every byte: most of the load) and the graph's adoption run side
+        // by side; both only read the mapping, and adopting checks every bound itself, so a
+        // damaged image is safe to adopt. The graph is kept when both pass.
+        let load = Load(graph: graph, mapping: mapping, sections: sections, n: n, entry: fields.entry, top: Int(fields.top))
+        DispatchQueue.concurrentPerform(iterations: 2) { load.run(part: $0) }
+        guard load.checksum == fields.checksum, load.adopted else { return nil }
+        return graph
+    }
+}
+
+extension HNSWImage {
+    /// The two halves of reading an image's sections, which `read` runs at once on two threads:
+    /// part 0 sums the checksum, part 1 makes the graph of them. Unchecked: the parts share
+    /// nothing but the mapping, which both only read, and `read` looks at the results after both
+    /// ended.
+    private final class Load: @unchecked Sendable {
+        let graph: HNSWGraph
+        let mapping: HNSWImageMapping
+        let sections: [(offset: Int, count: Int)]
+        let n: Int, entry: Int32, top: Int
+        private(set) var checksum: UInt64 = 0
+        private(set) var adopted = false
+
+        init(graph: HNSWGraph, mapping: HNSWImageMapping, sections: [(offset: Int, count: Int)], n: Int, entry: Int32, top: Int) {
+            (self.graph, self.mapping, self.sections, self.n, self.entry, self.top) = (graph, mapping, sections, n, entry, top)
         }
-        guard checksum == fields.checksum else { return nil }
+
         /// Section `i` as `T`s.
-        func section<T>(_ i: Int, as type: T.Type) -> UnsafeMutableBufferPointer<T> {
-            UnsafeMutableBufferPointer(start: (base + sections[i].offset).assumingMemoryBound(to: T.self),
+        private func section<T>(_ i: Int, as type: T.Type) -> UnsafeMutableBufferPointer<T> {
+            UnsafeMutableBufferPointer(start: (mapping.base + sections[i].offset).assumingMemoryBound(to: T.self),
                                        count: sections[i].count / MemoryLayout<T>.stride)
         }
-        graph.ids = Array(section(0, as: UInt64.self))
-        graph.levels = Array(section(1, as: Int32.self))
-        let upper = Array(section(3, as: Int32.self))
-        if graph.isQuantized {
-            graph.useMapped(mapping, level0: section(2, as: Int32.self).baseAddress, codes: section(4, as: Int8.self).baseAddress,
-                            codeFactors: section(5, as: Float.self).baseAddress, vectors: nil, capacity: n)
-        } else {
-            graph.useMapped(mapping, level0: section(2, as: Int32.self).baseAddress, codes: nil, codeFactors: nil,
-                            vectors: section(4, as: Float.self).baseAddress, capacity: n)
+
+        func run(part: Int) {
+            if part == 0 {
+                for section in sections {
+                    checksum = Checksum.xxh64(UnsafeRawBufferPointer(start: mapping.base + section.offset, count: section.count), seed: checksum)
+                }
+                return
+            }
+            graph.ids = Array(section(0, as: UInt64.self))
+            graph.levels = Array(section(1, as: Int32.self))
+            let upper = Array(section(3, as: Int32.self))
+            if graph.isQuantized {
+                graph.useMapped(mapping, level0: section(2, as: Int32.self).baseAddress, codes: section(4, as: Int8.self).baseAddress,
+                                codeFactors: section(5, as: Float.self).baseAddress, vectors: nil, capacity: n)
+            } else {
+                graph.useMapped(mapping, level0: section(2, as: Int32.self).baseAddress, codes: nil, codeFactors: nil,
+                                vectors: section(4, as: Float.self).baseAddress, capacity: n)
+            }
+            adopted = graph.adopt(upper: upper, entrySlot: entry, topLevel: top)
         }
-        guard graph.adopt(upper: upper, entrySlot: fields.entry, topLevel: Int(fields.top)) else { return nil }
-        return graph
     }
 }
 
@@ -221,6 +250,16 @@ extension HNSWGraph {
         slotOf.reserveCapacity(n)
         var at = 0
         var highest: Int32 = -1
+        /// Whether `count` (at `list`) fits its stride and names slots of level ≥ l only.
+        func valid(_ list: UnsafePointer<Int32>, stride: Int, _ l: Int) -> Bool {
+            let count = Int(list[0])
+            guard count >= 0, count < stride else { return false }
+            for i in 0..<count {
+                let neighbor = list[1 + i]
+                guard neighbor >= 0, Int(neighbor) < n, levels[Int(neighbor)] >= l else { return false }
+            }
+            return true
+        }
         for slot in 0..<n {
             let level = levels[slot]
             guard level >= -1, level <= Int32(HNSWLevels.maxLevel) else { return false }
@@ -235,20 +274,28 @@ extension HNSWGraph {
                 guard at + count <= flat.count else { return false }
                 upper[slot] = Array(flat[at..<(at + count)])
                 at += count
-            }
-            /// Whether `count` (at `list`) fits its stride and names slots of level ≥ l only.
-            func valid(_ list: UnsafePointer<Int32>, stride: Int, _ l: Int) -> Bool {
-                let count = Int(list[0])
-                guard count >= 0, count < stride else { return false }
-                for i in 0..<count {
-                    let neighbor = list[1 + i]
-                    guard neighbor >= 0, Int(neighbor) < n, levels[Int(neighbor)] >= l else { return false }
+                for l in 1...Int(level) {
+                    guard upper[slot].withUnsafeBufferPointer({ valid($0.baseAddress! + (l - 1) * upperStride, stride: upperStride, l) }) else { return false }
                 }
-                return true
             }
-            guard valid(level0 + slot * level0Stride, stride: level0Stride, 0) else { return false }
-            for l in stride(from: 1, through: Int(level), by: 1) {
-                guard upper[slot].withUnsafeBufferPointer({ valid($0.baseAddress! + (l - 1) * upperStride, stride: upperStride, l) }) else { return false }
+        }
+        // Level 0. Without free slots every slot has a level ≥ 0, so a list is valid when its
+        // neighbours are slots at all: checked without a look at their levels (a look per
+        // neighbour, at random, was most of the checking).
+        if freeSlots.isEmpty {
+            let bound = UInt32(n)
+            for slot in 0..<n {
+                let list = level0 + slot * level0Stride
+                let count = Int(list[0])
+                guard count >= 0, count < level0Stride else { return false }
+                // The largest as unsigned: a negative slot counts as too large.
+                var largest: UInt32 = 0
+                for i in 1..<(count + 1) { largest = max(largest, UInt32(bitPattern: list[i])) }
+                guard largest < bound else { return false }
+            }
+        } else {
+            for slot in 0..<n where levels[slot] >= 0 {
+                guard valid(level0 + slot * level0Stride, stride: level0Stride, 0) else { return false }
             }
         }
         guard at == flat.count else { return false }
