@@ -224,20 +224,8 @@ struct HNSWGraphLoader {
     func finish(entryPoint: UInt64?) throws -> HNSWGraph {
         let graph = self.graph
         let n = graph.ids.count
-        // Id → slot: a table over the ids' span when they are dense (the usual case), else the map.
-        let low = graph.ids.min() ?? 0, high = graph.ids.max() ?? 0
-        let dense = n > 0 && high - low < UInt64(4 * n + 64)
-        var table: [Int32] = []
-        if dense {
-            table = [Int32](repeating: -1, count: Int(high - low) + 1)
-            for (slot, id) in graph.ids.enumerated() { table[Int(id - low)] = Int32(slot) }
-        }
-        func slotOf(_ id: UInt64) -> Int32? {
-            guard dense else { return graph.slotOf[id] }
-            guard id >= low, id <= high else { return nil }
-            let slot = table[Int(id - low)]
-            return slot < 0 ? nil : slot
-        }
+        // A local copy (shared storage): looked up without the class property's access checks.
+        let slotOf = graph.slotOf
         // `seen[s] == stamp`: s is already on the list being resolved.
         var seen = [Int](repeating: -1, count: n)
         var stamp = 0
@@ -251,7 +239,7 @@ struct HNSWGraphLoader {
                 at += 1
                 for i in 0..<count {
                     let neighbor = lists[at + i]
-                    guard let s = slotOf(neighbor), Int(s) != slot, seen[Int(s)] != stamp else {
+                    guard let s = slotOf[neighbor], Int(s) != slot, seen[Int(s)] != stamp else {
                         throw Self.corrupt("node \(id) names \(neighbor) on level \(l), which is itself, named twice or not in the index")
                     }
                     guard graph.levels[Int(s)] >= l else {
