@@ -353,9 +353,7 @@
     private func grow(to preferred: Int, needed: Int) {
         /// How many slots of `bytes` each the bound holds.
         func fitting(_ bytes: Int) -> Int { Int(clamping: parameters.vectorCacheByteBound / UInt64(bytes)) }
-        if !isQuantized && Self.mayKeepCodes(parameters) && needed > fitting(floatsPerVector * MemoryLayout<Float>.stride) {
-            quantizeVectors()
-        }
+        if !isQuantized && Self.keepsCodes(parameters, count: needed) { quantizeVectors() }
         let perSlot = isQuantized ? codesPerVector + 2 * MemoryLayout<Float>.stride : floatsPerVector * MemoryLayout<Float>.stride
         let newCapacity = needed <= fitting(perSlot) ? min(preferred, fitting(perSlot)) : preferred
         /// Moves `buffer`, `perSlot` values a slot, to room for `newCapacity` slots.

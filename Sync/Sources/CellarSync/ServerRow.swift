@@ -63,10 +63,8 @@ struct ServerRow {
     /// 100,000 rows, 106 against 30 ms on one of 1,000,000).
     static func read(changedBetween first: UInt64, and last: UInt64, in table: ServerSchema.Table, changes: String,
                      notBy device: UUID?, filter: String?, on connection: PostgresConnection, logger: Logger) async throws -> [[String?]] {
-        let sql = select(table) + """
-             WHERE cellar_id = ANY(ARRAY(SELECT cellar_id FROM \(changes)
-                WHERE seq > $1::bigint AND seq <= $2::bigint AND table_uid = $3::numeric AND device IS DISTINCT FROM $4::uuid))
-            """ + (filter.map { " AND (cellar_row.cellar_removed IS NOT NULL OR \($0))" } ?? "")
+        let sql = select(table) + " WHERE " + changedIds(in: changes, notByDevice: "$4::uuid")
+            + (filter.map { " AND (cellar_row.cellar_removed IS NOT NULL OR \($0))" } ?? "")
         let texts = [String(first), String(last), String(table.entity.uid), device.map(UUIDText.text)]
         return try await connection.rows(sql, texts, logger: logger)
     }
@@ -76,12 +74,17 @@ struct ServerRow {
     /// holds them must let go. (The ids gathered first, as `read(changedBetween:…)` does.)
     static func notMeeting(_ filter: String, changedBetween first: UInt64, and last: UInt64, in table: ServerSchema.Table,
                            changes: String, on connection: PostgresConnection, logger: Logger) async throws -> [UUID] {
-        let sql = """
-            SELECT cellar_row.cellar_id::text FROM \(table.qualified) AS cellar_row WHERE cellar_row.cellar_id = ANY(ARRAY(
-                SELECT cellar_id FROM \(changes) WHERE seq > $1::bigint AND seq <= $2::bigint AND table_uid = $3::numeric))
-            AND cellar_row.cellar_removed IS NULL AND NOT \(filter)
-            """
+        let sql = "SELECT cellar_row.cellar_id::text FROM \(table.qualified) AS cellar_row WHERE "
+            + changedIds(in: changes, notByDevice: nil) + " AND cellar_row.cellar_removed IS NULL AND NOT \(filter)"
         return try await ids(connection.rows(sql, [String(first), String(last), String(table.entity.uid)], logger: logger), of: table)
+    }
+
+    /// The condition that `cellar_row` is named by a change numbered after `$1` up to `$2` of
+    /// the table whose UID is `$3` (in `changes`, the qualified `cellar_changes`); with
+    /// `notByDevice` (a parameter), one not made by that device.
+    private static func changedIds(in changes: String, notByDevice device: String?) -> String {
+        "cellar_row.cellar_id = ANY(ARRAY(SELECT cellar_id FROM \(changes) WHERE seq > $1::bigint AND seq <= $2::bigint AND table_uid = $3::numeric"
+            + (device.map { " AND device IS DISTINCT FROM \($0)" } ?? "") + "))"
     }
 
     /// Which of `ids` name rows of `table` that are not removed and do not meet `filter`.
