@@ -150,15 +150,13 @@ struct HNSWIdMap {
 
     // MARK: Dense form
 
-    /// Makes the table cover ids `newLow..<end` at least, with room to grow into on the side
-    /// it grows: ids arriving downwards (or upwards) move the table a logarithmic number of
-    /// times, not at every id.
+    /// Makes the table cover ids `low..<end` at least: room past the end to grow into, none
+    /// before the start (ids are handed out upwards).
     private mutating func stretch(low newLow: UInt64, end: UInt64) {
         if newLow < low {
-            // As much again as the table holds, down to id 0 at most.
-            let before = Swift.max(Int(low - newLow), Int(Swift.min(UInt64(direct.count), low)))
+            let before = Int(low - newLow)
             direct.insert(contentsOf: repeatElement(Self.empty, count: before), at: 0)
-            low -= UInt64(before)
+            low = newLow
         }
         let needed = Int(end - low)
         if needed > direct.count {
