@@ -43,6 +43,11 @@ struct HNSWIdMapTests {
         compare(seed: 1, steps: 20_000) { _ in defer { next += 1 }; return next }
     }
 
+    @Test func idsInDescendingOrder() {
+        var next: UInt64 = 40_000
+        compare(seed: 5, steps: 20_000) { _ in defer { next -= 1 }; return next }
+    }
+
     @Test func idsWithGapsAndOutOfOrder() {
         compare(seed: 2, steps: 20_000) { random in 1_000 + random.next() % 30_000 }
     }

@@ -150,13 +150,15 @@ struct HNSWIdMap {
 
     // MARK: Dense form
 
-    /// Makes the table cover ids `low..<end` at least: room past the end to grow into, none
-    /// before the start (ids are handed out upwards).
+    /// Makes the table cover ids `newLow..<end` at least, with room to grow into on the side
+    /// it grows: ids arriving downwards (or upwards) move the table a logarithmic number of
+    /// times, not at every id.
     private mutating func stretch(low newLow: UInt64, end: UInt64) {
         if newLow < low {
-            let before = Int(low - newLow)
+            // As much again as the table holds, down to id 0 at most.
+            let before = Swift.max(Int(low - newLow), Int(Swift.min(UInt64(direct.count), low)))
             direct.insert(contentsOf: repeatElement(Self.empty, count: before), at: 0)
-            low = newLow
+            low -= UInt64(before)
         }
         let needed = Int(end - low)
         if needed > direct.count {
