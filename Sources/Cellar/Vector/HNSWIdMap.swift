@@ -41,12 +41,18 @@ struct HNSWIdMap {
     @inline(__always)
     private static func dense(span: UInt64, entries: Int) -> Bool { span <= UInt64(4 * entries + 64) }
 
+    /// Dense form: where `key`'s slot is in `direct`; nil when the table does not cover it.
+    @inline(__always)
+    private func directIndex(_ key: UInt64) -> Int? {
+        key >= low && key - low < UInt64(direct.count) ? Int(key - low) : nil
+    }
+
     /// The slot of `key`; setting nil removes it.
     subscript(key: UInt64) -> Int32? {
         get {
             if !hashed {
-                guard key >= low, key - low < UInt64(direct.count) else { return nil }
-                let slot = direct[Int(key - low)]
+                guard let index = directIndex(key) else { return nil }
+                let slot = direct[index]
                 return slot == Self.empty ? nil : slot
             }
             let (index, found) = bucket(of: key)
@@ -63,9 +69,9 @@ struct HNSWIdMap {
         precondition(slot >= 0, "an HNSW slot is never negative")
         if !hashed {
             if count == 0 && direct.isEmpty { low = key }
-            if key >= low, key - low < UInt64(direct.count) {
-                let old = direct[Int(key - low)]
-                direct[Int(key - low)] = slot
+            if let index = directIndex(key) {
+                let old = direct[index]
+                direct[index] = slot
                 if old == Self.empty { count += 1; return nil }
                 return old
             }
@@ -96,9 +102,9 @@ struct HNSWIdMap {
     @discardableResult
     mutating func removeValue(forKey key: UInt64) -> Int32? {
         if !hashed {
-            guard key >= low, key - low < UInt64(direct.count), direct[Int(key - low)] != Self.empty else { return nil }
-            let old = direct[Int(key - low)]
-            direct[Int(key - low)] = Self.empty
+            guard let index = directIndex(key), direct[index] != Self.empty else { return nil }
+            let old = direct[index]
+            direct[index] = Self.empty
             count -= 1
             return old
         }
