@@ -25,6 +25,10 @@ public enum ChildProcess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
         posix_spawn_file_actions_addclose(&actions, fds[0])
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        try onlyStandardDescriptors(&actions, &attributes)
         let argv = ([program] + arguments).map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var pid: pid_t = 0
@@ -33,11 +37,34 @@ public enum ChildProcess {
         #else
         let environment = environ
         #endif
-        let result = posix_spawn(&pid, program, &actions, nil, argv, environment)
+        let result = posix_spawn(&pid, program, &actions, &attributes, argv, environment)
         close(fds[1])
         guard result == 0 else { close(fds[0]); throw Failure("posix_spawn \(program) failed: \(result)") }
         _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
         return (pid, fds[0])
+    }
+
+    /// Makes the child start with standard input, output and error only. Without it a child
+    /// keeps every descriptor this process opened without close-on-exec (Foundation's file
+    /// writes among them) for as long as it lives; one that holds a file open for writing makes
+    /// running that file fail with "Text file busy" (ETXTBSY) in any test, and one that holds a
+    /// pipe's write end keeps the pipe from ending.
+    static func onlyStandardDescriptors(_ actions: inout posix_spawn_file_actions_t, _ attributes: inout posix_spawnattr_t) throws {
+        #if canImport(Darwin)
+        guard posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_CLOEXEC_DEFAULT)) == 0 else {
+            throw Failure("posix_spawnattr_setflags failed")
+        }
+        posix_spawn_file_actions_addinherit_np(&actions, 0)
+        posix_spawn_file_actions_addinherit_np(&actions, 1)
+        posix_spawn_file_actions_addinherit_np(&actions, 2)
+        #else
+        // glibc 2.34 and later; Glibc's module map does not declare it.
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np"),
+              unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3) == 0 else {
+            throw Failure("posix_spawn_file_actions_addclosefrom_np is missing (glibc 2.34 or later is needed)")
+        }
+        #endif
     }
 
     /// Appends what the child wrote so far on `fd` to `buffer`.
