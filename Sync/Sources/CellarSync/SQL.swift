@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import PostgresNIO
 
 /// Small helpers for the statements the sync engine builds.
@@ -51,24 +52,29 @@ extension PostgresConnection {
     /// Runs `sql` with `binds` (for a parameter sent in binary, such as a `uuid[]` of many ids,
     /// which the server then need not parse from text); every row's cells as text.
     func rows(_ sql: String, binds: PostgresBindings, logger: Logger) async throws -> [[String?]] {
-        try await allRows(sql, binds: binds, logger: logger).map { row in try row.map { try $0.decode(String?.self) } }
+        let rows = NIOLockedValueBox<[[String?]]>([])
+        try await eachRow(sql, binds: binds, logger: logger) { row in
+            let cells = try row.map { try $0.decode(String?.self) }
+            rows.withLockedValue { $0.append(cells) }
+        }
+        return rows.withLockedValue { $0 }
     }
 
     /// Runs `sql` with text parameters, its rows (if any) left unread.
     func execute(_ sql: String, _ texts: [String?] = [], logger: Logger) async throws {
-        _ = try await allRows(sql, binds: SQL.binds(texts), logger: logger)
+        try await eachRow(sql, binds: SQL.binds(texts), logger: logger) { _ in }
     }
 
-    /// Every row of `sql`, gathered on the connection's event loop. Every statement of the sync
-    /// engine goes through here, never through the row stream (`query` as an `AsyncSequence`):
-    /// a stream that waits for its reader holds back the socket's reads, and when the server
-    /// closes the connection then (a restart, a killed backend) NIO hands over the held-back rows
-    /// anyway, which PostgresNIO's row stream does not expect: a precondition failure, the app's
-    /// process gone. Gathered here, each batch of rows asks for the next at once; the connection
-    /// fails with an error instead.
-    private func allRows(_ sql: String, binds: PostgresBindings, logger: Logger) async throws -> [PostgresRow] {
-        let result: PostgresQueryResult = try await query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).get()
-        return result.rows
+    /// Runs `sql`, handing each row to `body` on the connection's event loop as it arrives.
+    /// Every statement of the sync engine goes through here, never through the row stream
+    /// (`query` as an `AsyncSequence`): a stream that waits for its reader holds back the
+    /// socket's reads, and when the server closes the connection then (a restart, a killed
+    /// backend) NIO hands over the held-back rows anyway, which PostgresNIO's row stream does not
+    /// expect: a precondition failure, the app's process gone. Here each batch of rows asks for
+    /// the next at once, and a closed connection is an error.
+    private func eachRow(_ sql: String, binds: PostgresBindings, logger: Logger,
+                         _ body: @escaping @Sendable (PostgresRow) throws -> Void) async throws {
+        _ = try await query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger, body).get()
     }
 }
 
