@@ -51,6 +51,27 @@ final class UndoCapture {
         return bytes
     }
 
+    /// Whether the step is every entry kept, in the order kept: `events` (the recorder's, as made,
+    /// not empty) replace distinct objects in ascending order (entity, then id), one event each,
+    /// and each has its entry here, in the same order. One pass, no lookups: an update of many
+    /// objects in id order, the common case, skips `UndoStep.capture`'s walk.
+    func keptEveryOne(of events: [HistoryRecorder.Event]) -> Bool {
+        guard !events.isEmpty, events.count == entries.count else { return false }
+        return events.withUnsafeBufferPointer { events in
+            entries.withUnsafeBufferPointer { entries in
+                for index in events.indices {
+                    let event = events[index]
+                    guard event.kind == .putListed, event.start == entries[index].idsStart else { return false }
+                    if index > 0 {
+                        let previous = events[index - 1]
+                        guard previous.entity < event.entity || (previous.entity == event.entity && previous.id < event.id) else { return false }
+                    }
+                }
+                return true
+            }
+        }
+    }
+
     /// Where the first entry begins.
     var firstEntry: Int { entriesStart }
 
@@ -65,17 +86,24 @@ final class UndoCapture {
         capacity = grown
     }
 
+    /// Copies the `T.size` bytes of `bytes` as they are, the room reserved.
     @inline(__always)
-    private func put<T: FixedWidthInteger>(_ value: T) {
-        reserve(MemoryLayout<T>.size)
+    private func copyUnreserved<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, as: T.Type) {
+        (buffer + count).storeBytes(of: bytes.loadUnaligned(as: T.self), as: T.self)
+        count += MemoryLayout<T>.size
+    }
+
+    /// Puts `value`, little-endian, the room reserved.
+    @inline(__always)
+    private func putUnreserved<T: FixedWidthInteger>(_ value: T) {
         (buffer + count).storeBytes(of: value.littleEndian, as: T.self)
         count += MemoryLayout<T>.size
     }
 
-    /// Puts `value` as an unsigned LEB128 varint (7 bits a byte, low first).
+    /// Puts `value` as an unsigned LEB128 varint (7 bits a byte, low first), the room (10
+    /// bytes) reserved.
     @inline(__always)
-    private func putVarint(_ value: UInt64) {
-        reserve(10)
+    private func putVarintUnreserved(_ value: UInt64) {
         var value = value
         while value >= 0x80 {
             (buffer + count).storeBytes(of: UInt8(truncatingIfNeeded: value) | 0x80, as: UInt8.self)
@@ -99,10 +127,12 @@ final class UndoCapture {
     func keep(_ schema: EntitySchema, id: Id, slots mask: UInt64, idsStart: Int,
               old: RecordReader, new: RecordReader) throws {
         entries.append((UInt32(idsStart), count))
-        put(UndoStep.Kind.compact.rawValue)
-        putVarint(UInt64(schema.id.id))
-        putVarint(id)
-        putVarint(mask)
+        // The kind and three varints: room for all of them at once.
+        reserve(1 + 3 * 10)
+        putUnreserved(UndoStep.Kind.compact.rawValue)
+        putVarintUnreserved(UInt64(schema.id.id))
+        putVarintUnreserved(id)
+        putVarintUnreserved(mask)
         var slots = mask
         while slots != 0 {
             let slot = slots.trailingZeroBitCount
@@ -112,10 +142,12 @@ final class UndoCapture {
                 throw CellarError.schema("property \(slot + 1) of \(schema.name) changed, but the model has no such property")
             }
             let before = try field(slot, of: old, width: width), after = try field(slot, of: new, width: width)
+            // The flags byte, then each side after its length's varint: room for all at once.
+            reserve(1 + 2 * 10 + (before?.count ?? 0) + (after?.count ?? 0))
             // Which sides are there (bits 0 and 1) and a fixed field's width (bits 2 to 5).
-            put(UInt8((before == nil ? 0 : 1) | (after == nil ? 0 : 2) | (width > 0 ? width << 2 : 0)))
-            if let before { side(before, width: width) }
-            if let after { side(after, width: width) }
+            putUnreserved(UInt8((before == nil ? 0 : 1) | (after == nil ? 0 : 2) | (width > 0 ? width << 2 : 0)))
+            if let before { sideUnreserved(before, width: width) }
+            if let after { sideUnreserved(after, width: width) }
         }
     }
 
@@ -130,11 +162,18 @@ final class UndoCapture {
         entry.withUnsafeBytes { put($0) }
     }
 
-    /// Puts one side of a field: its bytes, after their length (a varint) when not of fixed width.
+    /// Puts one side of a field: its bytes, after their length (a varint) when not of fixed width;
+    /// the room reserved. A field of 8 or 4 bytes (a date, a number) is one load and store.
     @inline(__always)
-    private func side(_ bytes: UnsafeRawBufferPointer, width: Int) {
-        if width < 0 { putVarint(UInt64(bytes.count)) }
-        put(bytes)
+    private func sideUnreserved(_ bytes: UnsafeRawBufferPointer, width: Int) {
+        switch width {
+        case 8: copyUnreserved(bytes, as: UInt64.self)
+        case 4: copyUnreserved(bytes, as: UInt32.self)
+        default:
+            if width < 0 { putVarintUnreserved(UInt64(bytes.count)) }
+            if bytes.count > 0 { (buffer + count).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+            count += bytes.count
+        }
     }
 
     /// `record`'s field in `slot`, of `width` bytes (a string or byte vector when negative); nil

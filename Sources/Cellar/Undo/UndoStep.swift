@@ -67,6 +67,11 @@ struct UndoStep {
         guard let history = context.history, let write = context.write else {
             throw CellarError.illegalArgument("an undoable write needs the store's change history (StoreOptions.changeHistory)")
         }
+        if let capture = history.undo, capture.keptEveryOne(of: history.events),
+           let whole = capture.wholeStep(objects: UInt32(history.events.count)) {
+            // Every object replaced once, in id order: what the walk below would find.
+            return try use(whole)
+        }
         history.sortEvents()
         var out = head(name)
         let headCount = out.count
