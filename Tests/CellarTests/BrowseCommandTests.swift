@@ -22,13 +22,9 @@ import Testing
     /// running the file meanwhile fails with "Text file busy" (ETXTBSY). The child's descriptor
     /// is in no process this one forks.
     static func installExecutable(from source: String, at path: String) throws {
-        let install = Process()
-        install.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        install.arguments = ["install", "-m", "755", source, path]
-        try install.run()
-        install.waitUntilExit()
-        guard install.terminationStatus == 0 else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        let install = try CellarToolTests.run(["install", "-m", "755", source, path], tool: "/usr/bin/env")
+        guard install.status == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: install.err])
         }
     }
 

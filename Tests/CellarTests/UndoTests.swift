@@ -85,6 +85,7 @@ import Testing
                 let steps = try #require(try context.write!.tree(UndoLog.tree, create: false))
                 try context.write!.put(steps, key: UndoLog.key(2), value: older)
             }
+            #expect(try store.undoActionName() == "Clear")
             #expect(try store.undo() == "Clear")
             #expect(try items.get(item.id)?.score == 7)
             #expect(try items.get(item.id)?.amount == nil)
@@ -289,6 +290,39 @@ import Testing
         defer { history.close() }
         #expect(throws: CellarError.self) { try history.runInTransaction { try history.write(actionName: "x") {} } }
         #expect(throws: CellarError.self) { try history.runInTransaction { try history.undo() } }
+        #expect(throws: CellarError.self) { try history.runInTransaction { try history.undoActionName() } }
+    }
+
+    @Test func aStepCutShortInItsHeadIsAClearError() throws {
+        let dir = TestDirectory("undo-cut")
+        defer { dir.remove() }
+        let store = try Self.open(dir)
+        defer { store.close() }
+        let items = store.box(for: QItem.self)
+        try store.write(actionName: "Create") { try items.put(Self.item("one", score: 1)) }
+        let whole = try store.runInTransaction {
+            let write = ThreadTransactions.current(for: store)!.write!
+            let steps = try #require(try write.tree(UndoLog.tree, create: false))
+            return try #require(try write.get(steps, key: UndoLog.key(1)))
+        }
+        // Cut inside the name's length, inside the name, and a format this build does not know.
+        for bytes in [Array(whole[0..<3]), Array(whole[0..<7]), [9] + whole.dropFirst(), []] {
+            try store.runInTransaction {
+                let write = ThreadTransactions.current(for: store)!.write!
+                let steps = try #require(try write.tree(UndoLog.tree, create: false))
+                try write.put(steps, key: UndoLog.key(1), value: bytes)
+            }
+            #expect { try store.undoActionName() } throws: { ($0 as? CellarError)?.code == .fileCorrupt }
+            #expect(throws: CellarError.self) { try store.undo() }
+        }
+        try store.runInTransaction {
+            let write = ThreadTransactions.current(for: store)!.write!
+            let steps = try #require(try write.tree(UndoLog.tree, create: false))
+            try write.put(steps, key: UndoLog.key(1), value: whole)
+        }
+        #expect(try store.undoActionName() == "Create")
+        #expect(try store.undo() == "Create")
+        #expect(try items.count() == 0)
     }
 
     // MARK: Random sequences against a model

@@ -19,6 +19,13 @@ final class HistoryRecorder {
         /// Where the event's property or relation IDs are in `ids`.
         var start: UInt32
         var count: UInt32
+
+        /// Whether this event's object comes before `other`'s in (entity, id) order, the order
+        /// the events are kept in (``sortEvents()``).
+        @inline(__always)
+        func precedes(_ other: Event) -> Bool {
+            entity < other.entity || (entity == other.entity && id < other.id)
+        }
     }
 
     enum Kind: UInt8 {
@@ -319,8 +326,7 @@ final class HistoryRecorder {
     func sortEvents() {
         let inOrder = events.withUnsafeBufferPointer { events in
             for index in events.indices.dropFirst() {
-                let x = events[index - 1], y = events[index]
-                if x.entity > y.entity || (x.entity == y.entity && x.id > y.id) { return false }
+                if events[index].precedes(events[index - 1]) { return false }
             }
             return true
         }

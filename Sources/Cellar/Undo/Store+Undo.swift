@@ -18,9 +18,20 @@ enum UndoLog {
         var end: UInt64 = 0
 
         static func read(_ write: WriteTransaction) throws -> State {
-            guard let meta = try write.tree(StorageLayout.metaTree, create: false), let bytes = try write.get(meta, key: stateKey) else { return State() }
+            guard let meta = try write.tree(StorageLayout.metaTree, create: false) else { return State() }
+            return try write.withValue(meta, key: stateKey) { try decode($0) }
+        }
+
+        static func read(_ read: ReadTransaction) throws -> State {
+            guard let meta = try read.tree(StorageLayout.metaTree) else { return State() }
+            return try read.withValue(meta, key: stateKey) { try decode($0) }
+        }
+
+        /// The state as stored; nil bytes: none kept yet.
+        private static func decode(_ bytes: UnsafeRawBufferPointer?) throws -> State {
+            guard let bytes else { return State() }
             guard bytes.count == 24 else { throw CellarError.fileCorrupt("the undo log's state has \(bytes.count) bytes, expected 24") }
-            return bytes.withUnsafeBytes { State(first: $0.loadLE(UInt64.self, at: 0), top: $0.loadLE(UInt64.self, at: 8), end: $0.loadLE(UInt64.self, at: 16)) }
+            return State(first: bytes.loadLE(UInt64.self, at: 0), top: bytes.loadLE(UInt64.self, at: 8), end: bytes.loadLE(UInt64.self, at: 16))
         }
 
         func write(_ write: WriteTransaction) throws {
@@ -36,6 +47,12 @@ enum UndoLog {
         guard number > 0, let write = context.write, let tree = try write.tree(tree, create: false),
               let bytes = try write.get(tree, key: key(number)) else { return nil }
         return try UndoStep(bytes: bytes, schemas: context.store.schemas, schemasById: context.store.schemasById)
+    }
+
+    /// The name of step `number` (read from its head alone); nil when there is none.
+    static func name(_ number: UInt64, in read: ReadTransaction) throws -> String? {
+        guard number > 0, let tree = try read.tree(tree) else { return nil }
+        return try read.withValue(tree, key: key(number)) { bytes in try bytes.map { try UndoStep.head(of: $0).name } }
     }
 
     /// Keeps `step` as the newest undo step: the steps that could be redone are dropped (a new
@@ -184,12 +201,12 @@ extension Store {
 
     /// The name of the write ``undo()`` would undo; nil when there is none.
     public func undoActionName() throws -> String? {
-        try undoLogStep(forward: false)?.name
+        try undoLogName(forward: false)
     }
 
     /// The name of the write ``redo()`` would do again; nil when there is none.
     public func redoActionName() throws -> String? {
-        try undoLogStep(forward: true)?.name
+        try undoLogName(forward: true)
     }
 
     /// Forgets every undo and redo step (the objects stay as they are).
@@ -205,12 +222,16 @@ extension Store {
         }
     }
 
-    private func undoLogStep(forward: Bool) throws -> UndoStep? {
-        try inUndoContext { context in
-            let state = try UndoLog.State.read(context.write!)
+    /// The name of the step ``redo()`` (`forward`) or ``undo()`` would apply next, read in a
+    /// snapshot of its own, from the step's head alone.
+    private func undoLogName(forward: Bool) throws -> String? {
+        try refuseOuterTransaction()
+        return try inReadContext { context in
+            let read = context.read!
+            let state = try UndoLog.State.read(read)
             let number = forward ? state.top + 1 : state.top
             guard number >= state.first, number <= state.end else { return nil }
-            return try UndoLog.step(number, in: context)
+            return try UndoLog.name(number, in: read)
         }
     }
 
@@ -228,9 +249,13 @@ extension Store {
     }
 
     private func inUndoContext<T>(_ body: (TransactionContext) throws -> T) throws -> T {
+        try refuseOuterTransaction()
+        return try inWriteContext(body)
+    }
+
+    private func refuseOuterTransaction() throws {
         guard ThreadTransactions.current(for: self) == nil else {
             throw CellarError.illegalArgument("undo and redo cannot run inside a transaction")
         }
-        return try inWriteContext(body)
     }
 }

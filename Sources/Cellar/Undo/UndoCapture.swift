@@ -62,10 +62,7 @@ final class UndoCapture {
                 for index in events.indices {
                     let event = events[index]
                     guard event.kind == .putListed, event.start == entries[index].idsStart else { return false }
-                    if index > 0 {
-                        let previous = events[index - 1]
-                        guard previous.entity < event.entity || (previous.entity == event.entity && previous.id < event.id) else { return false }
-                    }
+                    if index > 0, !events[index - 1].precedes(event) { return false }
                 }
                 return true
             }

@@ -308,6 +308,17 @@ struct UndoStep {
         return out
     }
 
+    /// Reads the head of `step` as stored: its format, its name, and where its count of objects
+    /// begins. Throws `fileCorrupt` for a format this build does not read or a name cut short.
+    static func head(of step: UnsafeRawBufferPointer) throws -> (format: UInt8, name: String, end: Int) {
+        guard let format = step.first else { throw CellarError.fileCorrupt("an undo step of no bytes") }
+        guard (1...3).contains(format) else { throw CellarError.fileCorrupt("an undo step of a format this build does not read (\(format))") }
+        guard step.count >= 5, case let length = Int(step.loadLE(UInt32.self, at: 1)), length <= step.count - 5 else {
+            throw CellarError.fileCorrupt("an undo step of \(step.count) bytes is cut short in its name")
+        }
+        return (format, String(decoding: UnsafeRawBufferPointer(rebasing: step[5..<(5 + length)]), as: UTF8.self), 5 + length)
+    }
+
     /// Sets the count of objects in `step`, whose head (`head`) is its first `headCount` bytes.
     static func setCount(_ count: UInt32, headCount: Int, in step: inout [UInt8]) {
         withUnsafeBytes(of: count.littleEndian) { step.replaceSubrange((headCount - 4)..<headCount, with: $0) }
@@ -384,9 +395,8 @@ struct UndoStep {
             }
             throw corrupt()
         }
-        let format = try take(1).first!
-        guard (1...3).contains(format) else { throw CellarError.fileCorrupt("an undo step of a format this build does not read (\(format))") }
-        name = String(decoding: try take(try u32()), as: UTF8.self)
+        let format: UInt8
+        (format, name, at) = try bytes.withUnsafeBytes { try Self.head(of: $0) }
         let count = try u32()
         var objects: [Object] = []
         let builder = RecordBuilder(capacity: 256)
