@@ -41,6 +41,13 @@ public func median(_ xs: [Double]) -> Double {
     return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
 }
 
+/// The value at fraction `p` (0...1) of `xs` sorted (nearest rank); NaN for none.
+public func percentile(_ xs: [Double], _ p: Double) -> Double {
+    guard !xs.isEmpty else { return .nan }
+    let s = xs.sorted()
+    return s[min(s.count - 1, max(0, Int((p * Double(s.count)).rounded(.up)) - 1))]
+}
+
 // MARK: - the CRUD workload's random order
 
 /// docs/crud-workload.md: `perm[k] = k + 1`, then Fisher–Yates from the end with SplitMix64 seeded with 42.

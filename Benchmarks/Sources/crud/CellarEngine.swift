@@ -72,16 +72,7 @@ enum CellarEngine {
         result.seconds[.c] = now() - start
         try w.checkScan("cellar c", scanned: scanned, ordered: ordered, creationSum: creationSum)
 
-        // d: one write transaction, every object rebuilt with modificationDate = creationDate + 60 s.
-        start = now()
-        if undoableUpdate {
-            try store.write(actionName: "update all") { try timedUpdateAll(store, box, &objects) }
-        } else {
-            try timedUpdateAll(store, box, &objects)
-        }
-        result.seconds[.d] = now() - start
-        if undoableUpdate { try check("d: an undo step", try store.undoActionName() == "update all") }
-        try checkModificationDates("d", box, w, afterF: false)
+        result.seconds[.d] = try stepD(store, box, &objects, w, undoable: undoableUpdate)
         result.sizeAfterD = folderBytes(path)
 
         // After d: a copy of the data file (read and written, not mapped: no RSS), compacted after
@@ -158,6 +149,33 @@ enum CellarEngine {
     /// Reads (id, modificationDate) of every object from the records, without building the
     /// objects (as the SQLite side reads those two columns), so that the check holds no copy of
     /// the store in memory and peak RSS stays the engine's.
+    /// Step d: one write transaction, every object rebuilt with modificationDate = creationDate
+    /// + 60 s; `undoable`: as an undoable write (`Store.write(actionName:)`). Returns its seconds,
+    /// after checking the store.
+    static func stepD(_ store: Store, _ box: Box<Note>, _ objects: inout [Note], _ w: Workload, undoable: Bool) throws -> Double {
+        let start = now()
+        if undoable {
+            try store.write(actionName: "update all") { try timedUpdateAll(store, box, &objects) }
+        } else {
+            try timedUpdateAll(store, box, &objects)
+        }
+        let seconds = now() - start
+        if undoable { try check("d: an undo step", try store.undoActionName() == "update all") }
+        try checkModificationDates("d", box, w, afterF: false)
+        return seconds
+    }
+
+    /// Step d alone, as `run` runs it: a fresh store in `folder` (with the change history when
+    /// `history`), step a untimed, then d (`undoable`: as cellar-undo). Returns d's seconds.
+    static func onlyStepD(_ w: Workload, folder: String, history: Bool, undoable: Bool) throws -> Double {
+        let store = try Store(directoryPath: folder + "/cellar", options: StoreOptions(changeHistory: history))
+        defer { store.close() }
+        let box = store.box(for: Note.self)
+        var objects = w.notes
+        _ = try timedPut(box, &objects)
+        return try stepD(store, box, &objects, w, undoable: undoable)
+    }
+
     static func checkModificationDates(_ step: String, _ box: Box<Note>, _ w: Workload, afterF: Bool) throws {
         var k = 0
         try box.query().build().visit { note in

@@ -25,6 +25,10 @@
 // trains the Note dictionary and recompresses every record with it) and b…g run on that store:
 // `cellar size_after_a_trained n bytes 0` and `cellar training_compaction_ms n ms 0` report it.
 //
+// With --update-pairs P --engines A,B (two of cellar, cellar-history, cellar-undo), only step d
+// runs, on P pairs of fresh stores (UpdatePairs.swift): B's rate over A's within each pair,
+// `pair_ratio B/A n ratio 0` (the median; `pair_ratio_q1`, `_q3`, `_min`, `_max` beside it).
+//
 // Per run and engine: a fresh database in a new temporary folder on disk (never tmpfs). The
 // objects (strings included) are built before any timer. Every check of docs/crud-workload.md runs after
 // the timers; a failed one exits 1. See Engines.swift for the steps.
@@ -173,15 +177,20 @@ struct Options: BenchOptions {
     var common = CommonOptions()
     var engines = ["cellar", "sqlite", "lmdb"]
     var compression = "none"
+    /// `--update-pairs P`: only step d, on P pairs (`UpdatePairs`); 0: the whole workload.
+    var updatePairs = 0
 
     static let usage = """
         usage: crud [--n N] [--runs R] [--format human|tsv] [--engines cellar,cellar-encrypted,cellar-history,cellar-undo,sqlite,lmdb] [--dir PARENT] [--compression none|zstd|dictionary]
+               crud [--n N] [--format human|tsv] [--dir PARENT] --update-pairs P --engines A,B
           --engines      any of cellar, cellar-encrypted, sqlite, lmdb, run in the order given in each run (default cellar,sqlite,lmdb);
                          cellar-encrypted is cellar with its store encrypted (one random 256-bit key per process):
                          beside cellar, the table's encrypted/plain column compares them within the run;
                          cellar-history is cellar with StoreOptions.changeHistory on (history/plain beside cellar);
                          cellar-undo is cellar-history with step d an undoable write (undo_ratio beside cellar-history)
           --compression  Cellar's StoreOptions.compression, for cellar and cellar-encrypted (default none)
+          --update-pairs only step d, of two engines among cellar, cellar-history, cellar-undo, on P pairs
+                         of fresh stores alternated; B's rate over A's per pair: median, quartiles, range
         """
 
     mutating func parseOwn(_ arg: String, _ arguments: inout Arguments) throws -> Bool {
@@ -191,6 +200,8 @@ struct Options: BenchOptions {
             let chosen = try arguments.list(arg, of: ["none", "zstd", "dictionary"])
             guard chosen.count == 1 else { throw BenchError("--compression takes one of none, zstd, dictionary") }
             compression = chosen[0]
+        case "--update-pairs":
+            updatePairs = try arguments.integer(arg, atLeast: 1, else: "--update-pairs must be a positive integer")
         default: return false
         }
         return true
@@ -215,6 +226,10 @@ struct Crud {
     static func run(_ options: Options) throws {
         let n = options.n
         let parent = try scratchParent(options.directory, tool: "crud", reason: "the databases must be on a real disk")
+        if options.updatePairs > 0 {
+            log("crud: N=\(n), step d on \(options.updatePairs) pairs of \(options.engines.joined(separator: ",")), databases under \(parent.path) (\(parent.fs)); building the objects")
+            return try UpdatePairs.run(Workload(n: n), pairs: options.updatePairs, engines: options.engines, parent: parent.path, tsv: options.tsv)
+        }
         log("crud: N=\(n), runs=\(options.runs), engines \(options.engines.joined(separator: ",")), databases under \(parent.path) (\(parent.fs)); building the objects")
         let workload = Workload(n: n)
 

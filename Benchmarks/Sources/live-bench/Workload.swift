@@ -71,10 +71,3 @@ func makePlan(n: Int, commits: Int, seed: UInt64, fresh: [Note]) throws -> [Comm
     }
     return plan
 }
-
-/// The value at fraction `p` (0...1) of `xs` sorted (nearest rank).
-func percentile(_ xs: [Double], _ p: Double) -> Double {
-    guard !xs.isEmpty else { return .nan }
-    let s = xs.sorted()
-    return s[min(s.count - 1, max(0, Int((p * Double(s.count)).rounded(.up)) - 1))]
-}

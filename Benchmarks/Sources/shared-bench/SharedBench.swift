@@ -115,10 +115,6 @@ runMain("shared-bench") {
         listener.close()
     }
 
-    func percentile(_ xs: [Double], _ p: Double) -> Double {
-        let sorted = xs.sorted()
-        return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-    }
     if options.tsv {
         for step in steps {
             print(tsvLine("cellar", step, options.n, opsPerSecond: median(rates[step]!), seconds: Double(options.n) / median(rates[step]!)))
