@@ -300,26 +300,23 @@ import Testing
         defer { store.close() }
         let items = store.box(for: QItem.self)
         try store.write(actionName: "Create") { try items.put(Self.item("one", score: 1)) }
-        let whole = try store.runInTransaction {
-            let write = ThreadTransactions.current(for: store)!.write!
-            let steps = try #require(try write.tree(UndoLog.tree, create: false))
-            return try #require(try write.get(steps, key: UndoLog.key(1)))
-        }
-        // Cut inside the name's length, inside the name, and a format this build does not know.
-        for bytes in [Array(whole[0..<3]), Array(whole[0..<7]), [9] + whole.dropFirst(), []] {
+        /// Step 1 as stored, after putting `bytes` in its place when given.
+        func step(replacedBy bytes: [UInt8]? = nil) throws -> [UInt8] {
             try store.runInTransaction {
                 let write = ThreadTransactions.current(for: store)!.write!
                 let steps = try #require(try write.tree(UndoLog.tree, create: false))
-                try write.put(steps, key: UndoLog.key(1), value: bytes)
+                if let bytes { try write.put(steps, key: UndoLog.key(1), value: bytes) }
+                return try #require(try write.get(steps, key: UndoLog.key(1)))
             }
+        }
+        let whole = try step()
+        // Cut inside the name's length, inside the name, and a format this build does not know.
+        for bytes in [Array(whole[0..<3]), Array(whole[0..<7]), [9] + whole.dropFirst(), []] {
+            _ = try step(replacedBy: bytes)
             #expect { try store.undoActionName() } throws: { ($0 as? CellarError)?.code == .fileCorrupt }
             #expect(throws: CellarError.self) { try store.undo() }
         }
-        try store.runInTransaction {
-            let write = ThreadTransactions.current(for: store)!.write!
-            let steps = try #require(try write.tree(UndoLog.tree, create: false))
-            try write.put(steps, key: UndoLog.key(1), value: whole)
-        }
+        _ = try step(replacedBy: whole)
         #expect(try store.undoActionName() == "Create")
         #expect(try store.undo() == "Create")
         #expect(try items.count() == 0)
