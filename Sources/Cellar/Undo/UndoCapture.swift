@@ -83,32 +83,34 @@ final class UndoCapture {
         capacity = grown
     }
 
-    /// Copies the `T.size` bytes of `bytes` as they are, the room reserved.
+    /// Writes at a cursor: each call stores at `at` and returns the cursor past what it stored,
+    /// the room reserved. The entry is written through a local cursor and `count` set once at
+    /// the end: a store through the buffer's pointer could alias this object's own fields, so
+    /// writing through `buffer + count` made every byte reload and store both.
     @inline(__always)
-    private func copyUnreserved<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, as: T.Type) {
-        (buffer + count).storeBytes(of: bytes.loadUnaligned(as: T.self), as: T.self)
-        count += MemoryLayout<T>.size
+    private static func put<T: FixedWidthInteger>(_ value: T, at out: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
+        out.storeBytes(of: value.littleEndian, as: T.self)
+        return out + MemoryLayout<T>.size
     }
 
-    /// Puts `value`, little-endian, the room reserved.
+    /// Copies the `T`-sized bytes of `bytes` as they are.
     @inline(__always)
-    private func putUnreserved<T: FixedWidthInteger>(_ value: T) {
-        (buffer + count).storeBytes(of: value.littleEndian, as: T.self)
-        count += MemoryLayout<T>.size
+    private static func copy<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, as: T.Type, to out: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
+        out.storeBytes(of: bytes.loadUnaligned(as: T.self), as: T.self)
+        return out + MemoryLayout<T>.size
     }
 
-    /// Puts `value` as an unsigned LEB128 varint (7 bits a byte, low first), the room (10
-    /// bytes) reserved.
+    /// Puts `value` as an unsigned LEB128 varint (7 bits a byte, low first): at most 10 bytes.
     @inline(__always)
-    private func putVarintUnreserved(_ value: UInt64) {
-        var value = value
+    private static func putVarint(_ value: UInt64, at out: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
+        var value = value, out = out
         while value >= 0x80 {
-            (buffer + count).storeBytes(of: UInt8(truncatingIfNeeded: value) | 0x80, as: UInt8.self)
-            count += 1
+            out.storeBytes(of: UInt8(truncatingIfNeeded: value) | 0x80, as: UInt8.self)
+            out += 1
             value >>= 7
         }
-        (buffer + count).storeBytes(of: UInt8(value), as: UInt8.self)
-        count += 1
+        out.storeBytes(of: UInt8(value), as: UInt8.self)
+        return out + 1
     }
 
     @inline(__always)
@@ -126,26 +128,34 @@ final class UndoCapture {
         entries.append((UInt32(idsStart), count))
         // The kind and three varints: room for all of them at once.
         reserve(1 + 3 * 10)
-        putUnreserved(UndoStep.Kind.compact.rawValue)
-        putVarintUnreserved(UInt64(schema.id.id))
-        putVarintUnreserved(id)
-        putVarintUnreserved(mask)
+        var out = buffer + count
+        out = Self.put(UndoStep.Kind.compact.rawValue, at: out)
+        out = Self.putVarint(UInt64(schema.id.id), at: out)
+        out = Self.putVarint(id, at: out)
+        out = Self.putVarint(mask, at: out)
         var slots = mask
         while slots != 0 {
             let slot = slots.trailingZeroBitCount
             slots &= slots - 1
             let width = slot < schema.slotWidths.count ? schema.slotWidths[slot] : 0
             guard width != 0 else {
+                count = out - buffer
                 throw CellarError.schema("property \(slot + 1) of \(schema.name) changed, but the model has no such property")
             }
             let before = try field(slot, of: old, width: width), after = try field(slot, of: new, width: width)
             // The flags byte, then each side after its length's varint: room for all at once.
-            reserve(1 + 2 * 10 + (before?.count ?? 0) + (after?.count ?? 0))
+            let room = 1 + 2 * 10 + (before?.count ?? 0) + (after?.count ?? 0)
+            if out - buffer + room > capacity {
+                count = out - buffer
+                reserve(room)
+                out = buffer + count
+            }
             // Which sides are there (bits 0 and 1) and a fixed field's width (bits 2 to 5).
-            putUnreserved(UInt8((before == nil ? 0 : 1) | (after == nil ? 0 : 2) | (width > 0 ? width << 2 : 0)))
-            if let before { sideUnreserved(before, width: width) }
-            if let after { sideUnreserved(after, width: width) }
+            out = Self.put(UInt8((before == nil ? 0 : 1) | (after == nil ? 0 : 2) | (width > 0 ? width << 2 : 0)), at: out)
+            if let before { out = Self.side(before, width: width, at: out) }
+            if let after { out = Self.side(after, width: width, at: out) }
         }
+        count = out - buffer
     }
 
     /// Keeps the entry of object `id` of `schema` replaced from `old` to `new`, the properties
@@ -162,14 +172,14 @@ final class UndoCapture {
     /// Puts one side of a field: its bytes, after their length (a varint) when not of fixed width;
     /// the room reserved. A field of 8 or 4 bytes (a date, a number) is one load and store.
     @inline(__always)
-    private func sideUnreserved(_ bytes: UnsafeRawBufferPointer, width: Int) {
+    private static func side(_ bytes: UnsafeRawBufferPointer, width: Int, at out: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
         switch width {
-        case 8: copyUnreserved(bytes, as: UInt64.self)
-        case 4: copyUnreserved(bytes, as: UInt32.self)
+        case 8: return copy(bytes, as: UInt64.self, to: out)
+        case 4: return copy(bytes, as: UInt32.self, to: out)
         default:
-            if width < 0 { putVarintUnreserved(UInt64(bytes.count)) }
-            if bytes.count > 0 { (buffer + count).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
-            count += bytes.count
+            let out = width < 0 ? putVarint(UInt64(bytes.count), at: out) : out
+            if bytes.count > 0 { out.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+            return out + bytes.count
         }
     }
 
