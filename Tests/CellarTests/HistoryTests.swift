@@ -101,10 +101,11 @@ private struct Boom: Error {}
         }
     }
 
-    /// A Note record with `title` and `text` (nil: absent), written in slot order or reversed.
-    static func noteRecord(_ title: String?, _ text: String?, reversed: Bool) -> [UInt8] {
+    /// A Note record with `title` and `text` (nil: absent), written in slot order or reversed,
+    /// its slot table `slotCount` long (more: slots of a later model, absent).
+    static func noteRecord(_ title: String?, _ text: String?, reversed: Bool, slotCount: Int = 3) -> [UInt8] {
         let builder = RecordBuilder()
-        builder.begin(slotCount: 3)
+        builder.begin(slotCount: slotCount)
         if reversed {
             builder.add(text, slot: 2)
             builder.add(title, slot: 1)
@@ -188,12 +189,14 @@ private struct Boom: Error {}
     }
 
     /// Random pairs of records, each written in either order, with values absent, empty, equal or
-    /// sharing a prefix: the listed properties are exactly those whose values differ.
+    /// sharing a prefix, slot tables of u16 or (a record past 64 KiB) u32 offsets, of the same
+    /// length or not: the listed properties are exactly those whose values differ.
     @Test func changedPropertiesMatchTheValuesCompared() throws {
         var random = SplitMix64(seed: 17)
         // Fields of every length the comparison treats apart (up to 3, 4–8, 9–16 bytes and longer),
         // pairs of one length differing in their first or their last byte.
-        var choices: [String?] = [nil, "", "a", "ab", "b", "abc", String(repeating: "x", count: 300)]
+        var choices: [String?] = [nil, "", "a", "ab", "b", "abc", String(repeating: "x", count: 300),
+                                  String(repeating: "w", count: 70_000)]
         for length in [4, 5, 7, 8, 9, 12, 15, 16, 17, 40] {
             let text = String(repeating: "m", count: length)
             choices += [text, "z" + text.dropFirst(), text.dropLast() + "z"]
@@ -201,8 +204,8 @@ private struct Boom: Error {}
         func pick() -> String? { choices[Int(random.next() % UInt64(choices.count))] }
         for _ in 0..<2_000 {
             let a = (pick(), pick()), b = (pick(), pick())
-            let ids = try Self.changedProperties(Self.noteRecord(a.0, a.1, reversed: random.next() % 2 == 0),
-                                                 Self.noteRecord(b.0, b.1, reversed: random.next() % 2 == 0))
+            let ids = try Self.changedProperties(Self.noteRecord(a.0, a.1, reversed: random.next() % 2 == 0, slotCount: 3 + Int(random.next() % 2)),
+                                                 Self.noteRecord(b.0, b.1, reversed: random.next() % 2 == 0, slotCount: 3 + Int(random.next() % 2)))
             let expected = (a.0 != b.0 ? [UInt32(2)] : []) + (a.1 != b.1 ? [3] : [])
             #expect(ids == expected, "\(a) → \(b)")
         }

@@ -171,12 +171,27 @@ final class HistoryRecorder {
     private static func changedSlots(_ old: RecordReader, _ new: RecordReader) -> UInt64? {
         let slotCount = max(old.slotCount, new.slotCount)
         guard slotCount <= 64 else { return nil }
+        // The common case, both slot tables of u16 and as long: each offset one load, no checks
+        // of the slot against either table's length.
+        if old.narrow, new.narrow, old.slotCount == new.slotCount {
+            return changedSlots(old, new, slotCount) { record, slot in
+                Int(UInt16(littleEndian: record.base.loadUnaligned(fromByteOffset: RecordLayout.headerSize &+ slot &* 2, as: UInt16.self)))
+            }
+        }
+        return changedSlots(old, new, slotCount) { record, slot in record.storedOffset(slot) }
+    }
+
+    /// `changedSlots` over the first `slotCount` slots, `offset` reading a slot's offset in a
+    /// record (0: absent).
+    @inline(__always)
+    private static func changedSlots(_ old: RecordReader, _ new: RecordReader, _ slotCount: Int,
+                                     offset: (RecordReader, Int) -> Int) -> UInt64? {
         let oldStart = old.fieldsStart, newStart = new.fieldsStart
         var changed: UInt64 = 0
         var oldEnd = old.count, newEnd = new.count
-        var slot = slotCount - 1
+        var slot = slotCount &- 1
         while slot >= 0 {
-            let a = old.storedOffset(slot), b = new.storedOffset(slot)
+            let a = offset(old, slot), b = offset(new, slot)
             if a != 0 {
                 guard a >= oldStart, a <= oldEnd else { return nil }
             }
@@ -184,13 +199,13 @@ final class HistoryRecorder {
                 guard b >= newStart, b <= newEnd else { return nil }
             }
             if a == 0 || b == 0 {
-                if a != b { changed |= 1 << UInt64(slot) }
-            } else if !sameBytes(old.base + a, oldEnd - a, new.base + b, newEnd - b) {
-                changed |= 1 << UInt64(slot)
+                if a != b { changed |= 1 &<< UInt64(slot) }
+            } else if !sameBytes(old.base + a, oldEnd &- a, new.base + b, newEnd &- b) {
+                changed |= 1 &<< UInt64(slot)
             }
             if a != 0 { oldEnd = a }
             if b != 0 { newEnd = b }
-            slot -= 1
+            slot &-= 1
         }
         return changed
     }
