@@ -163,8 +163,17 @@ struct Push {
             try await writing?.value
         } catch {
             // Nothing is left running on the connection when the transaction rolls back.
-            _ = await reading?.result
-            _ = await writing?.result
+            let read = await reading?.result, wrote = await writing?.result
+            // A statement the server received after one that failed fails only with "current
+            // transaction is aborted" (25P02). The next chunk's read and this chunk's write are
+            // sent from two tasks, in either order, so the read may be the one that failed that
+            // way: report the failure that aborted the transaction.
+            if SQL.state(of: error) == "25P02" {
+                var causes: [any Error] = []
+                if case .failure(let cause)? = wrote { causes.append(cause) }
+                if case .failure(let cause)? = read { causes.append(cause) }
+                if let cause = causes.first(where: { SQL.state(of: $0) != "25P02" }) { throw cause }
+            }
             throw error
         }
         return written
