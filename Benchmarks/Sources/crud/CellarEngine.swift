@@ -146,9 +146,6 @@ enum CellarEngine {
         return result
     }
 
-    /// Reads (id, modificationDate) of every object from the records, without building the
-    /// objects (as the SQLite side reads those two columns), so that the check holds no copy of
-    /// the store in memory and peak RSS stays the engine's.
     /// Step d: one write transaction, every object rebuilt with modificationDate = creationDate
     /// + 60 s; `undoable`: as an undoable write (`Store.write(actionName:)`). Returns its seconds,
     /// after checking the store.
@@ -176,6 +173,9 @@ enum CellarEngine {
         return try stepD(store, box, &objects, w, undoable: undoable)
     }
 
+    /// Reads (id, modificationDate) of every object from the records, without building the
+    /// objects (as the SQLite side reads those two columns), so that the check holds no copy of
+    /// the store in memory and peak RSS stays the engine's.
     static func checkModificationDates(_ step: String, _ box: Box<Note>, _ w: Workload, afterF: Bool) throws {
         var k = 0
         try box.query().build().visit { note in
