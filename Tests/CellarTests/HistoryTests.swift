@@ -101,6 +101,43 @@ private struct Boom: Error {}
         }
     }
 
+    /// Entries of random sizes (ids far apart, IDs up to 2^32 − 1, long lists, removals) read
+    /// back as written: the writer grows its buffer past a small first guess without writing
+    /// beyond it (it asserts so in debug builds).
+    @Test(arguments: [1, 2, 3]) func entriesOfAnySizeRoundTrip(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        func ids(_ most: Int) -> [UInt32] {
+            Array(Set((0..<Int(random.next() % UInt64(most + 1))).map { _ in
+                random.next() % 4 == 0 ? UInt32.max - UInt32(random.next() % 1_000) : UInt32(1 + random.next() % 200)
+            })).sorted()
+        }
+        for _ in 0..<20 {
+            var entities: [HistoryEncoding.EntityChanges] = []
+            var uid: UInt64 = 0
+            for _ in 0..<(1 + random.next() % 3) {
+                uid += 1 + random.next() % (1 << 40)
+                var objects: [HistoryEncoding.ObjectChange] = [], id: Id = 0
+                for _ in 0..<(random.next() % 3_000) {
+                    id += 1 + (random.next() % 8 == 0 ? random.next() % (1 << 50) : random.next() % 3)
+                    let remove = random.next() % 10 == 0
+                    objects.append(.init(id: id, remove: remove, properties: remove ? [] : (random.next() % 3 == 0 ? nil : ids(40)),
+                                         relations: remove ? [] : ids(5)))
+                }
+                entities.append(.init(entityUid: uid, allProperties: ids(30), objects: objects))
+            }
+            let bytes = HistoryEncoding.encode(timestamp: HybridTimestamp(rawValue: random.next()), entities: entities)
+            let entry = try bytes.withUnsafeBytes { try HistoryEncoding.decode(sequence: 1, $0, model: HistoryNames(Model())) }
+            let expected = entities.flatMap { entity in
+                entity.objects.map { object in
+                    HistoryChange(entityUid: entity.entityUid, entityName: nil, id: object.id, operation: object.remove ? .remove : .put,
+                                  changedPropertyIds: object.remove ? [] : object.properties ?? entity.allProperties,
+                                  changedRelationIds: object.relations)
+                }
+            }
+            #expect(entry.changes == expected)
+        }
+    }
+
     /// A Note record with `title` and `text` (nil: absent), written in slot order or reversed,
     /// its slot table `slotCount` long (more: slots of a later model, absent).
     static func noteRecord(_ title: String?, _ text: String?, reversed: Bool, slotCount: Int = 3) -> [UInt8] {

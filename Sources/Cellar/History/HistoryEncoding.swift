@@ -1,4 +1,9 @@
 import CellarStorage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// How a history entry is stored: the value under its sequence number (8 bytes, big-endian) in
 /// the history tree (`StorageLayout.historyTree`). All integers little-endian; "varint" is
@@ -42,54 +47,95 @@ enum HistoryEncoding {
     }
 
     static func encode(timestamp: HybridTimestamp, entities: [EntityChanges]) -> [UInt8] {
-        var writer = Writer(timestamp: timestamp, entityCount: entities.count)
+        let writer = Writer(timestamp: timestamp, entityCount: entities.count)
         for entity in entities {
             writer.beginEntity(uid: entity.entityUid, allProperties: entity.allProperties, objectCount: entity.objects.count)
             for object in entity.objects {
                 writer.object(id: object.id, remove: object.remove, properties: object.properties, relations: object.relations)
             }
         }
-        return writer.bytes
+        return Array(writer.bytes)
     }
 
     /// Writes an entry: `beginEntity` for each entity (ascending UIDs), then `object` as many
-    /// times as it said (ascending ids).
-    struct Writer {
-        private(set) var bytes: [UInt8] = []
-        private var previous: Id = 0
+    /// times as it said (ascending ids). Each call reserves room for the most its part can take,
+    /// then writes through a local cursor (an entry of 100,000 updated objects is written once a
+    /// commit; appending to an array byte by byte cost about 120 instructions an object, counted).
+    ///
+    /// Unchecked exclusivity: one commit (one thread) owns it.
+    final class Writer {
+        @exclusivity(unchecked) private var buffer: UnsafeMutableRawPointer
+        @exclusivity(unchecked) private var capacity: Int
+        @exclusivity(unchecked) private var count = 0
+        @exclusivity(unchecked) private var previous: Id = 0
 
+        /// An entry's first bytes; `capacity` is a guess at its size (it grows as needed).
         init(timestamp: HybridTimestamp, entityCount: Int, capacity: Int = 64) {
-            bytes.reserveCapacity(capacity)
-            bytes.append(version)
-            appendFixed(timestamp.rawValue, to: &bytes)
-            Varint.append(UInt64(entityCount), to: &bytes)
+            self.capacity = max(capacity, 1 + 8 + Varint.maxBytes)
+            buffer = malloc(self.capacity)!
+            var out = buffer
+            out.storeBytes(of: version, as: UInt8.self)
+            out = Self.put(timestamp.rawValue, at: out + 1)
+            count = Varint.put(UInt64(entityCount), at: out) - buffer
         }
 
-        mutating func beginEntity(uid: UInt64, allProperties: [UInt32], objectCount: Int) {
-            appendFixed(uid, to: &bytes)
-            Varint.append(UInt64(allProperties.count), to: &bytes)
-            for property in allProperties { Varint.append(UInt64(property), to: &bytes) }
-            Varint.append(UInt64(objectCount), to: &bytes)
+        deinit { free(buffer) }
+
+        /// The entry written so far; valid until the next call.
+        var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: buffer, count: count) }
+
+        func beginEntity(uid: UInt64, allProperties: [UInt32], objectCount: Int) {
+            var out = reserve(8 + Varint.maxBytes * (allProperties.count + 2))
+            out = Self.put(uid, at: out)
+            out = Varint.put(UInt64(allProperties.count), at: out)
+            for property in allProperties { out = Varint.put(UInt64(property), at: out) }
+            count = Varint.put(UInt64(objectCount), at: out) - buffer
+            assert(count <= capacity, "the history entry's writer wrote past its room")
             previous = 0
         }
 
         /// `properties` nil: every property.
-        mutating func object<P: Collection<UInt32>, R: Collection<UInt32>>(id: Id, remove: Bool, properties: P?, relations: R) {
-            Varint.append(id &- previous, to: &bytes)
+        @inline(__always)
+        func object<P: Collection<UInt32>, R: Collection<UInt32>>(id: Id, remove: Bool, properties: P?, relations: R) {
+            // The id's varint and the kind; the counts' varints and each ID's (an ID fits in 5).
+            var out = reserve(Varint.maxBytes + 1 + 2 * Varint.maxBytes + 5 * ((properties?.count ?? 0) + relations.count))
+            out = Varint.put(id &- previous, at: out)
             previous = id
             if remove {
-                bytes.append(1)
+                out.storeBytes(of: 1, as: UInt8.self)
+                count = out + 1 - buffer
                 return
             }
             if let properties {
-                bytes.append(0)
-                Varint.append(UInt64(properties.count), to: &bytes)
-                for property in properties { Varint.append(UInt64(property), to: &bytes) }
+                out.storeBytes(of: 0, as: UInt8.self)
+                out = Varint.put(UInt64(properties.count), at: out + 1)
+                for property in properties { out = Varint.put(UInt64(property), at: out) }
             } else {
-                bytes.append(2)
+                out.storeBytes(of: 2, as: UInt8.self)
+                out += 1
             }
-            Varint.append(UInt64(relations.count), to: &bytes)
-            for relation in relations { Varint.append(UInt64(relation), to: &bytes) }
+            out = Varint.put(UInt64(relations.count), at: out)
+            for relation in relations { out = Varint.put(UInt64(relation), at: out) }
+            count = out - buffer
+            assert(count <= capacity, "the history entry's writer wrote past its room")
+        }
+
+        /// Room for `more` bytes past `count`; returns where they begin.
+        @inline(__always)
+        private func reserve(_ more: Int) -> UnsafeMutableRawPointer {
+            if count + more > capacity {
+                var grown = capacity * 2
+                while grown < count + more { grown *= 2 }
+                buffer = realloc(buffer, grown)!
+                capacity = grown
+            }
+            return buffer + count
+        }
+
+        @inline(__always)
+        private static func put(_ value: UInt64, at out: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
+            out.storeBytes(of: value.littleEndian, toByteOffset: 0, as: UInt64.self)
+            return out + 8
         }
     }
 

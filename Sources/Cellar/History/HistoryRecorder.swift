@@ -268,8 +268,10 @@ final class HistoryRecorder {
         var state = try HistoryState.read(meta, in: write) ?? HistoryState()
         state.lastSequence += 1
         state.lastTimestamp = HybridClock.next(after: state.lastTimestamp, wallMilliseconds: store.historyClock())
-        var writer = HistoryEncoding.Writer(timestamp: state.lastTimestamp, entityCount: runs.count,
-                                            capacity: 32 + events.count * 3 + ids.count)
+        // An update of one property takes 5 bytes an object: the id's delta, the kind, the count,
+        // the ID and the count of relations, a byte each.
+        let writer = HistoryEncoding.Writer(timestamp: state.lastTimestamp, entityCount: runs.count,
+                                            capacity: 32 + events.count * 5 + ids.count)
         var properties: [UInt32] = [], relations: [UInt32] = []
         // Read through buffer pointers: slicing the arrays retained them once an object.
         self.ids.withUnsafeBufferPointer { ids in
@@ -331,7 +333,7 @@ final class HistoryRecorder {
         }
         let tree = try write.tree(StorageLayout.historyTree, create: true)!
         try withUnsafeBytes(of: state.lastSequence.bigEndian) { key in
-            try writer.bytes.withUnsafeBytes { try write.put(tree, key: key, value: $0) }
+            try write.put(tree, key: key, value: writer.bytes)
         }
         try state.write(meta, in: write)
     }

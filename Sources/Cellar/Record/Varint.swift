@@ -24,6 +24,23 @@ enum Varint {
         bytes.append(UInt8(value))
     }
 
+    /// Stores `value` at `out`, where at least `maxBytes` bytes are free; returns the pointer past
+    /// it. For writers that reserve room for a whole entry once and write through a local cursor.
+    @inline(__always)
+    static func put(_ value: UInt64, at out: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
+        var value = value, out = out
+        while value >= 0x80 {
+            out.storeBytes(of: UInt8(truncatingIfNeeded: value) | 0x80, as: UInt8.self)
+            out += 1
+            value >>= 7
+        }
+        out.storeBytes(of: UInt8(value), as: UInt8.self)
+        return out + 1
+    }
+
+    /// The most bytes a varint takes.
+    static let maxBytes = 10
+
     /// The varint at `offset` in `bytes`, moving `offset` past it.
     @inline(__always)
     static func read(_ bytes: UnsafeRawBufferPointer, at offset: inout Int) throws(Malformed) -> UInt64 {
