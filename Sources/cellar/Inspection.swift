@@ -147,6 +147,14 @@ func compact(_ directory: String, mode: String?, options: StorageOptions, change
     }
     var options = options
     options.compression = compression
+    var readOptions = options
+    readOptions.readOnly = true
+    let reader = try StorageEngine(directory: directory, options: readOptions)
+    let namingCommits = try reader.read { try Store.undoStepsNamingCommits(in: $0) }
+    reader.close()
+    if namingCommits > 0 {
+        print("note: \(namingCommits) undo steps name commits this compaction drops: they will not undo (an app's own compaction, `Store.compact()`, gives them their values first)")
+    }
     let bar = ProgressBar("compacting")
     let progress: StorageEngine.CompactionProgress = { copied, total in bar.update(copied, of: total) }
     let report: CompactionReport

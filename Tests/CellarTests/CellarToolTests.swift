@@ -190,6 +190,27 @@ import Testing
         #expect(quiet.status == 0 && !quiet.err.contains("verifying"), "\(quiet)")
     }
 
+    @Test func compactSaysWhichUndoStepsItLeavesUnableToUndo() throws {
+        let dir = TestDirectory("tool-undo-steps")
+        defer { dir.remove() }
+        let options = StoreOptions(durability: .none, changeHistory: true)
+        var store = try Store(directoryPath: dir.path, model: queryModel(), options: options)
+        let items = store.box(for: QItem.self)
+        for title in ["a", "b"] { try store.write(actionName: "put \(title)") { _ = try items.put(UndoTests.item(title)) } }
+        store.close()
+        let compact = try Self.run(["compact", dir.path])
+        #expect(compact.status == 0 && compact.out.contains("note: 2 undo steps name commits this compaction drops"), "\(compact)")
+        store = try Store(directoryPath: dir.path, model: queryModel(), options: options)
+        defer { store.close() }
+        #expect(throws: CellarError.self) { try store.undo() }
+        try store.clearUndoLog()
+        // Without such steps, no note.
+        store.close()
+        let again = try Self.run(["compact", dir.path])
+        #expect(again.status == 0 && !again.out.contains("undo steps"), "\(again)")
+        store = try Store(directoryPath: dir.path, model: queryModel(), options: options)
+    }
+
     @Test func encryptedStoresTakeTheKeyFromTheEnvironmentAndCompactToANewOne() throws {
         let dir = TestDirectory("tool-encrypted")
         defer { dir.remove() }

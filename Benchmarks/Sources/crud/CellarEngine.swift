@@ -74,6 +74,7 @@ enum CellarEngine {
 
         result.seconds[.d] = try stepD(store, box, &objects, w, undoable: undoableUpdate)
         result.sizeAfterD = folderBytes(path)
+        if undoableUpdate { try undoAndRedoD(store, box, w) }
 
         // After d: a copy of the data file (read and written, not mapped: no RSS), compacted after
         // the run by `compactCopy` (while a writer commits to it), outside the run's peak RSS.
@@ -160,6 +161,24 @@ enum CellarEngine {
         if undoable { try check("d: an undo step", try store.undoActionName() == "update all") }
         try checkModificationDates("d", box, w, afterF: false)
         return seconds
+    }
+
+    /// cellar-undo after step d: undoes d (every modification date back to its creation date),
+    /// then redoes it, each checked and timed (logged, not a step of the workload: the first
+    /// undo is where a step that names its commits gets its values).
+    static func undoAndRedoD(_ store: Store, _ box: Box<Note>, _ w: Workload) throws {
+        var start = now()
+        try check("d: undone", try store.undo() == "update all")
+        let undo = now() - start
+        for id in [1, w.n / 2, w.n] {
+            let note = try box.get(Id(id))
+            try check("d undone: object \(id) as step a left it", note.map { $0.modificationDate == $0.creationDate } ?? false)
+        }
+        start = now()
+        try check("d: redone", try store.redo() == "update all")
+        let redo = now() - start
+        try checkModificationDates("d redone", box, w, afterF: false)
+        log(String(format: "cellar-undo: undo of d %.1f ms, its redo %.1f ms", undo * 1000, redo * 1000))
     }
 
     /// Step d alone, as `run` runs it: a fresh store in `folder` (with the change history when

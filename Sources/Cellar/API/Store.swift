@@ -65,6 +65,10 @@ public final class Store: @unchecked Sendable {
     let sharedWriters: SharedWriters?
     /// How many undo steps the store keeps (``StoreOptions/undoDepth``).
     let undoDepth: Int
+    /// Whether an undoable write keeps a step that names its commits (``CommitStep``) rather
+    /// than one with values: not among several writing processes, where another process's
+    /// commit may come between a write's base and its own.
+    let undoStepsNameCommits: Bool
     /// Where each named write registers an undo action (``registerUndoActions(with:onError:)``).
     let undoRegistration = Locked<UndoRegistration?>(nil)
     /// The in-memory graphs of the HNSW indexes (see `VectorIndex`), with their images in the
@@ -138,6 +142,7 @@ public final class Store: @unchecked Sendable {
         savedSequences.initialize(repeating: nil, count: max(entityCount, 1))
         sharedWriters = options.sharedWriting && !inMemory && !options.readOnly ? SharedWriters() : nil
         undoDepth = options.undoDepth
+        undoStepsNameCommits = sharedWriters == nil
         if versions.migrating, let stored, let version = options.schemaVersion {
             try migrate(from: stored, sync: sync, plan: versions, to: version, code: options.migration)
         }
@@ -146,7 +151,11 @@ public final class Store: @unchecked Sendable {
         if !options.readOnly {
             // With several writing processes another one may store a newer model, whose
             // properties this one's would take for retired: compaction keeps every field then.
-            if sharedWriters == nil { engine.setCompactionRewrites(Self.retiredFieldDropping(sync.model)) }
+            let retired = sharedWriters == nil ? Self.retiredFieldDropping(sync.model) : nil
+            // Undo steps that name their commits get their values before the copy drops those.
+            engine.setCompactionRewrites { [weak self] tree in
+                tree == UndoLog.tree ? self.map(UndoLog.compactionRewrite) : retired?(tree)
+            }
             // A log that is mostly garbage is compacted before the store is handed out (see
             // `AutomaticCompaction.atOpen`).
             engine.compactAtOpenIfDue()

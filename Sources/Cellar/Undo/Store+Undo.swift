@@ -43,10 +43,32 @@ enum UndoLog {
 
     static func key(_ step: UInt64) -> [UInt8] { withUnsafeBytes(of: step.bigEndian) { Array($0) } }
 
+    /// Step `number`, with its values: a step that names its commits (``CommitStep``) is made
+    /// from them and kept so, in `context`'s write, so that undoing and redoing it again needs
+    /// them no more.
     static func step(_ number: UInt64, in context: TransactionContext) throws -> UndoStep? {
         guard number > 0, let write = context.write, let tree = try write.tree(tree, create: false),
-              let bytes = try write.get(tree, key: key(number)) else { return nil }
+              var bytes = try write.get(tree, key: key(number)) else { return nil }
+        if bytes.first == CommitStep.format {
+            bytes = try bytes.withUnsafeBytes { try CommitStep.values(of: $0, store: context.store) }
+            try write.put(tree, key: key(number), value: bytes)
+        }
         return try UndoStep(bytes: bytes, schemas: context.store.schemas, schemasById: context.store.schemasById)
+    }
+
+    /// How a compaction or a copy rewrites the steps' tree (`StorageEngine.setCompactionRewrites`):
+    /// a step that names its commits gets its values, made from `store`'s file, which still holds
+    /// those commits, since the copy will not. One whose commits that file lost already (see
+    /// ``CommitStep/values(of:store:)``) is copied as it is.
+    static func compactionRewrite(_ store: Store) -> ValueRewrite {
+        { [weak store] bytes in
+            guard bytes.first == CommitStep.format, let store else { return nil }
+            do {
+                return try CommitStep.values(of: bytes, store: store)
+            } catch let error as CellarError where error.code == .illegalArgument {
+                return nil
+            }
+        }
     }
 
     /// The name of step `number` (read from its head alone); nil when there is none.
@@ -132,10 +154,18 @@ extension Store {
             }
         }
         var kept = false
+        let namesCommits = undoStepsNameCommits
         let result = try inWriteContext { context in
-            context.history?.undo = UndoCapture(name: actionName)
+            if !namesCommits { context.history?.undo = UndoCapture(name: actionName) }
             let result = try body()
             guard context.failure == nil else { return result }
+            if namesCommits, let step = CommitStep.make(actionName, in: context) {
+                if !step.isEmpty {
+                    try step.withUnsafeBytes { try UndoLog.push($0, depth: depth, in: context.write!) }
+                    kept = true
+                }
+                return result
+            }
             try UndoStep.capture(actionName, in: context) {
                 try UndoLog.push($0, depth: depth, in: context.write!)
                 kept = true

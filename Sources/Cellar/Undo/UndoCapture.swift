@@ -5,7 +5,8 @@ import Glibc
 import Darwin
 #endif
 
-/// What an undoable write keeps while it runs (``Store/write(actionName:_:)``): for each object
+/// What an undoable write that keeps a step with values (not one that names its commits, see
+/// ``CommitStep``) gathers while it runs (``Store/write(actionName:_:)``): for each object
 /// replace the change history notes, the object's entry of the step in the stored format of
 /// ``UndoStep``, made while the old and the new record are at hand. At the end the step is put
 /// together from these entries; only an object the write did more to than replace it once (made,

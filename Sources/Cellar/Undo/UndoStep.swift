@@ -19,7 +19,8 @@ import Foundation
 ///     each side that is there as stored (a number's little-endian bytes; a string's or byte
 ///     vector's UTF-8 or bytes after a varint length).
 /// ```
-/// (little-endian; varints LEB128). Formats 1 and 2 put the entity UID and id before the kind;
+/// (little-endian; varints LEB128). A step of format 4 names its commits instead of holding
+/// values (``CommitStep``); it is read through those commits. Formats 1 and 2 put the entity UID and id before the kind;
 /// format 2 also has kind 4, as kind 5 with a u64 mask, each side as u32 length (0xFFFFFFFF:
 /// absent) and bytes, and a u32 relation count of 0. Both still read.
 struct UndoStep {
@@ -312,7 +313,7 @@ struct UndoStep {
     /// begins. Throws `fileCorrupt` for a format this build does not read or a name cut short.
     static func head(of step: UnsafeRawBufferPointer) throws -> (format: UInt8, name: String, end: Int) {
         guard let format = step.first else { throw CellarError.fileCorrupt("an undo step of no bytes") }
-        guard (1...3).contains(format) else { throw CellarError.fileCorrupt("an undo step of a format this build does not read (\(format))") }
+        guard (1...CommitStep.format).contains(format) else { throw CellarError.fileCorrupt("an undo step of a format this build does not read (\(format))") }
         guard step.count >= 5, case let length = Int(step.loadLE(UInt32.self, at: 1)), length <= step.count - 5 else {
             throw CellarError.fileCorrupt("an undo step of \(step.count) bytes is cut short in its name")
         }
@@ -397,6 +398,9 @@ struct UndoStep {
         }
         let format: UInt8
         (format, name, at) = try bytes.withUnsafeBytes { try Self.head(of: $0) }
+        guard format <= Self.format else {
+            throw CellarError.fileCorrupt("the undo step \"\(name)\" names its commits: its values are made from them first")
+        }
         let count = try u32()
         var objects: [Object] = []
         let builder = RecordBuilder(capacity: 256)

@@ -10,6 +10,9 @@ extension StorageEngine {
     public enum PastCommit: Sendable, Equatable {
         case transaction(UInt64)
         case time(millisecondsSince1970: UInt64)
+        /// The first commit with a transaction id above this one: the commit of a write
+        /// transaction that began on that commit, when no other writer came between.
+        case firstAfter(UInt64)
     }
 
     /// A read transaction on a past commit still in the data file. Walks the commit records back
@@ -30,6 +33,11 @@ extension StorageEngine {
             switch past {
             case .transaction(let id): matches = commit.txnId == id
             case .time(let ms): matches = commit.timeMs <= ms
+            case .firstAfter(let id):
+                // The walk goes back: the last commit above `id` it meets is the first after it.
+                guard commit.txnId > id else { return false }
+                found = pastSnapshot(offset: offset, length: length, commit: commit, in: snapshot)
+                return true
             }
             if matches {
                 found = pastSnapshot(offset: offset, length: length, commit: commit, in: snapshot)
@@ -37,6 +45,11 @@ extension StorageEngine {
             }
             if case .transaction(let id) = past, commit.txnId < id { return false }
             return true
+        }
+        if case .firstAfter(let id) = past, found != nil, (oldest?.txnId ?? 0) > id {
+            // The walk reached the file's first commit without meeting `id` or one below it: the
+            // commits between are gone, and the one found may not be the first after `id`.
+            found = nil
         }
         if let found { return try ReadTransaction(snapshot: found, codecs: codecs, views: decryptedViews) }
         let held = oldest.map { "the oldest commit the file holds is \($0.txnId), made at \($0.timeMs) ms since 1970" }
@@ -46,6 +59,8 @@ extension StorageEngine {
             throw StorageError.illegalArgument("commit \(id) cannot be read: it is not among the commits the data file holds (\(held); a compaction keeps the newest, or the window `pastRetention` sets)")
         case .time(let ms):
             throw StorageError.illegalArgument("no commit at or before \(ms) ms since 1970 can be read: \(held); a compaction keeps the newest, or the window `pastRetention` sets")
+        case .firstAfter(let id):
+            throw StorageError.illegalArgument("the commit after \(id) cannot be read: it is not among the commits the data file holds, or \(id) is not (\(held); a compaction keeps the newest, or the window `pastRetention` sets)")
         }
     }
 
