@@ -126,6 +126,23 @@ import Testing
         #expect(try Self.titles(store) == states[1])
     }
 
+    @Test func aCompactionKeepingAWindowMakesTheStepsWholeToo() throws {
+        let dir = TestDirectory("undo-commits-window")
+        defer { dir.remove() }
+        var options = StoreOptions(durability: .none, changeHistory: true)
+        options.pastRetention = .commits(2)
+        let store = try Store(directoryPath: dir.path, model: queryModel(), options: options)
+        defer { store.close() }
+        let states = try Self.threeSteps(store)
+        // The window's start is copied, and its commits replayed: each through the rewrite.
+        try store.compact()
+        #expect(try Self.formats(store) == [3, 3, 3])
+        for (index, state) in states.dropLast().enumerated().reversed() {
+            #expect(try store.undo() == "retitle \(index)")
+            #expect(try Self.titles(store) == state)
+        }
+    }
+
     @Test func aStepWhoseCommitsAreGoneIsAClearError() throws {
         let dir = TestDirectory("undo-commits-gone")
         defer { dir.remove() }
