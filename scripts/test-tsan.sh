@@ -20,6 +20,7 @@ suites=(
     SnapshotIsolationTests OnlineCompactionTests StoreCompactionTests CommitHookTests PrimaryKeyTests
     EmbeddedQueryTests ReadOnlyFollowTests MultiProcessReaderTests GroupCommitTests SpillTests EncryptionTests
     VectorSearchTests VectorLifecycleTests HNSWCacheBoundTests HNSWImageTests SharedWritingTests SharedWritingStoreTests
+    UndoCommitStepTests
 )
 filter=$(IFS='|'; echo "${suites[*]}")
 echo "ThreadSanitizer: ${#suites[@]} suites: ${suites[*]}"

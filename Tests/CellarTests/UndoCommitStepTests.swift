@@ -143,6 +143,43 @@ import Testing
         }
     }
 
+    /// Undoable writes on one thread while another compacts, over and over: each step is made
+    /// whole by the compaction (from a snapshot, or in a catch-up round) or stays as it is, and
+    /// every one undoes. (Run under ThreadSanitizer by `scripts/test-tsan.sh`.)
+    @Test func stepsKeptWhileCompactionsRunOnAnotherThreadAllUndo() throws {
+        let dir = TestDirectory("undo-commits-threads")
+        defer { dir.remove() }
+        let store = try UndoTests.open(dir, depth: 300)
+        defer { store.close() }
+        let items = store.box(for: QItem.self)
+        try items.put((0..<40).map { UndoTests.item("t\($0)") })
+        let start = try Self.titles(store)
+        // Each item retitled five times, one write each.
+        let ids = Array(repeating: start.keys.sorted(), count: 5).flatMap { $0 }
+        let done = Locked(false)
+        let writer = Thread {
+            defer { done.withLock { $0 = true } }
+            for (k, id) in ids.enumerated() {
+                try? store.write(actionName: "w\(k)") {
+                    let items = store.box(for: QItem.self)
+                    if let item = try items.get(id) {
+                        item.title = "w\(k)"
+                        try items.put(item)
+                    }
+                }
+            }
+        }
+        writer.start()
+        var compactions = 0
+        while compactions < 2 || !done.withLock({ $0 }) {
+            try store.compact()
+            compactions += 1
+        }
+        #expect(try Self.titles(store).values.allSatisfy { $0.hasPrefix("w") })
+        for k in ids.indices.reversed() { #expect(try store.undo() == "w\(k)") }
+        #expect(try Self.titles(store) == start)
+    }
+
     @Test func aStepWhoseCommitsAreGoneIsAClearError() throws {
         let dir = TestDirectory("undo-commits-gone")
         defer { dir.remove() }

@@ -14,6 +14,12 @@ enum CellarEngine {
     /// bytes, drawn once per process, so that every run of the invocation uses the same key.
     static let encryptionKey = EncryptionKey.random()
 
+    /// The options the cellar engines open their stores with: values compressed as `compression`
+    /// says, encrypted with `encryptionKey` when `encrypted`, the change history when `history`.
+    static func storeOptions(compression: CellarCompression = .none, encrypted: Bool = false, history: Bool) -> StoreOptions {
+        StoreOptions(compression: compression, encryptionKey: encrypted ? encryptionKey : nil, changeHistory: history)
+    }
+
     /// `encrypted`: the `cellar-encrypted` engine, the store encrypted with `encryptionKey` (the
     /// default `decryptedCacheSize`); else a plain store. `history`: the `cellar-history` engine,
     /// the store with `StoreOptions.changeHistory` on.
@@ -24,9 +30,7 @@ enum CellarEngine {
         let n = w.n
         let path = folder + "/cellar"
         var result = RunResult()
-        let store = try Store(directoryPath: path, options: StoreOptions(compression: compression,
-                                                                         encryptionKey: encrypted ? encryptionKey : nil,
-                                                                         changeHistory: history))
+        let store = try Store(directoryPath: path, options: storeOptions(compression: compression, encrypted: encrypted, history: history))
         defer { store.close() }
         let box = store.box(for: Note.self)
 
@@ -184,7 +188,7 @@ enum CellarEngine {
     /// Step d alone, as `run` runs it: a fresh store in `folder` (with the change history when
     /// `history`), step a untimed, then d (`undoable`: as cellar-undo). Returns d's seconds.
     static func onlyStepD(_ w: Workload, folder: String, history: Bool, undoable: Bool) throws -> Double {
-        let store = try Store(directoryPath: folder + "/cellar", options: StoreOptions(changeHistory: history))
+        let store = try Store(directoryPath: folder + "/cellar", options: storeOptions(history: history))
         defer { store.close() }
         let box = store.box(for: Note.self)
         var objects = w.notes
@@ -224,9 +228,9 @@ enum CellarEngine {
                             history: Bool = false, into result: inout RunResult) throws {
         let n = w.n
         let copy = compactionFolder(folder)
-        let store = try Store(directoryPath: copy, options: StoreOptions(automaticCompaction: nil, compression: compression,
-                                                                         encryptionKey: encrypted ? encryptionKey : nil,
-                                                                         changeHistory: history))
+        var options = storeOptions(compression: compression, encrypted: encrypted, history: history)
+        options.automaticCompaction = nil
+        let store = try Store(directoryPath: copy, options: options)
         defer { store.close() }
         let box = store.box(for: Note.self)
         let writer = CommitLog()

@@ -19,10 +19,10 @@ import Foundation
 ///     each side that is there as stored (a number's little-endian bytes; a string's or byte
 ///     vector's UTF-8 or bytes after a varint length).
 /// ```
-/// (little-endian; varints LEB128). A step of format 4 names its commits instead of holding
-/// values (``CommitStep``); it is read through those commits. Formats 1 and 2 put the entity UID and id before the kind;
+/// (little-endian; varints LEB128). Formats 1 and 2 put the entity UID and id before the kind;
 /// format 2 also has kind 4, as kind 5 with a u64 mask, each side as u32 length (0xFFFFFFFF:
-/// absent) and bytes, and a u32 relation count of 0. Both still read.
+/// absent) and bytes, and a u32 relation count of 0. Both still read. A step of format 4 names
+/// its commits instead of holding values (``CommitStep``): this one is made from those.
 struct UndoStep {
     /// The format steps are written in.
     static let format: UInt8 = 3
