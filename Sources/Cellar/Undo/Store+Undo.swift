@@ -131,6 +131,9 @@ extension Store {
     /// before and after it (all of them for an object it created or removed), and the links of
     /// its standalone relations before and after. Embedded objects, collections and flexible
     /// values are property values; indexes (full-text, geo, vectors, unique) follow the objects.
+    /// A write that changed each object once keeps only the commit it began on and which objects
+    /// it changed: the values are read from the log when the step is first undone, or before a
+    /// compaction or a copy drops those commits (`docs/undo.md`).
     ///
     /// - Throws: ``CellarError/Code/illegalArgument`` inside another transaction (the step would
     ///   not know where the write began), or when the store does not record its change history
