@@ -131,27 +131,24 @@ enum EncryptionChange {
 /// dictionary-compressed store keeps it compressed; else uncompressed), encrypted as `change`
 /// says.
 func compact(_ directory: String, mode: String?, options: StorageOptions, change: EncryptionChange) throws {
-    let compression: Compression
+    var options = options
+    let chosen: Compression?
     switch mode {
-    case "none": compression = .none
-    case "zstd": compression = .zstd()
-    case "dictionary": compression = .zstdDictionary()
-    case nil:
-        var readOptions = options
-        readOptions.readOnly = true
-        let engine = try StorageEngine(directory: directory, options: readOptions)
-        let trained = try !engine.read { try $0.dictionaryIds() }.isEmpty
-        engine.close()
-        compression = trained ? .zstdDictionary() : .none
+    case "none": chosen = Compression.none
+    case "zstd": chosen = .zstd()
+    case "dictionary": chosen = .zstdDictionary()
+    case nil: chosen = nil
     default: throw ToolError("unknown compression \(mode!) (none, zstd or dictionary)")
     }
-    var options = options
-    options.compression = compression
+    // One read of the store first: whether it holds dictionaries, and its undo steps that name commits.
     var readOptions = options
     readOptions.readOnly = true
     let reader = try StorageEngine(directory: directory, options: readOptions)
-    let namingCommits = try reader.read { try Store.undoStepsNamingCommits(in: $0) }
+    let (trained, namingCommits) = try reader.read { read in
+        (try !read.dictionaryIds().isEmpty, try Store.undoStepsNamingCommits(in: read))
+    }
     reader.close()
+    options.compression = chosen ?? (trained ? .zstdDictionary() : .none)
     if namingCommits > 0 {
         print("note: \(namingCommits) undo steps name commits this compaction drops: they will not undo (an app's own compaction, `Store.compact()`, gives them their values first)")
     }

@@ -103,6 +103,19 @@ struct PastWindowTests {
                 guard case StorageError.illegalArgument(let message) = error else { return false }
                 return message.contains("the oldest commit the file holds is \(kept.first!.id)")
             }
+            // A commit and the one after it, from one walk: each pair of the window; the newest
+            // has none after it, and the commit before the window is gone.
+            for (state, next) in zip(kept, kept.dropFirst()) {
+                let pair = try engine.beginRead(commitAndTheOneAfter: state.id)
+                #expect(pair.commit.transactionId == state.id && pair.after.transactionId == next.id, "seed \(seed)")
+                #expect(try Model(reading: pair.commit) == state.model && Model(reading: pair.after) == next.model, "commit \(state.id), seed \(seed)")
+            }
+            for (id, says) in [(kept.last!.id, "is the newest"), (states[last - 26].id, "the oldest commit the file holds is \(kept.first!.id)")] {
+                #expect { try engine.beginRead(commitAndTheOneAfter: id) } throws: { error in
+                    guard case StorageError.illegalArgument(let message) = error else { return false }
+                    return message.contains(says)
+                }
+            }
         }
         try checkWindow(engine)
         // The times are the commits' own: a time between two commits of the window finds the first.

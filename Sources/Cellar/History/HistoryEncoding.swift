@@ -1,9 +1,4 @@
 import CellarStorage
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// How a history entry is stored: the value under its sequence number (8 bytes, big-endian) in
 /// the history tree (`StorageLayout.historyTree`). All integers little-endian; "varint" is
@@ -58,39 +53,32 @@ enum HistoryEncoding {
     }
 
     /// Writes an entry: `beginEntity` for each entity (ascending UIDs), then `object` as many
-    /// times as it said (ascending ids). Each call reserves room for the most its part can take,
-    /// then writes through a local cursor (an entry of 100,000 updated objects is written once a
-    /// commit; appending to an array byte by byte cost about 120 instructions an object, counted).
+    /// times as it said (ascending ids), each call into room for the most its part can take
+    /// (a ``CursorBuffer``: an entry of 100,000 updated objects is written once a commit).
     ///
     /// Unchecked exclusivity: one commit (one thread) owns it.
     final class Writer {
-        @exclusivity(unchecked) private var buffer: UnsafeMutableRawPointer
-        @exclusivity(unchecked) private var capacity: Int
-        @exclusivity(unchecked) private var count = 0
+        @exclusivity(unchecked) private var buffer: CursorBuffer
         @exclusivity(unchecked) private var previous: Id = 0
 
         /// An entry's first bytes; `capacity` is a guess at its size (it grows as needed).
         init(timestamp: HybridTimestamp, entityCount: Int, capacity: Int = 64) {
-            self.capacity = max(capacity, 1 + 8 + Varint.maxBytes)
-            buffer = malloc(self.capacity)!
-            var out = buffer
-            out.storeBytes(of: version, as: UInt8.self)
-            out = Self.put(timestamp.rawValue, at: out + 1)
-            count = Varint.put(UInt64(entityCount), at: out) - buffer
+            buffer = CursorBuffer(capacity: capacity)
+            var out = buffer.room(1 + 8 + Varint.maxBytes)
+            out = CursorBuffer.put(version, at: out)
+            out = CursorBuffer.put(timestamp.rawValue, at: out)
+            buffer.end(at: Varint.put(UInt64(entityCount), at: out))
         }
 
-        deinit { free(buffer) }
-
         /// The entry written so far; valid until the next call.
-        var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: buffer, count: count) }
+        var bytes: UnsafeRawBufferPointer { buffer.bytes }
 
         func beginEntity(uid: UInt64, allProperties: [UInt32], objectCount: Int) {
-            var out = reserve(8 + Varint.maxBytes * (allProperties.count + 2))
-            out = Self.put(uid, at: out)
+            var out = buffer.room(8 + Varint.maxBytes * (allProperties.count + 2))
+            out = CursorBuffer.put(uid, at: out)
             out = Varint.put(UInt64(allProperties.count), at: out)
             for property in allProperties { out = Varint.put(UInt64(property), at: out) }
-            count = Varint.put(UInt64(objectCount), at: out) - buffer
-            assert(count <= capacity, "the history entry's writer wrote past its room")
+            buffer.end(at: Varint.put(UInt64(objectCount), at: out))
             previous = 0
         }
 
@@ -98,44 +86,23 @@ enum HistoryEncoding {
         @inline(__always)
         func object<P: Collection<UInt32>, R: Collection<UInt32>>(id: Id, remove: Bool, properties: P?, relations: R) {
             // The id's varint and the kind; the counts' varints and each ID's (an ID fits in 5).
-            var out = reserve(Varint.maxBytes + 1 + 2 * Varint.maxBytes + 5 * ((properties?.count ?? 0) + relations.count))
+            var out = buffer.room(Varint.maxBytes + 1 + 2 * Varint.maxBytes + 5 * ((properties?.count ?? 0) + relations.count))
             out = Varint.put(id &- previous, at: out)
             previous = id
             if remove {
-                out.storeBytes(of: 1, as: UInt8.self)
-                count = out + 1 - buffer
+                buffer.end(at: CursorBuffer.put(UInt8(1), at: out))
                 return
             }
             if let properties {
-                out.storeBytes(of: 0, as: UInt8.self)
-                out = Varint.put(UInt64(properties.count), at: out + 1)
+                out = CursorBuffer.put(UInt8(0), at: out)
+                out = Varint.put(UInt64(properties.count), at: out)
                 for property in properties { out = Varint.put(UInt64(property), at: out) }
             } else {
-                out.storeBytes(of: 2, as: UInt8.self)
-                out += 1
+                out = CursorBuffer.put(UInt8(2), at: out)
             }
             out = Varint.put(UInt64(relations.count), at: out)
             for relation in relations { out = Varint.put(UInt64(relation), at: out) }
-            count = out - buffer
-            assert(count <= capacity, "the history entry's writer wrote past its room")
-        }
-
-        /// Room for `more` bytes past `count`; returns where they begin.
-        @inline(__always)
-        private func reserve(_ more: Int) -> UnsafeMutableRawPointer {
-            if count + more > capacity {
-                var grown = capacity * 2
-                while grown < count + more { grown *= 2 }
-                buffer = realloc(buffer, grown)!
-                capacity = grown
-            }
-            return buffer + count
-        }
-
-        @inline(__always)
-        private static func put(_ value: UInt64, at out: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
-            out.storeBytes(of: value.littleEndian, toByteOffset: 0, as: UInt64.self)
-            return out + 8
+            buffer.end(at: out)
         }
     }
 

@@ -19,6 +19,14 @@ import CellarStorage
 /// before when of the same entity), varint count of relation IDs, then each (varint).
 /// ```
 enum CommitStep {
+    /// Why a step that names its commits cannot get its values: the store's file no longer holds
+    /// them. Its own type, so that a compaction, which copies such a step as it is, tells it from
+    /// any other failure.
+    struct CommitsGone: Error {
+        /// Which step, which commit, and what the file holds.
+        let message: String
+    }
+
     static let format: UInt8 = 4
 
     /// The step of the write running in `context`, named `name`; nil when its change history
@@ -74,9 +82,9 @@ enum CommitStep {
     /// it lists, looked up in the commit it names and in the first one after it, as stored. A step
     /// whose objects came out as they were holds none.
     ///
-    /// - Throws: ``CellarError/Code/illegalArgument`` when the store's file no longer holds those
-    ///   commits (it was compacted or copied without the object layer, as `cellar compact` of a
-    ///   closed store does): the step cannot be undone; `fileCorrupt` for a step that does not read.
+    /// - Throws: ``CommitsGone`` when the store's file no longer holds those commits (it was
+    ///   compacted or copied without the object layer, as `cellar compact` of a closed store
+    ///   does): the step cannot be undone; `fileCorrupt` for a step that does not read.
     static func values(of step: UnsafeRawBufferPointer, store: Store) throws -> [UInt8] {
         let (format, name, end) = try UndoStep.head(of: step)
         guard format == Self.format else { throw CellarError.fileCorrupt("an undo step of format \(format) read as one that names its commits") }
@@ -110,20 +118,18 @@ enum CommitStep {
             objects[UndoStep.ObjectKey(entity: UInt32(entity), id: id), default: []].formUnion(relations)
         }
         guard at == step.count else { throw corrupt() }
-        func snapshot(_ past: StorageEngine.PastCommit) throws -> TransactionContext {
-            let read: ReadTransaction
-            do {
-                read = try store.engine.beginRead(asOf: past)
-            } catch StorageError.illegalArgument(let why) {
-                throw CellarError.illegalArgument("the undo step \"\(name)\" names commit \(base), which the store's file no longer holds (it was compacted or copied without the object layer, as `cellar compact` of a closed store does): it cannot be undone or redone; clearUndoLog() forgets it (\(why))")
-            } catch {
-                throw CellarError.wrap(error)
-            }
-            let context = TransactionContext(store: store, read: read)
-            context.readsThePast = true
-            return context
+        // The commit the step names and the write's own, the first after it: one walk back.
+        let reads: (commit: ReadTransaction, after: ReadTransaction)
+        do {
+            reads = try store.engine.beginRead(commitAndTheOneAfter: base)
+        } catch StorageError.illegalArgument(let why) {
+            throw CommitsGone(message: "the undo step \"\(name)\" names commit \(base), which the store's file no longer holds (it was compacted or copied without the object layer, as `cellar compact` of a closed store does): it cannot be undone or redone; clearUndoLog() forgets it (\(why))")
+        } catch {
+            throw CellarError.wrap(error)
         }
-        let before = try snapshot(.transaction(base)), after = try snapshot(.firstAfter(base))
+        let before = TransactionContext(store: store, read: reads.commit), after = TransactionContext(store: store, read: reads.after)
+        before.readsThePast = true
+        after.readsThePast = true
         var out = UndoStep.head(name)
         try UndoStep.capture(name, objects: objects, from: before, in: after) { out = Array($0) }
         return out

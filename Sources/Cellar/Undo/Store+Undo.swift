@@ -50,7 +50,11 @@ enum UndoLog {
         guard number > 0, let write = context.write, let tree = try write.tree(tree, create: false),
               var bytes = try write.get(tree, key: key(number)) else { return nil }
         if bytes.first == CommitStep.format {
-            bytes = try bytes.withUnsafeBytes { try CommitStep.values(of: $0, store: context.store) }
+            do {
+                bytes = try bytes.withUnsafeBytes { try CommitStep.values(of: $0, store: context.store) }
+            } catch let gone as CommitStep.CommitsGone {
+                throw CellarError.illegalArgument(gone.message)
+            }
             try write.put(tree, key: key(number), value: bytes)
         }
         return try UndoStep(bytes: bytes, schemas: context.store.schemas, schemasById: context.store.schemasById)
@@ -65,7 +69,7 @@ enum UndoLog {
             guard bytes.first == CommitStep.format, let store else { return nil }
             do {
                 return try CommitStep.values(of: bytes, store: store)
-            } catch let error as CellarError where error.code == .illegalArgument {
+            } catch is CommitStep.CommitsGone {
                 return nil
             }
         }

@@ -1,9 +1,4 @@
 import CellarStorage
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// What an undoable write that keeps a step with values (not one that names its commits, see
 /// ``CommitStep``) gathers while it runs (``Store/write(actionName:_:)``): for each object
@@ -14,10 +9,8 @@ import Darwin
 ///
 /// Unchecked exclusivity, as the recorder's: one write transaction (one thread) owns it.
 final class UndoCapture {
-    /// The entries, back to back: `count` bytes at `buffer`, which holds `capacity`.
-    @exclusivity(unchecked) private var buffer: UnsafeMutableRawPointer
-    @exclusivity(unchecked) private var capacity: Int
-    @exclusivity(unchecked) private var count = 0
+    /// The step's head, then the entries, back to back.
+    @exclusivity(unchecked) private var buffer = CursorBuffer(capacity: 1 << 16)
     /// Per entry, in the order made: the `start` of its event's property IDs in the recorder
     /// (unique among its events that list properties, and ascending), and where its bytes begin.
     @exclusivity(unchecked) private var entries: [(idsStart: UInt32, offset: Int)] = []
@@ -32,23 +25,19 @@ final class UndoCapture {
     /// name, a place for the count) come first, so that a step made of these entries only, in
     /// the order kept, is this buffer (`wholeStep`).
     init(name: String) {
-        capacity = 1 << 16
-        buffer = malloc(capacity)!
         let head = UndoStep.head(name)
         entriesStart = head.count
-        head.withUnsafeBytes { put($0) }
+        head.withUnsafeBytes { buffer.append($0) }
     }
 
-    deinit { free(buffer) }
-
     /// The entries kept, valid until the next `keep`; offsets as `entry` gives them.
-    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: buffer, count: count) }
+    var bytes: UnsafeRawBufferPointer { buffer.bytes }
 
     /// The whole step when it is made of every entry kept, in the order kept (`objects` of them):
     /// the count is written in place. Valid until the next `keep`.
     func wholeStep(objects: UInt32) -> UnsafeRawBufferPointer? {
         guard objects == entries.count else { return nil }
-        (buffer + entriesStart - 4).storeBytes(of: objects.littleEndian, as: UInt32.self)
+        _ = CursorBuffer.put(objects, at: buffer.start + entriesStart - 4)
         return bytes
     }
 
@@ -73,28 +62,6 @@ final class UndoCapture {
     /// Where the first entry begins.
     var firstEntry: Int { entriesStart }
 
-    /// Room for `more` bytes past `count`.
-    @inline(__always)
-    private func reserve(_ more: Int) {
-        guard count + more > capacity else { return }
-        var grown = capacity * 2
-        while grown < count + more { grown *= 2 }
-        // `realloc` moves a large block by remapping its pages, without copying them.
-        buffer = realloc(buffer, grown)!
-        capacity = grown
-    }
-
-    /// Writes at a cursor: each call stores at `at` and returns the cursor past what it stored,
-    /// the room reserved. The entry is written through a local cursor and `count` set once at
-    /// the end: a store through the buffer's pointer could alias this object's own fields, so
-    /// writing through `buffer + count` made the compiler reload and store both around the
-    /// entry's writes (29 instructions an entry more, counted).
-    @inline(__always)
-    private static func put<T: FixedWidthInteger>(_ value: T, at out: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
-        out.storeBytes(of: value.littleEndian, as: T.self)
-        return out + MemoryLayout<T>.size
-    }
-
     /// Copies the `T`-sized bytes of `bytes` as they are.
     @inline(__always)
     private static func copy<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, as: T.Type, to out: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
@@ -102,23 +69,15 @@ final class UndoCapture {
         return out + MemoryLayout<T>.size
     }
 
-    @inline(__always)
-    private func put(_ raw: UnsafeRawBufferPointer) {
-        reserve(raw.count)
-        if raw.count > 0 { (buffer + count).copyMemory(from: raw.baseAddress!, byteCount: raw.count) }
-        count += raw.count
-    }
-
     /// Keeps the entry of object `id` of `schema` replaced from `old` to `new`, the properties
     /// in the slots of `mask` changed (bit `ID − 1`; the event's property IDs start at `idsStart`
     /// in the recorder): a compact entry.
     func keep(_ schema: EntitySchema, id: Id, slots mask: UInt64, idsStart: Int,
               old: RecordReader, new: RecordReader) throws {
-        entries.append((UInt32(idsStart), count))
+        entries.append((UInt32(idsStart), buffer.count))
         // The kind and three varints: room for all of them at once.
-        reserve(1 + 3 * Varint.maxBytes)
-        var out = buffer + count
-        out = Self.put(UndoStep.Kind.compact.rawValue, at: out)
+        var out = buffer.room(1 + 3 * Varint.maxBytes)
+        out = CursorBuffer.put(UndoStep.Kind.compact.rawValue, at: out)
         out = Varint.put(UInt64(schema.id.id), at: out)
         out = Varint.put(id, at: out)
         out = Varint.put(mask, at: out)
@@ -128,23 +87,18 @@ final class UndoCapture {
             slots &= slots - 1
             let width = slot < schema.slotWidths.count ? schema.slotWidths[slot] : 0
             guard width != 0 else {
-                count = out - buffer
+                buffer.end(at: out)
                 throw CellarError.schema("property \(slot + 1) of \(schema.name) changed, but the model has no such property")
             }
             let before = try field(slot, of: old, width: width), after = try field(slot, of: new, width: width)
             // The flags byte, then each side after its length's varint: room for all at once.
-            let room = 1 + 2 * Varint.maxBytes + (before?.count ?? 0) + (after?.count ?? 0)
-            if out - buffer + room > capacity {
-                count = out - buffer
-                reserve(room)
-                out = buffer + count
-            }
+            out = buffer.room(1 + 2 * Varint.maxBytes + (before?.count ?? 0) + (after?.count ?? 0), at: out)
             // Which sides are there (bits 0 and 1) and a fixed field's width (bits 2 to 5).
-            out = Self.put(UInt8((before == nil ? 0 : 1) | (after == nil ? 0 : 2) | (width > 0 ? width << 2 : 0)), at: out)
+            out = CursorBuffer.put(UInt8((before == nil ? 0 : 1) | (after == nil ? 0 : 2) | (width > 0 ? width << 2 : 0)), at: out)
             if let before { out = Self.side(before, width: width, at: out) }
             if let after { out = Self.side(after, width: width, at: out) }
         }
-        count = out - buffer
+        buffer.end(at: out)
     }
 
     /// Keeps the entry of object `id` of `schema` replaced from `old` to `new`, the properties
@@ -152,10 +106,10 @@ final class UndoCapture {
     /// (kind 3).
     func keepFields(_ schema: EntitySchema, id: Id, changed: UnsafeBufferPointer<UInt32>, idsStart: Int,
                     old: RecordReader, new: RecordReader) throws {
-        entries.append((UInt32(idsStart), count))
+        entries.append((UInt32(idsStart), buffer.count))
         var entry: [UInt8] = []
         UndoStep.append(try UndoStep.replaced(schema, id: id, changed: changed, old: old, new: new, builder: builder), to: &entry)
-        entry.withUnsafeBytes { put($0) }
+        entry.withUnsafeBytes { buffer.append($0) }
     }
 
     /// Puts one side of a field: its bytes, after their length (a varint) when not of fixed width;
@@ -198,6 +152,6 @@ final class UndoCapture {
 
     private func range(_ index: Int) -> Range<Int> {
         hint = index + 1
-        return entries[index].offset..<(index + 1 < entries.count ? entries[index + 1].offset : count)
+        return entries[index].offset..<(index + 1 < entries.count ? entries[index + 1].offset : buffer.count)
     }
 }

@@ -10,9 +10,6 @@ extension StorageEngine {
     public enum PastCommit: Sendable, Equatable {
         case transaction(UInt64)
         case time(millisecondsSince1970: UInt64)
-        /// The first commit with a transaction id above this one: the commit of a write
-        /// transaction that began on that commit, when no other writer came between.
-        case firstAfter(UInt64)
     }
 
     /// A read transaction on a past commit still in the data file. Walks the commit records back
@@ -33,11 +30,6 @@ extension StorageEngine {
             switch past {
             case .transaction(let id): matches = commit.txnId == id
             case .time(let ms): matches = commit.timeMs <= ms
-            case .firstAfter(let id):
-                // The walk goes back: the last commit above `id` it meets is the first after it.
-                guard commit.txnId > id else { return false }
-                found = pastSnapshot(offset: offset, length: length, commit: commit, in: snapshot)
-                return true
             }
             if matches {
                 found = pastSnapshot(offset: offset, length: length, commit: commit, in: snapshot)
@@ -46,22 +38,52 @@ extension StorageEngine {
             if case .transaction(let id) = past, commit.txnId < id { return false }
             return true
         }
-        if case .firstAfter(let id) = past, found != nil, (oldest?.txnId ?? 0) > id {
-            // The walk reached the file's first commit without meeting `id` or one below it: the
-            // commits between are gone, and the one found may not be the first after `id`.
-            found = nil
-        }
         if let found { return try ReadTransaction(snapshot: found, codecs: codecs, views: decryptedViews) }
-        let held = oldest.map { "the oldest commit the file holds is \($0.txnId), made at \($0.timeMs) ms since 1970" }
-            ?? "the store has no commit"
         switch past {
         case .transaction(let id):
-            throw StorageError.illegalArgument("commit \(id) cannot be read: it is not among the commits the data file holds (\(held); a compaction keeps the newest, or the window `pastRetention` sets)")
+            throw StorageError.illegalArgument("commit \(id) cannot be read: it is not among the commits the data file holds (\(Self.held(oldest)))")
         case .time(let ms):
-            throw StorageError.illegalArgument("no commit at or before \(ms) ms since 1970 can be read: \(held); a compaction keeps the newest, or the window `pastRetention` sets")
-        case .firstAfter(let id):
-            throw StorageError.illegalArgument("the commit after \(id) cannot be read: it is not among the commits the data file holds, or \(id) is not (\(held); a compaction keeps the newest, or the window `pastRetention` sets)")
+            throw StorageError.illegalArgument("no commit at or before \(ms) ms since 1970 can be read: \(Self.held(oldest))")
         }
+    }
+
+    /// Read transactions on commit `id` and on the first commit after it (the commit of a write
+    /// transaction that began on `id`, when no other writer came between), from one walk back
+    /// from the newest commit, as `beginRead(asOf:)` makes.
+    ///
+    /// - Throws: `illegalArgument` when the file no longer holds commit `id` (or never did), or
+    ///   holds no commit after it, naming the oldest commit it holds; `fileCorrupt` when a commit
+    ///   record on the way fails its check.
+    public func beginRead(commitAndTheOneAfter id: UInt64) throws -> (commit: ReadTransaction, after: ReadTransaction) {
+        let newest = try beginRead()
+        let snapshot = newest.snapshot
+        var oldest: (txnId: UInt64, timeMs: UInt64)?
+        // The walk goes back: the last commit above `id` it meets is the first after it.
+        var after: (offset: UInt64, length: Int, commit: CommitRecord)?
+        var found: Snapshot?
+        try walkCommits(back: snapshot) { offset, length, commit in
+            oldest = (commit.txnId, commit.timeMs)
+            guard commit.txnId <= id else {
+                after = (offset, length, commit)
+                return true
+            }
+            if commit.txnId == id { found = pastSnapshot(offset: offset, length: length, commit: commit, in: snapshot) }
+            return false
+        }
+        guard let found, let after else {
+            let which = found == nil ? "commit \(id) cannot be read: it is not among the commits the data file holds"
+                : "no commit after \(id) can be read: \(id) is the newest"
+            throw StorageError.illegalArgument("\(which) (\(Self.held(oldest)))")
+        }
+        return (try ReadTransaction(snapshot: found, codecs: codecs, views: decryptedViews),
+                try ReadTransaction(snapshot: pastSnapshot(offset: after.offset, length: after.length, commit: after.commit, in: snapshot),
+                                    codecs: codecs, views: decryptedViews))
+    }
+
+    /// What the file holds, for an error's message: its oldest commit (`oldest`), and why.
+    private static func held(_ oldest: (txnId: UInt64, timeMs: UInt64)?) -> String {
+        (oldest.map { "the oldest commit the file holds is \($0.txnId), made at \($0.timeMs) ms since 1970" } ?? "the store has no commit")
+            + "; a compaction keeps the newest, or the window `pastRetention` sets"
     }
 
     /// The oldest commit the data file holds (the first readable with `beginRead(asOf:)`): its
