@@ -64,6 +64,21 @@ struct BTreeModelTests {
             #expect(found == (want != nil), "seek found (seed \(seed))")
             if found, let want { #expect(Array(cursor.key) == want.0, "seek key (seed \(seed))") }
         }
+        // Forward seeks on one cursor: ascending keys (present or not, some twice), then any key
+        // (which may lie before the last one), then ascending again.
+        var keys = (0..<40).map { _ in Self.randomKey(&rng, space: space) }
+        keys[0..<30].sort { Bytes.precedes($0, $1) }
+        keys[31...].sort { Bytes.precedes($0, $1) }
+        let forward = try txn.cursor(tree)
+        for key in keys + keys.suffix(3) {
+            let found = try forward.seekForward(key)
+            let want = expected.first { !Bytes.precedes($0.0, key) }
+            #expect(found == (want != nil), "seekForward found (seed \(seed))")
+            if found, let want {
+                let (key, value): ([UInt8], [UInt8]) = (Array(forward.key), Array(try forward.value()))
+                #expect(key == want.0 && value == want.1, "seekForward entry (seed \(seed))")
+            }
+        }
         for _ in 0..<6 {
             var a = Self.randomKey(&rng, space: space)
             var b = Self.randomKey(&rng, space: space)

@@ -185,6 +185,13 @@ public final class Cursor {
         return try seek(key)
     }
 
+    /// Moves to the first key ≥ `key`, from the current leaf when it can (see the other
+    /// `seekForward`).
+    @discardableResult
+    public func seekForward(_ key: [UInt8]) throws -> Bool {
+        try key.withUnsafeBytes { try seekForward($0) }
+    }
+
     /// Moves to the next key; false (and invalid) past the last.
     @discardableResult
     public func next() throws -> Bool {
