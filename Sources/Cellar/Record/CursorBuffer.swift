@@ -1,13 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CellarStorage
 
-/// Bytes written through a cursor: a `malloc`'d block that doubles through `realloc` when a
-/// writer asks for more room than it has. The change history's entry and the undo log's capture
-/// are written this way, once an object, where appending to an array byte by byte cost about 120
-/// instructions an object (counted).
+/// Bytes written through a cursor: a block that doubles (`GrowableBytes`, as a record builder's)
+/// when a writer asks for more room than it has. The change history's entry and the undo log's
+/// capture are written this way, once an object, where appending to an array byte by byte cost
+/// about 120 instructions an object (counted).
 ///
 /// A writer asks for room for the most its part can take (`room(_:)`), writes through the
 /// pointer it gets back (`put`, `Varint.put`), and says where it stopped (`end(at:)`). Writing
@@ -26,10 +22,10 @@ struct CursorBuffer: ~Copyable {
 
     init(capacity: Int) {
         self.capacity = max(capacity, 1)
-        start = malloc(self.capacity)!
+        start = .allocate(byteCount: self.capacity, alignment: 8)
     }
 
-    deinit { free(start) }
+    deinit { start.deallocate() }
 
     /// The bytes written; valid until the buffer next grows.
     var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: start, count: count) }
@@ -42,7 +38,8 @@ struct CursorBuffer: ~Copyable {
     }
 
     /// The cursor `out`, from a `room` call since which the bytes up to it were written, with room
-    /// for `more` bytes after it: the same place, in the block grown when needed.
+    /// for `more` bytes after it: the same place, in the block grown when needed (which keeps the
+    /// bytes up to `out`).
     @inline(__always)
     mutating func room(_ more: Int, at out: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
         let written = out - start
@@ -75,13 +72,10 @@ struct CursorBuffer: ~Copyable {
         return out + MemoryLayout<T>.size
     }
 
-    /// Doubles the block until it holds `needed` bytes. (Out of line: the writers' paths stay short.)
+    /// Doubles the block until it holds `needed` bytes, keeping the first `count`. (Out of line:
+    /// the writers' paths stay short.)
     @inline(never)
     private mutating func grow(to needed: Int) {
-        var grown = capacity * 2
-        while grown < needed { grown *= 2 }
-        // `realloc` moves a large block by remapping its pages, without copying them.
-        start = realloc(start, grown)!
-        capacity = grown
+        (start, capacity) = GrowableBytes.grow(start, used: count, capacity: capacity, needed: needed)
     }
 }
