@@ -1,6 +1,7 @@
 @_spi(Sync) import Cellar
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import PostgresNIO
 
 /// Sends a store's changes to the server in one transaction, merged into the rows there by the
@@ -16,12 +17,15 @@ struct Push {
     let options: SyncOptions
     let device: UUID
     let logger: Logger
+    let way = Way()
 
     struct Result {
         /// Whether the server had taken this push already.
         var alreadyTaken = false
         /// Rows written.
         var written = 0
+        /// Of those, the rows merged by the server's statements (`MergingWrite`).
+        var mergedInSQL = 0
         /// The global ids of asymmetric objects the server now holds, by entity UID.
         var asymmetric: [UInt64: [UUID]] = [:]
     }
@@ -46,7 +50,9 @@ struct Push {
             for (uid, changes) in byTable.sorted(by: { $0.key < $1.key }) {
                 guard let table = schema.tables[uid] else { continue }
                 if table.asymmetric { result.asymmetric[uid] = changes.filter { $0.removed == nil }.map(\.globalId) }
-                result.written += try await write(changes, to: table, by: deviceText, on: connection)
+                let counts = try await write(changes, to: table, by: deviceText, on: connection)
+                result.written += counts.written
+                result.mergedInSQL += counts.inSQL
             }
             let acknowledge = """
                 UPDATE \(ns).cellar_devices SET acknowledged = $2::bigint, acknowledged_at = $3::bigint, seen = now() WHERE device = $1::uuid
@@ -122,15 +128,76 @@ struct Push {
 
     /// Merges `changes` into their rows of `table` and writes the rows that change, numbering
     /// a change row for each (unless the table is asymmetric: no device pulls those); returns
-    /// how many rows were written.
+    /// how many rows were written, and how many of those the server merged.
+    ///
+    /// Without a conflict resolver, the changes that are not removals go first through
+    /// statements that merge in SQL (`MergingWrite`), one a chunk, the next chunk's built while
+    /// the server runs one; what those leave (removed rows, nothing newer) and the removals are
+    /// read and merged here (`readAndMerge`). That saves the read where the rows are there (edits);
+    /// for rows the server lacks, the read and a plain insert cost less (a chunk of new rows
+    /// took about 1.5 times as long merged in SQL), so once a statement inserted most of its
+    /// rows, the chunks after it are read first, until a read finds most of its rows there.
+    private func write(_ changes: [ReplicaChange], to table: ServerSchema.Table, by device: String,
+                       on connection: PostgresConnection) async throws -> (written: Int, inSQL: Int) {
+        guard options.resolver == nil, options.mergesInSQL else {
+            return (try await readAndMerge(changes, to: table, by: device, on: connection).written, 0)
+        }
+        if way.readsFirst {
+            let read = try await readAndMerge(changes, to: table, by: device, on: connection)
+            if read.found * 2 > changes.count { way.readsFirst = false }
+            return (read.written, 0)
+        }
+        let logger = self.logger
+        var left = changes.filter { $0.removed != nil }
+        let merging = changes.filter { $0.removed == nil }
+        let size = max(1, options.rowsPerStatement)
+        let changesTable = table.asymmetric ? nil : SQL.quote(schema.namespace) + ".cellar_changes"
+        var running: Task<(left: [ReplicaChange], inserted: Int, count: Int), any Error>?
+        var written = 0
+        /// Counts what a statement did.
+        func took(_ done: (left: [ReplicaChange], inserted: Int, count: Int)) {
+            written += done.count - done.left.count
+            left += done.left
+            if done.inserted * 2 > done.count { way.readsFirst = true }
+        }
+        do {
+            for start in stride(from: 0, to: merging.count, by: size) {
+                if way.readsFirst {
+                    left += merging[start...]
+                    break
+                }
+                let chunk = merging[start..<min(merging.count, start + size)]
+                let statement = MergingWrite(chunk, into: table, loggingIn: changesTable, by: device, passing: &left)
+                let before = running
+                running = statement.map { statement in
+                    Task {
+                        let (left, inserted) = try await statement.run(on: connection, logger: logger)
+                        return (left, inserted, statement.changes.count)
+                    }
+                }
+                if let done = try await before?.value { took(done) }
+            }
+            if let done = try await running?.value { took(done) }
+        } catch {
+            // Nothing is left running on the connection when the transaction rolls back.
+            _ = await running?.result
+            throw error
+        }
+        return (try await written + readAndMerge(left, to: table, by: device, on: connection).written, written)
+    }
+
+    /// Reads `changes`' rows of `table` (locking them), merges the changes in (`merge`) and
+    /// writes the rows that change, numbering a change row for each as `write` does; returns
+    /// how many rows were written, and how many of the rows were on the server.
     ///
     /// In chunks of `options.rowsPerStatement` changes (large enough that each statement's
     /// round trip and planning are a small part of it, small enough that its parameters stay
     /// small), pipelined so that the server and this process work at the same time: the server
     /// reads (and locks) the next chunk's rows and writes this one's while this process merges
     /// the next. Each push holds distinct objects, so no chunk reads a row another writes.
-    private func write(_ changes: [ReplicaChange], to table: ServerSchema.Table, by device: String,
-                       on connection: PostgresConnection) async throws -> Int {
+    private func readAndMerge(_ changes: [ReplicaChange], to table: ServerSchema.Table, by device: String,
+                              on connection: PostgresConnection) async throws -> (written: Int, found: Int) {
+        guard !changes.isEmpty else { return (0, 0) }
         let logger = self.logger
         let size = max(1, options.rowsPerStatement)
         let chunks = stride(from: 0, to: changes.count, by: size).map { changes[$0..<min(changes.count, $0 + size)] }
@@ -141,10 +208,11 @@ struct Push {
         let changesTable = table.asymmetric ? nil : SQL.quote(schema.namespace) + ".cellar_changes"
         var reading = chunks.first.map(read)
         var writing: Task<Void, any Error>?
-        var written = 0
+        var written = 0, found = 0
         do {
             for (index, chunk) in chunks.enumerated() {
                 let rows = try await reading!.value
+                found += rows.count
                 reading = index + 1 < chunks.count ? read(chunks[index + 1]) : nil
                 var created: [ServerRow] = [], updated: [ServerRow] = []
                 for change in chunk {
@@ -176,7 +244,17 @@ struct Push {
             }
             throw error
         }
-        return written
+        return (written, found)
+    }
+
+    /// Which way a push's chunks go, learnt from the ones before (across the batches of one
+    /// sync): merged in SQL, or read first (`write(_:to:by:on:)`).
+    final class Way: Sendable {
+        private let reads = NIOLockedValueBox(false)
+        var readsFirst: Bool {
+            get { reads.withLockedValue { $0 } }
+            set { reads.withLockedValue { $0 = newValue } }
+        }
     }
 }
 

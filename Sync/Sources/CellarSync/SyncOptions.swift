@@ -17,6 +17,9 @@ public struct SyncOptions: Sendable {
     /// The rows a push reads and writes per statement (the package's own tests make it small,
     /// so that a push runs many of them one after the other).
     var rowsPerStatement = 2_500
+    /// Whether a push without a conflict resolver merges in SQL first (`MergingWrite`); off,
+    /// it reads and merges every row in Swift (the package's tests compare the two).
+    var mergesInSQL = true
     /// What a removal does to concurrent updates. Default: the removal wins.
     public var removals: RemovalRule = .win
     /// Decides conflicting values of a property instead of the last writer (see

@@ -1,0 +1,224 @@
+@_spi(Sync) import Cellar
+@testable import CellarSync
+import Foundation
+import PostgresNIO
+import Testing
+
+/// A push's merge in SQL (`MergingWrite`) against the merge in Swift (`Push.merge`), on the
+/// real server: the same random rows on the server (missing, removed, clocks newer and older,
+/// empty, absent, not text, of UIDs the model lacks) and the same random changes (values with
+/// and without clocks, relations, removals) leave the same rows, the same change rows and the
+/// same count of rows written, under either rule for removals.
+struct MergingWriteTests {
+    @Test(.enabled(if: TestServer.enabled, TestServer.skipped), arguments: [0x5EED_0002, UInt64.random(in: 1...UInt64.max)])
+    func theMergeInSQLDecidesAsTheMergeInSwift(seed: UInt64) async throws {
+        try await Self.withTable { connection, server, table, outgoing in
+            var random = ConvergenceTests.Generator(state: seed)
+            var options = server.options
+            var inSQL = 0, inSwift = 0
+            for round in 0..<12 {
+                // Every third round, objects the server lacks only: the push learns to read those first.
+                let world = World(table: table, missing: round % 3 == 2 ? 1 : 0.25, random: &random)
+                var outgoing = outgoing
+                outgoing.changes = world.changes
+                options.removals = Bool.random(using: &random) ? .win : .lastWriterWins
+                var results: [Outcome] = []
+                for mergesInSQL in [true, false] {
+                    options.mergesInSQL = mergesInSQL
+                    try await world.seed(table, namespace: options.schema, on: connection)
+                    let push = Push(schema: server.schema, options: options, device: world.device, logger: TestServer.logger)
+                    let result = try await push.run(outgoing, on: connection)
+                    #expect(!result.alreadyTaken)
+                    if mergesInSQL {
+                        if round % 3 == 2 {
+                            #expect(result.mergedInSQL <= 2 * options.rowsPerStatement,
+                                    "rows the server lacks were still merged in SQL after statements that inserted most of theirs")
+                        }
+                        inSQL += result.mergedInSQL
+                        inSwift += result.written - result.mergedInSQL
+                    } else {
+                        #expect(result.mergedInSQL == 0)
+                    }
+                    results.append(try await Outcome(result.written, table: table, namespace: options.schema, on: connection))
+                }
+                #expect(results[0] == results[1], "the merge in SQL against the merge in Swift (removals: \(options.removals))")
+            }
+            // Both ways ran: neither comparison above is empty.
+            #expect(inSQL > 100 && inSwift > 10, "\(inSQL) rows merged in SQL, \(inSwift) in Swift")
+        }
+    }
+
+    /// A push of new objects goes on by reading first; one whose read finds most of its rows
+    /// there (edits) makes the next merge in SQL again.
+    @Test(.enabled(if: TestServer.enabled, TestServer.skipped))
+    func aPushReadsFirstWhileItsRowsAreNew() async throws {
+        try await Self.withTable { connection, server, table, outgoing in
+            var random = ConvergenceTests.Generator(state: 0x5EED_0003)
+            let world = World(table: table, missing: 1, random: &random)
+            try await world.seed(table, namespace: server.options.schema, on: connection)
+            let push = Push(schema: server.schema, options: server.options, device: world.device, logger: TestServer.logger)
+            var outgoing = outgoing
+            let creations = world.changes.filter { $0.removed == nil }
+            outgoing.changes = creations
+            let created = try await push.run(outgoing, on: connection)
+            #expect(created.written == creations.count && created.mergedInSQL == 2 * server.options.rowsPerStatement)
+            // Edits of them all, with clocks newer than any above: read first once, then merged in SQL.
+            var edits = creations.map { ReplicaChange(entityUid: $0.entityUid, globalId: $0.globalId) }
+            let title = try #require(table.entity.properties.first { $0.name == "title" })
+            for round in 1...2 {
+                for index in edits.indices {
+                    edits[index].values = [ReplicaChange.Value(uid: title.uid, value: .string("edit \(round)"),
+                                                               clock: ReplicaClock(timestamp: HybridTimestamp(rawValue: 100 + UInt64(round)), device: world.device))]
+                }
+                outgoing.changes = edits
+                outgoing.through += 1
+                let edited = try await push.run(outgoing, on: connection)
+                #expect(edited.written == edits.count)
+                #expect(edited.mergedInSQL == (round == 1 ? 0 : edits.count), "round \(round)")
+            }
+            let titles = try await connection.rows("SELECT DISTINCT \(table.columns[title.uid]!) FROM \(table.qualified)", logger: TestServer.logger)
+            #expect(titles.map { $0[0] } == ["edit 2"])
+        }
+    }
+
+    /// The server's tables for the tests' model in a schema of their own, with chunks of 7
+    /// rows (each with rows merged in SQL and rows left to Swift), and the outgoing changes of
+    /// a store with one history entry (whose changes a test replaces).
+    private static func withTable(
+        _ body: (PostgresConnection, (schema: ServerSchema, options: SyncOptions), ServerSchema.Table, OutgoingChanges) async throws -> Void
+    ) async throws {
+        let directory = NSTemporaryDirectory() + "cellar-sync-merging-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var storeOptions = StoreOptions()
+        storeOptions.changeHistory = true
+        let store = try Store(directoryPath: directory, options: storeOptions)
+        defer { store.close() }
+        try store.box(for: Item.self).put(Item(title: "one entry in the history"))
+        _ = try store.replicaState()
+        let outgoing = try store.outgoingChanges(limit: 10)
+        let entity = try #require(try store.replicaSchema().entities.first { $0.name == "Item" })
+        try await TestServer.freshSchema { connection, schema in
+            var options = SyncOptions()
+            options.schema = schema
+            options.rowsPerStatement = 7
+            let server = try await ServerSchema.migrate(try store.replicaSchema(), options: options, on: connection,
+                                                        logger: TestServer.logger)
+            try await body(connection, (server, options), try #require(server.tables[entity.uid]), outgoing)
+        }
+    }
+
+    /// What a push left on the server: the rows (their clocks as a reader parses them) and
+    /// which rows got a change row.
+    private struct Outcome: Equatable {
+        var written: Int
+        var rows: [String]
+        var changed: [String]
+
+        init(_ written: Int, table: ServerSchema.Table, namespace: String, on connection: PostgresConnection) async throws {
+            self.written = written
+            rows = try await ServerRow.read(after: nil, limit: 10_000, in: table, filter: nil, on: connection, logger: TestServer.logger)
+                .map { "\($0.id) removed \($0.removed ?? "-") clocks \($0.clocks) others \($0.otherClocks.sorted { $0.key < $1.key }) values \($0.values)" }
+            changed = try await connection.rows("SELECT cellar_id::text FROM \(SQL.quote(namespace)).cellar_changes ORDER BY 1",
+                                                logger: TestServer.logger).map { $0[0] ?? "" }
+        }
+    }
+
+    /// Random rows on the server and random changes to them (and to objects it lacks).
+    private struct World {
+        let device = UUID()
+        /// Each object's row: nil when the server lacks it.
+        var rows: [(id: UUID, row: Row?)] = []
+        var changes: [ReplicaChange] = []
+
+        struct Row {
+            var removed: String?
+            /// `cellar_clock`'s members, as JSON values (a text quoted).
+            var clock: [(key: String, json: String)]
+            var texts: [String?]
+        }
+
+        /// `missing`: the share of objects the server lacks.
+        init(table: ServerSchema.Table, missing: Double, random: inout ConvergenceTests.Generator) {
+            let devices = [UUID(), UUID(), device]
+            func clock() -> ReplicaClock {
+                ReplicaClock(timestamp: HybridTimestamp(rawValue: UInt64.random(in: 1...4, using: &random)),
+                             device: devices.randomElement(using: &random)!)
+            }
+            let properties = table.entity.properties
+            for _ in 0..<40 {
+                let id = UUID()
+                var row: Row?
+                if Double.random(in: 0..<1, using: &random) >= missing {
+                    var members: [(String, String)] = []
+                    for uid in table.uids where Int.random(in: 0..<3, using: &random) > 0 {
+                        switch Int.random(in: 0..<10, using: &random) {
+                        case 0: members.append((String(uid), "\"\""))  // a value pushed without a clock
+                        case 1: members.append((String(uid), "5"))  // not a text: written by something else
+                        default: members.append((String(uid), "\"\(clock())\""))
+                        }
+                    }
+                    if Bool.random(using: &random) { members.append(("999999", "\"\(clock())\"")) }  // a UID this model lacks
+                    let texts = properties.map { Self.text(of: $0, random: &random) }
+                        + table.entity.relations.map { _ in Self.targets(random: &random) }
+                    row = Row(removed: Int.random(in: 0..<5, using: &random) == 0 ? clock().description : nil, clock: members, texts: texts)
+                }
+                rows.append((id, row))
+                var change = ReplicaChange(entityUid: table.entity.uid, globalId: id)
+                if Int.random(in: 0..<7, using: &random) == 0 {
+                    change.removed = clock()
+                } else {
+                    for property in properties where Bool.random(using: &random) {
+                        change.values.append(ReplicaChange.Value(uid: property.uid, value: Self.value(of: property, random: &random),
+                                                                 clock: Int.random(in: 0..<8, using: &random) == 0 ? nil : clock()))
+                    }
+                    for relation in table.entity.relations where Bool.random(using: &random) {
+                        change.relations.append(ReplicaChange.Links(uid: relation.uid, targets: (0..<Int.random(in: 0...2, using: &random)).map { _ in UUID() },
+                                                                    clock: clock()))
+                    }
+                }
+                changes.append(change)
+            }
+        }
+
+        static func value(of property: ReplicaSchema.Property, random: inout ConvergenceTests.Generator) -> ReplicaValue {
+            if Int.random(in: 0..<6, using: &random) == 0 { return .null }
+            let number = Int64.random(in: -3...3, using: &random)
+            switch property.column {
+            case .boolean: return .bool(number > 0)
+            case .bigint: return .integer(number)
+            case .numeric: return .unsigned(UInt64(number + 3))
+            case .decimal: return .decimal(Decimal(number) / 4)
+            case .real: return .float(Float(number) / 3)
+            case .doublePrecision: return .double(Double(number) / 3)
+            case .text: return .string(["a", "b", "é \"q\"", ""][Int(number + 3) % 4])
+            case .bytea: return .bytes([UInt8(number + 3), 0xff])
+            case .uuid: return property.targetUid == nil ? .uuid(UUID()) : .reference(UUID())
+            case .jsonb: return .json("[\"x\", \(number)]")
+            case .uuidArray: return .null
+            }
+        }
+
+        static func text(of property: ReplicaSchema.Property, random: inout ConvergenceTests.Generator) -> String? {
+            ColumnText.text(value(of: property, random: &random))
+        }
+
+        static func targets(random: inout ConvergenceTests.Generator) -> String? {
+            Bool.random(using: &random) ? nil : ColumnText.uuidArray((0..<Int.random(in: 0...2, using: &random)).map { _ in UUID() })
+        }
+
+        /// Empties the table, its change rows and the devices, then writes `rows`.
+        func seed(_ table: ServerSchema.Table, namespace: String, on connection: PostgresConnection) async throws {
+            let ns = SQL.quote(namespace)
+            try await connection.execute("TRUNCATE \(table.qualified), \(ns).cellar_changes, \(ns).cellar_devices", logger: TestServer.logger)
+            let types = table.entity.properties.map(\.column) + table.entity.relations.map { _ in .uuidArray }
+            let names = ["cellar_id", "cellar_removed", "cellar_clock"] + table.uids.map { table.columns[$0]! }
+            let values = ["$1::uuid", "$2", "$3::jsonb"] + types.enumerated().map { ColumnText.cast("$\($0.offset + 4)", $0.element) }
+            let insert = "INSERT INTO \(table.qualified) (\(names.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
+            for (id, row) in rows {
+                guard let row else { continue }
+                let clock = "{" + row.clock.map { "\"\($0.key)\": \($0.json)" }.joined(separator: ", ") + "}"
+                try await connection.execute(insert, [UUIDText.text(id), row.removed, clock] + row.texts, logger: TestServer.logger)
+            }
+        }
+    }
+}
