@@ -30,8 +30,9 @@ struct MergingWrite: Sendable {
     let changes: [UUID: ReplicaChange]
 
     /// The statement for `chunk` (changes to distinct objects, none a removal) into `table`;
-    /// nil when none of it can go this way. `passed` receives the changes that cannot (a
-    /// change that names one column twice, which the merge takes in order).
+    /// nil when none of it can go this way. `passed` receives the changes that cannot: one that
+    /// names one column twice (which the merge takes in order), one that carries no column of
+    /// the table (the merge inserts such an object empty, and leaves a row it finds alone).
     init?(_ chunk: some Collection<ReplicaChange>, into table: ServerSchema.Table, loggingIn changesTable: String?,
           by device: String, passing passed: inout [ReplicaChange]) {
         let properties = table.entity.properties, relations = table.entity.relations
@@ -50,17 +51,18 @@ struct MergingWrite: Sendable {
         }
         var rowClocks = [String?](repeating: nil, count: width), rowTexts = rowClocks
         for change in chunk {
-            var twice = false
+            var twice = false, any = false
             for position in 0..<width { rowClocks[position] = nil; rowTexts[position] = nil }
             func carry(_ uid: UInt64, _ text: String?, _ clock: ReplicaClock?) {
                 guard let position = positionOfUid[uid] else { return }
                 if rowClocks[position] != nil { twice = true }
+                any = true
                 rowClocks[position] = clock?.description ?? ""
                 rowTexts[position] = text
             }
             for value in change.values { carry(value.uid, ColumnText.text(value.value), value.clock) }
             for links in change.relations { carry(links.uid, ColumnText.uuidArray(links.targets), links.clock) }
-            if twice {
+            if twice || !any {
                 passed.append(change)
                 continue
             }

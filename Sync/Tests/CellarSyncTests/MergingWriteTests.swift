@@ -7,7 +7,7 @@ import Testing
 /// A push's merge in SQL (`MergingWrite`) against the merge in Swift (`Push.merge`), on the
 /// real server: the same random rows on the server (missing, removed, clocks newer and older,
 /// empty, absent, not text, of UIDs the model lacks) and the same random changes (values with
-/// and without clocks, relations, removals) leave the same rows, the same change rows and the
+/// and without clocks, relations, removals, nothing) leave the same rows, the same change rows and the
 /// same count of rows written, under either rule for removals.
 struct MergingWriteTests {
     @Test(.enabled(if: TestServer.enabled, TestServer.skipped), arguments: [0x5EED_0002, UInt64.random(in: 1...UInt64.max)])
@@ -16,9 +16,11 @@ struct MergingWriteTests {
             var random = ConvergenceTests.Generator(state: seed)
             var options = server.options
             var inSQL = 0, inSwift = 0
-            for round in 0..<12 {
-                // Every third round, objects the server lacks only: the push learns to read those first.
-                let world = World(table: table, missing: round % 3 == 2 ? 1 : 0.25, random: &random)
+            for round in 0..<16 {
+                // Every fourth round, objects the server lacks only (the push learns to read those
+                // first); in every fourth after it, changes that carry nothing.
+                var world = World(table: table, missing: round % 4 == 2 ? 1 : 0.25, random: &random)
+                if round % 4 == 3 { world.changes = world.changes.map { ReplicaChange(entityUid: $0.entityUid, globalId: $0.globalId) } }
                 var outgoing = outgoing
                 outgoing.changes = world.changes
                 options.removals = Bool.random(using: &random) ? .win : .lastWriterWins
@@ -30,7 +32,7 @@ struct MergingWriteTests {
                     let result = try await push.run(outgoing, on: connection)
                     #expect(!result.alreadyTaken)
                     if mergesInSQL {
-                        if round % 3 == 2 {
+                        if round % 4 == 2 {
                             #expect(result.mergedInSQL <= 2 * options.rowsPerStatement,
                                     "rows the server lacks were still merged in SQL after statements that inserted most of theirs")
                         }
@@ -164,9 +166,12 @@ struct MergingWriteTests {
                 }
                 rows.append((id, row))
                 var change = ReplicaChange(entityUid: table.entity.uid, globalId: id)
-                if Int.random(in: 0..<7, using: &random) == 0 {
+                switch Int.random(in: 0..<14, using: &random) {
+                case 0, 1:
                     change.removed = clock()
-                } else {
+                case 2:
+                    break  // a change that carries nothing
+                default:
                     for property in properties where Bool.random(using: &random) {
                         change.values.append(ReplicaChange.Value(uid: property.uid, value: Self.value(of: property, random: &random),
                                                                  clock: Int.random(in: 0..<8, using: &random) == 0 ? nil : clock()))
