@@ -142,9 +142,9 @@ struct Push {
         guard options.resolver == nil, options.mergesInSQL else {
             return (try await readAndMerge(changes, to: table, by: device, on: connection).written, 0)
         }
-        if way.readsFirst {
+        if way.readsFirst(table) {
             let read = try await readAndMerge(changes, to: table, by: device, on: connection)
-            if read.found * 2 > changes.count { way.readsFirst = false }
+            if read.found * 2 > changes.count { way.set(table, readsFirst: false) }
             return (read.written, 0)
         }
         let logger = self.logger
@@ -158,11 +158,11 @@ struct Push {
         func took(_ done: (left: [ReplicaChange], inserted: Int, count: Int)) {
             written += done.count - done.left.count
             left += done.left
-            if done.inserted * 2 > done.count { way.readsFirst = true }
+            if done.inserted * 2 > done.count { way.set(table, readsFirst: true) }
         }
         do {
             for start in stride(from: 0, to: merging.count, by: size) {
-                if way.readsFirst {
+                if way.readsFirst(table) {
                     left += merging[start...]
                     break
                 }
@@ -247,13 +247,20 @@ struct Push {
         return (written, found)
     }
 
-    /// Which way a push's chunks go, learnt from the ones before (across the batches of one
-    /// sync): merged in SQL, or read first (`write(_:to:by:on:)`).
+    /// Which way a push's chunks go in each table, learnt from the ones before (across the
+    /// batches of one sync): merged in SQL, or read first (`write(_:to:by:on:)`).
     final class Way: Sendable {
-        private let reads = NIOLockedValueBox(false)
-        var readsFirst: Bool {
-            get { reads.withLockedValue { $0 } }
-            set { reads.withLockedValue { $0 = newValue } }
+        /// The UIDs of the tables whose chunks are read first.
+        private let reading = NIOLockedValueBox<Set<UInt64>>([])
+
+        func readsFirst(_ table: ServerSchema.Table) -> Bool {
+            reading.withLockedValue { $0.contains(table.entity.uid) }
+        }
+
+        func set(_ table: ServerSchema.Table, readsFirst: Bool) {
+            reading.withLockedValue {
+                if readsFirst { $0.insert(table.entity.uid) } else { $0.remove(table.entity.uid) }
+            }
         }
     }
 }

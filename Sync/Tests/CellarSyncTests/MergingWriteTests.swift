@@ -64,6 +64,9 @@ struct MergingWriteTests {
             outgoing.changes = creations
             let created = try await push.run(outgoing, on: connection)
             #expect(created.written == creations.count && created.mergedInSQL == 2 * server.options.rowsPerStatement)
+            // Learnt for this table only.
+            let other = try #require(server.schema.tables.values.first { $0.entity.uid != table.entity.uid })
+            #expect(push.way.readsFirst(table) && !push.way.readsFirst(other))
             // Edits of them all, with clocks newer than any above: read first once, then merged in SQL.
             var edits = creations.map { ReplicaChange(entityUid: $0.entityUid, globalId: $0.globalId) }
             let title = try #require(table.entity.properties.first { $0.name == "title" })
