@@ -7,8 +7,8 @@ import Testing
 /// A push's merge in SQL (`MergingWrite`) against the merge in Swift (`Push.merge`), on the
 /// real server: the same random rows on the server (missing, removed, clocks newer and older,
 /// empty, absent, not text, of UIDs the model lacks) and the same random changes (values with
-/// and without clocks, relations, removals, nothing) leave the same rows, the same change rows and the
-/// same count of rows written, under either rule for removals.
+/// and without clocks, relations, removals, nothing at all) leave the same rows, the same
+/// change rows and the same count of rows written, under either rule for removals.
 struct MergingWriteTests {
     @Test(.enabled(if: TestServer.enabled, TestServer.skipped), arguments: [0x5EED_0002, UInt64.random(in: 1...UInt64.max)])
     func theMergeInSQLDecidesAsTheMergeInSwift(seed: UInt64) async throws {
@@ -17,8 +17,8 @@ struct MergingWriteTests {
             var options = server.options
             var inSQL = 0, inSwift = 0
             for round in 0..<16 {
-                // Every fourth round, objects the server lacks only (the push learns to read those
-                // first); in every fourth after it, changes that carry nothing.
+                // In one round of four, only objects the server lacks (the push learns to read
+                // those first); in the round after it, changes that carry nothing.
                 var world = World(table: table, missing: round % 4 == 2 ? 1 : 0.25, random: &random)
                 if round % 4 == 3 { world.changes = world.changes.map { ReplicaChange(entityUid: $0.entityUid, globalId: $0.globalId) } }
                 var outgoing = outgoing
