@@ -246,45 +246,33 @@ public actor SyncClient {
 
     /// Pushes batch after batch (``SyncOptions/pushEntries``, ``SyncOptions/pushObjects``),
     /// each in a transaction of its own, acknowledged in the store once the server committed it.
-    /// The store's work and the server's overlap: the store gathers the next batch while the
-    /// server takes one, and acknowledges a batch while the server takes the next (which the
-    /// store gathered after the one it acknowledges, so a crash between the two only pushes
-    /// again what the server already holds, which changes nothing there). A batch that fails
-    /// leaves the ones after it to the next sync.
+    /// The store gathers the next batch while the server takes one (the store's work and the
+    /// server's overlap); a batch that fails leaves the ones after it to the next sync.
     private func push(on connection: PostgresConnection, into report: inout Report) async throws {
         let push = Push(schema: schema!, options: options, device: device!, logger: logger)
         let limit = options.timeout
-        let (store, entries, objects, pruning) = (self.store, options.pushEntries, options.pushObjects, options.pruneAcknowledgedHistory)
-        // Detached: not run on this actor, which waits for the store meanwhile.
-        @Sendable func start(_ batch: OutgoingChanges) -> Task<Push.Result, any Error> {
-            Task.detached { try await Deadline.run("pushing", limit: limit, closing: connection) { try await push.run(batch, on: connection) } }
-        }
-        var batch = try await OffPool.run { try store.outgoingChanges(limit: entries, objects: objects) }
-        guard batch.entries > 0 else { return }
-        var pushing = start(batch)
-        while true {
-            let next: OutgoingChanges, result: Push.Result
+        let (store, entries, objects) = (self.store, options.pushEntries, options.pushObjects)
+        var outgoing = try await OffPool.run { try store.outgoingChanges(limit: entries, objects: objects) }
+        while outgoing.entries > 0 {
+            let batch = outgoing
+            // Detached: not run on this actor, which waits for the store meanwhile.
+            let pushing = Task.detached {
+                try await Deadline.run("pushing", limit: limit, closing: connection) { try await push.run(batch, on: connection) }
+            }
+            let next: OutgoingChanges
             do {
-                let after = batch.through
-                next = try await OffPool.run { try store.outgoingChanges(limit: entries, objects: objects, after: after) }
-                result = try await pushing.value
+                next = try await OffPool.run { try store.outgoingChanges(limit: entries, objects: objects, after: batch.through) }
             } catch {
                 _ = await pushing.result
                 throw error
             }
-            let taken = batch
-            if next.entries > 0 { pushing = start(next) }
-            do {
-                try await OffPool.run { try store.acknowledge(through: taken.through, dropping: result.asymmetric, pruning: pruning) }
-            } catch {
-                if next.entries > 0 { _ = await pushing.result }
-                throw error
-            }
-            acknowledged = taken.through
-            report.pushed += taken.changes.count
-            report.acknowledgedEntries += taken.entries
-            guard next.entries > 0 else { return }
-            batch = next
+            let result = try await pushing.value
+            let pruning = options.pruneAcknowledgedHistory
+            try await OffPool.run { try store.acknowledge(through: batch.through, dropping: result.asymmetric, pruning: pruning) }
+            acknowledged = batch.through
+            report.pushed += batch.changes.count
+            report.acknowledgedEntries += batch.entries
+            outgoing = next
         }
     }
 
