@@ -33,12 +33,9 @@ struct MergingWrite: Sendable {
     /// nil when none of it can go this way. `passed` receives the changes that cannot: one that
     /// names one column twice (which the merge takes in order), one that carries no column of
     /// the table (the merge inserts such an object empty, and leaves a row it finds alone).
-    init?(_ chunk: some Collection<ReplicaChange>, into table: ServerSchema.Table, loggingIn changesTable: String?,
-          by device: String, passing passed: inout [ReplicaChange]) {
-        let properties = table.entity.properties, relations = table.entity.relations
+    init?(_ chunk: some Collection<ReplicaChange>, into table: ServerSchema.Table, loggingIn log: ChangeLog?,
+          passing passed: inout [ReplicaChange]) {
         let width = table.uids.count
-        var positionOfUid: [UInt64: Int] = [:]
-        for (position, uid) in table.uids.enumerated() { positionOfUid[uid] = position }
         // By column position: each row's clock (nil: the change does not carry the column) and text.
         var clocks = [[String?]](repeating: [], count: width), texts = clocks
         var carried = [Bool](repeating: false, count: width)
@@ -54,7 +51,7 @@ struct MergingWrite: Sendable {
             var twice = false, any = false
             for position in 0..<width { rowClocks[position] = nil; rowTexts[position] = nil }
             func carry(_ uid: UInt64, _ text: String?, _ clock: ReplicaClock?) {
-                guard let position = positionOfUid[uid] else { return }
+                guard let position = table.positions[uid] else { return }
                 if rowClocks[position] != nil { twice = true }
                 any = true
                 rowClocks[position] = clock?.description ?? ""
@@ -76,7 +73,7 @@ struct MergingWrite: Sendable {
         }
         guard !ids.isEmpty else { return nil }
 
-        let types = properties.map(\.column) + relations.map { _ in .uuidArray }
+        let types = table.types
         let columns = carried.indices.filter { carried[$0] }
         var binds = PostgresBindings(capacity: 3 + 2 * columns.count)
         binds.append(ids)
@@ -112,8 +109,7 @@ struct MergingWrite: Sendable {
             // `t`'s rows to a few, and a nested loop over `u` for each of them took seconds.
             + " AND CASE WHEN t.cellar_removed IS NULL AND jsonb_typeof(t.cellar_clock) = 'object' THEN "
             + columns.map(newer).joined(separator: " OR ") + " ELSE false END RETURNING t.cellar_id"
-        let allColumns = ["cellar_id", "cellar_removed", "cellar_clock"] + table.uids.indices.map(column)
-        let insert = "INSERT INTO \(table.qualified) (\(allColumns.joined(separator: ", "))) SELECT u.id, NULL, "
+        let insert = "INSERT INTO \(table.qualified) (\(table.rowColumns.joined(separator: ", "))) SELECT u.id, NULL, "
             + clockObject { "u.k\($0)" } + ", "
             + table.uids.indices.map { carried[$0] ? value($0) : "NULL::\(types[$0].rawValue)" }.joined(separator: ", ")
             + " FROM u WHERE NOT EXISTS (SELECT 1 FROM updated WHERE updated.cellar_id = u.id)"
@@ -121,11 +117,7 @@ struct MergingWrite: Sendable {
         var sql = "WITH u AS (SELECT * FROM unnest(\(arrays.joined(separator: ", "))) AS u(\(names.joined(separator: ", ")))), "
             + "updated AS (\(update)), inserted AS (\(insert)), "
             + "written AS (SELECT cellar_id FROM updated UNION ALL SELECT cellar_id FROM inserted)"
-        if let changesTable {
-            sql += ", logged AS (INSERT INTO \(changesTable) (table_uid, cellar_id, device) SELECT $\(binds.count + 1)::numeric, cellar_id, "
-                + "$\(binds.count + 2)::uuid FROM written)"
-            binds.append(texts: [String(table.entity.uid), device])
-        }
+        if let log { sql += ", " + log.clause(binding: &binds) }
         // The ids left alone, then the number of rows inserted (with no id).
         sql += " SELECT u.id::text, NULL FROM u WHERE NOT EXISTS (SELECT 1 FROM written WHERE written.cellar_id = u.id)"
             + " UNION ALL SELECT NULL, count(*)::text FROM inserted"

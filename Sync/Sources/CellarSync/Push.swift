@@ -50,7 +50,8 @@ struct Push {
             for (uid, changes) in byTable.sorted(by: { $0.key < $1.key }) {
                 guard let table = schema.tables[uid] else { continue }
                 if table.asymmetric { result.asymmetric[uid] = changes.filter { $0.removed == nil }.map(\.globalId) }
-                let counts = try await write(changes, to: table, by: deviceText, on: connection)
+                let log = table.asymmetric ? nil : ChangeLog(in: schema, of: table, by: deviceText)
+                let counts = try await write(changes, to: table, loggingIn: log, on: connection)
                 result.written += counts.written
                 result.mergedInSQL += counts.inSQL
             }
@@ -127,7 +128,7 @@ struct Push {
     }
 
     /// Merges `changes` into their rows of `table` and writes the rows that change, numbering
-    /// a change row for each (unless the table is asymmetric: no device pulls those); returns
+    /// a change row for each in `log` (nil for an asymmetric table: no device pulls those); returns
     /// how many rows were written, and how many of those the server merged.
     ///
     /// Without a conflict resolver, the changes that are not removals go first through
@@ -137,13 +138,13 @@ struct Push {
     /// for rows the server lacks, the read and a plain insert cost less (a chunk of new rows
     /// took about 1.5 times as long merged in SQL), so once a statement inserted most of its
     /// rows, the chunks after it are read first, until a read finds most of its rows there.
-    private func write(_ changes: [ReplicaChange], to table: ServerSchema.Table, by device: String,
+    private func write(_ changes: [ReplicaChange], to table: ServerSchema.Table, loggingIn log: ChangeLog?,
                        on connection: PostgresConnection) async throws -> (written: Int, inSQL: Int) {
         guard options.resolver == nil, options.mergesInSQL else {
-            return (try await readAndMerge(changes, to: table, by: device, on: connection).written, 0)
+            return (try await readAndMerge(changes, to: table, loggingIn: log, on: connection).written, 0)
         }
         if way.readsFirst(table) {
-            let read = try await readAndMerge(changes, to: table, by: device, on: connection)
+            let read = try await readAndMerge(changes, to: table, loggingIn: log, on: connection)
             if read.found * 2 > changes.count { way.set(table, readsFirst: false) }
             return (read.written, 0)
         }
@@ -151,7 +152,6 @@ struct Push {
         var left = changes.filter { $0.removed != nil }
         let merging = changes.filter { $0.removed == nil }
         let size = max(1, options.rowsPerStatement)
-        let changesTable = table.asymmetric ? nil : SQL.quote(schema.namespace) + ".cellar_changes"
         var running: Task<(left: [ReplicaChange], inserted: Int, count: Int), any Error>?
         var written = 0
         /// Counts what a statement did.
@@ -167,7 +167,7 @@ struct Push {
                     break
                 }
                 let chunk = merging[start..<min(merging.count, start + size)]
-                let statement = MergingWrite(chunk, into: table, loggingIn: changesTable, by: device, passing: &left)
+                let statement = MergingWrite(chunk, into: table, loggingIn: log, passing: &left)
                 let before = running
                 running = statement.map { statement in
                     Task {
@@ -183,11 +183,11 @@ struct Push {
             _ = await running?.result
             throw error
         }
-        return (try await written + readAndMerge(left, to: table, by: device, on: connection).written, written)
+        return (try await written + readAndMerge(left, to: table, loggingIn: log, on: connection).written, written)
     }
 
     /// Reads `changes`' rows of `table` (locking them), merges the changes in (`merge`) and
-    /// writes the rows that change, numbering a change row for each as `write` does; returns
+    /// writes the rows that change, numbering a change row for each in `log`; returns
     /// how many rows were written, and how many of the rows were on the server.
     ///
     /// In chunks of `options.rowsPerStatement` changes (large enough that each statement's
@@ -195,7 +195,7 @@ struct Push {
     /// small), pipelined so that the server and this process work at the same time: the server
     /// reads (and locks) the next chunk's rows and writes this one's while this process merges
     /// the next. Each push holds distinct objects, so no chunk reads a row another writes.
-    private func readAndMerge(_ changes: [ReplicaChange], to table: ServerSchema.Table, by device: String,
+    private func readAndMerge(_ changes: [ReplicaChange], to table: ServerSchema.Table, loggingIn log: ChangeLog?,
                               on connection: PostgresConnection) async throws -> (written: Int, found: Int) {
         guard !changes.isEmpty else { return (0, 0) }
         let logger = self.logger
@@ -205,7 +205,6 @@ struct Push {
             let ids = chunk.map(\.globalId)
             return Task { try await ServerRow.read(ids, of: table, locking: true, on: connection, logger: logger) }
         }
-        let changesTable = table.asymmetric ? nil : SQL.quote(schema.namespace) + ".cellar_changes"
         var reading = chunks.first.map(read)
         var writing: Task<Void, any Error>?
         var written = 0, found = 0
@@ -222,8 +221,8 @@ struct Push {
                     }
                 }
                 written += created.count + updated.count
-                let statements = [Write(created, new: true, to: table, loggingIn: changesTable, by: device),
-                                  Write(updated, new: false, to: table, loggingIn: changesTable, by: device)].compactMap { $0 }
+                let statements = [Write(created, new: true, to: table, loggingIn: log),
+                                  Write(updated, new: false, to: table, loggingIn: log)].compactMap { $0 }
                 let before = writing
                 writing = Task { for statement in statements { try await statement.run(on: connection, logger: logger) } }
                 try await before?.value
@@ -265,6 +264,28 @@ struct Push {
     }
 }
 
+/// Where a push numbers the rows it writes: a change row each in the namespace's
+/// `cellar_changes`, with the table's UID and the pushing device.
+struct ChangeLog: Sendable {
+    /// The qualified `cellar_changes`.
+    let changes: String
+    let tableUid: UInt64
+    /// The device's id, as text.
+    let device: String
+
+    init(in schema: ServerSchema, of table: ServerSchema.Table, by device: String) {
+        (changes, tableUid, self.device) = (SQL.quote(schema.namespace) + ".cellar_changes", table.entity.uid, device)
+    }
+
+    /// The `WITH` member (`logged AS (…)`) that numbers a change row for each row of the member
+    /// `written` (which returns `cellar_id`); appends the two parameters it refers to.
+    func clause(binding binds: inout PostgresBindings) -> String {
+        let first = binds.count + 1
+        binds.append(texts: [String(tableUid), device])
+        return "logged AS (INSERT INTO \(changes) (table_uid, cellar_id, device) SELECT $\(first)::numeric, cellar_id, $\(first + 1)::uuid FROM written)"
+    }
+}
+
 /// One statement that inserts rows (`new`: none of them is on the server) or updates them
 /// (each is): each column's values are one binary array parameter (the ids a `uuid[]`, every
 /// other column a `text[]`) that `unnest` turns back into rows. A statement of a few
@@ -273,8 +294,7 @@ struct Push {
 /// and its row locks keep anyone else from inserting or changing these rows meanwhile, so no
 /// `ON CONFLICT` is needed.
 ///
-/// With `changes` (the qualified `cellar_changes`), the same statement numbers a change row for
-/// each row written, by `device`.
+/// With a `log`, the same statement numbers a change row for each row written.
 private struct Write: Sendable {
     let sql: String
     let binds: PostgresBindings
@@ -283,13 +303,11 @@ private struct Write: Sendable {
     let table: String
 
     /// Nil for no rows.
-    init?(_ rows: [ServerRow], new: Bool, to table: ServerSchema.Table, loggingIn changes: String?, by device: String) {
+    init?(_ rows: [ServerRow], new: Bool, to table: ServerSchema.Table, loggingIn log: ChangeLog?) {
         guard !rows.isEmpty else { return nil }
-        let uids = table.uids
-        let types = table.entity.properties.map(\.column) + table.entity.relations.map { _ in .uuidArray }
-        let names = ["cellar_id", "cellar_removed", "cellar_clock"] + uids.map { table.columns[$0]! }
+        let names = table.rowColumns
         let casts = [ColumnText.cast("u.c0", .uuid), "u.c1", ColumnText.cast("u.c2", .jsonb)]
-            + types.enumerated().map { ColumnText.cast("u.c\($0.offset + 3)", $0.element) }
+            + table.types.enumerated().map { ColumnText.cast("u.c\($0.offset + 3)", $0.element) }
         // The ids go as a `uuid[]`, every other column as a `text[]` cast to its type.
         let rowsOf = "unnest(" + names.indices.map { "$\($0 + 1)::\($0 == 0 ? "uuid" : "text")[]" }.joined(separator: ", ") + ") AS u("
             + names.indices.map { "c\($0)" }.joined(separator: ", ") + ")"
@@ -299,18 +317,14 @@ private struct Write: Sendable {
             : "UPDATE \(table.qualified) AS t SET " + zip(names, casts).dropFirst().map { "\($0) = \($1)" }.joined(separator: ", ")
                 // (The ids once more as a list: the rows to change are found in the primary key's index, not by hashing the table.)
                 + " FROM " + rowsOf + " WHERE t.cellar_id = " + casts[0] + " AND t.cellar_id = ANY($1::uuid[]) RETURNING t.cellar_id"
-        var sql = "WITH written AS (\(statement))"
-        if let changes {
-            sql += ", logged AS (INSERT INTO \(changes) (table_uid, cellar_id, device) SELECT $\(names.count + 1)::numeric, cellar_id, "
-                + "$\(names.count + 2)::uuid FROM written)"
-        }
-        sql += " SELECT count(*)::text FROM written"
         var binds = PostgresBindings(capacity: names.count + 2)
         binds.append(rows.map(\.id))
         binds.append(TextArray(rows.map(\.removed)))
         binds.append(TextArray(rows.map { $0.clockText(in: table) }))
-        for position in uids.indices { binds.append(TextArray(rows.map { $0.values[position] })) }
-        if changes != nil { binds.append(texts: [String(table.entity.uid), device]) }
+        for position in table.uids.indices { binds.append(TextArray(rows.map { $0.values[position] })) }
+        var sql = "WITH written AS (\(statement))"
+        if let log { sql += ", " + log.clause(binding: &binds) }
+        sql += " SELECT count(*)::text FROM written"
         (self.sql, self.binds, count, self.new, self.table) = (sql, binds, rows.count, new, table.qualified)
     }
 

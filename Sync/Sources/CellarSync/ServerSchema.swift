@@ -34,6 +34,13 @@ struct ServerSchema: Sendable {
         /// The UIDs of the row's value columns, in the order a `ServerRow` holds them: the
         /// entity's properties, then its relations.
         let uids: [UInt64]
+        /// The position in `uids` of each UID.
+        let positions: [UInt64: Int]
+        /// The column type of each of `uids`.
+        let types: [ReplicaSchema.ColumnType]
+        /// All the row's columns, quoted, as a `ServerRow` holds them: `cellar_id`,
+        /// `cellar_removed`, `cellar_clock`, then the value columns in `uids`' order.
+        let rowColumns: [String]
         /// The clock keys of `uids` (their decimal text) as `cellar_clock` orders them (`jsonb`
         /// sorts keys by length, then bytes), each with its position in `uids`.
         let clockKeys: [(key: [UInt8], position: Int)]
@@ -44,6 +51,9 @@ struct ServerSchema: Sendable {
             self.asymmetric = asymmetric
             self.columns = columns
             uids = entity.properties.map(\.uid) + entity.relations.map(\.uid)
+            positions = Dictionary(uniqueKeysWithValues: uids.enumerated().map { ($0.element, $0.offset) })
+            types = entity.properties.map(\.column) + entity.relations.map { _ in .uuidArray }
+            rowColumns = ["cellar_id", "cellar_removed", "cellar_clock"] + uids.map { columns[$0]! }
             clockKeys = uids.enumerated().map { (Array(String($0.element).utf8), $0.offset) }
                 .sorted { $0.key.count != $1.key.count ? $0.key.count < $1.key.count : $0.key.lexicographicallyPrecedes($1.key) }
         }

@@ -67,7 +67,9 @@ struct FastPathTests {
         let store = try Store(directoryPath: directory, options: options)
         defer { store.close() }
         let entity = try #require(try store.replicaSchema().entities.first { $0.name == "Item" })
-        let table = ServerSchema.Table(entity: entity, qualified: "t", asymmetric: false, columns: [:])
+        let uids = entity.properties.map(\.uid) + entity.relations.map(\.uid)
+        let table = ServerSchema.Table(entity: entity, qualified: "t", asymmetric: false,
+                                       columns: Dictionary(uniqueKeysWithValues: uids.map { ($0, "c\($0)") }))
         let keys = table.uids.map { String($0) }
         #expect(keys.count > 3)
         /// The clocks read, by key.

@@ -23,6 +23,7 @@ struct SubscriptionTests {
         let entity = try #require(try store.replicaSchema().entities.first { $0.name == "Item" })
         var columns: [UInt64: String] = [:]
         for property in entity.properties { columns[property.uid] = SQL.quote(property.name) }
+        for relation in entity.relations { columns[relation.uid] = SQL.quote(relation.name) }
         return ServerSchema.Table(entity: entity, qualified: SQL.quote(schema) + ".\"Item\"", asymmetric: false, columns: columns)
     }
 
