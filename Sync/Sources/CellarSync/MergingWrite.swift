@@ -33,7 +33,7 @@ struct MergingWrite: Sendable {
     /// nil when none of it can go this way. `passed` receives the changes that cannot: one that
     /// names one column twice (which the merge takes in order), one that carries no column of
     /// the table (the merge inserts such an object empty, and leaves a row it finds alone).
-    init?(_ chunk: some Collection<ReplicaChange>, into table: ServerSchema.Table, loggingIn log: ChangeLog?,
+    init?(_ chunk: some Collection<ReplicaChange>, into table: ServerSchema.Table, numbering: ChangeNumbering?,
           passing passed: inout [ReplicaChange]) {
         let width = table.uids.count
         // By column position: each row's clock (nil: the change does not carry the column) and text.
@@ -117,7 +117,7 @@ struct MergingWrite: Sendable {
         var sql = "WITH u AS (SELECT * FROM unnest(\(arrays.joined(separator: ", "))) AS u(\(names.joined(separator: ", ")))), "
             + "updated AS (\(update)), inserted AS (\(insert)), "
             + "written AS (SELECT cellar_id FROM updated UNION ALL SELECT cellar_id FROM inserted)"
-        if let log { sql += ", " + log.clause(binding: &binds) }
+        if let numbering { sql += ", " + numbering.clause(binding: &binds) }
         // The ids left alone, then the number of rows inserted (with no id).
         sql += " SELECT u.id::text, NULL FROM u WHERE NOT EXISTS (SELECT 1 FROM written WHERE written.cellar_id = u.id)"
             + " UNION ALL SELECT NULL, count(*)::text FROM inserted"

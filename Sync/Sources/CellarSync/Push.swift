@@ -50,8 +50,8 @@ struct Push {
             for (uid, changes) in byTable.sorted(by: { $0.key < $1.key }) {
                 guard let table = schema.tables[uid] else { continue }
                 if table.asymmetric { result.asymmetric[uid] = changes.filter { $0.removed == nil }.map(\.globalId) }
-                let log = table.asymmetric ? nil : ChangeLog(in: schema, of: table, by: deviceText)
-                let counts = try await write(changes, to: table, loggingIn: log, on: connection)
+                let numbering = table.asymmetric ? nil : ChangeNumbering(in: schema, of: table, by: deviceText)
+                let counts = try await write(changes, to: table, numbering: numbering, on: connection)
                 result.written += counts.written
                 result.mergedInSQL += counts.inSQL
             }
@@ -127,9 +127,9 @@ struct Push {
         return changed ? row : nil
     }
 
-    /// Merges `changes` into their rows of `table` and writes the rows that change, numbering
-    /// a change row for each in `log` (nil for an asymmetric table: no device pulls those); returns
-    /// how many rows were written, and how many of those the server merged.
+    /// Merges `changes` into their rows of `table` and writes the rows that change, numbering a
+    /// change row for each by `numbering` (nil for an asymmetric table: no device pulls those);
+    /// returns how many rows were written, and how many of those the server merged.
     ///
     /// Without a conflict resolver, the changes that are not removals go first through
     /// statements that merge in SQL (`MergingWrite`), one a chunk, the next chunk's built while
@@ -138,13 +138,13 @@ struct Push {
     /// for rows the server lacks, the read and a plain insert cost less (a chunk of new rows
     /// took about 1.5 times as long merged in SQL), so once a statement inserted most of its
     /// rows, the chunks after it are read first, until a read finds most of its rows there.
-    private func write(_ changes: [ReplicaChange], to table: ServerSchema.Table, loggingIn log: ChangeLog?,
+    private func write(_ changes: [ReplicaChange], to table: ServerSchema.Table, numbering: ChangeNumbering?,
                        on connection: PostgresConnection) async throws -> (written: Int, inSQL: Int) {
         guard options.resolver == nil, options.mergesInSQL else {
-            return (try await readAndMerge(changes, to: table, loggingIn: log, on: connection).written, 0)
+            return (try await readAndMerge(changes, to: table, numbering: numbering, on: connection).written, 0)
         }
         if way.readsFirst(table) {
-            let read = try await readAndMerge(changes, to: table, loggingIn: log, on: connection)
+            let read = try await readAndMerge(changes, to: table, numbering: numbering, on: connection)
             if read.found * 2 > changes.count { way.set(table, readsFirst: false) }
             return (read.written, 0)
         }
@@ -167,7 +167,7 @@ struct Push {
                     break
                 }
                 let chunk = merging[start..<min(merging.count, start + size)]
-                let statement = MergingWrite(chunk, into: table, loggingIn: log, passing: &left)
+                let statement = MergingWrite(chunk, into: table, numbering: numbering, passing: &left)
                 let before = running
                 running = statement.map { statement in
                     Task {
@@ -183,11 +183,11 @@ struct Push {
             _ = await running?.result
             throw error
         }
-        return (try await written + readAndMerge(left, to: table, loggingIn: log, on: connection).written, written)
+        return (try await written + readAndMerge(left, to: table, numbering: numbering, on: connection).written, written)
     }
 
     /// Reads `changes`' rows of `table` (locking them), merges the changes in (`merge`) and
-    /// writes the rows that change, numbering a change row for each in `log`; returns
+    /// writes the rows that change, numbering a change row for each by `numbering`; returns
     /// how many rows were written, and how many of the rows were on the server.
     ///
     /// In chunks of `options.rowsPerStatement` changes (large enough that each statement's
@@ -195,7 +195,7 @@ struct Push {
     /// small), pipelined so that the server and this process work at the same time: the server
     /// reads (and locks) the next chunk's rows and writes this one's while this process merges
     /// the next. Each push holds distinct objects, so no chunk reads a row another writes.
-    private func readAndMerge(_ changes: [ReplicaChange], to table: ServerSchema.Table, loggingIn log: ChangeLog?,
+    private func readAndMerge(_ changes: [ReplicaChange], to table: ServerSchema.Table, numbering: ChangeNumbering?,
                               on connection: PostgresConnection) async throws -> (written: Int, found: Int) {
         guard !changes.isEmpty else { return (0, 0) }
         let logger = self.logger
@@ -221,8 +221,8 @@ struct Push {
                     }
                 }
                 written += created.count + updated.count
-                let statements = [Write(created, new: true, to: table, loggingIn: log),
-                                  Write(updated, new: false, to: table, loggingIn: log)].compactMap { $0 }
+                let statements = [Write(created, new: true, to: table, numbering: numbering),
+                                  Write(updated, new: false, to: table, numbering: numbering)].compactMap { $0 }
                 let before = writing
                 writing = Task { for statement in statements { try await statement.run(on: connection, logger: logger) } }
                 try await before?.value
@@ -247,7 +247,7 @@ struct Push {
     }
 
     /// Which way a push's chunks go in each table, learnt from the ones before (across the
-    /// batches of one sync): merged in SQL, or read first (`write(_:to:by:on:)`).
+    /// batches of one sync): merged in SQL, or read first (`write(_:to:numbering:on:)`).
     final class Way: Sendable {
         /// The UIDs of the tables whose chunks are read first.
         private let reading = NIOLockedValueBox<Set<UInt64>>([])
@@ -266,7 +266,7 @@ struct Push {
 
 /// Where a push numbers the rows it writes: a change row each in the namespace's
 /// `cellar_changes`, with the table's UID and the pushing device.
-struct ChangeLog: Sendable {
+struct ChangeNumbering: Sendable {
     /// The qualified `cellar_changes`.
     let changes: String
     let tableUid: UInt64
@@ -294,7 +294,7 @@ struct ChangeLog: Sendable {
 /// and its row locks keep anyone else from inserting or changing these rows meanwhile, so no
 /// `ON CONFLICT` is needed.
 ///
-/// With a `log`, the same statement numbers a change row for each row written.
+/// With a `numbering`, the same statement numbers a change row for each row written.
 private struct Write: Sendable {
     let sql: String
     let binds: PostgresBindings
@@ -303,7 +303,7 @@ private struct Write: Sendable {
     let table: String
 
     /// Nil for no rows.
-    init?(_ rows: [ServerRow], new: Bool, to table: ServerSchema.Table, loggingIn log: ChangeLog?) {
+    init?(_ rows: [ServerRow], new: Bool, to table: ServerSchema.Table, numbering: ChangeNumbering?) {
         guard !rows.isEmpty else { return nil }
         let names = table.rowColumns
         let casts = [ColumnText.cast("u.c0", .uuid), "u.c1", ColumnText.cast("u.c2", .jsonb)]
@@ -323,7 +323,7 @@ private struct Write: Sendable {
         binds.append(TextArray(rows.map { $0.clockText(in: table) }))
         for position in table.uids.indices { binds.append(TextArray(rows.map { $0.values[position] })) }
         var sql = "WITH written AS (\(statement))"
-        if let log { sql += ", " + log.clause(binding: &binds) }
+        if let numbering { sql += ", " + numbering.clause(binding: &binds) }
         sql += " SELECT count(*)::text FROM written"
         (self.sql, self.binds, count, self.new, self.table) = (sql, binds, rows.count, new, table.qualified)
     }
