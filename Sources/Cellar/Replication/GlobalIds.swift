@@ -51,7 +51,7 @@ extension TransactionContext {
     /// none yet and `assign` is true (else nil).
     func globalId(of schema: EntitySchema, _ id: Id, assign: Bool) throws -> UUID? {
         let write = write!
-        let local = try write.tree(GlobalIds.localTree, create: assign)
+        let local = try localIdTree(create: assign)
         let key = GlobalIds.localKey(schema.id.id, id)
         if let local, let bytes = try write.get(local, key: key) { return try GlobalIds.uuid(bytes) }
         guard assign, let local else { return nil }
@@ -66,13 +66,20 @@ extension TransactionContext {
     /// global id belongs to an object of another entity.
     func localId(of uuid: UUID, in schema: EntitySchema, reserve: Bool) throws -> Id? {
         let write = write!
-        if let global = try write.tree(GlobalIds.globalTree, create: false), let value = try write.get(global, key: GlobalIds.bytes(uuid)) {
-            guard value.count == 12 else { throw CellarError.fileCorrupt("a global id maps to \(value.count) bytes, expected 12") }
-            let entity = value.withUnsafeBytes { $0.loadLE(UInt32.self, at: 0) }
-            guard entity == schema.id.id else {
-                throw CellarError.illegalArgument("the global id \(uuid) belongs to an object of entity ID \(entity), not of \(schema.name)")
+        if let global = try globalIdTree(create: false) {
+            let found = try withUnsafeBytes(of: uuid.uuid) { key in
+                try write.withValue(global, key: key) { value -> (entity: UInt32, id: Id)? in
+                    guard let value else { return nil }
+                    guard value.count == 12 else { throw CellarError.fileCorrupt("a global id maps to \(value.count) bytes, expected 12") }
+                    return (value.loadLE(UInt32.self, at: 0), value.loadLE(Id.self, at: 4))
+                }
             }
-            return value.withUnsafeBytes { $0.loadLE(Id.self, at: 4) }
+            if let found {
+                guard found.entity == schema.id.id else {
+                    throw CellarError.illegalArgument("the global id \(uuid) belongs to an object of entity ID \(found.entity), not of \(schema.name)")
+                }
+                return found.id
+            }
         }
         guard reserve else { return nil }
         let id = try withSequence(schema) { sequence -> Id in
@@ -81,8 +88,23 @@ extension TransactionContext {
             return id
         }
         let key = GlobalIds.localKey(schema.id.id, id)
-        try map(uuid, to: schema, id, localTree: try write.tree(GlobalIds.localTree, create: true)!, localKey: key)
+        try map(uuid, to: schema, id, localTree: try localIdTree(create: true)!, localKey: key)
         return id
+    }
+
+    /// The tree of local ids by global id, looked up once a transaction (created when missing
+    /// and `create` is true, else nil).
+    private func globalIdTree(create: Bool) throws -> Tree? {
+        if let tree = globalIdTrees.global { return tree }
+        globalIdTrees.global = try write!.tree(GlobalIds.globalTree, create: create)
+        return globalIdTrees.global
+    }
+
+    /// The tree of global ids by local id, as `globalIdTree`.
+    private func localIdTree(create: Bool) throws -> Tree? {
+        if let tree = globalIdTrees.local { return tree }
+        globalIdTrees.local = try write!.tree(GlobalIds.localTree, create: create)
+        return globalIdTrees.local
     }
 
     private func map(_ uuid: UUID, to schema: EntitySchema, _ id: Id, localTree: Tree, localKey: [UInt8]) throws {
@@ -90,7 +112,7 @@ extension TransactionContext {
         var value: [UInt8] = []
         withUnsafeBytes(of: schema.id.id.littleEndian) { value.append(contentsOf: $0) }
         withUnsafeBytes(of: id.littleEndian) { value.append(contentsOf: $0) }
-        try write.put(try write.tree(GlobalIds.globalTree, create: true)!, key: GlobalIds.bytes(uuid), value: value)
+        try write.put(try globalIdTree(create: true)!, key: GlobalIds.bytes(uuid), value: value)
         try write.put(localTree, key: localKey, value: GlobalIds.bytes(uuid))
     }
 }

@@ -64,8 +64,9 @@ public struct ReplicaClock: Sendable, Hashable, Comparable, CustomStringConverti
         self = clock
     }
 
-    /// The clock of 53 bytes of UTF-8 text: 16 hexadecimal digits, `-`, a UUID.
-    static func parse(_ utf8: UnsafeBufferPointer<UInt8>) -> ReplicaClock? {
+    /// The clock of 53 bytes of UTF-8 text: 16 hexadecimal digits, `-`, a UUID; nil when they
+    /// are not one.
+    public static func parse(_ utf8: UnsafeBufferPointer<UInt8>) -> ReplicaClock? {
         guard utf8.count == 53, utf8[16] == UInt8(ascii: "-") else { return nil }
         var raw: UInt64 = 0
         for index in 0..<16 {

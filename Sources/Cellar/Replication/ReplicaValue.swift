@@ -31,9 +31,15 @@ public enum ReplicaValue: Sendable, Hashable {
 }
 
 /// Reads values out of records and writes them back, resolving relation targets between local
-/// ids and global ids through `resolve`.
-struct ReplicaValueCoding {
+/// ids and global ids through `resolve`. A class: the applier of pulled changes hands it to a
+/// call per value, where a struct holding the model would be copied (and its references
+/// retained) each time.
+final class ReplicaValueCoding: Sendable {
     let model: Model
+
+    init(model: Model) {
+        self.model = model
+    }
 
     /// The value of `property` (of the entity `reader`'s record belongs to). `globalId` gives a
     /// to-one relation target's global id (its target entity's property, the target id).

@@ -401,7 +401,8 @@ private struct IncomingApplier {
     mutating func apply(_ change: ReplicaChange) throws {
         // An entity this store's model does not have (a newer app's): not for this store.
         guard let schema = schemasByUid[change.entityUid], !schema.isEmbedded else { report.unchanged += 1; return }
-        let entity = store.model.entities[schema.index]
+        let layout = self.layout(schema)
+        let entity = layout.entity
         for clock in change.values.compactMap(\.clock) + change.relations.compactMap(\.clock) + [change.removed].compactMap({ $0 }) {
             newest = max(newest, clock.timestamp)
         }
@@ -421,7 +422,7 @@ private struct IncomingApplier {
         if mine?.removed != nil { report.unchanged += 1; return }
         let written = try change.values.contains(where: \.value.isJSON)
             ? writeThroughJSON(change, mine: mine, schema: schema, entity: entity, id: id)
-            : write(change, mine: mine, schema: schema, entity: entity, id: id)
+            : write(change, mine: mine, schema: schema, layout: layout, id: id)
         var applied = false
         if written {
             do {
@@ -457,20 +458,23 @@ private struct IncomingApplier {
     /// takes (not those it changed later itself); false when no field changes (compared byte for
     /// byte with the stored record). The fields it does not take are copied from the stored
     /// record as they are.
-    private mutating func write(_ change: ReplicaChange, mine: PendingChanges.Object?, schema: EntitySchema, entity: ModelEntity,
-                                id: Id) throws -> Bool {
-        let layout = self.layout(schema, entity)
+    private func write(_ change: ReplicaChange, mine: PendingChanges.Object?, schema: EntitySchema, layout: Layout,
+                       id: Id) throws -> Bool {
         // The values taken, written first into a record of their own (`taken`), in the
         // record's encoding, to be compared with the stored fields.
+        let (builder, taken, context, store) = (self.builder, self.taken, self.context, self.store)
         taken.start(slotCount: layout.types.count)
         var takenSlots: [Int] = []
+        takenSlots.reserveCapacity(change.values.count)
         for value in change.values {
-            guard let property = layout.properties[value.uid] else { continue }
-            if Self.mineStands(mine?.properties[property.id.id], against: value.clock) { continue }
-            try coding.write(value.value, of: property, into: taken) { try relationTarget($0, $1, of: entity) }
-            takenSlots.append(Int(property.id.id) - 1)
+            guard let index = layout.properties[value.uid] else { continue }
+            let propertyId = layout.entity.properties[index].id.id
+            if Self.mineStands(mine?.properties[propertyId], against: value.clock) { continue }
+            try coding.write(value.value, of: layout.entity.properties[index], into: taken) { relation, globalId in
+                try context.localId(of: globalId, in: try store.targetSchema(of: relation, in: layout.entity), reserve: true)!
+            }
+            takenSlots.append(Int(propertyId) - 1)
         }
-        let (builder, taken) = (self.builder, self.taken)
         return try context.withRecord(schema, id) { stored in
             let values = try RecordReader(taken.finished)
             let old = try stored.map { try RecordReader($0) }
@@ -479,7 +483,7 @@ private struct IncomingApplier {
                     let type = layout.types[slot]!
                     let (was, now) = (try old.fieldBytes(slot, of: type), try values.fieldBytes(slot, of: type))
                     guard let was, let now else { return (was == nil) != (now == nil) }
-                    return !was.elementsEqual(now)
+                    return was.count != now.count || (was.count > 0 && memcmp(was.baseAddress!, now.baseAddress!, was.count) != 0)
                 }
                 guard differs else { return false }
             }
@@ -527,23 +531,32 @@ private struct IncomingApplier {
         }
     }
 
-    /// An entity's record layout, for `write(_:mine:schema:entity:id:)`.
-    struct Layout {
+    /// An entity and its record layout, for `write(_:mine:schema:layout:id:)`: a class, so
+    /// that a change's look-ups borrow the entity and its properties instead of copying them.
+    final class Layout {
+        let entity: ModelEntity
         /// The type of each slot's property (nil: none, or retired).
         let types: [PropertyType?]
-        /// The properties but the id, by UID.
-        let properties: [UInt64: ModelProperty]
+        /// The positions in `entity.properties` of the properties but the id, by UID.
+        let properties: [UInt64: Int]
         /// The id property's slot (its field is not stored).
         let idSlot: Int?
+
+        init(_ entity: ModelEntity) {
+            self.entity = entity
+            types = entity.typesBySlot
+            var properties: [UInt64: Int] = [:]
+            for (index, property) in entity.properties.enumerated() where !property.flags.contains(.id) {
+                if properties[property.id.uid] == nil { properties[property.id.uid] = index }
+            }
+            self.properties = properties
+            idSlot = entity.properties.first { $0.flags.contains(.id) }.map { Int($0.id.id) - 1 }
+        }
     }
 
-    private mutating func layout(_ schema: EntitySchema, _ entity: ModelEntity) -> Layout {
+    private mutating func layout(_ schema: EntitySchema) -> Layout {
         if let layout = layouts[schema.id.id] { return layout }
-        let id = entity.properties.first { $0.flags.contains(.id) }
-        let layout = Layout(types: entity.typesBySlot,
-                            properties: Dictionary(entity.properties.filter { !$0.flags.contains(.id) }.map { ($0.id.uid, $0) },
-                                                   uniquingKeysWith: { a, _ in a }),
-                            idSlot: id.map { Int($0.id.id) - 1 })
+        let layout = Layout(store.model.entities[schema.index])
         layouts[schema.id.id] = layout
         return layout
     }

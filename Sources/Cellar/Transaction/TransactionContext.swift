@@ -53,6 +53,9 @@ final class TransactionContext {
     /// A read of a past commit (``Store/read(asOf:_:)``): nothing the store keeps in memory for
     /// its newest commits (the vector graphs) is used.
     var readsThePast = false
+    /// The trees of global ids (`GlobalIds.globalTree`, `GlobalIds.localTree`) once this write
+    /// transaction found them: sync looks one up per object it moves.
+    var globalIdTrees: (global: Tree?, local: Tree?)
 
     private init(store: Store, read: ReadTransaction?, write: WriteTransaction?) {
         self.store = store

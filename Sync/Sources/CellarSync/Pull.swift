@@ -114,10 +114,62 @@ struct Pull {
     func changes(of fetched: Fetched) throws -> [ReplicaChange] {
         var changes: [ReplicaChange] = []
         changes.reserveCapacity(fetched.rows.reduce(0) { $0 + $1.cells.count })
-        for (table, cells) in fetched.rows {
-            for row in try ServerRow.parse(cells, of: table) { changes.append(try change(of: row, in: table)) }
-        }
+        for (table, cells) in fetched.rows { try self.changes(of: cells, in: table, into: &changes) }
         return changes
+    }
+
+    /// The store's view of rows of `table` as `ServerRow`'s `SELECT` reads them.
+    func changes(of rows: [[String?]], in table: ServerSchema.Table) throws -> [ReplicaChange] {
+        var changes: [ReplicaChange] = []
+        changes.reserveCapacity(rows.count)
+        try self.changes(of: rows, in: table, into: &changes)
+        return changes
+    }
+
+    /// The store's view of each row (its cells as `ServerRow`'s `SELECT` reads them), appended
+    /// to `changes`: every value this model has, with its clock. The clocks are read straight
+    /// from the `cellar_clock` document's bytes where `jsonb` printed it plainly (as it does
+    /// unless a key or clock holds an escape), else through `ServerRow.clocks`.
+    private func changes(of rows: [[String?]], in table: ServerSchema.Table, into changes: inout [ReplicaChange]) throws {
+        let properties = table.entity.properties, relations = table.entity.relations
+        // By column: whether the document has a clock for it, and that clock (nil: not one).
+        var present = [Bool](repeating: false, count: table.uids.count)
+        var clocks = [ReplicaClock?](repeating: nil, count: table.uids.count)
+        for cells in rows {
+            guard let text = cells[0], let id = UUIDText.uuid(text) else { throw SyncError(.schema, "a row of \(table.qualified) has no cellar_id") }
+            if let removed = cells[1] {
+                guard let clock = ReplicaClock(text: removed) else { throw SyncError(.schema, "\(table.qualified) \(id): a malformed removal clock") }
+                changes.append(ReplicaChange(entityUid: table.entity.uid, globalId: id, removed: clock))
+                continue
+            }
+            for position in present.indices { present[position] = false }
+            var document = cells[2] ?? "{}"
+            let plain = document.withUTF8 { utf8 in
+                ServerRow.scanClocks(utf8, of: table) { position, _, clock in
+                    guard let position else { return }
+                    present[position] = true
+                    clocks[position] = ReplicaClock.parse(clock)
+                }
+            }
+            if !plain {
+                let texts = try ServerRow.clocks(document, of: table).clocks
+                for position in texts.indices {
+                    present[position] = texts[position] != nil
+                    clocks[position] = texts[position].flatMap { ReplicaClock(text: $0) }
+                }
+            }
+            var change = ReplicaChange(entityUid: table.entity.uid, globalId: id)
+            change.values.reserveCapacity(properties.count)
+            for (index, property) in properties.enumerated() where present[index] {  // (not present: never written)
+                change.values.append(ReplicaChange.Value(uid: property.uid, value: try ColumnText.value(cells[3 + index], of: property),
+                                                         clock: clocks[index]))
+            }
+            for (index, relation) in relations.enumerated() where present[properties.count + index] {
+                change.relations.append(ReplicaChange.Links(uid: relation.uid, targets: try ColumnText.uuids(cells[3 + properties.count + index]),
+                                                            clock: clocks[properties.count + index]))
+            }
+            changes.append(change)
+        }
     }
 
     /// Applies a fetched batch (its rows read into `changes`) to `store` in one transaction,
@@ -125,26 +177,5 @@ struct Pull {
     func apply(_ fetched: Fetched, _ changes: [ReplicaChange], to store: Store) throws -> Result {
         let report = try store.applyIncoming(changes, leaving: fetched.leaving, through: fetched.through, removalsWin: options.removals == .win)
         return Result(through: fetched.through, changes: fetched.count, report: report)
-    }
-
-    /// The store's view of `row`: every value this model has, with its clock.
-    func change(of row: ServerRow, in table: ServerSchema.Table) throws -> ReplicaChange {
-        if let removed = row.removed {
-            guard let clock = ReplicaClock(text: removed) else { throw SyncError(.schema, "\(table.qualified) \(row.id): a malformed removal clock") }
-            return ReplicaChange(entityUid: table.entity.uid, globalId: row.id, removed: clock)
-        }
-        var change = ReplicaChange(entityUid: table.entity.uid, globalId: row.id)
-        let properties = table.entity.properties
-        for (index, property) in properties.enumerated() {
-            guard let clock = row.clocks[index] else { continue }  // never written
-            change.values.append(ReplicaChange.Value(uid: property.uid, value: try ColumnText.value(row.values[index], of: property),
-                                                     clock: ReplicaClock(text: clock)))
-        }
-        for (index, relation) in table.entity.relations.enumerated() {
-            guard let clock = row.clocks[properties.count + index] else { continue }
-            change.relations.append(ReplicaChange.Links(uid: relation.uid, targets: try ColumnText.uuids(row.values[properties.count + index]),
-                                                        clock: ReplicaClock(text: clock)))
-        }
-        return change
     }
 }

@@ -54,8 +54,8 @@ struct ServerRow {
     /// (in `changes`, the qualified `cellar_changes`), each once; with `device`, only those
     /// changed by other devices.
     /// With `filter` (an SQL condition on `cellar_row`: the device's subscriptions), only the
-    /// removed rows and those that meet it. The rows' cells as the server printed them (see
-    /// `parse(_:of:)`).
+    /// removed rows and those that meet it. The rows' cells as the server printed them (for
+    /// `Pull.changes(of:)`).
     ///
     /// The changes' ids are gathered into an array first (`= ANY(ARRAY(…))`), so that the rows
     /// are looked up in the primary key's index; `IN (SELECT …)` let the planner hash the ids and
@@ -107,12 +107,13 @@ struct ServerRow {
 
     /// Up to `limit` rows of `table` in the order of their ids, after `last` (nil: from the
     /// first); with `filter`, only those that meet it, and the removed rows when `removals`.
+    /// Their cells as `select(_:)` reads them (for `Pull.change(of:in:)`).
     static func read(after last: UUID?, limit: Int, in table: ServerSchema.Table, filter: String?, removals: Bool = true,
-                     on connection: PostgresConnection, logger: Logger) async throws -> [ServerRow] {
+                     on connection: PostgresConnection, logger: Logger) async throws -> [[String?]] {
         let sql = select(table) + " WHERE ($1::uuid IS NULL OR cellar_row.cellar_id > $1::uuid)"
             + (filter.map { removals ? " AND (cellar_row.cellar_removed IS NOT NULL OR \($0))" : " AND cellar_row.cellar_removed IS NULL AND \($0)" } ?? "")
             + " ORDER BY cellar_row.cellar_id LIMIT $2::integer"
-        return try await parse(connection.rows(sql, [last.map(UUIDText.text), String(limit)], logger: logger), of: table)
+        return try await connection.rows(sql, [last.map(UUIDText.text), String(limit)], logger: logger)
     }
 
     /// `SELECT` of a row's columns as text, `FROM` the table.
@@ -154,9 +155,24 @@ struct ServerRow {
 
     /// The clocks of a `cellar_clock` document as `jsonb` prints it, `{"12": "…", "34": "…"}`,
     /// read without a JSON parser; nil for anything else (an escape, other spacing), which the
-    /// parser then reads. `jsonb` orders the keys as `table.clockKeys` does, so each key is
-    /// looked for from where the one before was found.
+    /// parser then reads.
     private static func plainClocks(_ utf8: UnsafeBufferPointer<UInt8>, of table: ServerSchema.Table) -> (clocks: [String?], others: [String: String])? {
+        var clocks = [String?](repeating: nil, count: table.uids.count), others: [String: String] = [:]
+        let plain = scanClocks(utf8, of: table) { position, key, value in
+            let clock = String(decoding: value, as: UTF8.self)
+            if let position { clocks[position] = clock } else { others[String(decoding: key, as: UTF8.self)] = clock }
+        }
+        return plain ? (clocks, others) : nil
+    }
+
+    /// Hands each member of a `cellar_clock` document as `jsonb` prints it, `{"12": "…", "34":
+    /// "…"}`, to `body`: the position in `table.uids` of its key's column (nil for a UID the
+    /// table lacks), its key and its clock, as bytes. False for anything else (an escape, other
+    /// spacing): the members handed over before then are not the document's (a JSON parser
+    /// must read it). `jsonb` orders the keys as `table.clockKeys` does, so each key is looked
+    /// for from where the one before was found.
+    static func scanClocks(_ utf8: UnsafeBufferPointer<UInt8>, of table: ServerSchema.Table,
+                           _ body: (_ position: Int?, _ key: UnsafeBufferPointer<UInt8>, _ clock: UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
         let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
         var index = 0
         func expect(_ byte: UInt8) -> Bool {
@@ -176,7 +192,6 @@ struct ServerRow {
             index += 1
             return UnsafeBufferPointer(rebasing: utf8[start..<(index - 1)])
         }
-        var clocks = [String?](repeating: nil, count: table.uids.count), others: [String: String] = [:]
         var next = 0
         /// The position of the column whose clock key is `key`; nil for a UID the table lacks.
         func position(of key: UnsafeBufferPointer<UInt8>) -> Int? {
@@ -184,14 +199,13 @@ struct ServerRow {
             next = index + 1
             return table.clockKeys[index].position
         }
-        guard expect(UInt8(ascii: "{")) else { return nil }
-        if expect(UInt8(ascii: "}")) { return index == utf8.count ? (clocks, others) : nil }
+        guard expect(UInt8(ascii: "{")) else { return false }
+        if expect(UInt8(ascii: "}")) { return index == utf8.count }
         while true {
-            guard let key = string(), expect(UInt8(ascii: ":")), expect(UInt8(ascii: " ")), let value = string() else { return nil }
-            let clock = String(decoding: value, as: UTF8.self)
-            if let position = position(of: key) { clocks[position] = clock } else { others[String(decoding: key, as: UTF8.self)] = clock }
-            if expect(UInt8(ascii: "}")) { return index == utf8.count ? (clocks, others) : nil }
-            guard expect(UInt8(ascii: ",")), expect(UInt8(ascii: " ")) else { return nil }
+            guard let key = string(), expect(UInt8(ascii: ":")), expect(UInt8(ascii: " ")), let value = string() else { return false }
+            body(position(of: key), key, value)
+            if expect(UInt8(ascii: "}")) { return index == utf8.count }
+            guard expect(UInt8(ascii: ",")), expect(UInt8(ascii: " ")) else { return false }
         }
     }
 

@@ -361,10 +361,10 @@ public actor SyncClient {
             let rows = try await Deadline.run("reading \(table.qualified)", limit: limit, closing: connection) {
                 try await ServerRow.read(after: after, limit: batch, in: table, filter: filter, removals: removals, on: connection, logger: logger)
             }
-            guard let final = rows.last else { break }
-            let changes = try rows.map { try pull.change(of: $0, in: table) }
+            guard !rows.isEmpty else { break }
+            let changes = try pull.changes(of: rows, in: table)
             note(try store.applyIncoming(changes, through: pulled, removalsWin: options.removals == .win), in: &report)
-            last = final.id
+            last = changes.last!.globalId
         }
         guard let filter else { return }
         let held = try store.heldGlobalIds(entityUid: table.entity.uid)

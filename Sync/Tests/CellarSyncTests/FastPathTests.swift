@@ -111,6 +111,96 @@ struct FastPathTests {
         }
     }
 
+    /// A pull reads its rows' clocks straight from the `cellar_clock` document's bytes: the
+    /// changes it makes of random rows (removed or not; documents plain, escaped, spaced
+    /// otherwise, with UIDs the table lacks, members that are no clock or not text; every
+    /// column type, NULLs) equal those made through `ServerRow.parse` and the JSON parser's
+    /// reading of the clocks.
+    @Test func pulledRowsReadDirectlyMatchTheParsedRows() throws {
+        let directory = NSTemporaryDirectory() + "cellar-sync-pulled-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var options = StoreOptions()
+        options.changeHistory = true
+        let store = try Store(directoryPath: directory, options: options)
+        defer { store.close() }
+        let entity = try #require(try store.replicaSchema().entities.first { $0.name == "Item" })
+        let uids = entity.properties.map(\.uid) + entity.relations.map(\.uid)
+        let table = ServerSchema.Table(entity: entity, qualified: "t", asymmetric: false,
+                                       columns: Dictionary(uniqueKeysWithValues: uids.map { ($0, "c\($0)") }))
+        let types = table.types
+        #expect(Set(types.map(\.rawValue)).count >= 8, "the entity covers most column types")
+        let pull = Pull(schema: ServerSchema(namespace: "n", tables: [entity.uid: table]), options: SyncOptions(), device: UUID(),
+                        logger: TestServer.logger)
+        var random = SystemRandomNumberGenerator()
+        func clock() -> String { ReplicaClock(timestamp: HybridTimestamp(rawValue: .random(in: 0...UInt64.max, using: &random)), device: UUID()).description }
+        func text(_ type: ReplicaSchema.ColumnType) -> String? {
+            if Int.random(in: 0..<6, using: &random) == 0 { return nil }
+            switch type {
+            case .boolean: return ["true", "false", "t", "f"].randomElement(using: &random)!
+            case .bigint: return String(Int64.random(in: .min ... .max, using: &random))
+            case .numeric: return String(UInt64.random(in: 0 ... .max, using: &random))
+            case .decimal: return ["0", "-12.5", "123456789012345678901234567890.5"].randomElement(using: &random)!
+            case .real, .doublePrecision: return ["1.5", "-0", "Infinity", "-Infinity", "1e-300"].randomElement(using: &random)!
+            case .text: return ["", "plain", "a\"b\\c", "Füße ✓"].randomElement(using: &random)!
+            case .bytea: return ["", "00ff", "DEADbeef"].randomElement(using: &random)!
+            case .uuid: return UUIDText.text(UUID())
+            case .jsonb: return ["[\"a\"]", "{\"k\": 1}", "null"].randomElement(using: &random)!
+            case .uuidArray: return ["{}", "{\(UUIDText.text(UUID()))}", "{\(UUIDText.text(UUID())),\(UUIDText.text(UUID()))}"].randomElement(using: &random)!
+            }
+        }
+        /// A `cellar_clock` document: some of the table's keys (in jsonb's order or not), maybe a
+        /// UID it lacks, clocks or other texts or other JSON values, printed as jsonb prints it
+        /// or otherwise.
+        func document() -> String {
+            var members: [(String, String)] = []
+            for uid in uids.shuffled(using: &random) where Bool.random(using: &random) {
+                let value = [#""\#(clock())""#, #""\#(clock())""#, #""x""#, "5", #""a\"b""#].randomElement(using: &random)!
+                members.append((String(uid), value))
+            }
+            if Int.random(in: 0..<4, using: &random) == 0 { members.append(("7", #""\#(clock())""#)) }
+            if Bool.random(using: &random) {
+                // jsonb's order of keys: by length, then bytes.
+                members.sort { $0.0.count != $1.0.count ? $0.0.count < $1.0.count : $0.0 < $1.0 }
+            }
+            let spaced = Int.random(in: 0..<5, using: &random) != 0
+            return "{" + members.map { #""\#($0.0)":"# + (spaced ? " " : "") + $0.1 }.joined(separator: spaced ? ", " : ",") + "}"
+        }
+        /// The changes as the rows parsed by `ServerRow.parse` make them.
+        func reference(_ rows: [[String?]]) throws -> [ReplicaChange] {
+            try ServerRow.parse(rows, of: table).map { row in
+                if let removed = row.removed {
+                    guard let clock = ReplicaClock(text: removed) else { throw SyncError(.schema, "a malformed removal clock") }
+                    return ReplicaChange(entityUid: entity.uid, globalId: row.id, removed: clock)
+                }
+                var change = ReplicaChange(entityUid: entity.uid, globalId: row.id)
+                for (index, property) in entity.properties.enumerated() {
+                    guard let clock = row.clocks[index] else { continue }
+                    change.values.append(ReplicaChange.Value(uid: property.uid, value: try ColumnText.value(row.values[index], of: property),
+                                                             clock: ReplicaClock(text: clock)))
+                }
+                for (index, relation) in entity.relations.enumerated() {
+                    guard let clock = row.clocks[entity.properties.count + index] else { continue }
+                    change.relations.append(ReplicaChange.Links(uid: relation.uid, targets: try ColumnText.uuids(row.values[entity.properties.count + index]),
+                                                                clock: ReplicaClock(text: clock)))
+                }
+                return change
+            }
+        }
+        for _ in 0..<50 {
+            let rows = (0..<20).map { _ -> [String?] in
+                [UUIDText.text(UUID()), Int.random(in: 0..<5, using: &random) == 0 ? clock() : nil, document()] + types.map(text)
+            }
+            let direct = try pull.changes(of: rows, in: table)
+            #expect(direct == (try reference(rows)), "\(rows)")
+            #expect(direct.contains { !$0.values.isEmpty })
+        }
+        // Refused alike: a row without an id, a live row whose document is not an object.
+        for bad in [["x", nil, "{}"] + types.map { _ in nil }, [UUIDText.text(UUID()), nil, "[]"] + types.map { _ in nil }] as [[String?]] {
+            #expect(throws: SyncError.self) { try pull.changes(of: [bad], in: table) }
+            #expect(throws: SyncError.self) { try reference([bad]) }
+        }
+    }
+
     /// A column of texts carried as one binary `text[]` parameter comes back from `unnest`
     /// element by element: quotes, backslashes, commas, braces, spaces, NULL and the text "NULL",
     /// multi-byte characters; and an empty column.

@@ -121,7 +121,8 @@ struct MergingWriteTests {
 
         init(_ written: Int, table: ServerSchema.Table, namespace: String, on connection: PostgresConnection) async throws {
             self.written = written
-            rows = try await ServerRow.read(after: nil, limit: 10_000, in: table, filter: nil, on: connection, logger: TestServer.logger)
+            rows = try ServerRow.parse(await ServerRow.read(after: nil, limit: 10_000, in: table, filter: nil, on: connection, logger: TestServer.logger),
+                                       of: table)
                 .map { "\($0.id) removed \($0.removed ?? "-") clocks \($0.clocks) others \($0.otherClocks.sorted { $0.key < $1.key }) values \($0.values)" }
             changed = try await connection.rows("SELECT cellar_id::text FROM \(SQL.quote(namespace)).cellar_changes ORDER BY 1",
                                                 logger: TestServer.logger).map { $0[0] ?? "" }
