@@ -40,9 +40,9 @@ enum GlobalIds {
         return UUID(uuid: bytes)
     }
 
-    static func uuid(_ bytes: [UInt8]) throws -> UUID {
+    static func uuid(_ bytes: UnsafeRawBufferPointer) throws -> UUID {
         guard bytes.count == 16 else { throw CellarError.fileCorrupt("a global id has \(bytes.count) bytes, expected 16") }
-        return bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+        return UUID(uuid: bytes.loadUnaligned(as: uuid_t.self))
     }
 }
 
@@ -53,7 +53,7 @@ extension TransactionContext {
         let write = write!
         let local = try localIdTree(create: assign)
         let key = GlobalIds.localKey(schema.id.id, id)
-        if let local, let bytes = try write.get(local, key: key) { return try GlobalIds.uuid(bytes) }
+        if let local, let uuid = try write.withValue(local, key: key, { try $0.map(GlobalIds.uuid) }) { return uuid }
         guard assign, let local else { return nil }
         let uuid = GlobalIds.newGlobalId()
         try map(uuid, to: schema, id, localTree: local, localKey: key)

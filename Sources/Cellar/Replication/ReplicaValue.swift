@@ -135,3 +135,27 @@ final class ReplicaValueCoding: Sendable {
         }
     }
 }
+
+/// An entity and its record layout, as sync reads and writes its objects: a class, so that a
+/// change's look-ups borrow the entity and its properties instead of copying them (and retaining
+/// every reference they hold) object by object.
+final class ReplicaLayout {
+    let entity: ModelEntity
+    /// The type of each slot's property (nil: none, or retired).
+    let types: [PropertyType?]
+    /// The positions in `entity.properties` of the properties but the id, by UID.
+    let properties: [UInt64: Int]
+    /// The id property's slot (its field is not stored).
+    let idSlot: Int?
+
+    init(_ entity: ModelEntity) {
+        self.entity = entity
+        types = entity.typesBySlot
+        var properties: [UInt64: Int] = [:]
+        for (index, property) in entity.properties.enumerated() where !property.flags.contains(.id) {
+            if properties[property.id.uid] == nil { properties[property.id.uid] = index }
+        }
+        self.properties = properties
+        idSlot = entity.properties.first { $0.flags.contains(.id) }.map { Int($0.id.id) - 1 }
+    }
+}

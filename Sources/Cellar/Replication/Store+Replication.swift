@@ -88,6 +88,7 @@ extension Store {
             let entries = try history(since: since, limit: limit, changes: objects)
             let pending = try PendingChanges(entries, device: state.device, store: self)
             let coding = ReplicaValueCoding(model: model)
+            var layouts: [Int: ReplicaLayout] = [:]
             var changes: [ReplicaChange] = []
             for (key, object) in pending.objects {
                 guard let schema = schemasById[key.entity] else { continue }
@@ -96,22 +97,24 @@ extension Store {
                     changes.append(ReplicaChange(entityUid: schema.id.uid, globalId: globalId, removed: removed))
                     continue
                 }
-                let entity = model.entities[schema.index]
+                let layout = layouts[schema.index] ?? ReplicaLayout(model.entities[schema.index])
+                layouts[schema.index] = layout
                 let change = try context.withRecord(schema, key.id) { record -> ReplicaChange? in
                     guard let record else { return nil }
                     let reader = try RecordReader(record)
                     var change = ReplicaChange(entityUid: schema.id.uid, globalId: globalId)
-                    for property in entity.properties where !property.flags.contains(.id) {
+                    change.values.reserveCapacity(object.properties.count)
+                    for property in layout.entity.properties where !property.flags.contains(.id) {
                         guard let clock = object.properties[property.id.id] else { continue }
                         let value = try coding.value(of: property, in: reader) { target, id in
-                            try context.globalId(of: try targetSchema(of: target, in: entity), id, assign: true)!
+                            try context.globalId(of: try targetSchema(of: target, in: layout.entity), id, assign: true)!
                         }
                         change.values.append(ReplicaChange.Value(uid: property.id.uid, value: value, clock: clock))
                     }
                     return change
                 }
                 guard var change else { continue }
-                for relation in entity.relations {
+                for relation in layout.entity.relations {
                     guard let clock = object.relations[relation.id.id], let target = schemasById[relation.targetId.id] else { continue }
                     let targets = try context.pairedIds(key.id, in: StorageLayout.relationTree(relation.id.id)).map {
                         try context.globalId(of: target, $0, assign: true)!
@@ -235,7 +238,7 @@ extension Store {
             var ids: [UUID] = []
             try cursor.scan { key, _ in
                 let id = try StorageLayout.objectId(key)
-                if let bytes = try context.write!.get(local, key: GlobalIds.localKey(schema.id.id, id)) { ids.append(try GlobalIds.uuid(bytes)) }
+                if let uuid = try context.write!.withValue(local, key: GlobalIds.localKey(schema.id.id, id), { try $0.map(GlobalIds.uuid) }) { ids.append(uuid) }
                 return true
             }
             return ids
@@ -358,7 +361,7 @@ private struct IncomingApplier {
     /// The values a change brings, before they are merged with the stored record.
     let taken = RecordBuilder(capacity: 1024)
     var mappings: [UInt32: ImportMapping] = [:]
-    var layouts: [UInt32: Layout] = [:]
+    var layouts: [UInt32: ReplicaLayout] = [:]
     let schemasByUid: [UInt64: EntitySchema]
     var report = IncomingReport()
     /// The newest timestamp applied.
@@ -458,7 +461,7 @@ private struct IncomingApplier {
     /// takes (not those it changed later itself); false when no field changes (compared byte for
     /// byte with the stored record). The fields it does not take are copied from the stored
     /// record as they are.
-    private func write(_ change: ReplicaChange, mine: PendingChanges.Object?, schema: EntitySchema, layout: Layout,
+    private func write(_ change: ReplicaChange, mine: PendingChanges.Object?, schema: EntitySchema, layout: ReplicaLayout,
                        id: Id) throws -> Bool {
         // The values taken, written first into a record of their own (`taken`), in the
         // record's encoding, to be compared with the stored fields.
@@ -531,32 +534,9 @@ private struct IncomingApplier {
         }
     }
 
-    /// An entity and its record layout, for `write(_:mine:schema:layout:id:)`: a class, so
-    /// that a change's look-ups borrow the entity and its properties instead of copying them.
-    final class Layout {
-        let entity: ModelEntity
-        /// The type of each slot's property (nil: none, or retired).
-        let types: [PropertyType?]
-        /// The positions in `entity.properties` of the properties but the id, by UID.
-        let properties: [UInt64: Int]
-        /// The id property's slot (its field is not stored).
-        let idSlot: Int?
-
-        init(_ entity: ModelEntity) {
-            self.entity = entity
-            types = entity.typesBySlot
-            var properties: [UInt64: Int] = [:]
-            for (index, property) in entity.properties.enumerated() where !property.flags.contains(.id) {
-                if properties[property.id.uid] == nil { properties[property.id.uid] = index }
-            }
-            self.properties = properties
-            idSlot = entity.properties.first { $0.flags.contains(.id) }.map { Int($0.id.id) - 1 }
-        }
-    }
-
-    private mutating func layout(_ schema: EntitySchema) -> Layout {
+    private mutating func layout(_ schema: EntitySchema) -> ReplicaLayout {
         if let layout = layouts[schema.id.id] { return layout }
-        let layout = Layout(store.model.entities[schema.index])
+        let layout = ReplicaLayout(store.model.entities[schema.index])
         layouts[schema.id.id] = layout
         return layout
     }
