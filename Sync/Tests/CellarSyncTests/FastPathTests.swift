@@ -60,16 +60,7 @@ struct FastPathTests {
     /// written without the JSON writer parses back to the same clocks: those of the table's
     /// columns (in `jsonb`'s order of keys or another) and those of UIDs it does not have.
     @Test func clockDocumentsReadAndWrittenDirectlyMatchTheJSONParser() throws {
-        let directory = NSTemporaryDirectory() + "cellar-sync-clocks-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var options = StoreOptions()
-        options.changeHistory = true
-        let store = try Store(directoryPath: directory, options: options)
-        defer { store.close() }
-        let entity = try #require(try store.replicaSchema().entities.first { $0.name == "Item" })
-        let uids = entity.properties.map(\.uid) + entity.relations.map(\.uid)
-        let table = ServerSchema.Table(entity: entity, qualified: "t", asymmetric: false,
-                                       columns: Dictionary(uniqueKeysWithValues: uids.map { ($0, "c\($0)") }))
+        let table = try Self.itemTable()
         let keys = table.uids.map { String($0) }
         #expect(keys.count > 3)
         /// The clocks read, by key.
@@ -117,16 +108,8 @@ struct FastPathTests {
     /// column type, NULLs) equal those made through `ServerRow.parse` and the JSON parser's
     /// reading of the clocks.
     @Test func pulledRowsReadDirectlyMatchTheParsedRows() throws {
-        let directory = NSTemporaryDirectory() + "cellar-sync-pulled-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var options = StoreOptions()
-        options.changeHistory = true
-        let store = try Store(directoryPath: directory, options: options)
-        defer { store.close() }
-        let entity = try #require(try store.replicaSchema().entities.first { $0.name == "Item" })
-        let uids = entity.properties.map(\.uid) + entity.relations.map(\.uid)
-        let table = ServerSchema.Table(entity: entity, qualified: "t", asymmetric: false,
-                                       columns: Dictionary(uniqueKeysWithValues: uids.map { ($0, "c\($0)") }))
+        let table = try Self.itemTable()
+        let (entity, uids) = (table.entity, table.uids)
         let types = table.types
         #expect(Set(types.map(\.rawValue)).count >= 8, "the entity covers most column types")
         let pull = Pull(schema: ServerSchema(namespace: "n", tables: [entity.uid: table]), options: SyncOptions(), device: UUID(),
@@ -248,6 +231,21 @@ struct FastPathTests {
             liveA.cancel(); liveB.cancel()
             await liveA.value; await liveB.value
         }
+    }
+
+    /// The test model's Item entity as a server table (columns named `c<uid>`), from a store
+    /// opened for it and closed again.
+    static func itemTable() throws -> ServerSchema.Table {
+        let directory = NSTemporaryDirectory() + "cellar-sync-item-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var options = StoreOptions()
+        options.changeHistory = true
+        let store = try Store(directoryPath: directory, options: options)
+        defer { store.close() }
+        let entity = try #require(try store.replicaSchema().entities.first { $0.name == "Item" })
+        let uids = entity.properties.map(\.uid) + entity.relations.map(\.uid)
+        return ServerSchema.Table(entity: entity, qualified: "t", asymmetric: false,
+                                  columns: Dictionary(uniqueKeysWithValues: uids.map { ($0, "c\($0)") }))
     }
 
     /// Whether `condition` holds within a minute, looking every 10 ms (the minute is far beyond
