@@ -503,7 +503,7 @@ private struct IncomingApplier {
         }
     }
 
-    /// `write(_:mine:schema:entity:id:)` through the objects' JSON form, for changes with a
+    /// `write(_:mine:schema:layout:id:)` through the objects' JSON form, for changes with a
     /// `.json` value (collections, flex values, geo points, embedded objects).
     private mutating func writeThroughJSON(_ change: ReplicaChange, mine: PendingChanges.Object?, schema: EntitySchema,
                                            entity: ModelEntity, id: Id) throws -> Bool {
