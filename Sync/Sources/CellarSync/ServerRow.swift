@@ -107,7 +107,7 @@ struct ServerRow {
 
     /// Up to `limit` rows of `table` in the order of their ids, after `last` (nil: from the
     /// first); with `filter`, only those that meet it, and the removed rows when `removals`.
-    /// Their cells as `select(_:)` reads them (for `Pull.change(of:in:)`).
+    /// Their cells as `select(_:)` reads them (for `Pull.changes(of:in:)`).
     static func read(after last: UUID?, limit: Int, in table: ServerSchema.Table, filter: String?, removals: Bool = true,
                      on connection: PostgresConnection, logger: Logger) async throws -> [[String?]] {
         let sql = select(table) + " WHERE ($1::uuid IS NULL OR cellar_row.cellar_id > $1::uuid)"
