@@ -465,7 +465,7 @@ private struct IncomingApplier {
                        id: Id) throws -> Bool {
         // The values taken, written first into a record of their own (`taken`), in the
         // record's encoding, to be compared with the stored fields.
-        let (builder, taken, context, store) = (self.builder, self.taken, self.context, self.store)
+        let (builder, taken, context) = (self.builder, self.taken, self.context)
         taken.start(slotCount: layout.types.count)
         var takenSlots: [Int] = []
         takenSlots.reserveCapacity(change.values.count)
@@ -473,8 +473,8 @@ private struct IncomingApplier {
             guard let index = layout.properties[value.uid] else { continue }
             let propertyId = layout.entity.properties[index].id.id
             if Self.mineStands(mine?.properties[propertyId], against: value.clock) { continue }
-            try coding.write(value.value, of: layout.entity.properties[index], into: taken) { relation, globalId in
-                try context.localId(of: globalId, in: try store.targetSchema(of: relation, in: layout.entity), reserve: true)!
+            try coding.write(value.value, of: layout.entity.properties[index], into: taken) {
+                try relationTarget($0, $1, of: layout.entity)
             }
             takenSlots.append(Int(propertyId) - 1)
         }

@@ -85,7 +85,7 @@ struct MergingWrite: Sendable {
             binds.append(TextArray(clocks[position]))
             binds.append(TextArray(texts[position]))
         }
-        func column(_ position: Int) -> String { table.columns[table.uids[position]]! }
+        func column(_ position: Int) -> String { table.valueColumns[position] }
         func key(_ position: Int) -> String { "'\(table.uids[position])'" }
         func value(_ position: Int) -> String { ColumnText.cast("u.v\(position)", types[position]) }
         /// Whether the row's column at `position` takes the incoming value: the change carries

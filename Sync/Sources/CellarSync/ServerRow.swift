@@ -118,7 +118,7 @@ struct ServerRow {
 
     /// `SELECT` of a row's columns as text, `FROM` the table.
     private static func select(_ table: ServerSchema.Table) -> String {
-        let reads = zip(table.rowColumns.dropFirst(3), table.types).map { ColumnText.read("cellar_row." + $0, $1) }
+        let reads = zip(table.valueColumns, table.types).map { ColumnText.read("cellar_row." + $0, $1) }
         return "SELECT cellar_row.cellar_id::text, cellar_row.cellar_removed, cellar_row.cellar_clock::text"
             + reads.map { ", " + $0 }.joined() + " FROM \(table.qualified) AS cellar_row"
     }

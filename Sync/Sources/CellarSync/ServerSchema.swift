@@ -38,9 +38,11 @@ struct ServerSchema: Sendable {
         let positions: [UInt64: Int]
         /// The column type of each of `uids`.
         let types: [ReplicaSchema.ColumnType]
+        /// The value columns, quoted, in `uids`' order.
+        let valueColumns: [String]
         /// All the row's columns, quoted, as a `ServerRow` holds them: `cellar_id`,
-        /// `cellar_removed`, `cellar_clock`, then the value columns in `uids`' order.
-        let rowColumns: [String]
+        /// `cellar_removed`, `cellar_clock`, then `valueColumns`.
+        var rowColumns: [String] { ["cellar_id", "cellar_removed", "cellar_clock"] + valueColumns }
         /// The clock keys of `uids` (their decimal text) as `cellar_clock` orders them (`jsonb`
         /// sorts keys by length, then bytes), each with its position in `uids`.
         let clockKeys: [(key: [UInt8], position: Int)]
@@ -53,7 +55,7 @@ struct ServerSchema: Sendable {
             uids = entity.properties.map(\.uid) + entity.relations.map(\.uid)
             positions = Dictionary(uniqueKeysWithValues: uids.enumerated().map { ($0.element, $0.offset) })
             types = entity.properties.map(\.column) + entity.relations.map { _ in .uuidArray }
-            rowColumns = ["cellar_id", "cellar_removed", "cellar_clock"] + uids.map { columns[$0]! }
+            valueColumns = uids.map { columns[$0]! }
             clockKeys = uids.enumerated().map { (Array(String($0.element).utf8), $0.offset) }
                 .sorted { $0.key.count != $1.key.count ? $0.key.count < $1.key.count : $0.key.lexicographicallyPrecedes($1.key) }
         }

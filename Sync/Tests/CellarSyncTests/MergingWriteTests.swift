@@ -219,10 +219,8 @@ struct MergingWriteTests {
         func seed(_ table: ServerSchema.Table, namespace: String, on connection: PostgresConnection) async throws {
             let ns = SQL.quote(namespace)
             try await connection.execute("TRUNCATE \(table.qualified), \(ns).cellar_changes, \(ns).cellar_devices", logger: TestServer.logger)
-            let types = table.entity.properties.map(\.column) + table.entity.relations.map { _ in .uuidArray }
-            let names = ["cellar_id", "cellar_removed", "cellar_clock"] + table.uids.map { table.columns[$0]! }
-            let values = ["$1::uuid", "$2", "$3::jsonb"] + types.enumerated().map { ColumnText.cast("$\($0.offset + 4)", $0.element) }
-            let insert = "INSERT INTO \(table.qualified) (\(names.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
+            let values = ["$1::uuid", "$2", "$3::jsonb"] + table.types.enumerated().map { ColumnText.cast("$\($0.offset + 4)", $0.element) }
+            let insert = "INSERT INTO \(table.qualified) (\(table.rowColumns.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
             for (id, row) in rows {
                 guard let row else { continue }
                 let clock = "{" + row.clock.map { "\"\($0.key)\": \($0.json)" }.joined(separator: ", ") + "}"
