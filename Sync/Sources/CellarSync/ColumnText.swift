@@ -23,6 +23,11 @@ enum ColumnText {
         }
     }
 
+    /// `value(_:of:)` of a cell's bytes (nil: NULL).
+    static func value(_ utf8: UnsafeBufferPointer<UInt8>?, of property: ReplicaSchema.Property) throws -> ReplicaValue {
+        try value(utf8.map { String(decoding: $0, as: UTF8.self) }, of: property)
+    }
+
     /// The value of `text` (as `column::text` printed it; nil for NULL) for a property.
     static func value(_ text: String?, of property: ReplicaSchema.Property) throws -> ReplicaValue {
         guard let text else { return .null }
@@ -65,6 +70,11 @@ enum ColumnText {
     /// A `uuid[]` literal: `{…,…}`.
     static func uuidArray(_ uuids: [UUID]) -> String {
         "{" + uuids.map { UUIDText.text($0) }.joined(separator: ",") + "}"
+    }
+
+    /// `uuids(_:)` of a cell's bytes (nil: NULL).
+    static func uuids(_ utf8: UnsafeBufferPointer<UInt8>?) throws -> [UUID] {
+        try uuids(utf8.map { String(decoding: $0, as: UTF8.self) })
     }
 
     /// The UUIDs of a `uuid[]` printed as text.

@@ -33,9 +33,9 @@ struct Pull {
         /// Change rows read.
         var count: Int
         /// The rows they name, as the server holds them now (with subscriptions: those that
-        /// meet them, and removals), by table, as the server printed them: read into changes
-        /// by `changes(of:)`.
-        var rows: [(table: ServerSchema.Table, cells: [[String?]])]
+        /// meet them, and removals), by table, as the server sent them: read into changes by
+        /// `changes(of:)`.
+        var rows: [(table: ServerSchema.Table, cells: CellBuffer)]
         /// By table UID: the objects they name that do not meet the device's subscriptions (a
         /// store holding one lets it go).
         var leaving: [UInt64: [UUID]] = [:]
@@ -118,57 +118,51 @@ struct Pull {
         return changes
     }
 
-    /// The store's view of rows of `table` as `ServerRow`'s `SELECT` reads them.
-    func changes(of rows: [[String?]], in table: ServerSchema.Table) throws -> [ReplicaChange] {
+    /// The store's view of rows of `table` as `ServerRow`'s reads for pulls send them.
+    func changes(of rows: CellBuffer, in table: ServerSchema.Table) throws -> [ReplicaChange] {
         var changes: [ReplicaChange] = []
         changes.reserveCapacity(rows.count)
         try self.changes(of: rows, in: table, into: &changes)
         return changes
     }
 
-    /// The store's view of each row (its cells as `ServerRow`'s `SELECT` reads them), appended
-    /// to `changes`: every value this model has, with its clock. The clocks are read straight
-    /// from the `cellar_clock` document's bytes where `jsonb` printed it plainly (as it does
-    /// unless a key or clock holds an escape), else through `ServerRow.clocks`.
-    private func changes(of rows: [[String?]], in table: ServerSchema.Table, into changes: inout [ReplicaChange]) throws {
+    /// The store's view of each row (its cells as `ServerRow`'s reads for pulls send them: the
+    /// id, the removal clock, the kind of the clock document, each column's clock, each
+    /// column's value), appended to `changes`: every value this model has, with its clock.
+    private func changes(of rows: CellBuffer, in table: ServerSchema.Table, into changes: inout [ReplicaChange]) throws {
         let properties = table.entity.properties, relations = table.entity.relations
-        // By column: whether the document has a clock for it, and that clock (nil: not one).
-        var present = [Bool](repeating: false, count: table.uids.count)
-        var clocks = [ReplicaClock?](repeating: nil, count: table.uids.count)
-        for cells in rows {
-            guard let text = cells[0], let id = UUIDText.uuid(text) else { throw SyncError(.schema, "a row of \(table.qualified) has no cellar_id") }
-            if let removed = cells[1] {
-                guard let clock = ReplicaClock(text: removed) else { throw SyncError(.schema, "\(table.qualified) \(id): a malformed removal clock") }
-                changes.append(ReplicaChange(entityUid: table.entity.uid, globalId: id, removed: clock))
-                continue
-            }
-            for position in present.indices { present[position] = false }
-            var document = cells[2] ?? "{}"
-            let plain = document.withUTF8 { utf8 in
-                ServerRow.scanClocks(utf8, of: table) { position, _, clock in
-                    guard let position else { return }
-                    present[position] = true
-                    clocks[position] = ReplicaClock.parse(clock)
+        let (clockCells, valueCells) = (3, 3 + table.uids.count)
+        try rows.withCells { cell in
+            for row in 0..<rows.count {
+                guard let text = cell(row, 0), let id = UUIDText.uuid(text) else { throw SyncError(.schema, "a row of \(table.qualified) has no cellar_id") }
+                if let removed = cell(row, 1) {
+                    guard let clock = ReplicaClock.parse(removed) else { throw SyncError(.schema, "\(table.qualified) \(id): a malformed removal clock") }
+                    changes.append(ReplicaChange(entityUid: table.entity.uid, globalId: id, removed: clock))
+                    continue
                 }
-            }
-            if !plain {
-                let texts = try ServerRow.clocks(document, of: table).clocks
-                for position in texts.indices {
-                    present[position] = texts[position] != nil
-                    clocks[position] = texts[position].flatMap { ReplicaClock(text: $0) }
+                // (NULL, which the column's constraint rules out: no clocks.)
+                if let kind = cell(row, 2), !kind.elementsEqual("object".utf8) {
+                    throw SyncError(.schema, "\(table.qualified) \(id): its cellar_clock is not a JSON object")
                 }
+                var change = ReplicaChange(entityUid: table.entity.uid, globalId: id)
+                change.values.reserveCapacity(properties.count)
+                // A column without a clock was never written: not in the change. One whose clock
+                // does not parse (also a member that is not a JSON string, which no device
+                // writes) is in it without a clock: the store takes the server's value unless it
+                // has a change of its own not pushed yet.
+                for (index, property) in properties.enumerated() {
+                    guard let clock = cell(row, clockCells + index) else { continue }
+                    change.values.append(ReplicaChange.Value(uid: property.uid, value: try ColumnText.value(cell(row, valueCells + index), of: property),
+                                                             clock: ReplicaClock.parse(clock)))
+                }
+                for (index, relation) in relations.enumerated() {
+                    let position = properties.count + index
+                    guard let clock = cell(row, clockCells + position) else { continue }
+                    change.relations.append(ReplicaChange.Links(uid: relation.uid, targets: try ColumnText.uuids(cell(row, valueCells + position)),
+                                                                clock: ReplicaClock.parse(clock)))
+                }
+                changes.append(change)
             }
-            var change = ReplicaChange(entityUid: table.entity.uid, globalId: id)
-            change.values.reserveCapacity(properties.count)
-            for (index, property) in properties.enumerated() where present[index] {  // (not present: never written)
-                change.values.append(ReplicaChange.Value(uid: property.uid, value: try ColumnText.value(cells[3 + index], of: property),
-                                                         clock: clocks[index]))
-            }
-            for (index, relation) in relations.enumerated() where present[properties.count + index] {
-                change.relations.append(ReplicaChange.Links(uid: relation.uid, targets: try ColumnText.uuids(cells[3 + properties.count + index]),
-                                                            clock: clocks[properties.count + index]))
-            }
-            changes.append(change)
         }
     }
 

@@ -60,6 +60,15 @@ extension PostgresConnection {
         return rows.withLockedValue { $0 }
     }
 
+    /// Runs `sql` with text parameters; every row's `columns` cells as bytes, in one buffer.
+    func cells(_ sql: String, _ texts: [String?], columns: Int, logger: Logger) async throws -> CellBuffer {
+        let buffer = NIOLockedValueBox(CellBuffer(columns: columns))
+        try await eachRow(sql, binds: SQL.binds(texts), logger: logger) { row in
+            try buffer.withLockedValue { try $0.append(row) }
+        }
+        return buffer.withLockedValue { $0 }
+    }
+
     /// Runs `sql` with text parameters, its rows (if any) left unread.
     func execute(_ sql: String, _ texts: [String?] = [], logger: Logger) async throws {
         try await eachRow(sql, binds: SQL.binds(texts), logger: logger) { _ in }

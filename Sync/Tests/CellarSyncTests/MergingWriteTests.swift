@@ -121,8 +121,9 @@ struct MergingWriteTests {
 
         init(_ written: Int, table: ServerSchema.Table, namespace: String, on connection: PostgresConnection) async throws {
             self.written = written
-            rows = try ServerRow.parse(await ServerRow.read(after: nil, limit: 10_000, in: table, filter: nil, on: connection, logger: TestServer.logger),
-                                       of: table)
+            let ids = try await connection.rows("SELECT cellar_id::text FROM \(table.qualified)", logger: TestServer.logger).map { UUIDText.uuid($0[0]!)! }
+            rows = try await ServerRow.read(ids, of: table, locking: false, on: connection, logger: TestServer.logger).values
+                .sorted { UUIDText.text($0.id) < UUIDText.text($1.id) }
                 .map { "\($0.id) removed \($0.removed ?? "-") clocks \($0.clocks) others \($0.otherClocks.sorted { $0.key < $1.key }) values \($0.values)" }
             changed = try await connection.rows("SELECT cellar_id::text FROM \(SQL.quote(namespace)).cellar_changes ORDER BY 1",
                                                 logger: TestServer.logger).map { $0[0] ?? "" }
