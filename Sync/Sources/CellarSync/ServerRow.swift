@@ -138,7 +138,7 @@ struct ServerRow {
     }
 
     /// The cells a row of `pullSelect(table)` has.
-    static func pullColumns(_ table: ServerSchema.Table) -> Int { 3 + 2 * table.uids.count }
+    private static func pullColumns(_ table: ServerSchema.Table) -> Int { 3 + 2 * table.uids.count }
 
     /// `, <value as text>` for each value column of `table`.
     private static func valueReads(_ table: ServerSchema.Table) -> String {
