@@ -194,7 +194,7 @@ struct ServerRow {
     /// must read it). `jsonb` orders the keys as `table.clockKeys` does, so each key is looked
     /// for from where the one before was found.
     private static func scanClocks(_ utf8: UnsafeBufferPointer<UInt8>, of table: ServerSchema.Table,
-                           _ body: (_ position: Int?, _ key: UnsafeBufferPointer<UInt8>, _ clock: UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
+                                   _ body: (_ position: Int?, _ key: UnsafeBufferPointer<UInt8>, _ clock: UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
         let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
         var index = 0
         func expect(_ byte: UInt8) -> Bool {
