@@ -26,6 +26,8 @@ struct Push {
         var written = 0
         /// Of those, the rows merged by the server's statements (`MergingWrite`).
         var mergedInSQL = 0
+        /// Of those, the rows inserted without a read (the server lacked them).
+        var insertedUnread = 0
         /// The global ids of asymmetric objects the server now holds, by entity UID.
         var asymmetric: [UInt64: [UUID]] = [:]
     }
@@ -54,6 +56,7 @@ struct Push {
                 let counts = try await write(changes, to: table, numbering: numbering, on: connection)
                 result.written += counts.written
                 result.mergedInSQL += counts.inSQL
+                result.insertedUnread += counts.unread
             }
             let acknowledge = """
                 UPDATE \(ns).cellar_devices SET acknowledged = $2::bigint, acknowledged_at = $3::bigint, seen = now() WHERE device = $1::uuid
@@ -129,52 +132,66 @@ struct Push {
 
     /// Merges `changes` into their rows of `table` and writes the rows that change, numbering a
     /// change row for each by `numbering` (nil for an asymmetric table: no device pulls those);
-    /// returns how many rows were written, and how many of those the server merged.
+    /// returns how many rows were written, how many of those the server merged, and how many it
+    /// inserted unread.
     ///
     /// Without a conflict resolver, the changes that are not removals go first through
-    /// statements that merge in SQL (`MergingWrite`), one a chunk, the next chunk's built while
-    /// the server runs one; what those leave (removed rows, nothing newer) and the removals are
-    /// read and merged here (`readAndMerge`). That saves the read where the rows are there (edits);
-    /// for rows the server lacks, the read and a plain insert cost less (a chunk of new rows
-    /// took about 1.5 times as long merged in SQL), so once a statement inserted most of its
-    /// rows, the chunks after it are read first, until a read finds most of its rows there.
+    /// statements that write without a read, one a chunk, the next chunk's built while the
+    /// server runs one: merged in SQL (`MergingWrite`), or, while the table's chunks have been
+    /// rows the server lacks, inserted unless there (`Write` with `insertsUnlessThere`: a
+    /// chunk of new rows took about 1.5 times as long merged in SQL as inserted plainly). What
+    /// those leave (removed rows, nothing newer, rows already there) and the removals are read
+    /// and merged here (`readAndMerge`). Each statement's outcome picks the next one's way:
+    /// once one inserted most of its rows, the chunks after it are inserted first (across the
+    /// batches of one sync), until one finds most of its rows there.
     private func write(_ changes: [ReplicaChange], to table: ServerSchema.Table, numbering: ChangeNumbering?,
-                       on connection: PostgresConnection) async throws -> (written: Int, inSQL: Int) {
+                       on connection: PostgresConnection) async throws -> (written: Int, inSQL: Int, unread: Int) {
         guard options.resolver == nil, options.mergesInSQL else {
-            return (try await readAndMerge(changes, to: table, numbering: numbering, on: connection).written, 0)
-        }
-        if way.readsFirst(table) {
-            let read = try await readAndMerge(changes, to: table, numbering: numbering, on: connection)
-            if read.found * 2 > changes.count { way.set(table, readsFirst: false) }
-            return (read.written, 0)
+            return (try await readAndMerge(changes, to: table, numbering: numbering, on: connection), 0, 0)
         }
         let logger = self.logger
         var left = changes.filter { $0.removed != nil }
         let merging = changes.filter { $0.removed == nil }
         let size = max(1, options.rowsPerStatement)
-        var running: Task<(left: [ReplicaChange], inserted: Int, count: Int), any Error>?
-        var written = 0
-        /// Counts what a statement did.
-        func took(_ done: (left: [ReplicaChange], inserted: Int, count: Int)) {
+        typealias Done = (left: [ReplicaChange], inserted: Int, count: Int, merged: Bool)
+        var running: Task<Done, any Error>?
+        var written = 0, inSQL = 0, unread = 0
+        /// Counts what a statement did, and learns from it which way the next one goes.
+        func took(_ done: Done) {
             written += done.count - done.left.count
+            if done.merged { inSQL += done.count - done.left.count } else { unread += done.count - done.left.count }
             left += done.left
-            if done.inserted * 2 > done.count { way.set(table, readsFirst: true) }
+            way.set(table, insertsFirst: done.inserted * 2 > done.count)
         }
         do {
             for start in stride(from: 0, to: merging.count, by: size) {
-                if way.readsFirst(table) {
-                    left += merging[start...]
-                    break
-                }
                 let chunk = merging[start..<min(merging.count, start + size)]
-                let statement = MergingWrite(chunk, into: table, numbering: numbering, passing: &left)
                 let before = running
-                running = statement.map { statement in
-                    Task {
-                        let (left, inserted) = try await statement.run(on: connection, logger: logger)
-                        return (left, inserted, statement.changes.count)
+                if way.insertsFirst(table) {
+                    let rows = chunk.compactMap { merge($0, into: nil, table: table) }
+                    let statement = Write(rows, .insertUnlessThere, to: table, numbering: numbering)
+                    let byId = Dictionary(uniqueKeysWithValues: chunk.map { ($0.globalId, $0) })
+                    running = statement.map { statement in
+                        Task {
+                            let there = try await statement.run(on: connection, logger: logger)
+                            let left = try there.map { id in
+                                guard let change = byId[id] else { throw SyncError(.server, "the server named an object this push did not carry") }
+                                return change
+                            }
+                            return (left, statement.count - left.count, statement.count, false)
+                        }
+                    }
+                } else {
+                    running = MergingWrite(chunk, into: table, numbering: numbering, passing: &left).map { statement in
+                        Task {
+                            let (left, inserted) = try await statement.run(on: connection, logger: logger)
+                            return (left, inserted, statement.changes.count, true)
+                        }
                     }
                 }
+                // Lets the statement's task send it before this one builds the next (else on
+                // a busy pool it waited for that, the server idle meanwhile).
+                await Task.yield()
                 if let done = try await before?.value { took(done) }
             }
             if let done = try await running?.value { took(done) }
@@ -183,12 +200,12 @@ struct Push {
             _ = await running?.result
             throw error
         }
-        return (try await written + readAndMerge(left, to: table, numbering: numbering, on: connection).written, written)
+        return (try await written + readAndMerge(left, to: table, numbering: numbering, on: connection), inSQL, unread)
     }
 
     /// Reads `changes`' rows of `table` (locking them), merges the changes in (`merge`) and
     /// writes the rows that change, numbering a change row for each by `numbering`; returns
-    /// how many rows were written, and how many of the rows were on the server.
+    /// how many rows were written.
     ///
     /// In chunks of `options.rowsPerStatement` changes (large enough that each statement's
     /// round trip and planning are a small part of it, small enough that its parameters stay
@@ -196,8 +213,8 @@ struct Push {
     /// reads (and locks) the next chunk's rows and writes this one's while this process merges
     /// the next. Each push holds distinct objects, so no chunk reads a row another writes.
     private func readAndMerge(_ changes: [ReplicaChange], to table: ServerSchema.Table, numbering: ChangeNumbering?,
-                              on connection: PostgresConnection) async throws -> (written: Int, found: Int) {
-        guard !changes.isEmpty else { return (0, 0) }
+                              on connection: PostgresConnection) async throws -> Int {
+        guard !changes.isEmpty else { return 0 }
         let logger = self.logger
         let size = max(1, options.rowsPerStatement)
         let chunks = stride(from: 0, to: changes.count, by: size).map { changes[$0..<min(changes.count, $0 + size)] }
@@ -207,12 +224,12 @@ struct Push {
         }
         var reading = chunks.first.map(read)
         var writing: Task<Void, any Error>?
-        var written = 0, found = 0
+        var written = 0
         do {
             for (index, chunk) in chunks.enumerated() {
                 let rows = try await reading!.value
-                found += rows.count
                 reading = index + 1 < chunks.count ? read(chunks[index + 1]) : nil
+                await Task.yield()  // (the read sent before this merge, as in `write`)
                 var created: [ServerRow] = [], updated: [ServerRow] = []
                 for change in chunk {
                     let existing = rows[change.globalId]
@@ -221,8 +238,8 @@ struct Push {
                     }
                 }
                 written += created.count + updated.count
-                let statements = [Write(created, new: true, to: table, numbering: numbering),
-                                  Write(updated, new: false, to: table, numbering: numbering)].compactMap { $0 }
+                let statements = [Write(created, .insert, to: table, numbering: numbering),
+                                  Write(updated, .update, to: table, numbering: numbering)].compactMap { $0 }
                 let before = writing
                 writing = Task { for statement in statements { try await statement.run(on: connection, logger: logger) } }
                 try await before?.value
@@ -243,22 +260,22 @@ struct Push {
             }
             throw error
         }
-        return (written, found)
+        return written
     }
 
     /// Which way a push's chunks go in each table, learnt from the ones before (across the
-    /// batches of one sync): merged in SQL, or read first (`write(_:to:numbering:on:)`).
+    /// batches of one sync): merged in SQL, or inserted unless there (`write(_:to:numbering:on:)`).
     final class Way: Sendable {
-        /// The UIDs of the tables whose chunks are read first.
-        private let reading = NIOLockedValueBox<Set<UInt64>>([])
+        /// The UIDs of the tables whose chunks are inserted first.
+        private let inserting = NIOLockedValueBox<Set<UInt64>>([])
 
-        func readsFirst(_ table: ServerSchema.Table) -> Bool {
-            reading.withLockedValue { $0.contains(table.entity.uid) }
+        func insertsFirst(_ table: ServerSchema.Table) -> Bool {
+            inserting.withLockedValue { $0.contains(table.entity.uid) }
         }
 
-        func set(_ table: ServerSchema.Table, readsFirst: Bool) {
-            reading.withLockedValue {
-                if readsFirst { $0.insert(table.entity.uid) } else { $0.remove(table.entity.uid) }
+        func set(_ table: ServerSchema.Table, insertsFirst: Bool) {
+            inserting.withLockedValue {
+                if insertsFirst { $0.insert(table.entity.uid) } else { $0.remove(table.entity.uid) }
             }
         }
     }
@@ -286,24 +303,33 @@ struct ChangeNumbering: Sendable {
     }
 }
 
-/// One statement that inserts rows (`new`: none of them is on the server) or updates them
-/// (each is): each column's values are one binary array parameter (the ids a `uuid[]`, every
-/// other column a `text[]`) that `unnest` turns back into rows. A statement of a few
-/// parameters whatever the number of rows is parsed and planned in microseconds, where a
-/// `VALUES` list of thousands of tuples took longer than writing them. The push's advisory lock
-/// and its row locks keep anyone else from inserting or changing these rows meanwhile, so no
-/// `ON CONFLICT` is needed.
+/// One statement that writes rows: each column's values are one binary array parameter (the
+/// ids a `uuid[]`, every other column a `text[]`) that `unnest` turns back into rows. A
+/// statement of a few parameters whatever the number of rows is parsed and planned in
+/// microseconds, where a `VALUES` list of thousands of tuples took longer than writing them.
 ///
 /// With a `numbering`, the same statement numbers a change row for each row written.
 private struct Write: Sendable {
+    enum Kind {
+        /// Inserts rows none of which is on the server. The push's advisory lock and its row
+        /// locks keep anyone else from inserting or changing these rows meanwhile, so no
+        /// `ON CONFLICT` is needed.
+        case insert
+        /// Updates rows each of which is there (read and locked before).
+        case update
+        /// Inserts the rows that are not there yet (`ON CONFLICT DO NOTHING`), unread: the
+        /// statement returns the ids of the rows that were, for the push to read and merge.
+        case insertUnlessThere
+    }
+
     let sql: String
     let binds: PostgresBindings
     let count: Int
-    let new: Bool
+    let kind: Kind
     let table: String
 
     /// Nil for no rows.
-    init?(_ rows: [ServerRow], new: Bool, to table: ServerSchema.Table, numbering: ChangeNumbering?) {
+    init?(_ rows: [ServerRow], _ kind: Kind, to table: ServerSchema.Table, numbering: ChangeNumbering?) {
         guard !rows.isEmpty else { return nil }
         let names = table.rowColumns
         let casts = [ColumnText.cast("u.c0", .uuid), "u.c1", ColumnText.cast("u.c2", .jsonb)]
@@ -311,12 +337,15 @@ private struct Write: Sendable {
         // The ids go as a `uuid[]`, every other column as a `text[]` cast to its type.
         let rowsOf = "unnest(" + names.indices.map { "$\($0 + 1)::\($0 == 0 ? "uuid" : "text")[]" }.joined(separator: ", ") + ") AS u("
             + names.indices.map { "c\($0)" }.joined(separator: ", ") + ")"
-        let statement = new
-            ? "INSERT INTO \(table.qualified) (\(names.joined(separator: ", "))) SELECT \(casts.joined(separator: ", ")) FROM " + rowsOf
-                + " RETURNING cellar_id"
-            : "UPDATE \(table.qualified) AS t SET " + zip(names, casts).dropFirst().map { "\($0) = \($1)" }.joined(separator: ", ")
+        let insert = "INSERT INTO \(table.qualified) (\(names.joined(separator: ", "))) SELECT \(casts.joined(separator: ", ")) FROM " + rowsOf
+        let statement = switch kind {
+        case .insert: insert + " RETURNING cellar_id"
+        case .insertUnlessThere: insert + " ON CONFLICT (cellar_id) DO NOTHING RETURNING cellar_id"
+        case .update:
+            "UPDATE \(table.qualified) AS t SET " + zip(names, casts).dropFirst().map { "\($0) = \($1)" }.joined(separator: ", ")
                 // (The ids once more as a list: the rows to change are found in the primary key's index, not by hashing the table.)
                 + " FROM " + rowsOf + " WHERE t.cellar_id = " + casts[0] + " AND t.cellar_id = ANY($1::uuid[]) RETURNING t.cellar_id"
+        }
         var binds = PostgresBindings(capacity: names.count + 2)
         binds.append(rows.map(\.id))
         binds.append(TextArray(rows.map(\.removed)))
@@ -324,24 +353,36 @@ private struct Write: Sendable {
         for position in table.uids.indices { binds.append(TextArray(rows.map { $0.values[position] })) }
         var sql = "WITH written AS (\(statement))"
         if let numbering { sql += ", " + numbering.clause(binding: &binds) }
-        sql += " SELECT count(*)::text FROM written"
-        (self.sql, self.binds, count, self.new, self.table) = (sql, binds, rows.count, new, table.qualified)
+        sql += kind == .insertUnlessThere
+            ? " SELECT u.id::text FROM unnest($1::uuid[]) AS u(id) WHERE NOT EXISTS (SELECT 1 FROM written WHERE written.cellar_id = u.id)"
+            : " SELECT count(*)::text FROM written"
+        (self.sql, self.binds, count, self.kind, self.table) = (sql, binds, rows.count, kind, table.qualified)
     }
 
-    func run(on connection: PostgresConnection, logger: Logger) async throws {
-        let counted: [[String?]]
+    /// Runs the statement; returns the ids of the rows that were there already
+    /// (`insertUnlessThere`; none for the others, which fail unless they write every row).
+    @discardableResult
+    func run(on connection: PostgresConnection, logger: Logger) async throws -> [UUID] {
+        let returned: [[String?]]
         do {
-            counted = try await connection.rows(sql, binds: binds, logger: logger)
-        } catch let error as PSQLError where new && error.serverInfo?[.sqlState] == "23505" {
+            returned = try await connection.rows(sql, binds: binds, logger: logger)
+        } catch let error as PSQLError where kind == .insert && error.serverInfo?[.sqlState] == "23505" {
             // A row this role's locking read could not see (a row-level-security policy lets
             // it read the row but not change it) is there after all.
             throw SyncError(.server, "row-level security (or another policy) keeps this role from changing rows of \(table) that this push changes: nothing of it is applied (\(SyncError.describe(error)))")
         }
+        if kind == .insertUnlessThere {
+            return try returned.map { cells in
+                guard let id = cells[0].flatMap(UUIDText.uuid) else { throw SyncError(.server, "the server returned no id for a row already there") }
+                return id
+            }
+        }
         // Each row was read and locked above, so the update must change each: one left
         // unchanged (by a policy that hides it from UPDATE alone) must not pass for an
         // acknowledged push.
-        if let text = counted.first?[0] ?? nil, let written = Int(text), written != count {
+        if let text = returned.first?[0] ?? nil, let written = Int(text), written != count {
             throw SyncError(.server, "row-level security (or another policy) left \(count - written) of \(count) rows of \(table) unchanged: nothing of this push is applied")
         }
+        return []
     }
 }

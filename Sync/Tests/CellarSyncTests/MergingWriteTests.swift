@@ -4,21 +4,23 @@ import Foundation
 import PostgresNIO
 import Testing
 
-/// A push's merge in SQL (`MergingWrite`) against the merge in Swift (`Push.merge`), on the
-/// real server: the same random rows on the server (missing, removed, clocks newer and older,
-/// empty, absent, not text, of UIDs the model lacks) and the same random changes (values with
-/// and without clocks, relations, removals, nothing at all) leave the same rows, the same
-/// change rows and the same count of rows written, under either rule for removals.
+/// A push's writes without a read (merged in SQL by `MergingWrite`, or inserted unless there)
+/// against the merge in Swift (`Push.merge`), on the real server: the same random rows on the
+/// server (missing, removed, clocks newer and older, empty, absent, not text, of UIDs the model
+/// lacks) and the same random changes (values with and without clocks, relations, removals,
+/// nothing at all) leave the same rows, the same change rows and the same count of rows
+/// written, under either rule for removals.
 struct MergingWriteTests {
     @Test(.enabled(if: TestServer.enabled, TestServer.skipped), arguments: [0x5EED_0002, UInt64.random(in: 1...UInt64.max)])
     func theMergeInSQLDecidesAsTheMergeInSwift(seed: UInt64) async throws {
         try await Self.withTable { connection, server, table, outgoing in
             var random = ConvergenceTests.Generator(state: seed)
             var options = server.options
-            var inSQL = 0, inSwift = 0
+            var inSQL = 0, unread = 0, inSwift = 0
             for round in 0..<16 {
-                // In one round of four, only objects the server lacks (the push learns to read
-                // those first); in the round after it, changes that carry nothing.
+                // In one round of four, only objects the server lacks (the push learns to insert
+                // those first); in the round after it, changes that carry nothing. In one round
+                // of eight, a push that starts by inserting first meets rows already there.
                 var world = World(table: table, missing: round % 4 == 2 ? 1 : 0.25, random: &random)
                 if round % 4 == 3 { world.changes = world.changes.map { ReplicaChange(entityUid: $0.entityUid, globalId: $0.globalId) } }
                 var outgoing = outgoing
@@ -29,6 +31,7 @@ struct MergingWriteTests {
                     options.mergesInSQL = mergesInSQL
                     try await world.seed(table, namespace: options.schema, on: connection)
                     let push = Push(schema: server.schema, options: options, device: world.device, logger: TestServer.logger)
+                    if round % 8 == 1 { push.way.set(table, insertsFirst: true) }
                     let result = try await push.run(outgoing, on: connection)
                     #expect(!result.alreadyTaken)
                     if mergesInSQL {
@@ -37,23 +40,24 @@ struct MergingWriteTests {
                                     "rows the server lacks were still merged in SQL after statements that inserted most of theirs")
                         }
                         inSQL += result.mergedInSQL
-                        inSwift += result.written - result.mergedInSQL
+                        unread += result.insertedUnread
+                        inSwift += result.written - result.mergedInSQL - result.insertedUnread
                     } else {
-                        #expect(result.mergedInSQL == 0)
+                        #expect(result.mergedInSQL == 0 && result.insertedUnread == 0)
                     }
                     results.append(try await Outcome(result.written, table: table, namespace: options.schema, on: connection))
                 }
                 #expect(results[0] == results[1], "the merge in SQL against the merge in Swift (removals: \(options.removals))")
             }
-            // Both ways ran: neither comparison above is empty.
-            #expect(inSQL > 100 && inSwift > 10, "\(inSQL) rows merged in SQL, \(inSwift) in Swift")
+            // Every way ran: no comparison above is empty.
+            #expect(inSQL > 100 && unread > 20 && inSwift > 10, "\(inSQL) rows merged in SQL, \(unread) inserted unread, \(inSwift) in Swift")
         }
     }
 
-    /// A push of new objects goes on by reading first; one whose read finds most of its rows
-    /// there (edits) makes the next merge in SQL again.
+    /// A push of new objects goes on by inserting them unread; a statement that finds most of
+    /// its rows there (edits) makes the next ones merge in SQL again.
     @Test(.enabled(if: TestServer.enabled, TestServer.skipped))
-    func aPushReadsFirstWhileItsRowsAreNew() async throws {
+    func aPushInsertsFirstWhileItsRowsAreNew() async throws {
         try await Self.withTable { connection, server, table, outgoing in
             var random = ConvergenceTests.Generator(state: 0x5EED_0003)
             let world = World(table: table, missing: 1, random: &random)
@@ -63,11 +67,15 @@ struct MergingWriteTests {
             let creations = world.changes.filter { $0.removed == nil }
             outgoing.changes = creations
             let created = try await push.run(outgoing, on: connection)
-            #expect(created.written == creations.count && created.mergedInSQL == 2 * server.options.rowsPerStatement)
+            // The first two statements merge in SQL (the second was sent before the first's outcome came).
+            let size = server.options.rowsPerStatement
+            #expect(created.written == creations.count && created.mergedInSQL == 2 * size
+                    && created.insertedUnread == creations.count - 2 * size)
             // Learnt for this table only.
             let other = try #require(server.schema.tables.values.first { $0.entity.uid != table.entity.uid })
-            #expect(push.way.readsFirst(table) && !push.way.readsFirst(other))
-            // Edits of them all, with clocks newer than any above: read first once, then merged in SQL.
+            #expect(push.way.insertsFirst(table) && !push.way.insertsFirst(other))
+            // Edits of them all, with clocks newer than any above: the first two statements insert
+            // nothing and leave their rows to the read, the rest merge in SQL.
             var edits = creations.map { ReplicaChange(entityUid: $0.entityUid, globalId: $0.globalId) }
             let title = try #require(table.entity.properties.first { $0.name == "title" })
             for round in 1...2 {
@@ -78,8 +86,8 @@ struct MergingWriteTests {
                 outgoing.changes = edits
                 outgoing.through += 1
                 let edited = try await push.run(outgoing, on: connection)
-                #expect(edited.written == edits.count)
-                #expect(edited.mergedInSQL == (round == 1 ? 0 : edits.count), "round \(round)")
+                #expect(edited.written == edits.count && edited.insertedUnread == 0)
+                #expect(edited.mergedInSQL == (round == 1 ? edits.count - 2 * size : edits.count), "round \(round)")
             }
             let titles = try await connection.rows("SELECT DISTINCT \(table.columns[title.uid]!) FROM \(table.qualified)", logger: TestServer.logger)
             #expect(titles.map { $0[0] } == ["edit 2"])
