@@ -47,6 +47,7 @@ struct MergingWrite: Sendable {
             texts[position].reserveCapacity(chunk.count)
         }
         var rowClocks = [String?](repeating: nil, count: width), rowTexts = rowClocks
+        var clockTexts = ClockTexts()
         for change in chunk {
             var twice = false, any = false
             for position in 0..<width { rowClocks[position] = nil; rowTexts[position] = nil }
@@ -54,7 +55,7 @@ struct MergingWrite: Sendable {
                 guard let position = table.positions[uid] else { return }
                 if rowClocks[position] != nil { twice = true }
                 any = true
-                rowClocks[position] = clock?.description ?? ""
+                rowClocks[position] = clockTexts.text(of: clock)
                 rowTexts[position] = text
             }
             for value in change.values { carry(value.uid, ColumnText.text(value.value), value.clock) }
@@ -76,7 +77,7 @@ struct MergingWrite: Sendable {
         let types = table.types
         let columns = carried.indices.filter { carried[$0] }
         var binds = PostgresBindings(capacity: 3 + 2 * columns.count)
-        binds.append(ids)
+        binds.append(UUIDArray(ids))
         // u(id, k<position>, v<position>, …): the clock and the text of each carried column.
         var names = ["id"], arrays = ["$1::uuid[]"]
         for position in columns {

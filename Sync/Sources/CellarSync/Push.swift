@@ -73,7 +73,9 @@ struct Push {
     }
 
     /// `row` (nil: none on the server yet) with `change` merged in; nil when nothing changes.
-    func merge(_ change: ReplicaChange, into existing: ServerRow?, table: ServerSchema.Table) -> ServerRow? {
+    /// (`clockTexts` makes the clocks' texts, kept from one change to the next.)
+    func merge(_ change: ReplicaChange, into existing: ServerRow?, table: ServerSchema.Table,
+               clockTexts: inout ClockTexts) -> ServerRow? {
         if let removal = change.removed {
             guard var row = existing, row.removed == nil else { return nil }
             let clock = removal.description
@@ -94,7 +96,7 @@ struct Push {
             changed = true
         }
         func take(_ position: Int, text: String?, clock: ReplicaClock?, name: String) {
-            let incoming = clock?.description ?? ""
+            let incoming = clockTexts.text(of: clock)
             let current = row.clocks[position]
             let differs = row.values[position] != text
             var takeValue = current == nil || incoming > current!
@@ -168,7 +170,8 @@ struct Push {
                 let chunk = merging[start..<min(merging.count, start + size)]
                 let before = running
                 if way.insertsFirst(table) {
-                    let rows = chunk.compactMap { merge($0, into: nil, table: table) }
+                    var clockTexts = ClockTexts()
+                    let rows = chunk.compactMap { merge($0, into: nil, table: table, clockTexts: &clockTexts) }
                     let statement = Write(rows, .insertUnlessThere, to: table, numbering: numbering)
                     let byId = Dictionary(uniqueKeysWithValues: chunk.map { ($0.globalId, $0) })
                     running = statement.map { statement in
@@ -225,6 +228,7 @@ struct Push {
         var reading = chunks.first.map(read)
         var writing: Task<Void, any Error>?
         var written = 0
+        var clockTexts = ClockTexts()
         do {
             for (index, chunk) in chunks.enumerated() {
                 let rows = try await reading!.value
@@ -233,7 +237,7 @@ struct Push {
                 var created: [ServerRow] = [], updated: [ServerRow] = []
                 for change in chunk {
                     let existing = rows[change.globalId]
-                    if let row = merge(change, into: existing, table: table) {
+                    if let row = merge(change, into: existing, table: table, clockTexts: &clockTexts) {
                         if existing == nil { created.append(row) } else { updated.append(row) }
                     }
                 }
@@ -347,7 +351,7 @@ private struct Write: Sendable {
                 + " FROM " + rowsOf + " WHERE t.cellar_id = " + casts[0] + " AND t.cellar_id = ANY($1::uuid[]) RETURNING t.cellar_id"
         }
         var binds = PostgresBindings(capacity: names.count + 2)
-        binds.append(rows.map(\.id))
+        binds.append(UUIDArray(rows.map(\.id)))
         binds.append(TextArray(rows.map(\.removed)))
         binds.append(TextArray(rows.map { $0.clockText(in: table) }))
         for position in table.uids.indices { binds.append(TextArray(rows.map { $0.values[position] })) }

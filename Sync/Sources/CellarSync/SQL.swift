@@ -117,3 +117,30 @@ struct TextArray: PostgresNonThrowingEncodable {
         }
     }
 }
+
+/// A column of ids as one binary `uuid[]` parameter: 16 bytes each, written straight into the
+/// message (PostgresNIO's own encoding of a `[UUID]` goes element by element through its
+/// generic array path: in a profile of `sync-bench`, 2.5 times the samples of this one).
+struct UUIDArray: PostgresNonThrowingEncodable {
+    static var psqlType: PostgresDataType { .uuidArray }
+    static var psqlFormat: PostgresFormat { .binary }
+
+    let ids: [UUID]
+
+    init(_ ids: [UUID]) { self.ids = ids }
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+        // As `TextArray`: dimensions, no NULL, the elements' type, the length and lower bound.
+        buffer.writeInteger(ids.isEmpty ? 0 : 1, as: Int32.self)
+        buffer.writeInteger(0, as: Int32.self)
+        buffer.writeInteger(PostgresDataType.uuid.rawValue)
+        guard !ids.isEmpty else { return }
+        buffer.writeInteger(Int32(ids.count))
+        buffer.writeInteger(1, as: Int32.self)
+        buffer.reserveCapacity(minimumWritableBytes: ids.count * 20)
+        for id in ids {
+            buffer.writeInteger(16, as: Int32.self)
+            withUnsafeBytes(of: id.uuid) { _ = buffer.writeBytes($0) }
+        }
+    }
+}

@@ -46,7 +46,7 @@ struct ServerRow {
         guard !ids.isEmpty else { return [:] }
         let sql = select(table) + " WHERE cellar_row.cellar_id = ANY($1::uuid[])" + (locking ? " FOR UPDATE OF cellar_row" : "")
         var rows: [UUID: ServerRow] = [:]
-        for row in try await parse(connection.rows(sql, binds: SQL.binds(one: ids), logger: logger), of: table) { rows[row.id] = row }
+        for row in try await parse(connection.rows(sql, binds: SQL.binds(one: UUIDArray(ids)), logger: logger), of: table) { rows[row.id] = row }
         return rows
     }
 
@@ -95,7 +95,7 @@ struct ServerRow {
             SELECT cellar_row.cellar_id::text FROM \(table.qualified) AS cellar_row
             WHERE cellar_row.cellar_id = ANY($1::uuid[]) AND cellar_row.cellar_removed IS NULL AND NOT \(filter)
             """
-        return try await Self.ids(connection.rows(sql, binds: SQL.binds(one: ids), logger: logger), of: table)
+        return try await Self.ids(connection.rows(sql, binds: SQL.binds(one: UUIDArray(ids)), logger: logger), of: table)
     }
 
     private static func ids(_ cells: [[String?]], of table: ServerSchema.Table) throws -> [UUID] {
