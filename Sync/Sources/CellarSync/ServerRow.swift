@@ -177,24 +177,10 @@ struct ServerRow {
 
     /// The clocks of a `cellar_clock` document as `jsonb` prints it, `{"12": "…", "34": "…"}`,
     /// read without a JSON parser; nil for anything else (an escape, other spacing), which the
-    /// parser then reads.
+    /// parser then reads. `jsonb` orders the keys as `table.clockKeys` does, so each key is
+    /// looked for from where the one before was found.
     private static func plainClocks(_ utf8: UnsafeBufferPointer<UInt8>, of table: ServerSchema.Table) -> (clocks: [String?], others: [String: String])? {
         var clocks = [String?](repeating: nil, count: table.uids.count), others: [String: String] = [:]
-        let plain = scanClocks(utf8, of: table) { position, key, value in
-            let clock = String(decoding: value, as: UTF8.self)
-            if let position { clocks[position] = clock } else { others[String(decoding: key, as: UTF8.self)] = clock }
-        }
-        return plain ? (clocks, others) : nil
-    }
-
-    /// Hands each member of a `cellar_clock` document as `jsonb` prints it, `{"12": "…", "34":
-    /// "…"}`, to `body`: the position in `table.uids` of its key's column (nil for a UID the
-    /// table lacks), its key and its clock, as bytes. False for anything else (an escape, other
-    /// spacing): the members handed over before then are not the document's (a JSON parser
-    /// must read it). `jsonb` orders the keys as `table.clockKeys` does, so each key is looked
-    /// for from where the one before was found.
-    private static func scanClocks(_ utf8: UnsafeBufferPointer<UInt8>, of table: ServerSchema.Table,
-                                   _ body: (_ position: Int?, _ key: UnsafeBufferPointer<UInt8>, _ clock: UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
         let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
         var index = 0
         func expect(_ byte: UInt8) -> Bool {
@@ -221,13 +207,14 @@ struct ServerRow {
             next = index + 1
             return table.clockKeys[index].position
         }
-        guard expect(UInt8(ascii: "{")) else { return false }
-        if expect(UInt8(ascii: "}")) { return index == utf8.count }
+        guard expect(UInt8(ascii: "{")) else { return nil }
+        if expect(UInt8(ascii: "}")) { return index == utf8.count ? (clocks, others) : nil }
         while true {
-            guard let key = string(), expect(UInt8(ascii: ":")), expect(UInt8(ascii: " ")), let value = string() else { return false }
-            body(position(of: key), key, value)
-            if expect(UInt8(ascii: "}")) { return index == utf8.count }
-            guard expect(UInt8(ascii: ",")), expect(UInt8(ascii: " ")) else { return false }
+            guard let key = string(), expect(UInt8(ascii: ":")), expect(UInt8(ascii: " ")), let value = string() else { return nil }
+            let clock = String(decoding: value, as: UTF8.self)
+            if let position = position(of: key) { clocks[position] = clock } else { others[String(decoding: key, as: UTF8.self)] = clock }
+            if expect(UInt8(ascii: "}")) { return index == utf8.count ? (clocks, others) : nil }
+            guard expect(UInt8(ascii: ",")), expect(UInt8(ascii: " ")) else { return nil }
         }
     }
 
