@@ -140,7 +140,7 @@ struct Push {
     /// Without a conflict resolver, the changes that are not removals go first through
     /// statements that write without a read, one a chunk, the next chunk's built while the
     /// server runs one: merged in SQL (`MergingWrite`), or, while the table's chunks have been
-    /// rows the server lacks, inserted unless there (`Write` with `insertsUnlessThere`: a
+    /// rows the server lacks, inserted unless there (`Write` with `insertUnlessThere`: a
     /// chunk of new rows took about 1.5 times as long merged in SQL as inserted plainly). What
     /// those leave (removed rows, nothing newer, rows already there) and the removals are read
     /// and merged here (`readAndMerge`). Each statement's outcome picks the next one's way:
@@ -160,8 +160,9 @@ struct Push {
         var written = 0, inSQL = 0, unread = 0
         /// Counts what a statement did, and learns from it which way the next one goes.
         func took(_ done: Done) {
-            written += done.count - done.left.count
-            if done.merged { inSQL += done.count - done.left.count } else { unread += done.count - done.left.count }
+            let wrote = done.count - done.left.count
+            written += wrote
+            if done.merged { inSQL += wrote } else { unread += wrote }
             left += done.left
             way.set(table, insertsFirst: done.inserted * 2 > done.count)
         }
@@ -172,15 +173,12 @@ struct Push {
                 if way.insertsFirst(table) {
                     var clockTexts = ClockTexts()
                     let rows = chunk.compactMap { merge($0, into: nil, table: table, clockTexts: &clockTexts) }
-                    let statement = Write(rows, .insertUnlessThere, to: table, numbering: numbering)
-                    let byId = Dictionary(uniqueKeysWithValues: chunk.map { ($0.globalId, $0) })
-                    running = statement.map { statement in
+                    running = Write(rows, .insertUnlessThere, to: table, numbering: numbering).map { statement in
                         Task {
-                            let there = try await statement.run(on: connection, logger: logger)
-                            let left = try there.map { id in
-                                guard let change = byId[id] else { throw SyncError(.server, "the server named an object this push did not carry") }
-                                return change
-                            }
+                            // (Usually none: the chunk's changes are looked through only for rows that were there.)
+                            let there = Set(try await statement.run(on: connection, logger: logger))
+                            let left = there.isEmpty ? [] : chunk.filter { there.contains($0.globalId) }
+                            guard left.count == there.count else { throw SyncError(.server, "the server named an object this push did not carry") }
                             return (left, statement.count - left.count, statement.count, false)
                         }
                     }
