@@ -305,6 +305,44 @@ struct ChangeNumbering: Sendable {
     }
 }
 
+/// The clock documents of a statement's rows: each distinct one once, and each row's number
+/// among them (from 1). The objects of one bulk commit share one document (every property
+/// stamped with the commit's clock); the server then reads it once instead of once a row, which
+/// in psql took a third of a plain insert's time.
+private struct ClockDocuments {
+    /// The distinct documents, in the order of their first rows.
+    private(set) var texts: [String?] = []
+    /// Each row's document's number in `texts`, from 1.
+    private(set) var numbers: [Int32] = []
+
+    init(_ rows: [ServerRow], in table: ServerSchema.Table) {
+        numbers.reserveCapacity(rows.count)
+        var numbered: [String: Int32] = [:]
+        for (index, row) in rows.enumerated() {
+            // (Runs of equal clocks, as a commit's objects come, are found without the text.)
+            if index > 0, rows[index - 1].clocks == row.clocks, rows[index - 1].otherClocks == row.otherClocks {
+                numbers.append(numbers[index - 1])
+                continue
+            }
+            let text = row.clockText(in: table)
+            if let number = numbered[text] {
+                numbers.append(number)
+            } else {
+                texts.append(text)
+                numbers.append(Int32(texts.count))
+                numbered[text] = Int32(texts.count)
+            }
+        }
+    }
+
+    /// Whether the rows share their documents enough to send each once: joining them back by
+    /// number cost about a tenth more than reading each row's own when every row's differs.
+    var shared: Bool { texts.count * 2 <= numbers.count }
+
+    /// Each row's document.
+    var eachRow: [String?] { numbers.map { texts[Int($0) - 1] } }
+}
+
 /// One statement that writes rows: each column's values are one binary array parameter (the
 /// ids a `uuid[]`, every other column a `text[]`) that `unnest` turns back into rows. A
 /// statement of a few parameters whatever the number of rows is parsed and planned in
@@ -334,11 +372,18 @@ private struct Write: Sendable {
     init?(_ rows: [ServerRow], _ kind: Kind, to table: ServerSchema.Table, numbering: ChangeNumbering?) {
         guard !rows.isEmpty else { return nil }
         let names = table.rowColumns
-        let casts = [ColumnText.cast("u.c0", .uuid), "u.c1", ColumnText.cast("u.c2", .jsonb)]
+        let documents = ClockDocuments(rows, in: table)
+        let shared = documents.shared
+        // Shared clock documents are read once each, from their own parameter (after the
+        // columns'), and joined to the rows by number.
+        let casts = [ColumnText.cast("u.c0", .uuid), "u.c1", shared ? "docs.doc" : ColumnText.cast("u.c2", .jsonb)]
             + table.types.enumerated().map { ColumnText.cast("u.c\($0.offset + 3)", $0.element) }
-        // The ids go as a `uuid[]`, every other column as a `text[]` cast to its type.
-        let rowsOf = "unnest(" + names.indices.map { "$\($0 + 1)::\($0 == 0 ? "uuid" : "text")[]" }.joined(separator: ", ") + ") AS u("
+        // The ids go as a `uuid[]`, every other column as a `text[]` cast to its type (the
+        // clock documents' numbers as an `int4[]`).
+        let types = names.indices.map { $0 == 0 ? "uuid" : $0 == 2 && shared ? "int4" : "text" }
+        let rowsOf = "unnest(" + types.enumerated().map { "$\($0.offset + 1)::\($0.element)[]" }.joined(separator: ", ") + ") AS u("
             + names.indices.map { "c\($0)" }.joined(separator: ", ") + ")"
+            + (shared ? " JOIN docs ON docs.n = u.c2" : "")
         let insert = "INSERT INTO \(table.qualified) (\(names.joined(separator: ", "))) SELECT \(casts.joined(separator: ", ")) FROM " + rowsOf
         let statement = switch kind {
         case .insert: insert + " RETURNING cellar_id"
@@ -348,12 +393,17 @@ private struct Write: Sendable {
                 // (The ids once more as a list: the rows to change are found in the primary key's index, not by hashing the table.)
                 + " FROM " + rowsOf + " WHERE t.cellar_id = " + casts[0] + " AND t.cellar_id = ANY($1::uuid[]) RETURNING t.cellar_id"
         }
-        var binds = PostgresBindings(capacity: names.count + 2)
+        var binds = PostgresBindings(capacity: names.count + 3)
         binds.append(UUIDArray(rows.map(\.id)))
         binds.append(TextArray(rows.map(\.removed)))
-        binds.append(TextArray(rows.map { $0.clockText(in: table) }))
+        if shared { binds.append(Int32Array(documents.numbers)) } else { binds.append(TextArray(documents.eachRow)) }
         for position in table.uids.indices { binds.append(TextArray(rows.map { $0.values[position] })) }
-        var sql = "WITH written AS (\(statement))"
+        var sql = "WITH "
+        if shared {
+            sql += "docs AS MATERIALIZED (SELECT d.doc::jsonb AS doc, d.n::int4 AS n FROM unnest($\(binds.count + 1)::text[]) WITH ORDINALITY AS d(doc, n)), "
+            binds.append(TextArray(documents.texts))
+        }
+        sql += "written AS (\(statement))"
         if let numbering { sql += ", " + numbering.clause(binding: &binds) }
         sql += kind == .insertUnlessThere
             ? " SELECT u.id::text FROM unnest($1::uuid[]) AS u(id) WHERE NOT EXISTS (SELECT 1 FROM written WHERE written.cellar_id = u.id)"

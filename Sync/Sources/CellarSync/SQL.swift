@@ -99,14 +99,7 @@ struct TextArray: PostgresNonThrowingEncodable {
     init(_ texts: [String?]) { self.texts = texts }
 
     func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
-        // Dimensions, whether any element is NULL, the elements' type; then the one dimension's
-        // length and lower bound.
-        buffer.writeInteger(texts.isEmpty ? 0 : 1, as: Int32.self)
-        buffer.writeInteger(texts.contains(nil) ? 1 : 0, as: Int32.self)
-        buffer.writeInteger(PostgresDataType.text.rawValue)
-        guard !texts.isEmpty else { return }
-        buffer.writeInteger(Int32(texts.count))
-        buffer.writeInteger(1, as: Int32.self)
+        buffer.writeArrayHeader(count: texts.count, nulls: texts.contains(nil), of: .text)
         for text in texts {
             guard let text else {
                 buffer.writeInteger(-1, as: Int32.self)
@@ -130,17 +123,44 @@ struct UUIDArray: PostgresNonThrowingEncodable {
     init(_ ids: [UUID]) { self.ids = ids }
 
     func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
-        // As `TextArray`: dimensions, no NULL, the elements' type, the length and lower bound.
-        buffer.writeInteger(ids.isEmpty ? 0 : 1, as: Int32.self)
-        buffer.writeInteger(0, as: Int32.self)
-        buffer.writeInteger(PostgresDataType.uuid.rawValue)
-        guard !ids.isEmpty else { return }
-        buffer.writeInteger(Int32(ids.count))
-        buffer.writeInteger(1, as: Int32.self)
+        buffer.writeArrayHeader(count: ids.count, nulls: false, of: .uuid)
         buffer.reserveCapacity(minimumWritableBytes: ids.count * 20)
         for id in ids {
             buffer.writeInteger(16, as: Int32.self)
             withUnsafeBytes(of: id.uuid) { _ = buffer.writeBytes($0) }
         }
+    }
+}
+
+/// A column of numbers as one binary `int4[]` parameter.
+struct Int32Array: PostgresNonThrowingEncodable {
+    static var psqlType: PostgresDataType { .int4Array }
+    static var psqlFormat: PostgresFormat { .binary }
+
+    let numbers: [Int32]
+
+    init(_ numbers: [Int32]) { self.numbers = numbers }
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+        buffer.writeArrayHeader(count: numbers.count, nulls: false, of: .int4)
+        buffer.reserveCapacity(minimumWritableBytes: numbers.count * 8)
+        for number in numbers {
+            buffer.writeInteger(4, as: Int32.self)
+            buffer.writeInteger(number)
+        }
+    }
+}
+
+extension ByteBuffer {
+    /// The start of a one-dimensional binary array of `count` elements of type `element`:
+    /// the dimensions, whether any element is NULL, the elements' type; then (unless empty) the
+    /// dimension's length and lower bound. Each element follows as its length and its bytes.
+    fileprivate mutating func writeArrayHeader(count: Int, nulls: Bool, of element: PostgresDataType) {
+        writeInteger(count == 0 ? 0 : 1, as: Int32.self)
+        writeInteger(nulls ? 1 : 0, as: Int32.self)
+        writeInteger(element.rawValue)
+        guard count > 0 else { return }
+        writeInteger(Int32(count))
+        writeInteger(1, as: Int32.self)
     }
 }

@@ -92,6 +92,7 @@ struct Measure: AsyncParsableCommand {
     @Flag(help: "Prune the server's changes after every round (as a client does by itself, at most every pruneInterval), then VACUUM them as autovacuum would.") var pruneEachRound = false
     @Option(help: "The longest a live client waits between looks for local commits (commits wake it at once), in milliseconds.") var pollMs: Int = 1000
     @Flag(help: "The receiving store syncs by subscription, to a query every object matches (the cost of the filtered reads).") var subscribed = false
+    @Option(help: "Objects per push transaction (SyncOptions.pushObjects).") var pushObjects: Int = SyncOptions().pushObjects
 
     func run() async throws {
         guard let url = url ?? ProcessInfo.processInfo.environment["CELLAR_SYNC_POSTGRES"] else {
@@ -119,6 +120,7 @@ struct Measure: AsyncParsableCommand {
         var options = SyncOptions()
         options.schema = schema
         options.pollInterval = .milliseconds(pollMs)
+        options.pushObjects = pushObjects
         let a = try openStore(directory + "/a"), b = try openStore(directory + "/b")
         defer { a.close(); b.close() }
         let clientA = SyncClient(store: a, server: server, options: options)

@@ -94,6 +94,53 @@ struct MergingWriteTests {
         }
     }
 
+    /// Rows written by statements that send each clock document once (rows sharing a few of
+    /// them, in runs and apart) or each row's own (every row's its own) come back with each
+    /// row's own clocks, when inserted and when updated.
+    @Test(.enabled(if: TestServer.enabled, TestServer.skipped))
+    func rowsSharingClockDocumentsGetTheirOwn() async throws {
+        try await Self.withTable { connection, server, table, outgoing in
+            var options = server.options
+            options.mergesInSQL = false  // read, merged in Swift, then inserted or updated by `Write`
+            let device = UUID()
+            let push = Push(schema: server.schema, options: options, device: device, logger: TestServer.logger)
+            let ids = (0..<40).map { _ in UUID() }
+            var expected: [UUID: ServerRow] = [:]
+            var outgoing = outgoing
+            // Clocks shared by rows 0, 3, 6, … (and by 1, 4, … and by 2, 5, …); then two documents
+            // in runs of 4 rows, differing in one property's clock; then a clock of each row's own.
+            var random = ConvergenceTests.Generator(state: 0x5EED_0004)
+            let stamps: [(_ index: Int, _ position: Int) -> UInt64] = [
+                { index, _ in 10 + UInt64(index % 3) },
+                { index, position in position == 0 && index / 4 % 2 == 1 ? 21 : 20 },
+                { index, _ in 30 + UInt64(index) },
+            ]
+            for (round, stamp) in stamps.enumerated() {
+                outgoing.changes = []
+                for (index, id) in ids.enumerated() {
+                    var change = ReplicaChange(entityUid: table.entity.uid, globalId: id)
+                    for (position, property) in table.entity.properties.enumerated() {
+                        change.values.append(ReplicaChange.Value(uid: property.uid, value: World.value(of: property, random: &random),
+                                                                 clock: ReplicaClock(timestamp: HybridTimestamp(rawValue: stamp(index, position)), device: device)))
+                    }
+                    outgoing.changes.append(change)
+                }
+                outgoing.through += 1
+                let result = try await push.run(outgoing, on: connection)
+                #expect(result.written == ids.count, "round \(round)")
+                var clockTexts = ClockTexts()
+                for change in outgoing.changes {
+                    expected[change.globalId] = push.merge(change, into: expected[change.globalId], table: table, clockTexts: &clockTexts)
+                }
+                let rows = try await ServerRow.read(ids, of: table, locking: false, on: connection, logger: TestServer.logger)
+                for id in ids {
+                    // (The values as the server prints them differ from the merge's texts: "1" for "1.0".)
+                    #expect(rows[id] != nil && rows[id]?.clocks == expected[id]?.clocks, "round \(round), object \(id)")
+                }
+            }
+        }
+    }
+
     /// The server's tables for the tests' model in a schema of their own, with chunks of 7
     /// rows (each with rows merged in SQL and rows left to Swift), and the outgoing changes of
     /// a store with one history entry (whose changes a test replaces).
