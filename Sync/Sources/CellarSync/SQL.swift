@@ -123,12 +123,7 @@ struct UUIDArray: PostgresNonThrowingEncodable {
     init(_ ids: [UUID]) { self.ids = ids }
 
     func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
-        buffer.writeArrayHeader(count: ids.count, nulls: false, of: .uuid)
-        buffer.reserveCapacity(minimumWritableBytes: ids.count * 20)
-        for id in ids {
-            buffer.writeInteger(16, as: Int32.self)
-            withUnsafeBytes(of: id.uuid) { _ = buffer.writeBytes($0) }
-        }
+        buffer.writeArray(ids, of: .uuid, width: 16) { buffer, id in withUnsafeBytes(of: id.uuid) { _ = buffer.writeBytes($0) } }
     }
 }
 
@@ -142,12 +137,7 @@ struct Int32Array: PostgresNonThrowingEncodable {
     init(_ numbers: [Int32]) { self.numbers = numbers }
 
     func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
-        buffer.writeArrayHeader(count: numbers.count, nulls: false, of: .int4)
-        buffer.reserveCapacity(minimumWritableBytes: numbers.count * 8)
-        for number in numbers {
-            buffer.writeInteger(4, as: Int32.self)
-            buffer.writeInteger(number)
-        }
+        buffer.writeArray(numbers, of: .int4, width: 4) { $0.writeInteger($1) }
     }
 }
 
@@ -162,5 +152,17 @@ extension ByteBuffer {
         guard count > 0 else { return }
         writeInteger(Int32(count))
         writeInteger(1, as: Int32.self)
+    }
+
+    /// A one-dimensional binary array of `elements` of a type `width` bytes wide, none NULL:
+    /// `write` writes one element's bytes.
+    fileprivate mutating func writeArray<Element>(_ elements: [Element], of type: PostgresDataType, width: Int32,
+                                                  _ write: (inout ByteBuffer, Element) -> Void) {
+        writeArrayHeader(count: elements.count, nulls: false, of: type)
+        reserveCapacity(minimumWritableBytes: elements.count * (4 + Int(width)))
+        for element in elements {
+            writeInteger(width)
+            write(&self, element)
+        }
     }
 }
