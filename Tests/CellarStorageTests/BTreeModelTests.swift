@@ -116,6 +116,31 @@ struct BTreeModelTests {
         }
     }
 
+    /// `Model ==` is written out (with `Bytes.equal` for values): it must agree with the
+    /// standard library's comparison of the same trees, or every model test proves nothing.
+    @Test("two models are equal exactly when their trees are")
+    func modelEquality() {
+        var rng = SplitMix64(seed: SplitMix64.testSeed())
+        func model() -> Model {
+            var model = Model()
+            for _ in 0..<Int(rng.next() % 3) {
+                var entries: [[UInt8]: [UInt8]] = [:]
+                for _ in 0..<Int(rng.next() % 3) {
+                    entries[[UInt8(rng.next() % 3)]] = (0..<Int(rng.next() % 3)).map { _ in UInt8(rng.next() % 2) }
+                }
+                model.trees["t\(rng.next() % 2)"] = entries
+            }
+            return model
+        }
+        var equal = 0
+        for _ in 0..<5_000 {
+            let a = model(), b = rng.next() % 4 == 0 ? a : model()
+            #expect((a == b) == (a.trees == b.trees), "\(a.trees) == \(b.trees)")
+            if a == b { equal += 1 }
+        }
+        #expect(equal > 1_250 && equal < 5_000, "\(equal) equal pairs: the pairs must be both")
+    }
+
     @Test("random puts, deletes, aborts and reopens match the model", arguments: [512, 4096])
     func randomOperations(nodeSize: Int) throws {
         let seed = SplitMix64.testSeed()

@@ -63,7 +63,7 @@ struct CompactedPrefixTests {
                     opened += 1
                 } catch StorageError.fileCorrupt {
                     refused += 1
-                    #expect(TestDirectory.read(path) == prefix, "a refused open changed the file (cut at \(cut))")
+                    #expect(Bytes.equal(TestDirectory.read(path), prefix), "a refused open changed the file (cut at \(cut))")
                 }
             }
         }

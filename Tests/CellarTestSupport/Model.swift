@@ -13,11 +13,25 @@ public struct Model: Equatable, Sendable {
             let tree = try txn.tree(name)!
             var entries: [[UInt8]: [UInt8]] = [:]
             try txn.cursor(tree).scan { key, value in
-                entries[Array(key)] = Array(value)
+                entries[Bytes.copy(key)] = Bytes.copy(value)
                 return true
             }
             trees[name] = entries
         }
+    }
+
+    /// Equal trees, entry for entry. Written out rather than synthesized: the synthesized one
+    /// compares values through the generic `[UInt8] ==`, byte by byte in a debug build (see `Bytes`),
+    /// and the crash and corruption tests compare thousands of models of megabytes.
+    public static func == (lhs: Model, rhs: Model) -> Bool {
+        guard lhs.trees.count == rhs.trees.count else { return false }
+        for (name, entries) in lhs.trees {
+            guard let others = rhs.trees[name], others.count == entries.count else { return false }
+            for (key, value) in entries {
+                guard let other = others[key], Bytes.equal(value, other) else { return false }
+            }
+        }
+        return true
     }
 }
 
