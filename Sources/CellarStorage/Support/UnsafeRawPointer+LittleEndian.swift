@@ -30,3 +30,47 @@ extension UnsafeMutableRawPointer {
         storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
     }
 }
+
+// Debug builds: the widths the layouts read, without the generic path. Unspecialized (as in a
+// debug build), `loadUnaligned(fromByteOffset:as:)` looks up type metadata on every call, and
+// the tests spent a tenth of their time there. These overloads copy the bytes with `memcpy`
+// instead; release builds have only the generic loader above, specialized.
+#if DEBUG
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension UnsafeRawPointer {
+    @inlinable @inline(__always) package func loadLE(_ type: UInt16.Type, at offset: Int) -> UInt16 {
+        var value: UInt16 = 0
+        memcpy(&value, self + offset, 2)
+        return UInt16(littleEndian: value)
+    }
+
+    @inlinable @inline(__always) package func loadLE(_ type: UInt32.Type, at offset: Int) -> UInt32 {
+        var value: UInt32 = 0
+        memcpy(&value, self + offset, 4)
+        return UInt32(littleEndian: value)
+    }
+
+    @inlinable @inline(__always) package func loadLE(_ type: UInt64.Type, at offset: Int) -> UInt64 {
+        var value: UInt64 = 0
+        memcpy(&value, self + offset, 8)
+        return UInt64(littleEndian: value)
+    }
+}
+
+extension UnsafeMutableRawPointer {
+    @inlinable @inline(__always) package func loadLE(_ type: UInt16.Type, at offset: Int) -> UInt16 { UnsafeRawPointer(self).loadLE(type, at: offset) }
+    @inlinable @inline(__always) package func loadLE(_ type: UInt32.Type, at offset: Int) -> UInt32 { UnsafeRawPointer(self).loadLE(type, at: offset) }
+    @inlinable @inline(__always) package func loadLE(_ type: UInt64.Type, at offset: Int) -> UInt64 { UnsafeRawPointer(self).loadLE(type, at: offset) }
+}
+
+extension UnsafeRawBufferPointer {
+    @inlinable @inline(__always) package func loadLE(_ type: UInt16.Type, at offset: Int) -> UInt16 { baseAddress!.loadLE(type, at: offset) }
+    @inlinable @inline(__always) package func loadLE(_ type: UInt32.Type, at offset: Int) -> UInt32 { baseAddress!.loadLE(type, at: offset) }
+    @inlinable @inline(__always) package func loadLE(_ type: UInt64.Type, at offset: Int) -> UInt64 { baseAddress!.loadLE(type, at: offset) }
+}
+#endif
