@@ -33,8 +33,9 @@ extension UnsafeMutableRawPointer {
 
 // Debug builds: the widths the layouts read, without the generic path. Unspecialized (as in a
 // debug build), `loadUnaligned(fromByteOffset:as:)` looks up type metadata on every call, and
-// the tests spent a tenth of their time there. These overloads copy the bytes with `memcpy`
-// instead; release builds have only the generic loader above, specialized.
+// the test suite spent about a quarter of its CPU time on that path (297 against 229 user-s with
+// these). These overloads copy the bytes with `memcpy` instead; release builds have only the
+// generic loader above, specialized. LittleEndianTests holds them to it.
 #if DEBUG
 #if canImport(Glibc)
 @preconcurrency import Glibc
