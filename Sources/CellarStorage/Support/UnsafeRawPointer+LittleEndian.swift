@@ -69,9 +69,21 @@ extension UnsafeMutableRawPointer {
     @inlinable @inline(__always) package func loadLE(_ type: UInt64.Type, at offset: Int) -> UInt64 { UnsafeRawPointer(self).loadLE(type, at: offset) }
 }
 
+// With the bounds check the generic `loadUnaligned` of a buffer makes in a debug build.
 extension UnsafeRawBufferPointer {
-    @inlinable @inline(__always) package func loadLE(_ type: UInt16.Type, at offset: Int) -> UInt16 { baseAddress!.loadLE(type, at: offset) }
-    @inlinable @inline(__always) package func loadLE(_ type: UInt32.Type, at offset: Int) -> UInt32 { baseAddress!.loadLE(type, at: offset) }
-    @inlinable @inline(__always) package func loadLE(_ type: UInt64.Type, at offset: Int) -> UInt64 { baseAddress!.loadLE(type, at: offset) }
+    @inlinable @inline(__always) package func loadLE(_ type: UInt16.Type, at offset: Int) -> UInt16 {
+        assert(offset >= 0 && offset &+ 2 <= count, "a load of 2 bytes at \(offset) of \(count)")
+        return baseAddress!.loadLE(type, at: offset)
+    }
+
+    @inlinable @inline(__always) package func loadLE(_ type: UInt32.Type, at offset: Int) -> UInt32 {
+        assert(offset >= 0 && offset &+ 4 <= count, "a load of 4 bytes at \(offset) of \(count)")
+        return baseAddress!.loadLE(type, at: offset)
+    }
+
+    @inlinable @inline(__always) package func loadLE(_ type: UInt64.Type, at offset: Int) -> UInt64 {
+        assert(offset >= 0 && offset &+ 8 <= count, "a load of 8 bytes at \(offset) of \(count)")
+        return baseAddress!.loadLE(type, at: offset)
+    }
 }
 #endif
