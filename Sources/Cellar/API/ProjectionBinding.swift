@@ -85,7 +85,7 @@ extension Query {
     public func find<P: Projection>(as type: P.Type, offset: Int, limit: Int?) throws -> [P]
     where P.ProjectionBindingType.EntityType == E {
         var rows: [P] = []
-        try visitRecords(offset: offset, limit: limit) { id, record in
+        try visitRecords(offset: offset, limit: limit, expecting: { rows.reserveCapacity($0) }) { id, record in
             rows.append(try box.projection(type, id: id, record: record))
             return true
         }

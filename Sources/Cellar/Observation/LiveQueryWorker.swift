@@ -287,7 +287,11 @@ final class LiveQueryWorker<E: EntityInspectable & SendableMetatype>: LiveQueryM
         }
         var ids: [Id] = [], found: [E] = [], hashes: [UInt64] = []
         let box = query.box
-        try query.visitRecords(offset: 0, limit: nil) { id, record in
+        try query.visitRecords(offset: 0, limit: nil, expecting: { count in
+            ids.reserveCapacity(count)
+            found.reserveCapacity(count)
+            hashes.reserveCapacity(count)
+        }) { id, record in
             ids.append(id)
             found.append(try box.object(id: id, record: record))
             hashes.append(LiveQueryHub.hash(record))

@@ -49,15 +49,22 @@ struct CompiledQuery {
 
     /// Visits the matching objects (id and record) in id order until `body` returns false. Each
     /// record is valid during its call, or, when `stable`, until the transaction ends (a
-    /// compressed one is then decoded into the transaction's memory).
-    func forEachMatch(_ context: TransactionContext, stable: Bool = false, _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
+    /// compressed one is then decoded into the transaction's memory). `expecting` is called
+    /// before the first match with how many there are, when the source knows that without
+    /// reading them (every object; an index or the full-text index that decides the condition
+    /// alone; the nearest neighbours), so that a caller collecting them can reserve room once.
+    func forEachMatch(_ context: TransactionContext, stable: Bool = false, expecting: (Int) -> Void = { _ in },
+                      _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
         if vector != nil {
             // The nearest first.
-            try context.forEachRecord(schema, ids: try nearest(context).map(\.id), stable: stable, body)
+            let ids = try nearest(context).map(\.id)
+            expecting(ids.count)
+            try context.forEachRecord(schema, ids: ids, stable: stable, body)
             return
         }
         if matchesEveryObject {
             guard let cursor = try context.cursor(schema) else { return }
+            expecting(try context.count(schema))
             try cursor.scan(stableValues: stable) { key, record in try body(try StorageLayout.objectId(key), record) }
             return
         }
@@ -87,6 +94,7 @@ struct CompiledQuery {
                 try scan(context, range: .all, stable: stable, check: evaluate, body)
                 return
             }
+            if plan.exact { expecting(ids.count) }
             try context.forEachRecord(schema, ids: ids, stable: stable) { id, record in
                 try !check(id, record) || body(id, record)
             }

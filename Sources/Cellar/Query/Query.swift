@@ -55,7 +55,7 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     @inlinable
     public func find(offset: Int, limit: Int?) throws -> [E] {
         var objects: [E] = []
-        try visitRecords(offset: offset, limit: limit) { id, record in
+        try visitRecords(offset: offset, limit: limit, expecting: { objects.reserveCapacity($0) }) { id, record in
             objects.append(try box.object(id: id, record: record))
             return true
         }
@@ -110,15 +110,18 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
 
     /// Runs the query in the thread's transaction (or a read transaction of its own) and calls
     /// `body` with each match's id and record, from `offset`, at most `limit`, until it returns false.
+    /// `expecting` is called before the first with how many `body` will be given, when that is
+    /// known before reading them.
     @usableFromInline
-    func visitRecords(offset: Int, limit: Int?, _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
+    func visitRecords(offset: Int, limit: Int?, expecting: (Int) -> Void = { _ in },
+                      _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard offset >= 0, (limit ?? 0) >= 0 else {
             throw CellarError.illegalArgument("find(offset: \(offset), limit: \(limit.map(String.init) ?? "nil")): neither may be negative")
         }
         let query = try compiled
         try box.store.inReadContext { context in
             try translatingErrors {
-                try self.visit(query, offset: offset, limit: limit, context: context, body)
+                try self.visit(query, offset: offset, limit: limit, context: context, expecting: expecting, body)
             }
         }
     }
@@ -191,19 +194,20 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
     }
 
     /// Visits the matches in the query's order, from `offset`, at most `limit`, until `body`
-    /// returns false.
+    /// returns false; `expecting` as `visitRecords` has it.
     func visit(_ query: CompiledQuery, offset: Int, limit: Int?, context: TransactionContext,
-               _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
+               expecting: (Int) -> Void = { _ in }, _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
         if limit == 0 { return }
         // Unordered and unpaged: the matches as forEachMatch finds them, no closure in between.
         if offset == 0 && limit == nil && query.orders.isEmpty {
-            try query.forEachMatch(context, body)
+            try query.forEachMatch(context, expecting: expecting, body)
             return
         }
         if query.orders.isEmpty {
             var skipped = 0
             var taken = 0
-            try query.forEachMatch(context) { id, record in
+            let page = { (count: Int) in expecting(Swift.min(Swift.max(count - offset, 0), limit ?? .max)) }
+            try query.forEachMatch(context, expecting: page) { id, record in
                 if skipped < offset { skipped += 1; return true }
                 guard try body(id, record) else { return false }
                 taken += 1
@@ -242,6 +246,7 @@ public final class Query<E: EntityInspectable>: @unchecked Sendable {
         CompiledOrder.sort(&matches, by: query.orders)
         let end = limit.map { Swift.min(matches.count, offset + $0) } ?? matches.count
         guard offset < end else { return }
+        expecting(end - offset)
         for match in matches[offset..<end] where try !body(match.id, records[match.id]!) { return }
     }
 
