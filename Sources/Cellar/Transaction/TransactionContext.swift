@@ -131,14 +131,17 @@ final class TransactionContext {
     func forEachRecord(_ schema: EntitySchema, ids: [Id], stable: Bool,
                        _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard let tree = try tree(schema) else { return }
+        if !stable, write == nil, let read {
+            try read.forEachValue(tree, keysOf: ids) { i, record in try record.map { try body(ids[i], $0) } ?? true }
+            return
+        }
         for id in ids {
             let goOn = try StorageLayout.withObjectKey(id) { key -> Bool in
                 if stable {
                     let record = try write.map { try $0.get(tree, key: key) } ?? read!.get(tree, key: key)
                     return try record.map { try body(id, $0) } ?? true
                 }
-                if let write { return try write.withValue(tree, key: key) { try $0.map { try body(id, $0) } ?? true } }
-                return try read!.withValue(tree, key: key) { try $0.map { try body(id, $0) } ?? true }
+                return try write!.withValue(tree, key: key) { try $0.map { try body(id, $0) } ?? true }
             }
             guard goOn else { return }
         }

@@ -137,6 +137,37 @@ public final class ReadTransaction: NodeSource, @unchecked Sendable {
         return try withBytes(of: storedValue(root: tree.state.root, key: key), body)
     }
 
+    /// Calls `body` with each of `keys`' positions in turn and the value stored under that key
+    /// (nil when absent; valid during the call, as `withValue` gives it) until it returns false.
+    /// Each key is the eight bytes of its number in big-endian order (as `withUnsafeBytes(of:
+    /// number.bigEndian)` gives them). The keys are looked up a group at a time, each stage of
+    /// the search for the whole group before the next, so that the cache misses of the group's
+    /// leaves overlap: for many keys of a tree larger than the processor's cache, less waiting
+    /// than one `withValue` after another. The values are the same.
+    public func forEachValue(_ tree: Tree, keysOf numbers: [UInt64], _ body: (Int, UnsafeRawBufferPointer?) throws -> Bool) throws {
+        try check(tree)
+        let root = tree.state.root
+        let height = try self.height(root: root)
+        let group = Self.lookupGroup
+        try withUnsafeTemporaryAllocation(of: UInt64.self, capacity: group) { keys in
+            try withUnsafeTemporaryAllocation(of: StoredValue?.self, capacity: group) { found in
+                var start = 0
+                while start < numbers.count {
+                    let count = min(group, numbers.count - start)
+                    for slot in 0..<count { keys[slot] = numbers[start + slot].bigEndian }
+                    let groupKeys = UnsafeBufferPointer(rebasing: UnsafeBufferPointer(keys)[0..<count])
+                    let groupFound = UnsafeMutableBufferPointer(rebasing: found[0..<count])
+                    groupFound.initialize(repeating: nil)
+                    try storedValues(root: root, height: height, keys: groupKeys, into: groupFound)
+                    for slot in 0..<count {
+                        guard try withBytes(of: found[slot], { try body(start + slot, $0) }) else { return }
+                    }
+                    start += count
+                }
+            }
+        }
+    }
+
     /// The ids of the zstd dictionaries this snapshot holds (see `Dictionaries`), in order.
     package func dictionaryIds() throws -> [UInt32] {
         guard let root = try reservedTreeRoot(Dictionaries.treeName) else { return [] }
