@@ -234,7 +234,15 @@ public struct Box<E: EntityInspectable>: Sendable {
     @inlinable
     public func get(_ ids: [Id]) throws -> [E] {
         let schema = try self.schema.get()
-        return try store.inReadContext { context in try ids.compactMap { try get($0, schema: schema, context: context) } }
+        return try store.inReadContext { context in
+            var objects: [E] = []
+            objects.reserveCapacity(ids.count)
+            try context.forEachRecord(schema, ids: ids, stable: false) { id, record in
+                objects.append(try object(id: id, record: record))
+                return true
+            }
+            return objects
+        }
     }
 
     /// The objects with these ids that exist, in the order of `ids`, read in one transaction.

@@ -128,6 +128,7 @@ final class TransactionContext {
     /// Calls `body` with the record of each of `ids` that exists, in the order given, until it
     /// returns false (the tree and transaction looked up once for all of them). Each record is
     /// valid during its call, or, when `stable`, until the transaction ends.
+    @usableFromInline
     func forEachRecord(_ schema: EntitySchema, ids: [Id], stable: Bool,
                        _ body: (Id, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard let tree = try tree(schema) else { return }
