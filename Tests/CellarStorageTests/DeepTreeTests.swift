@@ -36,6 +36,17 @@ struct DeepTreeTests {
                 let cursor = try txn.cursor(tree)
                 #expect(try cursor.seek(sorted[sorted.count / 2]) && Bytes.copy(cursor.key) == sorted[sorted.count / 2], "\(what): seek")
                 #expect(try txn.count(tree) == expected.count, "\(what): count")
+                // The grouped look-up (8-byte keys: here the keys' first 8 bytes, absent) down a
+                // tree this deep answers as single look-ups do.
+                let numbers = sorted.map { UInt64(bigEndian: $0.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }) } + [0, .max]
+                var looked = 0
+                try txn.forEachValue(tree, keysOf: numbers) { i, value in
+                    let single = try txn.withValue(tree, key: bigEndianKey(numbers[i])) { $0.map(Bytes.copy) }
+                    #expect(value.map(Bytes.copy) == single, "\(what): grouped look-up of \(numbers[i])")
+                    looked += 1
+                    return true
+                }
+                #expect(looked == numbers.count, "\(what): grouped look-ups")
                 return try txn.height(tree)
             }
         }
