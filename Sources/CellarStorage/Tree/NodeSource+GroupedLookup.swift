@@ -24,7 +24,7 @@ extension NodeSource {
                 var descent = Descent(ref: root, below: limit, range: .unbounded)
                 for _ in 1..<max(height, 1) {
                     let node = try self.node(descent.ref, below: descent.below)
-                    if node.isLeaf { break }   // a tree deeper on its left; stage 3 goes on below
+                    if node.isLeaf { break }   // a path shorter than the leftmost: this leaf is the key's
                     let guess = descent.range.guess(search, count: node.count)
                     let index = if let guess { node.childIndex(search, guess: guess) } else { node.childIndex(search) }
                     descent = Descent(ref: node.child(index), below: childBound(of: descent.ref),
