@@ -9,16 +9,14 @@ import PostgresNIO
 /// alone, which the push then reads and merges in Swift (`Push.merge`), as before:
 ///
 /// - rows the update does not change: removed on the server, or with no column whose incoming
-///   clock is newer, or a `cellar_clock` that is not an object (the merge refuses it), or a row
-///   this role may not update;
+///   clock is newer, or a row this role may not update;
 /// - rows whose insert met one already there (one the update did not change).
 ///
 /// For the rows it does write, it does what `Push.merge` does without a conflict resolver: a
-/// column takes the incoming value and clock when the row has no clock for it (or one that is
-/// not text, which the merge takes for none), or when the incoming clock sorts after the row's
-/// (byte by byte, `COLLATE "C"`: clocks are ASCII); a value without a clock counts as the empty
-/// clock, older than any other. The other members of `cellar_clock` stay as they are (the
-/// merge drops those that are not text, which no reader takes for a clock). A change row is
+/// column takes the incoming value and clock when the row has no clock for it (NULL in its slot
+/// of `cellar_clocks`), or when the incoming clock sorts after the row's (byte by byte,
+/// `COLLATE "C"`: clocks are ASCII); a value without a clock counts as the empty clock, older
+/// than any other. The other slots of `cellar_clocks` stay as they are. A change row is
 /// numbered for each row written. It also returns how many rows it inserted.
 ///
 /// Not for removals, nor for pushes with a conflict resolver (which must see the server's
@@ -87,31 +85,30 @@ struct MergingWrite: Sendable {
             binds.append(TextArray(texts[position]))
         }
         func column(_ position: Int) -> String { table.valueColumns[position] }
-        func key(_ position: Int) -> String { "'\(table.uids[position])'" }
         func value(_ position: Int) -> String { ColumnText.cast("u.v\(position)", types[position]) }
         /// Whether the row's column at `position` takes the incoming value: the change carries
-        /// it, and the row's clock for it is no text (none, or something else wrote it: the
-        /// merge takes either for none) or sorts before the incoming one.
+        /// it, and the row has no clock for it or one that sorts before the incoming one.
         func newer(_ position: Int) -> String {
-            "(u.k\(position) IS NOT NULL AND (jsonb_typeof(t.cellar_clock->\(key(position))) IS DISTINCT FROM 'string' OR "
-                + "u.k\(position) COLLATE \"C\" > (t.cellar_clock->>\(key(position))) COLLATE \"C\"))"
-        }
-        /// The carried columns' clocks as a `jsonb` object, `clock(p)` the clock of the column at p.
-        func clockObject(_ clock: (Int) -> String) -> String {
-            "jsonb_strip_nulls(jsonb_build_object(" + columns.map { "\(key($0)), \(clock($0))" }.joined(separator: ", ") + "))"
+            let current = table.clock(at: position, of: "t")
+            return "(u.k\(position) IS NOT NULL AND (\(current) IS NULL OR u.k\(position) COLLATE \"C\" > \(current) COLLATE \"C\"))"
         }
         let update = "UPDATE \(table.qualified) AS t SET "
             + columns.map { "\(column($0)) = CASE WHEN \(newer($0)) THEN \(value($0)) ELSE t.\(column($0)) END" }.joined(separator: ", ")
-            + ", cellar_clock = t.cellar_clock || " + clockObject { "CASE WHEN \(newer($0)) THEN u.k\($0) END" }
+            + ", " + columns.map { "cellar_clocks[\(table.slots[$0])] = CASE WHEN \(newer($0)) THEN u.k\($0) ELSE \(table.clock(at: $0, of: "t")) END" }
+                .joined(separator: ", ")
             // (The ids once more as a list: the rows to change are found in the primary key's index.)
             + " FROM u WHERE t.cellar_id = u.id AND t.cellar_id = ANY($1::uuid[])"
             // One condition on both tables, which the planner cannot split: conditions on `t`
-            // alone (a removal, a document that is not an object) would shrink its estimate of
-            // `t`'s rows to a few, and a nested loop over `u` for each of them took seconds.
-            + " AND CASE WHEN t.cellar_removed IS NULL AND jsonb_typeof(t.cellar_clock) = 'object' THEN "
+            // alone (one for removed rows) would shrink its estimate of `t`'s rows to a few, and a nested loop over `u` for each of them took seconds.
+            + " AND CASE WHEN t.cellar_removed IS NULL THEN "
             + columns.map(newer).joined(separator: " OR ") + " ELSE false END RETURNING t.cellar_id"
+        // A new row's clocks: each carried column's in its slot, up to the last of those.
+        let lastSlot = columns.map { table.slots[$0] }.max()!
+        let newClocks = "ARRAY[" + table.slotted.prefix(lastSlot).map { position in
+            position.map { carried[$0] ? "u.k\($0)" : "NULL" } ?? "NULL"
+        }.joined(separator: ", ") + "]::text[]"
         let insert = "INSERT INTO \(table.qualified) (\(table.rowColumns.joined(separator: ", "))) SELECT u.id, NULL, "
-            + clockObject { "u.k\($0)" } + ", "
+            + newClocks + ", "
             + table.uids.indices.map { carried[$0] ? value($0) : "NULL::\(types[$0].rawValue)" }.joined(separator: ", ")
             + " FROM u WHERE NOT EXISTS (SELECT 1 FROM updated WHERE updated.cellar_id = u.id)"
             + " ON CONFLICT (cellar_id) DO NOTHING RETURNING cellar_id"

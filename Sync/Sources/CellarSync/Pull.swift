@@ -127,11 +127,11 @@ struct Pull {
     }
 
     /// The store's view of each row (its cells as `ServerRow`'s reads for pulls send them: the
-    /// id, the removal clock, the kind of the clock document, each column's clock, each
-    /// column's value), appended to `changes`: every value this model has, with its clock.
+    /// id, the removal clock, each column's clock, each column's value), appended to `changes`:
+    /// every value this model has, with its clock.
     private func changes(of rows: CellBuffer, in table: ServerSchema.Table, into changes: inout [ReplicaChange]) throws {
         let properties = table.entity.properties, relations = table.entity.relations
-        let (clockCells, valueCells) = (3, 3 + table.uids.count)
+        let (clockCells, valueCells) = (2, 2 + table.uids.count)
         try rows.withCells { cell in
             for row in 0..<rows.count {
                 guard let text = cell(row, 0), let id = UUIDText.uuid(text) else { throw SyncError(.schema, "a row of \(table.qualified) has no cellar_id") }
@@ -140,16 +140,11 @@ struct Pull {
                     changes.append(ReplicaChange(entityUid: table.entity.uid, globalId: id, removed: clock))
                     continue
                 }
-                // (NULL, which the column's constraint rules out: no clocks.)
-                if let kind = cell(row, 2), !kind.elementsEqual("object".utf8) {
-                    throw SyncError(.schema, "\(table.qualified) \(id): its cellar_clock is not a JSON object")
-                }
                 var change = ReplicaChange(entityUid: table.entity.uid, globalId: id)
                 change.values.reserveCapacity(properties.count)
                 // A column without a clock was never written: not in the change. One whose clock
-                // does not parse (also a member that is not a JSON string, which no device
-                // writes) is in it without a clock: the store takes the server's value unless it
-                // has a change of its own not pushed yet.
+                // does not parse (which no device writes) is in it without a clock: the store
+                // takes the server's value unless it has a change of its own not pushed yet.
                 for (index, property) in properties.enumerated() {
                     guard let clock = cell(row, clockCells + index) else { continue }
                     change.values.append(ReplicaChange.Value(uid: property.uid, value: try ColumnText.value(cell(row, valueCells + index), of: property),

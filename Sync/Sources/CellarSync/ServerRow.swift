@@ -10,8 +10,9 @@ struct ServerRow {
     var removed: String?
     /// Each column's clock (nil: never written).
     var clocks: [String?]
-    /// The clocks of properties this model does not have, by their keys: kept as they are.
-    var otherClocks: [String: String] = [:]
+    /// The newest clock in the row's `cellar_clocks` when it was read, of all its columns
+    /// (also those this model does not have, whose clocks a write leaves as they are).
+    var newestRead: String?
     /// Each column's text (nil: NULL).
     var values: [String?]
 
@@ -22,16 +23,16 @@ struct ServerRow {
         values = clocks
     }
 
-    init(id: UUID, removed: String?, clocks: [String?], otherClocks: [String: String], values: [String?]) {
+    init(id: UUID, removed: String?, clocks: [String?], newestRead: String?, values: [String?]) {
         self.id = id
         self.removed = removed
         self.clocks = clocks
-        self.otherClocks = otherClocks
+        self.newestRead = newestRead
         self.values = values
     }
 
     /// The newest clock of the row's values.
-    var newestClock: String? { (clocks.compactMap { $0 } + otherClocks.values).max() }
+    var newestClock: String? { (clocks + [newestRead]).compactMap { $0 }.max() }
 
     /// The rows of `ids` in `table`, `locking` them for the transaction. (In no order: a push,
     /// the only writer that locks them, holds the schema's advisory lock, so pushes never wait
@@ -116,29 +117,29 @@ struct ServerRow {
         return try await connection.cells(sql, [last.map(UUIDText.text), String(limit)], columns: pullColumns(table), logger: logger)
     }
 
-    /// `SELECT` of a row's columns as text, `FROM` the table.
+    /// `SELECT` of a row's columns as text, `FROM` the table: `cellar_id`, `cellar_removed`, the
+    /// newest of its clocks (`COLLATE "C"`: byte by byte, as clocks sort), each column's clock,
+    /// each column's value.
     private static func select(_ table: ServerSchema.Table) -> String {
-        "SELECT cellar_row.cellar_id::text, cellar_row.cellar_removed, cellar_row.cellar_clock::text" + valueReads(table)
-            + " FROM \(table.qualified) AS cellar_row"
+        "SELECT cellar_row.cellar_id::text, cellar_row.cellar_removed, (SELECT max(c COLLATE \"C\") FROM unnest(cellar_row.cellar_clocks) AS c)"
+            + clockReads(table) + valueReads(table) + " FROM \(table.qualified) AS cellar_row"
     }
 
     /// `SELECT` of what a pull needs of a row, as text, `FROM` the table: `cellar_id`,
-    /// `cellar_removed`, the kind of JSON value `cellar_clock` is (`jsonb_typeof`: a pull takes
-    /// an object alone); then each column's clock, the document's member for its UID (`->>`:
-    /// a string's text, NULL for no member or JSON null, any other value's JSON text, which
-    /// then does not parse as a clock); then each column's value. The server picks the members
-    /// out of the document rather than print it whole, escaping every character, for this
-    /// process to parse again: in `psql`, 10,000 rows of five columns took 65 ms so, 75 ms with
-    /// the whole document, 54 ms with no clocks at all (medians of 11). Testing each member's
-    /// type first, to read one that is not a string as no member, took the 75 ms again.
+    /// `cellar_removed`, each column's clock (its slot's element of `cellar_clocks`: NULL for
+    /// none), each column's value.
     private static func pullSelect(_ table: ServerSchema.Table) -> String {
-        let clocks = table.uids.map { ", cellar_row.cellar_clock->>'\($0)'" }
-        return "SELECT cellar_row.cellar_id::text, cellar_row.cellar_removed, jsonb_typeof(cellar_row.cellar_clock)" + clocks.joined()
-            + valueReads(table) + " FROM \(table.qualified) AS cellar_row"
+        "SELECT cellar_row.cellar_id::text, cellar_row.cellar_removed" + clockReads(table) + valueReads(table)
+            + " FROM \(table.qualified) AS cellar_row"
+    }
+
+    /// `, cellar_row.cellar_clocks[<slot>]` for each value column of `table`.
+    private static func clockReads(_ table: ServerSchema.Table) -> String {
+        table.uids.indices.map { ", " + table.clock(at: $0) }.joined()
     }
 
     /// The cells a row of `pullSelect(table)` has.
-    private static func pullColumns(_ table: ServerSchema.Table) -> Int { 3 + 2 * table.uids.count }
+    private static func pullColumns(_ table: ServerSchema.Table) -> Int { 2 + 2 * table.uids.count }
 
     /// `, <value as text>` for each value column of `table`.
     private static func valueReads(_ table: ServerSchema.Table) -> String {
@@ -150,119 +151,33 @@ struct ServerRow {
         let count = table.uids.count
         return try cells.map { cells in
             guard let text = cells[0], let id = UUIDText.uuid(text) else { throw SyncError(.schema, "a row of \(table.qualified) has no cellar_id") }
-            let (clocks, others) = try Self.clocks(cells[2] ?? "{}", of: table)
-            return ServerRow(id: id, removed: cells[1], clocks: clocks, otherClocks: others, values: Array(cells[3..<(3 + count)]))
+            return ServerRow(id: id, removed: cells[1], clocks: Array(cells[3..<(3 + count)]), newestRead: cells[2],
+                             values: Array(cells[(3 + count)..<(3 + 2 * count)]))
         }
     }
 
-    /// The clocks of a `cellar_clock` document, `{"<uid>": "<clock>", …}`: by column of
-    /// `table`, and those of UIDs it does not have.
-    static func clocks(_ text: String, of table: ServerSchema.Table) throws -> (clocks: [String?], others: [String: String]) {
-        var text = text
-        if let clocks = text.withUTF8({ plainClocks($0, of: table) }) { return clocks }
-        guard case .object(let members) = try JSONParser.parse(Array(text.utf8), source: "cellar_clock") else {
-            throw SyncError(.schema, "a cellar_clock is not a JSON object")
-        }
-        var clocks = [String?](repeating: nil, count: table.uids.count), others: [String: String] = [:]
-        for member in members {
-            guard case .string(let clock) = member.value else { continue }
-            if let index = table.clockKeyIndex(of: member.name.utf8) {
-                clocks[table.clockKeys[index].position] = clock
-            } else {
-                others[member.name] = clock
-            }
-        }
-        return (clocks, others)
-    }
-
-    /// The clocks of a `cellar_clock` document as `jsonb` prints it, `{"12": "…", "34": "…"}`,
-    /// read without a JSON parser; nil for anything else (an escape, other spacing), which the
-    /// parser then reads. `jsonb` orders the keys as `table.clockKeys` does, so each key is
-    /// looked for from where the one before was found.
-    private static func plainClocks(_ utf8: UnsafeBufferPointer<UInt8>, of table: ServerSchema.Table) -> (clocks: [String?], others: [String: String])? {
-        var clocks = [String?](repeating: nil, count: table.uids.count), others: [String: String] = [:]
-        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
-        var index = 0
-        func expect(_ byte: UInt8) -> Bool {
-            guard index < utf8.count, utf8[index] == byte else { return false }
-            index += 1
-            return true
-        }
-        /// The bytes between two quotes, which hold no escape.
-        func string() -> UnsafeBufferPointer<UInt8>? {
-            guard expect(quote) else { return nil }
-            let start = index
-            while index < utf8.count, utf8[index] != quote {
-                if utf8[index] == backslash { return nil }
-                index += 1
-            }
-            guard index < utf8.count else { return nil }
-            index += 1
-            return UnsafeBufferPointer(rebasing: utf8[start..<(index - 1)])
-        }
-        var next = 0
-        /// The position of the column whose clock key is `key`; nil for a UID the table lacks.
-        func position(of key: UnsafeBufferPointer<UInt8>) -> Int? {
-            guard let index = table.clockKeyIndex(of: key, from: next) else { return nil }
-            next = index + 1
-            return table.clockKeys[index].position
-        }
-        guard expect(UInt8(ascii: "{")) else { return nil }
-        if expect(UInt8(ascii: "}")) { return index == utf8.count ? (clocks, others) : nil }
-        while true {
-            guard let key = string(), expect(UInt8(ascii: ":")), expect(UInt8(ascii: " ")), let value = string() else { return nil }
-            let clock = String(decoding: value, as: UTF8.self)
-            if let position = position(of: key) { clocks[position] = clock } else { others[String(decoding: key, as: UTF8.self)] = clock }
-            if expect(UInt8(ascii: "}")) { return index == utf8.count ? (clocks, others) : nil }
-            guard expect(UInt8(ascii: ",")), expect(UInt8(ascii: " ")) else { return nil }
-        }
-    }
-
-    /// Whether `utf8` is JSON string content as it stands: no quote, backslash or control character.
-    private static func plain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
-        utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
-    }
-
-    /// The row's `cellar_clock` document: its columns' clocks in the order of `table.clockKeys`,
-    /// then the others in the order of their keys.
-    func clockText(in table: ServerSchema.Table) -> String {
-        // Clocks and UIDs need no escape: written directly, as JSON, into one buffer.
+    /// The row's clocks as a `text[]` literal, each in its slot (`{"<clock>",NULL,…}`, up to
+    /// the last slot of the table's columns): every element quoted, a quote or backslash in it
+    /// escaped.
+    func clockArray(in table: ServerSchema.Table) -> String {
         var bytes: [UInt8] = [UInt8(ascii: "{")]
-        bytes.reserveCapacity(2 + (clocks.count + otherClocks.count) * 48)
-        /// Appends the member; false when `clock` (or a `key` not known to be plain) needs escapes.
-        func member(_ key: UnsafeBufferPointer<UInt8>, plainKey: Bool, _ clock: String) -> Bool {
-            var clock = clock
-            return clock.withUTF8 { clock in
-                guard plainKey || Self.plain(key), Self.plain(clock) else { return false }
-                if bytes.count > 1 { bytes.append(contentsOf: [UInt8(ascii: ","), UInt8(ascii: " ")]) }
-                bytes.append(UInt8(ascii: "\""))
-                bytes.append(contentsOf: key)
-                bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":"), UInt8(ascii: " "), UInt8(ascii: "\"")])
-                bytes.append(contentsOf: clock)
-                bytes.append(UInt8(ascii: "\""))
-                return true
+        bytes.reserveCapacity(2 + table.slotted.count * 56)
+        for (index, position) in table.slotted.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            guard let position, var clock = clocks[position] else {
+                bytes.append(contentsOf: "NULL".utf8)
+                continue
             }
-        }
-        for (key, position) in table.clockKeys {
-            guard let clock = clocks[position] else { continue }
-            // A known key is a UID's decimal digits.
-            guard key.withUnsafeBufferPointer({ member($0, plainKey: true, clock) }) else { return escaped(in: table) }
-        }
-        for (key, clock) in otherClocks.sorted(by: { $0.key < $1.key }) {
-            var key = key
-            guard key.withUTF8({ member($0, plainKey: false, clock) }) else { return escaped(in: table) }
+            bytes.append(UInt8(ascii: "\""))
+            clock.withUTF8 { utf8 in
+                for byte in utf8 {
+                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { bytes.append(UInt8(ascii: "\\")) }
+                    bytes.append(byte)
+                }
+            }
+            bytes.append(UInt8(ascii: "\""))
         }
         bytes.append(UInt8(ascii: "}"))
         return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// The `cellar_clock` document through the JSON writer, which escapes.
-    private func escaped(in table: ServerSchema.Table) -> String {
-        var members: [JSONMember] = []
-        for (key, position) in table.clockKeys {
-            if let clock = clocks[position] { members.append(JSONMember(String(decoding: key, as: UTF8.self), .string(clock))) }
-        }
-        for (key, clock) in otherClocks.sorted(by: { $0.key < $1.key }) { members.append(JSONMember(key, .string(clock))) }
-        return JSONWriter.string(.object(members))
     }
 }

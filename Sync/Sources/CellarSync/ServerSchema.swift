@@ -7,11 +7,12 @@ import PostgresNIO
 ///
 /// - one table per entity, named as the entity, with `cellar_id` (the object's global id, the
 ///   primary key), `cellar_removed` (the removal's clock; NULL while the object is there),
-///   `cellar_clock` (each property's and relation's last clock, by UID), `cellar_owner` (the
-///   role that pushed the row first: for row-level security), then a column per property and a
-///   `uuid[]` column per to-many relation;
+///   `cellar_clocks` (each property's and relation's last clock, a `text[]` indexed by the
+///   column's slot), `cellar_owner` (the role that pushed the row first: for row-level
+///   security), then a column per property and a `uuid[]` column per to-many relation;
 /// - `cellar_tables` and `cellar_columns`: which UID each table and column stands for, so that a
-///   rename in the model renames the table or column;
+///   rename in the model renames the table or column, and each column's slot in `cellar_clocks`
+///   (from 1, in the order the columns were added: it never changes);
 /// - `cellar_changes`: one row per pushed object change, numbered by a global sequence that pulls
 ///   read from;
 /// - `cellar_devices`: the last history sequence each device pushed (what makes pushes
@@ -31,6 +32,8 @@ struct ServerSchema: Sendable {
         let asymmetric: Bool
         /// Column names, quoted, by property or relation UID.
         let columns: [UInt64: String]
+        /// Each of `uids`' slot in `cellar_clocks` (from 1).
+        let slots: [Int]
         /// The UIDs of the row's value columns, in the order a `ServerRow` holds them: the
         /// entity's properties, then its relations.
         let uids: [UInt64]
@@ -41,13 +44,14 @@ struct ServerSchema: Sendable {
         /// The value columns, quoted, in `uids`' order.
         let valueColumns: [String]
         /// All the row's columns, quoted, as a `ServerRow` holds them: `cellar_id`,
-        /// `cellar_removed`, `cellar_clock`, then `valueColumns`.
-        var rowColumns: [String] { ["cellar_id", "cellar_removed", "cellar_clock"] + valueColumns }
-        /// The clock keys of `uids` (their decimal text) as `cellar_clock` orders them (`jsonb`
-        /// sorts keys by length, then bytes), each with its position in `uids`.
-        let clockKeys: [(key: [UInt8], position: Int)]
+        /// `cellar_removed`, `cellar_clocks`, then `valueColumns`.
+        var rowColumns: [String] { ["cellar_id", "cellar_removed", "cellar_clocks"] + valueColumns }
+        /// The position in `uids` of the column in each slot, from slot 1 to the last of them
+        /// (nil: a slot of a column this model does not have).
+        let slotted: [Int?]
 
-        init(entity: ReplicaSchema.Entity, qualified: String, asymmetric: Bool, columns: [UInt64: String]) {
+        /// `slots`: each property's and relation's slot by UID (all of `columns`' UIDs).
+        init(entity: ReplicaSchema.Entity, qualified: String, asymmetric: Bool, columns: [UInt64: String], slots: [UInt64: Int]) {
             self.entity = entity
             self.qualified = qualified
             self.asymmetric = asymmetric
@@ -56,19 +60,16 @@ struct ServerSchema: Sendable {
             positions = Dictionary(uniqueKeysWithValues: uids.enumerated().map { ($0.element, $0.offset) })
             types = entity.properties.map(\.column) + entity.relations.map { _ in .uuidArray }
             valueColumns = uids.map { columns[$0]! }
-            clockKeys = uids.enumerated().map { (Array(String($0.element).utf8), $0.offset) }
-                .sorted { $0.key.count != $1.key.count ? $0.key.count < $1.key.count : $0.key.lexicographicallyPrecedes($1.key) }
+            self.slots = uids.map { slots[$0]! }
+            var slotted = [Int?](repeating: nil, count: self.slots.max() ?? 0)
+            for (position, slot) in self.slots.enumerated() { slotted[slot - 1] = position }
+            self.slotted = slotted
         }
 
-        /// The index in `clockKeys` of `key`, looked for from index `start` on (then from the
-        /// first): a document's keys come in `clockKeys`' order, so a reader passes the index
-        /// after the last key it found. Nil for a UID the table does not have.
-        func clockKeyIndex(of key: some Collection<UInt8>, from start: Int = 0) -> Int? {
-            for step in 0..<clockKeys.count {
-                let candidate = (start + step) % clockKeys.count
-                if clockKeys[candidate].key.elementsEqual(key) { return candidate }
-            }
-            return nil
+        /// `cellar_row.cellar_clocks[<slot>]`: the clock of the column at `position` in the row
+        /// `cellar_row` (NULL: none).
+        func clock(at position: Int, of row: String = "cellar_row") -> String {
+            "\(row).cellar_clocks[\(slots[position])]"
         }
     }
 
@@ -93,12 +94,14 @@ struct ServerSchema: Sendable {
             // right before it looks.
             let bookkeeping = ["cellar_tables", "cellar_columns", "cellar_changes", "cellar_devices", "cellar_pruned"].map { ns + "." + $0 }
             // (A server made before changes were pruned lacks cellar_pruned and the devices'
-            // `pulled`; one made before restored stores were recognised lacks `acknowledged_at`:
-            // they are added then.)
+            // `pulled`; one made before restored stores were recognised lacks `acknowledged_at`;
+            // one made before the clocks' slots lacks the columns' `slot`: they are added then,
+            // the slots numbered in the order of the columns' UIDs.)
             let present = try await connection.rows("""
                 SELECT (to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL
                     AND to_regclass($5) IS NOT NULL AND (SELECT count(*) FROM pg_attribute
-                        WHERE attrelid = to_regclass($4) AND attname IN ('pulled', 'acknowledged_at') AND NOT attisdropped) = 2)::text
+                        WHERE attrelid = to_regclass($4) AND attname IN ('pulled', 'acknowledged_at') AND NOT attisdropped) = 2
+                    AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($2) AND attname = 'slot' AND NOT attisdropped))::text
                 """, bookkeeping, logger: logger)
             if present.first?.first != "true" {
                 try await connection.execute("CREATE SCHEMA IF NOT EXISTS \(ns)", logger: logger)
@@ -124,6 +127,12 @@ struct ServerSchema: Sendable {
                     """, logger: logger)
                 try await connection.execute("ALTER TABLE \(ns).cellar_devices ADD COLUMN IF NOT EXISTS pulled bigint NOT NULL DEFAULT 0", logger: logger)
                 try await connection.execute("ALTER TABLE \(ns).cellar_devices ADD COLUMN IF NOT EXISTS acknowledged_at bigint", logger: logger)
+                try await connection.execute("ALTER TABLE \(ns).cellar_columns ADD COLUMN IF NOT EXISTS slot integer", logger: logger)
+                try await connection.execute("""
+                    UPDATE \(ns).cellar_columns AS c SET slot = n.slot
+                    FROM (SELECT table_uid, uid, row_number() OVER (PARTITION BY table_uid ORDER BY uid) AS slot FROM \(ns).cellar_columns) AS n
+                    WHERE c.slot IS NULL AND c.table_uid = n.table_uid AND c.uid = n.uid
+                    """, logger: logger)
                 try await connection.execute("CREATE TABLE IF NOT EXISTS \(ns).cellar_pruned (through bigint NOT NULL)", logger: logger)
                 try await connection.execute("INSERT INTO \(ns).cellar_pruned SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM \(ns).cellar_pruned)", logger: logger)
             }
@@ -149,18 +158,23 @@ struct ServerSchema: Sendable {
                     }
                     try await connection.execute("""
                         CREATE TABLE \(names.table(entity.name)) (
-                            cellar_id uuid PRIMARY KEY, cellar_removed text, cellar_clock jsonb NOT NULL DEFAULT '{}',
+                            cellar_id uuid PRIMARY KEY, cellar_removed text, cellar_clocks text[] NOT NULL DEFAULT '{}',
                             cellar_owner text NOT NULL DEFAULT current_user)
                         """, logger: logger)
                     try await connection.execute("INSERT INTO \(ns).cellar_tables (uid, name, insert_only) VALUES ($1::numeric, $2, $3::boolean)",
                                                  [String(entity.uid), entity.name, asymmetric ? "true" : "false"], logger: logger)
                 }
-                let existing = try await connection.rows("SELECT uid::text, name, type, old_names::text FROM \(ns).cellar_columns WHERE table_uid = $1::numeric",
+                let existing = try await connection.rows("SELECT uid::text, name, type, old_names::text, slot::text FROM \(ns).cellar_columns WHERE table_uid = $1::numeric",
                                                          [String(entity.uid)], logger: logger)
-                var byUid: [UInt64: (name: String, type: String, old: [String])] = [:]
+                var byUid: [UInt64: (name: String, type: String, old: [String], slot: Int)] = [:]
                 for row in existing {
-                    if let uid = row[0].flatMap({ UInt64($0) }), let name = row[1], let type = row[2] { byUid[uid] = (name, type, Self.names(row[3])) }
+                    if let uid = row[0].flatMap({ UInt64($0) }), let name = row[1], let type = row[2], let slot = row[4].flatMap({ Int($0) }) {
+                        byUid[uid] = (name, type, Self.names(row[3]), slot)
+                    }
                 }
+                try await clocksInSlots(names.table(tableName), slots: byUid.mapValues(\.slot), on: connection, logger: logger)
+                var nextSlot = (byUid.values.map(\.slot).max() ?? 0) + 1
+                var slots: [UInt64: Int] = [:]
                 let wanted = entity.properties.map { ($0.uid, $0.name, $0.column.rawValue) }
                     + entity.relations.map { ($0.uid, $0.name, ReplicaSchema.ColumnType.uuidArray.rawValue) }
                 var columns: [UInt64: String] = [:]
@@ -172,6 +186,7 @@ struct ServerSchema: Sendable {
                         guard column.type == type else {
                             throw SyncError(.schema, "\(entity.name).\(name) is \(type) in this model but \(column.type) on the server: a property's type cannot change")
                         }
+                        slots[uid] = column.slot
                         if column.name != name, column.old.contains(name) {
                             // A model from before a rename: the server's newer name stays.
                             columns[uid] = SQL.quote(column.name)
@@ -187,15 +202,38 @@ struct ServerSchema: Sendable {
                             throw SyncError(.schema, "the server's column \(entity.name).\(name) belongs to the property with UID \(other.key), not to UID \(uid)")
                         }
                         try await connection.execute("ALTER TABLE \(names.table(tableName)) ADD COLUMN \(SQL.quote(name)) \(type)", logger: logger)
-                        try await connection.execute("INSERT INTO \(ns).cellar_columns (table_uid, uid, name, type) VALUES ($1::numeric, $2::numeric, $3, $4)",
-                                                     [String(entity.uid), String(uid), name, type], logger: logger)
+                        try await connection.execute("INSERT INTO \(ns).cellar_columns (table_uid, uid, name, type, slot) VALUES ($1::numeric, $2::numeric, $3, $4, $5::integer)",
+                                                     [String(entity.uid), String(uid), name, type, String(nextSlot)], logger: logger)
+                        slots[uid] = nextSlot
+                        nextSlot += 1
                     }
                     columns[uid] = SQL.quote(name)
                 }
-                tables[entity.uid] = Table(entity: entity, qualified: names.table(tableName), asymmetric: asymmetric, columns: columns)
+                tables[entity.uid] = Table(entity: entity, qualified: names.table(tableName), asymmetric: asymmetric, columns: columns, slots: slots)
             }
             return ServerSchema(namespace: options.schema, tables: tables)
         }
+    }
+
+    /// Moves the clocks of `table` (qualified) from the `jsonb` document `cellar_clock` of
+    /// servers made before the slots (`{"<uid>": "<clock>", …}`) into `cellar_clocks`, each at
+    /// its column's slot (`slots`, by UID), and drops the document; nothing when the table has
+    /// no `cellar_clock`. A member that is not a string (which no device wrote), one of a UID
+    /// that has no column, and a document that is not an object are left out: no clock.
+    private static func clocksInSlots(_ table: String, slots: [UInt64: Int], on connection: PostgresConnection, logger: Logger) async throws {
+        let old = try await connection.rows("""
+            SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'cellar_clock' AND NOT attisdropped
+            """, [table], logger: logger)
+        guard !old.isEmpty else { return }
+        var elements = [String](repeating: "NULL", count: slots.values.max() ?? 0)
+        for (uid, slot) in slots {
+            elements[slot - 1] = "CASE WHEN jsonb_typeof(cellar_clock->'\(uid)') = 'string' THEN cellar_clock->>'\(uid)' END"
+        }
+        try await connection.execute("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS cellar_clocks text[] NOT NULL DEFAULT '{}'", logger: logger)
+        try await connection.execute("""
+            UPDATE \(table) SET cellar_clocks = ARRAY[\(elements.joined(separator: ", "))]::text[] WHERE jsonb_typeof(cellar_clock) = 'object'
+            """, logger: logger)
+        try await connection.execute("ALTER TABLE \(table) DROP COLUMN cellar_clock", logger: logger)
     }
 
     /// The names of a `text[]` printed as text (`{a,b}`; names are identifiers, never quoted).

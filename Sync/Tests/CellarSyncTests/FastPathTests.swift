@@ -5,8 +5,8 @@ import PostgresNIO
 import Testing
 
 /// The texts the sync engine writes and reads without Foundation's parsers or the JSON parser
-/// (UUIDs, clocks, `cellar_clock` documents, binary `text[]` parameters), against those parsers and the
-/// real server; and the live loop waking on a commit instead of polling.
+/// (UUIDs, clocks, clock arrays, binary `text[]` parameters), against those parsers and the real
+/// server; and the live loop waking on a commit instead of polling.
 struct FastPathTests {
     @Test func uuidTextRoundTripsAndRefusesWhatIsNotAUUID() {
         for uuid in (0..<200).map({ _ in UUID() }) + [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))] {
@@ -56,64 +56,44 @@ struct FastPathTests {
         }
     }
 
-    /// `cellar_clock` read without the JSON parser gives what the parser gives, and the text
-    /// written without the JSON writer parses back to the same clocks: those of the table's
-    /// columns (in `jsonb`'s order of keys or another) and those of UIDs it does not have.
-    @Test func clockDocumentsReadAndWrittenDirectlyMatchTheJSONParser() throws {
+    /// A row's clocks written as a `text[]` literal (`ServerRow.clockArray`) come back from the
+    /// server each in its column's slot, whatever they hold (quotes, backslashes, commas,
+    /// braces, spaces, the text NULL, the empty text, multi-byte characters); the slots of
+    /// columns the model lacks, and those of columns without a clock, are NULL.
+    @Test(.enabled(if: TestServer.enabled, TestServer.skipped))
+    func clockArraysComeBackSlotBySlot() async throws {
         let table = try Self.itemTable()
-        let keys = table.uids.map { String($0) }
-        #expect(keys.count > 3)
-        /// The clocks read, by key.
-        func byKey(_ read: (clocks: [String?], others: [String: String])) -> [String: String] {
-            #expect(read.others.keys.allSatisfy { !keys.contains($0) }, "a column's clock taken for another UID's")
-            var clocks = read.others
-            for (position, clock) in read.clocks.enumerated() { if let clock { clocks[keys[position]] = clock } }
-            return clocks
-        }
-        func row(_ clocks: [String: String]) -> ServerRow {
-            var row = ServerRow(id: UUID(), in: table)
-            for (key, clock) in clocks {
-                if let position = keys.firstIndex(of: key) { row.clocks[position] = clock } else { row.otherClocks[key] = clock }
-            }
-            return row
-        }
+        #expect(table.slotted.contains(nil), "the table has slots of columns the model lacks")
         let clock = ReplicaClock(timestamp: HybridTimestamp(rawValue: 0x1234_5678), device: UUID()).description
-        let (a, b, c) = (keys[0], keys[1], keys[keys.count - 1])
-        let documents = [
-            "{}", #"{"1": "\#(clock)"}"#, #"{"12": "\#(clock)", "345": "x"}"#,
-            #"{"\#(a)": "\#(clock)", "\#(b)": "y", "\#(c)": "z"}"#,
-            #"{"\#(c)": "z", "7": "w", "\#(a)": "\#(clock)"}"#,   // another order, with a UID the table lacks
-            #"{"1":"\#(clock)"}"#,                 // other spacing: the parser's
-            #"{"1": "a\"b", "\#(a)": "c\\d"}"#,    // escapes: the parser's
-            #"{"1": "\u00e9"}"#, #"{ "1": "x" }"#,
-        ]
-        for document in documents {
-            let parsed = byKey(try ServerRow.clocks(document, of: table))
-            guard case .object(let members) = try JSONParser.parse(Array(document.utf8)) else { Issue.record("not an object"); continue }
-            var expected: [String: String] = [:]
-            for member in members { if case .string(let text) = member.value { expected[member.name] = text } }
-            #expect(parsed == expected, "\(document)")
-        }
-        for clocks in [[:], ["1": clock], [a: clock, "10": "x", c: "y"], ["1": "a\"b\\c\n"], [b: "a\"b"]] as [[String: String]] {
-            let text = row(clocks).clockText(in: table)
-            #expect(byKey(try ServerRow.clocks(text, of: table)) == clocks, "\(text)")
-            // JSON either way: the server parses it as jsonb.
-            #expect((try? JSONParser.parse(Array(text.utf8))) != nil)
+        let texts = [clock, "", "NULL", "null", "a,b", "{x}", "\"q\"", "back\\slash", "\\\"", " spaced ", "Füße ✓", clock]
+        var random = SystemRandomNumberGenerator()
+        try await TestServer.freshSchema { connection, _ in
+            let reads = (1...table.slotted.count).map { "($1::text[])[\($0)]" }.joined(separator: ", ")
+            for round in 0..<30 {
+                var row = ServerRow(id: UUID(), in: table)
+                for position in row.clocks.indices where round == 1 || (round > 1 && Bool.random(using: &random)) {
+                    row.clocks[position] = texts.randomElement(using: &random)!
+                }
+                let literal = row.clockArray(in: table)
+                var expected = [String?](repeating: nil, count: table.slotted.count)
+                for (position, slot) in table.slots.enumerated() { expected[slot - 1] = row.clocks[position] }
+                let read = try await connection.rows("SELECT " + reads, [literal], logger: TestServer.logger)
+                #expect(read == [expected], "\(literal)")
+            }
         }
     }
 
-    /// A pull has the server pick each column's clock out of the `cellar_clock` document and
+    /// A pull has the server pick each column's clock out of its slot of `cellar_clocks` and
     /// reads the rows' cells as bytes: the changes it makes of random rows (removed or not;
-    /// documents with UIDs the table lacks, members that are no clock or not text, escapes;
-    /// every column type, NULLs) equal those made of the same rows' values as a push reads them
-    /// and their documents parsed here: a member that is a string is the column's clock, one
-    /// that is JSON null or missing means no clock, any other value a clock that does not
-    /// parse. A live row whose document is not an object is refused; a removed one's document
-    /// is not read.
+    /// clocks in slots of columns the table lacks, texts that are no clock, quotes; every column
+    /// type, NULLs) equal those made of the same rows' values as a push reads them and their
+    /// clocks as written here: a text in a column's slot is its clock (one that is no clock a
+    /// clock that does not parse), NULL or no element means no clock. A removed row's clocks
+    /// are not read.
     @Test(.enabled(if: TestServer.enabled, TestServer.skipped))
     func pulledRowsMatchTheRowsAsAPushReadsThem() async throws {
         let table = try Self.itemTable()
-        let (entity, uids) = (table.entity, table.uids)
+        let entity = table.entity
         #expect(Set(table.types.map(\.rawValue)).count >= 8, "the entity covers most column types")
         let pull = Pull(schema: ServerSchema(namespace: "n", tables: [entity.uid: table]), options: SyncOptions(), device: UUID(),
                         logger: TestServer.logger)
@@ -135,36 +115,24 @@ struct FastPathTests {
             case .uuidArray: return ["{}", "{\(UUIDText.text(UUID()))}", "{\(UUIDText.text(UUID())),\(UUIDText.text(UUID()))}"].randomElement(using: &random)!
             }
         }
-        /// A `cellar_clock` document: some of the table's keys, maybe a UID it lacks; clocks,
-        /// other texts (one with an escape, one a clock written with escapes) or other JSON
-        /// values.
-        func document() -> String {
-            var members: [String] = []
-            for uid in uids.shuffled(using: &random) where Bool.random(using: &random) {
-                let escaped = clock().replacingOccurrences(of: "-", with: "\\u002d")
-                let value = [#""\#(clock())""#, #""\#(clock())""#, #""\#(escaped)""#, #""x""#, "5", "null", "[]", #""a\"b""#].randomElement(using: &random)!
-                members.append(#""\#(uid)": \#(value)"#)
+        /// A row's clocks by slot (nil: NULL), up to a slot after the table's last: clocks in some
+        /// of its columns' slots and in those of columns it lacks, other texts, or none.
+        func clocks() -> [String?] {
+            (0...table.slotted.count).map { _ in
+                Bool.random(using: &random) ? nil : [clock(), clock(), clock(), "x", "", "a\"b", "NULL"].randomElement(using: &random)!
             }
-            if Int.random(in: 0..<4, using: &random) == 0 { members.append(#""7": "\#(clock())""#) }
-            return "{" + members.joined(separator: ", ") + "}"
         }
-        /// The changes the rows a push reads make, with the clocks of their `documents`.
-        func reference(_ rows: [ServerRow], documents: [UUID: String]) throws -> [ReplicaChange] {
+        /// The changes the rows a push reads make, with their `clocks` by slot.
+        func reference(_ rows: [ServerRow], clocks: [UUID: [String?]]) throws -> [ReplicaChange] {
             try rows.map { row in
                 if let removed = row.removed {
                     guard let clock = ReplicaClock(text: removed) else { throw SyncError(.schema, "a malformed removal clock") }
                     return ReplicaChange(entityUid: entity.uid, globalId: row.id, removed: clock)
                 }
-                guard case .object(let members) = try JSONParser.parse(Array(try #require(documents[row.id]).utf8), source: "test") else {
-                    throw SyncError(.schema, "not an object")
-                }
+                let slots = try #require(clocks[row.id])
                 /// Nil: no clock; else the clock (nil: one that does not parse).
                 func clock(_ position: Int) -> ReplicaClock?? {
-                    switch members.last(where: { $0.name == String(uids[position]) })?.value {
-                    case nil, .null?: return nil
-                    case .string(let text)?: return .some(ReplicaClock(text: text))
-                    default: return .some(nil)
-                    }
+                    slots[table.slots[position] - 1].map { ReplicaClock(text: $0) }
                 }
                 var change = ReplicaChange(entityUid: entity.uid, globalId: row.id)
                 for (index, property) in entity.properties.enumerated() {
@@ -183,35 +151,29 @@ struct FastPathTests {
         try await TestServer.freshSchema { connection, _ in
             let logger = TestServer.logger
             let columns = zip(table.valueColumns, table.types).map { ", \($0) \($1.rawValue)" }.joined()
-            try await connection.execute("CREATE TABLE t (cellar_id uuid PRIMARY KEY, cellar_removed text, cellar_clock jsonb NOT NULL DEFAULT '{}'\(columns))",
+            try await connection.execute("CREATE TABLE t (cellar_id uuid PRIMARY KEY, cellar_removed text, cellar_clocks text[] NOT NULL DEFAULT '{}'\(columns))",
                                          logger: logger)
-            let values = ["$1::uuid", "$2", "$3::jsonb"] + table.types.enumerated().map { ColumnText.cast("$\($0.offset + 4)", $0.element) }
+            let values = ["$1::uuid", "$2", "$3::text[]"] + table.types.enumerated().map { ColumnText.cast("$\($0.offset + 4)", $0.element) }
             let insert = "INSERT INTO t (\(table.rowColumns.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
             for _ in 0..<10 {
                 try await connection.execute("TRUNCATE t", logger: logger)
-                var ids: [UUID] = []
+                var ids: [UUID] = [], written: [UUID: [String?]] = [:]
                 for _ in 0..<30 {
                     let id = UUID()
                     ids.append(id)
                     let removed = Int.random(in: 0..<5, using: &random) == 0 ? clock() : nil
-                    try await connection.execute(insert, [UUIDText.text(id), removed, document()] + table.types.map(text), logger: logger)
+                    written[id] = clocks()
+                    let literal = "{" + written[id]!.map { $0.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\\\"") + "\"" } ?? "NULL" }
+                        .joined(separator: ",") + "}"
+                    try await connection.execute(insert, [UUIDText.text(id), removed, literal] + table.types.map(text), logger: logger)
                 }
                 let pulled = try pull.changes(of: await ServerRow.read(after: nil, limit: 100, in: table, filter: nil, on: connection, logger: logger),
                                               in: table)
                 let rows = try await ServerRow.read(ids, of: table, locking: false, on: connection, logger: logger)
-                let documents = try await connection.rows("SELECT cellar_id::text, cellar_clock::text FROM t", logger: logger)
-                let expected = try reference(rows.values.sorted { UUIDText.text($0.id) < UUIDText.text($1.id) },
-                                             documents: Dictionary(uniqueKeysWithValues: documents.map { (UUIDText.uuid($0[0]!)!, $0[1]!) }))
+                let expected = try reference(rows.values.sorted { UUIDText.text($0.id) < UUIDText.text($1.id) }, clocks: written)
                 #expect(pulled == expected)
                 #expect(pulled.contains { !$0.values.isEmpty })
             }
-            // A live row whose document is not an object is refused; a removed one is read.
-            try await connection.execute("TRUNCATE t", logger: logger)
-            try await connection.execute(insert, [UUIDText.text(UUID()), clock(), "[]"] + table.types.map { _ in nil }, logger: logger)
-            #expect(try pull.changes(of: await ServerRow.read(after: nil, limit: 100, in: table, filter: nil, on: connection, logger: logger), in: table).count == 1)
-            try await connection.execute(insert, [UUIDText.text(UUID()), nil, "[]"] + table.types.map { _ in nil }, logger: logger)
-            let cells = try await ServerRow.read(after: nil, limit: 100, in: table, filter: nil, on: connection, logger: logger)
-            #expect(throws: SyncError.self) { try pull.changes(of: cells, in: table) }
         }
     }
 
@@ -264,7 +226,7 @@ struct FastPathTests {
         }
     }
 
-    /// The test model's Item entity as a server table (columns named `c<uid>`), from a store
+    /// The test model's Item entity as a server table (columns named `c<uid>`, in odd slots), from a store
     /// opened for it and closed again.
     static func itemTable() throws -> ServerSchema.Table {
         let directory = NSTemporaryDirectory() + "cellar-sync-item-" + UUID().uuidString
@@ -275,8 +237,10 @@ struct FastPathTests {
         defer { store.close() }
         let entity = try #require(try store.replicaSchema().entities.first { $0.name == "Item" })
         let uids = entity.properties.map(\.uid) + entity.relations.map(\.uid)
+        // Every other slot, from the second, is one of a column the model lacks.
         return ServerSchema.Table(entity: entity, qualified: "t", asymmetric: false,
-                                  columns: Dictionary(uniqueKeysWithValues: uids.map { ($0, "c\($0)") }))
+                                  columns: Dictionary(uniqueKeysWithValues: uids.map { ($0, "c\($0)") }),
+                                  slots: Dictionary(uniqueKeysWithValues: uids.enumerated().map { ($0.element, 2 * $0.offset + 1) }))
     }
 
     /// Whether `condition` holds within a minute, looking every 10 ms (the minute is far beyond

@@ -6,8 +6,8 @@ import Testing
 
 /// A push's writes without a read (merged in SQL by `MergingWrite`, or inserted unless there)
 /// against the merge in Swift (`Push.merge`), on the real server: the same random rows on the
-/// server (missing, removed, clocks newer and older, empty, absent, not text, of UIDs the model
-/// lacks) and the same random changes (values with and without clocks, relations, removals,
+/// server (missing, removed, clocks newer and older, empty, absent, in slots of columns the
+/// model lacks) and the same random changes (values with and without clocks, relations, removals,
 /// nothing at all) leave the same rows, the same change rows and the same count of rows
 /// written, under either rule for removals.
 struct MergingWriteTests {
@@ -94,11 +94,11 @@ struct MergingWriteTests {
         }
     }
 
-    /// Rows written by statements that send each clock document once (rows sharing a few of
+    /// Rows written by statements that send each clock array once (rows sharing a few of
     /// them, in runs and apart) or each row's own (every row's its own) come back with each
     /// row's own clocks, when inserted and when updated.
     @Test(.enabled(if: TestServer.enabled, TestServer.skipped))
-    func rowsSharingClockDocumentsGetTheirOwn() async throws {
+    func rowsSharingClockArraysGetTheirOwn() async throws {
         try await Self.withTable { connection, server, table, outgoing in
             var options = server.options
             options.mergesInSQL = false  // read, merged in Swift, then inserted or updated by `Write`
@@ -107,7 +107,7 @@ struct MergingWriteTests {
             let ids = (0..<40).map { _ in UUID() }
             var expected: [UUID: ServerRow] = [:]
             var outgoing = outgoing
-            // Clocks shared by rows 0, 3, 6, … (and by 1, 4, … and by 2, 5, …); then two documents
+            // Clocks shared by rows 0, 3, 6, … (and by 1, 4, … and by 2, 5, …); then two arrays
             // in runs of 4 rows, differing in one property's clock; then a clock of each row's own.
             var random = ConvergenceTests.Generator(state: 0x5EED_0004)
             let stamps: [(_ index: Int, _ position: Int) -> UInt64] = [
@@ -167,8 +167,9 @@ struct MergingWriteTests {
         }
     }
 
-    /// What a push left on the server: the rows (their clocks as a reader parses them) and
-    /// which rows got a change row.
+    /// What a push left on the server: the rows (their clocks as a reader reads them, and every
+    /// slot of `cellar_clocks`, also those of columns the model lacks) and which rows got a
+    /// change row.
     private struct Outcome: Equatable {
         var written: Int
         var rows: [String]
@@ -179,7 +180,11 @@ struct MergingWriteTests {
             let ids = try await connection.rows("SELECT cellar_id::text FROM \(table.qualified)", logger: TestServer.logger).map { UUIDText.uuid($0[0]!)! }
             rows = try await ServerRow.read(ids, of: table, locking: false, on: connection, logger: TestServer.logger).values
                 .sorted { UUIDText.text($0.id) < UUIDText.text($1.id) }
-                .map { "\($0.id) removed \($0.removed ?? "-") clocks \($0.clocks) others \($0.otherClocks.sorted { $0.key < $1.key }) values \($0.values)" }
+                .map { "\($0.id) removed \($0.removed ?? "-") clocks \($0.clocks) newest \($0.newestRead ?? "-") values \($0.values)" }
+            rows += try await connection.rows("""
+                SELECT cellar_id::text || ' ' || ARRAY(SELECT cellar_clocks[slot] FROM generate_series(1, \(World.otherSlot(of: table))) AS slot)::text
+                FROM \(table.qualified) ORDER BY 1
+                """, logger: TestServer.logger).map { $0[0] ?? "" }
             changed = try await connection.rows("SELECT cellar_id::text FROM \(SQL.quote(namespace)).cellar_changes ORDER BY 1",
                                                 logger: TestServer.logger).map { $0[0] ?? "" }
         }
@@ -194,8 +199,8 @@ struct MergingWriteTests {
 
         struct Row {
             var removed: String?
-            /// `cellar_clock`'s members, as JSON values (a text quoted).
-            var clock: [(key: String, json: String)]
+            /// `cellar_clocks`' elements by slot (nil: NULL).
+            var clocks: [String?]
             var texts: [String?]
         }
 
@@ -211,18 +216,16 @@ struct MergingWriteTests {
                 let id = UUID()
                 var row: Row?
                 if Double.random(in: 0..<1, using: &random) >= missing {
-                    var members: [(String, String)] = []
-                    for uid in table.uids where Int.random(in: 0..<3, using: &random) > 0 {
-                        switch Int.random(in: 0..<10, using: &random) {
-                        case 0: members.append((String(uid), "\"\""))  // a value pushed without a clock
-                        case 1: members.append((String(uid), "5"))  // not a text: written by something else
-                        default: members.append((String(uid), "\"\(clock())\""))
-                        }
+                    var clocks = [String?](repeating: nil, count: Self.otherSlot(of: table))
+                    for slot in table.slots where Int.random(in: 0..<3, using: &random) > 0 {
+                        // (One in ten a value pushed without a clock.)
+                        clocks[slot - 1] = Int.random(in: 0..<10, using: &random) == 0 ? "" : clock().description
                     }
-                    if Bool.random(using: &random) { members.append(("999999", "\"\(clock())\"")) }  // a UID this model lacks
+                    // The slot of a column this model lacks.
+                    if Bool.random(using: &random) { clocks[Self.otherSlot(of: table) - 1] = clock().description }
                     let texts = properties.map { Self.text(of: $0, random: &random) }
                         + table.entity.relations.map { _ in Self.targets(random: &random) }
-                    row = Row(removed: Int.random(in: 0..<5, using: &random) == 0 ? clock().description : nil, clock: members, texts: texts)
+                    row = Row(removed: Int.random(in: 0..<5, using: &random) == 0 ? clock().description : nil, clocks: clocks, texts: texts)
                 }
                 rows.append((id, row))
                 var change = ReplicaChange(entityUid: table.entity.uid, globalId: id)
@@ -244,6 +247,9 @@ struct MergingWriteTests {
                 changes.append(change)
             }
         }
+
+        /// A slot of `cellar_clocks` after the table's columns': one of a column this model lacks.
+        static func otherSlot(of table: ServerSchema.Table) -> Int { table.slotted.count + 2 }
 
         static func value(of property: ReplicaSchema.Property, random: inout ConvergenceTests.Generator) -> ReplicaValue {
             if Int.random(in: 0..<6, using: &random) == 0 { return .null }
@@ -275,12 +281,12 @@ struct MergingWriteTests {
         func seed(_ table: ServerSchema.Table, namespace: String, on connection: PostgresConnection) async throws {
             let ns = SQL.quote(namespace)
             try await connection.execute("TRUNCATE \(table.qualified), \(ns).cellar_changes, \(ns).cellar_devices", logger: TestServer.logger)
-            let values = ["$1::uuid", "$2", "$3::jsonb"] + table.types.enumerated().map { ColumnText.cast("$\($0.offset + 4)", $0.element) }
+            let values = ["$1::uuid", "$2", "$3::text[]"] + table.types.enumerated().map { ColumnText.cast("$\($0.offset + 4)", $0.element) }
             let insert = "INSERT INTO \(table.qualified) (\(table.rowColumns.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))"
             for (id, row) in rows {
                 guard let row else { continue }
-                let clock = "{" + row.clock.map { "\"\($0.key)\": \($0.json)" }.joined(separator: ", ") + "}"
-                try await connection.execute(insert, [UUIDText.text(id), row.removed, clock] + row.texts, logger: TestServer.logger)
+                let clocks = "{" + row.clocks.map { $0.map { "\"\($0)\"" } ?? "NULL" }.joined(separator: ",") + "}"
+                try await connection.execute(insert, [UUIDText.text(id), row.removed, clocks] + row.texts, logger: TestServer.logger)
             }
         }
     }

@@ -24,7 +24,10 @@ struct SubscriptionTests {
         var columns: [UInt64: String] = [:]
         for property in entity.properties { columns[property.uid] = SQL.quote(property.name) }
         for relation in entity.relations { columns[relation.uid] = SQL.quote(relation.name) }
-        return ServerSchema.Table(entity: entity, qualified: SQL.quote(schema) + ".\"Item\"", asymmetric: false, columns: columns)
+        // (Slots as a new server numbers them: in the order of the properties, then relations.)
+        let uids = entity.properties.map(\.uid) + entity.relations.map(\.uid)
+        return ServerSchema.Table(entity: entity, qualified: SQL.quote(schema) + ".\"Item\"", asymmetric: false, columns: columns,
+                                  slots: Dictionary(uniqueKeysWithValues: uids.enumerated().map { ($0.element, $0.offset + 1) }))
     }
 
     /// The global ids of the server's live Item rows that meet `condition` (or, `negated`, that
