@@ -45,8 +45,9 @@ public struct ReplicaState: Sendable, Equatable {
 }
 
 /// A last-writer-wins clock: a change's hybrid timestamp, then the id of the device that made it
-/// (the tie-break when two devices give the same timestamp). Its text, 16 hexadecimal digits of
-/// the timestamp, `-`, and the device's UUID in lower case, sorts as the clocks compare.
+/// (the tie-break when two devices give the same timestamp). Its ``text``, what a sync server
+/// stores and compares, sorts byte by byte as the clocks compare; its ``description`` is for
+/// people: 16 hexadecimal digits of the timestamp, `-`, the device's UUID in lower case.
 @_spi(Sync)
 public struct ReplicaClock: Sendable, Hashable, Comparable, CustomStringConvertible {
     public let timestamp: HybridTimestamp
@@ -57,24 +58,68 @@ public struct ReplicaClock: Sendable, Hashable, Comparable, CustomStringConverti
         self.device = device
     }
 
-    /// The clock of `text` (as ``description`` writes it); nil when it is not one.
+    /// The clock of `text` (as ``text`` writes it); nil when it is not one.
     public init?(text: some StringProtocol) {
         var text = String(text)
         guard let clock = text.withUTF8({ Self.parse($0) }) else { return nil }
         self = clock
     }
 
-    /// The clock of 53 bytes of UTF-8 text: 16 hexadecimal digits, `-`, a UUID; nil when they
-    /// are not one.
-    public static func parse(_ utf8: UnsafeBufferPointer<UInt8>) -> ReplicaClock? {
-        guard utf8.count == 53, utf8[16] == UInt8(ascii: "-") else { return nil }
-        var raw: UInt64 = 0
-        for index in 0..<16 {
-            guard let digit = UUIDText.nibble(utf8[index]) else { return nil }
-            raw = raw << 4 | UInt64(digit)
+    /// The 64 digits of ``text``, in ASCII order: each digit's value is its index.
+    private static let digits: [UInt8] = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz".utf8)
+
+    /// The value of one digit of ``text``; nil for a byte that is not one.
+    private static func value(_ digit: UInt8) -> UInt32? {
+        switch digit {
+        case UInt8(ascii: "-"): 0
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(digit - UInt8(ascii: "0")) + 1
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): UInt32(digit - UInt8(ascii: "A")) + 11
+        case UInt8(ascii: "_"): 37
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): UInt32(digit - UInt8(ascii: "a")) + 38
+        default: nil
         }
-        guard let device = UUIDText.uuid(UnsafeBufferPointer(rebasing: utf8[17...])) else { return nil }
-        return ReplicaClock(timestamp: HybridTimestamp(rawValue: raw), device: device)
+    }
+
+    /// The clock as 32 bytes of ASCII: the timestamp's 8 bytes and the device's 16 (big-endian,
+    /// as UUIDs are), 6 bits a digit, from an alphabet in ASCII order (`-`, `0`–`9`, `A`–`Z`,
+    /// `_`, `a`–`z`): texts of equal length sort byte by byte as their bits do, so as the clocks
+    /// compare. (It is base64 of those 24 bytes with an alphabet put in order.)
+    public var text: String {
+        let raw = timestamp.rawValue
+        return withUnsafeBytes(of: device.uuid) { uuid in
+            String(unsafeUninitializedCapacity: 32) { out in
+                func byte(_ index: Int) -> UInt32 {
+                    index < 8 ? UInt32(truncatingIfNeeded: raw >> (56 - 8 * UInt64(index))) & 0xff : UInt32(uuid[index - 8])
+                }
+                for group in 0..<8 {
+                    let bits = byte(3 * group) << 16 | byte(3 * group + 1) << 8 | byte(3 * group + 2)
+                    for digit in 0..<4 { out[4 * group + digit] = Self.digits[Int(bits >> (18 - 6 * UInt32(digit)) & 63)] }
+                }
+                return 32
+            }
+        }
+    }
+
+    /// The clock of 32 bytes of UTF-8 text as ``text`` writes them; nil when they are not one.
+    public static func parse(_ utf8: UnsafeBufferPointer<UInt8>) -> ReplicaClock? {
+        guard utf8.count == 32 else { return nil }
+        var raw: UInt64 = 0
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let valid = withUnsafeMutableBytes(of: &uuid) { out -> Bool in
+            for group in 0..<8 {
+                var bits: UInt32 = 0
+                for digit in 0..<4 {
+                    guard let value = value(utf8[4 * group + digit]) else { return false }
+                    bits = bits << 6 | value
+                }
+                for part in 0..<3 {
+                    let index = 3 * group + part, byte = UInt8(truncatingIfNeeded: bits >> (16 - 8 * UInt32(part)))
+                    if index < 8 { raw = raw << 8 | UInt64(byte) } else { out[index - 8] = byte }
+                }
+            }
+            return true
+        }
+        return valid ? ReplicaClock(timestamp: HybridTimestamp(rawValue: raw), device: UUID(uuid: uuid)) : nil
     }
 
     public var description: String {
@@ -91,8 +136,8 @@ public struct ReplicaClock: Sendable, Hashable, Comparable, CustomStringConverti
         }
     }
 
-    /// The timestamps, then the devices' UUIDs byte by byte: the order of their lower-case texts
-    /// (fixed-length hexadecimal, dashes in the same places), without making them.
+    /// The timestamps, then the devices' UUIDs byte by byte: the order of their ``text``s
+    /// (and of their descriptions), without making them.
     public static func < (a: ReplicaClock, b: ReplicaClock) -> Bool {
         if a.timestamp != b.timestamp { return a.timestamp < b.timestamp }
         return withUnsafeBytes(of: a.device.uuid) { x in

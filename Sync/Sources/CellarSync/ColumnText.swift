@@ -171,7 +171,7 @@ enum JSONBText {
 }
 
 /// The texts of clocks as a push sends them, each made once for a run of equal clocks (the
-/// values of one commit share one): a clock's text is 53 bytes, an allocation each time it is
+/// values of one commit share one): a clock's text is 32 bytes, an allocation each time it is
 /// made. The text of no clock is the empty one, older than any other.
 struct ClockTexts {
     private var last: ReplicaClock?
@@ -181,7 +181,7 @@ struct ClockTexts {
         guard let clock else { return "" }
         if clock != last {
             last = clock
-            lastText = clock.description
+            lastText = clock.text
         }
         return lastText
     }

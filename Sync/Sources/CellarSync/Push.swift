@@ -78,7 +78,7 @@ struct Push {
                clockTexts: inout ClockTexts) -> ServerRow? {
         if let removal = change.removed {
             guard var row = existing, row.removed == nil else { return nil }
-            let clock = removal.description
+            let clock = removal.text
             if options.removals == .lastWriterWins, let newest = row.newestClock, newest > clock { return nil }
             row.removed = clock
             return row
@@ -89,8 +89,8 @@ struct Push {
             // Removed on the server: the removal wins, or, by the last writer, newer values bring
             // the object back.
             guard options.removals == .lastWriterWins else { return nil }
-            let newer = change.values.contains { ($0.clock?.description ?? "") > removed }
-                || change.relations.contains { ($0.clock?.description ?? "") > removed }
+            let newer = change.values.contains { ($0.clock?.text ?? "") > removed }
+                || change.relations.contains { ($0.clock?.text ?? "") > removed }
             guard newer else { return nil }
             row.removed = nil
             changed = true

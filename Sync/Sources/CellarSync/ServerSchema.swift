@@ -219,7 +219,9 @@ struct ServerSchema: Sendable {
     /// servers made before the slots (`{"<uid>": "<clock>", …}`) into `cellar_clocks`, each at
     /// its column's slot (`slots`, by UID), and drops the document; nothing when the table has
     /// no `cellar_clock`. A member that is not a string (which no device wrote), one of a UID
-    /// that has no column, and a document that is not an object are left out: no clock.
+    /// that has no column, and a document that is not an object are left out: no clock. The
+    /// clocks, and the removals' in `cellar_removed`, are rewritten from the older builds' text
+    /// to `ReplicaClock.text` (`orderedClock`).
     private static func clocksInSlots(_ table: String, slots: [UInt64: Int], on connection: PostgresConnection, logger: Logger) async throws {
         let old = try await connection.rows("""
             SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'cellar_clock' AND NOT attisdropped
@@ -227,13 +229,26 @@ struct ServerSchema: Sendable {
         guard !old.isEmpty else { return }
         var elements = [String](repeating: "NULL", count: slots.values.max() ?? 0)
         for (uid, slot) in slots {
-            elements[slot - 1] = "CASE WHEN jsonb_typeof(cellar_clock->'\(uid)') = 'string' THEN cellar_clock->>'\(uid)' END"
+            elements[slot - 1] = "CASE WHEN jsonb_typeof(cellar_clock->'\(uid)') = 'string' THEN \(orderedClock("cellar_clock->>'\(uid)'")) END"
         }
         try await connection.execute("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS cellar_clocks text[] NOT NULL DEFAULT '{}'", logger: logger)
         try await connection.execute("""
             UPDATE \(table) SET cellar_clocks = ARRAY[\(elements.joined(separator: ", "))]::text[] WHERE jsonb_typeof(cellar_clock) = 'object'
             """, logger: logger)
+        try await connection.execute("UPDATE \(table) SET cellar_removed = \(orderedClock("cellar_removed")) WHERE cellar_removed IS NOT NULL",
+                                     logger: logger)
         try await connection.execute("ALTER TABLE \(table) DROP COLUMN cellar_clock", logger: logger)
+    }
+
+    /// SQL for the clock of the `text` `expression` in the text of `ReplicaClock.text`, from the
+    /// text of earlier builds (`ReplicaClock.description`: 16 hexadecimal digits, `-`, a UUID):
+    /// the same 24 bytes, in base64 with the alphabet put in order. Any other text (the empty
+    /// one of a value pushed without a clock) stays as it is.
+    static func orderedClock(_ expression: String) -> String {
+        "(SELECT CASE WHEN old ~* '^[0-9a-f]{16}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN "
+            + "translate(encode(decode(substr(old, 1, 16) || replace(substr(old, 18), '-', ''), 'hex'), 'base64'), "
+            + "'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/', "
+            + "'-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz') ELSE old END FROM (SELECT \(expression) AS old) AS clock)"
     }
 
     /// The names of a `text[]` printed as text (`{a,b}`; names are identifiers, never quoted).

@@ -219,13 +219,13 @@ struct MergingWriteTests {
                     var clocks = [String?](repeating: nil, count: Self.otherSlot(of: table))
                     for slot in table.slots where Int.random(in: 0..<3, using: &random) > 0 {
                         // (One in ten a value pushed without a clock.)
-                        clocks[slot - 1] = Int.random(in: 0..<10, using: &random) == 0 ? "" : clock().description
+                        clocks[slot - 1] = Int.random(in: 0..<10, using: &random) == 0 ? "" : clock().text
                     }
                     // The slot of a column this model lacks.
-                    if Bool.random(using: &random) { clocks[Self.otherSlot(of: table) - 1] = clock().description }
+                    if Bool.random(using: &random) { clocks[Self.otherSlot(of: table) - 1] = clock().text }
                     let texts = properties.map { Self.text(of: $0, random: &random) }
                         + table.entity.relations.map { _ in Self.targets(random: &random) }
-                    row = Row(removed: Int.random(in: 0..<5, using: &random) == 0 ? clock().description : nil, clocks: clocks, texts: texts)
+                    row = Row(removed: Int.random(in: 0..<5, using: &random) == 0 ? clock().text : nil, clocks: clocks, texts: texts)
                 }
                 rows.append((id, row))
                 var change = ReplicaChange(entityUid: table.entity.uid, globalId: id)

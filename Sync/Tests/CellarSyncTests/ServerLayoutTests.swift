@@ -5,8 +5,9 @@ import PostgresNIO
 import Testing
 
 /// A server made by earlier builds, whose rows kept their clocks in a `jsonb` document by UID
-/// (`cellar_clock`) and whose columns had no slots, is moved to the slots by the next device
-/// that syncs with it: every clock kept, in its column's slot; nothing else changed.
+/// (`cellar_clock`) as the clocks' descriptions (hexadecimal and a UUID), and whose columns had
+/// no slots, is moved to the slots by the next device that syncs with it: every clock kept, in
+/// its column's slot, as `ReplicaClock.text`; the removals' clocks too; nothing else changed.
 struct ServerLayoutTests {
     @Test(.enabled(if: TestServer.enabled, TestServer.skipped))
     func aServerWithClockDocumentsMovesToSlotsLosingNothing() async throws {
@@ -20,21 +21,38 @@ struct ServerLayoutTests {
             items[3].count = 300
             try a.box(for: Item.self).put(items[3])
             try await clientA.sync()
+            try a.box(for: Item.self).remove(items[7].id)
+            try await clientA.sync()
             let ns = SQL.quote(schema), table = ns + ".\"Item\""
 
             // The layout of the earlier builds, made from this one's: the document of each row's
-            // clocks by UID, one member of a UID without a column and one that is no string.
+            // clocks by UID in their older text, one member of a UID without a column and one
+            // that is no string; the removal's clock in the older text.
             let before = try await connection.rows("""
                 SELECT r.cellar_id::text, c.uid::text, r.cellar_clocks[c.slot] FROM \(table) AS r, \(ns).cellar_columns AS c
                 WHERE c.table_uid = (SELECT uid FROM \(ns).cellar_tables WHERE name = 'Item') AND r.cellar_clocks[c.slot] IS NOT NULL ORDER BY 1, 2
                 """, logger: logger)
-            #expect(before.count > 20 * 3)
+            #expect(before.count > 19 * 3)
+            var documents: [String: [String]] = [:]
+            for row in before {
+                let text = try #require(row[2])
+                let clock = try #require(ReplicaClock(text: text))
+                documents[row[0]!, default: []].append("\"\(row[1]!)\": \"\(clock.description)\"")
+            }
             try await connection.execute("ALTER TABLE \(table) ADD COLUMN cellar_clock jsonb NOT NULL DEFAULT '{}'", logger: logger)
-            try await connection.execute("""
-                UPDATE \(table) AS r SET cellar_clock = (SELECT jsonb_object_agg(c.uid::text, r.cellar_clocks[c.slot]) || '{"999": "x", "998": 5}'
-                    FROM \(ns).cellar_columns AS c WHERE c.table_uid = (SELECT uid FROM \(ns).cellar_tables WHERE name = 'Item')
-                    AND r.cellar_clocks[c.slot] IS NOT NULL)
-                """, logger: logger)
+            for (id, members) in documents {
+                try await connection.execute("UPDATE \(table) SET cellar_clock = $2::jsonb WHERE cellar_id = $1::uuid",
+                                             [id, "{" + (members + [#""999": "x", "998": 5"#]).joined(separator: ", ") + "}"], logger: logger)
+            }
+            let removals = try await connection.rows("SELECT cellar_id::text, cellar_removed FROM \(table) WHERE cellar_removed IS NOT NULL",
+                                                     logger: logger)
+            #expect(removals.count == 1)
+            for row in removals {
+                let text = try #require(row[1])
+                let clock = try #require(ReplicaClock(text: text))
+                try await connection.execute("UPDATE \(table) SET cellar_removed = $2 WHERE cellar_id = $1::uuid", [row[0], clock.description],
+                                             logger: logger)
+            }
             try await connection.execute("ALTER TABLE \(table) DROP COLUMN cellar_clocks", logger: logger)
             try await connection.execute("ALTER TABLE \(ns).cellar_columns DROP COLUMN slot", logger: logger)
 
@@ -48,6 +66,9 @@ struct ServerLayoutTests {
                 WHERE c.table_uid = (SELECT uid FROM \(ns).cellar_tables WHERE name = 'Item') AND r.cellar_clocks[c.slot] IS NOT NULL ORDER BY 1, 2
                 """, logger: logger)
             #expect(after == before)
+            let removed = try await connection.rows("SELECT cellar_id::text, cellar_removed FROM \(table) WHERE cellar_removed IS NOT NULL",
+                                                    logger: logger)
+            #expect(removed == removals)
             let old = try await connection.rows("""
                 SELECT count(*)::text FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'cellar_clock' AND NOT attisdropped
                 """, [table], logger: logger)
