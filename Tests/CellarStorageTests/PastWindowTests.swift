@@ -41,8 +41,10 @@ struct PastWindowTests {
     }
 
     /// Notes the state after a commit of `Workload`: a commit that changed nothing (deletes of
-    /// keys that were not there) made no commit, and its state is the one before.
+    /// keys that were not there) made no commit, and its state is the one before; before the
+    /// first commit that changed something there is no commit to read, and nothing is noted.
     static func note(_ engine: StorageEngine, _ model: Model, in states: inout [(id: UInt64, model: Model)]) {
+        guard engine.lastTransactionId > 0 else { return }
         if states.last?.id == engine.lastTransactionId { states.removeLast() }
         states.append((engine.lastTransactionId, model))
     }
