@@ -99,7 +99,8 @@ struct MergingWrite: Sendable {
             // (The ids once more as a list: the rows to change are found in the primary key's index.)
             + " FROM u WHERE t.cellar_id = u.id AND t.cellar_id = ANY($1::uuid[])"
             // One condition on both tables, which the planner cannot split: conditions on `t`
-            // alone (one for removed rows) would shrink its estimate of `t`'s rows to a few, and a nested loop over `u` for each of them took seconds.
+            // alone (one for removed rows) would shrink its estimate of `t`'s rows to a few, and
+            // a nested loop over `u` for each of them took seconds.
             + " AND CASE WHEN t.cellar_removed IS NULL THEN "
             + columns.map(newer).joined(separator: " OR ") + " ELSE false END RETURNING t.cellar_id"
         // A new row's clocks: each carried column's in its slot, up to the last of those.
