@@ -104,7 +104,12 @@ struct ServerSchema: Sendable {
                     AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($2) AND attname = 'slot' AND NOT attisdropped))::text
                 """, bookkeeping, logger: logger)
             if present.first?.first != "true" {
-                try await connection.execute("CREATE SCHEMA IF NOT EXISTS \(ns)", logger: logger)
+                // (Made only when missing: the schema's owner, adding what a newer build needs,
+                // may lack the right to create schemas that IF NOT EXISTS checks first.)
+                let schemaThere = try await connection.rows("SELECT (to_regnamespace($1) IS NOT NULL)::text", [ns], logger: logger)
+                if schemaThere.first?.first != "true" {
+                    try await connection.execute("CREATE SCHEMA \(ns)", logger: logger)
+                }
                 try await connection.execute("""
                     CREATE TABLE IF NOT EXISTS \(ns).cellar_tables (
                         uid numeric(20,0) PRIMARY KEY, name text NOT NULL UNIQUE, old_names text[] NOT NULL DEFAULT '{}',
@@ -221,7 +226,8 @@ struct ServerSchema: Sendable {
     /// no `cellar_clock`. A member that is not a string (which no device wrote), one of a UID
     /// that has no column, and a document that is not an object are left out: no clock. The
     /// clocks, and the removals' in `cellar_removed`, are rewritten from the older builds' text
-    /// to `ReplicaClock.text` (`orderedClock`).
+    /// to `ReplicaClock.text` (`orderedClock`). Throws `schema`, moving nothing, when row-level
+    /// security applies to this role on the table.
     private static func clocksInSlots(_ table: String, slots: [UInt64: Int], on connection: PostgresConnection, logger: Logger) async throws {
         let old = try await connection.rows("""
             SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'cellar_clock' AND NOT attisdropped
@@ -232,11 +238,22 @@ struct ServerSchema: Sendable {
             elements[slot - 1] = "CASE WHEN jsonb_typeof(cellar_clock->'\(uid)') = 'string' THEN \(orderedClock("cellar_clock->>'\(uid)'")) END"
         }
         try await connection.execute("ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS cellar_clocks text[] NOT NULL DEFAULT '{}'", logger: logger)
-        try await connection.execute("""
-            UPDATE \(table) SET cellar_clocks = ARRAY[\(elements.joined(separator: ", "))]::text[] WHERE jsonb_typeof(cellar_clock) = 'object'
-            """, logger: logger)
-        try await connection.execute("UPDATE \(table) SET cellar_removed = \(orderedClock("cellar_removed")) WHERE cellar_removed IS NOT NULL",
-                                     logger: logger)
+        // Every row must move: under row-level security that applies to this role (policies
+        // forced on the tables' owner), the updates would move the rows the policies let through
+        // and the drop lose the others' clocks. With `row_security` off such a statement fails
+        // instead, and the transaction with it.
+        try await connection.execute("SET LOCAL row_security = off", logger: logger)
+        do {
+            try await connection.execute("""
+                UPDATE \(table) SET cellar_clocks = ARRAY[\(elements.joined(separator: ", "))]::text[] WHERE jsonb_typeof(cellar_clock) = 'object'
+                """, logger: logger)
+            try await connection.execute("UPDATE \(table) SET cellar_removed = \(orderedClock("cellar_removed")) WHERE cellar_removed IS NOT NULL",
+                                         logger: logger)
+        } catch let error as PSQLError where SQL.state(of: error) == "42501" {
+            throw SyncError(.schema, "moving the clocks of \(table) into slots must rewrite every row, and row-level security applies to this role there "
+                + "(\(SyncError.describe(error))): connect once as a role it does not apply to (the owner without FORCE ROW LEVEL SECURITY, or one with BYPASSRLS)")
+        }
+        try await connection.execute("SET LOCAL row_security = on", logger: logger)
         try await connection.execute("ALTER TABLE \(table) DROP COLUMN cellar_clock", logger: logger)
     }
 

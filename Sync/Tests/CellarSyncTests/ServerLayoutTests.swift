@@ -8,6 +8,7 @@ import Testing
 /// (`cellar_clock`) as the clocks' descriptions (hexadecimal and a UUID), and whose columns had
 /// no slots, is moved to the slots by the next device that syncs with it: every clock kept, in
 /// its column's slot, as `ReplicaClock.text`; the removals' clocks too; nothing else changed.
+/// Where row-level security would hide rows from the move, it moves nothing.
 struct ServerLayoutTests {
     @Test(.enabled(if: TestServer.enabled, TestServer.skipped))
     func aServerWithClockDocumentsMovesToSlotsLosingNothing() async throws {
@@ -15,65 +16,19 @@ struct ServerLayoutTests {
             let logger = TestServer.logger
             let harness = try SyncHarness(schema: schema)
             defer { Task { await harness.close() } }
-            let (a, clientA) = try harness.addStore()
-            let items = (0..<20).map { Item(title: "item \($0)", count: $0) }
-            try a.box(for: Item.self).put(items)
-            items[3].count = 300
-            try a.box(for: Item.self).put(items[3])
-            try await clientA.sync()
-            try a.box(for: Item.self).remove(items[7].id)
-            try await clientA.sync()
-            let ns = SQL.quote(schema), table = ns + ".\"Item\""
-
-            // The layout of the earlier builds, made from this one's: the document of each row's
-            // clocks by UID in their older text, one member of a UID without a column and one
-            // that is no string; the removal's clock in the older text.
-            let before = try await connection.rows("""
-                SELECT r.cellar_id::text, c.uid::text, r.cellar_clocks[c.slot] FROM \(table) AS r, \(ns).cellar_columns AS c
-                WHERE c.table_uid = (SELECT uid FROM \(ns).cellar_tables WHERE name = 'Item') AND r.cellar_clocks[c.slot] IS NOT NULL ORDER BY 1, 2
-                """, logger: logger)
-            #expect(before.count > 19 * 3)
-            var documents: [String: [String]] = [:]
-            for row in before {
-                let text = try #require(row[2])
-                let clock = try #require(ReplicaClock(text: text))
-                documents[row[0]!, default: []].append("\"\(row[1]!)\": \"\(clock.description)\"")
-            }
-            try await connection.execute("ALTER TABLE \(table) ADD COLUMN cellar_clock jsonb NOT NULL DEFAULT '{}'", logger: logger)
-            for (id, members) in documents {
-                try await connection.execute("UPDATE \(table) SET cellar_clock = $2::jsonb WHERE cellar_id = $1::uuid",
-                                             [id, "{" + (members + [#""999": "x", "998": 5"#]).joined(separator: ", ") + "}"], logger: logger)
-            }
-            let removals = try await connection.rows("SELECT cellar_id::text, cellar_removed FROM \(table) WHERE cellar_removed IS NOT NULL",
-                                                     logger: logger)
-            #expect(removals.count == 1)
-            for row in removals {
-                let text = try #require(row[1])
-                let clock = try #require(ReplicaClock(text: text))
-                try await connection.execute("UPDATE \(table) SET cellar_removed = $2 WHERE cellar_id = $1::uuid", [row[0], clock.description],
-                                             logger: logger)
-            }
-            try await connection.execute("ALTER TABLE \(table) DROP COLUMN cellar_clocks", logger: logger)
-            try await connection.execute("ALTER TABLE \(ns).cellar_columns DROP COLUMN slot", logger: logger)
+            let (a, items, old) = try await Self.olderServer(harness, on: connection)
+            let clientA = harness.clients[0]
+            let table = old.table
 
             // A new device syncs: the server moves to the slots, and the device receives
             // everything as it was.
             let (b, clientB) = try harness.addStore()
             try await clientB.sync()
             #expect(try SyncHarness.picture(of: a) == SyncHarness.picture(of: b))
-            let after = try await connection.rows("""
-                SELECT r.cellar_id::text, c.uid::text, r.cellar_clocks[c.slot] FROM \(table) AS r, \(ns).cellar_columns AS c
-                WHERE c.table_uid = (SELECT uid FROM \(ns).cellar_tables WHERE name = 'Item') AND r.cellar_clocks[c.slot] IS NOT NULL ORDER BY 1, 2
-                """, logger: logger)
-            #expect(after == before)
-            let removed = try await connection.rows("SELECT cellar_id::text, cellar_removed FROM \(table) WHERE cellar_removed IS NOT NULL",
-                                                    logger: logger)
-            #expect(removed == removals)
-            let old = try await connection.rows("""
-                SELECT count(*)::text FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'cellar_clock' AND NOT attisdropped
-                """, [table], logger: logger)
-            #expect(old == [["0"]])
-            let slots = try await connection.rows("SELECT count(DISTINCT (table_uid, slot))::text, count(slot)::text, count(*)::text FROM \(ns).cellar_columns",
+            #expect(try await Self.clocks(in: table, schema: schema, on: connection) == old.clocks)
+            #expect(try await Self.removals(in: table, on: connection) == old.removals)
+            #expect(try await Self.hasClockDocument(table, on: connection) == false)
+            let slots = try await connection.rows("SELECT count(DISTINCT (table_uid, slot))::text, count(slot)::text, count(*)::text FROM \(SQL.quote(schema)).cellar_columns",
                                                   logger: logger)
             #expect(slots.first?[0] == slots.first?[2] && slots.first?[1] == slots.first?[2], "every column has a slot of its own")
 
@@ -90,5 +45,131 @@ struct ServerLayoutTests {
             try await harness.syncAll()
             #expect(try SyncHarness.picture(of: a) == SyncHarness.picture(of: b))
         }
+    }
+
+    /// Row-level security forced on the tables' owner, with a policy that lets half of the rows
+    /// through: a device connecting as the owner cannot move the clocks (a `schema` error that
+    /// says why), and the server stays as it was; without the policy forced, the same device
+    /// moves every row.
+    @Test(.enabled(if: TestServer.enabled, TestServer.skipped))
+    func theMoveRefusesToLeaveRowsBehind() async throws {
+        let owner = "cellar_layout_owner_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        defer {
+            // The role outlives the schema: dropped after it, whatever happened.
+            Task {
+                guard let connection = try? await TestServer.server().connect(logger: TestServer.logger) else { return }
+                _ = try? await connection.query("DROP ROLE IF EXISTS \(unescaped: owner)", logger: TestServer.logger)
+                try? await connection.close()
+            }
+        }
+        try await TestServer.freshSchema { connection, schema in
+            let logger = TestServer.logger
+            let harness = try SyncHarness(schema: schema)
+            defer { Task { await harness.close() } }
+            let (a, _, old) = try await Self.olderServer(harness, on: connection)
+            let ns = SQL.quote(schema), table = old.table
+            try await connection.execute("CREATE ROLE \(owner) LOGIN", logger: logger)
+            try await connection.execute("ALTER SCHEMA \(ns) OWNER TO \(owner)", logger: logger)
+            for name in try await connection.rows("SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = $1", [schema], logger: logger) {
+                try await connection.execute("ALTER TABLE \(ns).\(name[0]!) OWNER TO \(owner)", logger: logger)
+            }
+            for statement in ["ENABLE ROW LEVEL SECURITY", "FORCE ROW LEVEL SECURITY"] {
+                try await connection.execute("ALTER TABLE \(table) \(statement)", logger: logger)
+            }
+            try await connection.execute("CREATE POLICY half ON \(table) USING (count % 2 = 0)", logger: logger)
+            let testURL = try #require(TestServer.url)
+            var url = try #require(URLComponents(string: testURL))
+            url.user = owner
+            url.password = nil
+            let ownerURL = try #require(url.string)
+            harness.server = try SyncServer(url: ownerURL)
+            let (b, clientB) = try harness.addStore()
+            do {
+                try await clientB.sync()
+                Issue.record("the move went through with rows hidden from it")
+            } catch let error as SyncError {
+                #expect("\(error)".contains("row-level security"), "\(error)")
+            }
+            #expect(try await Self.hasClockDocument(table, on: connection) == true)
+            let slot = try await connection.rows("""
+                SELECT count(*)::text FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'slot' AND NOT attisdropped
+                """, [ns + ".cellar_columns"], logger: logger)
+            #expect(slot == [["0"]], "the columns' slots were rolled back with the rest")
+
+            try await connection.execute("ALTER TABLE \(table) NO FORCE ROW LEVEL SECURITY", logger: logger)
+            try await clientB.sync()
+            #expect(try SyncHarness.picture(of: a) == SyncHarness.picture(of: b))
+            #expect(try await Self.clocks(in: table, schema: schema, on: connection) == old.clocks)
+            #expect(try await Self.removals(in: table, on: connection) == old.removals)
+            #expect(try await Self.hasClockDocument(table, on: connection) == false)
+        }
+    }
+
+    /// A server as earlier builds left it, made from this build's: a store (the harness's first)
+    /// syncs 20 items, an edit and a removal; then each row's clocks go into a document by UID
+    /// in their older text, with one member of a UID without a column and one that is no
+    /// string, the removal's clock into its older text, and the slots are dropped. Returns the
+    /// store, its items, the qualified table, and the clocks and removals as this build wrote
+    /// them (what the move must give back).
+    static func olderServer(_ harness: SyncHarness, on connection: PostgresConnection) async throws
+        -> (Store, [Item], (table: String, clocks: [[String?]], removals: [[String?]])) {
+        let logger = TestServer.logger
+        let (a, clientA) = try harness.addStore()
+        let items = (0..<20).map { Item(title: "item \($0)", count: $0) }
+        try a.box(for: Item.self).put(items)
+        items[3].count = 300
+        try a.box(for: Item.self).put(items[3])
+        try await clientA.sync()
+        try a.box(for: Item.self).remove(items[7].id)
+        try await clientA.sync()
+        let ns = SQL.quote(harness.schema), table = ns + ".\"Item\""
+
+        let clocks = try await Self.clocks(in: table, schema: harness.schema, on: connection)
+        #expect(clocks.count > 19 * 3)
+        var documents: [String: [String]] = [:]
+        for row in clocks {
+            let text = try #require(row[2])
+            let clock = try #require(ReplicaClock(text: text))
+            documents[row[0]!, default: []].append("\"\(row[1]!)\": \"\(clock.description)\"")
+        }
+        try await connection.execute("ALTER TABLE \(table) ADD COLUMN cellar_clock jsonb NOT NULL DEFAULT '{}'", logger: logger)
+        for (id, members) in documents {
+            try await connection.execute("UPDATE \(table) SET cellar_clock = $2::jsonb WHERE cellar_id = $1::uuid",
+                                         [id, "{" + (members + [#""999": "x", "998": 5"#]).joined(separator: ", ") + "}"], logger: logger)
+        }
+        let removals = try await Self.removals(in: table, on: connection)
+        #expect(removals.count == 1)
+        for row in removals {
+            let text = try #require(row[1])
+            let clock = try #require(ReplicaClock(text: text))
+            try await connection.execute("UPDATE \(table) SET cellar_removed = $2 WHERE cellar_id = $1::uuid", [row[0], clock.description],
+                                         logger: logger)
+        }
+        try await connection.execute("ALTER TABLE \(table) DROP COLUMN cellar_clocks", logger: logger)
+        try await connection.execute("ALTER TABLE \(ns).cellar_columns DROP COLUMN slot", logger: logger)
+        return (a, items, (table, clocks, removals))
+    }
+
+    /// Each row's clocks in `cellar_clocks` by column UID: (id, UID, clock), in order.
+    static func clocks(in table: String, schema: String, on connection: PostgresConnection) async throws -> [[String?]] {
+        let ns = SQL.quote(schema)
+        return try await connection.rows("""
+            SELECT r.cellar_id::text, c.uid::text, r.cellar_clocks[c.slot] FROM \(table) AS r, \(ns).cellar_columns AS c
+            WHERE c.table_uid = (SELECT uid FROM \(ns).cellar_tables WHERE name = 'Item') AND r.cellar_clocks[c.slot] IS NOT NULL ORDER BY 1, 2
+            """, logger: TestServer.logger)
+    }
+
+    /// The removed rows: (id, removal clock).
+    static func removals(in table: String, on connection: PostgresConnection) async throws -> [[String?]] {
+        try await connection.rows("SELECT cellar_id::text, cellar_removed FROM \(table) WHERE cellar_removed IS NOT NULL ORDER BY 1",
+                                  logger: TestServer.logger)
+    }
+
+    /// Whether `table` still has the older builds' `cellar_clock`.
+    static func hasClockDocument(_ table: String, on connection: PostgresConnection) async throws -> Bool {
+        let rows = try await connection.rows("""
+            SELECT count(*)::text FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'cellar_clock' AND NOT attisdropped
+            """, [table], logger: TestServer.logger)
+        return rows == [["1"]]
     }
 }
