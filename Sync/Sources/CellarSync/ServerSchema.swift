@@ -144,8 +144,12 @@ struct ServerSchema: Sendable {
             var tables: [UInt64: Table] = [:]
             for entity in replica.entities {
                 let asymmetric = entity.asymmetric || options.asymmetric.contains(entity.name)
-                let known = try await connection.rows("SELECT name, old_names::text FROM \(ns).cellar_tables WHERE uid = $1::numeric",
-                                                      [String(entity.uid)], logger: logger)
+                // (With whether the table still keeps its clocks in the older builds' document.)
+                let known = try await connection.rows("""
+                    SELECT name, old_names::text, EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(quote_ident($2) || '.' || quote_ident(name))
+                        AND attname = 'cellar_clock' AND NOT attisdropped)::text
+                    FROM \(ns).cellar_tables WHERE uid = $1::numeric
+                    """, [String(entity.uid), options.schema], logger: logger)
                 var tableName = entity.name
                 if let row = known.first, let current = row[0] {
                     // A model from before a rename keeps the server's newer name.
@@ -177,7 +181,9 @@ struct ServerSchema: Sendable {
                         byUid[uid] = (name, type, Self.names(row[3]), slot)
                     }
                 }
-                try await clocksInSlots(names.table(tableName), slots: byUid.mapValues(\.slot), on: connection, logger: logger)
+                if known.first?[2] == "true" {
+                    try await clocksInSlots(names.table(tableName), slots: byUid.mapValues(\.slot), on: connection, logger: logger)
+                }
                 var nextSlot = (byUid.values.map(\.slot).max() ?? 0) + 1
                 var slots: [UInt64: Int] = [:]
                 let wanted = entity.properties.map { ($0.uid, $0.name, $0.column.rawValue) }
@@ -222,17 +228,12 @@ struct ServerSchema: Sendable {
 
     /// Moves the clocks of `table` (qualified) from the `jsonb` document `cellar_clock` of
     /// servers made before the slots (`{"<uid>": "<clock>", …}`) into `cellar_clocks`, each at
-    /// its column's slot (`slots`, by UID), and drops the document; nothing when the table has
-    /// no `cellar_clock`. A member that is not a string (which no device wrote), one of a UID
-    /// that has no column, and a document that is not an object are left out: no clock. The
-    /// clocks, and the removals' in `cellar_removed`, are rewritten from the older builds' text
-    /// to `ReplicaClock.text` (`orderedClock`). Throws `schema`, moving nothing, when row-level
+    /// its column's slot (`slots`, by UID), and drops the document. A member that is not a
+    /// string (which no device wrote), one of a UID that has no column, and a document that is
+    /// not an object are left out: no clock. The clocks, and the removals' in `cellar_removed`,
+    /// are rewritten from the older builds' text to `ReplicaClock.text` (`orderedClock`). Throws `schema`, moving nothing, when row-level
     /// security applies to this role on the table.
     private static func clocksInSlots(_ table: String, slots: [UInt64: Int], on connection: PostgresConnection, logger: Logger) async throws {
-        let old = try await connection.rows("""
-            SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'cellar_clock' AND NOT attisdropped
-            """, [table], logger: logger)
-        guard !old.isEmpty else { return }
         var elements = [String](repeating: "NULL", count: slots.values.max() ?? 0)
         for (uid, slot) in slots {
             elements[slot - 1] = "CASE WHEN jsonb_typeof(cellar_clock->'\(uid)') = 'string' THEN \(orderedClock("cellar_clock->>'\(uid)'")) END"
