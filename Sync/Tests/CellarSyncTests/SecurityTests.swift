@@ -17,14 +17,7 @@ struct SecurityTests {
                              _ body: (SyncHarness, PostgresConnection, [String], (String) throws -> SyncServer) async throws -> Void) async throws {
         let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
         let roles = ["cellar_a_" + suffix, "cellar_b_" + suffix]
-        defer {
-            // The roles outlive the schema: dropped after it, whatever happened.
-            Task {
-                guard let connection = try? await TestServer.server().connect(logger: TestServer.logger) else { return }
-                for role in roles { _ = try? await connection.query("DROP ROLE IF EXISTS \(unescaped: role)", logger: TestServer.logger) }
-                try? await connection.close()
-            }
-        }
+        defer { Task { await TestServer.dropRoles(roles) } }
         try await TestServer.freshSchema { connection, schema in
             let harness = try SyncHarness(schema: schema, options: options)
             defer { Task { await harness.close() } }
@@ -42,14 +35,7 @@ struct SecurityTests {
             ] {
                 try await connection.execute(statement, logger: TestServer.logger)
             }
-            let url = try #require(TestServer.url)
-            func server(as role: String) throws -> SyncServer {
-                var components = try #require(URLComponents(string: url))
-                components.user = role
-                components.password = nil
-                return try SyncServer(url: try #require(components.string))
-            }
-            try await body(harness, connection, roles, server(as:))
+            try await body(harness, connection, roles, TestServer.server(as:))
         }
     }
 

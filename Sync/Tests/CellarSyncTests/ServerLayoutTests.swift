@@ -54,14 +54,7 @@ struct ServerLayoutTests {
     @Test(.enabled(if: TestServer.enabled, TestServer.skipped))
     func theMoveRefusesToLeaveRowsBehind() async throws {
         let owner = "cellar_layout_owner_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
-        defer {
-            // The role outlives the schema: dropped after it, whatever happened.
-            Task {
-                guard let connection = try? await TestServer.server().connect(logger: TestServer.logger) else { return }
-                _ = try? await connection.query("DROP ROLE IF EXISTS \(unescaped: owner)", logger: TestServer.logger)
-                try? await connection.close()
-            }
-        }
+        defer { Task { await TestServer.dropRoles([owner]) } }
         try await TestServer.freshSchema { connection, schema in
             let logger = TestServer.logger
             let harness = try SyncHarness(schema: schema)
@@ -77,12 +70,7 @@ struct ServerLayoutTests {
                 try await connection.execute("ALTER TABLE \(table) \(statement)", logger: logger)
             }
             try await connection.execute("CREATE POLICY half ON \(table) USING (count % 2 = 0)", logger: logger)
-            let testURL = try #require(TestServer.url)
-            var url = try #require(URLComponents(string: testURL))
-            url.user = owner
-            url.password = nil
-            let ownerURL = try #require(url.string)
-            harness.server = try SyncServer(url: ownerURL)
+            harness.server = try TestServer.server(as: owner)
             let (b, clientB) = try harness.addStore()
             do {
                 try await clientB.sync()

@@ -33,6 +33,24 @@ enum TestServer {
         return try SyncServer(url: url)
     }
 
+    /// The server in `CELLAR_SYNC_POSTGRES`, connecting as the login role `role` (without a
+    /// password: the tests' server trusts local connections).
+    static func server(as role: String) throws -> SyncServer {
+        guard let url else { throw Missing() }
+        var components = try #require(URLComponents(string: url))
+        components.user = role
+        components.password = nil
+        return try SyncServer(url: try #require(components.string))
+    }
+
+    /// Drops `roles` through a connection of its own, errors ignored: roles a test made outlive
+    /// its schema (and `freshSchema` drops that first), so a test drops them in a `defer`, after.
+    static func dropRoles(_ roles: [String]) async {
+        guard let connection = try? await server().connect(logger: logger) else { return }
+        for role in roles { _ = try? await connection.query("DROP ROLE IF EXISTS \(unescaped: role)", logger: logger) }
+        try? await connection.close()
+    }
+
     /// Runs `body` with a connection to the server and a schema of its own, made for it with a
     /// name unique to the call (`t_` and 16 hex digits) and first on the connection's search
     /// path. Afterwards, whether `body` threw or not, drops the schema and all in it (`DROP
