@@ -1,4 +1,4 @@
-import CellarStorage
+@testable import CellarStorage
 import CellarTestSupport
 import Testing
 
@@ -67,4 +67,134 @@ import Testing
             try Self.check(txn, try #require(try txn.tree("empty")), [1, 2, 3], "an empty tree")
         }
     }
+}
+
+/// The grouped look-up on trees whose leaves are not all at one depth, which no build writes but
+/// a damaged or foreign file may hold: a key whose path reaches a leaf before the leftmost path's
+/// depth stops there, one whose path goes deeper goes on down as a single look-up does. Trees of
+/// random shapes are held in memory (`ShapedTree`) and every key, present or not, is looked up a
+/// group at a time with the tree's own height and with every other, against single look-ups.
+@Suite struct GroupedLookupShapeTests {
+    @Test func unevenDepthsAnswerAsSingleLookups() throws {
+        var deeper = 0, shallower = 0
+        for seed in UInt64(0)..<40 {
+            let (leftmost, shallowest, deepest) = try Self.check(seed: seed)
+            if deepest > leftmost { deeper += 1 }
+            if shallowest < leftmost { shallower += 1 }
+        }
+        // The shapes reach both: paths deeper than the leftmost and paths that end above it.
+        #expect(deeper >= 10 && shallower >= 10, "\(deeper) trees with deeper paths, \(shallower) with shallower ones")
+    }
+
+    /// One random tree's keys and others, looked up in groups with every height; returns the
+    /// depth of its leftmost leaf, of its shallowest and of its deepest.
+    static func check(seed: UInt64) throws -> (Int, Int, Int) {
+        var rng = SplitMix64(seed: 0x5EED_0000 &+ seed)
+        var numbers: [UInt64] = []
+        var number = rng.next() % 100
+        for _ in 0..<(20 + Int(rng.next() % 300)) {
+            number += 1 + rng.next() % 9
+            numbers.append(number)
+        }
+        let tree = ShapedTree(numbers, rng: &rng)
+        defer { tree.release() }
+        let height = try tree.height(root: tree.root)
+        var probes = numbers.shuffled(using: &rng) + [0, .max]
+        for _ in 0..<50 { probes.append(rng.next() % (number + 10)) }
+        let expected = try probes.map { n in
+            try withUnsafeBytes(of: n.bigEndian) { try tree.storedValue(root: tree.root, key: $0).map { Array($0.bytes) } }
+        }
+        #expect(expected.compactMap { $0 }.count >= numbers.count, "seed \(seed): every stored key is found one at a time")
+        // The tree's own height (its leftmost path), then heights that are wrong on purpose:
+        // every path then ends early or goes on.
+        for given in Set([height, 1, 2, height - 1, height + 1, tree.deepest]) where given >= 1 {
+            let keys = probes.map(\.bigEndian)
+            var found = [StoredValue?](repeating: nil, count: keys.count)
+            try keys.withUnsafeBufferPointer { keys in
+                try found.withUnsafeMutableBufferPointer { found in
+                    try tree.storedValues(root: tree.root, height: given, keys: keys, into: found)
+                }
+            }
+            for (i, value) in found.enumerated() {
+                #expect(value.map { Array($0.bytes) } == expected[i],
+                        "seed \(seed), height \(given) (leftmost \(height), deepest \(tree.deepest)): key \(probes[i])")
+            }
+        }
+        return (height, tree.shallowest, tree.deepest)
+    }
+}
+
+/// A B+tree of 8-byte keys built in memory with leaves at random depths, served as a
+/// `NodeSource`: each node a body in `NodeView`'s layout, children before their parents (lower
+/// references), values inline (the key's number in decimal).
+private final class ShapedTree: NodeSource {
+    private var bodies: [UnsafeMutableRawPointer] = []
+    private(set) var root: UInt64 = 0
+    private(set) var deepest = 0
+    private(set) var shallowest = Int.max
+
+    init(_ numbers: [UInt64], rng: inout SplitMix64) {
+        root = build(numbers[...], depth: 1, rng: &rng)
+    }
+
+    func release() { for body in bodies { body.deallocate() } }
+
+    /// The node holding `numbers`: a leaf when few are left or at random once below the root,
+    /// else a branch of two to five children over consecutive runs of them.
+    private func build(_ numbers: ArraySlice<UInt64>, depth: Int, rng: inout SplitMix64) -> UInt64 {
+        if numbers.count <= 4 || (depth > 1 && rng.next() % 3 == 0) {
+            deepest = max(deepest, depth)
+            shallowest = min(shallowest, depth)
+            return add(numbers.map { (bigEndianKey($0), Array(String($0).utf8), UInt64(0)) }, leaf: true)
+        }
+        let parts = min(numbers.count, 2 + Int(rng.next() % 4))
+        var cuts = Set<Int>()
+        while cuts.count < parts - 1 { cuts.insert(numbers.startIndex + 1 + Int(rng.next() % UInt64(numbers.count - 1))) }
+        let bounds = [numbers.startIndex] + cuts.sorted() + [numbers.endIndex]
+        var entries: [([UInt8], [UInt8], UInt64)] = []
+        for i in 0..<(bounds.count - 1) {
+            let run = numbers[bounds[i]..<bounds[i + 1]]
+            entries.append((bigEndianKey(run.first!), [], build(run, depth: depth + 1, rng: &rng)))
+        }
+        return add(entries, leaf: false)
+    }
+
+    /// Adds a node of `entries` (key, value, child) and returns its reference: one past the
+    /// references of every node added before it.
+    private func add(_ entries: [([UInt8], [UInt8], UInt64)], leaf: Bool) -> UInt64 {
+        func le32(_ v: Int) -> [UInt8] { withUnsafeBytes(of: UInt32(v).littleEndian) { Array($0) } }
+        var slots: [UInt8] = []
+        var payload: [UInt8] = []
+        let start = 8 + 4 * entries.count
+        for (key, value, child) in entries {
+            slots += le32(start + payload.count)
+            if leaf {
+                payload += le32(key.count) + le32(value.count) + key + value
+            } else {
+                payload += withUnsafeBytes(of: child.littleEndian) { Array($0) } + le32(key.count) + key
+            }
+        }
+        let body = [leaf ? NodeView.leafKind : NodeView.branchKind, 0, 0, 0] + le32(entries.count) + slots + payload
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: body.count, alignment: 8)
+        memory.copyMemory(from: body, byteCount: body.count)
+        bodies.append(memory)
+        return UInt64(bodies.count)
+    }
+
+    var limit: UInt64 { UInt64(bodies.count) + 1 }
+    var mutationCount: Int { 0 }
+    var isMutable: Bool { false }
+    func node(_ ref: UInt64, below: UInt64) throws -> NodeView {
+        guard ref >= 1, ref < below, ref <= UInt64(bodies.count) else {
+            throw StorageError.fileCorrupt(offset: ref, reason: "reference \(ref) not below \(below)")
+        }
+        return NodeView(body: bodies[Int(ref) - 1])
+    }
+    func outOfLineValue(_ ref: UInt64, length: Int, below: UInt64) throws -> UnsafeRawBufferPointer {
+        throw StorageError.fileCorrupt(offset: ref, reason: "no value records here")
+    }
+    var catalogRootRef: UInt64 { 0 }
+    var decoder: ValueDecoder { fatalError("no compressed values here") }
+    func reservedTreeRoot(_ name: String) throws -> UInt64? { nil }
+    func applyDeferred(_ tree: TreeState) throws {}
 }
