@@ -73,7 +73,8 @@ import Testing
 /// a damaged or foreign file may hold: a key whose path reaches a leaf before the leftmost path's
 /// depth stops there, one whose path goes deeper goes on down as a single look-up does. Trees of
 /// random shapes are held in memory (`ShapedTree`) and every key, present or not, is looked up a
-/// group at a time with the tree's own height and with every other, against single look-ups.
+/// group at a time with the tree's own height and with every other, against single look-ups;
+/// a cursor walks each tree both ways and seeks every key.
 @Suite struct GroupedLookupShapeTests {
     @Test func unevenDepthsAnswerAsSingleLookups() throws {
         var deeper = 0, shallower = 0
@@ -120,8 +121,25 @@ import Testing
                         "seed \(seed), height \(given) (leftmost \(height), deepest \(tree.deepest)): key \(probes[i])")
             }
         }
+        // A cursor walks such a tree both ways and seeks in it as in any other.
+        let cursor = Cursor(source: tree, tree: TreeState(name: "shaped", root: tree.root, count: numbers.count, bytes: 0))
+        var forward: [UInt64] = []
+        var more = try cursor.first()
+        while more { forward.append(Self.number(cursor.key)); more = try cursor.next() }
+        #expect(forward == numbers, "seed \(seed): forward")
+        var backward: [UInt64] = []
+        more = try cursor.last()
+        while more { backward.append(Self.number(cursor.key)); more = try cursor.previous() }
+        #expect(backward == numbers.reversed(), "seed \(seed): backward")
+        for probe in probes {
+            let next = numbers.first { $0 >= probe }
+            let found = try cursor.seek(bigEndianKey(probe))
+            #expect((found ? Self.number(cursor.key) : nil) == next, "seed \(seed): seek \(probe)")
+        }
         return (height, tree.shallowest, tree.deepest)
     }
+
+    static func number(_ key: UnsafeRawBufferPointer) -> UInt64 { UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) }
 }
 
 /// A B+tree of 8-byte keys built in memory with leaves at random depths, served as a
