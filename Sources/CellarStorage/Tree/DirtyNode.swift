@@ -15,6 +15,11 @@ final class DirtyNode {
         /// from), and whether that insert came right after the one before it (see `splitIndex`).
         var lastInsert = -2
         var sequential = false
+        /// The entries lie back to back in key order from `heapTop` to the end of the buffer, with
+        /// no garbage: true for a copy of a committed node until an entry is inserted or removed
+        /// (writing over a value or a reference in place keeps it). `encode` then copies them at
+        /// once.
+        var ordered = false
     }
 
     /// Stable for the node's life: the write transaction keeps it in a table so that reading a
@@ -52,22 +57,38 @@ final class DirtyNode {
         writeHeader()
     }
 
-    /// A dirty copy of a committed node, made in one pass: entries go to the end of the buffer in
-    /// key order and the slots point at them.
+    /// A dirty copy of a committed node: entries go to the end of the buffer in key order and the
+    /// slots point at them. A node whose entries follow its slots back to back in key order (as
+    /// every node the engine writes) is copied at once; any other layout entry by entry.
     convenience init(copying node: NodeView, capacity: Int) {
-        let size = node.compactSize
-        self.init(isLeaf: node.isLeaf, capacity: max(capacity, size + capacity / 4))
         let n = node.count
-        var at = self.capacity - (size - 8 - 4 * n)
-        heapTop = at
+        let slotsEnd = 8 &+ 4 &* n
+        var size = slotsEnd
+        var contiguous = true
         for i in 0..<n {
-            let entrySize = node.entrySize(i)
-            (buffer + at).copyMemory(from: node.entry(i), byteCount: entrySize)
-            buffer.storeLE(UInt32(at), at: 8 + 4 * i)
-            at += entrySize
+            if contiguous && Int(node.body.loadLE(UInt32.self, at: 8 &+ 4 &* i)) != size { contiguous = false }
+            size &+= node.entrySize(i)
+        }
+        self.init(isLeaf: node.isLeaf, capacity: max(capacity, size + capacity / 4))
+        var at = self.capacity - (size - slotsEnd)
+        heapTop = at
+        if contiguous {
+            if size > slotsEnd { (buffer + at).copyMemory(from: node.body + slotsEnd, byteCount: size - slotsEnd) }
+            let shift = at &- slotsEnd
+            for i in 0..<n {
+                buffer.storeLE(UInt32(Int(node.body.loadLE(UInt32.self, at: 8 &+ 4 &* i)) &+ shift), at: 8 &+ 4 &* i)
+            }
+        } else {
+            for i in 0..<n {
+                let entrySize = node.entrySize(i)
+                (buffer + at).copyMemory(from: node.entry(i), byteCount: entrySize)
+                buffer.storeLE(UInt32(at), at: 8 + 4 * i)
+                at += entrySize
+            }
         }
         count = n
         buffer.storeLE(UInt32(n), at: 4)
+        fields.pointee.ordered = true
     }
 
     deinit {
@@ -92,6 +113,7 @@ final class DirtyNode {
 
     /// Makes room for one more slot and an entry of `size` bytes; returns where the entry goes.
     private func reserve(_ size: Int) -> Int {
+        fields.pointee.ordered = false
         if heapTop - (8 + 4 * (count + 1)) < size {
             rebuild(capacity: max(capacity, encodedSize + 4 + size + capacity / 2))
         }
@@ -183,6 +205,7 @@ final class DirtyNode {
     }
 
     func remove(at index: Int) {
+        fields.pointee.ordered = false
         garbage += view.entrySize(index)
         let slots = buffer + 8
         if index < count - 1 {
@@ -210,6 +233,7 @@ final class DirtyNode {
         right.appendEntries(of: view, from: index, to: count)
         let v = view
         for i in index..<count { garbage += v.entrySize(i) }
+        fields.pointee.ordered = false
         count = index
         buffer.storeLE(UInt32(count), at: 4)
         return right
@@ -244,6 +268,7 @@ final class DirtyNode {
     /// each child or out-of-line reference passed through `resolve` (dirty references become the
     /// offsets their records were written at).
     func encode(into destination: UnsafeMutableRawPointer, resolve: (UInt64) -> UInt64) {
+        if fields.pointee.ordered { return encodeOrdered(into: destination, resolve: resolve) }
         let v = view
         destination.copyMemory(from: buffer, byteCount: 8)
         var at = 8 + 4 * count
@@ -259,6 +284,30 @@ final class DirtyNode {
                 (e + 8 + keyLength).storeLE(resolve((e + 8 + keyLength).loadLE(UInt64.self, at: 0)), at: 0)
             }
             at += size
+        }
+    }
+
+    /// `encode` for an `ordered` node: the entries copied at once, the slots shifted by as much,
+    /// and only the dirty references passed through `resolve` (a committed one stays as it is).
+    private func encodeOrdered(into destination: UnsafeMutableRawPointer, resolve: (UInt64) -> UInt64) {
+        let n = count
+        let slotsEnd = 8 &+ 4 &* n
+        destination.copyMemory(from: buffer, byteCount: 8)
+        let heap = capacity &- heapTop
+        if heap > 0 { (destination + slotsEnd).copyMemory(from: buffer + heapTop, byteCount: heap) }
+        let shift = slotsEnd &- heapTop
+        for i in 0..<n {
+            let at = Int(buffer.loadLE(UInt32.self, at: 8 &+ 4 &* i)) &+ shift
+            destination.storeLE(UInt32(at), at: 8 &+ 4 &* i)
+            let e = destination + at
+            if !isLeaf {
+                let child = e.loadLE(UInt64.self, at: 0)
+                if child & dirtyTag != 0 { e.storeLE(resolve(child), at: 0) }
+            } else if e.loadLE(UInt32.self, at: 4) & NodeView.outOfLineBit != 0 {
+                let ref = e + 8 + Int(e.loadLE(UInt32.self, at: 0))
+                let value = ref.loadLE(UInt64.self, at: 0)
+                if value & dirtyTag != 0 { ref.storeLE(resolve(value), at: 0) }
+            }
         }
     }
 }
