@@ -31,6 +31,12 @@ struct DirtyNodes {
 
     /// Adds `node`; returns its index.
     func append(_ node: DirtyNode) -> Int {
+        if nodes.value.capacity == 0 {
+            // Room for a path of a few levels in two trees (the catalog's and one other) at once,
+            // instead of growing from one.
+            nodes.value.reserveCapacity(8)
+            fields.value.reserveCapacity(8)
+        }
         nodes.value.append(.passRetained(node))
         fields.value.append(node.fields)
         live.value &+= 1

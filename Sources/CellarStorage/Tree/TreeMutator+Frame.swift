@@ -11,6 +11,8 @@ extension TreeMutator {
     /// catalog's root and the live bytes the commit record will carry.
     func writeFrame(to frame: FrameStream, sealing: RecordSealing) throws -> (catalogRoot: UInt64, liveBytes: UInt64) {
         var writer = FrameWriter(mutator: self, frame: frame, sealing: sealing)
+        // Every dirty node and pending value is written at most once, the catalog's path too.
+        writtenRecords.reserveCapacity(writtenRecords.count + dirty.count + pending.value.count + 8)
         for tree in trees.values.sorted(by: { $0.name < $1.name }) where tree.modified {
             let root = try writer.write(tree.root, of: tree)
             let entry = CatalogEntry.encode(root: root, count: tree.count, bytes: tree.bytes &+ tree.bytesDelta)
@@ -38,8 +40,10 @@ struct FrameWriter {
         self.mutator = mutator
         self.frame = frame
         self.sealing = sealing
-        self.nodeOffsets = []
-        self.valueOffsets = []
+        // Sized once for the nodes and values there are now (`write` grows them for any added
+        // later, such as the catalog's path).
+        self.nodeOffsets = [UInt64](repeating: 0, count: mutator.dirty.count &+ 8)
+        self.valueOffsets = [UInt64](repeating: 0, count: mutator.pending.value.count)
     }
 
     /// Writes the dirty subtree at `ref` (nothing when it is committed already); returns its offset.
