@@ -19,7 +19,8 @@ import PostgresNIO
 ///   idempotent) and that entry's timestamp (what tells a store restored from an older copy),
 ///   the last change number it pulled, and when it was last seen;
 /// - `cellar_pruned`: one row, the change number up to which `cellar_changes` may have been
-///   pruned (a device that pulled less than that reads the current rows instead).
+///   pruned (a device that pulled less than that reads the current rows instead), and the
+///   server's `format` (see ``format``).
 ///
 /// The client creates and migrates them (``migrate(_:on:logger:)``), under an advisory lock so
 /// that devices starting together do it once.
@@ -73,6 +74,13 @@ struct ServerSchema: Sendable {
         }
     }
 
+    /// The layout of the server's tables this build makes and reads, kept in
+    /// `cellar_pruned.format`: 2 since the clocks are kept in slots. Servers made by earlier
+    /// builds have no format and are moved on connect; a server whose format is higher was made
+    /// or moved by a later build, and this one refuses it (a `schema` error) rather than write
+    /// what that build would misread.
+    static let format = 2
+
     let namespace: String
     let tables: [UInt64: Table]
     /// The NOTIFY channel pushes signal on.
@@ -97,13 +105,24 @@ struct ServerSchema: Sendable {
             // `pulled`; one made before restored stores were recognised lacks `acknowledged_at`;
             // one made before the clocks' slots lacks the columns' `slot`: they are added then,
             // the slots numbered in the order of the columns' UIDs.)
+            // (With whether `cellar_pruned` has the server's format, read before anything is
+            // changed: a server a later build moved must not be touched.)
             let present = try await connection.rows("""
                 SELECT (to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL
                     AND to_regclass($5) IS NOT NULL AND (SELECT count(*) FROM pg_attribute
                         WHERE attrelid = to_regclass($4) AND attname IN ('pulled', 'acknowledged_at') AND NOT attisdropped) = 2
-                    AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($2) AND attname = 'slot' AND NOT attisdropped))::text
+                    AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($2) AND attname = 'slot' AND NOT attisdropped)
+                    AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($5) AND attname = 'format' AND NOT attisdropped))::text,
+                    EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($5) AND attname = 'format' AND NOT attisdropped)::text
                 """, bookkeeping, logger: logger)
-            if present.first?.first != "true" {
+            var format: Int?
+            if present.first?[1] == "true" {
+                format = try await connection.rows("SELECT max(format)::text FROM \(ns).cellar_pruned", logger: logger).first?[0].flatMap { Int($0) }
+                if let format, format > Self.format {
+                    throw SyncError(.schema, "the server's tables are in format \(format), which a later build of Cellar made; this build reads format \(Self.format): upgrade it")
+                }
+            }
+            if present.first?[0] != "true" {
                 // (Made only when missing: the schema's owner, adding what a newer build needs,
                 // may lack the right to create schemas that IF NOT EXISTS checks first.)
                 let schemaThere = try await connection.rows("SELECT (to_regnamespace($1) IS NOT NULL)::text", [ns], logger: logger)
@@ -139,7 +158,8 @@ struct ServerSchema: Sendable {
                     WHERE c.slot IS NULL AND c.table_uid = n.table_uid AND c.uid = n.uid
                     """, logger: logger)
                 try await connection.execute("CREATE TABLE IF NOT EXISTS \(ns).cellar_pruned (through bigint NOT NULL)", logger: logger)
-                try await connection.execute("INSERT INTO \(ns).cellar_pruned SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM \(ns).cellar_pruned)", logger: logger)
+                try await connection.execute("ALTER TABLE \(ns).cellar_pruned ADD COLUMN IF NOT EXISTS format integer", logger: logger)
+                try await connection.execute("INSERT INTO \(ns).cellar_pruned (through) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM \(ns).cellar_pruned)", logger: logger)
             }
             var tables: [UInt64: Table] = [:]
             for entity in replica.entities {
@@ -221,6 +241,10 @@ struct ServerSchema: Sendable {
                     columns[uid] = SQL.quote(name)
                 }
                 tables[entity.uid] = Table(entity: entity, qualified: names.table(tableName), asymmetric: asymmetric, columns: columns, slots: slots)
+            }
+            // Once everything is moved: the server is in this build's format.
+            if format != Self.format {
+                try await connection.execute("UPDATE \(ns).cellar_pruned SET format = $1::integer", [String(Self.format)], logger: logger)
             }
             return ServerSchema(namespace: options.schema, tables: tables)
         }

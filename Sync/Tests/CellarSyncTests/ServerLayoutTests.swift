@@ -8,7 +8,8 @@ import Testing
 /// (`cellar_clock`) as the clocks' descriptions (hexadecimal and a UUID), and whose columns had
 /// no slots, is moved to the slots by the next device that syncs with it: every clock kept, in
 /// its column's slot, as `ReplicaClock.text`; the removals' clocks too; nothing else changed.
-/// Where row-level security would hide rows from the move, it moves nothing.
+/// Where row-level security would hide rows from the move, it moves nothing. A server keeps its
+/// format, and one in a later build's format is refused, untouched.
 struct ServerLayoutTests {
     @Test(.enabled(if: TestServer.enabled, TestServer.skipped))
     func aServerWithClockDocumentsMovesToSlotsLosingNothing() async throws {
@@ -31,6 +32,7 @@ struct ServerLayoutTests {
             let slots = try await connection.rows("SELECT count(DISTINCT (table_uid, slot))::text, count(slot)::text, count(*)::text FROM \(SQL.quote(schema)).cellar_columns",
                                                   logger: logger)
             #expect(slots.first?[0] == slots.first?[2] && slots.first?[1] == slots.first?[2], "every column has a slot of its own")
+            #expect(try await Self.format(schema, on: connection) == String(ServerSchema.format))
 
             // The moved clocks decide merges: B's later edit wins on A, A's later edit on B.
             let copy = try #require(try b.box(for: Item.self).query { Item.title == "item 3" }.build().findFirst())
@@ -93,10 +95,58 @@ struct ServerLayoutTests {
         }
     }
 
+    /// A server in a later build's format is refused by a device that connects, with a `schema`
+    /// error that says so, and left as it was; back in this build's format, the same device syncs.
+    @Test(.enabled(if: TestServer.enabled, TestServer.skipped))
+    func aServerOfALaterFormatIsRefusedUntouched() async throws {
+        try await TestServer.freshSchema { connection, schema in
+            let logger = TestServer.logger
+            let harness = try SyncHarness(schema: schema)
+            defer { Task { await harness.close() } }
+            let (a, clientA) = try harness.addStore()
+            try a.box(for: Item.self).put((0..<5).map { Item(title: "item \($0)", count: $0) })
+            try await clientA.sync()
+            #expect(try await Self.format(schema, on: connection) == String(ServerSchema.format))
+
+            let ns = SQL.quote(schema)
+            let later = ServerSchema.format + 1
+            try await connection.execute("UPDATE \(ns).cellar_pruned SET format = $1::integer", [String(later)], logger: logger)
+            // What a later build might have changed: this build's move would undo it.
+            try await connection.execute("ALTER TABLE \(ns).cellar_columns DROP COLUMN slot", logger: logger)
+            let devices = try await connection.rows("SELECT count(*)::text FROM \(ns).cellar_devices", logger: logger)
+            let (b, clientB) = try harness.addStore()
+            // (The format is read when a device connects: A, connected already, is not asked.)
+            for _ in 0..<2 {
+                do {
+                    try await clientB.sync()
+                    Issue.record("a device synced with a server in format \(later)")
+                } catch let error as SyncError {
+                    #expect(error.code == .schema && "\(error)".contains("format \(later)"), "\(error)")
+                }
+            }
+            #expect(try await Self.format(schema, on: connection) == String(later))
+            #expect(try await connection.rows("SELECT count(*)::text FROM \(ns).cellar_devices", logger: logger) == devices)
+            let slot = try await connection.rows("""
+                SELECT count(*)::text FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = 'slot' AND NOT attisdropped
+                """, [ns + ".cellar_columns"], logger: logger)
+            #expect(slot == [["0"]], "the refused devices changed nothing")
+
+            try await connection.execute("UPDATE \(ns).cellar_pruned SET format = NULL", logger: logger)
+            try await clientB.sync()
+            #expect(try SyncHarness.picture(of: a) == SyncHarness.picture(of: b))
+            #expect(try await Self.format(schema, on: connection) == String(ServerSchema.format))
+        }
+    }
+
+    /// The server's format as `cellar_pruned` holds it (nil: none).
+    static func format(_ schema: String, on connection: PostgresConnection) async throws -> String? {
+        try await connection.rows("SELECT format::text FROM \(SQL.quote(schema)).cellar_pruned", logger: TestServer.logger).first?[0] ?? nil
+    }
+
     /// A server as earlier builds left it, made from this build's: a store (the harness's first)
     /// syncs 20 items, an edit and a removal; then each row's clocks go into a document by UID
     /// in their older text, with one member of a UID without a column and one that is no
-    /// string, the removal's clock into its older text, and the slots are dropped. Returns the
+    /// string, the removal's clock into its older text, and the slots and the format are dropped. Returns the
     /// store, its items, the qualified table, and the clocks and removals as this build wrote
     /// them (what the move must give back).
     static func olderServer(_ harness: SyncHarness, on connection: PostgresConnection) async throws
@@ -135,6 +185,7 @@ struct ServerLayoutTests {
         }
         try await connection.execute("ALTER TABLE \(table) DROP COLUMN cellar_clocks", logger: logger)
         try await connection.execute("ALTER TABLE \(ns).cellar_columns DROP COLUMN slot", logger: logger)
+        try await connection.execute("ALTER TABLE \(ns).cellar_pruned DROP COLUMN format", logger: logger)
         return (a, items, (table, clocks, removals))
     }
 
