@@ -29,6 +29,37 @@ public enum Diagnostics {
         }
         return NodeSummary(isLeaf: node.isLeaf, entries: node.count, payloadBytes: payload)
     }
+
+    /// What a write does to a committed node it changes, on `body` (a node body `checkNode`
+    /// accepts; else this throws as it does): copies it as a write transaction copies a node on
+    /// its path, and encodes the copy as a commit writes it, twice: at once (the copy unchanged)
+    /// and entry by entry (after an entry added past the last and removed again). Returns both
+    /// encodings and the node's entries as `body` holds them, in order: each encoding must hold
+    /// exactly those entries, back to back after its slots, whatever the layout of `body`.
+    public static func nodeCopies(_ body: UnsafeRawBufferPointer) throws
+        -> (atOnce: [UInt8], entryByEntry: [UInt8], entries: [[UInt8]]) {
+        _ = try checkNode(body)
+        let node = NodeView(body: body.baseAddress!)
+        let entries = (0..<node.count).map { Array(UnsafeRawBufferPointer(start: node.entry($0), count: node.entrySize($0))) }
+        let copy = DirtyNode(copying: node, capacity: 64)
+        func encoded() -> [UInt8] {
+            [UInt8](unsafeUninitializedCapacity: copy.encodedSize) { buffer, count in
+                copy.encode(into: UnsafeMutableRawPointer(buffer.baseAddress!)) { $0 }
+                count = copy.encodedSize
+            }
+        }
+        let atOnce = encoded()
+        let key: [UInt8] = [0xFF]
+        key.withUnsafeBytes { key in
+            if copy.isLeaf {
+                copy.insertLeaf(at: copy.count, key: key, value: key)
+            } else {
+                copy.insertBranch(at: copy.count, key: key, child: 1)
+            }
+        }
+        copy.remove(at: copy.count - 1)
+        return (atOnce, encoded(), entries)
+    }
 }
 
 extension Diagnostics {
