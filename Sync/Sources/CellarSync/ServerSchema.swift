@@ -111,18 +111,18 @@ struct ServerSchema: Sendable {
                 SELECT (to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL
                     AND to_regclass($5) IS NOT NULL AND (SELECT count(*) FROM pg_attribute
                         WHERE attrelid = to_regclass($4) AND attname IN ('pulled', 'acknowledged_at') AND NOT attisdropped) = 2
-                    AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($2) AND attname = 'slot' AND NOT attisdropped)
-                    AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($5) AND attname = 'format' AND NOT attisdropped))::text,
+                    AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($2) AND attname = 'slot' AND NOT attisdropped))::text,
                     EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($5) AND attname = 'format' AND NOT attisdropped)::text
                 """, bookkeeping, logger: logger)
+            let hasFormat = present.first?[1] == "true"
             var format: Int?
-            if present.first?[1] == "true" {
+            if hasFormat {
                 format = try await connection.rows("SELECT max(format)::text FROM \(ns).cellar_pruned", logger: logger).first?[0].flatMap { Int($0) }
                 if let format, format > Self.format {
                     throw SyncError(.schema, "the server's tables are in format \(format), which a later build of Cellar made; this build reads format \(Self.format): upgrade it")
                 }
             }
-            if present.first?[0] != "true" {
+            if present.first?[0] != "true" || !hasFormat {
                 // (Made only when missing: the schema's owner, adding what a newer build needs,
                 // may lack the right to create schemas that IF NOT EXISTS checks first.)
                 let schemaThere = try await connection.rows("SELECT (to_regnamespace($1) IS NOT NULL)::text", [ns], logger: logger)
@@ -255,8 +255,8 @@ struct ServerSchema: Sendable {
     /// its column's slot (`slots`, by UID), and drops the document. A member that is not a
     /// string (which no device wrote), one of a UID that has no column, and a document that is
     /// not an object are left out: no clock. The clocks, and the removals' in `cellar_removed`,
-    /// are rewritten from the older builds' text to `ReplicaClock.text` (`orderedClock`). Throws `schema`, moving nothing, when row-level
-    /// security applies to this role on the table.
+    /// are rewritten from the older builds' text to `ReplicaClock.text` (`orderedClock`). Throws
+    /// `schema`, moving nothing, when row-level security applies to this role on the table.
     private static func clocksInSlots(_ table: String, slots: [UInt64: Int], on connection: PostgresConnection, logger: Logger) async throws {
         var elements = [String](repeating: "NULL", count: slots.values.max() ?? 0)
         for (uid, slot) in slots {
