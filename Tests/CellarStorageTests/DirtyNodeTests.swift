@@ -17,9 +17,6 @@ import Testing
         var bytes: [[UInt8]]
     }
 
-    static func le32(_ v: Int) -> [UInt8] { withUnsafeBytes(of: UInt32(v).littleEndian) { Array($0) } }
-    static func le64(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.littleEndian) { Array($0) } }
-
     /// Random entries: leaf entries with inline values of 0–40 bytes or out-of-line references,
     /// or branch entries with references to committed children.
     static func entries(_ rng: inout SplitMix64, isLeaf: Bool) -> Entries {
@@ -28,12 +25,12 @@ import Testing
         while keys.count < n { keys.insert(rng.next() % 10_000) }
         let bytes = keys.sorted().map { number -> [UInt8] in
             let key = bigEndianKey(number) + [UInt8](repeating: 7, count: Int(rng.next() % 5))
-            guard isLeaf else { return le64(rng.next() % (1 << 40)) + le32(key.count) + key }
+            guard isLeaf else { return NodeBodies.branchEntry(key: key, child: rng.next() % (1 << 40)) }
             if rng.next() % 4 == 0 {
-                return le32(key.count) + le32(Int(NodeView.outOfLineBit) | 2_000) + key + le64(rng.next() % (1 << 40))
+                return NodeBodies.outOfLineEntry(key: key, length: 2_000, reference: rng.next() % (1 << 40))
             }
             let value = (0..<Int(rng.next() % 41)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-            return le32(key.count) + le32(value.count) + key + value
+            return NodeBodies.leafEntry(key: key, value: value)
         }
         return Entries(isLeaf: isLeaf, bytes: bytes)
     }
@@ -54,18 +51,7 @@ import Testing
             slots[i] = 8 + 4 * n + heap.count
             heap += entries.bytes[i]
         }
-        return [entries.isLeaf ? NodeView.leafKind : NodeView.branchKind, 0, 0, 0] + le32(n) + slots.flatMap(le32) + heap
-    }
-
-    /// The body an encoding must produce: slots, then the entries back to back in key order.
-    static func compact(_ bytes: [[UInt8]], isLeaf: Bool) -> [UInt8] {
-        var slots: [UInt8] = []
-        var at = 8 + 4 * bytes.count
-        for entry in bytes {
-            slots += le32(at)
-            at += entry.count
-        }
-        return [isLeaf ? NodeView.leafKind : NodeView.branchKind, 0, 0, 0] + le32(bytes.count) + slots + bytes.flatMap { $0 }
+        return NodeBodies.body(isLeaf: entries.isLeaf, slots: slots, heap: heap)
     }
 
     /// The entries of a node body, in key order.
@@ -97,7 +83,7 @@ import Testing
                 #expect(Array(UnsafeRawBufferPointer(start: view.entry(i), count: view.entrySize(i))) == bytes,
                         "\(layout), round \(round): entry \(i)")
             }
-            #expect(copy.encodedSize == Self.compact(entries.bytes, isLeaf: isLeaf).count, "\(layout), round \(round): size")
+            #expect(copy.encodedSize == NodeBodies.compact(entries.bytes, isLeaf: isLeaf).count, "\(layout), round \(round): size")
 
             // Some references made dirty in place (as a write does on its way down), each resolved
             // to an offset of its own; committed ones must not be passed to `resolve`.
@@ -108,10 +94,10 @@ import Testing
                     guard view.valueWord(i) & NodeView.outOfLineBit != 0 else { continue }
                     copy.setOutOfLineRef(i, tagged)
                     let keyLength = Int(view.entry(i).loadLE(UInt32.self, at: 0))
-                    entries.bytes[i].replaceSubrange((8 + keyLength)..<(16 + keyLength), with: Self.le64(5_000 + UInt64(i)))
+                    entries.bytes[i].replaceSubrange((8 + keyLength)..<(16 + keyLength), with: NodeBodies.le64(5_000 + UInt64(i)))
                 } else {
                     copy.setChild(i, tagged)
-                    entries.bytes[i].replaceSubrange(0..<8, with: Self.le64(5_000 + UInt64(i)))
+                    entries.bytes[i].replaceSubrange(0..<8, with: NodeBodies.le64(5_000 + UInt64(i)))
                 }
                 dirty[i] = 5_000 + UInt64(i)
             }
@@ -119,7 +105,7 @@ import Testing
                 guard ref & dirtyTag != 0 else { return ref }
                 return dirty[Int(ref & ~dirtyTag)] ?? 0
             }
-            let expected = Self.compact(entries.bytes, isLeaf: isLeaf)
+            let expected = NodeBodies.compact(entries.bytes, isLeaf: isLeaf)
             #expect(Self.encoded(copy, resolve: resolve) == expected, "\(layout), round \(round): encoded as copied")
 
             // Changed (an entry added past the last and removed again): encoded entry by entry,
@@ -145,13 +131,13 @@ import Testing
             removed.remove(at: gone)
             var kept = Self.entries(from: body)
             kept.remove(at: gone)
-            #expect(Self.encoded(removed, resolve: resolve) == Self.compact(kept, isLeaf: isLeaf), "\(layout), round \(round): removed")
+            #expect(Self.encoded(removed, resolve: resolve) == NodeBodies.compact(kept, isLeaf: isLeaf), "\(layout), round \(round): removed")
             let left = body.withUnsafeBytes { DirtyNode(copying: NodeView(body: $0.baseAddress!), capacity: 4096) }
             let all = Self.entries(from: body)
             let at = Int(rng.next() % UInt64(all.count))
             let right = left.splitOff(from: at, capacity: 4096)
-            #expect(Self.encoded(left, resolve: resolve) == Self.compact(Array(all[..<at]), isLeaf: isLeaf), "\(layout), round \(round): left")
-            #expect(Self.encoded(right, resolve: resolve) == Self.compact(Array(all[at...]), isLeaf: isLeaf), "\(layout), round \(round): right")
+            #expect(Self.encoded(left, resolve: resolve) == NodeBodies.compact(Array(all[..<at]), isLeaf: isLeaf), "\(layout), round \(round): left")
+            #expect(Self.encoded(right, resolve: resolve) == NodeBodies.compact(Array(all[at...]), isLeaf: isLeaf), "\(layout), round \(round): right")
         }
     }
 }

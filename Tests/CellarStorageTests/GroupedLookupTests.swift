@@ -180,19 +180,9 @@ private final class ShapedTree: NodeSource {
     /// Adds a node of `entries` (key, value, child) and returns its reference: one past the
     /// references of every node added before it.
     private func add(_ entries: [([UInt8], [UInt8], UInt64)], leaf: Bool) -> UInt64 {
-        func le32(_ v: Int) -> [UInt8] { withUnsafeBytes(of: UInt32(v).littleEndian) { Array($0) } }
-        var slots: [UInt8] = []
-        var payload: [UInt8] = []
-        let start = 8 + 4 * entries.count
-        for (key, value, child) in entries {
-            slots += le32(start + payload.count)
-            if leaf {
-                payload += le32(key.count) + le32(value.count) + key + value
-            } else {
-                payload += withUnsafeBytes(of: child.littleEndian) { Array($0) } + le32(key.count) + key
-            }
-        }
-        let body = [leaf ? NodeView.leafKind : NodeView.branchKind, 0, 0, 0] + le32(entries.count) + slots + payload
+        let body = NodeBodies.compact(entries.map { key, value, child in
+            leaf ? NodeBodies.leafEntry(key: key, value: value) : NodeBodies.branchEntry(key: key, child: child)
+        }, isLeaf: leaf)
         let memory = UnsafeMutableRawPointer.allocate(byteCount: body.count, alignment: 8)
         memory.copyMemory(from: body, byteCount: body.count)
         bodies.append(memory)

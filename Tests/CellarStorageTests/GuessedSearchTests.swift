@@ -6,22 +6,14 @@ import Testing
 /// as the plain binary search, on leaves and branches of keys dense, sparse, clustered, of every
 /// length and sharing their first 8 bytes, searched for keys present and absent.
 @Suite struct GuessedSearchTests {
-    /// A node body in `NodeView`'s layout holding `keys` (sorted): leaf entries with a 1-byte
-    /// value, or branch entries with child references 1, 2, ….
+    /// A node body holding `keys` (sorted): leaf entries with a 1-byte value, or branch entries
+    /// with child references 1, 2, ….
     static func body(_ keys: [[UInt8]], leaf: Bool) -> [UInt8] {
-        var slots: [UInt8] = []
-        var entries: [UInt8] = []
-        let entriesStart = 8 + 4 * keys.count
-        func le32(_ v: Int) -> [UInt8] { withUnsafeBytes(of: UInt32(v).littleEndian) { Array($0) } }
-        for (i, key) in keys.enumerated() {
-            slots += le32(entriesStart + entries.count)
-            if leaf {
-                entries += le32(key.count) + le32(1) + key + [0x5A]
-            } else {
-                entries += withUnsafeBytes(of: UInt64(i + 1).littleEndian) { Array($0) } + le32(key.count) + key
-            }
+        let entries = keys.enumerated().map { i, key in
+            leaf ? NodeBodies.leafEntry(key: key, value: [0x5A])
+                 : NodeBodies.branchEntry(key: key, child: UInt64(i + 1))
         }
-        return [leaf ? NodeView.leafKind : NodeView.branchKind, 0, 0, 0] + le32(keys.count) + slots + entries
+        return NodeBodies.compact(entries, isLeaf: leaf)
     }
 
     /// Sorted, distinct keys of one of several shapes.
