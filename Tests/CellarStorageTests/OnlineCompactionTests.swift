@@ -131,6 +131,84 @@ import Darwin
         #expect(try reopened.read { try Model(reading: $0) } == expected, "seed \(seed)")
     }
 
+    /// A writer that changes, during each catch-up round, more than the round caught up with (as
+    /// on a busy machine, or with a window whose replay of each commit is slower than the writer):
+    /// the compaction stops its unlocked rounds at the second and finishes under the lock, instead
+    /// of growing each round up to the last. The writer commits only what the test allows, at
+    /// counted points: 30 commits of 100 new keys during the copy, then after each round one
+    /// commit more than the round caught up with.
+    @Test("catch-up rounds stop once one is no smaller than the one before; every commit is kept",
+          arguments: [false, true])
+    func catchUpStopsWhenTheRoundsDoNotShrink(window: Bool) throws {
+        let dir = TestDirectory("online-compact-rounds")
+        defer { dir.remove() }
+        var options = StorageOptions(durability: .none, nodeSize: 1024)
+        options.automaticCompaction = nil
+        if window { options.pastRetention = .commits(20) }
+        let engine = try StorageEngine(directory: dir.path, options: options)
+        defer { engine.close() }
+        let keysPerCommit = 100
+        @Sendable func commit(_ k: Int) throws {
+            try engine.write { txn in
+                let tree = try txn.tree("w", create: true)!
+                for i in 0..<keysPerCommit { try txn.put(tree, key: bigEndianKey(UInt64(k * keysPerCommit + i)), value: [UInt8(k & 0xFF)]) }
+            }
+        }
+        for k in 0..<50 { try commit(k) }  // commits before the window's first
+
+        let allowed = ManagedAtomic<Int>(50), made = ManagedAtomic<Int>(50), stop = ManagedAtomic<Bool>(false)
+        let failure = Locked<String?>(nil)
+        /// Lets the writer make `count` more commits and waits until it made them.
+        @Sendable func allow(_ count: Int) {
+            let target = allowed.wrappingIncrementThenLoad(by: count, ordering: .relaxed)
+            while made.load(ordering: .relaxed) < target && failure.withLock({ $0 }) == nil { usleep(200) }
+        }
+        let caughtUp = Locked<[Int]>([])
+        let report = Locked<CompactionReport?>(nil)
+        DispatchQueue.concurrentPerform(iterations: 2) { thread in
+            if thread == 0 {
+                do {
+                    while !stop.load(ordering: .relaxed) {
+                        let k = made.load(ordering: .relaxed)
+                        if k < allowed.load(ordering: .relaxed) {
+                            try commit(k)
+                            made.wrappingIncrement(ordering: .relaxed)
+                        } else {
+                            usleep(100)
+                        }
+                    }
+                } catch {
+                    failure.withLock { $0 = "commit: \(error)" }
+                }
+                return
+            }
+            defer { stop.store(true, ordering: .relaxed) }
+            let copyHeld = ManagedAtomic<Bool>(false)
+            do {
+                let done = try engine.compact(changingKey: nil, progress: { _, _ in
+                    // The copy's first batch: 30 commits (3,000 keys) land meanwhile.
+                    if !copyHeld.exchange(true, ordering: .relaxed) { allow(30) }
+                }, afterRound: { work in
+                    caughtUp.withLock { $0.append(work) }
+                    // One commit more than the round caught up with (in commits, or keys).
+                    allow((window ? work : work / keysPerCommit) + 1)
+                })
+                report.withLock { $0 = done }
+            } catch {
+                failure.withLock { $0 = "compact: \(error)" }
+            }
+        }
+        #expect(failure.withLock { $0 } == nil, "\(failure.withLock { $0 } ?? "")")
+        let rounds = caughtUp.withLock { $0 }
+        let expected = window ? [30, 31] : [3_000, 3_100]
+        #expect(rounds == expected, "the unlocked rounds caught up with \(rounds)")
+        #expect(report.withLock { $0 }?.catchUpRounds == 3, "\(String(describing: report.withLock { $0 }))")
+        let total = made.load(ordering: .relaxed)
+        let count = try engine.read { txn in try txn.count(txn.tree("w")!) }
+        #expect(count == total * keysPerCommit, "\(count) keys after \(total) commits")
+        #expect(try engine.read { txn in try txn.get(txn.tree("w")!, key: bigEndianKey(UInt64(total * keysPerCommit - 1))) } == [UInt8((total - 1) & 0xFF)])
+    }
+
     @Test("ENOSPC while copying: compact throws, nothing is left behind, the open store goes on and compacts later")
     func noSpaceAbortsAndTheStoreGoesOn() throws {
         let dir = TestDirectory("online-compact-enospc")

@@ -15,7 +15,7 @@ import Darwin
 ///    of its own. Writers go on, and journal the keys they change.
 /// 3. Without it: catch up. Take the journal and a newer snapshot (holding the lock a moment),
 ///    write each journaled key's value in that snapshot (or its absence) into the copy. Again,
-///    while much changed.
+///    while much changed and each round caught up with less than the one before.
 /// 4. Under the lock: the last catch-up, the copy's last commit carrying the newest commit's id,
 ///    a sync, the check (same UUID, trees and counts), the rename, a directory sync, and the switch.
 ///
@@ -61,8 +61,11 @@ extension StorageEngine {
     }
 
     /// `changingKey`: nil keeps the store's encryption; `.some(nil)` removes it; `.some(key)`
-    /// encrypts with `key`. (Internal, not private: tests hold a copy at a point of its progress.)
-    func compact(changingKey: EncryptionKey??, progress: CompactionProgress? = nil) throws -> CompactionReport {
+    /// encrypts with `key`. (Internal, not private: tests hold a copy at a point of its progress,
+    /// and hold each unlocked catch-up round after it: `afterRound` is told what the round caught
+    /// up with, in keys, or in commits with a window.)
+    func compact(changingKey: EncryptionKey??, progress: CompactionProgress? = nil,
+                 afterRound: ((_ caughtUp: Int) -> Void)? = nil) throws -> CompactionReport {
         guard !options.readOnly else { throw StorageError.readOnly }
         guard !options.inMemory else {
             throw StorageError.illegalArgument("an in-memory store has no file to compact")
@@ -118,6 +121,7 @@ extension StorageEngine {
                                    cancelled: closedFlag, progress: progress)
             }
             // 3. Catch up while writers go on: the keys they changed, or with a window each commit.
+            var before = Int.max  // what the round before caught up with
             while rounds < Self.maxUnlockedRounds {
                 let ((changes, count, newer), wait) = try holdingWriter { () -> ([String: ChangeJournal.TreeChanges], Int, Snapshot) in
                     let count = journal!.keyCount
@@ -125,13 +129,21 @@ extension StorageEngine {
                 }
                 longestWait = max(longestWait, wait)
                 rounds += 1
+                let caughtUp: Int
                 if window != nil {
+                    caughtUp = Int(clamping: newer.txnId - min(copied.txnId, newer.txnId))
                     try replayCommits(after: copied, through: newer, into: copy, rewrites: rewrites)
                     copied = newer
                 } else {
+                    caughtUp = count
                     try Self.catchUp(changes, from: ReadTransaction(snapshot: newer, codecs: codecs, views: decryptedViews), into: copy, rewrites: rewrites, cancelled: closedFlag)
                 }
-                if count <= Self.smallCatchUp { break }
+                afterRound?(caughtUp)
+                // Another round only while what is left is large and the rounds shrink it: when
+                // writers change as much during a round as it caught up with (a busy machine, or a
+                // window replaying each commit), more rounds would only grow the last one.
+                if count <= Self.smallCatchUp || caughtUp >= before { break }
+                before = caughtUp
             }
             copy.prepareZerosAhead()
             try copy.syncNow()  // the catch-up rounds and the zeros
