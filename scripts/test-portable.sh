@@ -10,8 +10,12 @@
 #   fdatasync; Sources/CellarStorage/IO/Syscall.swift, docs/platforms.md).
 # A build folder of its own (.build-portable), without the generator and swift-syntax
 # (CELLAR_WITHOUT_GENERATOR=1: the generator does not touch compression).
+# Without arguments, every suite runs but those in `computing` below: suites of the object
+# layer's computation (vector graphs, geometry, tokenizing and ranking, query evaluation, number
+# encodings) whose code has no branch on either setting, no compression and no IO of their own
+# beyond the engine's, which the engine's suites run here. A suite not named there runs.
 #
-#   scripts/test-portable.sh                  # build, then run the suites
+#   scripts/test-portable.sh                  # build, then run the suites (but `computing`)
 #   scripts/test-portable.sh build            # only the build (CI starts it beside other steps)
 #   scripts/test-portable.sh run              # only the run, of the last build
 #   scripts/test-portable.sh --filter KillTests   # arguments go to `swift test`
@@ -32,4 +36,16 @@ if [[ $mode != run ]]; then
 fi
 if [[ $mode == build ]]; then exit 0; fi
 if [[ $mode == run ]]; then shift; fi
-swift test --skip-build "${config[@]}" "$@"
+computing=(
+    VectorSearchTests HNSWRecallTests HNSWQuantizationTests HNSWKernelTests HNSWDistanceTests
+    HNSWIdMapTests HNSWParametersTests HNSWSpeedTests GeoCellsTests GeoQueryTests GeoShapeTests
+    FullTextTests FullTextTopKTests FullTextTokenizerTests FullTextQueryTests BM25Tests
+    CompoundIndexTests DecimalEncodingTests QueryDifferentialTests CollectionPropertyTests
+    ChunkedListTests EmbeddedDifferentialTests
+)
+skip=()
+if (( $# == 0 )); then
+    skip=(--skip "^CellarTests\\.($(IFS='|'; echo "${computing[*]}"))/")
+    echo "Portable run: every suite but ${#computing[@]} of computation: ${computing[*]}"
+fi
+swift test --skip-build "${config[@]}" ${skip[@]+"${skip[@]}"} "$@"
