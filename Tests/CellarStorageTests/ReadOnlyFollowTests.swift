@@ -284,24 +284,29 @@ struct LockWaitTests {
         let first = try StorageEngine(directory: directory.path)
         try first.write { try $0.put($0.tree("t")!, key: [1], value: [1]) }
 
-        // By default: storeLocked at once (within the short grace for forked children).
+        // The lower bounds are the deadlines themselves; the upper ones only catch a wait many
+        // times too long (a wait without end hangs the test instead), and leave a busy machine
+        // seconds to spare: how long a thread sleeping on a deadline oversleeps is not judged.
+        // By default: storeLocked once the short grace for forked children (200 ms) is over.
         var started = DispatchTime.now().uptimeNanoseconds
         #expect(throws: locked) { try StorageEngine(directory: directory.path) }
-        #expect(DispatchTime.now().uptimeNanoseconds - started < 1_000_000_000)
+        let graceMs = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+        #expect(graceMs >= 200 && graceMs < 10_000, "waited \(graceMs) ms")
 
         // A timeout that passes: storeLocked, not before it.
         started = DispatchTime.now().uptimeNanoseconds
         #expect(throws: locked) { try StorageEngine(directory: directory.path, options: StorageOptions(lockWaitTimeout: .milliseconds(700))) }
-        let waited = DispatchTime.now().uptimeNanoseconds - started
-        #expect(waited >= 700_000_000 && waited < 3_000_000_000, "waited \(waited / 1_000_000) ms")
+        let waitedMs = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+        #expect(waitedMs >= 700 && waitedMs < 10_700, "waited \(waitedMs) ms")
 
-        // The first closes 300 ms into a 10 s wait: the second gets the store then.
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(300)) { first.close() }
+        // The first closes 300 ms (or more) after the clock starts, within a 60 s wait: the second
+        // gets the store then, not before.
         started = DispatchTime.now().uptimeNanoseconds
-        let second = try StorageEngine(directory: directory.path, options: StorageOptions(lockWaitTimeout: .seconds(10)))
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(300)) { first.close() }
+        let second = try StorageEngine(directory: directory.path, options: StorageOptions(lockWaitTimeout: .seconds(60)))
         defer { second.close() }
         let tookMs = (DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
-        #expect(tookMs >= 250 && tookMs < 5_000, "took \(tookMs) ms")
+        #expect(tookMs >= 300, "took \(tookMs) ms")
         #expect(try second.read { try $0.get($0.tree("t")!, key: [1]) } == [1])
 
         #expect(throws: StorageError.illegalArgument("lockWaitTimeout must not be negative, got -1.0 seconds")) {
