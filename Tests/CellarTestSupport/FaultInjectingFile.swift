@@ -61,6 +61,9 @@ package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
     private var rng: SplitMix64
     /// How long each sync takes at least (a slow disk), in microseconds.
     private let syncDelay: UInt32
+    /// Called as each sync starts, outside the file's lock: a test holds a sync there until what
+    /// it waits for has happened.
+    private let beforeSync: (@Sendable () -> Void)?
     /// Every write made, in order, when `recordsWrites` (for tests that look at what was ever
     /// written, not only at what the file holds in the end).
     package var recordsWrites = false
@@ -68,8 +71,9 @@ package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
     package var everyWrite: [(offset: UInt64, bytes: [UInt8])] { lock.withLock { _ in writeHistory } }
 
     package init(path: String, create: Bool, readOnly: Bool, fault: Fault, crashMode: CrashMode = .dropAll, seed: UInt64 = 1,
-                syncDelayMicroseconds: UInt32 = 0) throws {
+                syncDelayMicroseconds: UInt32 = 0, beforeSync: (@Sendable () -> Void)? = nil) throws {
         self.path = path
+        self.beforeSync = beforeSync
         self.real = try PosixFile(path: path, create: create, readOnly: readOnly)
         self.fault = fault
         self.crashMode = crashMode
@@ -126,6 +130,7 @@ package final class FaultInjectingFile: StorageFile, @unchecked Sendable {
     }
 
     package func syncOnce() throws {
+        beforeSync?()
         // Only the writes made before the sync starts are durable when it returns.
         let covered: Int = try lock.withLock { _ in
             try checkAlive()

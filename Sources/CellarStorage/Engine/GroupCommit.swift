@@ -280,4 +280,7 @@ final class GroupCommit: @unchecked Sendable {
 
     /// Syncs made by committers so far, and the commits they made durable.
     var counts: (syncs: Int, commits: Int) { withLock { (syncCount, durableCount) } }
+
+    /// The commits written and not done yet: queued, or in the group a sync covers.
+    var pendingCount: Int { withLock { pending } }
 }

@@ -438,6 +438,10 @@ public final class StorageEngine: @unchecked Sendable {
     /// Zeros with `.none` durability.
     package var groupCommitCounts: (syncs: Int, commits: Int) { group?.counts ?? (0, 0) }
 
+    /// Commits written and waiting for their sync or their turn to be published (for the tests,
+    /// which hold a sync until every committing thread has one queued). Zero with `.none`.
+    package var pendingCommits: Int { group?.pendingCount ?? 0 }
+
     // MARK: Information and close
 
     /// The id of the newest commit (0 for a store without commits). Read-only: the newest commit
