@@ -129,9 +129,7 @@ extension String: CollectionElement {
         }
     }
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> String {
-        let utf8 = bytes.assumingMemoryBound(to: UInt8.self)
-        let string = String(decoding: utf8, as: UTF8.self)
-        guard RecordReader.isASCII(bytes) || string.utf8.elementsEqual(utf8) else {
+        guard let string = RecordReader.string(validating: bytes) else {
             throw CellarError.fileCorrupt("a collection holds a string that is not valid UTF-8")
         }
         return string

@@ -204,16 +204,19 @@ public struct RecordReader {
     @usableFromInline @inline(__always)
     func text(slot: Int) throws -> String? {
         guard let bytes = try field(slot: slot) else { return nil }
-        let utf8 = bytes.assumingMemoryBound(to: UInt8.self)
-        // The standard library's decoding of a buffer of bytes is specialized and fast; it
-        // repairs bad UTF-8, so a string that is not all ASCII is compared with its bytes after.
-        // (`String(validating:as:)` would check in the same pass, but is not specialized for
-        // UTF-8 buffers: it costs more than both steps here.)
-        let string = String(decoding: utf8, as: UTF8.self)
-        guard Self.isASCII(bytes) || string.utf8.elementsEqual(utf8) else {
+        guard let string = Self.string(validating: bytes) else {
             throw CellarError.fileCorrupt("field \(slot) of an object record is a string that is not valid UTF-8")
         }
         return string
+    }
+
+    /// `bytes` as a string when they are well-formed UTF-8, else nil: the standard library's
+    /// check (which also finds whether they are all ASCII) and one copy, the way its
+    /// `String(validatingCString:)` makes a string. (`String(decoding:as:)` repairs bad bytes
+    /// instead, so it needed a second pass over them; `String(validating:as:)` is not specialized
+    /// for buffers of bytes and costs more than both.)
+    static func string(validating bytes: UnsafeRawBufferPointer) -> String? {
+        String._tryFromUTF8(bytes.assumingMemoryBound(to: UInt8.self))
     }
 
     /// Whether every byte is below 0x80: the bytes or-ed together 8 at a time (the last 8
