@@ -137,17 +137,28 @@ struct GroupCommitTests {
         let path = directory.sub(StorageEngine.dataFileName)
         let opened = Locked<StorageEngine?>(nil)
         let done = Locked(0)
+        let failures = Locked<[String]>([])
         var options = Self.options
         options.openFile = { _, _, _ in
             try FaultInjectingFile(path: path, create: true, readOnly: false, fault: .none, beforeSync: {
                 guard let engine = opened.current else { return }  // the syncs of the creation
-                while engine.pendingCommits + done.current < threads { usleep(100) }
+                // Only committers sync while the threads run (a checkpoint in `.full` durability
+                // does not). A sync made holding the writer gate would wait here for commits that
+                // cannot come: after 60 s (a guard against that hang, not a pace) it says so.
+                let clock = ContinuousClock()
+                let start = clock.now
+                while engine.pendingCommits + done.current < threads {
+                    if clock.now - start > .seconds(60) {
+                        failures.add("a sync waited 60 s for every thread's commit: one made holding the writer gate?")
+                        return
+                    }
+                    usleep(100)
+                }
             })
         }
         let engine = try StorageEngine(directory: directory.path, options: options)
         opened.withLock { $0 = engine }
         defer { engine.close() }
-        let failures = Locked<[String]>([])
         Self.onThreads(threads) { t in
             defer { done.withLock { $0 += 1 } }
             for i in 1...perThread {
