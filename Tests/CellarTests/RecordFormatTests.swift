@@ -23,7 +23,8 @@ import Testing
     }
 
     /// Strings read back as written (ASCII or not, short or long); bytes that are not UTF-8 are
-    /// `fileCorrupt`, never a repaired string; the ASCII test agrees with a byte-by-byte one.
+    /// `fileCorrupt`, never a repaired string, and the check without a string agrees; the ASCII
+    /// test agrees with a byte-by-byte one.
     @Test func stringsAreValidatedAsTheyAreRead() throws {
         for text in ["", "a", "seven77", "eight888", "Note title 000000042", "été à Noël", "漢字 and 🎉 emoji",
                      String(repeating: "x", count: 100) + "é", String(repeating: "ü", count: 33)] {
@@ -31,6 +32,7 @@ import Testing
             builder.begin(slotCount: 1)
             builder.add(text, slot: 0)
             #expect(try RecordReader(builder.bytes).string(slot: 0) == text)
+            #expect(Array(text.utf8).withUnsafeBytes { RecordReader.isValidUTF8($0) }, "\(text)")
         }
         // A lone continuation byte, a truncated sequence, an overlong form, a surrogate, each at
         // several places in ASCII text.
@@ -41,6 +43,7 @@ import Testing
                 builder.begin(slotCount: 1)
                 bytes.withUnsafeBytes { builder.add(bytes: $0, slot: 0) }
                 #expect(throws: CellarError.self, "\(bytes)") { try RecordReader(builder.bytes).string(slot: 0) }
+                bytes.withUnsafeBytes { #expect(!RecordReader.isValidUTF8($0), "\(bytes)") }
             }
         }
         var rng = SplitMix64(seed: 5)

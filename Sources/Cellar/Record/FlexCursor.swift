@@ -66,7 +66,7 @@ struct FlexCursor {
     /// A string's bytes, checked to be UTF-8.
     mutating func utf8(_ what: String) throws -> UnsafeRawBufferPointer {
         let bytes = try lengthAndBytes()
-        guard Self.isValidUTF8(bytes) else {
+        guard RecordReader.isValidUTF8(bytes) else {
             throw Self.corrupt("\(what) that is not valid UTF-8", at: at - bytes.count)
         }
         return bytes
@@ -148,7 +148,7 @@ struct FlexCursor {
             for _ in 0..<count {
                 let keyAt = at
                 let key = try self.key(after: previous)
-                guard Self.isValidUTF8(key) else { throw Self.corrupt("a map key that is not valid UTF-8", at: keyAt) }
+                guard RecordReader.isValidUTF8(key) else { throw Self.corrupt("a map key that is not valid UTF-8", at: keyAt) }
                 if allASCII && !RecordReader.isASCII(key) { allASCII = false }
                 let element = try value(level: level + 1, build: build)
                 if build, entries.updateValue(element, forKey: String(decoding: key, as: UTF8.self)) != nil {
@@ -230,20 +230,5 @@ struct FlexCursor {
             if order != 0 { return Int(order) }
         }
         return a.count - b.count
-    }
-
-    /// Whether `bytes` are well-formed UTF-8, by the standard library's decoder (the rules
-    /// `String(decoding:as:)` repairs by, so a valid string decodes to exactly its bytes).
-    static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        if RecordReader.isASCII(bytes) { return true }
-        var iterator = bytes.makeIterator()
-        var decoder = UTF8()
-        while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue: continue
-            case .emptyInput: return true
-            case .error: return false
-            }
-        }
     }
 }

@@ -219,6 +219,21 @@ public struct RecordReader {
         String._tryFromUTF8(bytes.assumingMemoryBound(to: UInt8.self))
     }
 
+    /// Whether `bytes` are well-formed UTF-8 (what `string(validating:)` accepts), checked
+    /// without making a string: for bytes that stay bytes (flex values, index keys).
+    static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if isASCII(bytes) { return true }
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
+    }
+
     /// Whether every byte is below 0x80: the bytes or-ed together 8 at a time (the last 8
     /// overlapping the ones before), tested once.
     static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {

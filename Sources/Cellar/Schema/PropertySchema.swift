@@ -171,7 +171,7 @@ extension PropertySchema {
             if width == 4 { return .floating(Double(try Float.decode(bytes))) }
             return .floating(try Double.decode(bytes))
         case .string:
-            guard RecordReader.isASCII(bytes) || String(decoding: bytes, as: UTF8.self).utf8.elementsEqual(bytes) else {
+            guard RecordReader.isValidUTF8(bytes) else {
                 throw CellarError.fileCorrupt("\(qualifiedName) holds a string that is not valid UTF-8")
             }
             return .bytes(bytes)
