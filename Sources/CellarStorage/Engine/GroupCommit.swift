@@ -3,7 +3,6 @@
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Dispatch
 
 /// Group commit, in `.full` durability: commits written while a sync is in flight are synced
 /// together by the next sync, so that N threads committing at once pay for about one sync per
@@ -36,13 +35,14 @@ import Dispatch
 /// one queued after: nothing written after the last good sync is known to be on disk, and the
 /// engine refuses further commits (the reason goes to `refusal`, the log's).
 ///
-/// Thread-safe: its state is behind one mutex; each committer waits on a semaphore of its own, and
-/// leaders waiting for their turn to publish, and `settle`, on one condition variable.
+/// Thread-safe: its state is behind one mutex; each committer that has to wait does so on a
+/// condition variable of its own (made then), and leaders waiting for their turn to publish, and
+/// `settle`, on one shared condition variable.
 final class GroupCommit: @unchecked Sendable {
     /// A commit written to the log and waiting for its sync and its turn to be published.
     final class Waiter: @unchecked Sendable {
-        // `taken`, `done` and `error` are touched only under the group's mutex; `publish` under it
-        // while queued, then only by the leader that took it, until it is `done`.
+        // `taken`, `done`, `error` and `wake` are touched only under the group's mutex; `publish`
+        // under it while queued, then only by the leader that took it, until it is `done`.
         /// Its place in commit order (1, 2, …; not its transaction id, which may jump).
         let sequence: UInt64
         /// What it publishes.
@@ -58,14 +58,43 @@ final class GroupCommit: @unchecked Sendable {
         fileprivate var taken = false
         fileprivate var done = false
         fileprivate var error: (any Error)?
-        /// Signalled when the commit is done, or when its committer should lead the next sync.
-        fileprivate let wake = DispatchSemaphore(value: 0)
+        /// Signalled (holding the group's mutex) when the commit is done, or when its committer
+        /// should lead the next sync; made only when the committer has to wait (one thread
+        /// committing alone leads every sync and never waits).
+        private var wake: UnsafeMutablePointer<pthread_cond_t>?
 
         fileprivate init(sequence: UInt64, snapshot: Snapshot, file: any StorageFile, publish: @escaping (Snapshot) -> Void) {
             self.sequence = sequence
             self.snapshot = snapshot
             self.file = file
             self.publish = publish
+        }
+
+        deinit {
+            if let wake {
+                pthread_cond_destroy(wake)
+                wake.deallocate()
+            }
+        }
+
+        /// Called holding `mutex`: waits until `signal` (or a spurious wake-up); returns holding it.
+        fileprivate func wait(releasing mutex: UnsafeMutablePointer<pthread_mutex_t>) {
+            let condition: UnsafeMutablePointer<pthread_cond_t>
+            if let wake {
+                condition = wake
+            } else {
+                condition = .allocate(capacity: 1)
+                pthread_cond_init(condition, nil)
+                wake = condition
+            }
+            pthread_cond_wait(condition, mutex)
+        }
+
+        /// Called holding the mutex `wait` is given, after changing what the committer waits for.
+        /// A committer not waiting yet checks that state under the mutex before it waits, so no
+        /// wake-up is lost.
+        fileprivate func signal() {
+            if let wake { pthread_cond_signal(wake) }
         }
     }
 
@@ -156,9 +185,7 @@ final class GroupCommit: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         while !waiter.done {
             if waiter.taken || (syncing && failure == nil) {
-                pthread_mutex_unlock(mutex)
-                waiter.wake.wait()
-                pthread_mutex_lock(mutex)
+                waiter.wait(releasing: mutex)
             } else if let failure {
                 // Queued after the failed sync: it fails too.
                 queue.removeAll { $0 === waiter }
@@ -210,19 +237,22 @@ final class GroupCommit: @unchecked Sendable {
             queue.removeAll()
         } else {
             let count = queue.firstIndex { $0.sequence > target } ?? queue.count
-            batch = Array(queue[..<count])
-            queue.removeFirst(count)
+            if count == queue.count {
+                // The common case, and always so with one thread committing: no copy.
+                batch = queue
+                queue = []
+            } else {
+                batch = Array(queue[..<count])
+                queue.removeFirst(count)
+            }
             synced = target
             durableCount += count
             lastGroupSize = count
         }
         for waiter in batch { waiter.taken = true }
         syncing = false
-        let next = queue.first
-        pthread_mutex_unlock(mutex)
         // The next sync starts while this group is published.
-        next?.wake.signal()
-        pthread_mutex_lock(mutex)
+        queue.first?.signal()
         // In commit order: after the group before this one.
         while finished != batch[0].sequence - 1 { pthread_cond_wait(changed, mutex) }
         pthread_mutex_unlock(mutex)
@@ -239,9 +269,7 @@ final class GroupCommit: @unchecked Sendable {
         finished = batch[batch.count - 1].sequence
         pending -= batch.count
         pthread_cond_broadcast(changed)
-        pthread_mutex_unlock(mutex)
-        for waiter in batch where waiter !== me { waiter.wake.signal() }
-        pthread_mutex_lock(mutex)
+        for waiter in batch where waiter !== me { waiter.signal() }
     }
 
     /// Called holding the mutex by a leader about to sync (with `syncing` set, so that committers
