@@ -59,7 +59,13 @@ public final class StorageEngine: @unchecked Sendable {
     let current: ManagedAtomic<Snapshot>
     /// The newest commit written to the log: what the next write transaction starts on. Ahead of
     /// `current` while commits wait for their sync (`group`); the same otherwise.
-    var tip: Snapshot
+    var tip: Snapshot {
+        // Only a commit leaves catalog entries for the tip it makes (`commit`).
+        didSet { if catalogCache.snapshot !== tip { catalogCache = CatalogCache() } }
+    }
+    /// The tip's catalog entries that write transactions found or wrote (see `CatalogCache`);
+    /// only touched holding the writer gate.
+    var catalogCache = CatalogCache()
     /// Syncs the commits in `.full` durability, several at once when they come together, and
     /// publishes them in order; nil in `.none` durability and read-only.
     let group: GroupCommit?
@@ -231,7 +237,7 @@ public final class StorageEngine: @unchecked Sendable {
         do {
             mutator = try TreeMutator(base: tip, view: decryptedViews.view(for: tip.generation), options: options,
                                       compressor: compressor, dictionaries: compressionDictionaries, codecs: codecs,
-                                      spillLog: options.inMemory ? nil : log)
+                                      spillLog: options.inMemory ? nil : log, knownTrees: catalogCache.entries(at: tip))
         } catch {
             sharedLock?.release()
             writer.signal()
@@ -396,6 +402,7 @@ public final class StorageEngine: @unchecked Sendable {
                                             written: changes.writtenRecords, afterSync: afterSync,
                                             spilled: spilled?.generation)
         tip = snapshot
+        catalogCache = CatalogCache(snapshot: snapshot, entries: changes.knownTrees)
         let signal = sharedLock == nil ? nil : commitSignal
         let ticket = group?.enqueue(snapshot, file: log.file) { [current] snapshot in
             publishing(snapshot.txnId)

@@ -16,6 +16,9 @@ extension TreeMutator {
         for tree in trees.values.sorted(by: { $0.name < $1.name }) where tree.modified {
             let root = try writer.write(tree.root, of: tree)
             let entry = CatalogEntry.encode(root: root, count: tree.count, bytes: tree.bytes &+ tree.bytesDelta)
+            if knownTrees[tree.name] != nil || knownTrees.count < CatalogCache.limit {
+                knownTrees[tree.name] = CatalogCache.Entry(root: root, count: tree.count, bytes: tree.bytes &+ tree.bytesDelta)
+            }
             try Array(tree.name.utf8).withUnsafeBytes { name in
                 try entry.withUnsafeBytes { try put(state: catalog, key: name, value: $0) }
             }

@@ -59,6 +59,10 @@ final class TreeMutator: NodeSource {
     let pending = Indirect<[PendingValue?]>([])
     /// The trees this transaction opened, by name.
     var trees: [String: TreeState] = [:]
+    /// Catalog entries known without a look-up: the base commit's as the engine kept them (see
+    /// `CatalogCache`) and those this transaction looked up; `writeFrame` then records those it
+    /// writes, for the commit it makes.
+    var knownTrees: [String: CatalogCache.Entry]
     let catalog: TreeState
     /// Offsets of the node and value records this transaction's commit wrote.
     var writtenRecords: [UInt64] = []
@@ -71,8 +75,10 @@ final class TreeMutator: NodeSource {
     var mutationCount: Int { mutations.value }
 
     init(base: Snapshot, view: DecryptedView?, options: StorageOptions, compressor: ValueCompressor?,
-         dictionaries: CompressionDictionaryCache, codecs: ValueCodecs, spillLog: LogWriter? = nil) {
+         dictionaries: CompressionDictionaryCache, codecs: ValueCodecs, spillLog: LogWriter? = nil,
+         knownTrees: [String: CatalogCache.Entry] = [:]) {
         self.base = base
+        self.knownTrees = knownTrees
         self.baseView = view
         self.baseRecords = base.generation.records.decrypting(through: view)
         self.baseLength = base.committedLength
@@ -156,6 +162,11 @@ final class TreeMutator: NodeSource {
     /// `create` is true, else nil. `created`: it was.
     func openTree(_ name: String, create: Bool) throws -> (state: TreeState, created: Bool)? {
         if let state = trees[name] { return (state, false) }
+        if let known = knownTrees[name] {
+            let state = TreeState(name: name, root: known.root, count: known.count, bytes: known.bytes)
+            trees[name] = state
+            return (state, false)
+        }
         let nameBytes = Array(name.utf8)
         guard nameBytes.count <= StorageLimits.maxTreeNameSize else {
             throw StorageError.tooLarge(what: "tree name", size: nameBytes.count, limit: StorageLimits.maxTreeNameSize)
@@ -165,6 +176,9 @@ final class TreeMutator: NodeSource {
         if let value = try nameBytes.withUnsafeBytes({ try get(root: catalog.root, key: $0) }) {
             let entry = try CatalogEntry.decode(value, name: name, at: base.catalogRoot)
             state = TreeState(name: name, root: entry.root, count: entry.count, bytes: entry.bytes)
+            if knownTrees.count < CatalogCache.limit {
+                knownTrees[name] = CatalogCache.Entry(root: entry.root, count: entry.count, bytes: entry.bytes)
+            }
         } else {
             guard create else { return nil }
             created = true
@@ -190,6 +204,7 @@ final class TreeMutator: NodeSource {
         state.root = 0
         state.count = 0
         trees[name] = nil
+        knownTrees[name] = nil
         droppedTrees.insert(name)
         _ = try Array(name.utf8).withUnsafeBytes { try delete(state: catalog, key: $0) }
         noteMutation()
