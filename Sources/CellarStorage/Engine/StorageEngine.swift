@@ -237,7 +237,7 @@ public final class StorageEngine: @unchecked Sendable {
         do {
             mutator = try TreeMutator(base: tip, view: decryptedViews.view(for: tip.generation), options: options,
                                       compressor: compressor, dictionaries: compressionDictionaries, codecs: codecs,
-                                      spillLog: options.inMemory ? nil : log, knownTrees: catalogCache.entries(at: tip))
+                                      spillLog: options.inMemory ? nil : log, knownTrees: catalogCache.take(at: tip))
         } catch {
             sharedLock?.release()
             writer.signal()
@@ -273,6 +273,12 @@ public final class StorageEngine: @unchecked Sendable {
     func endWrite(_ txn: WriteTransaction) {
         precondition(activeWriter == ObjectIdentifier(txn), "a write transaction ended twice")
         activeWriter = nil
+        // Ended without a frame (aborted, nothing to commit, or failed before writing): its
+        // catalog entries are still those of the tip it started on.
+        let mutator = txn.mutator
+        if catalogCache.snapshot == nil, !mutator.frameWritten, mutator.base === tip {
+            catalogCache = CatalogCache(snapshot: tip, entries: mutator.takeKnownTrees())
+        }
         writer.signal()
         sharedLock?.release()
     }
@@ -402,7 +408,7 @@ public final class StorageEngine: @unchecked Sendable {
                                             written: changes.writtenRecords, afterSync: afterSync,
                                             spilled: spilled?.generation)
         tip = snapshot
-        catalogCache = CatalogCache(snapshot: snapshot, entries: changes.knownTrees)
+        catalogCache = CatalogCache(snapshot: snapshot, entries: changes.takeKnownTrees())
         let signal = sharedLock == nil ? nil : commitSignal
         let ticket = group?.enqueue(snapshot, file: log.file) { [current] snapshot in
             publishing(snapshot.txnId)

@@ -6,7 +6,7 @@
 /// beside it counts.
 ///
 /// Valid for exactly one commit, `snapshot`: `StorageEngine.beginWrite` hands the entries to the
-/// transaction only when it starts on that commit (`entries(at:)`), and a commit leaves the entries
+/// transaction only when it starts on that commit (`take(at:)`), and a commit leaves the entries
 /// of the commit it made (`TreeMutator.knownTrees`: those of its base, those it looked up, the
 /// trees it wrote with their new entries, without those it dropped). Any other move of the
 /// engine's `tip` (a compaction's copy, another process's commits) empties it. Touched only
@@ -34,8 +34,12 @@ struct CatalogCache {
         self.entries = entries
     }
 
-    /// The entries, when they are of `snapshot`; none otherwise.
-    func entries(at snapshot: Snapshot) -> [String: Entry] {
-        self.snapshot === snapshot ? entries : [:]
+    /// The entries, when they are of `snapshot` (none otherwise), handed over: the cache is left
+    /// empty, so the transaction changes them without a copy. The engine takes them back when
+    /// the transaction commits (those of the commit it made), or ends without writing a frame
+    /// (those of the commit it started on: `StorageEngine.endWrite`).
+    mutating func take(at snapshot: Snapshot) -> [String: Entry] {
+        defer { self = CatalogCache() }
+        return self.snapshot === snapshot ? entries : [:]
     }
 }

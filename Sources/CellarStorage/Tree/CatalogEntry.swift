@@ -2,14 +2,11 @@
 enum CatalogEntry {
     static let size = 24
 
-    static func encode(root: UInt64, count: Int, bytes: Int64) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: size)
-        out.withUnsafeMutableBytes { b in
-            b.baseAddress!.storeLE(root, at: 0)
-            b.baseAddress!.storeLE(UInt64(count), at: 8)
-            b.baseAddress!.storeLE(UInt64(bitPattern: bytes), at: 16)
-        }
-        return out
+    /// Calls `body` with the encoding of `entry`, on the stack.
+    static func withEncoded<R>(_ entry: CatalogCache.Entry, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        var bytes: (UInt64, UInt64, UInt64) = (entry.root.littleEndian, UInt64(entry.count).littleEndian,
+                                               UInt64(bitPattern: entry.bytes).littleEndian)
+        return try withUnsafeBytes(of: &bytes) { try body($0) }
     }
 
     static func decode(_ value: UnsafeRawBufferPointer, name: String, at offset: UInt64) throws -> (root: UInt64, count: Int, bytes: Int64) {

@@ -10,18 +10,25 @@ extension TreeMutator {
     /// Writes every record of the frame but the commit record through `frame`; returns the
     /// catalog's root and the live bytes the commit record will carry.
     func writeFrame(to frame: FrameStream, sealing: RecordSealing) throws -> (catalogRoot: UInt64, liveBytes: UInt64) {
+        frameWritten = true
         var writer = FrameWriter(mutator: self, frame: frame, sealing: sealing)
         // Every dirty node and pending value is written at most once, the catalog's path too.
         writtenRecords.reserveCapacity(writtenRecords.count + dirty.count + pending.value.count + 8)
-        for tree in trees.values.sorted(by: { $0.name < $1.name }) where tree.modified {
+        func write(_ tree: TreeState) throws {
             let root = try writer.write(tree.root, of: tree)
-            let entry = CatalogEntry.encode(root: root, count: tree.count, bytes: tree.bytes &+ tree.bytesDelta)
-            if knownTrees[tree.name] != nil || knownTrees.count < CatalogCache.limit {
-                knownTrees[tree.name] = CatalogCache.Entry(root: root, count: tree.count, bytes: tree.bytes &+ tree.bytesDelta)
+            let entry = CatalogCache.Entry(root: root, count: tree.count, bytes: tree.bytes &+ tree.bytesDelta)
+            if knownTrees[tree.name] != nil || knownTrees.count < CatalogCache.limit { knownTrees[tree.name] = entry }
+            var name = tree.name
+            try name.withUTF8 { name in
+                try CatalogEntry.withEncoded(entry) { try put(state: catalog, key: UnsafeRawBufferPointer(name), value: $0) }
             }
-            try Array(tree.name.utf8).withUnsafeBytes { name in
-                try entry.withUnsafeBytes { try put(state: catalog, key: name, value: $0) }
-            }
+        }
+        // In name order (a commit's records are laid out the same whatever the dictionary's
+        // order); one tree, the common write, needs no sorted copy.
+        if trees.count == 1 {
+            if let tree = trees.values.first, tree.modified { try write(tree) }
+        } else {
+            for tree in trees.values.sorted(by: { $0.name < $1.name }) where tree.modified { try write(tree) }
         }
         let catalogRoot = try writer.write(catalog.root, of: catalog)
         // Wrapping: the counts come from the file, and a corrupt one must not trap.

@@ -63,6 +63,8 @@ final class TreeMutator: NodeSource {
     /// `CatalogCache`) and those this transaction looked up; `writeFrame` then records those it
     /// writes, for the commit it makes.
     var knownTrees: [String: CatalogCache.Entry]
+    /// `writeFrame` began: `knownTrees` may hold entries of the commit being made.
+    var frameWritten = false
     let catalog: TreeState
     /// Offsets of the node and value records this transaction's commit wrote.
     var writtenRecords: [UInt64] = []
@@ -117,6 +119,12 @@ final class TreeMutator: NodeSource {
     }
 
     func noteMutation() { mutations.value &+= 1 }
+
+    /// `knownTrees`, handed back to the engine (see `CatalogCache`).
+    func takeKnownTrees() -> [String: CatalogCache.Entry] {
+        defer { knownTrees = [:] }
+        return knownTrees
+    }
 
     // MARK: NodeSource
 
@@ -186,7 +194,7 @@ final class TreeMutator: NodeSource {
             state.modified = true
             // Record it in the catalog now, so that `treeNames` sees it; the root is filled in at commit.
             try nameBytes.withUnsafeBytes { name in
-                try CatalogEntry.encode(root: 0, count: 0, bytes: 0).withUnsafeBytes { try put(state: catalog, key: name, value: $0) }
+                try CatalogEntry.withEncoded(CatalogCache.Entry(root: 0, count: 0, bytes: 0)) { try put(state: catalog, key: name, value: $0) }
             }
         }
         trees[name] = state
