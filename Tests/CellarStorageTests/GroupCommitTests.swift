@@ -187,6 +187,60 @@ struct GroupCommitTests {
         print("group commit, syncs held for every thread: 8 threads \(together.commits) commits in \(together.syncs) syncs")
     }
 
+    @Test("a commit written while another's sync runs is synced with nobody committing after it: its committer is woken to lead the next sync")
+    func waiterLeadsTheNextSync() throws {
+        let directory = TestDirectory("group-next-leader")
+        defer { directory.remove() }
+        let path = directory.sub(StorageEngine.dataFileName)
+        let opened = Locked<StorageEngine?>(nil)
+        let held = Locked(false)
+        let syncStarted = DispatchSemaphore(value: 0)
+        let failures = Locked<[String]>([])
+        var options = Self.options
+        options.openFile = { _, _, _ in
+            try FaultInjectingFile(path: path, create: true, readOnly: false, fault: .none, beforeSync: {
+                guard let engine = opened.current else { return }  // the syncs of the creation
+                // Only the first committer's sync is held: until the second commit is written
+                // and waiting (a guard of 60 s against a hang, not a pace).
+                guard held.withLock({ first in defer { first = true }; return !first }) else { return }
+                syncStarted.signal()
+                let clock = ContinuousClock()
+                let start = clock.now
+                while engine.pendingCommits < 2 {
+                    if clock.now - start > .seconds(60) { failures.add("the second commit never queued"); return }
+                    usleep(100)
+                }
+            })
+        }
+        let engine = try StorageEngine(directory: directory.path, options: options)
+        opened.withLock { $0 = engine }
+        let done = DispatchGroup()
+        for thread in 0..<2 {
+            done.enter()
+            Threads.start {
+                defer { done.leave() }
+                // The second commits once the first's sync runs, and neither commits again.
+                if thread == 1 { syncStarted.wait() }
+                do {
+                    try GroupCommitWorkload.commit(engine, run: 1, thread: thread, index: 1)
+                } catch {
+                    failures.add("thread \(thread): \(error)")
+                }
+            }
+        }
+        guard done.wait(timeout: .now() + .seconds(120)) == .success else {
+            // The store cannot be closed under a committer that waits forever: left open.
+            Issue.record("a commit written during another's sync was never synced (its committer not woken to lead)")
+            return
+        }
+        opened.withLock { $0 = nil }
+        defer { engine.close() }
+        for failure in failures.current { Issue.record(Comment(rawValue: failure)) }
+        #expect(engine.groupCommitCounts == (syncs: 2, commits: 2))
+        let keys = try engine.read { try Self.checkSnapshot($0, context: "after both commits") }
+        #expect(keys?.count == 2)
+    }
+
     @Test("a sync that fails under 8 committing threads: no commit it covered returns, each acknowledged one is there after reopen, none is partial")
     func failedSyncWithConcurrentCommitters() throws {
         let threads = 8, perThread = 30
