@@ -28,8 +28,8 @@ import Dispatch
 /// the writer gate is released first, and `GroupCommit` syncs the commit together with the others
 /// written meanwhile before it is published (`awaitDurable`).
 public final class StorageEngine: @unchecked Sendable {
-    // Thread safety: `current` is atomic; `log`, `journal`, `tip`, `activeWriter` and
-    // `compressionDictionaries` are only touched while the writer gate is held (by a write
+    // Thread safety: `current` is atomic; `log`, `journal`, `tip`, `catalogCache`, `activeWriter`
+    // and `compressionDictionaries` are only touched while the writer gate is held (by a write
     // transaction, by a compaction, by close); `group` is thread-safe; the rest is immutable or
     // atomic.
     /// The name of the data file inside the store's directory: `data.cellar`.
