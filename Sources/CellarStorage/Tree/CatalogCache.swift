@@ -12,24 +12,17 @@
 /// engine's `tip` (a compaction's copy, another process's commits) empties it. Touched only
 /// holding the writer gate.
 struct CatalogCache {
-    /// A tree's catalog entry, decoded.
-    struct Entry {
-        var root: UInt64
-        var count: Int
-        var bytes: Int64
-    }
-
     /// At most this many trees are remembered (a store with many more trees still works; trees
     /// past it are looked up in the catalog each time).
     static let limit = 1_024
 
     /// The commit the entries are of; nil: none yet.
     private(set) var snapshot: Snapshot?
-    private var entries: [String: Entry] = [:]
+    private var entries: [String: CatalogEntry] = [:]
 
     init() {}
 
-    init(snapshot: Snapshot, entries: [String: Entry]) {
+    init(snapshot: Snapshot, entries: [String: CatalogEntry]) {
         self.snapshot = snapshot
         self.entries = entries
     }
@@ -38,7 +31,7 @@ struct CatalogCache {
     /// empty, so the transaction changes them without a copy. The engine takes them back when
     /// the transaction commits (those of the commit it made), or ends without writing a frame
     /// (those of the commit it started on: `StorageEngine.endWrite`).
-    mutating func take(at snapshot: Snapshot) -> [String: Entry] {
+    mutating func take(at snapshot: Snapshot) -> [String: CatalogEntry] {
         defer { self = CatalogCache() }
         return self.snapshot === snapshot ? entries : [:]
     }

@@ -16,11 +16,11 @@ extension TreeMutator {
         writtenRecords.reserveCapacity(writtenRecords.count + dirty.count + pending.value.count + 8)
         func write(_ tree: TreeState) throws {
             let root = try writer.write(tree.root, of: tree)
-            let entry = CatalogCache.Entry(root: root, count: tree.count, bytes: tree.bytes &+ tree.bytesDelta)
-            if knownTrees[tree.name] != nil || knownTrees.count < CatalogCache.limit { knownTrees[tree.name] = entry }
+            let entry = CatalogEntry(root: root, count: tree.count, bytes: tree.bytes &+ tree.bytesDelta)
+            know(entry, of: tree.name)
             var name = tree.name
             try name.withUTF8 { name in
-                try CatalogEntry.withEncoded(entry) { try put(state: catalog, key: UnsafeRawBufferPointer(name), value: $0) }
+                try entry.withEncoded { try put(state: catalog, key: UnsafeRawBufferPointer(name), value: $0) }
             }
         }
         // In name order (a commit's records are laid out the same whatever the dictionary's

@@ -62,7 +62,7 @@ final class TreeMutator: NodeSource {
     /// Catalog entries known without a look-up: the base commit's as the engine kept them (see
     /// `CatalogCache`) and those this transaction looked up; `writeFrame` then records those it
     /// writes, for the commit it makes.
-    var knownTrees: [String: CatalogCache.Entry]
+    var knownTrees: [String: CatalogEntry]
     /// `writeFrame` began: `knownTrees` may hold entries of the commit being made.
     var frameWritten = false
     let catalog: TreeState
@@ -78,7 +78,7 @@ final class TreeMutator: NodeSource {
 
     init(base: Snapshot, view: DecryptedView?, options: StorageOptions, compressor: ValueCompressor?,
          dictionaries: CompressionDictionaryCache, codecs: ValueCodecs, spillLog: LogWriter? = nil,
-         knownTrees: [String: CatalogCache.Entry] = [:]) {
+         knownTrees: [String: CatalogEntry] = [:]) {
         self.base = base
         self.knownTrees = knownTrees
         self.baseView = view
@@ -120,8 +120,13 @@ final class TreeMutator: NodeSource {
 
     func noteMutation() { mutations.value &+= 1 }
 
+    /// Records `entry` as `name`'s in `knownTrees`, within `CatalogCache.limit` trees.
+    func know(_ entry: CatalogEntry, of name: String) {
+        if knownTrees[name] != nil || knownTrees.count < CatalogCache.limit { knownTrees[name] = entry }
+    }
+
     /// `knownTrees`, handed back to the engine (see `CatalogCache`).
-    func takeKnownTrees() -> [String: CatalogCache.Entry] {
+    func takeKnownTrees() -> [String: CatalogEntry] {
         defer { knownTrees = [:] }
         return knownTrees
     }
@@ -184,9 +189,7 @@ final class TreeMutator: NodeSource {
         if let value = try nameBytes.withUnsafeBytes({ try get(root: catalog.root, key: $0) }) {
             let entry = try CatalogEntry.decode(value, name: name, at: base.catalogRoot)
             state = TreeState(name: name, root: entry.root, count: entry.count, bytes: entry.bytes)
-            if knownTrees.count < CatalogCache.limit {
-                knownTrees[name] = CatalogCache.Entry(root: entry.root, count: entry.count, bytes: entry.bytes)
-            }
+            know(entry, of: name)
         } else {
             guard create else { return nil }
             created = true
@@ -194,7 +197,7 @@ final class TreeMutator: NodeSource {
             state.modified = true
             // Record it in the catalog now, so that `treeNames` sees it; the root is filled in at commit.
             try nameBytes.withUnsafeBytes { name in
-                try CatalogEntry.withEncoded(CatalogCache.Entry(root: 0, count: 0, bytes: 0)) { try put(state: catalog, key: name, value: $0) }
+                try CatalogEntry(root: 0, count: 0, bytes: 0).withEncoded { try put(state: catalog, key: name, value: $0) }
             }
         }
         trees[name] = state
