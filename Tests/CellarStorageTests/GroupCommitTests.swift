@@ -28,6 +28,20 @@ struct GroupCommitTests {
         done.wait()
     }
 
+    /// In a file's `beforeSync` hook: holds the sync until `ready()`; after 60 s (a guard against
+    /// a hang, not a pace) records `failure` and lets it go.
+    static func holdSync(until ready: () -> Bool, _ failures: Locked<[String]>, else failure: String) {
+        let clock = ContinuousClock()
+        let start = clock.now
+        while !ready() {
+            if clock.now - start > .seconds(60) {
+                failures.add(failure)
+                return
+            }
+            usleep(100)
+        }
+    }
+
     /// Checks what `txn` sees: whole commits only, and of each thread of each run a prefix of its
     /// commits (a thread commits in order, and a commit is visible only after the ones before it),
     /// one key per commit. Returns the keys, or nil after recording an issue.
@@ -144,16 +158,9 @@ struct GroupCommitTests {
                 guard let engine = opened.current else { return }  // the syncs of the creation
                 // Only committers sync while the threads run (a checkpoint in `.full` durability
                 // does not). A sync made holding the writer gate would wait here for commits that
-                // cannot come: after 60 s (a guard against that hang, not a pace) it says so.
-                let clock = ContinuousClock()
-                let start = clock.now
-                while engine.pendingCommits + done.current < threads {
-                    if clock.now - start > .seconds(60) {
-                        failures.add("a sync waited 60 s for every thread's commit: one made holding the writer gate?")
-                        return
-                    }
-                    usleep(100)
-                }
+                // cannot come.
+                Self.holdSync(until: { engine.pendingCommits + done.current >= threads }, failures,
+                              else: "a sync waited 60 s for every thread's commit: one made holding the writer gate?")
             })
         }
         let engine = try StorageEngine(directory: directory.path, options: options)
@@ -201,15 +208,10 @@ struct GroupCommitTests {
             try FaultInjectingFile(path: path, create: true, readOnly: false, fault: .none, beforeSync: {
                 guard let engine = opened.current else { return }  // the syncs of the creation
                 // Only the first committer's sync is held: until the second commit is written
-                // and waiting (a guard of 60 s against a hang, not a pace).
+                // and waiting.
                 guard held.withLock({ first in defer { first = true }; return !first }) else { return }
                 syncStarted.signal()
-                let clock = ContinuousClock()
-                let start = clock.now
-                while engine.pendingCommits < 2 {
-                    if clock.now - start > .seconds(60) { failures.add("the second commit never queued"); return }
-                    usleep(100)
-                }
+                Self.holdSync(until: { engine.pendingCommits >= 2 }, failures, else: "the second commit never queued")
             })
         }
         let engine = try StorageEngine(directory: directory.path, options: options)
