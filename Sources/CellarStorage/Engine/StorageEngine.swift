@@ -28,7 +28,7 @@ import Dispatch
 /// the writer gate is released first, and `GroupCommit` syncs the commit together with the others
 /// written meanwhile before it is published (`awaitDurable`).
 public final class StorageEngine: @unchecked Sendable {
-    // Thread safety: `current` is atomic; `log`, `journal`, `tip`, `catalogCache`, `activeWriter`
+    // Thread safety: `current` is atomic; `log`, `journal`, `tip`, `tipCache`, `activeWriter`
     // and `compressionDictionaries` are only touched while the writer gate is held (by a write
     // transaction, by a compaction, by close); `group` is thread-safe; the rest is immutable or
     // atomic.
@@ -60,12 +60,12 @@ public final class StorageEngine: @unchecked Sendable {
     /// The newest commit written to the log: what the next write transaction starts on. Ahead of
     /// `current` while commits wait for their sync (`group`); the same otherwise.
     var tip: Snapshot {
-        // Only a commit leaves catalog entries for the tip it makes (`commit`).
-        didSet { if catalogCache.snapshot !== tip { catalogCache = CatalogCache() } }
+        // Only a commit leaves what it wrote for the tip it makes (`commit`).
+        didSet { if tipCache.snapshot !== tip { tipCache = TipCache() } }
     }
-    /// The tip's catalog entries that write transactions found or wrote (see `CatalogCache`);
-    /// only touched holding the writer gate.
-    var catalogCache = CatalogCache()
+    /// The tip's catalog entries that write transactions found or wrote, and the nodes it wrote
+    /// (see `TipCache`); only touched holding the writer gate.
+    var tipCache = TipCache()
     /// Syncs the commits in `.full` durability, several at once when they come together, and
     /// publishes them in order; nil in `.none` durability and read-only.
     let group: GroupCommit?
@@ -235,9 +235,10 @@ public final class StorageEngine: @unchecked Sendable {
         }
         let mutator: TreeMutator
         do {
+            let kept = tipCache.take(at: tip)
             mutator = try TreeMutator(base: tip, view: decryptedViews.view(for: tip.generation), options: options,
                                       compressor: compressor, dictionaries: compressionDictionaries, codecs: codecs,
-                                      spillLog: options.inMemory ? nil : log, knownTrees: catalogCache.take(at: tip))
+                                      spillLog: options.inMemory ? nil : log, knownTrees: kept.entries, baseNodes: kept.nodes)
         } catch {
             sharedLock?.release()
             writer.signal()
@@ -274,10 +275,11 @@ public final class StorageEngine: @unchecked Sendable {
         precondition(activeWriter == ObjectIdentifier(txn), "a write transaction ended twice")
         activeWriter = nil
         // Ended without a frame (aborted, nothing to commit, or failed before writing): its
-        // catalog entries are still those of the tip it started on.
+        // catalog entries, and the base's nodes it did not take over, are still the tip's.
         let mutator = txn.mutator
-        if catalogCache.snapshot == nil, !mutator.frameWritten, mutator.base === tip {
-            catalogCache = CatalogCache(snapshot: tip, entries: mutator.takeKnownTrees())
+        if tipCache.snapshot == nil, !mutator.frameWritten, mutator.base === tip {
+            let kept = mutator.takeBase()
+            tipCache = TipCache(snapshot: tip, entries: kept.entries, nodes: kept.nodes)
         }
         writer.signal()
         sharedLock?.release()
@@ -408,7 +410,8 @@ public final class StorageEngine: @unchecked Sendable {
                                             written: changes.writtenRecords, afterSync: afterSync,
                                             spilled: spilled?.generation)
         tip = snapshot
-        catalogCache = CatalogCache(snapshot: snapshot, entries: changes.takeKnownTrees())
+        let made = changes.takeCommitted()
+        tipCache = TipCache(snapshot: snapshot, entries: made.entries, nodes: made.nodes)
         let signal = sharedLock == nil ? nil : commitSignal
         let ticket = group?.enqueue(snapshot, file: log.file) { [current] snapshot in
             publishing(snapshot.txnId)

@@ -266,7 +266,9 @@ final class DirtyNode {
 
     /// Writes this node's body compactly at `destination` (which has `encodedSize` bytes), with
     /// each child or out-of-line reference passed through `resolve` (dirty references become the
-    /// offsets their records were written at).
+    /// offsets their records were written at). The node's own references are resolved too, so
+    /// that it reads as its record does: the engine keeps the nodes of the last commit for the
+    /// next write (`WrittenNodes`).
     func encode(into destination: UnsafeMutableRawPointer, resolve: (UInt64) -> UInt64) {
         if fields.pointee.ordered { return encodeOrdered(into: destination, resolve: resolve) }
         let v = view
@@ -274,21 +276,24 @@ final class DirtyNode {
         var at = 8 + 4 * count
         for i in 0..<count {
             let size = v.entrySize(i)
-            let e = destination + at
-            e.copyMemory(from: v.entry(i), byteCount: size)
-            destination.storeLE(UInt32(at), at: 8 + 4 * i)
+            let source = UnsafeMutableRawPointer(mutating: v.entry(i))
             if !isLeaf {
-                e.storeLE(resolve(e.loadLE(UInt64.self, at: 0)), at: 0)
-            } else if e.loadLE(UInt32.self, at: 4) & NodeView.outOfLineBit != 0 {
-                let keyLength = Int(e.loadLE(UInt32.self, at: 0))
-                (e + 8 + keyLength).storeLE(resolve((e + 8 + keyLength).loadLE(UInt64.self, at: 0)), at: 0)
+                let child = source.loadLE(UInt64.self, at: 0)
+                if child & dirtyTag != 0 { source.storeLE(resolve(child), at: 0) }
+            } else if source.loadLE(UInt32.self, at: 4) & NodeView.outOfLineBit != 0 {
+                let ref = source + 8 + Int(source.loadLE(UInt32.self, at: 0))
+                let value = ref.loadLE(UInt64.self, at: 0)
+                if value & dirtyTag != 0 { ref.storeLE(resolve(value), at: 0) }
             }
+            (destination + at).copyMemory(from: source, byteCount: size)
+            destination.storeLE(UInt32(at), at: 8 + 4 * i)
             at += size
         }
     }
 
     /// `encode` for an `ordered` node: the entries copied at once, the slots shifted by as much,
-    /// and only the dirty references passed through `resolve` (a committed one stays as it is).
+    /// and only the dirty references passed through `resolve` (a committed one stays as it is),
+    /// in the node and in its copy.
     private func encodeOrdered(into destination: UnsafeMutableRawPointer, resolve: (UInt64) -> UInt64) {
         let n = count
         let slotsEnd = 8 &+ 4 &* n
@@ -297,17 +302,32 @@ final class DirtyNode {
         if heap > 0 { (destination + slotsEnd).copyMemory(from: buffer + heapTop, byteCount: heap) }
         let shift = slotsEnd &- heapTop
         for i in 0..<n {
-            let at = Int(buffer.loadLE(UInt32.self, at: 8 &+ 4 &* i)) &+ shift
-            destination.storeLE(UInt32(at), at: 8 &+ 4 &* i)
-            let e = destination + at
+            let from = Int(buffer.loadLE(UInt32.self, at: 8 &+ 4 &* i))
+            destination.storeLE(UInt32(from &+ shift), at: 8 &+ 4 &* i)
+            let e = buffer + from
             if !isLeaf {
                 let child = e.loadLE(UInt64.self, at: 0)
-                if child & dirtyTag != 0 { e.storeLE(resolve(child), at: 0) }
+                if child & dirtyTag != 0 {
+                    let resolved = resolve(child)
+                    e.storeLE(resolved, at: 0)
+                    (destination + (from &+ shift)).storeLE(resolved, at: 0)
+                }
             } else if e.loadLE(UInt32.self, at: 4) & NodeView.outOfLineBit != 0 {
-                let ref = e + 8 + Int(e.loadLE(UInt32.self, at: 0))
-                let value = ref.loadLE(UInt64.self, at: 0)
-                if value & dirtyTag != 0 { ref.storeLE(resolve(value), at: 0) }
+                let at = 8 + Int(e.loadLE(UInt32.self, at: 0))
+                let value = e.loadLE(UInt64.self, at: at)
+                if value & dirtyTag != 0 {
+                    let resolved = resolve(value)
+                    e.storeLE(resolved, at: at)
+                    (destination + (from &+ shift)).storeLE(resolved, at: at)
+                }
             }
         }
+    }
+
+    /// Forgets where entries were last inserted (see `splitIndex`): a node the engine kept from
+    /// the last commit then splits as a fresh copy of its record would.
+    func forgetInsertHistory() {
+        fields.pointee.lastInsert = -2
+        fields.pointee.sequential = false
     }
 }

@@ -12,6 +12,8 @@ extension TreeMutator {
     func writeFrame(to frame: FrameStream, sealing: RecordSealing) throws -> (catalogRoot: UInt64, liveBytes: UInt64) {
         frameWritten = true
         var writer = FrameWriter(mutator: self, frame: frame, sealing: sealing)
+        // A transaction that spilled wrote part of its nodes earlier, and released them.
+        writer.keepsNodes = spillState == nil
         // Every dirty node and pending value is written at most once, the catalog's path too.
         writtenRecords.reserveCapacity(writtenRecords.count + dirty.count + pending.value.count + 8)
         func write(_ tree: TreeState) throws {
@@ -45,6 +47,9 @@ struct FrameWriter {
     let sealing: RecordSealing
     var nodeOffsets: [UInt64]
     var valueOffsets: [UInt64]
+    /// Whether the nodes written go to `mutator.written`, for the engine to keep (a commit's
+    /// frame; not a spill).
+    var keepsNodes = false
 
     init(mutator: TreeMutator, frame: FrameStream, sealing: RecordSealing) {
         self.mutator = mutator
@@ -82,6 +87,7 @@ struct FrameWriter {
             return isLeaf ? values[Int(ref & ~dirtyTag)] : nodes[Int(ref & ~dirtyTag)]
         }
         LogRecord.seal(record, bodyLength: bodyLength, kind: .node, fileOffset: offset, sealing: sealing)
+        if keepsNodes { mutator.written.keep(node, at: offset, recordLength: length) }
         mutator.writtenRecords.append(offset)
         tree.bytesDelta += Int64(length)
         return offset

@@ -33,9 +33,15 @@ extension TreeMutator {
         }
     }
 
-    /// The dirty version of the node at `ref`, copying it first when it is committed.
+    /// The dirty version of the node at `ref`, copying it first when it is committed (or taking
+    /// it over when the engine kept it from the base commit: `baseNodes`).
     private func makeDirty(_ ref: UInt64, of tree: TreeState) throws -> UInt64 {
         if ref & dirtyTag != 0 { return ref }
+        if ref >= baseNodesStart, ref < baseLength, let kept = baseNodes.take(ref) {
+            tree.bytesDelta -= Int64(kept.recordLength)
+            kept.node.forgetInsertHistory()
+            return register(kept.node)
+        }
         let view = try node(ref, below: limit)
         tree.bytesDelta -= Int64(writtenRecordLength(ref))
         return register(DirtyNode(copying: view, capacity: dirtyCapacity))

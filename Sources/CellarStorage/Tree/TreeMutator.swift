@@ -60,9 +60,17 @@ final class TreeMutator: NodeSource {
     /// The trees this transaction opened, by name.
     var trees: [String: TreeState] = [:]
     /// Catalog entries known without a look-up: the base commit's as the engine kept them (see
-    /// `CatalogCache`) and those this transaction looked up; `writeFrame` then records those it
+    /// `TipCache`) and those this transaction looked up; `writeFrame` then records those it
     /// writes, for the commit it makes.
     var knownTrees: [String: CatalogEntry]
+    /// The nodes the base commit wrote, as the engine kept them (see `TipCache`): read from
+    /// memory, and taken over when this transaction changes them (`makeDirty`).
+    var baseNodes: WrittenNodes
+    /// `baseNodes.start` as it was handed over (a reference below it is not there): a constant, so
+    /// that every read of a committed node tests it without an access to a stored variable.
+    let baseNodesStart: UInt64
+    /// The nodes this transaction's commit wrote (`writeFrame`), for the engine to keep.
+    var written = WrittenNodes()
     /// `writeFrame` began: `knownTrees` may hold entries of the commit being made.
     var frameWritten = false
     let catalog: TreeState
@@ -78,9 +86,11 @@ final class TreeMutator: NodeSource {
 
     init(base: Snapshot, view: DecryptedView?, options: StorageOptions, compressor: ValueCompressor?,
          dictionaries: CompressionDictionaryCache, codecs: ValueCodecs, spillLog: LogWriter? = nil,
-         knownTrees: [String: CatalogEntry] = [:]) {
+         knownTrees: [String: CatalogEntry] = [:], baseNodes: WrittenNodes = WrittenNodes()) {
         self.base = base
         self.knownTrees = knownTrees
+        self.baseNodes = baseNodes
+        self.baseNodesStart = baseNodes.start
         self.baseView = view
         self.baseRecords = base.generation.records.decrypting(through: view)
         self.baseLength = base.committedLength
@@ -120,15 +130,23 @@ final class TreeMutator: NodeSource {
 
     func noteMutation() { mutations.value &+= 1 }
 
-    /// Records `entry` as `name`'s in `knownTrees`, within `CatalogCache.limit` trees.
+    /// Records `entry` as `name`'s in `knownTrees`, within `TipCache.limit` trees.
     func know(_ entry: CatalogEntry, of name: String) {
-        if knownTrees[name] != nil || knownTrees.count < CatalogCache.limit { knownTrees[name] = entry }
+        if knownTrees[name] != nil || knownTrees.count < TipCache.limit { knownTrees[name] = entry }
     }
 
-    /// `knownTrees`, handed back to the engine (see `CatalogCache`).
-    func takeKnownTrees() -> [String: CatalogEntry] {
-        defer { knownTrees = [:] }
-        return knownTrees
+    /// `knownTrees`, and the nodes of the commit this transaction made, handed back to the
+    /// engine (see `TipCache`).
+    func takeCommitted() -> (entries: [String: CatalogEntry], nodes: WrittenNodes) {
+        defer { knownTrees = [:]; written = WrittenNodes() }
+        return (knownTrees, written)
+    }
+
+    /// `knownTrees` and `baseNodes` (those not taken over) of a transaction that ended without
+    /// writing a frame: still those of its base.
+    func takeBase() -> (entries: [String: CatalogEntry], nodes: WrittenNodes) {
+        defer { knownTrees = [:]; baseNodes = WrittenNodes() }
+        return (knownTrees, baseNodes)
     }
 
     // MARK: NodeSource
@@ -140,6 +158,7 @@ final class TreeMutator: NodeSource {
     func node(_ ref: UInt64, below: UInt64) throws -> NodeView {
         if ref & dirtyTag != 0 { return dirtyView(ref) }
         if ref >= baseLength { return try spilledNode(ref, below: below) }
+        if ref >= baseNodesStart, let view = baseNodes.view(of: ref) { return view }
         return try baseRecords.node(at: ref, below: below, limit: baseLength)
     }
 
@@ -152,6 +171,7 @@ final class TreeMutator: NodeSource {
     /// The length of the written record at `ref` (committed, or spilled by this transaction).
     func writtenRecordLength(_ ref: UInt64) -> Int {
         if ref >= baseLength, let spillState { return spillState.records.recordLength(at: ref) }
+        if ref >= baseNodesStart, let length = baseNodes.recordLength(of: ref) { return length }
         return baseRecords.recordLength(at: ref)
     }
 
