@@ -48,12 +48,16 @@ struct TipCache {
 
 /// The node records one commit wrote, as the writer built them (`DirtyNode`s whose references
 /// were resolved when they were written, so each reads exactly as its record), by offset. Only a
-/// commit of at most `limit` nodes keeps them, and only one that did not spill (its nodes are
-/// then all in memory); a larger commit keeps none. Any subset would be as correct: what is here
-/// reads as the file does.
+/// commit of at most `limit` nodes and `byteLimit` bytes of their buffers keeps them, and only one
+/// that did not spill (its nodes are then all in memory); a larger commit keeps none. Any subset
+/// would be as correct: what is here reads as the file does.
 struct WrittenNodes {
-    /// A commit of more nodes keeps none: the next write starts on the file's mapping.
+    /// A commit of more nodes keeps none: the next write starts on the file's mapping. (A look-up
+    /// scans them.)
     static let limit = 64
+    /// Nor does one whose nodes' buffers hold more (what the engine holds between writes: about
+    /// 330 KiB at most with the default node size, whose limit is the count).
+    static let byteLimit = 512 << 10
 
     struct Entry {
         let offset: UInt64
@@ -66,15 +70,18 @@ struct WrittenNodes {
     /// that cannot be here.
     private(set) var start = UInt64.max
     private var entries: [Entry] = []
-    /// More than `limit` nodes were offered: none are kept.
+    /// The bytes of the kept nodes' buffers.
+    private var bytes = 0
+    /// More than `limit` nodes, or `byteLimit` bytes, were offered: none are kept.
     private var overflowed = false
 
     var count: Int { entries.count }
 
-    /// Keeps the node written at `offset`, unless the commit already wrote `limit` nodes.
+    /// Keeps the node written at `offset`, unless the commit wrote too many already.
     mutating func keep(_ node: DirtyNode, at offset: UInt64, recordLength: Int) {
         guard !overflowed else { return }
-        guard entries.count < Self.limit else {
+        bytes &+= node.capacity
+        guard entries.count < Self.limit, bytes <= Self.byteLimit else {
             entries = []
             start = .max
             overflowed = true
