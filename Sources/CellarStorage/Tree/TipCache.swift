@@ -75,8 +75,6 @@ struct WrittenNodes {
     /// More than `limit` nodes, or `byteLimit` bytes, were offered: none are kept.
     private var overflowed = false
 
-    var count: Int { entries.count }
-
     /// Keeps the node written at `offset`, unless the commit wrote too many already.
     mutating func keep(_ node: DirtyNode, at offset: UInt64, recordLength: Int) {
         guard !overflowed else { return }

@@ -37,7 +37,7 @@ extension TreeMutator {
     /// it over when the engine kept it from the base commit: `baseNodes`).
     private func makeDirty(_ ref: UInt64, of tree: TreeState) throws -> UInt64 {
         if ref & dirtyTag != 0 { return ref }
-        if ref >= baseNodesStart, ref < baseLength, let kept = baseNodes.take(ref) {
+        if ref >= baseNodesStart, let kept = baseNodes.take(ref) {
             tree.bytesDelta -= Int64(kept.recordLength)
             kept.node.forgetInsertHistory()
             return register(kept.node)
