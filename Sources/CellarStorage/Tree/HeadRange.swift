@@ -37,11 +37,22 @@ struct HeadRange {
     /// Where `key` should be among `count` entries spread evenly over this range; nil when the
     /// range or the key gives nothing to go on (a bound missing, a key shorter than 8 bytes, all
     /// keys sharing their first 8 bytes, the key outside the range).
+    ///
+    /// Dense keys (ids handed out one after another, a leaf holding one key for each number of
+    /// its range) are placed without arithmetic; small ranges and counts (the branches above
+    /// such leaves) with one integer division; others in floating point. Each is a step of its
+    /// own in the search's chain of dependent loads, so the cheaper the better.
     @inline(__always)
     func guess(_ key: SearchKey, count: Int) -> Int? {
         guard hasLow && hasHigh && key.count >= 8 && count > 1,
               high > low, key.head >= low, key.head < high else { return nil }
-        let fraction = Double(key.head &- low) / Double(high &- low)
+        let offset = key.head &- low, span = high &- low
+        if span == UInt64(truncatingIfNeeded: count) { return Int(truncatingIfNeeded: offset) }
+        // offset < span, so offset × count / span < count.
+        if (offset | UInt64(truncatingIfNeeded: count)) >> 32 == 0 {
+            return Int(truncatingIfNeeded: offset &* UInt64(truncatingIfNeeded: count) / span)
+        }
+        let fraction = Double(offset) / Double(span)
         return Swift.min(Int(fraction * Double(count)), count &- 1)
     }
 }
