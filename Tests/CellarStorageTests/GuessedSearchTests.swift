@@ -92,6 +92,29 @@ import Testing
         }
     }
 
+    /// Ids at a constant step (a branch's separators over full leaves, ids of one entity among
+    /// several): the guess is the key's own index, exactly (no rounding on the way), and any key
+    /// of a small range gets an index of the node.
+    @Test func evenlySpacedIdsAreGuessedExactly() {
+        for step: UInt64 in [1, 2, 5, 18, 100, 3_300] {
+            for count in [2, 3, 18, 185] {
+                let low: UInt64 = 1_000_000
+                let range = HeadRange(low: low, high: low + step * UInt64(count), hasLow: true, hasHigh: true)
+                for i in 0..<count {
+                    bigEndianKey(low + step * UInt64(i)).withUnsafeBytes { p in
+                        #expect(range.guess(SearchKey(p.nonNullBase, p.count), count: count) == i, "step \(step), \(count) entries")
+                    }
+                }
+                for key in low..<min(low + step * UInt64(count), low + 2_000) {
+                    bigEndianKey(key).withUnsafeBytes { p in
+                        let guess = range.guess(SearchKey(p.nonNullBase, p.count), count: count)
+                        #expect(guess.map { $0 >= 0 && $0 < count } == true, "key \(key): \(String(describing: guess))")
+                    }
+                }
+            }
+        }
+    }
+
     /// Over a dense run of ids, the range the parent gives a leaf puts the guess on the key itself.
     @Test func denseIdsAreGuessedExactly() {
         let keys = (1000..<1018).map { bigEndianKey(UInt64($0)) }
