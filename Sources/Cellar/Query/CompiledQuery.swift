@@ -94,9 +94,14 @@ struct CompiledQuery {
                 try scan(context, range: .all, stable: stable, check: evaluate, body)
                 return
             }
-            if plan.exact { expecting(ids.count) }
+            if plan.exact {
+                // Every id matches: the records go to `body` with nothing in between.
+                expecting(ids.count)
+                try context.forEachRecord(schema, ids: ids, stable: stable, body)
+                return
+            }
             try context.forEachRecord(schema, ids: ids, stable: stable) { id, record in
-                try !check(id, record) || body(id, record)
+                try !evaluate(id, record) || body(id, record)
             }
         }
     }
