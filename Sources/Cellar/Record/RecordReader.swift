@@ -152,7 +152,7 @@ public struct RecordReader {
     }
 
     /// A date stored as milliseconds since 1970.
-    @inlinable
+    @inlinable @inline(__always)
     @_spi(CellarGenerated) public func date(slot: Int) throws -> Date? {
         try read(Int64.self, slot: slot).map { DateStorage.date(milliseconds: $0) }
     }
@@ -196,6 +196,7 @@ public struct RecordReader {
     }
 
     /// The string in `slot`; nil when absent. Throws for bytes that are not UTF-8.
+    @inlinable @inline(__always)
     @_spi(CellarGenerated) public func string(slot: Int) throws -> String? {
         try text(slot: slot)
     }
@@ -204,10 +205,13 @@ public struct RecordReader {
     @usableFromInline @inline(__always)
     func text(slot: Int) throws -> String? {
         guard let bytes = try field(slot: slot) else { return nil }
-        guard let string = Self.string(validating: bytes) else {
-            throw CellarError.fileCorrupt("field \(slot) of an object record is a string that is not valid UTF-8")
-        }
+        guard let string = Self.string(validating: bytes) else { throw Self.notUTF8(slot: slot) }
         return string
+    }
+
+    @usableFromInline
+    static func notUTF8(slot: Int) -> CellarError {
+        CellarError.fileCorrupt("field \(slot) of an object record is a string that is not valid UTF-8")
     }
 
     /// `bytes` as a string when they are well-formed UTF-8, else nil: the standard library's
@@ -215,6 +219,7 @@ public struct RecordReader {
     /// `String(validatingCString:)` makes a string. (`String(decoding:as:)` repairs bad bytes
     /// instead, so it needed a second pass over them; `String(validating:as:)` is not specialized
     /// for buffers of bytes and costs more than both.)
+    @usableFromInline @inline(__always)
     static func string(validating bytes: UnsafeRawBufferPointer) -> String? {
         String._tryFromUTF8(bytes.assumingMemoryBound(to: UInt8.self))
     }
