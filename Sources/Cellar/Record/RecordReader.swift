@@ -185,7 +185,7 @@ public struct RecordReader {
     }
 
     /// `bytes(slot:)` for the library's own inlinable code (which cannot call SPI).
-    @usableFromInline @inline(__always)
+    @inlinable @inline(__always)
     func field(slot: Int) throws -> UnsafeRawBufferPointer? {
         guard let at = try offset(slot, size: 4) else { return nil }
         let length = Int(base.loadLE(UInt32.self, at: at))
@@ -202,7 +202,7 @@ public struct RecordReader {
     }
 
     /// `string(slot:)` for the library's own inlinable code (which cannot call SPI).
-    @usableFromInline @inline(__always)
+    @inlinable @inline(__always)
     func text(slot: Int) throws -> String? {
         guard let bytes = try field(slot: slot) else { return nil }
         guard let string = Self.string(validating: bytes) else { throw Self.notUTF8(slot: slot) }
@@ -219,7 +219,7 @@ public struct RecordReader {
     /// `String(validatingCString:)` makes a string. (`String(decoding:as:)` repairs bad bytes
     /// instead, so it needed a second pass over them; `String(validating:as:)` is not specialized
     /// for buffers of bytes and costs more than both.)
-    @usableFromInline @inline(__always)
+    @inlinable @inline(__always)
     static func string(validating bytes: UnsafeRawBufferPointer) -> String? {
         String._tryFromUTF8(bytes.assumingMemoryBound(to: UInt8.self))
     }
