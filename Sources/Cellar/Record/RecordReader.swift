@@ -209,6 +209,8 @@ public struct RecordReader {
         return string
     }
 
+    /// The error for a string field whose bytes are not UTF-8, built out of line so the inlined
+    /// reads above stay small.
     @usableFromInline
     static func notUTF8(slot: Int) -> CellarError {
         CellarError.fileCorrupt("field \(slot) of an object record is a string that is not valid UTF-8")
