@@ -71,6 +71,50 @@ struct HNSWIdMapTests {
         }
     }
 
+    /// The map built at once from a graph's slots (as an image is opened) answers as the one
+    /// built an entry at a time: ids in sequence, shuffled, with gaps, far apart, with free slots
+    /// (level -1) between; an id given to two live slots makes no map, one shared with a free
+    /// slot does.
+    @Test func builtFromSlots() {
+        var random = SplitMix64(seed: 6)
+        let shapes: [(Int) -> UInt64] = [
+            { UInt64($0) + 1 }, { 70_000 - UInt64($0) }, { UInt64($0) * 3 + 11 }, { UInt64($0) << 36 | 5 },
+        ]
+        for (shape, id) in shapes.enumerated() {
+            for count in [0, 1, 2, 700, 5_000] {
+                var ids = (0..<count).map(id)
+                ids.shuffle(using: &random)
+                let levels = ids.indices.map { _ in random.next() % 5 == 0 ? Int32(-1) : Int32(random.next() % 3) }
+                var expected = HNSWIdMap()
+                for slot in ids.indices where levels[slot] >= 0 { expected[ids[slot]] = Int32(slot) }
+                let built = ids.withUnsafeBufferPointer { i in levels.withUnsafeBufferPointer { HNSWIdMap.building(ids: i, levels: $0) } }
+                guard let built else {
+                    Issue.record("shape \(shape), \(count) slots: no map")
+                    continue
+                }
+                #expect(built.count == expected.count)
+                #expect(built.keysInAnyOrder.sorted() == expected.keysInAnyOrder.sorted())
+                for slot in ids.indices { #expect(built[ids[slot]] == expected[ids[slot]]) }
+                #expect(built[id(count)] == nil && built[0] == nil && built[UInt64.max] == nil)
+                // It grows as the incremental one does.
+                var grown = built
+                grown[id(count + 1)] = 99
+                #expect(grown[id(count + 1)] == 99 && grown.count == expected.count + 1)
+                guard count >= 2, let live = levels.firstIndex(where: { $0 >= 0 }) else { continue }
+                var twice = ids
+                let other = live == 0 ? 1 : 0
+                twice[other] = ids[live]
+                var levelsTwice = levels
+                levelsTwice[other] = 0
+                #expect(twice.withUnsafeBufferPointer { i in levelsTwice.withUnsafeBufferPointer { HNSWIdMap.building(ids: i, levels: $0) } } == nil,
+                        "shape \(shape): an id given twice")
+                levelsTwice[other] = -1
+                #expect(twice.withUnsafeBufferPointer { i in levelsTwice.withUnsafeBufferPointer { HNSWIdMap.building(ids: i, levels: $0) } } != nil,
+                        "shape \(shape): an id shared with a free slot")
+            }
+        }
+    }
+
     /// Removing every entry and adding again, in both forms.
     @Test func emptiedAndRefilled() {
         for far in [false, true] {

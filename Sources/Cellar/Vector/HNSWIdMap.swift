@@ -130,6 +130,42 @@ struct HNSWIdMap {
         return old
     }
 
+    /// The map of every live slot's id to the slot (`ids[s] → s` where `levels[s] ≥ 0`), built
+    /// in one pass as a graph's image is opened: the dense table sized to the ids' span at once,
+    /// else the hashed form sized to the count. Nil when an id is given to two slots.
+    static func building(ids: UnsafeBufferPointer<UInt64>, levels: UnsafeBufferPointer<Int32>) -> HNSWIdMap? {
+        precondition(ids.count == levels.count, "an id and a level per slot")
+        var map = HNSWIdMap()
+        var (lowest, highest, entries) = (UInt64.max, UInt64.min, 0)
+        for slot in ids.indices where levels[slot] >= 0 {
+            lowest = Swift.min(lowest, ids[slot])
+            highest = Swift.max(highest, ids[slot])
+            entries += 1
+        }
+        guard entries > 0 else { return map }
+        guard highest - lowest < UInt64.max, dense(span: highest - lowest + 1, entries: entries) else {
+            map.hashed = true
+            map.reserveCapacity(entries)
+            for slot in ids.indices where levels[slot] >= 0 {
+                guard map.updateValue(Int32(slot), forKey: ids[slot]) == nil else { return nil }
+            }
+            return map
+        }
+        map.low = lowest
+        map.direct = [Int32](repeating: empty, count: Int(highest - lowest + 1))
+        let unique = map.direct.withUnsafeMutableBufferPointer { direct in
+            for slot in ids.indices where levels[slot] >= 0 {
+                let index = Int(ids[slot] &- lowest)
+                guard direct[index] == empty else { return false }
+                direct[index] = Int32(slot)
+            }
+            return true
+        }
+        guard unique else { return nil }
+        map.count = entries
+        return map
+    }
+
     /// Room for `capacity` entries without growing, as far as the form allows (the dense
     /// table grows with the ids' span, which is not known yet).
     mutating func reserveCapacity(_ capacity: Int) {

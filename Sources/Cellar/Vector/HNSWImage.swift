@@ -159,21 +159,23 @@ enum HNSWImage {
         let n = fields.n
         let (sections, length) = self.sections(of: graph, n: n, upperCount: fields.u)
         guard size == UInt64(length), let mapping = HNSWImageMapping(file, length: length) else { return nil }
-        // The checksum (reading every byte: most of the load) and the graph's adoption run side
-        // by side; both only read the mapping, and adopting checks every bound itself, so a
-        // damaged image is safe to adopt. The graph is kept when both pass.
+        // The checksum (reading every byte), the graph's adoption and the level-0 lists' bounds
+        // run side by side; all only read the mapping, and adopting checks every other bound
+        // itself, so a damaged image is safe to adopt. The graph is kept when all pass.
         let load = Load(graph: graph, mapping: mapping, sections: sections, n: n, entry: fields.entry, top: Int(fields.top))
-        DispatchQueue.concurrentPerform(iterations: 2) { load.run(part: $0) }
-        guard load.checksum == fields.checksum, load.adopted else { return nil }
+        DispatchQueue.concurrentPerform(iterations: Load.parts) { load.run(part: $0) }
+        guard load.checksum == fields.checksum, load.passed else { return nil }
         return graph
     }
 }
 
 extension HNSWImage {
-    /// The two halves of reading an image's sections, which `read` runs at once on two threads:
-    /// part 0 sums the checksum, part 1 makes the graph of them. Unchecked: the parts share
-    /// nothing but the mapping, which both only read, and `read` looks at the results after both
-    /// ended.
+    /// Reading an image's sections in four parts, which `read` runs on as many threads as it
+    /// has (on two cores, the two long parts first, and each takes a half of the lists when it
+    /// is done): part 0 sums the checksum, part 1 makes the graph of the sections, parts 2 and 3
+    /// check the two halves of the level-0 lists against the strides and the slot count.
+    /// Unchecked: the parts share nothing but the mapping, which all only read (each part
+    /// writes its own result), and `read` looks at the results after all ended.
     private final class Load: @unchecked Sendable {
         let graph: HNSWGraph
         let mapping: HNSWImageMapping
@@ -181,10 +183,18 @@ extension HNSWImage {
         let n: Int, entry: Int32, top: Int
         private(set) var checksum: UInt64 = 0
         private(set) var adopted = false
+        private(set) var lowerListsInBounds = false
+        private(set) var upperListsInBounds = false
+
+        /// How many parts `run` has.
+        static let parts = 4
 
         init(graph: HNSWGraph, mapping: HNSWImageMapping, sections: [(offset: Int, count: Int)], n: Int, entry: Int32, top: Int) {
             (self.graph, self.mapping, self.sections, self.n, self.entry, self.top) = (graph, mapping, sections, n, entry, top)
         }
+
+        /// Whether every part passed.
+        var passed: Bool { adopted && lowerListsInBounds && upperListsInBounds }
 
         /// Section `i` as `T`s.
         private func section<T>(_ i: Int, as type: T.Type) -> UnsafeMutableBufferPointer<T> {
@@ -193,24 +203,50 @@ extension HNSWImage {
         }
 
         func run(part: Int) {
-            if part == 0 {
+            switch part {
+            case 0:
                 for section in sections {
                     checksum = Checksum.xxh64(UnsafeRawBufferPointer(start: mapping.base + section.offset, count: section.count), seed: checksum)
                 }
-                return
+            case 1:
+                graph.ids = Array(section(0, as: UInt64.self))
+                graph.levels = Array(section(1, as: Int32.self))
+                let upper = Array(section(3, as: Int32.self))
+                if graph.isQuantized {
+                    graph.useMapped(mapping, level0: section(2, as: Int32.self).baseAddress, codes: section(4, as: Int8.self).baseAddress,
+                                    codeFactors: section(5, as: Float.self).baseAddress, vectors: nil, capacity: n)
+                } else {
+                    graph.useMapped(mapping, level0: section(2, as: Int32.self).baseAddress, codes: nil, codeFactors: nil,
+                                    vectors: section(4, as: Float.self).baseAddress, capacity: n)
+                }
+                adopted = graph.adopt(upper: upper, entrySlot: entry, topLevel: top)
+            default:
+                let lists = UnsafePointer(section(2, as: Int32.self).baseAddress!), half = n / 2
+                if part == 2 {
+                    lowerListsInBounds = HNSWImage.level0InBounds(lists, stride: graph.level0Stride, slots: 0..<half, n: n)
+                } else {
+                    upperListsInBounds = HNSWImage.level0InBounds(lists, stride: graph.level0Stride, slots: half..<n, n: n)
+                }
             }
-            graph.ids = Array(section(0, as: UInt64.self))
-            graph.levels = Array(section(1, as: Int32.self))
-            let upper = Array(section(3, as: Int32.self))
-            if graph.isQuantized {
-                graph.useMapped(mapping, level0: section(2, as: Int32.self).baseAddress, codes: section(4, as: Int8.self).baseAddress,
-                                codeFactors: section(5, as: Float.self).baseAddress, vectors: nil, capacity: n)
-            } else {
-                graph.useMapped(mapping, level0: section(2, as: Int32.self).baseAddress, codes: nil, codeFactors: nil,
-                                vectors: section(4, as: Float.self).baseAddress, capacity: n)
-            }
-            adopted = graph.adopt(upper: upper, entrySlot: entry, topLevel: top)
         }
+    }
+
+    /// Whether the level-0 lists of the slots in `range` (each `stride` Int32s from `lists`: a
+    /// count, then that many slots) have a count below the stride and name slots in `0..<n`
+    /// only. That is all a search needs of them when the graph has no free slots (every slot
+    /// then has a level); `HNSWGraph.adopt` looks at the neighbours' levels when it has some.
+    static func level0InBounds(_ lists: UnsafePointer<Int32>, stride: Int, slots range: Range<Int>, n: Int) -> Bool {
+        let bound = UInt32(n)
+        for slot in range {
+            let list = lists + slot * stride
+            let count = Int(list[0])
+            guard count >= 0, count < stride else { return false }
+            // The largest as unsigned: a negative slot counts as too large.
+            var largest: UInt32 = 0
+            for i in 1..<(count + 1) { largest = max(largest, UInt32(bitPattern: list[i])) }
+            guard largest < bound else { return false }
+        }
+        return true
     }
 }
 
@@ -243,11 +279,14 @@ extension HNSWGraph {
     /// Completes a graph whose ids, levels, level-0 lists and vectors were read from an image:
     /// splits `upper` into the nodes' upper lists, sets the entry point, and rebuilds the id
     /// map and the free slots. False when something is out of bounds (a level, a count, a
-    /// neighbour slot, the entry point), which a search would trip on.
+    /// neighbour slot, the entry point), which a search would trip on, or an id is given twice.
+    /// The level-0 lists' counts and slots are the caller's to check (`HNSWImage.level0InBounds`,
+    /// on other threads); where the graph has free slots, their neighbours' levels are checked here.
     func adopt(upper flat: [Int32], entrySlot: Int32, topLevel: Int) -> Bool {
-        let n = levels.count
-        upper = [[Int32]](repeating: [], count: n)
-        slotOf.reserveCapacity(n)
+        // Locals: the loops read them without the class properties' access checks.
+        let levels = self.levels, n = levels.count
+        var upper = [[Int32]](repeating: [], count: n)
+        var freeSlots: [Int32] = []
         var at = 0
         var highest: Int32 = -1
         /// Whether `count` (at `list`) fits its stride and names slots of level ≥ l only.
@@ -267,7 +306,6 @@ extension HNSWGraph {
                 freeSlots.append(Int32(slot))
                 continue
             }
-            guard slotOf.updateValue(Int32(slot), forKey: ids[slot]) == nil else { return false }
             highest = max(highest, level)
             if level > 0 {
                 let count = Int(level) * upperStride
@@ -279,32 +317,23 @@ extension HNSWGraph {
                 }
             }
         }
-        // Level 0. Without free slots every slot has a level ≥ 0, so a list is valid when its
-        // neighbours are slots at all: checked without a look at their levels (a look per
-        // neighbour, at random, was most of the checking).
-        if freeSlots.isEmpty {
-            let bound = UInt32(n)
-            for slot in 0..<n {
-                let list = level0 + slot * level0Stride
-                let count = Int(list[0])
-                guard count >= 0, count < level0Stride else { return false }
-                // The largest as unsigned: a negative slot counts as too large.
-                var largest: UInt32 = 0
-                for i in 1..<(count + 1) { largest = max(largest, UInt32(bitPattern: list[i])) }
-                guard largest < bound else { return false }
-            }
-        } else {
+        guard at == flat.count else { return false }
+        // Level 0: with free slots, a neighbour must also be a node (a free slot has level -1).
+        if !freeSlots.isEmpty {
             for slot in 0..<n where levels[slot] >= 0 {
                 guard valid(level0 + slot * level0Stride, stride: level0Stride, 0) else { return false }
             }
         }
-        guard at == flat.count else { return false }
-        if slotOf.isEmpty {
+        let map = ids.withUnsafeBufferPointer { ids in levels.withUnsafeBufferPointer { HNSWIdMap.building(ids: ids, levels: $0) } }
+        guard let map else { return false }
+        if map.isEmpty {
             guard entrySlot == -1, topLevel == -1 else { return false }
         } else {
             guard entrySlot >= 0, Int(entrySlot) < n, levels[Int(entrySlot)] == highest, topLevel == Int(highest) else { return false }
         }
-        freeSlots.reverse()
+        self.upper = upper
+        self.slotOf = map
+        self.freeSlots = freeSlots.reversed()
         self.entrySlot = entrySlot
         self.topLevel = topLevel
         return true
