@@ -194,11 +194,7 @@ import Testing
         var bad = whole
         bad.withUnsafeMutableBytes { raw in
             for (i, value) in values.enumerated() { raw.storeBytes(of: value, toByteOffset: offset + 4 * i, as: Int32.self) }
-            var checksum: UInt64 = 0
-            for section in sections {
-                checksum = Checksum.xxh64(UnsafeRawBufferPointer(rebasing: raw[section.offset..<(section.offset + section.count)]), seed: checksum)
-            }
-            raw.storeBytes(of: checksum, toByteOffset: 80, as: UInt64.self)
+            raw.storeBytes(of: HNSWImage.bodyChecksum(UnsafeRawBufferPointer(raw)), toByteOffset: 80, as: UInt64.self)
             raw.storeBytes(of: Checksum.xxh64(UnsafeRawBufferPointer(rebasing: raw[..<88])), toByteOffset: 88, as: UInt64.self)
         }
         return bad
@@ -231,6 +227,62 @@ import Testing
             try Data(Self.planting([stride - 1] + [Int32](repeating: 299, count: Int(stride) - 1), at: list, in: whole, sections: sections))
                 .write(to: URL(fileURLWithPath: path))
             #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters) != nil, "slot \(slot): a full list")
+        }
+    }
+
+    /// An image of several checksum chunks (summed by several parts at once, each checking the
+    /// level-0 lists that start in its chunks): a flipped byte in any chunk, and a list out of
+    /// bounds on either side of each chunk boundary or across it, make it unreadable; a full
+    /// valid list across a boundary reads.
+    @Test func anImageOfSeveralChunksIsCheckedInEachOne() throws {
+        let directory = TestDirectory("hnsw-image-chunks")
+        defer { directory.remove() }
+        let n = 12_000
+        let parameters = try HNSWParameters(dimensions: 8, distanceType: .euclidean)
+        // Level 0 only, each node linked to the next 20 (a graph made, not searched for).
+        let nodes = (0..<n).map { (i: Int) -> HNSWStoredNode in
+            let neighbors: [UInt64] = (1...20).map { UInt64((i + $0) % n + 1) }
+            let vector: [Float] = (0..<8).map { Float(($0 * 7 + i) % 13) }
+            return HNSWStoredNode(id: UInt64(i + 1), level: 0, neighbors: [neighbors], vector: vector)
+        }
+        let graph = try HNSWGraph.load(parameters: parameters, nodes: nodes, entryPoint: 1)
+        let path = directory.path + "/image", stamp = [UInt8](repeating: 5, count: 16)
+        try HNSWImage.write(graph, stamp: stamp, to: path)
+        let whole = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let chunks = HNSWImage.chunkCount(length: whole.count)
+        #expect(chunks >= 3)
+        let read = try #require(HNSWImage.read(path, stamp: stamp, parameters: parameters))
+        #expect(read.count == n && read.firstViolation() == nil)
+        for id in [1, 4_321, 12_000] as [UInt64] { #expect(read.neighbors(of: id) == graph.neighbors(of: id)) }
+        for chunk in 0..<chunks {
+            var flipped = whole
+            flipped[HNSWImage.headerSize + chunk * HNSWImage.checksumChunk + 17] ^= 0x01
+            try Data(flipped).write(to: URL(fileURLWithPath: path))
+            #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters) == nil, "a flip in chunk \(chunk)")
+        }
+        let (sections, _) = HNSWImage.sections(of: graph, n: n, upperCount: 0)
+        let listBytes: Int = 4 * graph.level0Stride, stride = Int32(graph.level0Stride)
+        for boundary in 1..<chunks {
+            // The list that starts before the boundary and ends after it (or at it).
+            let boundaryAt: Int = HNSWImage.headerSize + boundary * HNSWImage.checksumChunk
+            let across: Int = (boundaryAt - sections[2].offset) / listBytes
+            guard across < n else { continue }
+            for slot: Int in [across - 1, across, across + 1] where slot < n {
+                for values: [Int32] in [[1, Int32(n)], [2, 0, -3], [stride]] {
+                    try Data(Self.planting(values, at: sections[2].offset + slot * listBytes, in: whole, sections: sections))
+                        .write(to: URL(fileURLWithPath: path))
+                    #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters) == nil, "slot \(slot) by boundary \(boundary): \(values)")
+                }
+            }
+            // A bad slot as the last entry of the list across the boundary: in the next chunk.
+            let acrossAt: Int = sections[2].offset + across * listBytes
+            var full: [Int32] = [stride - 1] + [Int32](repeating: 0, count: Int(stride) - 1)
+            full[Int(stride) - 1] = Int32(n)
+            try Data(Self.planting(full, at: acrossAt, in: whole, sections: sections)).write(to: URL(fileURLWithPath: path))
+            #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters) == nil, "the last entry across boundary \(boundary)")
+            full[Int(stride) - 1] = Int32(n - 1)
+            try Data(Self.planting(full, at: acrossAt, in: whole, sections: sections)).write(to: URL(fileURLWithPath: path))
+            #expect(HNSWImage.read(path, stamp: stamp, parameters: parameters) != nil, "a full list across boundary \(boundary)")
         }
     }
 

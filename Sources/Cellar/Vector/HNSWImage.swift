@@ -40,13 +40,33 @@ import Foundation
 //  ids n × u64 · levels n × i32 (-1: a free slot) · level-0 lists n × level0Stride × i32 ·
 //  upper-level lists u × i32 (each node of level L ≥ 1 in slot order: L × upperStride) ·
 //  then floats n × floatsPerVector × f32, or codes n × codesPerVector × i8 and factors n × 2 × f32.
-// The body checksum chains XXH64 over the sections, each seeded with the one before's.
+// The body checksum: the body (every byte after the header, the zeros between sections included)
+// cut into chunks of `checksumChunk` bytes (the last one shorter), each summed by XXH64 seeded with
+// its index, then XXH64 over those sums (u64s, in order). The chunks are summed on several threads
+// when the image is read.
 
 enum HNSWImage {
     static let magic = Array("CHNSWIM1".utf8)
-    static let formatVersion: UInt32 = 2
+    static let formatVersion: UInt32 = 3
     static let byteOrderMark: UInt32 = 0x0102_0304
     static let headerSize = 128
+    /// Bytes per chunk of the body checksum (see the layout).
+    static let checksumChunk = 1 << 20
+
+    /// How many chunks the body of an image of `length` bytes has.
+    static func chunkCount(length: Int) -> Int { (length - headerSize + checksumChunk - 1) / checksumChunk }
+
+    /// The sum of chunk `chunk` of the image of `length` bytes at `base`.
+    static func chunkSum(_ base: UnsafeRawPointer, length: Int, chunk: Int) -> UInt64 {
+        let start = headerSize + chunk * checksumChunk
+        return Checksum.xxh64(UnsafeRawBufferPointer(start: base + start, count: min(checksumChunk, length - start)), seed: UInt64(chunk))
+    }
+
+    /// The body checksum of `image` (a whole image, header first), on one thread.
+    static func bodyChecksum(_ image: UnsafeRawBufferPointer) -> UInt64 {
+        let sums = (0..<chunkCount(length: image.count)).map { chunkSum(image.baseAddress!, length: image.count, chunk: $0) }
+        return sums.withUnsafeBytes { Checksum.xxh64($0) }
+    }
 
     /// The file name of index `indexId`'s image.
     static func fileName(_ indexId: UInt32) -> String { "hnsw-\(indexId).graph" }
@@ -82,13 +102,11 @@ enum HNSWImage {
         let temporary = path + ".tmp-\(UInt32.random(in: 0...UInt32.max))"
         let file = try PosixFile(path: temporary, create: true, readOnly: false)
         do {
-            // The body first (its checksum goes into the header), then the header.
-            var checksum: UInt64 = 0
+            // The body first, then its checksum (summed over the file written) into the header.
             var next = 0
             func emit(_ bytes: UnsafeRawBufferPointer) throws {
                 try file.write(bytes, at: UInt64(sections[next].offset))
                 next += 1
-                checksum = Checksum.xxh64(bytes, seed: checksum)
             }
             func emit<T>(_ pointer: UnsafePointer<T>, _ count: Int) throws {
                 try emit(UnsafeRawBufferPointer(start: pointer, count: count * MemoryLayout<T>.stride))
@@ -103,6 +121,10 @@ enum HNSWImage {
             } else {
                 try emit(graph.vectors, n * graph.floatsPerVector)
             }
+            try file.truncate(to: UInt64(length))
+            let mapped = try file.mapPrivate(length: length)
+            let checksum = bodyChecksum(UnsafeRawBufferPointer(start: mapped, count: length))
+            munmap(mapped, length)
             var header = [UInt8](repeating: 0, count: headerSize)
             header.withUnsafeMutableBytes { raw in
                 for (i, byte) in magic.enumerated() { raw[i] = byte }
@@ -118,7 +140,6 @@ enum HNSWImage {
                 raw.storeBytes(of: Checksum.xxh64(UnsafeRawBufferPointer(rebasing: raw[..<88])), toByteOffset: 88, as: UInt64.self)
             }
             try header.withUnsafeBytes { try file.write($0, at: 0) }
-            try file.truncate(to: UInt64(length))
             file.close()
             try Syscall.rename(temporary, to: path)
         } catch {
@@ -159,42 +180,58 @@ enum HNSWImage {
         let n = fields.n
         let (sections, length) = self.sections(of: graph, n: n, upperCount: fields.u)
         guard size == UInt64(length), let mapping = HNSWImageMapping(file, length: length) else { return nil }
-        // The checksum (reading every byte), the graph's adoption and the level-0 lists' bounds
-        // run side by side; all only read the mapping, and adopting checks every other bound
-        // itself, so a damaged image is safe to adopt. The graph is kept when all pass.
+        // The checksum's chunks (with the level-0 lists' bounds) and the graph's adoption run
+        // side by side; all only read the mapping, and adopting checks every other bound itself,
+        // so a damaged image is safe to adopt. The graph is kept when all pass.
         let load = Load(graph: graph, mapping: mapping, sections: sections, n: n, entry: fields.entry, top: Int(fields.top))
-        DispatchQueue.concurrentPerform(iterations: Load.parts) { load.run(part: $0) }
-        guard load.checksum == fields.checksum, load.passed else { return nil }
+        DispatchQueue.concurrentPerform(iterations: load.parts) { load.run(part: $0) }
+        guard load.passed(checksum: fields.checksum) else { return nil }
         return graph
     }
 }
 
 extension HNSWImage {
-    /// Reading an image's sections in four parts, which `read` runs on as many threads as it
-    /// has (on two cores, the two long parts first, and each takes a half of the lists when it
-    /// is done): part 0 sums the checksum, part 1 makes the graph of the sections, parts 2 and 3
-    /// check the two halves of the level-0 lists against the strides and the slot count.
-    /// Unchecked: the parts share nothing but the mapping, which all only read (each part
-    /// writes its own result), and `read` looks at the results after all ended.
+    /// Reading an image's sections in parts, which `read` runs on as many threads as there are
+    /// (each takes the next part when it is done): part 0 makes the graph of the sections, each
+    /// other part sums a run of the body's chunks and checks the level-0 lists that start in
+    /// them against the strides and the slot count (while the chunk is in the cache).
+    /// Unchecked: the parts share nothing but the mapping, which all only read, and buffers
+    /// where each writes its own elements; `read` looks at the results after all ended.
     private final class Load: @unchecked Sendable {
         let graph: HNSWGraph
         let mapping: HNSWImageMapping
         let sections: [(offset: Int, count: Int)]
         let n: Int, entry: Int32, top: Int
-        private(set) var checksum: UInt64 = 0
-        private(set) var adopted = false
-        private(set) var lowerListsInBounds = false
-        private(set) var upperListsInBounds = false
-
-        /// How many parts `run` has.
-        static let parts = 4
+        /// The body's chunks, and the runs of them the parts after the first take.
+        let chunks: Int, runs: Int
+        /// Per chunk, its sum.
+        private let sums: UnsafeMutableBufferPointer<UInt64>
+        /// Per run, whether its level-0 lists are within bounds.
+        private let listsInBounds: UnsafeMutableBufferPointer<Bool>
+        private var adopted = false
 
         init(graph: HNSWGraph, mapping: HNSWImageMapping, sections: [(offset: Int, count: Int)], n: Int, entry: Int32, top: Int) {
             (self.graph, self.mapping, self.sections, self.n, self.entry, self.top) = (graph, mapping, sections, n, entry, top)
+            chunks = HNSWImage.chunkCount(length: mapping.length)
+            runs = min(chunks, 8)
+            sums = .allocate(capacity: chunks)
+            sums.initialize(repeating: 0)
+            listsInBounds = .allocate(capacity: runs)
+            listsInBounds.initialize(repeating: false)
         }
 
-        /// Whether every part passed.
-        var passed: Bool { adopted && lowerListsInBounds && upperListsInBounds }
+        deinit {
+            sums.deallocate()
+            listsInBounds.deallocate()
+        }
+
+        /// How many parts `run` has.
+        var parts: Int { 1 + runs }
+
+        /// Whether every part passed and the sums make `checksum`.
+        func passed(checksum: UInt64) -> Bool {
+            adopted && listsInBounds.allSatisfy { $0 } && Checksum.xxh64(UnsafeRawBufferPointer(sums)) == checksum
+        }
 
         /// Section `i` as `T`s.
         private func section<T>(_ i: Int, as type: T.Type) -> UnsafeMutableBufferPointer<T> {
@@ -203,31 +240,36 @@ extension HNSWImage {
         }
 
         func run(part: Int) {
-            switch part {
-            case 0:
-                for section in sections {
-                    checksum = Checksum.xxh64(UnsafeRawBufferPointer(start: mapping.base + section.offset, count: section.count), seed: checksum)
-                }
-            case 1:
-                graph.ids = Array(section(0, as: UInt64.self))
-                graph.levels = Array(section(1, as: Int32.self))
-                let upper = Array(section(3, as: Int32.self))
-                if graph.isQuantized {
-                    graph.useMapped(mapping, level0: section(2, as: Int32.self).baseAddress, codes: section(4, as: Int8.self).baseAddress,
-                                    codeFactors: section(5, as: Float.self).baseAddress, vectors: nil, capacity: n)
-                } else {
-                    graph.useMapped(mapping, level0: section(2, as: Int32.self).baseAddress, codes: nil, codeFactors: nil,
-                                    vectors: section(4, as: Float.self).baseAddress, capacity: n)
-                }
-                adopted = graph.adopt(upper: upper, entrySlot: entry, topLevel: top)
-            default:
-                let lists = UnsafePointer(section(2, as: Int32.self).baseAddress!), half = n / 2
-                if part == 2 {
-                    lowerListsInBounds = HNSWImage.level0InBounds(lists, stride: graph.level0Stride, slots: 0..<half, n: n)
-                } else {
-                    upperListsInBounds = HNSWImage.level0InBounds(lists, stride: graph.level0Stride, slots: half..<n, n: n)
-                }
+            guard part == 0 else { return sum(run: part - 1) }
+            graph.ids = Array(section(0, as: UInt64.self))
+            graph.levels = Array(section(1, as: Int32.self))
+            let upper = Array(section(3, as: Int32.self))
+            if graph.isQuantized {
+                graph.useMapped(mapping, level0: section(2, as: Int32.self).baseAddress, codes: section(4, as: Int8.self).baseAddress,
+                                codeFactors: section(5, as: Float.self).baseAddress, vectors: nil, capacity: n)
+            } else {
+                graph.useMapped(mapping, level0: section(2, as: Int32.self).baseAddress, codes: nil, codeFactors: nil,
+                                vectors: section(4, as: Float.self).baseAddress, capacity: n)
             }
+            adopted = graph.adopt(upper: upper, entrySlot: entry, topLevel: top)
+        }
+
+        /// Sums the chunks of run `run` and checks the level-0 lists starting in each.
+        private func sum(run: Int) {
+            let lists = UnsafePointer(section(2, as: Int32.self).baseAddress!)
+            let listsAt = sections[2].offset, listBytes = 4 * graph.level0Stride
+            /// The first slot whose list starts at or after file offset `offset`.
+            func firstSlot(from offset: Int) -> Int {
+                offset <= listsAt ? 0 : min(n, (offset - listsAt + listBytes - 1) / listBytes)
+            }
+            var inBounds = true
+            for chunk in (run * chunks / runs)..<((run + 1) * chunks / runs) {
+                sums[chunk] = HNSWImage.chunkSum(mapping.base, length: mapping.length, chunk: chunk)
+                let start = HNSWImage.headerSize + chunk * HNSWImage.checksumChunk
+                let slots = firstSlot(from: start)..<firstSlot(from: start + HNSWImage.checksumChunk)
+                inBounds = inBounds && HNSWImage.level0InBounds(lists, stride: graph.level0Stride, slots: slots, n: n)
+            }
+            listsInBounds[run] = inBounds
         }
     }
 
