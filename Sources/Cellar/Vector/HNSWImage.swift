@@ -62,10 +62,13 @@ enum HNSWImage {
         return Checksum.xxh64(UnsafeRawBufferPointer(start: base + start, count: min(checksumChunk, length - start)), seed: UInt64(chunk))
     }
 
+    /// The body checksum made of the chunks' sums, in order.
+    static func bodyChecksum(sums: UnsafeBufferPointer<UInt64>) -> UInt64 { Checksum.xxh64(UnsafeRawBufferPointer(sums)) }
+
     /// The body checksum of `image` (a whole image, header first), on one thread.
     static func bodyChecksum(_ image: UnsafeRawBufferPointer) -> UInt64 {
         let sums = (0..<chunkCount(length: image.count)).map { chunkSum(image.baseAddress!, length: image.count, chunk: $0) }
-        return sums.withUnsafeBytes { Checksum.xxh64($0) }
+        return sums.withUnsafeBufferPointer { bodyChecksum(sums: $0) }
     }
 
     /// The file name of index `indexId`'s image.
@@ -204,6 +207,9 @@ extension HNSWImage {
         let n: Int, entry: Int32, top: Int
         /// The body's chunks, and the runs of them the parts after the first take.
         let chunks: Int, runs: Int
+        /// The most runs: more parts than cores, so that a thread done early takes another one
+        /// (the adoption is one part and may be the longest).
+        static let maxRuns = 8
         /// Per chunk, its sum.
         private let sums: UnsafeMutableBufferPointer<UInt64>
         /// Per run, whether its level-0 lists are within bounds.
@@ -213,7 +219,7 @@ extension HNSWImage {
         init(graph: HNSWGraph, mapping: HNSWImageMapping, sections: [(offset: Int, count: Int)], n: Int, entry: Int32, top: Int) {
             (self.graph, self.mapping, self.sections, self.n, self.entry, self.top) = (graph, mapping, sections, n, entry, top)
             chunks = HNSWImage.chunkCount(length: mapping.length)
-            runs = min(chunks, 8)
+            runs = min(chunks, Self.maxRuns)
             sums = .allocate(capacity: chunks)
             sums.initialize(repeating: 0)
             listsInBounds = .allocate(capacity: runs)
@@ -230,7 +236,7 @@ extension HNSWImage {
 
         /// Whether every part passed and the sums make `checksum`.
         func passed(checksum: UInt64) -> Bool {
-            adopted && listsInBounds.allSatisfy { $0 } && Checksum.xxh64(UnsafeRawBufferPointer(sums)) == checksum
+            adopted && listsInBounds.allSatisfy { $0 } && HNSWImage.bodyChecksum(sums: UnsafeBufferPointer(sums)) == checksum
         }
 
         /// Section `i` as `T`s.
